@@ -1,0 +1,10 @@
+module github.com/stackimage/stackimage
+
+go 1.24
+
+require (
+	github.com/blacktop/go-macho v1.1.296
+	github.com/google/go-cmp v0.7.0
+)
+
+require github.com/blacktop/go-dwarf v1.1.0 // indirect

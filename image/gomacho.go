@@ -1,0 +1,3 @@
+package image
+
+import _ "github.com/blacktop/go-macho" // the Mach-O reader this package wraps

@@ -1,0 +1,3 @@
+package symtab
+
+import _ "github.com/google/go-cmp/cmp"
