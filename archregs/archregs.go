@@ -45,11 +45,42 @@ type Arch struct {
 
 // The supported architectures.
 var (
-	ARM64  = &Arch{} // filled in by arch tables
-	ARM64E = &Arch{}
-	ARMV7  = &Arch{}
-	X86_64 = &Arch{}
-	I386   = &Arch{}
+	ARM64 = &Arch{Name: "arm64", CPUType: CPUTypeARM64, CPUSubtype: CPUSubtypeARM64All, PtrSize: 8,
+		RegNames: arm64RegNames, PC: "pc", SP: "sp", FP: "fp", LR: "lr"}
+	// ARM64E is arm64 with pointer authentication: return addresses and
+	// saved frame pointers carry a signature in their upper bits.
+	ARM64E = &Arch{Name: "arm64e", CPUType: CPUTypeARM64, CPUSubtype: CPUSubtypeARM64E, PtrSize: 8,
+		RegNames: arm64RegNames, PC: "pc", SP: "sp", FP: "fp", LR: "lr"}
+	// ARMV7's frame pointer is r7 on Apple platforms (not r11 as in AAPCS).
+	ARMV7 = &Arch{Name: "armv7", CPUType: CPUTypeARM, CPUSubtype: CPUSubtypeARMV7, PtrSize: 4,
+		RegNames: armRegNames, PC: "pc", SP: "sp", FP: "r7", LR: "lr"}
+	X86_64 = &Arch{Name: "x86_64", CPUType: CPUTypeX86_64, CPUSubtype: CPUSubtypeX86_64All, PtrSize: 8,
+		RegNames: x86_64RegNames, PC: "rip", SP: "rsp", FP: "rbp"}
+	I386 = &Arch{Name: "i386", CPUType: CPUTypeX86, CPUSubtype: CPUSubtypeX86All, PtrSize: 4,
+		RegNames: i386RegNames, PC: "eip", SP: "esp", FP: "ebp"}
+)
+
+// Register names in the order of each architecture's thread state struct.
+var (
+	// arm_thread_state64_t: __x[29], __fp, __lr, __sp, __pc, __cpsr.
+	arm64RegNames = []string{
+		"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9",
+		"x10", "x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19",
+		"x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28",
+		"fp", "lr", "sp", "pc", "cpsr"}
+	// arm_thread_state_t: __r[13], __sp, __lr, __pc, __cpsr.
+	armRegNames = []string{
+		"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12",
+		"sp", "lr", "pc", "cpsr"}
+	// x86_thread_state64_t.
+	x86_64RegNames = []string{
+		"rax", "rbx", "rcx", "rdx", "rdi", "rsi", "rbp", "rsp",
+		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
+		"rip", "rflags", "cs", "fs", "gs"}
+	// i386_thread_state_t (x86_thread_state32_t).
+	i386RegNames = []string{
+		"eax", "ebx", "ecx", "edx", "edi", "esi", "ebp", "esp",
+		"ss", "eflags", "eip", "cs", "ds", "es", "fs", "gs"}
 )
 
 // All lists the supported architectures.
@@ -73,3 +104,13 @@ func ByCPU(cpuType, cpuSubtype uint32) (*Arch, error) {
 }
 
 func (a *Arch) String() string { return a.Name }
+
+// regIndex returns the index of the named register in RegNames, or -1.
+func (a *Arch) regIndex(name string) int {
+	for i, n := range a.RegNames {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}

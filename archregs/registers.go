@@ -27,11 +27,34 @@ func NewRegisters(arch *Arch) *Registers {
 }
 
 // Get returns the value of the named register and whether it is known.
-func (r *Registers) Get(name string) (uint64, bool) { return 0, false }
+func (r *Registers) Get(name string) (uint64, bool) {
+	i := r.Arch.regIndex(name)
+	if i < 0 || r.known&(1<<uint(i)) == 0 {
+		return 0, false
+	}
+	return r.vals[i], true
+}
 
 // Set records the value of the named register.
 func (r *Registers) Set(name string, v uint64) error {
-	return fmt.Errorf("archregs: unimplemented")
+	i := r.Arch.regIndex(name)
+	if i < 0 {
+		return fmt.Errorf("archregs: %s has no register %q", r.Arch.Name, name)
+	}
+	r.vals[i] = v
+	r.known |= 1 << uint(i)
+	return nil
+}
+
+// Known returns the names of the known registers, in struct order.
+func (r *Registers) Known() []string {
+	var names []string
+	for i, n := range r.Arch.RegNames {
+		if r.known&(1<<uint(i)) != 0 {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 // PC, SP, FP and LR return the registers with those roles and whether they
