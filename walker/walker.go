@@ -1,8 +1,25 @@
 // Package walker recovers call stacks from a register snapshot and a memory
 // reader. It knows nothing of Mach-O or dump formats.
+//
+// The walk follows frame records: on every supported architecture a function
+// with a frame pushes the pair (saved FP, return address) and points FP at
+// it, so [FP] is the caller's FP and [FP + pointer size] the return address
+// into the caller. docs/walker.md describes the stop rules, the link-register
+// rule for frame 0 and the pointer-authentication rule in full.
+//
+// On arm64 and arm64e every return address and saved FP is masked with
+// Options.PACMask. When it is zero the mask is derived from Options.ImageEnd
+// (and StackHigh): the smallest all-ones mask that keeps every address below
+// both; without ImageEnd it keeps 47 bits (0x00007fffffffffff), the user
+// address space of Apple's arm64 platforms.
 package walker
 
-import "github.com/stackimage/stackimage/archregs"
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/stackimage/stackimage/archregs"
+)
 
 // Memory reads target memory. It has io.ReaderAt semantics with a uint64
 // address: it returns the number of bytes read and an error when fewer than
@@ -12,9 +29,19 @@ type Memory interface {
 }
 
 // CodeChecker says whether an address lies in code of a known image. The
-// walker uses it to judge pointer-authentication stripping.
+// walker uses it to judge pointer-authentication stripping and whether the
+// link register holds a plausible return address.
 type CodeChecker interface {
 	IsCode(addr uint64) bool
+}
+
+// FunctionStarter tells where the function holding an address begins, for
+// example from LC_FUNCTION_STARTS or a symbol table. The walker uses it only
+// to decide whether frame 0's link register is its caller (see Options).
+type FunctionStarter interface {
+	// FunctionStart returns the start of the function that holds addr, and
+	// false when that is not known.
+	FunctionStart(addr uint64) (uint64, bool)
 }
 
 // FoundBy says how a frame was recovered.
@@ -38,13 +65,17 @@ const (
 	StopPCTooLow                                 // a return address below 4096
 	StopMaxDepth                                 // the maximum depth was reached
 	StopNoRegisters                              // the snapshot lacks PC (or the FP/SP the walk needs)
+	// StopReturnAddressNotCode: a return address carried pointer-
+	// authentication bits and, once stripped, lay in no known image, so the
+	// stripping (and the record) cannot be trusted.
+	StopReturnAddressNotCode
 )
 
 // Frame is one recovered frame.
 type Frame struct {
 	Index int
 	// ReturnAddress is the PC for frame 0 and the return address for callers,
-	// with pointer-authentication bits stripped.
+	// with pointer-authentication bits and the armv7 Thumb bit cleared.
 	ReturnAddress uint64
 	// LookupAddress is the address to symbolize: the PC for frame 0, and the
 	// return address minus one instruction for callers, so that a call that
@@ -55,17 +86,38 @@ type Frame struct {
 	FoundBy FoundBy
 }
 
+// DefaultMaxDepth is the number of frames a walk returns at most when
+// Options.MaxDepth is zero.
+const DefaultMaxDepth = 512
+
+// minValidAddress is the lowest plausible code address: the first page is
+// never mapped, so a smaller return address is garbage or an end marker.
+const minValidAddress = 4096
+
+// defaultPACMask keeps the 47 address bits of Apple's arm64 user space.
+const defaultPACMask = 1<<47 - 1
+
 // Options tune a walk. The zero value is usable.
 type Options struct {
-	MaxDepth int // default 512
+	MaxDepth int // default DefaultMaxDepth
 	// StackLow and StackHigh bound the stack, [low, high), when both are
-	// nonzero.
+	// nonzero and low < high. Every frame record must lie wholly inside.
 	StackLow, StackHigh uint64
-	// PACMask keeps the address bits of a pointer-authenticated arm64e value;
-	// zero picks the default (see the package documentation).
+	// PACMask keeps the address bits of a pointer-authenticated arm64 or
+	// arm64e value; zero picks the default (see the package documentation).
 	PACMask uint64
-	// Code, when set, tells which addresses are code of a known image.
+	// ImageEnd is one past the highest address of any loaded image (the
+	// largest load address + size). On arm64 and arm64e it sets the default
+	// PACMask; zero means unknown.
+	ImageEnd uint64
+	// Code, when set, tells which addresses are code of a known image. A
+	// stripped return address must then be code, and so must LR for it to
+	// become frame 1.
 	Code CodeChecker
+	// Functions, when set, sharpens the link-register rule: LR is the caller
+	// when PC is the first instruction of its function, and is stale (not the
+	// caller) when it lies in the same function as PC.
+	Functions FunctionStarter
 }
 
 // Result is a finished walk: the frames found and why it stopped.
@@ -77,10 +129,338 @@ type Result struct {
 	StopDetail string
 }
 
-// Walk walks the thread's stack by frame pointers.
-func Walk(regs *archregs.Registers, mem Memory, opts Options) Result {
-	return Result{Stop: StopNoRegisters, StopDetail: "unimplemented"}
+// archInfo holds every per-architecture fact the walk needs. One is chosen
+// when a walk starts; the loop itself never looks at the architecture.
+type archInfo struct {
+	ptrSize uint64
+	// fpAlign is the alignment every frame pointer must have. It is the
+	// weakest guarantee real compiled code keeps, not what the C ABI
+	// promises: docs/walker.md gives the evidence for each value.
+	fpAlign uint64
+	// callSize is subtracted from a return address to land inside the call
+	// instruction.
+	callSize uint64
+	// clearBits are cleared from every return address.
+	clearBits uint64
+	// stripPAC says return addresses and saved FPs may carry pointer-
+	// authentication bits.
+	stripPAC bool
+	// hasLR says the call instruction leaves the return address in a link
+	// register rather than on the stack.
+	hasLR bool
 }
 
-func (f FoundBy) String() string    { return "" }
-func (s StopReason) String() string { return "" }
+// archInfos maps each supported architecture to its facts.
+var archInfos = map[*archregs.Arch]*archInfo{
+	// arm64 code never signs pointers itself, but on arm64e hardware the
+	// system libraries an arm64 app calls are arm64e and their frame records
+	// hold signed values; masking is a no-op on an unsigned user address.
+	// Frame records are 8-byte aligned: clang keeps them 16-byte aligned but
+	// Go's arm64 frames put the record at SP-8 (8 mod 16).
+	archregs.ARM64:  {ptrSize: 8, fpAlign: 8, callSize: 4, stripPAC: true, hasLR: true},
+	archregs.ARM64E: {ptrSize: 8, fpAlign: 8, callSize: 4, stripPAC: true, hasLR: true},
+	// armv7 keeps its stack 4-byte aligned. A return address into Thumb code
+	// has bit 0 set to tell the CPU the mode to return in; it is not part of
+	// the address. Calls are 4 bytes (ARM bl, Thumb-2 bl) or 2 (Thumb blx
+	// reg): minus 2 lands inside either.
+	archregs.ARMV7: {ptrSize: 4, fpAlign: 4, callSize: 2, clearBits: 1, hasLR: true},
+	// x86 calls vary in length; minus 1 lands inside any of them. The ABI
+	// would give RBP ≡ 0 mod 16, but Go's amd64 frames are only 8-aligned.
+	archregs.X86_64: {ptrSize: 8, fpAlign: 8, callSize: 1},
+	// i386 EBP is ≡ 8 mod 16 only in functions entered by an ABI-conforming
+	// call; start and thread_start push their zero end marker on the
+	// kernel's stack, and hand-written code need not keep 16-byte alignment.
+	// push/pop keep 4-byte alignment everywhere.
+	archregs.I386: {ptrSize: 4, fpAlign: 4, callSize: 1},
+}
+
+// Walk walks the thread's stack by frame pointers. It never fails: a walk
+// that cannot go on ends with a stop reason, and the frames found until
+// then are kept.
+func Walk(regs *archregs.Registers, mem Memory, opts Options) Result {
+	if regs == nil || regs.Arch == nil {
+		return Result{Stop: StopNoRegisters, StopDetail: "no registers"}
+	}
+	ai := archInfos[regs.Arch]
+	if ai == nil {
+		return Result{Stop: StopNoRegisters,
+			StopDetail: fmt.Sprintf("no frame-pointer walker for architecture %s", regs.Arch.Name)}
+	}
+	w := newWalk(ai, mem, opts)
+	w.run(regs)
+	return w.res
+}
+
+// walk is the state of one walk.
+type walk struct {
+	ai       *archInfo
+	mem      Memory
+	opts     Options
+	maxDepth int
+	pacMask  uint64 // all ones when the architecture has no PAC
+	res      Result
+	buf      [8]byte
+}
+
+func newWalk(ai *archInfo, mem Memory, opts Options) *walk {
+	w := &walk{ai: ai, mem: mem, opts: opts, maxDepth: opts.MaxDepth, pacMask: ^uint64(0)}
+	if w.maxDepth <= 0 {
+		w.maxDepth = DefaultMaxDepth
+	}
+	if ai.stripPAC {
+		w.pacMask = pacMask(opts)
+	}
+	// Enough for most stacks without sizing anything from the input.
+	w.res.Frames = make([]Frame, 0, min(w.maxDepth, 64))
+	return w
+}
+
+// pacMask returns the mask that keeps the address bits of a signed value.
+func pacMask(opts Options) uint64 {
+	if opts.PACMask != 0 {
+		return opts.PACMask
+	}
+	if opts.ImageEnd == 0 {
+		return defaultPACMask
+	}
+	// Every return address is below ImageEnd and every saved FP below
+	// StackHigh; keep all the bits either needs.
+	top := max(opts.ImageEnd, opts.StackHigh) - 1
+	if n := bits.Len64(top); n < 64 {
+		return 1<<n - 1
+	}
+	return ^uint64(0)
+}
+
+func (w *walk) stop(reason StopReason, format string, args ...any) {
+	w.res.Stop = reason
+	w.res.StopDetail = fmt.Sprintf(format, args...)
+}
+
+func (w *walk) add(ra uint64, fp uint64, how FoundBy) {
+	w.res.Frames = append(w.res.Frames, Frame{
+		Index:         len(w.res.Frames),
+		ReturnAddress: ra,
+		LookupAddress: ra - w.ai.callSize,
+		FP:            fp,
+		FoundBy:       how,
+	})
+}
+
+func (w *walk) run(regs *archregs.Registers) {
+	pc, ok := regs.PC()
+	if !ok {
+		w.stop(StopNoRegisters, "PC (%s) unknown", regs.Arch.PC)
+		return
+	}
+	fp, fpKnown := regs.FP()
+	fp &= w.pacMask
+	// Frame 0 is a fact of the context even when PC is garbage: a call
+	// through a null pointer leaves PC = 0 and the caller intact.
+	w.res.Frames = append(w.res.Frames, Frame{ReturnAddress: pc, LookupAddress: pc, FP: fp, FoundBy: FoundByContext})
+	if !fpKnown {
+		w.stop(StopNoRegisters, "FP (%s) unknown", regs.Arch.FP)
+		return
+	}
+	if w.ai.hasLR {
+		if lr, ok := regs.LR(); ok {
+			if len(w.res.Frames) >= w.maxDepth {
+				w.stop(StopMaxDepth, "maximum depth %d reached", w.maxDepth)
+				return
+			}
+			w.linkRegister(pc, lr, fp)
+		}
+	}
+	if fp != 0 {
+		if sp, ok := regs.SP(); ok && fp < sp {
+			w.stop(StopFramePointerNotAbove, "FP %#x below SP %#x at frame 0", fp, sp)
+			return
+		}
+	}
+	w.chain(fp)
+}
+
+// linkRegister adds LR as frame 1 when it is frame 0's caller.
+//
+// Frame 0 has not saved LR when it is a frameless leaf, or stopped in its
+// prologue before pushing its frame record or in its epilogue after popping
+// it: then FP is still the caller's and the record at FP holds the caller's
+// own return address, which differs from LR. Once frame 0 has pushed its
+// record, the record at FP holds LR itself, and LR must be skipped or the
+// caller would appear twice. What this cannot see without unwind info is a
+// stale LR: after frame 0's own call returned, LR points into frame 0 and
+// differs from its record. Options.Functions catches that case.
+func (w *walk) linkRegister(pc, lr, fp uint64) {
+	stripped := lr & w.pacMask &^ w.ai.clearBits
+	if stripped < minValidAddress {
+		return
+	}
+	if w.opts.Code != nil && !w.opts.Code.IsCode(stripped) {
+		return
+	}
+	fn := w.opts.Functions
+	var pcStart uint64
+	pcStartKnown := false
+	if fn != nil {
+		pcStart, pcStartKnown = fn.FunctionStart(pc)
+	}
+	// At the first instruction nothing has run: LR is the caller even when
+	// it equals the record's return address (direct recursion).
+	if !(pcStartKnown && pcStart == pc) {
+		if ra, ok := w.recordReturnAddress(fp); ok && ra == stripped {
+			return
+		}
+		if pcStartKnown {
+			if lrStart, ok := fn.FunctionStart(stripped); ok && lrStart == pcStart {
+				return
+			}
+		}
+	}
+	w.add(stripped, fp, FoundByLinkRegister)
+}
+
+// recordReturnAddress reads the return address of the frame record at fp
+// when fp passes the checks the chain applies; it reports nothing otherwise.
+func (w *walk) recordReturnAddress(fp uint64) (uint64, bool) {
+	if fp == 0 || fp%w.ai.fpAlign != 0 || !w.inStack(fp) {
+		return 0, false
+	}
+	ra, err := w.readPtr(fp + w.ai.ptrSize)
+	if err != nil {
+		return 0, false
+	}
+	return ra & w.pacMask &^ w.ai.clearBits, true
+}
+
+// chain follows the frame records from fp.
+func (w *walk) chain(fp uint64) {
+	for {
+		at := len(w.res.Frames) - 1 // the frame whose FP this is
+		switch {
+		case fp == 0:
+			w.stop(StopFramePointerZero, "FP is 0 at frame %d: end of the chain", at)
+			return
+		case fp%w.ai.fpAlign != 0:
+			w.stop(StopFramePointerMisaligned, "FP %#x not %d-byte aligned at frame %d", fp, w.ai.fpAlign, at)
+			return
+		case !w.inStack(fp):
+			w.stop(StopOutsideStack, "frame record at FP %#x (frame %d) outside the stack [%#x, %#x)",
+				fp, at, w.opts.StackLow, w.opts.StackHigh)
+			return
+		case len(w.res.Frames) >= w.maxDepth:
+			w.stop(StopMaxDepth, "maximum depth %d reached", w.maxDepth)
+			return
+		}
+		next, err := w.readPtr(fp)
+		if err != nil {
+			w.stop(StopMemoryUnreadable, "cannot read the saved FP at %#x (frame %d): %v", fp, at, err)
+			return
+		}
+		raw, err := w.readPtr(fp + w.ai.ptrSize)
+		if err != nil {
+			w.stop(StopMemoryUnreadable, "cannot read the return address at %#x (frame %d): %v",
+				fp+w.ai.ptrSize, at, err)
+			return
+		}
+		next &= w.pacMask
+		ra := raw & w.pacMask
+		if ra != raw && w.opts.Code != nil && !w.opts.Code.IsCode(ra) {
+			w.stop(StopReturnAddressNotCode, "return address %#x at %#x (frame %d) stripped to %#x, which is in no known image",
+				raw, fp+w.ai.ptrSize, at, ra)
+			return
+		}
+		ra &^= w.ai.clearBits
+		if ra < minValidAddress {
+			if next == 0 {
+				// start and thread_start end the chain with a record
+				// whose saved FP is 0 and whose return slot is 0 or argc.
+				w.stop(StopFramePointerZero, "saved FP is 0 at %#x (frame %d): end of the chain", fp, at)
+				return
+			}
+			w.stop(StopPCTooLow, "return address %#x at %#x (frame %d) below %#x",
+				raw, fp+w.ai.ptrSize, at, minValidAddress)
+			return
+		}
+		w.add(ra, next, FoundByFramePointer)
+		if next != 0 && next <= fp {
+			w.stop(StopFramePointerNotAbove, "saved FP %#x read at %#x is not above it (frame %d)",
+				next, fp, at+1)
+			return
+		}
+		fp = next
+	}
+}
+
+// inStack reports whether the whole frame record at fp lies inside the
+// stack bounds, or true when they are not known.
+func (w *walk) inStack(fp uint64) bool {
+	lo, hi := w.opts.StackLow, w.opts.StackHigh
+	if lo == 0 || hi == 0 || lo >= hi {
+		return true
+	}
+	size := 2 * w.ai.ptrSize
+	return fp >= lo && hi-lo >= size && fp-lo <= hi-lo-size
+}
+
+// readPtr reads one little-endian pointer at addr.
+func (w *walk) readPtr(addr uint64) (uint64, error) {
+	return readPtr(w.mem, w.buf[:w.ai.ptrSize], addr)
+}
+
+// readPtr reads a little-endian value of len(p) bytes (4 or 8) at addr,
+// using p as scratch space.
+func readPtr(mem Memory, p []byte, addr uint64) (uint64, error) {
+	if mem == nil {
+		return 0, fmt.Errorf("no memory")
+	}
+	if addr+uint64(len(p)) < addr {
+		return 0, fmt.Errorf("address %#x overflows", addr)
+	}
+	n, err := mem.ReadMemory(p, addr)
+	if n < len(p) {
+		if err == nil {
+			err = fmt.Errorf("short read")
+		}
+		return 0, fmt.Errorf("read %d of %d bytes at %#x: %w", n, len(p), addr, err)
+	}
+	var v uint64
+	for i := len(p) - 1; i >= 0; i-- {
+		v = v<<8 | uint64(p[i])
+	}
+	return v, nil
+}
+
+var foundByNames = [...]string{
+	FoundByContext:      "context",
+	FoundByLinkRegister: "link register",
+	FoundByFramePointer: "frame pointer",
+}
+
+// String returns "context", "link register" or "frame pointer".
+func (f FoundBy) String() string {
+	if f >= 0 && int(f) < len(foundByNames) {
+		return foundByNames[f]
+	}
+	return fmt.Sprintf("FoundBy(%d)", int(f))
+}
+
+// stopNames are stable: they appear as stop_reason in JSON output.
+var stopNames = [...]string{
+	StopFramePointerZero:       "fp_zero",
+	StopFramePointerMisaligned: "fp_misaligned",
+	StopFramePointerNotAbove:   "fp_not_above",
+	StopOutsideStack:           "outside_stack",
+	StopMemoryUnreadable:       "memory_unreadable",
+	StopPCTooLow:               "pc_too_low",
+	StopMaxDepth:               "max_depth",
+	StopNoRegisters:            "no_registers",
+	StopReturnAddressNotCode:   "return_address_not_code",
+}
+
+// String returns a short, stable, machine-friendly name such as "fp_zero".
+func (s StopReason) String() string {
+	if s >= 0 && int(s) < len(stopNames) {
+		return stopNames[s]
+	}
+	return fmt.Sprintf("StopReason(%d)", int(s))
+}
