@@ -18,12 +18,17 @@ const (
 
 // Mach-O CPU subtypes used here, as <mach/machine.h> defines them.
 const (
-	CPUSubtypeX86All    uint32 = 3 // CPU_SUBTYPE_X86_ALL (also CPU_SUBTYPE_I386_ALL)
-	CPUSubtypeX86_64All uint32 = 3 // CPU_SUBTYPE_X86_64_ALL
-	CPUSubtypeARMV7     uint32 = 9 // CPU_SUBTYPE_ARM_V7
-	CPUSubtypeARM64All  uint32 = 0 // CPU_SUBTYPE_ARM64_ALL
-	CPUSubtypeARM64E    uint32 = 2 // CPU_SUBTYPE_ARM64E
-	cpuSubtypeMask      uint32 = 0xff000000
+	CPUSubtypeX86All    uint32 = 3          // CPU_SUBTYPE_X86_ALL (also CPU_SUBTYPE_I386_ALL)
+	CPUSubtypeX86_64All uint32 = 3          // CPU_SUBTYPE_X86_64_ALL
+	CPUSubtypeARMV7     uint32 = 9          // CPU_SUBTYPE_ARM_V7
+	CPUSubtypeARM64All  uint32 = 0          // CPU_SUBTYPE_ARM64_ALL
+	CPUSubtypeARM64E    uint32 = 2          // CPU_SUBTYPE_ARM64E
+	cpuSubtypeMask      uint32 = 0xff000000 // CPU_SUBTYPE_MASK: capability bits such as CPU_SUBTYPE_PTRAUTH_ABI
+
+	cpuSubtypeARM64V8 uint32 = 1  // CPU_SUBTYPE_ARM64_V8
+	cpuSubtypeARMV7F  uint32 = 10 // CPU_SUBTYPE_ARM_V7F
+	cpuSubtypeARMV7S  uint32 = 11 // CPU_SUBTYPE_ARM_V7S
+	cpuSubtypeARMV7K  uint32 = 12 // CPU_SUBTYPE_ARM_V7K
 )
 
 // An Arch is one CPU architecture: how Mach-O headers name it and which of
@@ -99,8 +104,56 @@ func ByName(name string) (*Arch, error) {
 
 // ByCPU returns the architecture a Mach-O header's cputype and cpusubtype
 // name. The capability bits of the subtype are ignored.
+//
+// Subtypes that share a register set and frame layout map to one Arch:
+// CPU_SUBTYPE_ARM64_ALL and _V8 to arm64; the ARM v7 variants (v7, v7f,
+// v7s, v7k) to armv7; any x86 subtype to i386 or x86_64 (x86_64h is a
+// scheduling hint, not a different register set).
 func ByCPU(cpuType, cpuSubtype uint32) (*Arch, error) {
-	return nil, fmt.Errorf("archregs: unimplemented")
+	sub := cpuSubtype &^ cpuSubtypeMask
+	switch cpuType {
+	case CPUTypeARM64:
+		switch sub {
+		case CPUSubtypeARM64All, cpuSubtypeARM64V8:
+			return ARM64, nil
+		case CPUSubtypeARM64E:
+			return ARM64E, nil
+		}
+	case CPUTypeARM:
+		switch sub {
+		case CPUSubtypeARMV7, cpuSubtypeARMV7F, cpuSubtypeARMV7S, cpuSubtypeARMV7K:
+			return ARMV7, nil
+		}
+	case CPUTypeX86_64:
+		return X86_64, nil
+	case CPUTypeX86:
+		return I386, nil
+	}
+	return nil, fmt.Errorf("archregs: unsupported CPU type %#x subtype %#x", cpuType, cpuSubtype)
+}
+
+// RegisterName returns the name under which Registers knows the register
+// called name: one of RegNames, or an alias. The aliases are the role names
+// "pc", "sp", "fp" and "lr" (for the architecture's PC, SP, FP and LR
+// registers), arm64's "x29" and "x30" (fp and lr), and armv7's "r13", "r14"
+// and "r15" (sp, lr and pc). Names are matched case-insensitively.
+func (a *Arch) RegisterName(name string) (string, bool) {
+	name = strings.ToLower(name)
+	if a.regIndex(name) >= 0 {
+		return name, true
+	}
+	roles := map[string]string{"pc": a.PC, "sp": a.SP, "fp": a.FP, "lr": a.LR}
+	switch a.CPUType {
+	case CPUTypeARM64:
+		roles["x29"], roles["x30"] = a.FP, a.LR
+	case CPUTypeARM:
+		roles["r13"], roles["r14"], roles["r15"] = a.SP, a.LR, a.PC
+	}
+	alias := roles[name]
+	if alias == "" || a.regIndex(alias) < 0 {
+		return "", false
+	}
+	return alias, true
 }
 
 func (a *Arch) String() string { return a.Name }
