@@ -78,7 +78,7 @@ type scenario struct {
 	build func(t *testing.T, ta testArch) (*archregs.Registers, Memory, Options, Result, string)
 }
 
-func withLR(ta testArch) bool { return ta.hasLR() }
+func withLR(ta testArch) bool    { return ta.hasLR() }
 func arm64Only(ta testArch) bool { return ta.isARM64() }
 
 // threeRecords lays out the usual stack: frame 0's record at f0 holding ra1,
@@ -89,7 +89,7 @@ func threeRecords(t *testing.T, ta testArch, f0, f1, f2 *label, ra1, ra2, ra3 ui
 	return newStack(t, ta.stack, p).
 		Skip(2*p).Mark(f0).Record(f1, ra1).
 		Skip(4*p).Mark(f1).Record(f2, ra2).
-		Skip(2*p).Mark(f2).Ptr(0).Ptr(ra3).
+		Skip(2 * p).Mark(f2).Ptr(0).Ptr(ra3).
 		Skip(2 * p)
 }
 
@@ -195,7 +195,7 @@ var scenarios = []scenario{
 			s := newStack(t, ta.stack, p).
 				Skip(2*p).Mark(&f0).Record(&f1, ra1).
 				Skip(2*p).Mark(&f1).PtrToOr(&f2, ta.align/2).Ptr(ra2).
-				Skip(2*p).Mark(&f2).Ptr(0).Ptr(ta.pc(0x400)).Skip(4 * p)
+				Skip(2 * p).Mark(&f2).Ptr(0).Ptr(ta.pc(0x400)).Skip(4 * p)
 			mem := s.Memory()
 			pc, bad := ta.pc(0x100), f2.addr|ta.align/2
 			want := Result{Stop: StopFramePointerMisaligned, Frames: []Frame{
@@ -240,7 +240,7 @@ var scenarios = []scenario{
 			p := ta.ptr
 			ra1 := ta.pc(0x200)
 			bad := ta.stack + 0x10000
-			mem := newStack(t, ta.stack, p).Skip(2*p).Mark(&f0).Ptr(bad).Ptr(ra1).Skip(2 * p).Memory()
+			mem := newStack(t, ta.stack, p).Skip(2 * p).Mark(&f0).Ptr(bad).Ptr(ra1).Skip(2 * p).Memory()
 			pc := ta.pc(0x100)
 			want := Result{Stop: StopMemoryUnreadable, Frames: []Frame{ctxFrame(pc, f0.addr), ta.fpFrame(1, ra1, bad)}}
 			return ta.regs(t, map[string]uint64{"pc": pc, "fp": f0.addr}), mem, Options{}, want, fmt.Sprintf("%#x", bad)
@@ -451,8 +451,8 @@ var scenarios = []scenario{
 			const sig1, sig2, sig3 = 0x002e000000000000, 0x7f13800000000000, 0x0001800000000000
 			mem := newStack(t, ta.stack, p).
 				Skip(2*p).Mark(&f0).PtrToOr(&f1, sig2).Ptr(ra1|sig1).
-				Skip(4*p).Mark(&f1).PtrToOr(&f2, sig3).Ptr(ra2|sig2).
-				Skip(2*p).Mark(&f2).Ptr(0).Ptr(ra3|sig3).Skip(2 * p).Memory()
+				Skip(4*p).Mark(&f1).PtrToOr(&f2, sig3).Ptr(ra2 | sig2).
+				Skip(2 * p).Mark(&f2).Ptr(0).Ptr(ra3 | sig3).Skip(2 * p).Memory()
 			pc := ta.pc(0x100)
 			// pacibsp signed LR in the prologue, as it is stored in the record.
 			r := ta.regs(t, map[string]uint64{"pc": pc, "fp": f0.addr, "lr": ra1 | sig1})
@@ -473,8 +473,8 @@ var scenarios = []scenario{
 			const sig = 0x0000_4180_0000_0000
 			mem := newStack(t, ta.stack, p).
 				Skip(2*p).Mark(&f0).PtrToOr(&f1, sig).Ptr(ra1|sig).
-				Skip(4*p).Mark(&f1).PtrToOr(&f2, sig).Ptr(ra2|sig).
-				Skip(2*p).Mark(&f2).Ptr(0).Ptr(0).Skip(2 * p).Memory()
+				Skip(4*p).Mark(&f1).PtrToOr(&f2, sig).Ptr(ra2 | sig).
+				Skip(2 * p).Mark(&f2).Ptr(0).Ptr(0).Skip(2 * p).Memory()
 			pc := ta.pc(0x100)
 			opts := Options{ImageEnd: 0x1_f000_0000, StackHigh: ta.stack + 0x1000, StackLow: ta.stack}
 			want := Result{Stop: StopFramePointerZero, Frames: []Frame{
@@ -491,8 +491,8 @@ var scenarios = []scenario{
 			ra1 := ta.pc(0x200)
 			const sig = 0x0000_4180_0000_0000
 			mem := newStack(t, ta.stack, p).
-				Skip(2*p).Mark(&f0).PtrTo(&f1).Ptr(ra1|sig).
-				Skip(4*p).Mark(&f1).Ptr(0).Ptr(0).Skip(2 * p).Memory()
+				Skip(2 * p).Mark(&f0).PtrTo(&f1).Ptr(ra1 | sig).
+				Skip(4 * p).Mark(&f1).Ptr(0).Ptr(0).Skip(2 * p).Memory()
 			pc := ta.pc(0x100)
 			want := Result{Stop: StopFramePointerZero, Frames: []Frame{ctxFrame(pc, f0.addr), ta.fpFrame(1, ra1, f1.addr)}}
 			return ta.regs(t, map[string]uint64{"pc": pc, "fp": f0.addr}), mem, Options{PACMask: 1<<39 - 1}, want, fmt.Sprintf("%#x", f1.addr)
