@@ -1,3 +1,127 @@
 package image
 
-import _ "github.com/blacktop/go-macho" // the Mach-O reader this package wraps
+import (
+	"fmt"
+	"io"
+
+	macho "github.com/blacktop/go-macho"
+	"github.com/blacktop/go-macho/types"
+
+	"github.com/stackimage/stackimage/archregs"
+)
+
+// goMachoCommands are the only load commands go-macho is asked to parse.
+// Everything else it would read eagerly is left out: LC_SYMTAB would become
+// one Go string per symbol (we hand out the raw tables instead),
+// LC_DYSYMTAB, LC_CODE_SIGNATURE, LC_SEGMENT_SPLIT_INFO, LC_DATA_IN_CODE and
+// LC_NOTE copy their data from the file, and a command go-macho does not
+// know would be logged to our users' stderr. The __LINKEDIT tables we need
+// are found by our own walk over the load commands (loadcmd.go).
+var goMachoCommands = []types.LoadCmd{
+	types.LC_SEGMENT, types.LC_SEGMENT_64, types.LC_UUID, types.LC_ID_DYLIB,
+}
+
+// newImage parses the thin Mach-O image src holds. name becomes Image.Name.
+func newImage(src source, name string) (*Image, error) {
+	h, err := readHeader(src)
+	if err != nil {
+		return nil, fmt.Errorf("image: %s: %w", name, err)
+	}
+	return newImageWith(src, src.r, h, name)
+}
+
+// newImageWith builds the image from h and go-macho's parse of r, whose
+// offset 0 is the mach header. r differs from src.r only for an image of the
+// shared cache in memory, whose __TEXT does not start at file offset 0.
+func newImageWith(src source, r io.ReaderAt, h *header, name string) (*Image, error) {
+	mf, err := goMachoNewFile(r)
+	if err != nil {
+		return nil, fmt.Errorf("image: %s: %w", name, err)
+	}
+	im := &Image{
+		Name:       name,
+		CPUType:    uint32(mf.CPU),
+		CPUSubtype: uint32(mf.SubCPU),
+		Type:       FileType(mf.Type),
+		src:        src,
+		hdr:        h,
+	}
+	im.Arch = archFor(im.CPUType, im.CPUSubtype)
+	if u := mf.UUID(); u != nil {
+		im.UUID = UUID(u.UUID)
+	}
+	if id := mf.DylibID(); id != nil && name == "" {
+		im.Name = id.Name
+	}
+	for _, s := range mf.Segments() {
+		im.Segments = append(im.Segments, Segment{
+			Name: s.Name, Addr: s.Addr, Size: s.Memsz,
+			Offset: s.Offset, FileSize: s.Filesz,
+			MaxProt: uint32(s.Maxprot), Prot: uint32(s.Prot),
+		})
+	}
+	var spans []span
+	for i, s := range mf.Sections {
+		im.Sections = append(im.Sections, Section{
+			Index: i + 1, Segment: s.Seg, Name: s.Name,
+			Addr: s.Addr, Size: s.Size, Offset: s.Offset, Flags: uint32(s.Flags),
+		})
+		spans = append(spans, span{start: s.Addr, end: clipEnd(s.Addr, s.Size), prio: s.Addr, order: i, ref: i})
+	}
+	im.sections = flatten(spans)
+	return im, nil
+}
+
+// goMachoNewFile runs go-macho's parser. Its errors and any panic on hostile
+// input become our errors: no input may crash the caller.
+func goMachoNewFile(r io.ReaderAt) (mf *macho.File, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			mf, err = nil, fmt.Errorf("go-macho: malformed file: %v", p)
+		}
+	}()
+	mf, err = macho.NewFile(r, macho.FileConfig{LoadIncluding: goMachoCommands})
+	if err != nil {
+		return nil, fmt.Errorf("go-macho: %w", err)
+	}
+	return mf, nil
+}
+
+// archFor returns the archregs architecture for a header's CPU type and
+// subtype, nil when archregs has none.
+func archFor(cpuType, cpuSubtype uint32) *archregs.Arch {
+	if a, err := archregs.ByCPU(cpuType, cpuSubtype); err == nil {
+		return a
+	}
+	// archregs.ByCPU may not be implemented yet: match its table ourselves,
+	// without the subtype's capability bits (CPU_SUBTYPE_MASK).
+	for _, a := range archregs.All {
+		if a.CPUType == cpuType && a.CPUSubtype == cpuSubtype&^0xff000000 {
+			return a
+		}
+	}
+	return nil
+}
+
+// archName names an architecture as Apple's tools do, including those
+// archregs does not support, so that errors can list every slice.
+func archName(cpuType, cpuSubtype uint32) string {
+	if a := archFor(cpuType, cpuSubtype); a != nil {
+		return a.Name
+	}
+	sub := cpuSubtype &^ 0xff000000
+	names := map[uint32]map[uint32]string{
+		archregs.CPUTypeARM: {5: "armv4t", 6: "armv6", 7: "armv5", 8: "xscale", 9: "armv7",
+			10: "armv7f", 11: "armv7s", 12: "armv7k", 13: "armv8", 14: "armv6m", 15: "armv7m", 16: "armv7em"},
+		archregs.CPUTypeARM64:  {0: "arm64", 1: "arm64v8", 2: "arm64e"},
+		0x0200000c:             {0: "arm64_32", 1: "arm64_32"}, // CPU_TYPE_ARM64_32
+		archregs.CPUTypeX86:    {3: "i386"},
+		archregs.CPUTypeX86_64: {3: "x86_64", 8: "x86_64h"},
+		18:                     {0: "ppc"},   // CPU_TYPE_POWERPC
+		0x01000012:             {0: "ppc64"}, // CPU_TYPE_POWERPC64
+	}
+	if n, ok := names[cpuType][sub]; ok {
+		return n
+	}
+	return fmt.Sprintf("cputype %#x subtype %#x", cpuType, sub)
+}

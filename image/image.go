@@ -8,6 +8,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
 )
@@ -16,13 +18,62 @@ import (
 type UUID [16]byte
 
 // String formats the UUID as Apple does: upper-case hex in 8-4-4-4-12 groups.
-func (u UUID) String() string { return "" }
+func (u UUID) String() string {
+	const digits = "0123456789ABCDEF"
+	var b [36]byte
+	j := 0
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b[j] = '-'
+			j++
+		}
+		b[j], b[j+1] = digits[c>>4], digits[c&0xf]
+		j += 2
+	}
+	return string(b[:])
+}
 
 // IsZero reports whether the UUID is all zero (an image without LC_UUID).
 func (u UUID) IsZero() bool { return u == UUID{} }
 
-// ParseUUID reads a UUID with or without dashes, in either case.
-func ParseUUID(s string) (UUID, error) { return UUID{}, fmt.Errorf("image: unimplemented") }
+// ParseUUID reads a UUID with or without dashes, in either case. Dashes, when
+// present, must be where String puts them.
+func ParseUUID(s string) (UUID, error) {
+	var u UUID
+	hex := s
+	if len(s) == 36 {
+		for _, i := range []int{8, 13, 18, 23} {
+			if s[i] != '-' {
+				return UUID{}, fmt.Errorf("image: bad UUID %q: want 8-4-4-4-12 hex digits", s)
+			}
+		}
+		hex = s[0:8] + s[9:13] + s[14:18] + s[19:23] + s[24:]
+	}
+	if len(hex) != 32 {
+		return UUID{}, fmt.Errorf("image: bad UUID %q: want 32 hex digits, with or without dashes", s)
+	}
+	for i := range u {
+		hi, ok1 := hexDigit(hex[2*i])
+		lo, ok2 := hexDigit(hex[2*i+1])
+		if !ok1 || !ok2 {
+			return UUID{}, fmt.Errorf("image: bad UUID %q: %q is not a hex digit pair", s, hex[2*i:2*i+2])
+		}
+		u[i] = hi<<4 | lo
+	}
+	return u, nil
+}
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
 
 // FileType is the Mach-O header's filetype.
 type FileType uint32
@@ -75,7 +126,8 @@ type Export struct {
 // image read from captured memory.
 type Image struct {
 	// Name is the path the image was opened from or was given; for an
-	// in-memory image, its LC_ID_DYLIB name or the name the caller gave.
+	// in-memory image, the name the caller gave, or its LC_ID_DYLIB name
+	// when the caller gave none.
 	Name       string
 	UUID       UUID
 	Arch       *archregs.Arch // nil for an architecture archregs does not know
@@ -84,78 +136,171 @@ type Image struct {
 	Type       FileType
 	Segments   []Segment
 	Sections   []Section
+
+	src      source
+	hdr      *header
+	sections []span // Sections by address, disjoint, for SectionFor
 }
 
 // File is an opened Mach-O file: one image when thin, one per slice when fat.
+// Its images read their tables from the file lazily: keep the File open while
+// they are used.
 type File struct {
 	Path   string
 	Images []*Image
 	Fat    bool
+
+	closer io.Closer
 }
 
 // Open opens a Mach-O file, thin or fat.
-func Open(path string) (*File, error) { return nil, fmt.Errorf("image: unimplemented") }
-
-// NewFile reads a Mach-O file, thin or fat, from r.
-func NewFile(r io.ReaderAt, name string) (*File, error) {
-	return nil, fmt.Errorf("image: unimplemented")
+func Open(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("image: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("image: %w", err)
+	}
+	mf, err := newFile(source{r: f, size: st.Size()}, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	mf.closer = f
+	return mf, nil
 }
 
-// Close releases the file.
-func (f *File) Close() error { return nil }
+// NewFile reads a Mach-O file, thin or fat, from r. When r has a Size method
+// (bytes.Reader, io.SectionReader), every table is checked against it before
+// it is read.
+func NewFile(r io.ReaderAt, name string) (*File, error) {
+	size := int64(-1)
+	if s, ok := r.(interface{ Size() int64 }); ok {
+		size = s.Size()
+	}
+	return newFile(source{r: r, size: size}, name)
+}
 
-// ByArch returns the slice for the named architecture. The error lists the
-// slices present.
-func (f *File) ByArch(arch string) (*Image, error) { return nil, fmt.Errorf("image: unimplemented") }
+func newFile(src source, name string) (*File, error) {
+	slices, err := readFat(src)
+	if err != nil {
+		return nil, fmt.Errorf("image: %s: %w", name, err)
+	}
+	f := &File{Path: name}
+	if slices == nil {
+		im, err := newImage(src, name)
+		if err != nil {
+			return nil, err
+		}
+		f.Images = []*Image{im}
+		return f, nil
+	}
+	f.Fat = true
+	for i, s := range slices {
+		im, err := newImage(source{r: io.NewSectionReader(src.r, int64(s.off), int64(s.size)), size: int64(s.size)}, name)
+		if err != nil {
+			return nil, fmt.Errorf("fat slice %d (%s): %w", i, archName(s.cpuType, s.cpuSubtype), err)
+		}
+		f.Images = append(f.Images, im)
+	}
+	return f, nil
+}
+
+// Close releases the file. Images of a file from NewFile are not affected.
+func (f *File) Close() error {
+	if f.closer == nil {
+		return nil
+	}
+	err := f.closer.Close()
+	f.closer = nil
+	return err
+}
+
+// ByArch returns the slice for the named architecture ("arm64", "x86_64",
+// "armv7s", ...; any case). The error lists the slices present.
+func (f *File) ByArch(arch string) (*Image, error) {
+	for _, im := range f.Images {
+		if strings.EqualFold(im.ArchName(), arch) {
+			return im, nil
+		}
+	}
+	return nil, fmt.Errorf("image: no %s slice in %s (has %s)", arch, f.Path, f.slicesPresent(false))
+}
 
 // ByUUID returns the slice with the UUID. The error lists the slices present.
-func (f *File) ByUUID(u UUID) (*Image, error) { return nil, fmt.Errorf("image: unimplemented") }
+func (f *File) ByUUID(u UUID) (*Image, error) {
+	for _, im := range f.Images {
+		if im.UUID == u {
+			return im, nil
+		}
+	}
+	return nil, fmt.Errorf("image: no slice with UUID %s in %s (has %s)", u, f.Path, f.slicesPresent(true))
+}
+
+func (f *File) slicesPresent(withUUID bool) string {
+	var names []string
+	for _, im := range f.Images {
+		n := im.ArchName()
+		if withUUID {
+			n += " " + im.UUID.String()
+		}
+		names = append(names, n)
+	}
+	return strings.Join(names, ", ")
+}
+
+// ArchName returns the architecture's name as Apple's tools spell it:
+// Arch.Name when archregs knows the architecture, else a name from the CPU
+// type and subtype ("armv7s", "arm64_32", ...).
+func (im *Image) ArchName() string {
+	if im.Arch != nil {
+		return im.Arch.Name
+	}
+	return archName(im.CPUType, im.CPUSubtype)
+}
 
 // Memory reads target memory; walker.Memory satisfies it.
 type Memory interface {
 	ReadMemory(p []byte, addr uint64) (int, error)
 }
 
-// FromMemory parses the image whose mach header lies at headerAddr in
-// captured memory. The symbol and string tables are found through
-// __LINKEDIT: base = slide + linkedit.vmaddr − linkedit.fileoff.
-func FromMemory(mem Memory, headerAddr uint64, name string) (*Image, error) {
-	return nil, fmt.Errorf("image: unimplemented")
-}
-
 // TextSegment returns the segment that maps the start of the file (__TEXT),
-// whose vmaddr the load address corresponds to.
-func (im *Image) TextSegment() (Segment, bool) { return Segment{}, false }
-
-// Slide returns loadAddress − the __TEXT segment's vmaddr.
-func (im *Image) Slide(loadAddress uint64) uint64 { return 0 }
-
-// SectionFor returns the section holding the unslid address.
-func (im *Image) SectionFor(addr uint64) (Section, bool) { return Section{}, false }
-
-// Symtab returns the raw LC_SYMTAB data; ok is false when there is none.
-func (im *Image) Symtab() (raw RawSymtab, ok bool, err error) {
-	return RawSymtab{}, false, fmt.Errorf("image: unimplemented")
+// whose vmaddr the load address corresponds to. In a dSYM, whose segments
+// hold no file data, it is the segment named __TEXT; in an object file, the
+// single unnamed segment.
+func (im *Image) TextSegment() (Segment, bool) {
+	for _, s := range im.Segments {
+		if s.Offset == 0 && s.FileSize > 0 {
+			return s, true
+		}
+	}
+	for _, s := range im.Segments {
+		if s.Name == "__TEXT" {
+			return s, true
+		}
+	}
+	if im.Type == TypeObject && len(im.Segments) > 0 {
+		return im.Segments[0], true
+	}
+	return Segment{}, false
 }
 
-// FunctionStarts returns the unslid function start addresses from
-// LC_FUNCTION_STARTS, sorted; nil when the image has none.
-func (im *Image) FunctionStarts() ([]uint64, error) { return nil, fmt.Errorf("image: unimplemented") }
-
-// Exports returns the export trie's entries (LC_DYLD_INFO(_ONLY) or
-// LC_DYLD_EXPORTS_TRIE) with addresses; re-exports and absolute symbols are
-// left out.
-func (im *Image) Exports() ([]Export, error) { return nil, fmt.Errorf("image: unimplemented") }
-
-// DWARFSections returns the contents of the __DWARF segment's sections (or
-// __debug_* sections in objects), keyed by name without the leading
-// underscores ("debug_info", "debug_line", ...). Empty when the image has no
-// DWARF.
-func (im *Image) DWARFSections() (map[string][]byte, error) {
-	return nil, fmt.Errorf("image: unimplemented")
+// Slide returns loadAddress − the __TEXT segment's vmaddr, wrapping around
+// when the image was loaded below its preferred address.
+func (im *Image) Slide(loadAddress uint64) uint64 {
+	text, _ := im.TextSegment()
+	return loadAddress - text.Addr
 }
 
-// ReadSegment returns a segment's file bytes (FileSize of them).
-func (im *Image) ReadSegment(seg Segment) ([]byte, error) {
-	return nil, fmt.Errorf("image: unimplemented")
+// SectionFor returns the section holding the unslid address, in O(log n).
+// Should sections overlap, the one starting highest at or below the address
+// wins.
+func (im *Image) SectionFor(addr uint64) (Section, bool) {
+	if sp, ok := findSpan(im.sections, addr); ok {
+		return im.Sections[sp.ref], true
+	}
+	return Section{}, false
 }

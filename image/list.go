@@ -1,5 +1,7 @@
 package image
 
+import "sort"
+
 // Loaded is one image of a process: where it was loaded and, when a matching
 // file was found, the image itself.
 type Loaded struct {
@@ -17,28 +19,121 @@ type Loaded struct {
 type Location struct {
 	Loaded *Loaded
 	// Segment and Section are set when the image is known and the address
-	// falls in one.
+	// falls in one. They point into Loaded.Image's slices.
 	Segment *Segment
 	Section *Section
-	// Unslid is the address in the image's own vmaddr space.
+	// Unslid is the address in the image's own vmaddr space. When the image
+	// is not known its vmaddr is not either, and Unslid equals Offset.
 	Unslid uint64
 	// Offset is the address minus the load address.
 	Offset uint64
 }
 
+// MaxOpenRange bounds the range of an image whose extent is unknown (no
+// parsed image, no Size): it reaches up to the next image's load address
+// but no further than this, so that the last image does not swallow the
+// heap and stacks above it. Real images are far smaller.
+const MaxOpenRange = 4 << 30
+
 // List is the set of images loaded in a process, searchable by address.
 type List struct {
 	images []*Loaded
+	spans  []span     // disjoint, sorted; span.ref indexes refs
+	refs   []rangeRef // what each range of NewList stands for
+}
+
+// rangeRef is an image of List.images and its segment, -1 for a range that
+// comes from the load address and Size or the next image.
+type rangeRef struct {
+	img, seg int
 }
 
 // NewList builds a list. Ranges come from the image's segments when the
-// image is known (__PAGEZERO excluded), else from Size, else up to the next
-// image's load address. Overlaps resolve deterministically to the image
-// with the highest load address at or below the address.
-func NewList(images []*Loaded) *List { return &List{images: images} }
+// image is known (__PAGEZERO and empty segments excluded), else from
+// [LoadAddress, LoadAddress+Size), else up to the next image's load address
+// (at most MaxOpenRange). Overlaps resolve deterministically to the image
+// with the highest load address at or below the address; among images
+// loaded at the same address, to the first given. Slides are applied with
+// wraparound, as an image may be loaded below its preferred address; a range
+// running past the top of the address space is cut there.
+func NewList(images []*Loaded) *List {
+	l := &List{}
+	for _, im := range images {
+		if im != nil {
+			l.images = append(l.images, im)
+		}
+	}
+	sort.SliceStable(l.images, func(i, j int) bool { return l.images[i].LoadAddress < l.images[j].LoadAddress })
+	var spans []span
+	add := func(i, seg int, start, end uint64) {
+		spans = append(spans, span{start: start, end: end, prio: l.images[i].LoadAddress, order: i, ref: len(l.refs)})
+		l.refs = append(l.refs, rangeRef{i, seg})
+	}
+	for i, im := range l.images {
+		before := len(spans)
+		if im.Image != nil {
+			slide := im.Image.Slide(im.LoadAddress)
+			for j, s := range im.Image.Segments {
+				if s.Name == "__PAGEZERO" || s.Size == 0 {
+					continue
+				}
+				start := s.Addr + slide
+				add(i, j, start, clipEnd(start, s.Size))
+			}
+		}
+		if len(spans) > before {
+			continue
+		}
+		if im.Size > 0 {
+			add(i, -1, im.LoadAddress, clipEnd(im.LoadAddress, im.Size))
+			continue
+		}
+		end := clipEnd(im.LoadAddress, MaxOpenRange)
+		if k := sort.Search(len(l.images), func(k int) bool { return l.images[k].LoadAddress > im.LoadAddress }); k < len(l.images) {
+			end = min(end, l.images[k].LoadAddress)
+		}
+		add(i, -1, im.LoadAddress, end)
+	}
+	l.spans = flatten(spans)
+	return l
+}
 
 // Lookup returns the image, segment and section holding addr, in O(log n).
-func (l *List) Lookup(addr uint64) (Location, bool) { return Location{}, false }
+// ok is false when addr lies in no image.
+func (l *List) Lookup(addr uint64) (Location, bool) {
+	sp, ok := findSpan(l.spans, addr)
+	if !ok {
+		return Location{}, false
+	}
+	ref := l.refs[sp.ref]
+	im := l.images[ref.img]
+	loc := Location{Loaded: im, Offset: addr - im.LoadAddress}
+	loc.Unslid = loc.Offset
+	if ref.seg < 0 {
+		return loc, true
+	}
+	loc.Unslid = addr - im.Image.Slide(im.LoadAddress)
+	loc.Segment = &im.Image.Segments[ref.seg]
+	if sec, ok := im.Image.SectionFor(loc.Unslid); ok {
+		loc.Section = &im.Image.Sections[sec.Index-1]
+	}
+	return loc, true
+}
+
+// IsCode reports whether addr lies in an executable segment (VM_PROT_EXECUTE)
+// of a known image, or anywhere in an image known only by its range. A List
+// is the walker's CodeChecker.
+func (l *List) IsCode(addr uint64) bool {
+	sp, ok := findSpan(l.spans, addr)
+	if !ok {
+		return false
+	}
+	ref := l.refs[sp.ref]
+	if ref.seg < 0 {
+		return true
+	}
+	return l.images[ref.img].Image.Segments[ref.seg].Prot&vmProtExecute != 0
+}
 
 // Images returns the images in load-address order.
 func (l *List) Images() []*Loaded { return l.images }

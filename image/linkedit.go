@@ -1,0 +1,301 @@
+package image
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Symtab returns the raw LC_SYMTAB data; ok is false when there is none.
+// Both tables are checked against the data present before they are read, so
+// a hostile nsyms or strsize is an error, not an allocation.
+func (im *Image) Symtab() (raw RawSymtab, ok bool, err error) {
+	st := im.hdr.symtab
+	if st == nil {
+		return RawSymtab{}, false, nil
+	}
+	entSize := uint64(nlistSize)
+	if im.hdr.is64 {
+		entSize = nlist64Size
+	}
+	syms, err := im.src.read(uint64(st.symoff), uint64(st.nsyms)*entSize,
+		fmt.Sprintf("LC_SYMTAB symbol table (symoff %#x, nsyms %d)", st.symoff, st.nsyms), st.cmdOff+12)
+	if err != nil {
+		return RawSymtab{}, false, im.wrap(err)
+	}
+	strs, err := im.src.read(uint64(st.stroff), uint64(st.strsize),
+		fmt.Sprintf("LC_SYMTAB string table (stroff %#x, strsize %d)", st.stroff, st.strsize), st.cmdOff+20)
+	if err != nil {
+		return RawSymtab{}, false, im.wrap(err)
+	}
+	return RawSymtab{Is64: im.hdr.is64, ByteOrder: im.hdr.order, NSyms: int(st.nsyms), Syms: syms, Strings: strs}, true, nil
+}
+
+// wrap names the image in an error of ours.
+func (im *Image) wrap(err error) error { return fmt.Errorf("image: %s: %w", im.Name, err) }
+
+// readLinkedit reads the table a linkedit_data_command points at.
+func (im *Image) readLinkedit(ref *linkeditRef) ([]byte, error) {
+	b, err := im.src.read(uint64(ref.off), uint64(ref.size),
+		fmt.Sprintf("%s (dataoff %#x, datasize %d)", ref.what, ref.off, ref.size), ref.cmdOff+8)
+	if err != nil {
+		return nil, im.wrap(err)
+	}
+	return b, nil
+}
+
+// FunctionStarts returns the unslid function start addresses from
+// LC_FUNCTION_STARTS, sorted; nil when the image has none. The table is
+// ULEB128 deltas, the first from the __TEXT segment's vmaddr, ended by a
+// zero delta.
+func (im *Image) FunctionStarts() ([]uint64, error) {
+	ref := im.hdr.funcStarts
+	if ref == nil || ref.size == 0 {
+		return nil, nil
+	}
+	data, err := im.readLinkedit(ref)
+	if err != nil {
+		return nil, err
+	}
+	text, _ := im.TextSegment()
+	addr := text.Addr
+	var starts []uint64
+	for p := 0; p < len(data); {
+		delta, n, err := uleb128(data[p:])
+		if err != nil {
+			return nil, im.wrap(&FormatError{int64(ref.off) + int64(p), "LC_FUNCTION_STARTS: " + err.Error(), nil})
+		}
+		p += n
+		if delta == 0 {
+			break
+		}
+		if addr+delta < addr {
+			return nil, im.wrap(&FormatError{int64(ref.off) + int64(p-n), "LC_FUNCTION_STARTS: address overflows", delta})
+		}
+		addr += delta
+		starts = append(starts, addr)
+	}
+	return starts, nil
+}
+
+// uleb128 decodes one unsigned LEB128 number and returns it and its length.
+func uleb128(b []byte) (uint64, int, error) {
+	var v uint64
+	for i, c := range b {
+		if i == 10 || (i == 9 && c > 1) {
+			return 0, 0, fmt.Errorf("ULEB128 overflows 64 bits")
+		}
+		v |= uint64(c&0x7f) << (7 * uint(i))
+		if c&0x80 == 0 {
+			return v, i + 1, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("truncated ULEB128")
+}
+
+// Export trie flags, as <mach-o/loader.h> defines them.
+const (
+	exportKindMask = 0x03 // EXPORT_SYMBOL_FLAGS_KIND_MASK
+	exportAbsolute = 0x02 // EXPORT_SYMBOL_FLAGS_KIND_ABSOLUTE
+	exportReexport = 0x08 // EXPORT_SYMBOL_FLAGS_REEXPORT
+)
+
+// Bounds on what an export trie can make us build: no real symbol name is
+// anywhere near maxExportName, and prefix sharing rarely makes the names
+// more than a few times the trie's size.
+const (
+	maxExportName      = 64 << 10
+	exportNamesPerByte = 32
+)
+
+// Exports returns the export trie's entries (LC_DYLD_EXPORTS_TRIE, else
+// LC_DYLD_INFO(_ONLY)'s) sorted by address, then name. Names are raw, with
+// C's leading underscore; addresses are unslid (__TEXT vmaddr + the trie's
+// offset; for a stub-and-resolver export, the stub). Re-exports (no address
+// in this image) and absolute symbols (not addresses) are left out; nil when
+// the image has no trie.
+func (im *Image) Exports() ([]Export, error) {
+	ref := im.hdr.exports()
+	if ref == nil || ref.size == 0 {
+		return nil, nil
+	}
+	data, err := im.readLinkedit(ref)
+	if err != nil {
+		return nil, err
+	}
+	text, _ := im.TextSegment()
+	exps, err := parseExportTrie(data, text.Addr)
+	if err != nil {
+		if fe, ok := err.(*FormatError); ok {
+			fe.Off += int64(ref.off)
+		}
+		return nil, im.wrap(err)
+	}
+	return exps, nil
+}
+
+// parseExportTrie walks the trie iteratively. Each node may be entered once,
+// which rules out cycles and the exponential walk of a trie whose edges
+// share nodes. FormatError offsets are relative to the trie.
+func parseExportTrie(data []byte, base uint64) ([]Export, error) {
+	type item struct {
+		off  uint64
+		name string
+	}
+	seen := make([]bool, len(data))
+	budget := exportNamesPerByte*len(data) + maxExportName
+	var exps []Export
+	stack := []item{{0, ""}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		bad := func(msg string, val any) error { return &FormatError{int64(it.off), "export trie: " + msg, val} }
+		if it.off >= uint64(len(data)) {
+			return nil, bad("node offset past the end of the trie", it.off)
+		}
+		if seen[it.off] {
+			return nil, bad("node reached twice", it.off)
+		}
+		seen[it.off] = true
+		p := int(it.off)
+		termSize, n, err := uleb128(data[p:])
+		if err != nil {
+			return nil, bad(err.Error(), nil)
+		}
+		p += n
+		if termSize > uint64(len(data)-p) {
+			return nil, bad("terminal size past the end of the trie", termSize)
+		}
+		children := p + int(termSize)
+		if termSize > 0 {
+			term := data[p:children]
+			flags, n, err := uleb128(term)
+			if err != nil {
+				return nil, bad("terminal flags: "+err.Error(), nil)
+			}
+			if flags&exportReexport == 0 && flags&exportKindMask != exportAbsolute {
+				// For a stub-and-resolver export the stub comes first, then
+				// the resolver: the stub is the symbol's address.
+				off, _, err := uleb128(term[n:])
+				if err != nil {
+					return nil, bad("terminal address: "+err.Error(), nil)
+				}
+				exps = append(exps, Export{Name: it.name, Addr: base + off})
+			}
+		}
+		if children >= len(data) {
+			return nil, bad("child count past the end of the trie", nil)
+		}
+		nchild := int(data[children])
+		p = children + 1
+		for i := 0; i < nchild; i++ {
+			nul := bytes.IndexByte(data[p:], 0)
+			if nul < 0 {
+				return nil, bad("unterminated edge label", nil)
+			}
+			label := data[p : p+nul]
+			p += nul + 1
+			child, n, err := uleb128(data[p:])
+			if err != nil {
+				return nil, bad("child offset: "+err.Error(), nil)
+			}
+			p += n
+			name := it.name + string(label)
+			if len(name) > maxExportName {
+				return nil, bad("symbol name too long", len(name))
+			}
+			if budget -= len(name); budget < 0 {
+				return nil, bad("names far larger than the trie", nil)
+			}
+			stack = append(stack, item{child, name})
+		}
+	}
+	sort.Slice(exps, func(i, j int) bool {
+		if exps[i].Addr != exps[j].Addr {
+			return exps[i].Addr < exps[j].Addr
+		}
+		return exps[i].Name < exps[j].Name
+	})
+	return exps, nil
+}
+
+// DWARFSections returns the contents of the __DWARF segment's sections (or
+// __debug_* sections in objects), keyed by name without the leading
+// underscores ("debug_info", "debug_line", ...). Section names are cut at 16
+// bytes in Mach-O: "__debug_str_offs" is returned as "debug_str_offsets" and
+// "__apple_namespac" as "apple_namespace".
+// Sections Go's linker compresses ("__zdebug_*": "ZLIB", big-endian size,
+// zlib data) are returned decompressed under the plain name. Empty when the
+// image has no DWARF.
+func (im *Image) DWARFSections() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, s := range im.Sections {
+		name := s.Name
+		compressed := strings.HasPrefix(name, "__zdebug_")
+		if s.Segment != "__DWARF" && !strings.HasPrefix(name, "__debug_") && !compressed {
+			continue
+		}
+		if s.Flags&0xff == 0x1 { // S_ZEROFILL: no file data
+			continue
+		}
+		key := strings.TrimLeft(name, "_")
+		if compressed {
+			key = "debug_" + strings.TrimPrefix(name, "__zdebug_")
+		}
+		if full, ok := truncatedSectionNames[key]; ok {
+			key = full
+		}
+		data, err := im.src.read(uint64(s.Offset), s.Size, fmt.Sprintf("section %s,%s", s.Segment, s.Name), 0)
+		if err != nil {
+			return nil, im.wrap(err)
+		}
+		if compressed {
+			if data, err = unzdebug(data); err != nil {
+				return nil, im.wrap(&FormatError{int64(s.Offset), fmt.Sprintf("section %s: %v", s.Name, err), nil})
+			}
+		}
+		out[key] = data
+	}
+	return out, nil
+}
+
+// truncatedSectionNames restores the names Mach-O's 16-byte section names
+// cut.
+var truncatedSectionNames = map[string]string{
+	"debug_str_offs": "debug_str_offsets",
+	"apple_namespac": "apple_namespace",
+}
+
+// unzdebug decompresses a section in Go's __zdebug_ format. zlib cannot
+// expand data more than about 1032 times, which bounds the size claimed.
+func unzdebug(data []byte) ([]byte, error) {
+	if len(data) < 12 || string(data[:4]) != "ZLIB" {
+		return nil, fmt.Errorf("no ZLIB header")
+	}
+	size := binary.BigEndian.Uint64(data[4:])
+	if size > 1032*uint64(len(data)) {
+		return nil, fmt.Errorf("claimed size %d too large for %d compressed bytes", size, len(data))
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(data[12:]))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, size)
+	if _, err := io.ReadFull(zr, out); err != nil {
+		return nil, fmt.Errorf("decompressing: %v", err)
+	}
+	return out, nil
+}
+
+// ReadSegment returns a segment's file bytes (FileSize of them).
+func (im *Image) ReadSegment(seg Segment) ([]byte, error) {
+	b, err := im.src.read(seg.Offset, seg.FileSize, "segment "+seg.Name, 0)
+	if err != nil {
+		return nil, im.wrap(err)
+	}
+	return b, nil
+}
