@@ -1,9 +1,29 @@
 // Package symtab finds the nearest symbol for an address in a Mach-O image,
 // fast on tables of millions of entries, with fallbacks for stripped images.
+//
+// A Table merges three sources, in this order of preference:
+//
+//  1. LC_SYMTAB: defined section symbols, local and external.
+//  2. The export trie: names for exported functions of images whose symbol
+//     table was stripped.
+//  3. LC_FUNCTION_STARTS: where functions begin, without names.
+//
+// All entries live in one array sorted by address, with at most one entry
+// per address and section, so a lookup is one binary search. A function
+// start (or export) above the nearest LC_SYMTAB symbol is its own entry, so
+// an address in a function the symbol table does not name is answered from
+// the function starts instead of being attributed to the previous symbol.
+//
+// Names stay in the image's string table; a lookup slices the name out of it.
 package symtab
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
+	"slices"
+	"sort"
+	"strconv"
 
 	"github.com/stackimage/stackimage/image"
 )
@@ -17,29 +37,425 @@ const (
 	SourceFunctionStarts               // LC_FUNCTION_STARTS: a boundary, no name
 )
 
+// String returns the load command or table the source stands for.
+func (s Source) String() string {
+	switch s {
+	case SourceSymtab:
+		return "symtab"
+	case SourceExports:
+		return "exports"
+	case SourceFunctionStarts:
+		return "function-starts"
+	}
+	return "Source(" + strconv.Itoa(int(s)) + ")"
+}
+
+// SyntheticPrefix starts the name given to a function known only by its
+// start address: "func_" and the unslid address in lower-case hex, as in
+// "func_100003f6c". Apple's tools print a bare address in that case; a name
+// that keeps the address stays unique per image and greps well, and
+// fuzzy-matches what other symbolizers print (symbolic's "__func_", radare's
+// "fcn."), so nobody mistakes it for a real symbol.
+const SyntheticPrefix = "func_"
+
 // Symbol is the answer to a lookup.
 type Symbol struct {
 	// Name is the symbol's name with C's leading underscore removed;
 	// for a function known only by its start, "func_<hex address>".
 	Name string
-	// RawName is the name as the table holds it.
+	// RawName is the name as the table holds it; empty for a function known
+	// only by its start.
 	RawName string
 	Addr    uint64 // unslid start of the symbol
 	Offset  uint64 // the looked-up address minus Addr
 	Source  Source
 }
 
-// Table is an image's symbols sorted by address.
-type Table struct{}
+// FormatError reports a malformed symbol table: what is wrong, the
+// offending value when there is one, and where. Off is the byte offset in
+// the nlist array, or the index in the list the error names.
+type FormatError struct {
+	Off int64
+	Msg string
+	Val any
+}
 
-// New indexes the image's symbols.
-func New(im *image.Image) (*Table, error) { return nil, fmt.Errorf("symtab: unimplemented") }
+func (e *FormatError) Error() string {
+	msg := "symtab: " + e.Msg
+	if e.Val != nil {
+		msg += fmt.Sprintf(" (%v)", e.Val)
+	}
+	return msg + fmt.Sprintf(" at offset %#x", e.Off)
+}
+
+// nlist constants, as <mach-o/nlist.h> defines them.
+const (
+	nStab = 0xe0 // N_STAB: any of these bits makes a debugging entry
+	nType = 0x0e // N_TYPE: the type bits
+	nSect = 0x0e // N_SECT: defined in section n_sect
+
+	nlistSize   = 12 // sizeof(struct nlist)
+	nlist64Size = 16 // sizeof(struct nlist_64)
+
+	// maxEntries bounds the table: nlist's n_strx and our name offsets are
+	// 32-bit, and no real image comes near 2^32 symbols.
+	maxEntries = 1<<32 - 1
+)
+
+// noName marks an entry without a name: a bare function start.
+const noName = ^uint32(0)
+
+// Table is an image's symbols sorted by address.
+//
+// The entries are held in parallel arrays (14 bytes per entry) so that the
+// binary search touches only addrs; names are offsets into strtab (symtab
+// entries) or extra (export names, which the trie does not give as one
+// table).
+type Table struct {
+	addrs  []uint64 // sorted; unique per (address, section)
+	names  []uint32 // offset of the NUL-terminated name in strtab or extra; noName for none
+	sects  []uint8  // 1-based section index (n_sect); 0 when unknown
+	source []uint8  // Source of the entry
+
+	strtab []byte // the image's string table, shared, not copied
+	extra  []byte // export names, NUL-terminated
+
+	sections []span // sorted by address; empty when the caller gave none
+}
+
+// span is one section's half-open address range.
+type span struct {
+	start, end uint64
+	index      uint8
+}
+
+// entry is one candidate while the table is built; the finished table keeps
+// its fields in parallel arrays.
+type entry struct {
+	addr   uint64
+	name   uint32
+	sect   uint8
+	source uint8
+}
+
+// New indexes the image's symbols: LC_SYMTAB, LC_FUNCTION_STARTS and the
+// export trie, bounded by its sections.
+func New(im *image.Image) (*Table, error) {
+	raw, ok, err := im.Symtab()
+	if err != nil {
+		return nil, fmt.Errorf("symtab: reading %s: %w", im.Name, err)
+	}
+	if !ok {
+		raw = image.RawSymtab{}
+	}
+	starts, err := im.FunctionStarts()
+	if err != nil {
+		return nil, fmt.Errorf("symtab: reading %s's function starts: %w", im.Name, err)
+	}
+	if im.CPUType == cpuTypeARM {
+		// LC_FUNCTION_STARTS sets bit 0 on Thumb functions, as a
+		// branch target would; the instruction starts one byte lower.
+		starts = clearThumbBit(starts)
+	}
+	exports, err := im.Exports()
+	if err != nil {
+		return nil, fmt.Errorf("symtab: reading %s's exports: %w", im.Name, err)
+	}
+	return NewFromParts(raw, im.Sections, starts, exports)
+}
+
+// cpuTypeARM is CPU_TYPE_ARM (32-bit ARM, where Thumb exists).
+const cpuTypeARM = 12
+
+func clearThumbBit(starts []uint64) []uint64 {
+	out := make([]uint64, len(starts))
+	for i, a := range starts {
+		out[i] = a &^ 1
+	}
+	return out
+}
+
+// NewFromParts builds a table from the pieces of an image: its raw
+// LC_SYMTAB (the zero value when it has none), its sections (which bound
+// every symbol; nil to skip that check), its function starts and its export
+// trie entries (either may be nil). It keeps raw.Strings without copying it.
+//
+// From the symbol table it keeps defined section symbols (N_SECT), local
+// and external, and drops debugging stabs, undefined, absolute and indirect
+// entries, unnamed entries, entries at address 0 outside a section that
+// starts at 0 (in a linked image that is an external object's placeholder;
+// in an object file the first function really is at 0), and the mach
+// header's own symbol (__mh_execute_header and its kin), which would
+// otherwise swallow every address of a stripped image.
+//
+// When several symbols share an address, the one with the greatest name
+// (bytewise, leading underscore removed) is kept: that is what
+// llvm-symbolizer answers (it sorts by address, size and name and keeps the
+// last), and agreeing with it makes our answers comparable.
+func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64, exports []image.Export) (*Table, error) {
+	t := &Table{strtab: raw.Strings}
+	t.sections = makeSpans(sections)
+
+	entries, err := t.readSymtab(raw)
+	if err != nil {
+		return nil, err
+	}
+	if len(entries)+len(starts)+len(exports) > maxEntries {
+		return nil, &FormatError{Msg: "too many symbols", Val: len(entries) + len(starts) + len(exports)}
+	}
+	for _, e := range exports {
+		if e.Name == "" || isMachHeader(e.Name) {
+			continue
+		}
+		sect, ok := t.sectionOf(e.Addr)
+		if !ok {
+			// Exports outside every section (absolute values the image
+			// package let through) name no code here.
+			continue
+		}
+		if len(t.extra)+len(e.Name)+1 > maxEntries {
+			return nil, &FormatError{Msg: "export names too long", Val: len(t.extra)}
+		}
+		entries = append(entries, entry{addr: e.Addr, name: uint32(len(t.extra)), sect: sect, source: uint8(SourceExports)})
+		t.extra = append(t.extra, e.Name...)
+		t.extra = append(t.extra, 0)
+	}
+	for _, a := range starts {
+		sect, ok := t.sectionOf(a)
+		if !ok {
+			continue
+		}
+		entries = append(entries, entry{addr: a, name: noName, sect: sect, source: uint8(SourceFunctionStarts)})
+	}
+
+	// Order by address and section, then preference: symtab before
+	// exports before function starts, and among symtab entries the
+	// greatest name first (see the doc comment). The first entry of each
+	// (address, section) run is the one kept.
+	slices.SortFunc(entries, func(a, b entry) int {
+		if c := cmp.Compare(a.addr, b.addr); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.sect, b.sect); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.source, b.source); c != 0 {
+			return c
+		}
+		if a.source == uint8(SourceSymtab) {
+			return -bytes.Compare(t.key(a.name), t.key(b.name))
+		}
+		return 0
+	})
+	n := 0
+	for i, e := range entries {
+		if i > 0 && e.addr == entries[i-1].addr && e.sect == entries[i-1].sect {
+			continue
+		}
+		entries[n] = e
+		n++
+	}
+	entries = entries[:n]
+
+	t.addrs = make([]uint64, n)
+	t.names = make([]uint32, n)
+	t.sects = make([]uint8, n)
+	t.source = make([]uint8, n)
+	for i, e := range entries {
+		t.addrs[i] = e.addr
+		t.names[i] = e.name
+		t.sects[i] = e.sect
+		t.source[i] = e.source
+	}
+	return t, nil
+}
+
+// readSymtab returns the LC_SYMTAB entries worth keeping.
+func (t *Table) readSymtab(raw image.RawSymtab) ([]entry, error) {
+	if raw.NSyms == 0 {
+		return nil, nil
+	}
+	size := nlistSize
+	if raw.Is64 {
+		size = nlist64Size
+	}
+	if raw.NSyms < 0 || raw.NSyms > len(raw.Syms)/size {
+		return nil, &FormatError{Msg: fmt.Sprintf("symbol count larger than the %d bytes of nlist data", len(raw.Syms)), Val: raw.NSyms}
+	}
+	if raw.ByteOrder == nil {
+		return nil, &FormatError{Msg: "symbol table without a byte order"}
+	}
+	bo := raw.ByteOrder
+	// The count is bounded by the data, which the image package bounded
+	// by the file: allocating for all of it is safe.
+	entries := make([]entry, 0, raw.NSyms)
+	for i := 0; i < raw.NSyms; i++ {
+		off := i * size
+		b := raw.Syms[off : off+size]
+		strx := bo.Uint32(b[0:4])
+		typ, sect := b[4], b[5]
+		var value uint64
+		if raw.Is64 {
+			value = bo.Uint64(b[8:16])
+		} else {
+			value = uint64(bo.Uint32(b[8:12]))
+		}
+		if typ&nStab != 0 || typ&nType != nSect || sect == 0 {
+			continue
+		}
+		if value == 0 && !t.sectionStartsAtZero(sect) {
+			continue
+		}
+		if strx == 0 {
+			// n_strx 0 is the null name, whatever the table's first
+			// byte (customarily a space) says.
+			continue
+		}
+		if uint64(strx) >= uint64(len(t.strtab)) {
+			return nil, &FormatError{Off: int64(off), Msg: fmt.Sprintf("symbol %d's name offset is past the %d-byte string table", i, len(t.strtab)), Val: strx}
+		}
+		name := cstring(t.strtab[strx:])
+		if len(name) == 0 || isMachHeader(string(name)) {
+			continue
+		}
+		entries = append(entries, entry{addr: value, name: strx, sect: sect, source: uint8(SourceSymtab)})
+	}
+	return entries, nil
+}
+
+// sectionStartsAtZero reports whether section n begins at address 0, as
+// sections of object files do.
+func (t *Table) sectionStartsAtZero(n uint8) bool {
+	for _, s := range t.sections {
+		if s.index == n {
+			return s.start == 0
+		}
+	}
+	return false
+}
+
+// isMachHeader reports whether a raw name is the linker's symbol for the
+// mach header (__mh_execute_header, __mh_dylib_header, __mh_bundle_header,
+// __mh_dylinker_header, ...). It marks the start of __TEXT, not code, and
+// on a stripped image it is the only symbol left.
+func isMachHeader(raw string) bool {
+	const prefix, suffix = "__mh_", "_header"
+	return len(raw) >= len(prefix)+len(suffix) && raw[:len(prefix)] == prefix && raw[len(raw)-len(suffix):] == suffix
+}
+
+// cstring returns b up to its first NUL, or all of b.
+func cstring(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
+}
+
+// key is the name llvm-symbolizer orders same-address symbols by: the raw
+// name with one leading underscore removed.
+func (t *Table) key(off uint32) []byte {
+	name := cstring(t.strtab[off:])
+	if len(name) > 0 && name[0] == '_' {
+		name = name[1:]
+	}
+	return name
+}
+
+// makeSpans returns the sections' ranges sorted by address, leaving out
+// empty sections and those n_sect cannot name.
+func makeSpans(sections []image.Section) []span {
+	spans := make([]span, 0, len(sections))
+	for _, s := range sections {
+		if s.Size == 0 || s.Index <= 0 || s.Index > 255 || s.Addr+s.Size < s.Addr {
+			continue
+		}
+		spans = append(spans, span{start: s.Addr, end: s.Addr + s.Size, index: uint8(s.Index)})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	return spans
+}
+
+// sectionOf returns the index of the section holding addr. Without sections
+// every address is accepted, with section 0.
+func (t *Table) sectionOf(addr uint64) (uint8, bool) {
+	if len(t.sections) == 0 {
+		return 0, true
+	}
+	s, ok := t.spanOf(addr)
+	return s.index, ok
+}
+
+// spanOf returns the section holding addr.
+func (t *Table) spanOf(addr uint64) (span, bool) {
+	i := sort.Search(len(t.sections), func(i int) bool { return t.sections[i].start > addr }) - 1
+	if i < 0 || addr >= t.sections[i].end {
+		return span{}, false
+	}
+	return t.sections[i], true
+}
 
 // Lookup returns the closest symbol at or below the unslid address, never
-// across a section boundary or past the end of its section.
-func (t *Table) Lookup(addr uint64) (Symbol, bool) { return Symbol{}, false }
+// across a section boundary or past the end of its section. An address in
+// no section, or below its section's first symbol, is not found.
+func (t *Table) Lookup(addr uint64) (Symbol, bool) {
+	i, ok := t.find(addr)
+	if !ok {
+		return Symbol{}, false
+	}
+	return t.symbol(i, addr), true
+}
 
-// Len returns the number of symbols indexed.
-func (t *Table) Len() int { return 0 }
+// find returns the index of the entry answering for addr.
+func (t *Table) find(addr uint64) (int, bool) {
+	i := sort.Search(len(t.addrs), func(i int) bool { return t.addrs[i] > addr }) - 1
+	if i < 0 {
+		return 0, false
+	}
+	if len(t.sections) == 0 {
+		return i, true
+	}
+	sec, ok := t.spanOf(addr)
+	if !ok {
+		return 0, false
+	}
+	// Entries sharing an address may belong to different sections (a
+	// symbol at one section's end, the next section's first symbol):
+	// take the one of addr's section. An entry of another section
+	// nearer than any of ours means addr precedes our section's first
+	// symbol.
+	for j := i; j >= 0 && t.addrs[j] == t.addrs[i]; j-- {
+		if t.sects[j] == sec.index && t.addrs[j] >= sec.start {
+			return j, true
+		}
+	}
+	return 0, false
+}
 
-func (s Source) String() string { return "" }
+// symbol makes the answer for entry i and the looked-up address.
+func (t *Table) symbol(i int, addr uint64) Symbol {
+	s := Symbol{Addr: t.addrs[i], Offset: addr - t.addrs[i], Source: Source(t.source[i])}
+	switch s.Source {
+	case SourceFunctionStarts:
+		s.Name = SyntheticPrefix + strconv.FormatUint(s.Addr, 16)
+		return s
+	case SourceExports:
+		s.RawName = string(cstring(t.extra[t.names[i]:]))
+	default:
+		s.RawName = string(cstring(t.strtab[t.names[i]:]))
+	}
+	s.Name = s.RawName
+	if len(s.Name) > 0 && s.Name[0] == '_' {
+		s.Name = s.Name[1:]
+	}
+	return s
+}
+
+// Len returns the number of symbols indexed: one per address and section,
+// from all sources.
+func (t *Table) Len() int { return len(t.addrs) }
+
+// Bytes returns the memory the table's own arrays hold, not counting the
+// string table it shares with the image.
+func (t *Table) Bytes() int {
+	return cap(t.addrs)*8 + cap(t.names)*4 + cap(t.sects) + cap(t.source) + cap(t.extra) + cap(t.sections)*24
+}

@@ -1,3 +1,0 @@
-package symtab
-
-import _ "github.com/google/go-cmp/cmp"
