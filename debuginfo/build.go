@@ -1,0 +1,412 @@
+package debuginfo
+
+import (
+	"debug/dwarf"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+)
+
+// attrMIPSLinkageName is DW_AT_MIPS_linkage_name, which older compilers
+// (and some current ones, for DWARF 2 and 3) emit instead of
+// DW_AT_linkage_name.
+const attrMIPSLinkageName dwarf.Attr = 0x2007
+
+// maxOriginHops bounds how many abstract_origin/specification links a name
+// lookup follows; real chains are two or three long, hostile ones may loop.
+const maxOriginHops = 16
+
+// builder holds the state of one Index build.
+type builder struct {
+	d       *dwarf.Data
+	secs    map[string][]byte
+	ix      *Index
+	strIdx  map[string]int32
+	names   map[dwarf.Offset]nameRef // resolved names by DIE offset
+	entries *dwarf.Reader            // for following origin links
+	links   []link                   // node spans before grouping
+}
+
+// nameRef is a DIE's resolved name and linkage name, as strs indexes.
+type nameRef struct{ name, linkage int32 }
+
+// link is one address range of a node and the node it is nested in.
+type link struct {
+	parent int32 // node index, or -1 for a top-level subprogram
+	lo, hi uint64
+	node   int32
+}
+
+// build reads every compile unit once, recording line rows and function
+// nodes, then sorts them into the Index's search structures.
+func build(secs map[string][]byte) (ix *Index, err error) {
+	// debug/dwarf is documented as not hardened against hostile input and
+	// may panic; turn that into an error rather than crash the caller.
+	defer func() {
+		if r := recover(); r != nil {
+			ix, err = nil, fmt.Errorf("debuginfo: malformed DWARF: %v", r)
+		}
+	}()
+	d, err := newData(secs)
+	if err != nil {
+		return nil, fmt.Errorf("debuginfo: %w", err)
+	}
+	b := &builder{
+		d:       d,
+		secs:    secs,
+		ix:      &Index{},
+		strIdx:  make(map[string]int32),
+		names:   make(map[dwarf.Offset]nameRef),
+		entries: d.Reader(),
+	}
+	if err := b.units(); err != nil {
+		return nil, fmt.Errorf("debuginfo: %w", err)
+	}
+	b.finish()
+	return b.ix, nil
+}
+
+// units walks all DIEs of all compile units in one pass.
+func (b *builder) units() error {
+	r := b.d.Reader()
+	var (
+		files []int32 // this unit's line-table files as strs indexes
+		stack []int32 // enclosing function node per open DIE, -1 for none
+	)
+	for {
+		e, err := r.Next()
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			return nil // the end of debug_info
+		}
+		if e.Tag == 0 {
+			// The null entry that ends a list of children. A stray one
+			// (hostile input) is ignored.
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		}
+		switch e.Tag {
+		case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSkeletonUnit:
+			files, err = b.lineTable(e)
+			if err != nil {
+				return err
+			}
+			stack = stack[:0]
+			if e.Children {
+				stack = append(stack, -1)
+			}
+			continue
+		}
+
+		ctx := int32(-1)
+		if len(stack) > 0 {
+			ctx = stack[len(stack)-1]
+		}
+		childCtx := ctx
+		switch e.Tag {
+		case dwarf.TagSubprogram:
+			// Functions are top-level even when nested in another DIE
+			// (a local class's methods have their own code).
+			childCtx = -1
+			if n, err := b.function(e, -1, files); err != nil {
+				return err
+			} else if n >= 0 {
+				childCtx = n
+			}
+		case dwarf.TagInlinedSubroutine:
+			if n, err := b.function(e, ctx, files); err != nil {
+				return err
+			} else if n >= 0 {
+				childCtx = n
+			}
+		}
+		if e.Children {
+			stack = append(stack, childCtx)
+		}
+	}
+}
+
+// lineTable reads the unit's line program into rows and returns its file
+// table as strs indexes (indexed as DW_AT_call_file values are).
+func (b *builder) lineTable(cu *dwarf.Entry) ([]int32, error) {
+	if off, ok := cu.Val(dwarf.AttrStmtList).(int64); ok {
+		if err := checkLineHeader(b.secs["debug_line"], off); err != nil {
+			return nil, fmt.Errorf("compile unit at %#x: %w", cu.Offset, err)
+		}
+	}
+	lr, err := b.d.LineReader(cu)
+	if err != nil {
+		return nil, fmt.Errorf("compile unit at %#x: line table: %w", cu.Offset, err)
+	}
+	if lr == nil {
+		return nil, nil // no DW_AT_stmt_list
+	}
+	fileIdx := make(map[*dwarf.LineFile]int32)
+	var seq []row
+	var le dwarf.LineEntry
+	for {
+		if err := lr.Next(&le); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, fmt.Errorf("compile unit at %#x: line table: %w", cu.Offset, err)
+		}
+		f := int32(-1)
+		if le.File != nil {
+			var ok bool
+			if f, ok = fileIdx[le.File]; !ok {
+				f = b.intern(le.File.Name)
+				fileIdx[le.File] = f
+			}
+		}
+		seq = append(seq, row{addr: le.Address, file: f, line: uint32(le.Line), col: uint32(le.Column), endSeq: le.EndSequence})
+		if le.EndSequence {
+			b.addSequence(seq)
+			seq = seq[:0]
+		}
+	}
+	// A sequence without its end_sequence row is truncated: its last row's
+	// extent is unknown, so it is dropped rather than guessed.
+
+	lf := lr.Files()
+	files := make([]int32, len(lf))
+	for i, f := range lf {
+		files[i] = -1
+		if f != nil {
+			files[i] = b.intern(f.Name)
+		}
+	}
+	return files, nil
+}
+
+// sequences collects whole sequences; finish sorts them by start address.
+func (b *builder) addSequence(seq []row) {
+	if len(seq) < 2 || seq[0].addr >= seq[len(seq)-1].addr {
+		return // covers no address
+	}
+	b.ix.rows = append(b.ix.rows, seq...)
+}
+
+// function records a subprogram or inlined subroutine that has code and
+// returns its node index, or -1 when it has none (a declaration, or an
+// abstract instance of an inline function).
+func (b *builder) function(e *dwarf.Entry, parent int32, files []int32) (int32, error) {
+	ranges, err := b.d.Ranges(e)
+	if err != nil {
+		return -1, fmt.Errorf("DIE at %#x: ranges: %w", e.Offset, err)
+	}
+	n := int32(len(b.ix.nodes))
+	added := false
+	for _, r := range ranges {
+		if r[0] >= r[1] {
+			continue
+		}
+		b.links = append(b.links, link{parent: parent, lo: r[0], hi: r[1], node: n})
+		added = true
+	}
+	if !added {
+		return -1, nil
+	}
+	nr := b.nameOf(e)
+	nd := node{name: nr.name, linkage: nr.linkage, callFile: -1, inlined: e.Tag == dwarf.TagInlinedSubroutine}
+	nd.display, nd.lang = b.display(nr)
+	if nd.inlined {
+		if v, ok := e.Val(dwarf.AttrCallFile).(int64); ok && v >= 0 && v < int64(len(files)) {
+			nd.callFile = files[v]
+		}
+		nd.callLine = uint32(attrInt(e, dwarf.AttrCallLine))
+		nd.callCol = uint32(attrInt(e, dwarf.AttrCallColumn))
+	}
+	b.ix.nodes = append(b.ix.nodes, nd)
+	return n, nil
+}
+
+// display picks the readable name: demangled linkage name when the
+// language has a demangler, else the DWARF name.
+func (b *builder) display(nr nameRef) (int32, Lang) {
+	if nr.linkage < 0 {
+		if nr.name < 0 {
+			return -1, LangC
+		}
+		_, lang := Demangle(b.ix.strs[nr.name])
+		return nr.name, lang
+	}
+	s, lang := Demangle(b.ix.strs[nr.linkage])
+	if lang == LangC && nr.name >= 0 {
+		// A linkage name that is not mangled (C, or one we do not know):
+		// the DWARF name is as good and is what compilers intend to show.
+		return nr.name, lang
+	}
+	return b.intern(s), lang
+}
+
+func attrInt(e *dwarf.Entry, a dwarf.Attr) int64 {
+	switch v := e.Val(a).(type) {
+	case int64:
+		if v < 0 || v > 1<<31 {
+			return 0
+		}
+		return v
+	case uint64:
+		if v > 1<<31 {
+			return 0
+		}
+		return int64(v)
+	}
+	return 0
+}
+
+// nameOf resolves a DIE's name and linkage name, following
+// DW_AT_abstract_origin and DW_AT_specification links: an inlined or
+// out-of-line instance carries neither name itself.
+func (b *builder) nameOf(e *dwarf.Entry) nameRef {
+	nr := nameRef{name: -1, linkage: -1}
+	var seen []dwarf.Offset
+	for hops := 0; e != nil && hops < maxOriginHops; hops++ {
+		if cached, ok := b.names[e.Offset]; ok {
+			nr = merge(nr, cached)
+			break
+		}
+		seen = append(seen, e.Offset)
+		if nr.linkage < 0 {
+			if s, ok := e.Val(dwarf.AttrLinkageName).(string); ok && s != "" {
+				nr.linkage = b.intern(s)
+			} else if s, ok := e.Val(attrMIPSLinkageName).(string); ok && s != "" {
+				nr.linkage = b.intern(s)
+			}
+		}
+		if nr.name < 0 {
+			if s, ok := e.Val(dwarf.AttrName).(string); ok && s != "" {
+				nr.name = b.intern(s)
+			}
+		}
+		if nr.name >= 0 && nr.linkage >= 0 {
+			break
+		}
+		off, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		if !ok {
+			off, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
+		}
+		if !ok {
+			break
+		}
+		e = b.entryAt(off)
+	}
+	// Every DIE on the chain resolves to the same names: later instances
+	// of the same inline function then stop at the first hop.
+	for _, off := range seen {
+		b.names[off] = nr
+	}
+	return nr
+}
+
+// merge fills the names a has not found yet from c.
+func merge(a, c nameRef) nameRef {
+	if a.name < 0 {
+		a.name = c.name
+	}
+	if a.linkage < 0 {
+		a.linkage = c.linkage
+	}
+	return a
+}
+
+// entryAt reads the DIE at off, or returns nil when it cannot be read.
+func (b *builder) entryAt(off dwarf.Offset) *dwarf.Entry {
+	b.entries.Seek(off)
+	e, err := b.entries.Next()
+	if err != nil {
+		return nil
+	}
+	return e
+}
+
+func (b *builder) intern(s string) int32 {
+	if i, ok := b.strIdx[s]; ok {
+		return i
+	}
+	i := int32(len(b.ix.strs))
+	b.ix.strs = append(b.ix.strs, s)
+	b.strIdx[s] = i
+	return i
+}
+
+// finish sorts the line sequences by address and groups the node spans by
+// parent into address-sorted lists.
+func (b *builder) finish() {
+	b.ix.rows = sortSequences(b.ix.rows)
+
+	links := b.links
+	sort.Slice(links, func(i, j int) bool {
+		if links[i].parent != links[j].parent {
+			return links[i].parent < links[j].parent
+		}
+		if links[i].lo != links[j].lo {
+			return links[i].lo < links[j].lo
+		}
+		return links[i].hi > links[j].hi // the enclosing range first
+	})
+	spans := make([]span, len(links))
+	for i := 0; i < len(links); {
+		j := i
+		var maxHi uint64
+		for ; j < len(links) && links[j].parent == links[i].parent; j++ {
+			maxHi = max(maxHi, links[j].hi)
+			spans[j] = span{lo: links[j].lo, hi: links[j].hi, maxHi: maxHi, node: links[j].node}
+		}
+		g := group{lo: int32(i), hi: int32(j)}
+		if p := links[i].parent; p < 0 {
+			b.ix.root = g
+		} else {
+			b.ix.nodes[p].children = g
+		}
+		i = j
+	}
+	b.ix.spans = spans
+	b.links = nil
+}
+
+// sortSequences reorders whole sequences (runs of rows ending with an
+// end_sequence row) by their start address, keeping each one's rows in
+// order.
+func sortSequences(rows []row) []row {
+	type seq struct{ start, end int }
+	var seqs []seq
+	start := 0
+	for i, r := range rows {
+		if r.endSeq {
+			seqs = append(seqs, seq{start, i + 1})
+			start = i + 1
+		}
+	}
+	sorted := slices.IsSortedFunc(seqs, func(a, c seq) int {
+		return cmpAddr(rows[a.start].addr, rows[c.start].addr)
+	})
+	if sorted {
+		return rows
+	}
+	slices.SortStableFunc(seqs, func(a, c seq) int {
+		return cmpAddr(rows[a.start].addr, rows[c.start].addr)
+	})
+	out := make([]row, 0, len(rows))
+	for _, s := range seqs {
+		out = append(out, rows[s.start:s.end]...)
+	}
+	return out
+}
+
+func cmpAddr(a, c uint64) int {
+	switch {
+	case a < c:
+		return -1
+	case a > c:
+		return 1
+	}
+	return 0
+}

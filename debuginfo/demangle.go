@@ -1,0 +1,94 @@
+package debuginfo
+
+import (
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// Lang is the language a symbol name was recognised as, from its mangling.
+type Lang string
+
+// The languages Demangle tells apart.
+const (
+	LangC     Lang = "C"     // plain C, or a name with no mangling we know
+	LangCPP   Lang = "C++"   // Itanium C++ ABI (_Z...)
+	LangRust  Lang = "Rust"  // Rust v0 (_R...) or legacy (_ZN...17h<hash>E)
+	LangSwift Lang = "Swift" // Swift ($s, $S, _T0...): left mangled for now
+	LangObjC  Lang = "ObjC"  // Objective-C method: -[Class sel], +[Class sel]
+)
+
+// LLVMStyle makes names read as llvm-symbolizer and atos print them
+// ("vector<int>>" rather than "vector<int> >").
+//
+// maxDemangled bounds a demangled name at 2^16 bytes: hostile manglings can
+// expand exponentially through substitutions.
+var maxDemangled = demangle.MaxLength(16)
+
+// Demangle returns the readable form of a symbol name and the language its
+// mangling says it is in. It accepts names as DWARF records them (_ZN...) and
+// as Mach-O symbol tables do, with one more leading underscore (__ZN...).
+// C++ and Rust names are demangled; Swift and ObjC names and names that fail
+// to demangle are returned unchanged.
+func Demangle(name string) (string, Lang) {
+	switch {
+	case strings.HasPrefix(name, "-[") || strings.HasPrefix(name, "+["):
+		return name, LangObjC
+	case isSwift(name):
+		return name, LangSwift
+	}
+	m := name
+	if strings.HasPrefix(m, "__Z") || strings.HasPrefix(m, "__R") {
+		m = m[1:] // Mach-O prepends "_" to every C-level name
+	}
+	var lang Lang
+	switch {
+	case strings.HasPrefix(m, "_R"):
+		lang = LangRust
+	case strings.HasPrefix(m, "_Z"):
+		lang = LangCPP
+		if isLegacyRust(m) {
+			lang = LangRust
+		}
+	default:
+		return name, LangC
+	}
+	s, err := demangle.ToString(m, maxDemangled, demangle.LLVMStyle)
+	if err != nil {
+		return name, lang
+	}
+	return s, lang
+}
+
+// isSwift reports whether name has a Swift mangling prefix: "$s"/"$S"
+// (Swift 5 and 4.x), "_T0" (Swift 4.0), "$e" (embedded Swift), each with or
+// without Mach-O's extra leading underscore.
+func isSwift(name string) bool {
+	for _, p := range []string{"$s", "$S", "$e", "_$s", "_$S", "_$e", "_T0", "__T0"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// isLegacyRust reports whether a _ZN name ends the way rustc's legacy
+// mangling does: a "17h" path element of 16 hex digits, then "E", before
+// any ".suffix" LLVM appended.
+func isLegacyRust(name string) bool {
+	if !strings.HasPrefix(name, "_ZN") {
+		return false
+	}
+	if i := strings.LastIndex(name, "E."); i > 0 {
+		name = name[:i+1]
+	}
+	if len(name) < 24 || !strings.HasSuffix(name, "E") || name[len(name)-20:len(name)-17] != "17h" {
+		return false
+	}
+	for _, c := range name[len(name)-17 : len(name)-1] {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
+}
