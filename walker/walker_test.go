@@ -84,7 +84,7 @@ func arm64Only(ta testArch) bool { return ta.isARM64() }
 // threeRecords lays out the usual stack: frame 0's record at f0 holding ra1,
 // then records at f1 (ra2) and f2 (ra3, saved FP 0: the outermost frame),
 // with locals between them.
-func threeRecords(t *testing.T, ta testArch, f0, f1, f2 *label, ra1, ra2, ra3 uint64) *stack {
+func threeRecords(t testing.TB, ta testArch, f0, f1, f2 *label, ra1, ra2, ra3 uint64) *stack {
 	p := ta.ptr
 	return newStack(t, ta.stack, p).
 		Skip(2*p).Mark(f0).Record(f1, ra1).
