@@ -51,6 +51,10 @@ const (
 	FoundByContext      FoundBy = iota // frame 0: the thread's PC
 	FoundByLinkRegister                // the caller of frame 0, read from LR
 	FoundByFramePointer                // a return address read from a frame record
+	// FoundByStackPointer: on x86, the caller of a frame 0 whose PC is below
+	// 4096 (a call through a null pointer), read from [SP] where the call
+	// pushed it.
+	FoundByStackPointer
 )
 
 // StopReason says why a walk ended.
@@ -270,6 +274,12 @@ func (w *walk) run(regs *archregs.Registers) {
 			}
 			w.linkRegister(pc, lr, fp)
 		}
+	} else if sp, ok := regs.SP(); ok && pc < minValidAddress {
+		if len(w.res.Frames) >= w.maxDepth {
+			w.stop(StopMaxDepth, "maximum depth %d reached", w.maxDepth)
+			return
+		}
+		w.stackTop(sp, fp)
 	}
 	if fp != 0 {
 		if sp, ok := regs.SP(); ok && fp < sp {
@@ -317,6 +327,22 @@ func (w *walk) linkRegister(pc, lr, fp uint64) {
 		}
 	}
 	w.add(stripped, fp, FoundByLinkRegister)
+}
+
+// stackTop adds the word at SP as frame 1. It is called only on x86 when PC
+// is below 4096: the CPU faulted fetching the first instruction of a call
+// through a null pointer, so nothing ran since the call pushed its return
+// address at SP, and FP is still the caller's. With any other PC the word
+// at SP could be anything; the frame-pointer chain alone is trusted then.
+func (w *walk) stackTop(sp, fp uint64) {
+	ra, err := w.readPtr(sp)
+	if err != nil || ra < minValidAddress {
+		return
+	}
+	if w.opts.Code != nil && !w.opts.Code.IsCode(ra) {
+		return
+	}
+	w.add(ra, fp, FoundByStackPointer)
 }
 
 // recordReturnAddress reads the return address of the frame record at fp
@@ -434,9 +460,11 @@ var foundByNames = [...]string{
 	FoundByContext:      "context",
 	FoundByLinkRegister: "link register",
 	FoundByFramePointer: "frame pointer",
+	FoundByStackPointer: "stack pointer",
 }
 
-// String returns "context", "link register" or "frame pointer".
+// String returns "context", "link register", "frame pointer" or "stack
+// pointer".
 func (f FoundBy) String() string {
 	if f >= 0 && int(f) < len(foundByNames) {
 		return foundByNames[f]

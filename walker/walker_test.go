@@ -70,6 +70,10 @@ func (ta testArch) fpFrame(i int, ra, fp uint64) Frame {
 	return Frame{Index: i, ReturnAddress: ra, LookupAddress: ra - ta.callSize, FP: fp, FoundBy: FoundByFramePointer}
 }
 
+func (ta testArch) spFrame(i int, ra, fp uint64) Frame {
+	return Frame{Index: i, ReturnAddress: ra, LookupAddress: ra - ta.callSize, FP: fp, FoundBy: FoundByStackPointer}
+}
+
 // scenario is one synthetic stack. build returns the walk's inputs, the
 // expected frames and stop, and a string StopDetail must contain.
 type scenario struct {
@@ -440,6 +444,51 @@ var scenarios = []scenario{
 		},
 	},
 
+	// x86: no link register; [SP] only after a call through a null pointer.
+	{
+		name: "x86 call through a null pointer: PC 0, [SP] the caller",
+		only: func(ta testArch) bool { return !ta.hasLR() },
+		build: func(t *testing.T, ta testArch) (*archregs.Registers, Memory, Options, Result, string) {
+			var f0, f1, f2 label
+			ra1, ra2, ra3 := ta.pc(0x200), ta.pc(0x300), ta.pc(0x400)
+			// The call pushed ra1 at SP; FP is the caller's (f1).
+			mem := threeRecords(t, ta, &f0, &f1, &f2, ra1, ra2, ra3).Memory()
+			sp := f0.addr + uint64(ta.ptr)
+			r := ta.regs(t, map[string]uint64{"pc": 0, "sp": sp, "fp": f1.addr})
+			want := Result{Stop: StopFramePointerZero, Frames: []Frame{
+				ctxFrame(0, f1.addr), ta.spFrame(1, ra1, f1.addr), ta.fpFrame(2, ra2, f2.addr), ta.fpFrame(3, ra3, 0)}}
+			return r, mem, Options{Code: ta.codeRanges()}, want, "frame 3"
+		},
+	},
+	{
+		name: "x86 [SP] ignored while PC is valid",
+		only: func(ta testArch) bool { return !ta.hasLR() },
+		build: func(t *testing.T, ta testArch) (*archregs.Registers, Memory, Options, Result, string) {
+			var f0, f1, f2 label
+			ra1, ra2, ra3 := ta.pc(0x200), ta.pc(0x300), ta.pc(0x400)
+			mem := threeRecords(t, ta, &f0, &f1, &f2, ra1, ra2, ra3).Memory()
+			pc, sp := ta.pc(0x100), f0.addr+uint64(ta.ptr)
+			r := ta.regs(t, map[string]uint64{"pc": pc, "sp": sp, "fp": f1.addr})
+			want := Result{Stop: StopFramePointerZero, Frames: []Frame{
+				ctxFrame(pc, f1.addr), ta.fpFrame(1, ra2, f2.addr), ta.fpFrame(2, ra3, 0)}}
+			return r, mem, Options{}, want, "frame 2"
+		},
+	},
+	{
+		name: "x86 null call with [SP] not code",
+		only: func(ta testArch) bool { return !ta.hasLR() },
+		build: func(t *testing.T, ta testArch) (*archregs.Registers, Memory, Options, Result, string) {
+			var f0, f1, f2 label
+			ra2, ra3 := ta.pc(0x300), ta.pc(0x400)
+			mem := threeRecords(t, ta, &f0, &f1, &f2, ta.stack, ra2, ra3).Memory()
+			sp := f0.addr + uint64(ta.ptr)
+			r := ta.regs(t, map[string]uint64{"pc": 0, "sp": sp, "fp": f1.addr})
+			want := Result{Stop: StopFramePointerZero, Frames: []Frame{
+				ctxFrame(0, f1.addr), ta.fpFrame(1, ra2, f2.addr), ta.fpFrame(2, ra3, 0)}}
+			return r, mem, Options{Code: ta.codeRanges()}, want, "frame 2"
+		},
+	},
+
 	// Pointer authentication (arm64, arm64e).
 	{
 		name: "PAC-signed return addresses, saved FPs and LR are stripped",
@@ -634,6 +683,7 @@ func TestStrings(t *testing.T) {
 		{"context", FoundByContext, "context"},
 		{"link register", FoundByLinkRegister, "link register"},
 		{"frame pointer", FoundByFramePointer, "frame pointer"},
+		{"stack pointer", FoundByStackPointer, "stack pointer"},
 		{"unknown FoundBy", FoundBy(9), "FoundBy(9)"},
 		{"fp zero", StopFramePointerZero, "fp_zero"},
 		{"misaligned", StopFramePointerMisaligned, "fp_misaligned"},
