@@ -132,7 +132,11 @@ func (f *loadFacts) scanSections(data, body []byte, segSize, sectSize int, at ui
 		sh := body[uint64(segSize)+s*uint64(sectSize):]
 		name := cstr(sh[:16])
 		reloff, nreloc := uint64(le.Uint32(sh[relOff:])), uint64(le.Uint32(sh[relOff+4:]))
-		if nreloc == 0 {
+		flags := le.Uint32(sh[relOff+8:])
+		// Debug sections (DWARF) are mapped but never read by the code:
+		// their relocations do not change how it runs.
+		const sAttrDebug = 0x02000000
+		if nreloc == 0 || flags&sAttrDebug != 0 {
 			continue
 		}
 		if f.relocSectionsTotal+int(min(nreloc, maxRelocsPerFile+1)) > maxRelocsPerFile {
