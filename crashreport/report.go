@@ -1,0 +1,549 @@
+// Package crashreport parses crash reports written by other tools into one
+// model: Apple's JSON .ips reports (iOS 15+, macOS 12+), the classic text
+// .crash format (Apple ReportCrash and KSCrash's Apple-style output), and
+// KSCrash's JSON reports.
+//
+// Parsing is pure: nothing is symbolized or read from disk. A report that
+// is malformed or truncated still yields every thread that could be read:
+// Parse returns a non-nil *Report together with a non-nil error, and the
+// error names the field (or line) that stopped it. See docs/crashreports.md
+// for how each format's fields map onto the model.
+package crashreport
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/image"
+)
+
+// Format names a crash report format.
+type Format string
+
+// The formats this package reads.
+const (
+	FormatIPS     Format = "ips"     // Apple JSON crash report, bug_type 309
+	FormatCrash   Format = "crash"   // classic text .crash report
+	FormatKSCrash Format = "kscrash" // KSCrash JSON report
+)
+
+// Limits on input. They bound memory on hostile input: a real report is a
+// few hundred KiB and has at most a few hundred threads.
+const (
+	MaxReportSize = 64 << 20 // bytes of input accepted by Parse and the ParseXxx functions
+	MaxThreads    = 1 << 14  // threads per report
+	MaxFrames     = 1 << 16  // frames per thread (and in the last exception backtrace)
+	MaxImages     = 1 << 16  // binary images per report
+	maxErrors     = 10       // errors joined into the returned error; more are counted
+)
+
+// Report is one crash report in the common model.
+type Report struct {
+	Format Format
+	// Arch is the crashed process's architecture; nil when the report does
+	// not say or names one archregs does not know.
+	Arch *archregs.Arch
+
+	// Header fields, as the report wrote them (empty when absent).
+	Process    string // process name
+	PID        int    // 0 when unknown
+	Path       string // path of the main executable
+	Identifier string // bundle identifier
+	Version    string // app version, "1.0 (1)"
+	OS         string // "macOS 12.4 (21F79)"
+	Hardware   string // hardware model, "iPhone3,1"
+	Time       string // crash time
+	IncidentID string
+	BugType    string // .ips metadata bug_type ("309" for crashes)
+
+	Exception Exception
+
+	// CrashedThread indexes Threads; -1 when no thread is marked crashed.
+	CrashedThread int
+	Threads       []Thread
+	// LastExceptionBacktrace is where an uncaught exception (NSException,
+	// C++) was thrown, when the reporter recorded it.
+	LastExceptionBacktrace []Frame
+	// RecrashThread is the crash reporter's own crashed thread when the
+	// reporter crashed while writing the report (KSCrash recrash_report).
+	RecrashThread *Thread
+
+	Images []Image
+
+	// Warnings lists what could not be read but did not make the report
+	// incomplete (an unknown register name, an unparsable UUID, ...).
+	Warnings []string
+}
+
+// Exception describes why the process died.
+type Exception struct {
+	Type    string // Mach exception, "EXC_BAD_ACCESS"
+	Signal  string // "SIGSEGV"
+	Codes   string // "KERN_INVALID_ADDRESS at 0x0000000000000001", as written
+	Address uint64 // faulting address, when the reporter gave it apart from Codes
+	// Name and Reason come from an uncaught language exception
+	// (NSException name and reason) or the Application Specific Information.
+	Name   string
+	Reason string
+	// Diagnosis is the reporter's own explanation (KSCrash "diagnosis").
+	Diagnosis string
+}
+
+// Image is one loaded binary image.
+type Image struct {
+	Name string // short name: "CrashingTest", "libsystem_kernel.dylib"
+	Path string // full path; empty when not given
+	UUID image.UUID
+	// LoadAddress is where the image's Mach-O header was loaded (slid).
+	LoadAddress uint64
+	// Size is the size of the image's mapped range from LoadAddress; 0 when
+	// not given.
+	Size uint64
+	// VMAddress is the unslid vmaddr of __TEXT when the reporter gave it
+	// (KSCrash image_vmaddr); 0 otherwise.
+	VMAddress uint64
+	Arch      string // as the report names it ("arm64", "armv7"); may be empty
+	Version   string // as the report wrote it; may be empty
+}
+
+// Thread is one thread of the crashed process.
+type Thread struct {
+	Index   int    // the reporter's thread number ("Thread 3")
+	ID      uint64 // kernel thread ID when given (.ips)
+	Name    string // thread name, when given
+	Queue   string // dispatch queue name, when given
+	Crashed bool
+	// Frames is the reporter's own backtrace, innermost first.
+	Frames []Frame
+	// Registers holds the thread's registers when the report has them.
+	Registers *archregs.Registers
+	// OtherRegisters holds reported registers the arch table does not
+	// define (far, esr, cr2, exception registers); nil when there are none.
+	OtherRegisters map[string]uint64
+	// Stack is a dump of the thread's stack memory (KSCrash); nil if absent.
+	Stack *StackDump
+}
+
+// Frame is one frame of a reporter's backtrace.
+type Frame struct {
+	// Address is the absolute instruction address the reporter gave: the
+	// PC for frame 0, a return address for callers.
+	Address uint64
+	// ImageIndex indexes Report.Images; -1 when the frame's image is not
+	// known. ImageOffset is Address − that image's LoadAddress.
+	ImageIndex  int
+	ImageOffset uint64
+	// ImageName is the image name the frame line itself gave (text and
+	// KSCrash); it stays set when the image is not in Report.Images.
+	ImageName string
+	// Symbol is the reporter's symbol, when it gave one, and SymbolOffset
+	// is Address − the symbol's start.
+	Symbol       string
+	SymbolOffset uint64
+	// File and Line are the source position the reporter gave (Xcode
+	// symbolicated reports, .ips sourceFile/sourceLine); empty/0 otherwise.
+	File    string
+	Line    int
+	Inlined bool // the reporter marked the frame as inlined
+}
+
+// StackDump is a copy of part of a thread's stack. It satisfies
+// walker.Memory.
+type StackDump struct {
+	Start uint64 // address of Data[0]
+	Data  []byte
+	// SP is the stack pointer the reporter recorded with the dump; 0 when
+	// it recorded none.
+	SP        uint64
+	GrowsDown bool // true for every Apple platform; KSCrash grow_direction "-"
+	// Overflow reports that the reporter detected a stack overflow.
+	Overflow bool
+}
+
+// ReadMemory copies the dumped bytes at addr into p. It returns the number
+// of bytes copied and an error when fewer than len(p) lie in the dump.
+func (s *StackDump) ReadMemory(p []byte, addr uint64) (int, error) {
+	end := s.Start + uint64(len(s.Data))
+	if addr < s.Start || addr >= end {
+		return 0, fmt.Errorf("crashreport: %#x is outside the stack dump [%#x, %#x)", addr, s.Start, end)
+	}
+	n := copy(p, s.Data[addr-s.Start:])
+	if n < len(p) {
+		return n, fmt.Errorf("crashreport: read of %d bytes at %#x runs past the stack dump's end %#x", len(p), addr, end)
+	}
+	return n, nil
+}
+
+// Error is a problem found while parsing: where it is and what is wrong.
+type Error struct {
+	Format Format
+	// Field is the path to the JSON field ("threads[2].frames[5].imageIndex")
+	// or the section of a text report ("Binary Images").
+	Field string
+	Line  int // 1-based line of a text report; 0 for JSON
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(string(e.Format))
+	b.WriteString(": ")
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// ErrUnknownFormat is returned by Parse for data that is none of the
+// formats this package reads.
+var ErrUnknownFormat = errors.New("crashreport: unrecognized report format (not .ips, .crash or KSCrash JSON)")
+
+// Parse detects the report's format from its content and parses it. A
+// non-nil report with a non-nil error is partial: what it holds was read
+// correctly, and the error says what could not be.
+func Parse(data []byte) (*Report, error) {
+	f, ok := Detect(data)
+	if !ok {
+		return nil, ErrUnknownFormat
+	}
+	switch f {
+	case FormatIPS:
+		return ParseIPS(data)
+	case FormatKSCrash:
+		return ParseKSCrash(data)
+	default:
+		return ParseCrash(data)
+	}
+}
+
+// ReadFile reads and parses the report at path, refusing files larger than
+// MaxReportSize before reading them whole.
+func ReadFile(path string) (*Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxReportSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxReportSize {
+		return nil, fmt.Errorf("crashreport: %s is larger than %d bytes", path, MaxReportSize)
+	}
+	return Parse(data)
+}
+
+// checkSize rejects input over MaxReportSize.
+func checkSize(f Format, data []byte) error {
+	if len(data) > MaxReportSize {
+		return &Error{Format: f, Msg: fmt.Sprintf("report is %d bytes, more than the %d accepted", len(data), MaxReportSize)}
+	}
+	return nil
+}
+
+// problems collects the errors and warnings of one parse.
+type problems struct {
+	format   Format
+	errs     []error
+	dropped  int
+	warnings []string
+}
+
+// fail records an error that makes the report incomplete.
+func (p *problems) fail(field string, line int, format string, args ...any) {
+	if len(p.errs) >= maxErrors {
+		p.dropped++
+		return
+	}
+	p.errs = append(p.errs, &Error{Format: p.format, Field: field, Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+// warn records something that could not be read but costs no thread,
+// frame or image.
+func (p *problems) warn(format string, args ...any) {
+	if len(p.warnings) >= MaxFrames {
+		return
+	}
+	p.warnings = append(p.warnings, fmt.Sprintf(format, args...))
+}
+
+// finish attaches the warnings and returns the report with the joined
+// errors, if any.
+func (p *problems) finish(r *Report) (*Report, error) {
+	r.Warnings = p.warnings
+	if len(p.errs) == 0 {
+		return r, nil
+	}
+	if p.dropped > 0 {
+		p.errs = append(p.errs, fmt.Errorf("%s: and %d more errors", p.format, p.dropped))
+	}
+	if len(p.errs) == 1 {
+		return r, p.errs[0]
+	}
+	return r, errors.Join(p.errs...)
+}
+
+// parseUUID reads a UUID with or without dashes, in either case. It is
+// local so that the package does not depend on image's parser's details.
+func parseUUID(s string) (image.UUID, bool) {
+	var u image.UUID
+	s = strings.ReplaceAll(s, "-", "")
+	if len(s) != 32 {
+		return u, false
+	}
+	for i := range u {
+		hi, ok1 := unhex(s[2*i])
+		lo, ok2 := unhex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return image.UUID{}, false
+		}
+		u[i] = hi<<4 | lo
+	}
+	return u, true
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// decodeHex decodes a hex string of bytes ("0A1B..."), either case.
+func decodeHex(s string) ([]byte, bool) {
+	if len(s)%2 != 0 {
+		return nil, false
+	}
+	out := make([]byte, len(s)/2)
+	for i := range out {
+		hi, ok1 := unhex(s[2*i])
+		lo, ok2 := unhex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		out[i] = hi<<4 | lo
+	}
+	return out, true
+}
+
+// archByName maps an architecture name as reports write it to an Arch.
+// 32-bit ARM variants (armv6, armv7s, armv7k, plain "arm") share armv7's
+// thread state layout, which is what the register decoding needs.
+func archByName(name string) *archregs.Arch {
+	n := strings.ToLower(strings.TrimSpace(name))
+	switch n {
+	case "arm64", "arm-64", "arm64e", "arm-64e", "x86_64", "x86-64", "i386", "x86", "armv7":
+	case "x86_64h":
+		n = "x86_64"
+	case "arm", "armv6", "armv7s", "armv7k", "armv7f":
+		n = "armv7"
+	default:
+		return nil
+	}
+	n = strings.NewReplacer("arm-64", "arm64", "x86-64", "x86_64").Replace(n)
+	if n == "x86" {
+		n = "i386"
+	}
+	a, err := archregs.ByName(n)
+	if err != nil {
+		return nil
+	}
+	return a
+}
+
+// archByCPU maps a Mach-O cputype and cpusubtype to an Arch, or nil.
+func archByCPU(cpuType, cpuSubtype uint64) *archregs.Arch {
+	const subtypeMask = 0xff000000 // CPU_SUBTYPE_MASK: capability bits
+	switch uint32(cpuType) {
+	case archregs.CPUTypeARM64:
+		if uint32(cpuSubtype)&^subtypeMask == archregs.CPUSubtypeARM64E {
+			return archregs.ARM64E
+		}
+		return archregs.ARM64
+	case archregs.CPUTypeARM:
+		return archregs.ARMV7
+	case archregs.CPUTypeX86_64:
+		return archregs.X86_64
+	case archregs.CPUTypeX86:
+		return archregs.I386
+	}
+	return nil
+}
+
+// regAliases maps register names reporters use to the arch table's names.
+var regAliases = map[string]string{
+	"ip":  "r12",    // ARM intra-procedure scratch register
+	"rfl": "rflags", // Apple's text reports abbreviate rflags
+	"x29": "fp",
+	"x30": "lr",
+}
+
+// setReg stores a register on t, creating t.Registers for arch on first
+// use; names the arch does not define go to OtherRegisters under the name
+// the report used.
+func setReg(t *Thread, arch *archregs.Arch, name string, v uint64) {
+	if arch != nil {
+		if t.Registers == nil {
+			t.Registers = archregs.NewRegisters(arch)
+		}
+		canon := name
+		if a, ok := regAliases[name]; ok {
+			canon = a
+		}
+		if t.Registers.Set(canon, v) == nil {
+			return
+		}
+	}
+	if t.OtherRegisters == nil {
+		t.OtherRegisters = map[string]uint64{}
+	}
+	t.OtherRegisters[name] = v
+}
+
+// imageResolver finds the image of an address.
+type imageResolver struct {
+	images []Image
+	byLoad map[uint64]int
+	byName map[string]int
+}
+
+func newImageResolver(images []Image) *imageResolver {
+	r := &imageResolver{images: images, byLoad: map[uint64]int{}, byName: map[string]int{}}
+	for i, im := range images {
+		if _, dup := r.byLoad[im.LoadAddress]; !dup {
+			r.byLoad[im.LoadAddress] = i
+		}
+		if _, dup := r.byName[im.Name]; !dup && im.Name != "" {
+			r.byName[im.Name] = i
+		}
+	}
+	return r
+}
+
+// find returns the index of the image holding addr: the one loaded at
+// load when the reporter named a load address, else the one whose range
+// holds addr, else the one called name; -1 when none does.
+func (r *imageResolver) find(addr, load uint64, haveLoad bool, name string) int {
+	if haveLoad {
+		if i, ok := r.byLoad[load]; ok {
+			return i
+		}
+	}
+	best := -1
+	for i, im := range r.images {
+		// Placeholder entries ("???" at 0 with an all-ones end) span
+		// everything; prefer any real image over them.
+		if im.Size == 0 || im.LoadAddress == 0 {
+			continue
+		}
+		if addr >= im.LoadAddress && addr-im.LoadAddress < im.Size {
+			best = i
+			break
+		}
+	}
+	if best < 0 && name != "" {
+		if i, ok := r.byName[name]; ok {
+			best = i
+		}
+	}
+	return best
+}
+
+// resolve sets f.ImageIndex and f.ImageOffset from the images.
+func (r *imageResolver) resolve(f *Frame, load uint64, haveLoad bool) {
+	f.ImageIndex = r.find(f.Address, load, haveLoad, f.ImageName)
+	if f.ImageIndex >= 0 {
+		f.ImageOffset = f.Address - r.images[f.ImageIndex].LoadAddress
+	}
+}
+
+// shortName returns the last element of a path.
+func shortName(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}
+
+// flavorArch returns the architecture of a thread state flavor as the
+// reports name it ("ARM_THREAD_STATE64", "x86_THREAD_STATE"): the report's
+// own architecture when it is of the flavor's family (so arm64e stays
+// arm64e), else the flavor's plain architecture. An empty or unknown
+// flavor yields the report's architecture.
+func flavorArch(flavor string, reportArch *archregs.Arch) *archregs.Arch {
+	var want *archregs.Arch
+	switch strings.ToUpper(flavor) {
+	case "ARM_THREAD_STATE64":
+		want = archregs.ARM64
+	case "ARM_THREAD_STATE", "ARM_THREAD_STATE32":
+		want = archregs.ARMV7
+	case "X86_THREAD_STATE64":
+		want = archregs.X86_64
+	case "X86_THREAD_STATE32":
+		want = archregs.I386
+	case "X86_THREAD_STATE":
+		// The generic x86 flavor carries either width; trust the report.
+		if reportArch == archregs.I386 {
+			return archregs.I386
+		}
+		want = archregs.X86_64
+	default:
+		return reportArch
+	}
+	if reportArch != nil && reportArch.CPUType == want.CPUType {
+		return reportArch
+	}
+	return want
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// versionString formats a short version and a build number as Apple's
+// reports do: "1.0 (42)".
+func versionString(short, build string) string {
+	switch {
+	case short == "":
+		return build
+	case build == "" || build == short:
+		return short
+	}
+	return short + " (" + build + ")"
+}
+
+// asiText flattens .ips "asi" (application specific information):
+// image name -> lines.
+func asiText(asi map[string][]string) string {
+	keys := make([]string, 0, len(asi))
+	for k := range asi {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var lines []string
+	for _, k := range keys {
+		lines = append(lines, asi[k]...)
+	}
+	return strings.Join(lines, "\n")
+}
