@@ -37,7 +37,7 @@ type CodeChecker interface {
 
 // FunctionStarter tells where the function holding an address begins, for
 // example from LC_FUNCTION_STARTS or a symbol table. The walker uses it only
-// to decide whether frame 0's link register is its caller (see Options).
+// to decide where frame 0's caller is (see Options).
 type FunctionStarter interface {
 	// FunctionStart returns the start of the function that holds addr, and
 	// false when that is not known.
@@ -51,9 +51,10 @@ const (
 	FoundByContext      FoundBy = iota // frame 0: the thread's PC
 	FoundByLinkRegister                // the caller of frame 0, read from LR
 	FoundByFramePointer                // a return address read from a frame record
-	// FoundByStackPointer: on x86, the caller of a frame 0 whose PC is below
-	// 4096 (a call through a null pointer), read from [SP] where the call
-	// pushed it.
+	// FoundByStackPointer: on x86, the caller of a frame 0 that has run no
+	// instruction (PC below 4096 after a call through a null pointer, or at
+	// a function's first instruction), read from [SP] where the call pushed
+	// it.
 	FoundByStackPointer
 )
 
@@ -118,9 +119,9 @@ type Options struct {
 	// stripped return address must then be code, and so must LR for it to
 	// become frame 1.
 	Code CodeChecker
-	// Functions, when set, sharpens the link-register rule: LR is the caller
-	// when PC is the first instruction of its function, and is stale (not the
-	// caller) when it lies in the same function as PC.
+	// Functions, when set, sharpens the frame 1 rules: at the first
+	// instruction of a function LR (arm) or the word at SP (x86) is the
+	// caller; otherwise an LR in the same function as PC is stale.
 	Functions FunctionStarter
 }
 
@@ -274,7 +275,7 @@ func (w *walk) run(regs *archregs.Registers) {
 			}
 			w.linkRegister(pc, lr, fp)
 		}
-	} else if sp, ok := regs.SP(); ok && pc < minValidAddress {
+	} else if sp, ok := regs.SP(); ok && (pc < minValidAddress || w.atFunctionStart(pc)) {
 		if len(w.res.Frames) >= w.maxDepth {
 			w.stop(StopMaxDepth, "maximum depth %d reached", w.maxDepth)
 			return
@@ -308,20 +309,16 @@ func (w *walk) linkRegister(pc, lr, fp uint64) {
 	if w.opts.Code != nil && !w.opts.Code.IsCode(stripped) {
 		return
 	}
-	fn := w.opts.Functions
-	var pcStart uint64
-	pcStartKnown := false
-	if fn != nil {
-		pcStart, pcStartKnown = fn.FunctionStart(pc)
-	}
 	// At the first instruction nothing has run: LR is the caller even when
 	// it equals the record's return address (direct recursion).
-	if !(pcStartKnown && pcStart == pc) {
+	if !w.atFunctionStart(pc) {
 		if ra, ok := w.recordReturnAddress(fp); ok && ra == stripped {
 			return
 		}
-		if pcStartKnown {
-			if lrStart, ok := fn.FunctionStart(stripped); ok && lrStart == pcStart {
+		if fn := w.opts.Functions; fn != nil {
+			pcStart, ok1 := fn.FunctionStart(pc)
+			lrStart, ok2 := fn.FunctionStart(stripped)
+			if ok1 && ok2 && pcStart == lrStart {
 				return
 			}
 		}
@@ -329,11 +326,22 @@ func (w *walk) linkRegister(pc, lr, fp uint64) {
 	w.add(stripped, fp, FoundByLinkRegister)
 }
 
-// stackTop adds the word at SP as frame 1. It is called only on x86 when PC
-// is below 4096: the CPU faulted fetching the first instruction of a call
-// through a null pointer, so nothing ran since the call pushed its return
-// address at SP, and FP is still the caller's. With any other PC the word
-// at SP could be anything; the frame-pointer chain alone is trusted then.
+// atFunctionStart reports whether Options.Functions says pc is the first
+// instruction of its function.
+func (w *walk) atFunctionStart(pc uint64) bool {
+	if w.opts.Functions == nil {
+		return false
+	}
+	start, ok := w.opts.Functions.FunctionStart(pc)
+	return ok && start == pc
+}
+
+// stackTop adds the word at SP as frame 1. It is called only on x86 when
+// nothing has run since the call pushed its return address at SP: PC is
+// below 4096 (the CPU faulted fetching the target of a call through a null
+// pointer) or at the first instruction of its function. FP is then still
+// the caller's. With any other PC the word at SP could be anything; the
+// frame-pointer chain alone is trusted then.
 func (w *walk) stackTop(sp, fp uint64) {
 	ra, err := w.readPtr(sp)
 	if err != nil || ra < minValidAddress {

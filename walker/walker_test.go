@@ -475,6 +475,21 @@ var scenarios = []scenario{
 		},
 	},
 	{
+		name: "x86 first instruction with function starts: [SP] the caller",
+		only: func(ta testArch) bool { return !ta.hasLR() },
+		build: func(t *testing.T, ta testArch) (*archregs.Registers, Memory, Options, Result, string) {
+			var f0, f1, f2 label
+			ra1, ra2, ra3 := ta.pc(0x200), ta.pc(0x300), ta.pc(0x400)
+			mem := threeRecords(t, ta, &f0, &f1, &f2, ra1, ra2, ra3).Memory()
+			pc, sp := ta.pc(0x100), f0.addr+uint64(ta.ptr)
+			r := ta.regs(t, map[string]uint64{"pc": pc, "sp": sp, "fp": f1.addr})
+			opts := Options{Functions: funcStarts{ta.pc(0x100), ta.pc(0x180)}}
+			want := Result{Stop: StopFramePointerZero, Frames: []Frame{
+				ctxFrame(pc, f1.addr), ta.spFrame(1, ra1, f1.addr), ta.fpFrame(2, ra2, f2.addr), ta.fpFrame(3, ra3, 0)}}
+			return r, mem, opts, want, "frame 3"
+		},
+	},
+	{
 		name: "x86 null call with [SP] not code",
 		only: func(ta testArch) bool { return !ta.hasLR() },
 		build: func(t *testing.T, ta testArch) (*archregs.Registers, Memory, Options, Result, string) {
