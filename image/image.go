@@ -252,15 +252,10 @@ func (f *File) slicesPresent(withUUID bool) string {
 	return strings.Join(names, ", ")
 }
 
-// ArchName returns the architecture's name as Apple's tools spell it:
-// Arch.Name when archregs knows the architecture, else a name from the CPU
-// type and subtype ("armv7s", "arm64_32", ...).
-func (im *Image) ArchName() string {
-	if im.Arch != nil {
-		return im.Arch.Name
-	}
-	return archName(im.CPUType, im.CPUSubtype)
-}
+// ArchName returns the architecture's name as Apple's tools spell it
+// ("arm64", "armv7s", "x86_64h", ...). It is finer than Arch, which may
+// stand for several subtypes (armv7s and armv7k decode as armv7).
+func (im *Image) ArchName() string { return archName(im.CPUType, im.CPUSubtype) }
 
 // Memory reads target memory; walker.Memory satisfies it.
 type Memory interface {

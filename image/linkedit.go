@@ -51,7 +51,8 @@ func (im *Image) readLinkedit(ref *linkeditRef) ([]byte, error) {
 // FunctionStarts returns the unslid function start addresses from
 // LC_FUNCTION_STARTS, sorted; nil when the image has none. The table is
 // ULEB128 deltas, the first from the __TEXT segment's vmaddr, ended by a
-// zero delta.
+// zero delta. On armv7 a Thumb function's start has bit 0 set, as the table
+// stores it.
 func (im *Image) FunctionStarts() ([]uint64, error) {
 	ref := im.hdr.funcStarts
 	if ref == nil || ref.size == 0 {
