@@ -1,17 +1,41 @@
 // Package snapshot reads and writes stackimage's captured-dump format: the
 // registers, stack memory and loaded images of one or more threads, as JSON
 // (format "stackimage.snapshot/v1", documented in docs/snapshot.md).
+//
+// Parse validates strictly: unknown fields, bad hex or base64, overlapping
+// memory and absurd sizes are errors that name the field
+// ("threads[1].thread_state.data: ..."). The captured memory becomes a
+// *Regions, which the stack walker reads through its Memory interface.
 package snapshot
 
 import (
-	"fmt"
-
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
 )
 
 // FormatV1 is the format string of version 1.
 const FormatV1 = "stackimage.snapshot/v1"
+
+// formatPrefix is what every version's format string starts with.
+const formatPrefix = "stackimage.snapshot/"
+
+// Limits on what Parse accepts. They keep a hostile or corrupt document
+// from exhausting memory: a snapshot holds stacks (a few MiB per thread),
+// not a whole address space.
+const (
+	// MaxMemorySize bounds the total decoded bytes of all memory regions.
+	MaxMemorySize = 1 << 30
+	// MaxInputSize bounds the JSON document: base64 makes MaxMemorySize
+	// bytes of memory 4/3 as large, plus room for the rest.
+	MaxInputSize = MaxMemorySize/3*4 + 64<<20
+	// MaxImages, MaxThreads and MaxRegions bound the array lengths.
+	MaxImages  = 1 << 16
+	MaxThreads = 1 << 16
+	MaxRegions = 1 << 20
+	// maxStateData bounds a thread_state's base64 data; the largest flavor
+	// is ARM_UNIFIED_THREAD_STATE at 280 bytes.
+	maxStateData = 4096
+)
 
 // Snapshot is a parsed, validated dump.
 type Snapshot struct {
@@ -39,37 +63,3 @@ type Thread struct {
 	// StackLow and StackHigh bound the stack, [low, high); zero when unknown.
 	StackLow, StackHigh uint64
 }
-
-// Region is one captured block of memory.
-type Region struct {
-	Address uint64
-	Data    []byte
-}
-
-// Regions is the captured memory, sorted by address and non-overlapping. It
-// satisfies walker.Memory.
-type Regions struct {
-	regions []Region
-}
-
-// NewRegions sorts and checks regions; overlapping regions are an error.
-func NewRegions(regions []Region) (*Regions, error) {
-	return nil, fmt.Errorf("snapshot: unimplemented")
-}
-
-// ReadMemory reads from the captured regions; bytes outside them are an
-// error after the bytes that could be read.
-func (r *Regions) ReadMemory(p []byte, addr uint64) (int, error) {
-	return 0, fmt.Errorf("unimplemented")
-}
-
-// All returns the regions in address order.
-func (r *Regions) All() []Region { return r.regions }
-
-// Parse reads and validates a snapshot. Errors name the field
-// ("threads[0].thread_state.data: ...").
-func Parse(data []byte) (*Snapshot, error) { return nil, fmt.Errorf("snapshot: unimplemented") }
-
-// Marshal writes a snapshot as indented JSON. Threads' registers are written
-// as thread_state in the architecture's native flavor.
-func Marshal(s *Snapshot) ([]byte, error) { return nil, fmt.Errorf("snapshot: unimplemented") }
