@@ -100,14 +100,7 @@ const maxDepth = 256
 // "debug_loclists". Keys spelled "__debug_info" or ".debug_info" are also
 // accepted.
 func New(sections map[string][]byte) (*Index, error) {
-	secs := make(map[string][]byte, len(sections))
-	for k, v := range sections {
-		k = strings.TrimLeft(k, "._")
-		if k == "debug_str_offs" {
-			k = "debug_str_offsets" // Mach-O section names stop at 16 bytes
-		}
-		secs[k] = v
-	}
+	secs := normalize(sections)
 	if len(secs["debug_info"]) == 0 {
 		return nil, errors.New("debuginfo: no debug_info section")
 	}
@@ -120,6 +113,19 @@ func New(sections map[string][]byte) (*Index, error) {
 type SectionSource interface {
 	// DWARFSections returns the DWARF sections keyed as New expects.
 	DWARFSections() (map[string][]byte, error)
+}
+
+// normalize rekeys sections as "debug_xxx", whatever the prefix.
+func normalize(sections map[string][]byte) map[string][]byte {
+	secs := make(map[string][]byte, len(sections))
+	for k, v := range sections {
+		k = strings.TrimLeft(k, "._")
+		if k == "debug_str_offs" {
+			k = "debug_str_offsets" // Mach-O section names stop at 16 bytes
+		}
+		secs[k] = v
+	}
+	return secs
 }
 
 // NewFromImage builds an Index from an image's DWARF sections, for

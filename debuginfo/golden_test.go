@@ -31,6 +31,10 @@ type dsym struct {
 }
 
 var dsyms = []dsym{
+	// Built by testdata/src/build.sh (clang 16, dsymutil 16).
+	{"inl-dwarf2", "testdata/fixtures/inl-dwarf2.dwarf", macho.CpuArm64, ""},
+	{"inl-dwarf4", "testdata/fixtures/inl-dwarf4.dwarf", macho.CpuArm64, ""},
+	{"inl-dwarf5", "testdata/fixtures/inl-dwarf5.o", macho.CpuArm64, ""},
 	{"pprof-exe_mac_64", "pprof/internal/binutils/testdata/exe_mac_64.dSYM/Contents/Resources/DWARF/exe_mac_64", macho.CpuAmd64, ""},
 	{"pprof-lib_mac_64", "pprof/internal/binutils/testdata/lib_mac_64.dSYM/Contents/Resources/DWARF/lib_mac_64", macho.CpuAmd64, ""},
 	{"symbolic-crash", "symbolic/symbolic-testutils/fixtures/macos/crash.dSYM/Contents/Resources/DWARF/crash", macho.CpuAmd64, ""},
@@ -53,7 +57,7 @@ type goldenFrame struct {
 // every inlined subroutine (where the inline chain is deepest).
 func probeAddrs(t *testing.T, secs map[string][]byte) []uint64 {
 	t.Helper()
-	d, err := newData(secs)
+	d, err := newData(normalize(secs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +97,10 @@ func probeAddrs(t *testing.T, secs map[string][]byte) []uint64 {
 func TestGolden(t *testing.T) {
 	for _, ds := range dsyms {
 		t.Run(ds.name, func(t *testing.T) {
-			path := corpusFile(t, ds.path)
+			path := ds.path
+			if !strings.HasPrefix(path, "testdata/") {
+				path = corpusFile(t, ds.path)
+			}
 			secs := dwarfSections(t, path, ds.cpu)
 			addrs := probeAddrs(t, secs)
 			if len(addrs) == 0 {
@@ -257,7 +264,11 @@ func writeGolden(t *testing.T, golden string, ds dsym, path string, addrs []uint
 	raw := runSymbolizer(t, ds, path, addrs, "--no-demangle")
 	dem := runSymbolizer(t, ds, path, addrs)
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# llvm-symbolizer --obj=CORPUS/%s --inlines --functions=linkage --output-style=JSON [--no-demangle]", ds.path)
+	obj := ds.path
+	if !strings.HasPrefix(obj, "testdata/") {
+		obj = "CORPUS/" + obj
+	}
+	fmt.Fprintf(&b, "# llvm-symbolizer --obj=%s --inlines --functions=linkage --output-style=JSON [--no-demangle]", obj)
 	if ds.arch != "" {
 		fmt.Fprintf(&b, " --default-arch=%s", ds.arch)
 	}
