@@ -242,7 +242,14 @@ func (w *walk) stop(reason StopReason, format string, args ...any) {
 	w.res.StopDetail = fmt.Sprintf(format, args...)
 }
 
-func (w *walk) add(ra uint64, fp uint64, how FoundBy) {
+// add appends a caller frame, or stops the walk and returns false when
+// MaxDepth frames are there already. The limit is checked only when there is
+// a frame to add, so a chain exactly MaxDepth long ends with its own reason.
+func (w *walk) add(ra uint64, fp uint64, how FoundBy) bool {
+	if len(w.res.Frames) >= w.maxDepth {
+		w.stop(StopMaxDepth, "maximum depth %d reached", w.maxDepth)
+		return false
+	}
 	w.res.Frames = append(w.res.Frames, Frame{
 		Index:         len(w.res.Frames),
 		ReturnAddress: ra,
@@ -250,6 +257,7 @@ func (w *walk) add(ra uint64, fp uint64, how FoundBy) {
 		FP:            fp,
 		FoundBy:       how,
 	})
+	return true
 }
 
 func (w *walk) run(regs *archregs.Registers) {
@@ -268,19 +276,13 @@ func (w *walk) run(regs *archregs.Registers) {
 		return
 	}
 	if w.ai.hasLR {
-		if lr, ok := regs.LR(); ok {
-			if len(w.res.Frames) >= w.maxDepth {
-				w.stop(StopMaxDepth, "maximum depth %d reached", w.maxDepth)
-				return
-			}
-			w.linkRegister(pc, lr, fp)
-		}
-	} else if sp, ok := regs.SP(); ok && (pc < minValidAddress || w.atFunctionStart(pc)) {
-		if len(w.res.Frames) >= w.maxDepth {
-			w.stop(StopMaxDepth, "maximum depth %d reached", w.maxDepth)
+		if lr, ok := regs.LR(); ok && !w.linkRegister(pc, lr, fp) {
 			return
 		}
-		w.stackTop(sp, fp)
+	} else if sp, ok := regs.SP(); ok && (pc < minValidAddress || w.atFunctionStart(pc)) {
+		if !w.stackTop(sp, fp) {
+			return
+		}
 	}
 	if fp != 0 {
 		if sp, ok := regs.SP(); ok && fp < sp {
@@ -301,29 +303,31 @@ func (w *walk) run(regs *archregs.Registers) {
 // caller would appear twice. What this cannot see without unwind info is a
 // stale LR: after frame 0's own call returned, LR points into frame 0 and
 // differs from its record. Options.Functions catches that case.
-func (w *walk) linkRegister(pc, lr, fp uint64) {
+//
+// It returns false when the walk must stop (MaxDepth reached).
+func (w *walk) linkRegister(pc, lr, fp uint64) bool {
 	stripped := lr & w.pacMask &^ w.ai.clearBits
 	if stripped < minValidAddress {
-		return
+		return true
 	}
 	if w.opts.Code != nil && !w.opts.Code.IsCode(stripped) {
-		return
+		return true
 	}
 	// At the first instruction nothing has run: LR is the caller even when
 	// it equals the record's return address (direct recursion).
 	if !w.atFunctionStart(pc) {
 		if ra, ok := w.recordReturnAddress(fp); ok && ra == stripped {
-			return
+			return true
 		}
 		if fn := w.opts.Functions; fn != nil {
 			pcStart, ok1 := fn.FunctionStart(pc)
 			lrStart, ok2 := fn.FunctionStart(stripped)
 			if ok1 && ok2 && pcStart == lrStart {
-				return
+				return true
 			}
 		}
 	}
-	w.add(stripped, fp, FoundByLinkRegister)
+	return w.add(stripped, fp, FoundByLinkRegister)
 }
 
 // atFunctionStart reports whether Options.Functions says pc is the first
@@ -341,16 +345,17 @@ func (w *walk) atFunctionStart(pc uint64) bool {
 // below 4096 (the CPU faulted fetching the target of a call through a null
 // pointer) or at the first instruction of its function. FP is then still
 // the caller's. With any other PC the word at SP could be anything; the
-// frame-pointer chain alone is trusted then.
-func (w *walk) stackTop(sp, fp uint64) {
+// frame-pointer chain alone is trusted then. It returns false when the walk
+// must stop (MaxDepth reached).
+func (w *walk) stackTop(sp, fp uint64) bool {
 	ra, err := w.readPtr(sp)
 	if err != nil || ra < minValidAddress {
-		return
+		return true
 	}
 	if w.opts.Code != nil && !w.opts.Code.IsCode(ra) {
-		return
+		return true
 	}
-	w.add(ra, fp, FoundByStackPointer)
+	return w.add(ra, fp, FoundByStackPointer)
 }
 
 // recordReturnAddress reads the return address of the frame record at fp
@@ -380,9 +385,6 @@ func (w *walk) chain(fp uint64) {
 		case !w.inStack(fp):
 			w.stop(StopOutsideStack, "frame record at FP %#x (frame %d) outside the stack [%#x, %#x)",
 				fp, at, w.opts.StackLow, w.opts.StackHigh)
-			return
-		case len(w.res.Frames) >= w.maxDepth:
-			w.stop(StopMaxDepth, "maximum depth %d reached", w.maxDepth)
 			return
 		}
 		next, err := w.readPtr(fp)
@@ -415,7 +417,9 @@ func (w *walk) chain(fp uint64) {
 				raw, fp+w.ai.ptrSize, at, minValidAddress)
 			return
 		}
-		w.add(ra, next, FoundByFramePointer)
+		if !w.add(ra, next, FoundByFramePointer) {
+			return
+		}
 		if next != 0 && next <= fp {
 			w.stop(StopFramePointerNotAbove, "saved FP %#x read at %#x is not above it (frame %d)",
 				next, fp, at+1)

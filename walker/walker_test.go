@@ -42,7 +42,7 @@ func (ta testArch) codeRanges() codeRanges { return codeRanges{{ta.code, ta.code
 
 // regs builds registers from role names: "pc", "sp", "fp", "lr". Missing
 // roles stay unknown.
-func (ta testArch) regs(t *testing.T, vals map[string]uint64) *archregs.Registers {
+func (ta testArch) regs(t testing.TB, vals map[string]uint64) *archregs.Registers {
 	t.Helper()
 	r := archregs.NewRegisters(ta.arch)
 	names := map[string]string{"pc": ta.arch.PC, "sp": ta.arch.SP, "fp": ta.arch.FP, "lr": ta.arch.LR}
@@ -630,16 +630,28 @@ func TestWalk(t *testing.T) {
 	}
 }
 
-// TestWalkDefaultMaxDepth walks a chain longer than the default limit.
+// TestWalkDefaultMaxDepth walks chains around the default limit.
 func TestWalkDefaultMaxDepth(t *testing.T) {
+	tests := []struct {
+		name    string
+		records int // frame 0 plus one caller per record
+		want    int
+		stop    StopReason
+	}{
+		{"longer than the limit", DefaultMaxDepth + 50, DefaultMaxDepth, StopMaxDepth},
+		{"exactly the limit", DefaultMaxDepth - 1, DefaultMaxDepth, StopFramePointerZero},
+		{"one below the limit", DefaultMaxDepth - 2, DefaultMaxDepth - 1, StopFramePointerZero},
+	}
 	for _, ta := range testArchs {
-		t.Run(ta.arch.Name, func(t *testing.T) {
-			mem, fp := longChain(t, ta, DefaultMaxDepth+50)
-			got := Walk(ta.regs(t, map[string]uint64{"pc": ta.pc(0x100), "fp": fp}), mem, Options{})
-			if len(got.Frames) != DefaultMaxDepth || got.Stop != StopMaxDepth {
-				t.Errorf("Walk: %d frames, stop %v; want %d, %v", len(got.Frames), got.Stop, DefaultMaxDepth, StopMaxDepth)
-			}
-		})
+		for _, tt := range tests {
+			t.Run(ta.arch.Name+"/"+tt.name, func(t *testing.T) {
+				mem, fp := longChain(t, ta, tt.records)
+				got := Walk(ta.regs(t, map[string]uint64{"pc": ta.pc(0x100), "fp": fp}), mem, Options{})
+				if len(got.Frames) != tt.want || got.Stop != tt.stop {
+					t.Errorf("Walk: %d frames, stop %v; want %d, %v", len(got.Frames), got.Stop, tt.want, tt.stop)
+				}
+			})
+		}
 	}
 }
 
