@@ -311,6 +311,9 @@ func (b *ksBody) thread(p *problems, path string, kt ksThread, idx int, arch *ar
 	}
 	if kt.Backtrace != nil {
 		contents := kt.Backtrace.Contents
+		if kt.Backtrace.Skipped > 0 && kt.Backtrace.Skipped <= 1<<31 {
+			t.SkippedFrames = int(kt.Backtrace.Skipped)
+		}
 		if len(contents) > MaxFrames {
 			p.fail(path+".backtrace.contents", 0, "%d frames, more than %d", len(contents), MaxFrames)
 			contents = contents[:MaxFrames]

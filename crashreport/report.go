@@ -120,6 +120,10 @@ type Thread struct {
 	Crashed bool
 	// Frames is the reporter's own backtrace, innermost first.
 	Frames []Frame
+	// SkippedFrames counts frames the reporter left out of Frames (KSCrash
+	// "skipped", set when a deep stack such as an overflow was cut); when
+	// non-zero, Frames[0] is not the PC.
+	SkippedFrames int
 	// Registers holds the thread's registers when the report has them.
 	Registers *archregs.Registers
 	// OtherRegisters holds reported registers the arch table does not
@@ -469,7 +473,11 @@ func (r *imageResolver) find(addr, load uint64, haveLoad bool, name string) int 
 func (r *imageResolver) resolve(f *Frame, load uint64, haveLoad bool) {
 	f.ImageIndex = r.find(f.Address, load, haveLoad, f.ImageName)
 	if f.ImageIndex >= 0 {
-		f.ImageOffset = f.Address - r.images[f.ImageIndex].LoadAddress
+		im := r.images[f.ImageIndex]
+		f.ImageOffset = f.Address - im.LoadAddress
+		if f.ImageName == "" {
+			f.ImageName = im.Name
+		}
 	}
 }
 
