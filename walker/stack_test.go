@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -174,5 +175,32 @@ func TestStackBuilder(t *testing.T) {
 	}
 	if _, err := readPtr(mem, make([]byte, 8), 0x1014); err == nil {
 		t.Errorf("readPtr(0x1014) past the end: no error")
+	}
+}
+
+// lyingMemory returns fewer bytes than asked for without an error.
+type lyingMemory struct{}
+
+func (lyingMemory) ReadMemory(p []byte, addr uint64) (int, error) { return len(p) / 2, nil }
+
+func TestReadPtrErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		mem  Memory
+		addr uint64
+		want string
+	}{
+		{"no memory", nil, 0x1000, "no memory"},
+		{"address overflows", &memory{base: 0, data: make([]byte, 16)}, ^uint64(0) - 3, "overflows"},
+		{"short read without error", lyingMemory{}, 0x1000, "read 4 of 8 bytes at 0x1000: short read"},
+		{"unmapped", &memory{base: 0x2000, data: make([]byte, 16)}, 0x1000, "0x1000 not mapped"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := readPtr(tt.mem, make([]byte, 8), tt.addr)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("readPtr(%#x) error = %v, want one containing %q", tt.addr, err, tt.want)
+			}
+		})
 	}
 }
