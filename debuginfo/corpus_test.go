@@ -2,20 +2,19 @@ package debuginfo
 
 import (
 	"debug/macho"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// corpusDir returns /work/shared/corpus as seen from the repository:
-// ../shared/corpus relative to the directory holding go.mod. Tests skip when
-// it is absent (a fresh clone does not have it).
-func corpusDir(t testing.TB) string {
-	t.Helper()
+// findCorpus returns /work/shared/corpus as seen from the repository:
+// ../shared/corpus relative to the directory holding go.mod.
+func findCorpus() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
@@ -23,13 +22,24 @@ func corpusDir(t testing.TB) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Skip("corpus absent: no go.mod above the package directory")
+			return "", fmt.Errorf("no go.mod above the package directory")
 		}
 		dir = parent
 	}
 	c := filepath.Join(dir, "..", "shared", "corpus")
 	if _, err := os.Stat(c); err != nil {
-		t.Skipf("corpus absent: %s not found (see docs/debuginfo.md)", c)
+		return "", fmt.Errorf("%s not found", c)
+	}
+	return c, nil
+}
+
+// corpusDir returns the corpus directory; tests skip when it is absent (a
+// fresh clone does not have it).
+func corpusDir(t testing.TB) string {
+	t.Helper()
+	c, err := findCorpus()
+	if err != nil {
+		t.Skipf("corpus absent: %v (see docs/debuginfo.md)", err)
 	}
 	return c
 }

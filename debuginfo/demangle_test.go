@@ -1,0 +1,52 @@
+package debuginfo
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDemangle(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		lang           Lang
+	}{
+		{"C++ from DWARF", "_ZN15google_breakpad18MinidumpFileWriterC2Ev", "google_breakpad::MinidumpFileWriter::MinidumpFileWriter()", LangCPP},
+		{"C++ Mach-O underscore", "__ZN15google_breakpad18MinidumpFileWriterC2Ev", "google_breakpad::MinidumpFileWriter::MinidumpFileWriter()", LangCPP},
+		{"C++ LLVM style", "_ZNKSt3__16vectorIhNS_9allocatorIhEEE4sizeEv", "std::__1::vector<unsigned char, std::__1::allocator<unsigned char>>::size() const", LangCPP},
+		{"C++ malformed kept", "_ZN3foo", "_ZN3foo", LangCPP},
+		{"Rust legacy", "_ZN4core3fmt5write17h0123456789abcdefE", "core::fmt::write", LangRust},
+		{"Rust v0", "_RNvCs1234_7mycrate3foo", "mycrate::foo", LangRust},
+		{"Swift 5", "$s4main3fooyyF", "$s4main3fooyyF", LangSwift},
+		{"Swift Mach-O", "_$s4main3fooyyF", "_$s4main3fooyyF", LangSwift},
+		{"Swift 4.0", "__T04main3fooyyF", "__T04main3fooyyF", LangSwift},
+		{"ObjC instance", "-[MyClass crashingMethod]", "-[MyClass crashingMethod]", LangObjC},
+		{"ObjC class", "+[NSObject load]", "+[NSObject load]", LangObjC},
+		{"C", "main", "main", LangC},
+		{"C Mach-O", "_main", "_main", LangC},
+		{"empty", "", "", LangC},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, lang := Demangle(tt.in)
+			if diff := cmp.Diff(tt.want, got); diff != "" || lang != tt.lang {
+				t.Errorf("Demangle(%q) = %q, %q, want %q, %q", tt.in, got, lang, tt.want, tt.lang)
+			}
+		})
+	}
+}
+
+// FuzzDemangle checks that no name panics the demangler or grows without
+// bound.
+func FuzzDemangle(f *testing.F) {
+	for _, s := range []string{"_ZN15google_breakpad18MinidumpFileWriterC2Ev", "__ZNKSt3__16vectorIhNS_9allocatorIhEEE4sizeEv",
+		"_RNvCs1234_7mycrate3foo", "_ZN4core3fmt5write17h0123456789abcdefE", "$s4main3fooyyF", "-[A b]"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		got, _ := Demangle(name)
+		if len(got) > 1<<16+len(name) {
+			t.Errorf("Demangle(%q) returned %d bytes", name, len(got))
+		}
+	})
+}
