@@ -1,0 +1,217 @@
+package image
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// exeImage is a synthetic arm64 executable: __PAGEZERO, __TEXT (r-x) with
+// two sections, __DATA (rw-) and __LINKEDIT, at the usual addresses.
+func exeImage() *Image {
+	im := &Image{
+		Name: "App",
+		Type: TypeExecute,
+		Segments: []Segment{
+			{Name: "__PAGEZERO", Addr: 0, Size: 0x100000000},
+			{Name: "__TEXT", Addr: 0x100000000, Size: 0x8000, FileSize: 0x8000, MaxProt: 5, Prot: 5},
+			{Name: "__DATA", Addr: 0x100008000, Size: 0x4000, Offset: 0x8000, FileSize: 0x4000, MaxProt: 3, Prot: 3},
+			{Name: "__EMPTY", Addr: 0x10000c000, Size: 0},
+			{Name: "__LINKEDIT", Addr: 0x10000c000, Size: 0x4000, Offset: 0xc000, FileSize: 0x1000, MaxProt: 1, Prot: 1},
+		},
+		Sections: []Section{
+			{Index: 1, Segment: "__TEXT", Name: "__text", Addr: 0x100001000, Size: 0x5000},
+			{Index: 2, Segment: "__TEXT", Name: "__stubs", Addr: 0x100006000, Size: 0x100},
+			{Index: 3, Segment: "__DATA", Name: "__data", Addr: 0x100008000, Size: 0x200},
+		},
+	}
+	var spans []span
+	for i, s := range im.Sections {
+		spans = append(spans, span{start: s.Addr, end: s.Addr + s.Size, prio: s.Addr, order: i, ref: i})
+	}
+	im.sections = flatten(spans)
+	return im
+}
+
+func TestListLookup(t *testing.T) {
+	app := &Loaded{Name: "App", LoadAddress: 0x104cc8000, Image: exeImage()}
+	// Known by range only, as crash reports give them.
+	libA := &Loaded{Name: "libA", LoadAddress: 0x180000000, Size: 0x10000}
+	// Overlaps libA's upper half: from 0x180008000 on, libB wins (higher
+	// load address).
+	libB := &Loaded{Name: "libB", LoadAddress: 0x180008000, Size: 0x10000}
+	// No size, no image: reaches to the next image.
+	libC := &Loaded{Name: "libC", LoadAddress: 0x190000000}
+	// Last, open-ended: capped at MaxOpenRange.
+	libD := &Loaded{Name: "libD", LoadAddress: 0x200000000}
+	// Loaded below its preferred address: the slide wraps around.
+	low := &Loaded{Name: "Low", LoadAddress: 0x4000, Image: exeImage()}
+	l := NewList([]*Loaded{libD, libB, app, libC, nil, libA, low})
+
+	var names []string
+	for _, im := range l.Images() {
+		names = append(names, im.Name)
+	}
+	if diff := cmp.Diff([]string{"Low", "App", "libA", "libB", "libC", "libD"}, names); diff != "" {
+		t.Errorf("Images() order (-want +got):\n%s", diff)
+	}
+
+	type result struct {
+		Image, Segment, Section string
+		Unslid, Offset          uint64
+	}
+	tests := []struct {
+		name string
+		addr uint64
+		want *result // nil: not found
+	}{
+		{"zero", 0, nil},
+		{"below __TEXT of App is __PAGEZERO's slid range", 0x104cc8000 - 1, nil},
+		{"App mach header", 0x104cc8000, &result{"App", "__TEXT", "", 0x100000000, 0}},
+		{"App __text", 0x104cc9010, &result{"App", "__TEXT", "__text", 0x100001010, 0x1010}},
+		{"App __stubs last byte", 0x104cce0ff, &result{"App", "__TEXT", "__stubs", 0x1000060ff, 0x60ff}},
+		{"App __TEXT after __stubs", 0x104cce100, &result{"App", "__TEXT", "", 0x100006100, 0x6100}},
+		{"App __data", 0x104cd0010, &result{"App", "__DATA", "__data", 0x100008010, 0x8010}},
+		{"App __DATA last byte", 0x104cd3fff, &result{"App", "__DATA", "", 0x10000bfff, 0xbfff}},
+		{"App __LINKEDIT last byte", 0x104cd7fff, &result{"App", "__LINKEDIT", "", 0x10000ffff, 0xffff}},
+		{"past App", 0x104cd8000, nil},
+		{"libA start", 0x180000000, &result{"libA", "", "", 0, 0}},
+		{"libA below the overlap", 0x180007fff, &result{"libA", "", "", 0x7fff, 0x7fff}},
+		{"overlap goes to libB", 0x180008000, &result{"libB", "", "", 0, 0}},
+		{"libA's end is inside libB", 0x18000ffff, &result{"libB", "", "", 0x7fff, 0x7fff}},
+		{"libB end", 0x180018000, nil},
+		{"libC start", 0x190000000, &result{"libC", "", "", 0, 0}},
+		{"libC reaches the next image", 0x1ffffffff, &result{"libC", "", "", 0x6fffffff, 0x6fffffff}},
+		{"libD", 0x200000000, &result{"libD", "", "", 0, 0}},
+		{"libD last byte of MaxOpenRange", 0x200000000 + MaxOpenRange - 1, &result{"libD", "", "", MaxOpenRange - 1, MaxOpenRange - 1}},
+		{"past libD's cap", 0x200000000 + MaxOpenRange, nil},
+		{"Low __text", 0x5010, &result{"Low", "__TEXT", "__text", 0x100001010, 0x1010}},
+		{"top of the address space", ^uint64(0), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			loc, ok := l.Lookup(tt.addr)
+			var got *result
+			if ok {
+				got = &result{Image: loc.Loaded.Name, Unslid: loc.Unslid, Offset: loc.Offset}
+				if loc.Segment != nil {
+					got.Segment = loc.Segment.Name
+				}
+				if loc.Section != nil {
+					got.Section = loc.Section.Name
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Lookup(%#x) (-want +got):\n%s", tt.addr, diff)
+			}
+		})
+	}
+
+	// Segment and Section point into the image, not at copies.
+	loc, _ := l.Lookup(0x104cc9010)
+	if loc.Segment != &app.Image.Segments[1] || loc.Section != &app.Image.Sections[0] {
+		t.Errorf("Lookup(0x104cc9010) Segment/Section do not point into App's image")
+	}
+}
+
+func TestListIsCode(t *testing.T) {
+	l := NewList([]*Loaded{
+		{Name: "App", LoadAddress: 0x104cc8000, Image: exeImage()},
+		{Name: "libA", LoadAddress: 0x180000000, Size: 0x10000},
+	})
+	tests := []struct {
+		name string
+		addr uint64
+		want bool
+	}{
+		{"__TEXT", 0x104cc9010, true},
+		{"__DATA", 0x104cd0010, false},
+		{"__LINKEDIT", 0x104cd5000, false},
+		{"image without segments", 0x180001000, true},
+		{"no image", 0x170000000, false},
+		{"slid __PAGEZERO", 0x4cc8000, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := l.IsCode(tt.addr); got != tt.want {
+				t.Errorf("IsCode(%#x) = %v, want %v", tt.addr, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestListSameLoadAddress(t *testing.T) {
+	first := &Loaded{Name: "first", LoadAddress: 0x1000, Size: 0x100}
+	second := &Loaded{Name: "second", LoadAddress: 0x1000, Size: 0x200}
+	l := NewList([]*Loaded{first, second})
+	for _, tt := range []struct {
+		addr uint64
+		want string
+	}{{0x1000, "first"}, {0x10ff, "first"}, {0x1100, "second"}, {0x11ff, "second"}} {
+		loc, ok := l.Lookup(tt.addr)
+		if !ok || loc.Loaded.Name != tt.want {
+			t.Errorf("Lookup(%#x) = %v, %v, want %q", tt.addr, loc.Loaded, ok, tt.want)
+		}
+	}
+}
+
+func TestListEmpty(t *testing.T) {
+	l := NewList(nil)
+	if _, ok := l.Lookup(0x1000); ok {
+		t.Errorf("Lookup in an empty list found something")
+	}
+	if l.IsCode(0x1000) {
+		t.Errorf("IsCode in an empty list = true")
+	}
+}
+
+// TestFlattenMatchesBruteForce checks the overlap resolution against the
+// rule applied address by address.
+func TestFlattenMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for round := 0; round < 200; round++ {
+		var in []span
+		for i := 0; i < 1+rng.Intn(8); i++ {
+			start := uint64(rng.Intn(60))
+			in = append(in, span{start: start, end: start + uint64(rng.Intn(20)), prio: uint64(rng.Intn(4)), order: i, ref: i})
+		}
+		flat := flatten(in)
+		for addr := uint64(0); addr < 90; addr++ {
+			want := -1
+			for _, s := range in {
+				if s.start <= addr && addr < s.end {
+					if want < 0 || s.prio > in[want].prio || (s.prio == in[want].prio && s.order < in[want].order) {
+						want = s.ref
+					}
+				}
+			}
+			got := -1
+			if s, ok := findSpan(flat, addr); ok {
+				got = s.ref
+			}
+			if got != want {
+				t.Fatalf("round %d: spans %+v: winner at %d = %d, want %d", round, in, addr, got, want)
+			}
+		}
+	}
+}
+
+func BenchmarkListLookup(b *testing.B) {
+	var images []*Loaded
+	for i := 0; i < 1000; i++ {
+		images = append(images, &Loaded{LoadAddress: 0x180000000 + uint64(i)*0x100000, Image: exeImage()})
+	}
+	l := NewList(images)
+	rng := rand.New(rand.NewSource(1))
+	addrs := make([]uint64, 1024)
+	for i := range addrs {
+		addrs[i] = images[rng.Intn(len(images))].LoadAddress + uint64(rng.Intn(0xc000))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, ok := l.Lookup(addrs[i%len(addrs)]); !ok {
+			b.Fatal("not found")
+		}
+	}
+}
