@@ -18,12 +18,11 @@
 package symtab
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/stackimage/stackimage/image"
 )
@@ -117,8 +116,10 @@ type Table struct {
 	sects  []uint8  // 1-based section index (n_sect); 0 when unknown
 	source []uint8  // Source of the entry
 
-	strtab []byte // the image's string table, shared, not copied
-	extra  []byte // export names, NUL-terminated
+	// strtab is the image's string table, converted to a string once so
+	// that a lookup slices a name out of it without allocating.
+	strtab string
+	extra  string // export names, NUL-terminated
 
 	sections []span // sorted by address; empty when the caller gave none
 }
@@ -178,7 +179,7 @@ func clearThumbBit(starts []uint64) []uint64 {
 // NewFromParts builds a table from the pieces of an image: its raw
 // LC_SYMTAB (the zero value when it has none), its sections (which bound
 // every symbol; nil to skip that check), its function starts and its export
-// trie entries (either may be nil). It keeps raw.Strings without copying it.
+// trie entries (either may be nil). It keeps a copy of raw.Strings, not raw.
 //
 // From the symbol table it keeps defined section symbols (N_SECT), local
 // and external, and drops debugging stabs, undefined, absolute and indirect
@@ -193,7 +194,7 @@ func clearThumbBit(starts []uint64) []uint64 {
 // llvm-symbolizer answers (it sorts by address, size and name and keeps the
 // last), and agreeing with it makes our answers comparable.
 func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64, exports []image.Export) (*Table, error) {
-	t := &Table{strtab: raw.Strings}
+	t := &Table{strtab: string(raw.Strings)}
 	t.sections = makeSpans(sections)
 
 	entries, err := t.readSymtab(raw)
@@ -203,6 +204,7 @@ func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64
 	if len(entries)+len(starts)+len(exports) > maxEntries {
 		return nil, &FormatError{Msg: "too many symbols", Val: len(entries) + len(starts) + len(exports)}
 	}
+	var extra []byte
 	for _, e := range exports {
 		if e.Name == "" || isMachHeader(e.Name) {
 			continue
@@ -213,13 +215,14 @@ func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64
 			// package let through) name no code here.
 			continue
 		}
-		if len(t.extra)+len(e.Name)+1 > maxEntries {
-			return nil, &FormatError{Msg: "export names too long", Val: len(t.extra)}
+		if len(extra)+len(e.Name)+1 > maxEntries {
+			return nil, &FormatError{Msg: "export names too long", Val: len(extra)}
 		}
-		entries = append(entries, entry{addr: e.Addr, name: uint32(len(t.extra)), sect: sect, source: uint8(SourceExports)})
-		t.extra = append(t.extra, e.Name...)
-		t.extra = append(t.extra, 0)
+		entries = append(entries, entry{addr: e.Addr, name: uint32(len(extra)), sect: sect, source: uint8(SourceExports)})
+		extra = append(extra, e.Name...)
+		extra = append(extra, 0)
 	}
+	t.extra = string(extra)
 	for _, a := range starts {
 		sect, ok := t.sectionOf(a)
 		if !ok {
@@ -243,7 +246,7 @@ func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64
 			return c
 		}
 		if a.source == uint8(SourceSymtab) {
-			return -bytes.Compare(t.key(a.name), t.key(b.name))
+			return -strings.Compare(t.key(a.name), t.key(b.name))
 		}
 		return 0
 	})
@@ -315,7 +318,7 @@ func (t *Table) readSymtab(raw image.RawSymtab) ([]entry, error) {
 			return nil, &FormatError{Off: int64(off), Msg: fmt.Sprintf("symbol %d's name offset is past the %d-byte string table", i, len(t.strtab)), Val: strx}
 		}
 		name := cstring(t.strtab[strx:])
-		if len(name) == 0 || isMachHeader(string(name)) {
+		if len(name) == 0 || isMachHeader(name) {
 			continue
 		}
 		entries = append(entries, entry{addr: value, name: strx, sect: sect, source: uint8(SourceSymtab)})
@@ -343,17 +346,17 @@ func isMachHeader(raw string) bool {
 	return len(raw) >= len(prefix)+len(suffix) && raw[:len(prefix)] == prefix && raw[len(raw)-len(suffix):] == suffix
 }
 
-// cstring returns b up to its first NUL, or all of b.
-func cstring(b []byte) []byte {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i]
+// cstring returns s up to its first NUL, or all of s.
+func cstring(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return s[:i]
 	}
-	return b
+	return s
 }
 
 // key is the name llvm-symbolizer orders same-address symbols by: the raw
 // name with one leading underscore removed.
-func (t *Table) key(off uint32) []byte {
+func (t *Table) key(off uint32) string {
 	name := cstring(t.strtab[off:])
 	if len(name) > 0 && name[0] == '_' {
 		name = name[1:]
@@ -385,9 +388,30 @@ func (t *Table) sectionOf(addr uint64) (uint8, bool) {
 	return s.index, ok
 }
 
+// upperBound returns the index of the first element of the sorted a that is
+// greater than x, or len(a). It is sort.Search without the closure call per
+// step, which is most of the cost of a lookup.
+func upperBound(a []uint64, x uint64) int {
+	lo, hi := 0, len(a)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if a[m] > x {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
+
 // spanOf returns the section holding addr.
 func (t *Table) spanOf(addr uint64) (span, bool) {
-	i := sort.Search(len(t.sections), func(i int) bool { return t.sections[i].start > addr }) - 1
+	// Images have a few dozen sections at most: a linear scan beats a
+	// binary search here.
+	i := len(t.sections) - 1
+	for i >= 0 && t.sections[i].start > addr {
+		i--
+	}
 	if i < 0 || addr >= t.sections[i].end {
 		return span{}, false
 	}
@@ -407,7 +431,7 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 
 // find returns the index of the entry answering for addr.
 func (t *Table) find(addr uint64) (int, bool) {
-	i := sort.Search(len(t.addrs), func(i int) bool { return t.addrs[i] > addr }) - 1
+	i := upperBound(t.addrs, addr) - 1
 	if i < 0 {
 		return 0, false
 	}
@@ -439,9 +463,9 @@ func (t *Table) symbol(i int, addr uint64) Symbol {
 		s.Name = SyntheticPrefix + strconv.FormatUint(s.Addr, 16)
 		return s
 	case SourceExports:
-		s.RawName = string(cstring(t.extra[t.names[i]:]))
+		s.RawName = cstring(t.extra[t.names[i]:])
 	default:
-		s.RawName = string(cstring(t.strtab[t.names[i]:]))
+		s.RawName = cstring(t.strtab[t.names[i]:])
 	}
 	s.Name = s.RawName
 	if len(s.Name) > 0 && s.Name[0] == '_' {
@@ -454,8 +478,11 @@ func (t *Table) symbol(i int, addr uint64) Symbol {
 // from all sources.
 func (t *Table) Len() int { return len(t.addrs) }
 
-// Bytes returns the memory the table's own arrays hold, not counting the
-// string table it shares with the image.
+// Bytes returns the memory the table holds besides its string table
+// (StringBytes).
 func (t *Table) Bytes() int {
-	return cap(t.addrs)*8 + cap(t.names)*4 + cap(t.sects) + cap(t.source) + cap(t.extra) + cap(t.sections)*24
+	return cap(t.addrs)*8 + cap(t.names)*4 + cap(t.sects) + cap(t.source) + len(t.extra) + cap(t.sections)*24
 }
+
+// StringBytes returns the size of the string table the table keeps.
+func (t *Table) StringBytes() int { return len(t.strtab) }
