@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+
+	"github.com/stackimage/stackimage/image"
+)
+
+func runImages(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("images", "images FILE...", stderr)
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("%w: want at least one file", errUsage)
+	}
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	for i, path := range files {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		f, err := image.Open(path)
+		if err != nil {
+			return err
+		}
+		kind := "thin"
+		if f.Fat {
+			kind = fmt.Sprintf("fat, %d slices", len(f.Images))
+		}
+		fmt.Fprintf(w, "%s (%s)\n", path, kind)
+		for _, im := range f.Images {
+			writeImage(w, im)
+		}
+		f.Close()
+	}
+	return nil
+}
+
+var fileTypeNames = map[image.FileType]string{
+	image.TypeObject: "OBJECT", image.TypeExecute: "EXECUTE", image.TypeDylib: "DYLIB",
+	image.TypeBundle: "BUNDLE", image.TypeDSYM: "DSYM",
+}
+
+func writeImage(w io.Writer, im *image.Image) {
+	uuid := "(no UUID)"
+	if !im.UUID.IsZero() {
+		uuid = im.UUID.String()
+	}
+	typ, ok := fileTypeNames[im.Type]
+	if !ok {
+		typ = fmt.Sprintf("filetype %d", im.Type)
+	}
+	fmt.Fprintf(w, "  %-7s %-8s %s\n", archName(im), typ, uuid)
+	for _, s := range im.Segments {
+		name := s.Name
+		if name == "" {
+			name = "(unnamed)"
+		}
+		fmt.Fprintf(w, "    %-16s vm %#018x-%#018x  file %#x+%#x\n", name, s.Addr, s.Addr+s.Size, s.Offset, s.FileSize)
+	}
+}

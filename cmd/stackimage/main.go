@@ -1,0 +1,120 @@
+// Command stackimage symbolicates captured thread stacks and crash reports
+// of Apple platforms, looks up addresses like atos, and lists Mach-O images.
+//
+//	stackimage symbolicate DUMP [--symbols DIR]... [--json]
+//	stackimage atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]
+//	stackimage images FILE...
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `stackimage: symbolicate Apple-platform stacks and crash reports on any OS
+
+Usage:
+  stackimage symbolicate DUMP [--symbols DIR]... [--json]
+      Walk every thread of a snapshot and print its symbolicated backtrace.
+  stackimage atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]
+      Look up addresses in a binary, as atos(1) does; reads stdin when no
+      address is given.
+  stackimage images FILE...
+      Print the UUID, architecture, type and segments of every slice.
+
+Run "stackimage COMMAND --help" for a command's options.
+`
+
+// errUsage marks an error the user made on the command line; it is reported
+// with exit status 2, like the flag package does.
+var errUsage = errors.New("usage")
+
+// errFlags marks a command line the flag package rejected and has already
+// explained on stderr together with the usage.
+var errFlags = errors.New("bad flags")
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit status, so that the
+// tests can drive the command in-process.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "symbolicate":
+		err = runSymbolicate(args[1:], stdout, stderr)
+	case "atos":
+		err = runAtos(args[1:], stdin, stdout, stderr)
+	case "images":
+		err = runImages(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "stackimage: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errFlags):
+		return 2
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "stackimage %s: %v\n", args[0], err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "stackimage %s: %v\n", args[0], err)
+		return 1
+	}
+}
+
+// parseInterspersed parses flags that may come before, between or after the
+// positional arguments, which the flag package alone does not allow.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", errFlags, err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		// The flag package stops at "--" too; everything after it is
+		// positional.
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return fmt.Sprint(*l) }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: stackimage %s\n\nOptions:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}

@@ -1,0 +1,241 @@
+package symbolize
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/snapshot"
+	"github.com/stackimage/stackimage/walker"
+)
+
+// Frame is one symbolicated frame.
+type Frame struct {
+	Index int
+	// Address is the PC for frame 0 and the return address for callers.
+	Address uint64
+	// LookupAddress is the address that was symbolized: the PC for frame 0,
+	// the return address minus one instruction for callers.
+	LookupAddress uint64
+	// Image is the image's file name ("" when the address is in no known
+	// image); ImageLoadAddress and ImageOffset place the address in it.
+	Image            string
+	ImagePath        string
+	ImageLoadAddress uint64
+	ImageOffset      uint64
+	// Symbol is empty when no symbol was found; SymbolOffset is Address
+	// minus the symbol's slid start, as Apple's crash reports print it.
+	Symbol       string
+	SymbolOffset uint64
+	// SymbolSource says which data named the symbol ("symtab", "exports",
+	// "function starts").
+	SymbolSource string
+	FoundBy      string
+}
+
+// Thread is one walked and symbolicated thread.
+type Thread struct {
+	ID         uint64
+	Name       string
+	Crashed    bool
+	StopReason string
+	StopDetail string
+	Frames     []Frame
+}
+
+// Report is a symbolicated dump.
+type Report struct {
+	Arch    *archregs.Arch
+	Threads []Thread
+	// Missing lists the images of the dump for which no symbol file with the
+	// same UUID was found.
+	Missing []MissingImage
+}
+
+// MissingImage is an image of the dump without symbols.
+type MissingImage struct {
+	Name string
+	UUID image.UUID
+}
+
+// Symbolizer symbolicates dumps against a symbol index.
+type Symbolizer struct {
+	Symbols *Symbols
+	// MaxDepth bounds each walk; zero means the walker's default.
+	MaxDepth int
+}
+
+// Process holds the images of one process with their symbols attached,
+// ready to answer address queries.
+type Process struct {
+	Arch     *archregs.Arch
+	List     *image.List
+	entries  map[*image.Loaded]*Entry
+	imageEnd uint64
+	Missing  []MissingImage
+}
+
+// NewProcess matches the loaded images with symbol files by UUID.
+func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*Process, error) {
+	p := &Process{Arch: arch, entries: map[*image.Loaded]*Entry{}}
+	for _, l := range loaded {
+		var e *Entry
+		if z.Symbols != nil && !l.UUID.IsZero() {
+			var err error
+			if e, err = z.Symbols.Lookup(l.UUID); err != nil {
+				return nil, err
+			}
+		}
+		if e == nil {
+			p.Missing = append(p.Missing, MissingImage{Name: l.Name, UUID: l.UUID})
+			continue
+		}
+		l.Image = e.Image()
+		p.entries[l] = e
+	}
+	p.List = image.NewList(loaded)
+	p.imageEnd = p.ImageEnd()
+	return p, nil
+}
+
+// Frame symbolizes one address. lookup is the address to attribute (the
+// return address minus one instruction for callers).
+func (p *Process) Frame(index int, addr, lookup uint64, foundBy string) Frame {
+	f := Frame{Index: index, Address: addr, LookupAddress: lookup, FoundBy: foundBy}
+	loc, ok := p.List.Lookup(lookup)
+	if !ok {
+		return f
+	}
+	l := loc.Loaded
+	f.Image = path.Base(strings.ReplaceAll(l.Name, "\\", "/"))
+	f.ImagePath = l.Name
+	f.ImageLoadAddress = l.LoadAddress
+	f.ImageOffset = addr - l.LoadAddress
+	e := p.entries[l]
+	if e == nil {
+		return f
+	}
+	sym, ok := e.Symbol(loc.Unslid)
+	if !ok {
+		return f
+	}
+	f.Symbol = sym.Name
+	// The offset is taken from the address itself, not the lookup address,
+	// as Apple's reports do; both lie in the same function.
+	f.SymbolOffset = addr - (lookup - sym.Offset)
+	f.SymbolSource = sym.Source.String()
+	return f
+}
+
+// IsCode reports whether addr lies in code of a known image; it lets the
+// walker judge values it stripped of pointer-authentication bits.
+func (p *Process) IsCode(addr uint64) bool { return p.List.IsCode(addr) }
+
+// FunctionStart returns the slid start of the function holding addr, when
+// the image's symbols know it. The walker uses it to tell a caller in the
+// link register from a stale one left by a call frame 0 already made.
+func (p *Process) FunctionStart(addr uint64) (uint64, bool) {
+	loc, ok := p.List.Lookup(addr)
+	if !ok {
+		return 0, false
+	}
+	e := p.entries[loc.Loaded]
+	if e == nil {
+		return 0, false
+	}
+	sym, ok := e.Symbol(loc.Unslid)
+	if !ok {
+		return 0, false
+	}
+	return addr - sym.Offset, true
+}
+
+// ImageEnd returns one past the highest byte of any image, which bounds the
+// address bits a pointer-authenticated value can carry.
+func (p *Process) ImageEnd() uint64 {
+	var end uint64
+	for _, l := range p.List.Images() {
+		top := l.LoadAddress + l.Size
+		if l.Image != nil {
+			for _, s := range l.Image.Segments {
+				if s.Name == "__PAGEZERO" {
+					continue
+				}
+				top = max(top, s.Addr+s.Size+l.Image.Slide(l.LoadAddress))
+			}
+		}
+		end = max(end, top, l.LoadAddress+1)
+	}
+	return end
+}
+
+// Walk walks one thread over memory and symbolizes its frames.
+func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.Options) ([]Frame, walker.Result) {
+	if opts.Code == nil {
+		opts.Code = p
+	}
+	if opts.Functions == nil {
+		opts.Functions = p
+	}
+	if opts.ImageEnd == 0 {
+		opts.ImageEnd = p.imageEnd
+	}
+	res := walker.Walk(regs, mem, opts)
+	frames := make([]Frame, len(res.Frames))
+	for i, wf := range res.Frames {
+		frames[i] = p.Frame(wf.Index, wf.ReturnAddress, wf.LookupAddress, wf.FoundBy.String())
+	}
+	return frames, res
+}
+
+// Snapshot walks and symbolicates every thread of a snapshot.
+func (z *Symbolizer) Snapshot(snap *snapshot.Snapshot) (*Report, error) {
+	loaded := make([]*image.Loaded, len(snap.Images))
+	for i, im := range snap.Images {
+		loaded[i] = &image.Loaded{Name: im.Name, UUID: im.UUID, LoadAddress: im.LoadAddress, Size: im.Size}
+	}
+	p, err := z.NewProcess(snap.Arch, loaded)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Arch: snap.Arch, Missing: p.Missing}
+	for _, th := range snap.Threads {
+		opts := walker.Options{MaxDepth: z.MaxDepth, StackLow: th.StackLow, StackHigh: th.StackHigh}
+		frames, res := p.Walk(th.Registers, snap.Memory, opts)
+		rep.Threads = append(rep.Threads, Thread{
+			ID: th.ID, Name: th.Name, Crashed: th.Crashed,
+			StopReason: res.Stop.String(), StopDetail: res.StopDetail,
+			Frames: frames,
+		})
+	}
+	return rep, nil
+}
+
+// Format formats a frame as an Apple crash report line:
+//
+//	0   App                           0x0000000104ccc074 -[ViewController viewDidLoad] + 20
+//
+// An address without a symbol is shown as load address + offset, and one in
+// no known image as the bare address.
+func (f Frame) Format(ptrSize int) string {
+	width := 16
+	if ptrSize == 4 {
+		width = 8
+	}
+	img := f.Image
+	if img == "" {
+		img = "???"
+	}
+	var what string
+	switch {
+	case f.Symbol != "":
+		what = fmt.Sprintf("%s + %d", f.Symbol, f.SymbolOffset)
+	case f.Image != "":
+		what = fmt.Sprintf("%#x + %d", f.ImageLoadAddress, f.ImageOffset)
+	default:
+		what = "???"
+	}
+	return fmt.Sprintf("%-4d%-30s 0x%0*x %s", f.Index, img, width, f.Address, what)
+}
