@@ -217,6 +217,16 @@ func (ix *Index) str(i int32) string {
 	return ix.strs[i]
 }
 
+// Bounds returns the lowest and highest address the line tables cover, for
+// callers that sample addresses (benchmarks); ok is false when there are
+// no line rows.
+func (ix *Index) Bounds() (lo, hi uint64, ok bool) {
+	if len(ix.rows) == 0 {
+		return 0, 0, false
+	}
+	return ix.rows[0].addr, ix.rows[len(ix.rows)-1].addr, true
+}
+
 // Stats describes the size of an Index, for logs and benchmarks.
 type Stats struct {
 	Rows      int // line-table rows
