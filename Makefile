@@ -42,3 +42,8 @@ test: deps fmt-check vet cross
 
 run: build
 	./bin/stackimage symbolicate $(SAMPLE) --symbols fixtures/bin
+
+# fixtures rebuilds the emulation fixtures from fixtures/src (binaries and
+# MANIFEST.json are committed, so tests never need the toolchain).
+fixtures: fixture-deps
+	fixtures/build.sh
