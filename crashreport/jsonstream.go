@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -197,18 +199,15 @@ func describeToken(tok json.Token) string {
 // of the wrong type is recorded at path and skipped, while a syntax error
 // or the end of input returns errStream.
 func (s *jsonStream) decode(path string, v any) (bool, error) {
-	err := s.dec.Decode(v)
-	if err == nil {
-		return true, nil
-	}
-	var se *json.SyntaxError
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &se) {
+	var raw json.RawMessage
+	if err := s.dec.Decode(&raw); err != nil {
 		return false, s.fatal(path, err)
 	}
-	// The decoder read the whole value before converting it, so the
-	// stream is still in step.
-	s.p.fail(typeErrorPath(path, err), 0, "%s", typeErrorMsg(err))
-	return false, nil
+	if rm, ok := v.(*json.RawMessage); ok {
+		*rm = raw
+		return true, nil
+	}
+	return decodeRaw(s.p, path, raw, v), nil
 }
 
 // skip reads and discards one value.
@@ -253,9 +252,43 @@ func goKind(k string) string {
 // decodeRaw unmarshals one already-extracted value, recording a failure
 // at path; it reports whether v was filled.
 func decodeRaw(p *problems, path string, raw json.RawMessage, v any) bool {
-	if err := json.Unmarshal(raw, v); err != nil {
-		p.fail(typeErrorPath(path, err), 0, "%s", typeErrorMsg(err))
-		return false
+	err := json.Unmarshal(raw, v)
+	if err == nil {
+		return true
 	}
-	return true
+	field := typeErrorPath(path, err)
+	if field == path {
+		// Errors from a field's own UnmarshalJSON (num, str) do not say
+		// which field failed: find it by decoding the fields one by one.
+		if k := failingField(raw, v); k != "" {
+			field = path + "." + k
+		}
+	}
+	p.fail(field, 0, "%s", typeErrorMsg(err))
+	return false
+}
+
+// failingField returns the key of raw, a JSON object, whose value alone
+// fails to decode into a fresh value of v's type; "" when there is none.
+func failingField(raw json.RawMessage, v any) string {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return ""
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	t := reflect.TypeOf(v).Elem()
+	for _, k := range keys {
+		one, err := json.Marshal(map[string]json.RawMessage{k: fields[k]})
+		if err != nil {
+			continue
+		}
+		if json.Unmarshal(one, reflect.New(t).Interface()) != nil {
+			return k
+		}
+	}
+	return ""
 }

@@ -75,7 +75,7 @@ func TestSamples(t *testing.T) {
 				Process: "Sample", PID: 42, Path: appPath, Identifier: "com.example.sample", Version: "1.2 (7)",
 				OS: "iPhone OS 17.1 (21B80)", Hardware: "iPhone15,2", Time: "2024-01-02 03:04:05.00 +0000",
 				IncidentID: "11111111-2222-3333-4444-555555555555", BugType: "309",
-				Exception: Exception{Type: "EXC_CRASH", Signal: "SIGABRT", Codes: "0x0000000000000000, 0x0000000000000000", Reason: "abort() called"},
+				Exception:     Exception{Type: "EXC_CRASH", Signal: "SIGABRT", Codes: "0x0000000000000000, 0x0000000000000000", Reason: "abort() called"},
 				CrashedThread: 1,
 				Threads: []Thread{
 					{Index: 0, ID: 100, Queue: "com.apple.main-thread", Frames: []Frame{
@@ -102,8 +102,8 @@ func TestSamples(t *testing.T) {
 				Format: FormatCrash, Arch: archregs.ARM64,
 				Process: "Sample", PID: 42, Path: appPath, Identifier: "com.example.sample", Version: "1.2 (7)",
 				OS: "iPhone OS 17.1 (21B80)", Hardware: "iPhone15,2", Time: "2024-01-02 03:04:05.000 +0000",
-				IncidentID: "11111111-2222-3333-4444-555555555555",
-				Exception:  Exception{Type: "EXC_CRASH", Signal: "SIGABRT", Codes: "0x0000000000000000, 0x0000000000000000", Reason: "abort() called"},
+				IncidentID:    "11111111-2222-3333-4444-555555555555",
+				Exception:     Exception{Type: "EXC_CRASH", Signal: "SIGABRT", Codes: "0x0000000000000000, 0x0000000000000000", Reason: "abort() called"},
 				CrashedThread: 1,
 				Threads: []Thread{
 					{Index: 0, Queue: "com.apple.main-thread", Frames: []Frame{
@@ -133,8 +133,8 @@ func TestSamples(t *testing.T) {
 				Format: FormatKSCrash, Arch: archregs.X86_64,
 				Process: "Sample", PID: 42, Path: "/Applications/Sample.app/Contents/MacOS/Sample", Identifier: "com.example.sample", Version: "1.2 (7)",
 				OS: "macOS 14.1 (23B74)", Hardware: "Macmini9,1", Time: "1700000000",
-				IncidentID: "11111111-2222-3333-4444-555555555555",
-				Exception:  Exception{Type: "EXC_BAD_ACCESS", Signal: "SIGSEGV", Codes: "KERN_INVALID_ADDRESS at 0x0", Diagnosis: "Attempted to dereference null pointer."},
+				IncidentID:    "11111111-2222-3333-4444-555555555555",
+				Exception:     Exception{Type: "EXC_BAD_ACCESS", Signal: "SIGSEGV", Codes: "KERN_INVALID_ADDRESS at 0x0", Diagnosis: "Attempted to dereference null pointer."},
 				CrashedThread: 0,
 				Threads: []Thread{
 					{Index: 0, Queue: "com.apple.main-thread", Crashed: true, Frames: []Frame{
