@@ -1,0 +1,67 @@
+package symtab
+
+import (
+	"encoding/binary"
+	"path/filepath"
+	"testing"
+
+	"github.com/stackimage/stackimage/image"
+)
+
+// FuzzNewFromParts builds tables from arbitrary nlist bytes and string
+// tables, seeded from the symbol tables of corpus binaries and a synthetic
+// one, and looks up addresses around every entry. Nothing may panic, and
+// every answer must lie at or below the address it answers.
+func FuzzNewFromParts(f *testing.F) {
+	raw := rawSymtab(true, binary.LittleEndian, []nl{
+		{"_main", tSectExt, 1, 0x100003000}, {"_helper", tSect, 1, 0x100003040},
+		{"__mh_execute_header", tSectExt, 1, 0x100000000}, {"_stab", tFun, 1, 0x100003050},
+	})
+	f.Add(raw.Syms, raw.Strings, true, uint64(0x100003044))
+	raw32 := rawSymtab(false, binary.LittleEndian, []nl{{"_main", tSectExt, 1, 0x1ff0}})
+	f.Add(raw32.Syms, raw32.Strings, false, uint64(0x1ff2))
+	for _, rel := range []string{
+		"object-testfiles/macho/base-aarch64",
+		"object-testfiles/macho/static-x86",
+		"object-testfiles/macho/libexports.dylib",
+	} {
+		file, err := image.Open(filepath.Join("..", "..", "shared", "corpus", rel))
+		if err != nil {
+			continue // the corpus is optional; the synthetic seeds remain
+		}
+		im := file.Images[0]
+		if r, ok, err := im.Symtab(); err == nil && ok {
+			f.Add(r.Syms, r.Strings, r.Is64, uint64(0x100003f6a))
+		}
+		file.Close()
+	}
+	f.Fuzz(func(t *testing.T, syms, strs []byte, is64 bool, addr uint64) {
+		size := nlistSize
+		if is64 {
+			size = nlist64Size
+		}
+		raw := image.RawSymtab{Is64: is64, ByteOrder: binary.LittleEndian, NSyms: len(syms) / size, Syms: syms, Strings: strs}
+		sections := testSections
+		if addr%2 == 0 {
+			sections = nil
+		}
+		starts := []uint64{addr &^ 0xf, addr + 8}
+		exports := []image.Export{{Name: string(strs[:min(len(strs), 8)]), Addr: addr &^ 0x3}}
+		tab, err := NewFromParts(raw, sections, starts, exports)
+		if err != nil {
+			return
+		}
+		for _, a := range append([]uint64{addr, addr - 1, addr + 1, 0, ^uint64(0)}, tab.addrs...) {
+			s, ok := tab.Lookup(a)
+			if !ok {
+				continue
+			}
+			if s.Addr > a || s.Offset != a-s.Addr {
+				t.Fatalf("Lookup(%#x) = %q at %#x + %#x: not at or below the address", a, s.Name, s.Addr, s.Offset)
+			}
+			if isMachHeader(s.RawName) {
+				t.Fatalf("Lookup(%#x) = %q: the mach header's symbol", a, s.RawName)
+			}
+		}
+	})
+}
