@@ -17,7 +17,6 @@ type loadFacts struct {
 	chainedFixups      bool   // LC_DYLD_CHAINED_FIXUPS present
 	hasMain            bool
 	entryOff           uint64 // LC_MAIN entryoff: file offset of the entry
-	hasUnixThread      bool   // LC_UNIXTHREAD: the entry is in a thread state
 	relocs             []relocInfo
 	relocSectionsTotal int
 }
@@ -36,7 +35,6 @@ type relocInfo struct {
 // Load command numbers, from <mach-o/loader.h>.
 const (
 	lcSegment        = 0x1
-	lcUnixThread     = 0x5
 	lcSegment64      = 0x19
 	lcDyldInfo       = 0x22
 	lcDyldInfoOnly   = 0x80000022
@@ -93,8 +91,6 @@ func scanLoadCommands(data []byte) (*loadFacts, error) {
 				return nil, fmt.Errorf("emu: LC_MAIN at offset %#x: %d bytes, want 24", hdrSize+off, len(body))
 			}
 			f.hasMain, f.entryOff = true, le.Uint64(body[8:])
-		case lcUnixThread:
-			f.hasUnixThread = true
 		case lcSegment:
 			if err := f.scanSections(data, body, 56, 68, hdrSize+off); err != nil {
 				return nil, err
