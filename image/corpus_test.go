@@ -6,13 +6,13 @@ import (
 	"testing"
 )
 
-// corpusDir returns the shared Mach-O corpus (../shared/corpus next to the
-// repository root), or skips the test when this checkout has none.
-func corpusDir(t testing.TB) string {
-	t.Helper()
+// findCorpus returns the shared Mach-O corpus: ../shared/corpus beside the
+// repository root, found by walking up from the package directory to
+// go.mod. ok is false when this checkout has none.
+func findCorpus() (dir string, ok bool) {
 	dir, err := os.Getwd()
 	if err != nil {
-		t.Fatal(err)
+		return "", false
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
@@ -20,13 +20,23 @@ func corpusDir(t testing.TB) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Skip("repository root not found; corpus tests need ../shared/corpus beside it")
+			return "", false
 		}
 		dir = parent
 	}
 	c := filepath.Join(dir, "..", "shared", "corpus")
 	if _, err := os.Stat(c); err != nil {
-		t.Skipf("Mach-O corpus not present at %s (only on development machines): %v", c, err)
+		return "", false
+	}
+	return c, true
+}
+
+// corpusDir returns the corpus directory or skips the test.
+func corpusDir(t testing.TB) string {
+	t.Helper()
+	c, ok := findCorpus()
+	if !ok {
+		t.Skip("Mach-O corpus not present at ../shared/corpus beside the repository (only on development machines)")
 	}
 	return c
 }

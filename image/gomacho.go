@@ -22,10 +22,11 @@ var goMachoCommands = []types.LoadCmd{
 }
 
 // newImage parses the thin Mach-O image src holds. name becomes Image.Name.
+// Errors do not name the image: callers add where it came from.
 func newImage(src source, name string) (*Image, error) {
 	h, err := readHeader(src)
 	if err != nil {
-		return nil, fmt.Errorf("image: %s: %w", name, err)
+		return nil, err
 	}
 	return newImageWith(src, src.r, h, name)
 }
@@ -36,7 +37,7 @@ func newImage(src source, name string) (*Image, error) {
 func newImageWith(src source, r io.ReaderAt, h *header, name string) (*Image, error) {
 	mf, err := goMachoNewFile(r)
 	if err != nil {
-		return nil, fmt.Errorf("image: %s: %w", name, err)
+		return nil, err
 	}
 	im := &Image{
 		Name:       name,

@@ -193,7 +193,7 @@ func newFile(src source, name string) (*File, error) {
 	if slices == nil {
 		im, err := newImage(src, name)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("image: %s: %w", name, err)
 		}
 		f.Images = []*Image{im}
 		return f, nil
@@ -202,7 +202,7 @@ func newFile(src source, name string) (*File, error) {
 	for i, s := range slices {
 		im, err := newImage(source{r: io.NewSectionReader(src.r, int64(s.off), int64(s.size)), size: int64(s.size)}, name)
 		if err != nil {
-			return nil, fmt.Errorf("fat slice %d (%s): %w", i, archName(s.cpuType, s.cpuSubtype), err)
+			return nil, fmt.Errorf("image: %s: fat slice %d (%s): %w", name, i, archName(s.cpuType, s.cpuSubtype), err)
 		}
 		f.Images = append(f.Images, im)
 	}

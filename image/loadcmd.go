@@ -19,7 +19,7 @@ type FormatError struct {
 }
 
 func (e *FormatError) Error() string {
-	msg := "image: " + e.Msg
+	msg := e.Msg
 	if e.Val != nil {
 		msg += fmt.Sprintf(" '%v'", e.Val)
 	}

@@ -41,10 +41,10 @@ func FromMemory(mem Memory, headerAddr uint64, name string) (*Image, error) {
 		r = io.NewSectionReader(mr, int64(text.off), 1<<62)
 	}
 	im, err := newImageWith(src, r, h, name)
-	if err != nil && name == "" {
-		return nil, fmt.Errorf("%w (%s)", err, label)
+	if err != nil {
+		return nil, fmt.Errorf("image: %s: %w", label, err)
 	}
-	return im, err
+	return im, nil
 }
 
 // headerSegment returns the segment that maps the mach header: the one at
