@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/symtab"
 )
@@ -46,6 +47,12 @@ type Entry struct {
 	// dSYMs, in path order.
 	Images []*image.Image
 	Tables []*symtab.Table
+
+	debugOnce sync.Once
+	debug     []*debuginfo.Index
+	// DebugErrors says why an image's DWARF could not be used; its symbol
+	// table still answers.
+	DebugErrors []error
 }
 
 // NewSymbols returns an empty index.
@@ -213,6 +220,22 @@ func isDSYMPath(p string) bool {
 	return strings.Contains(p, ".dSYM"+string(filepath.Separator)) || strings.Contains(p, ".dSYM/")
 }
 
+// NewEntry indexes images the caller opened itself, such as the one file
+// given to atos; they need not carry a UUID.
+func NewEntry(images ...*image.Image) (*Entry, error) {
+	e := &Entry{}
+	for _, im := range images {
+		t, err := symtab.New(im)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", im.Name, err)
+		}
+		e.UUID = im.UUID
+		e.Images = append(e.Images, im)
+		e.Tables = append(e.Tables, t)
+	}
+	return e, nil
+}
+
 // Image returns the image to take segment layout from: the first file's.
 func (e *Entry) Image() *image.Image { return e.Images[0] }
 
@@ -239,4 +262,39 @@ func better(a, b symtab.Symbol) bool {
 		return a.Source < b.Source // SourceSymtab < SourceExports < SourceFunctionStarts
 	}
 	return a.Addr > b.Addr
+}
+
+// Debug returns the DWARF indexes of the entry's images that have DWARF,
+// building them on first use: most lookups of a dump touch few images.
+func (e *Entry) Debug() []*debuginfo.Index {
+	e.debugOnce.Do(func() {
+		for _, im := range e.Images {
+			secs, err := im.DWARFSections()
+			if err != nil {
+				e.DebugErrors = append(e.DebugErrors, fmt.Errorf("%s: %w", im.Name, err))
+				continue
+			}
+			if len(secs) == 0 {
+				continue
+			}
+			ix, err := debuginfo.New(secs)
+			if err != nil {
+				e.DebugErrors = append(e.DebugErrors, fmt.Errorf("%s: DWARF: %w", im.Name, err))
+				continue
+			}
+			e.debug = append(e.debug, ix)
+		}
+	})
+	return e.debug
+}
+
+// Source returns the source-level frames at an unslid address, innermost
+// first, from the first of the entry's DWARF indexes that knows it.
+func (e *Entry) Source(addr uint64) []debuginfo.Frame {
+	for _, ix := range e.Debug() {
+		if frames, ok := ix.Lookup(addr); ok {
+			return frames
+		}
+	}
+	return nil
 }

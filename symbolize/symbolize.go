@@ -6,12 +6,15 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/walker"
 )
 
-// Frame is one symbolicated frame.
+// Frame is one symbolicated frame. A machine frame whose code was inlined
+// is preceded by one Frame per inlined function, innermost first, with the
+// same Index and addresses and Inlined set.
 type Frame struct {
 	Index int
 	// Address is the PC for frame 0 and the return address for callers.
@@ -25,13 +28,27 @@ type Frame struct {
 	ImagePath        string
 	ImageLoadAddress uint64
 	ImageOffset      uint64
-	// Symbol is empty when no symbol was found; SymbolOffset is Address
-	// minus the symbol's slid start, as Apple's crash reports print it.
-	Symbol       string
+	// Symbol is the function's readable name, demangled unless the
+	// Symbolizer says not to; empty when no symbol was found.
+	Symbol string
+	// MangledSymbol is the name as the binary spells it, when it differs.
+	MangledSymbol string
+	// Lang is the language the name's mangling shows ("C++", "Rust",
+	// "Swift", "ObjC", "C").
+	Lang string
+	// SymbolOffset is Address minus the symbol's slid start, as Apple's
+	// crash reports print it; HasOffset is false when the start is unknown
+	// (inlined frames, or a name known only from DWARF).
 	SymbolOffset uint64
-	// SymbolSource says which data named the symbol ("symtab", "exports",
-	// "function starts").
+	HasOffset    bool
+	// SymbolSource says which data named the symbol: "dwarf", "symtab",
+	// "exports" or "function starts".
 	SymbolSource string
+	// File, Line and Column give the source position from DWARF; File is
+	// empty when unknown.
+	File         string
+	Line, Column int
+	Inlined      bool
 	FoundBy      string
 }
 
@@ -65,21 +82,25 @@ type Symbolizer struct {
 	Symbols *Symbols
 	// MaxDepth bounds each walk; zero means the walker's default.
 	MaxDepth int
+	// NoDemangle keeps C++ and Rust names as the binary spells them.
+	NoDemangle bool
 }
 
 // Process holds the images of one process with their symbols attached,
 // ready to answer address queries.
 type Process struct {
-	Arch     *archregs.Arch
-	List     *image.List
-	entries  map[*image.Loaded]*Entry
-	imageEnd uint64
-	Missing  []MissingImage
+	Arch *archregs.Arch
+	List *image.List
+	// NoDemangle keeps names as the binary spells them.
+	NoDemangle bool
+	entries    map[*image.Loaded]*Entry
+	imageEnd   uint64
+	Missing    []MissingImage
 }
 
 // NewProcess matches the loaded images with symbol files by UUID.
 func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*Process, error) {
-	p := &Process{Arch: arch, entries: map[*image.Loaded]*Entry{}}
+	p := &Process{Arch: arch, entries: map[*image.Loaded]*Entry{}, NoDemangle: z.NoDemangle}
 	for _, l := range loaded {
 		var e *Entry
 		if z.Symbols != nil && !l.UUID.IsZero() {
@@ -100,13 +121,14 @@ func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*P
 	return p, nil
 }
 
-// Frame symbolizes one address. lookup is the address to attribute (the
+// Frames symbolizes one address: the machine frame, preceded by the
+// functions inlined at that point. lookup is the address to attribute (the
 // return address minus one instruction for callers).
-func (p *Process) Frame(index int, addr, lookup uint64, foundBy string) Frame {
+func (p *Process) Frames(index int, addr, lookup uint64, foundBy string) []Frame {
 	f := Frame{Index: index, Address: addr, LookupAddress: lookup, FoundBy: foundBy}
 	loc, ok := p.List.Lookup(lookup)
 	if !ok {
-		return f
+		return []Frame{f}
 	}
 	l := loc.Loaded
 	f.Image = path.Base(strings.ReplaceAll(l.Name, "\\", "/"))
@@ -115,18 +137,72 @@ func (p *Process) Frame(index int, addr, lookup uint64, foundBy string) Frame {
 	f.ImageOffset = addr - l.LoadAddress
 	e := p.entries[l]
 	if e == nil {
-		return f
+		return []Frame{f}
 	}
-	sym, ok := e.Symbol(loc.Unslid)
-	if !ok {
-		return f
+	return e.Resolve(f, loc.Unslid, p.NoDemangle)
+}
+
+// Resolve names a frame whose address lies in the entry's image at the
+// unslid address: it returns the frame, preceded by the functions inlined
+// at that point. f carries the addresses and image placement already.
+func (e *Entry) Resolve(f Frame, unslid uint64, noDemangle bool) []Frame {
+	if sym, ok := e.Symbol(unslid); ok {
+		setName(&f, sym.RawName, sym.Name, noDemangle)
+		// The offset is taken from the address itself, not the lookup
+		// address, as Apple's reports do; both lie in the same function.
+		f.SymbolOffset = f.Address - (f.LookupAddress - sym.Offset)
+		f.HasOffset = true
+		f.SymbolSource = sym.Source.String()
 	}
-	f.Symbol = sym.Name
-	// The offset is taken from the address itself, not the lookup address,
-	// as Apple's reports do; both lie in the same function.
-	f.SymbolOffset = addr - (lookup - sym.Offset)
-	f.SymbolSource = sym.Source.String()
-	return f
+	src := e.Source(unslid)
+	if len(src) == 0 {
+		return []Frame{f}
+	}
+	frames := make([]Frame, 0, len(src))
+	for _, sf := range src[:len(src)-1] {
+		in := f
+		in.HasOffset, in.SymbolOffset, in.SymbolSource = false, 0, "dwarf"
+		setDebugName(&in, sf, noDemangle)
+		in.Inlined = true
+		frames = append(frames, in)
+	}
+	outer := src[len(src)-1]
+	if outer.Function != "" && (f.Symbol == "" || f.SymbolSource != "symtab") {
+		// DWARF knows the function where the symbol table only had an
+		// export or a bare function start.
+		setDebugName(&f, outer, noDemangle)
+		f.SymbolSource = "dwarf"
+	}
+	f.File, f.Line, f.Column = outer.File, outer.Line, outer.Column
+	return append(frames, f)
+}
+
+// setName fills in a symbol table name, demangled unless told not to.
+func setName(f *Frame, raw, name string, noDemangle bool) {
+	if raw == "" {
+		f.Symbol = name // a synthetic name for a bare function start
+		return
+	}
+	readable, lang := debuginfo.Demangle(raw)
+	f.Lang = string(lang)
+	if noDemangle || readable == raw || readable == name {
+		f.Symbol = name
+		return
+	}
+	f.Symbol, f.MangledSymbol = readable, name
+}
+
+func setDebugName(f *Frame, sf debuginfo.Frame, noDemangle bool) {
+	f.Symbol, f.MangledSymbol, f.Lang = sf.Function, "", string(sf.Lang)
+	f.File, f.Line, f.Column = sf.File, sf.Line, sf.Column
+	if sf.LinkageName == "" || sf.LinkageName == sf.Function {
+		return
+	}
+	if noDemangle {
+		f.Symbol = sf.LinkageName
+		return
+	}
+	f.MangledSymbol = sf.LinkageName
 }
 
 // IsCode reports whether addr lies in code of a known image; it lets the
@@ -183,9 +259,9 @@ func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.
 		opts.ImageEnd = p.imageEnd
 	}
 	res := walker.Walk(regs, mem, opts)
-	frames := make([]Frame, len(res.Frames))
-	for i, wf := range res.Frames {
-		frames[i] = p.Frame(wf.Index, wf.ReturnAddress, wf.LookupAddress, wf.FoundBy.String())
+	frames := make([]Frame, 0, len(res.Frames))
+	for _, wf := range res.Frames {
+		frames = append(frames, p.Frames(wf.Index, wf.ReturnAddress, wf.LookupAddress, wf.FoundBy.String())...)
 	}
 	return frames, res
 }
@@ -215,10 +291,10 @@ func (z *Symbolizer) Snapshot(snap *snapshot.Snapshot) (*Report, error) {
 
 // Format formats a frame as an Apple crash report line:
 //
-//	0   App                           0x0000000104ccc074 -[ViewController viewDidLoad] + 20
+//	0   App                           0x0000000104ccc074 -[ViewController viewDidLoad] + 20 (ViewController.m:42)
 //
 // An address without a symbol is shown as load address + offset, and one in
-// no known image as the bare address.
+// no known image as the bare address. Inlined frames end in "[inlined]".
 func (f Frame) Format(ptrSize int) string {
 	width := 16
 	if ptrSize == 4 {
@@ -230,12 +306,29 @@ func (f Frame) Format(ptrSize int) string {
 	}
 	var what string
 	switch {
-	case f.Symbol != "":
+	case f.Symbol != "" && f.HasOffset:
 		what = fmt.Sprintf("%s + %d", f.Symbol, f.SymbolOffset)
+	case f.Symbol != "":
+		what = f.Symbol
 	case f.Image != "":
 		what = fmt.Sprintf("%#x + %d", f.ImageLoadAddress, f.ImageOffset)
 	default:
 		what = "???"
 	}
+	if loc := f.SourceLocation(); loc != "" {
+		what += " (" + loc + ")"
+	}
+	if f.Inlined {
+		what += " [inlined]"
+	}
 	return fmt.Sprintf("%-4d%-30s 0x%0*x %s", f.Index, img, width, f.Address, what)
+}
+
+// SourceLocation returns "file:line" with the file's base name, as atos and
+// crash reports print it; empty when the position is unknown.
+func (f Frame) SourceLocation() string {
+	if f.File == "" || f.Line == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", path.Base(strings.ReplaceAll(f.File, "\\", "/")), f.Line)
 }

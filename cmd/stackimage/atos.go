@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/image"
-	"github.com/stackimage/stackimage/symtab"
+	"github.com/stackimage/stackimage/symbolize"
 )
 
 func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -17,6 +17,8 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	binary := fs.String("o", "", "the binary (or dSYM DWARF file) to look addresses up in")
 	arch := fs.String("arch", "", "the slice of a fat binary: arm64, arm64e, x86_64, armv7, i386")
 	loadAddr := fs.String("l", "", "the address the binary was loaded at (hex); addresses are then taken as slid")
+	inlines := fs.Bool("i", false, "print the functions inlined at each address too, innermost first")
+	noDemangle := fs.Bool("no-demangle", false, "print C++ and Rust names as the binary spells them")
 	addrs, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -24,13 +26,13 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *binary == "" {
 		return fmt.Errorf("%w: -o BINARY is required", errUsage)
 	}
-	im, err := openSlice(*binary, *arch)
+	im, err := openSlice(dsymBundleFile(*binary), *arch)
 	if err != nil {
 		return err
 	}
-	table, err := symtab.New(im)
+	entry, err := symbolize.NewEntry(im)
 	if err != nil {
-		return fmt.Errorf("%s: %w", *binary, err)
+		return err
 	}
 	var slide uint64
 	if *loadAddr != "" {
@@ -41,6 +43,10 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		slide = im.Slide(load)
 	}
 	name := filepath.Base(*binary)
+	if strings.HasSuffix(strings.TrimSuffix(*binary, "/"), ".dSYM") {
+		name = strings.TrimSuffix(filepath.Base(strings.TrimSuffix(*binary, "/")), ".dSYM")
+		name = strings.TrimSuffix(name, filepath.Ext(name)) // App.app.dSYM -> App
+	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	lookup := func(text string) error {
@@ -48,7 +54,9 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
-		fmt.Fprintln(w, atosLine(table, name, addr, slide))
+		for _, line := range atosLines(entry, name, addr, slide, *inlines, *noDemangle) {
+			fmt.Fprintln(w, line)
+		}
 		return nil
 	}
 	if len(addrs) > 0 {
@@ -75,14 +83,43 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	return sc.Err()
 }
 
-// atosLine answers one address as atos does: "main (in App) + 16", or the
-// address itself when no symbol covers it.
-func atosLine(table *symtab.Table, imageName string, addr, slide uint64) string {
-	sym, ok := table.Lookup(addr - slide)
-	if !ok {
-		return fmt.Sprintf("%#x", addr)
+// atosLines answers one address as atos does: "main (in App) + 16", or
+// "main (in App) (main.c:28)" with debug info, or the address itself when
+// nothing covers it. With inlines, the inlined functions come first, each
+// on its own line.
+func atosLines(entry *symbolize.Entry, imageName string, addr, slide uint64, inlines, noDemangle bool) []string {
+	f := symbolize.Frame{Address: addr, LookupAddress: addr}
+	frames := entry.Resolve(f, addr-slide, noDemangle)
+	if !inlines {
+		frames = frames[len(frames)-1:]
 	}
-	return fmt.Sprintf("%s (in %s) + %d", sym.Name, imageName, sym.Offset)
+	var lines []string
+	for _, f := range frames {
+		switch {
+		case f.Symbol == "":
+			lines = append(lines, fmt.Sprintf("%#x", addr))
+		case f.SourceLocation() != "":
+			lines = append(lines, fmt.Sprintf("%s (in %s) (%s)", f.Symbol, imageName, f.SourceLocation()))
+		case f.HasOffset:
+			lines = append(lines, fmt.Sprintf("%s (in %s) + %d", f.Symbol, imageName, f.SymbolOffset))
+		default:
+			lines = append(lines, fmt.Sprintf("%s (in %s)", f.Symbol, imageName))
+		}
+	}
+	return lines
+}
+
+// dsymBundleFile turns a path to a .dSYM bundle into the DWARF file inside
+// it, so that "-o App.dSYM" works as it does with atos.
+func dsymBundleFile(path string) string {
+	if !strings.HasSuffix(strings.TrimSuffix(path, "/"), ".dSYM") {
+		return path
+	}
+	matches, _ := filepath.Glob(filepath.Join(path, "Contents", "Resources", "DWARF", "*"))
+	if len(matches) == 1 {
+		return matches[0]
+	}
+	return path
 }
 
 // openSlice opens a Mach-O file and picks the slice: the only one of a thin

@@ -60,6 +60,6 @@ func writeImage(w io.Writer, im *image.Image) {
 		if name == "" {
 			name = "(unnamed)"
 		}
-		fmt.Fprintf(w, "    %-16s vm %#018x-%#018x  file %#x+%#x\n", name, s.Addr, s.Addr+s.Size, s.Offset, s.FileSize)
+		fmt.Fprintf(w, "    %-16s vm 0x%016x-0x%016x  file %#x+%#x\n", name, s.Addr, s.Addr+s.Size, s.Offset, s.FileSize)
 	}
 }

@@ -20,6 +20,7 @@ func runSymbolicate(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&dirs, "symbols", "a directory (searched recursively) or file of binaries and dSYMs, matched by UUID; repeatable")
 	asJSON := fs.Bool("json", false, "print JSON instead of crash-report text")
 	depth := fs.Int("max-depth", 0, "the most frames to walk per thread (default 512)")
+	noDemangle := fs.Bool("no-demangle", false, "print C++ and Rust names as the binary spells them")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -37,7 +38,7 @@ func runSymbolicate(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	z := &symbolize.Symbolizer{Symbols: syms, MaxDepth: *depth}
+	z := &symbolize.Symbolizer{Symbols: syms, MaxDepth: *depth, NoDemangle: *noDemangle}
 	snap, err := snapshot.Parse(data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", files[0], err)
@@ -127,6 +128,12 @@ type jsonFrame struct {
 	Symbol        string `json:"symbol,omitempty"`
 	SymbolOffset  string `json:"symbol_offset,omitempty"`
 	SymbolSource  string `json:"symbol_source,omitempty"`
+	MangledSymbol string `json:"mangled_symbol,omitempty"`
+	Lang          string `json:"lang,omitempty"`
+	File          string `json:"file,omitempty"`
+	Line          int    `json:"line,omitempty"`
+	Column        int    `json:"column,omitempty"`
+	Inlined       bool   `json:"inlined"`
 	FoundBy       string `json:"found_by"`
 }
 
@@ -144,8 +151,13 @@ func writeJSON(w io.Writer, rep *symbolize.Report) error {
 				jf.ImageOffset = hex(f.ImageOffset)
 			}
 			if f.Symbol != "" {
-				jf.Symbol, jf.SymbolOffset, jf.SymbolSource = f.Symbol, hex(f.SymbolOffset), f.SymbolSource
+				jf.Symbol, jf.SymbolSource = f.Symbol, f.SymbolSource
+				jf.MangledSymbol, jf.Lang = f.MangledSymbol, f.Lang
 			}
+			if f.HasOffset {
+				jf.SymbolOffset = hex(f.SymbolOffset)
+			}
+			jf.File, jf.Line, jf.Column, jf.Inlined = f.File, f.Line, f.Column, f.Inlined
 			jt.Frames = append(jt.Frames, jf)
 		}
 		out.Threads = append(out.Threads, jt)
