@@ -1,0 +1,281 @@
+// Command compare runs our atos and llvm-symbolizer on the same addresses of
+// the same Mach-O, each as a whole process, checks that they name the same
+// functions, and prints how their time and peak memory compare. `make
+// bench` runs it.
+//
+//	go run ./bench/compare [-bin MACHO] [-n 100000] [-runs 5] [-ours atoslite|stackimage]
+//
+// Without -bin it builds GOOS=darwin GOARCH=arm64 cmd/go (about 20k
+// symbols) into the user's cache directory, once per Go version. Addresses
+// are uniformly random in __TEXT,__text (fixed seed). Each program runs
+// -runs times, alternating; the best wall time, the best CPU time (user +
+// system, steadier on a busy machine) and the highest peak RSS are kept.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stackimage/stackimage/image"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+// result is the best of a program's runs.
+type result struct {
+	wall, cpu time.Duration
+	rss       int64
+	out       []byte
+}
+
+func run() error {
+	bin := flag.String("bin", "", "the Mach-O to look addresses up in (default: a darwin build of cmd/go)")
+	n := flag.Int("n", 100_000, "how many addresses")
+	runs := flag.Int("runs", 5, "runs of each program; the best is kept")
+	ours := flag.String("ours", "atoslite", "our program: atoslite (bench/atoslite) or stackimage (stackimage atos)")
+	llvm := flag.String("llvm", "llvm-symbolizer", "the llvm-symbolizer to compare with")
+	flag.Parse()
+
+	tmp, err := os.MkdirTemp("", "stackimage-compare")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if *bin == "" {
+		if *bin, err = buildGoDarwin(); err != nil {
+			return fmt.Errorf("building the darwin cmd/go: %v", err)
+		}
+	}
+	oursCmd, err := buildOurs(*ours, tmp)
+	if err != nil {
+		return err
+	}
+	addrs, err := addresses(*bin, *n)
+	if err != nil {
+		return err
+	}
+	var in bytes.Buffer
+	for _, a := range addrs {
+		fmt.Fprintf(&in, "%#x\n", a)
+	}
+	llvmCmd := []string{*llvm, "--obj=" + *bin, "--functions=linkage", "--no-inlines", "--no-demangle"}
+	oursCmd = append(oursCmd, "-o", *bin)
+
+	var us, them result
+	for i := 0; i < *runs; i++ {
+		if err := measure(&us, oursCmd, in.Bytes()); err != nil {
+			return err
+		}
+		if err := measure(&them, llvmCmd, in.Bytes()); err != nil {
+			return err
+		}
+	}
+	ourNames, err := parseAtos(us.out)
+	if err != nil {
+		return err
+	}
+	llvmNames, err := parseSymbolizer(them.out)
+	if err != nil {
+		return err
+	}
+	if len(ourNames) != len(addrs) || len(llvmNames) != len(addrs) {
+		return fmt.Errorf("answers: ours %d, llvm-symbolizer %d, for %d addresses", len(ourNames), len(llvmNames), len(addrs))
+	}
+	same := 0
+	for i := range addrs {
+		if ourNames[i] == llvmNames[i] {
+			same++
+		} else if len(addrs)-same < 5 {
+			fmt.Printf("differs at %#x: ours %q, llvm-symbolizer %q\n", addrs[i], ourNames[i], llvmNames[i])
+		}
+	}
+
+	fmt.Printf("binary: %s\n%d addresses in __TEXT,__text, best of %d runs, whole process\n\n", *bin, len(addrs), *runs)
+	fmt.Printf("%-28s %10s %10s %12s\n", "", "wall", "cpu", "peak RSS")
+	row := func(name string, r result) {
+		fmt.Printf("%-28s %10s %10s %9.1f MiB\n", name, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond), float64(r.rss)/(1<<20))
+	}
+	row(*ours, us)
+	row("llvm-symbolizer", them)
+	fmt.Printf("\nsame names: %d of %d\n", same, len(addrs))
+	fmt.Printf("speed ratio (llvm / ours): wall %.1fx, cpu %.1fx\n", ratio(them.wall, us.wall), ratio(them.cpu, us.cpu))
+	if us.rss > 0 {
+		fmt.Printf("memory ratio (ours / llvm peak RSS): %.2f\n", float64(us.rss)/float64(them.rss))
+	}
+	if same != len(addrs) {
+		return fmt.Errorf("%d answers differ from llvm-symbolizer's", len(addrs)-same)
+	}
+	return nil
+}
+
+// gnuTime is GNU time, which reports its child's peak RSS (%M, KiB).
+const gnuTime = "/usr/bin/time"
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// measure runs the command once with stdin and folds the run into r.
+//
+// Peak RSS comes from GNU time when it is installed: a child forked by a
+// Go program starts out sharing the parent's memory, and Linux counts that
+// toward the child's peak, so wait4's figure would be the driver's size.
+func measure(r *result, argv []string, stdin []byte) error {
+	timeOut := ""
+	if _, err := os.Stat(gnuTime); err == nil {
+		f, err := os.CreateTemp("", "stackimage-time")
+		if err != nil {
+			return err
+		}
+		f.Close()
+		defer os.Remove(f.Name())
+		timeOut = f.Name()
+		argv = append([]string{gnuTime, "-f", "%M", "-o", timeOut}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, errb.Bytes())
+	}
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	if r.wall == 0 || wall < r.wall {
+		r.wall = wall
+	}
+	if r.cpu == 0 || cpu < r.cpu {
+		r.cpu = cpu
+	}
+	rss := peakRSS(cmd.ProcessState)
+	if timeOut != "" {
+		b, err := os.ReadFile(timeOut)
+		if err != nil {
+			return err
+		}
+		kib, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			return fmt.Errorf("%s wrote %q, want the peak RSS in KiB", gnuTime, b)
+		}
+		rss = kib * 1024
+	}
+	r.rss = max(r.rss, rss)
+	r.out = out.Bytes()
+	return nil
+}
+
+// buildOurs builds our program into dir and returns the command prefix
+// that runs it.
+func buildOurs(which, dir string) ([]string, error) {
+	pkg, prefix := "./bench/atoslite", []string(nil)
+	switch which {
+	case "atoslite":
+	case "stackimage":
+		pkg, prefix = "./cmd/stackimage", []string{"atos"}
+	default:
+		return nil, fmt.Errorf("-ours %q: want atoslite or stackimage", which)
+	}
+	exe := filepath.Join(dir, which)
+	if out, err := exec.Command("go", "build", "-o", exe, pkg).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return append([]string{exe}, prefix...), nil
+}
+
+// buildGoDarwin builds cmd/go for darwin/arm64 into the cache directory the
+// symtab tests share, once per Go version.
+func buildGoDarwin() (string, error) {
+	version, err := exec.Command("go", "env", "GOVERSION").Output()
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "stackimage-symtab")
+	path := filepath.Join(dir, "go-darwin-arm64-"+strings.TrimSpace(string(version)))
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	cmd := exec.Command("go", "build", "-o", path+".tmp", "cmd/go")
+	cmd.Env = append(os.Environ(), "GOOS=darwin", "GOARCH=arm64", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%v\n%s", err, out)
+	}
+	return path, os.Rename(path+".tmp", path)
+}
+
+// addresses returns n random addresses in the binary's __TEXT,__text.
+func addresses(bin string, n int) ([]uint64, error) {
+	f, err := image.Open(bin)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if len(f.Images) != 1 {
+		return nil, fmt.Errorf("%s is a fat file: give a thin one", bin)
+	}
+	for _, s := range f.Images[0].Sections {
+		if s.Segment == "__TEXT" && s.Name == "__text" && s.Size > 0 {
+			rng := rand.New(rand.NewPCG(1, 2))
+			addrs := make([]uint64, n)
+			for i := range addrs {
+				addrs[i] = s.Addr + rng.Uint64N(s.Size)
+			}
+			return addrs, nil
+		}
+	}
+	return nil, fmt.Errorf("%s has no __TEXT,__text", bin)
+}
+
+// parseAtos reads atos-style answers, one per line: "NAME (in IMAGE) + N",
+// or the address alone when nothing answered ("??", as llvm-symbolizer
+// says).
+func parseAtos(out []byte) ([]string, error) {
+	var names []string
+	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		i := strings.LastIndex(line, " (in ")
+		if i < 0 {
+			names = append(names, "??")
+			continue
+		}
+		names = append(names, line[:i])
+	}
+	return names, nil
+}
+
+// parseSymbolizer reads llvm-symbolizer's answers: per address, the name,
+// file:line:column, and an empty line.
+func parseSymbolizer(out []byte) ([]string, error) {
+	var names []string
+	for i, b := range strings.Split(strings.TrimRight(string(out), "\n"), "\n\n") {
+		lines := strings.Split(b, "\n")
+		if len(lines) != 2 {
+			return nil, fmt.Errorf("llvm-symbolizer answer %d has %d lines, want 2: %q", i, len(lines), b)
+		}
+		names = append(names, lines[0])
+	}
+	return names, nil
+}
