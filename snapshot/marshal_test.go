@@ -68,7 +68,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 			var doc struct {
 				Threads []struct {
 					ThreadState *struct{ Flavor uint32 } `json:"thread_state"`
-					Registers   map[string]string       `json:"registers"`
+					Registers   map[string]string        `json:"registers"`
 				} `json:"threads"`
 			}
 			if err := json.Unmarshal(data, &doc); err != nil {
