@@ -34,26 +34,41 @@ func TestBadInput(t *testing.T) {
 		return secs
 	}
 	tests := []struct {
-		name    string
-		secs    map[string][]byte
-		wantErr string // substring; "" means New succeeds
+		name     string
+		secs     map[string][]byte
+		wantErr  string // substring; "" means New succeeds
+		wantWarn string // substring of the only warning; "" means none
 	}{
-		{"no sections", map[string][]byte{}, "no debug_info section"},
-		{"empty info", with("debug_info", nil), "no debug_info section"},
-		{"truncated info", with("debug_info", fixture["debug_info"][:20]), "debuginfo:"},
-		{"4G directories", with("debug_line", v5LineHeader([]byte{0xff, 0xff, 0xff, 0xff, 0x0f})), "directory count 4294967295 exceeds"},
-		{"truncated line", with("debug_line", fixture["debug_line"][:30]), "line table"},
-		{"garbage abbrev", with("debug_abbrev", []byte{1, 0x11, 1, 0x03, 0x99, 0, 0}), "debuginfo:"},
-		{"fixture", fixture, ""},
+		{"no sections", map[string][]byte{}, "no debug_info section", ""},
+		{"empty info", with("debug_info", nil), "no debug_info section", ""},
+		{"truncated info", with("debug_info", fixture["debug_info"][:20]), "debuginfo:", ""},
+		// A bad line table costs the lines, not the functions.
+		{"4G directories", with("debug_line", v5LineHeader([]byte{0xff, 0xff, 0xff, 0xff, 0x0f})), "", "directory count 4294967295 exceeds"},
+		{"truncated line", with("debug_line", fixture["debug_line"][:30]), "", "line table"},
+		// A unit whose DIEs are garbage leaves nothing to index.
+		{"garbage abbrev", with("debug_abbrev", []byte{1, 0x11, 1, 0x03, 0x99, 0, 0}), "nothing could be indexed", ""},
+		{"fixture", fixture, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := New(tt.secs)
+			ix, err := New(tt.secs)
 			switch {
 			case tt.wantErr == "" && err != nil:
-				t.Errorf("New = %v, want success", err)
+				t.Fatalf("New = %v, want success", err)
 			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Errorf("New = %v, want an error containing %q", err, tt.wantErr)
+				t.Fatalf("New = %v, want an error containing %q", err, tt.wantErr)
+			case err != nil:
+				return
+			}
+			w := ix.Warnings()
+			switch {
+			case tt.wantWarn == "" && len(w) != 0:
+				t.Errorf("Warnings() = %q, want none", w)
+			case tt.wantWarn != "" && (len(w) != 1 || !strings.Contains(w[0], tt.wantWarn)):
+				t.Errorf("Warnings() = %q, want one containing %q", w, tt.wantWarn)
+			}
+			if st := ix.Stats(); st.Functions == 0 {
+				t.Errorf("Stats() = %+v, want the fixture's functions indexed", st)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 )
@@ -27,6 +28,7 @@ type builder struct {
 	names   map[dwarf.Offset]nameRef // resolved names by DIE offset
 	entries *dwarf.Reader            // for following origin links
 	links   []link                   // node spans before grouping
+	warn    warnings
 }
 
 // nameRef is a DIE's resolved name and linkage name, as strs indexes.
@@ -40,10 +42,13 @@ type link struct {
 }
 
 // build reads every compile unit once, recording line rows and function
-// nodes, then sorts them into the Index's search structures.
+// nodes, then sorts them into the Index's search structures. A compile unit
+// whose line table or DIEs cannot be read costs only what failed: the
+// failure becomes a warning and the other units are indexed as usual.
 func build(secs map[string][]byte) (ix *Index, err error) {
 	// debug/dwarf is documented as not hardened against hostile input and
 	// may panic; turn that into an error rather than crash the caller.
+	// (Panics inside one unit are caught per unit, in unit.)
 	defer func() {
 		if r := recover(); r != nil {
 			ix, err = nil, fmt.Errorf("debuginfo: malformed DWARF: %v", r)
@@ -61,48 +66,105 @@ func build(secs map[string][]byte) (ix *Index, err error) {
 		names:   make(map[dwarf.Offset]nameRef),
 		entries: d.Reader(),
 	}
-	if err := b.units(); err != nil {
-		return nil, fmt.Errorf("debuginfo: %w", err)
+	b.units()
+	if len(b.ix.rows) == 0 && len(b.ix.nodes) == 0 && b.warn.count() > 0 {
+		// Nothing survived: the DWARF is unusable, not merely damaged.
+		return nil, fmt.Errorf("debuginfo: nothing could be indexed: %s", b.warn.kept[0])
 	}
 	b.finish()
+	b.ix.warnings = b.warn.list()
 	return b.ix, nil
 }
 
-// units walks all DIEs of all compile units in one pass.
-func (b *builder) units() error {
+// units walks the compile units one at a time, each from its own first
+// DIE, so that one that fails to decode does not hide the ones after it.
+func (b *builder) units() {
 	r := b.d.Reader()
+	spans, ok := unitSpans(b.secs["debug_info"])
+	if !ok {
+		// The header scan lost its way where debug/dwarf did not (a
+		// big-endian file, say): walk everything in one go, as far as it
+		// decodes.
+		spans = []unitSpan{{first: 0, end: math.MaxInt64}}
+	}
+	for _, u := range spans {
+		b.unit(r, u)
+	}
+}
+
+// unitLabel names a compile unit in warnings: its DIE offset and, once its
+// first DIE is read, its name.
+type unitLabel struct {
+	off  int64
+	name string
+}
+
+func (l unitLabel) String() string {
+	if l.name == "" {
+		return fmt.Sprintf("compile unit at %#x", l.off)
+	}
+	return fmt.Sprintf("compile unit at %#x (%s)", l.off, l.name)
+}
+
+// unit indexes the DIEs of one unit, [u.first, u.end) of debug_info. What
+// it cannot read becomes a warning; what it read before stays indexed.
+func (b *builder) unit(r *dwarf.Reader, u unitSpan) {
+	cu := unitLabel{off: u.first}
+	defer func() {
+		if p := recover(); p != nil {
+			b.warn.add("%v: malformed DWARF: %v", cu, p)
+		}
+	}()
+	r.Seek(dwarf.Offset(u.first)) // 0 means the first unit's first DIE
 	var (
-		files []int32 // this unit's line-table files as strs indexes
-		stack []int32 // enclosing function node per open DIE, -1 for none
+		files  []int32 // this unit's line-table files as strs indexes
+		stack  []int32 // enclosing function node per open DIE, -1 for none
+		opened bool    // the unit's first DIE has been read
 	)
 	for {
 		e, err := r.Next()
 		if err != nil {
-			return err
+			var de dwarf.DecodeError
+			if errors.As(err, &de) {
+				if int64(de.Offset) >= u.end {
+					return // the next unit's failure: its own walk reports it
+				}
+			} else if opened && len(stack) == 0 {
+				// This unit's tree was complete and the error does not say
+				// where it arose: most likely in the next unit, whose own
+				// walk will meet it again.
+				return
+			}
+			b.warn.add("%v: DIEs: %v", cu, err)
+			return
 		}
 		if e == nil {
-			return nil // the end of debug_info
+			return // the end of debug_info
 		}
 		if e.Tag == 0 {
-			// The null entry that ends a list of children. A stray one
-			// (hostile input) is ignored.
+			// The null entry that ends a list of children. A stray one, or
+			// padding after the unit's tree, closes nothing.
 			if len(stack) > 0 {
 				stack = stack[:len(stack)-1]
 			}
 			continue
 		}
+		if int64(e.Offset) < u.first || int64(e.Offset) >= u.end {
+			return // the reader moved on to the next unit
+		}
 		switch e.Tag {
 		case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSkeletonUnit:
-			files, err = b.lineTable(e)
-			if err != nil {
-				return err
-			}
+			opened = true
+			cu = unitLabel{off: int64(e.Offset)}
+			cu.name, _ = e.Val(dwarf.AttrName).(string)
+			files = b.lineTable(e, cu)
 			stack = stack[:0]
 			if e.Children {
 				stack = append(stack, -1)
 			}
 			continue
 		}
+		opened = true
 
 		ctx := int32(-1)
 		if len(stack) > 0 {
@@ -114,15 +176,11 @@ func (b *builder) units() error {
 			// Functions are top-level even when nested in another DIE
 			// (a local class's methods have their own code).
 			childCtx = -1
-			if n, err := b.function(e, -1, files); err != nil {
-				return err
-			} else if n >= 0 {
+			if n := b.function(e, -1, files, cu); n >= 0 {
 				childCtx = n
 			}
 		case dwarf.TagInlinedSubroutine:
-			if n, err := b.function(e, ctx, files); err != nil {
-				return err
-			} else if n >= 0 {
+			if n := b.function(e, ctx, files, cu); n >= 0 {
 				childCtx = n
 			}
 		}
@@ -133,29 +191,34 @@ func (b *builder) units() error {
 }
 
 // lineTable reads the unit's line program into rows and returns its file
-// table as strs indexes (indexed as DW_AT_call_file values are).
-func (b *builder) lineTable(cu *dwarf.Entry) ([]int32, error) {
-	if off, ok := cu.Val(dwarf.AttrStmtList).(int64); ok {
+// table as strs indexes (indexed as DW_AT_call_file values are). A line
+// program that fails part way keeps its sequences read before the failure;
+// one whose header cannot be read adds no rows and no files. Either way the
+// unit's functions are still indexed.
+func (b *builder) lineTable(e *dwarf.Entry, cu unitLabel) []int32 {
+	if off, ok := e.Val(dwarf.AttrStmtList).(int64); ok {
 		if err := checkLineHeader(b.secs["debug_line"], off); err != nil {
-			return nil, fmt.Errorf("compile unit at %#x: %w", cu.Offset, err)
+			b.warn.add("%v: %v", cu, err)
+			return nil
 		}
 	}
-	lr, err := b.d.LineReader(cu)
+	lr, err := b.d.LineReader(e)
 	if err != nil {
-		return nil, fmt.Errorf("compile unit at %#x: line table: %w", cu.Offset, err)
+		b.warn.add("%v: line table: %v", cu, err)
+		return nil
 	}
 	if lr == nil {
-		return nil, nil // no DW_AT_stmt_list
+		return nil // no DW_AT_stmt_list
 	}
 	fileIdx := make(map[*dwarf.LineFile]int32)
 	var seq []row
 	var le dwarf.LineEntry
 	for {
 		if err := lr.Next(&le); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
+			if !errors.Is(err, io.EOF) {
+				b.warn.add("%v: line table: %v", cu, err)
 			}
-			return nil, fmt.Errorf("compile unit at %#x: line table: %w", cu.Offset, err)
+			break
 		}
 		f := int32(-1)
 		if le.File != nil {
@@ -182,7 +245,7 @@ func (b *builder) lineTable(cu *dwarf.Entry) ([]int32, error) {
 			files[i] = b.intern(f.Name)
 		}
 	}
-	return files, nil
+	return files
 }
 
 // sequences collects whole sequences; finish sorts them by start address.
@@ -195,23 +258,17 @@ func (b *builder) addSequence(seq []row) {
 
 // function records a subprogram or inlined subroutine that has code and
 // returns its node index, or -1 when it has none (a declaration, or an
-// abstract instance of an inline function).
-func (b *builder) function(e *dwarf.Entry, parent int32, files []int32) (int32, error) {
+// abstract instance of an inline function) or its ranges cannot be read
+// (a warning; its children are still indexed).
+func (b *builder) function(e *dwarf.Entry, parent int32, files []int32, cu unitLabel) int32 {
 	ranges, err := b.d.Ranges(e)
 	if err != nil {
-		return -1, fmt.Errorf("DIE at %#x: ranges: %w", e.Offset, err)
+		b.warn.add("%v: DIE at %#x: ranges: %v", cu, e.Offset, err)
+		return -1
 	}
-	n := int32(len(b.ix.nodes))
-	added := false
-	for _, r := range ranges {
-		if r[0] >= r[1] {
-			continue
-		}
-		b.links = append(b.links, link{parent: parent, lo: r[0], hi: r[1], node: n})
-		added = true
-	}
-	if !added {
-		return -1, nil
+	ranges = slices.DeleteFunc(ranges, func(r [2]uint64) bool { return r[0] >= r[1] })
+	if len(ranges) == 0 {
+		return -1
 	}
 	nr := b.nameOf(e)
 	nd := node{name: nr.name, linkage: nr.linkage, callFile: -1, inlined: e.Tag == dwarf.TagInlinedSubroutine}
@@ -223,8 +280,15 @@ func (b *builder) function(e *dwarf.Entry, parent int32, files []int32) (int32, 
 		nd.callLine = uint32(attrInt(e, dwarf.AttrCallLine))
 		nd.callCol = uint32(attrInt(e, dwarf.AttrCallColumn))
 	}
+	// The node and its links are added together, after everything that
+	// could panic on hostile input, so that a unit abandoned part way never
+	// leaves a link to a node that does not exist.
+	n := int32(len(b.ix.nodes))
 	b.ix.nodes = append(b.ix.nodes, nd)
-	return n, nil
+	for _, r := range ranges {
+		b.links = append(b.links, link{parent: parent, lo: r[0], hi: r[1], node: n})
+	}
+	return n
 }
 
 // display picks the readable name: demangled linkage name when the

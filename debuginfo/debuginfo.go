@@ -51,6 +51,8 @@ type Index struct {
 	nodes []node   // subprograms and inlined subroutines
 	spans []span   // grouped by parent; each group sorted by lo
 	root  group    // the spans of the top-level subprograms
+
+	warnings []string // what could not be read, see Warnings
 }
 
 // row is one line-table row. It covers [addr, next row's addr) unless it
@@ -215,6 +217,18 @@ func (ix *Index) str(i int32) string {
 		return ""
 	}
 	return ix.strs[i]
+}
+
+// Warnings describes what New skipped because it could not be read: one
+// line per failure, naming the compile unit (its DIE offset in debug_info
+// and its name when known) and the error, such as a line table with a bad
+// header or a DIE with an unknown abbreviation. Lookups in the other
+// compile units are unaffected; in a unit whose line table failed,
+// functions resolve without file and line; in one whose DIEs failed part
+// way, the DIEs read before the failure are kept. At most 100 warnings are
+// kept; a last line then counts the rest. Nil when everything was read.
+func (ix *Index) Warnings() []string {
+	return ix.warnings
 }
 
 // Bounds returns the lowest and highest address the line tables cover, for
