@@ -1,6 +1,7 @@
 package symtab
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,9 +81,7 @@ func buildGoDarwin() (string, error) {
 	cmd := exec.Command("go", "build", "-o", tmp, "cmd/go")
 	cmd.Env = append(os.Environ(), "GOOS=darwin", "GOARCH=arm64", "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", err
-	} else if len(out) > 0 {
-		_ = out // go build prints nothing on success; nothing to keep
+		return "", fmt.Errorf("%v\n%s", err, out)
 	}
 	return path, os.Rename(tmp, path)
 }
