@@ -18,6 +18,7 @@ type FormatError struct {
 	Val any
 }
 
+// Error says what is wrong, with the value, and at which offset.
 func (e *FormatError) Error() string {
 	msg := e.Msg
 	if e.Val != nil {
