@@ -48,6 +48,9 @@ type Entry struct {
 	Images []*image.Image
 	Tables []*symtab.Table
 
+	// NoDebugInfo makes the entry answer from symbol tables alone.
+	NoDebugInfo bool
+
 	debugOnce sync.Once
 	debug     []*debuginfo.Index
 	// DebugErrors says why an image's DWARF could not be used; its symbol
@@ -267,6 +270,9 @@ func better(a, b symtab.Symbol) bool {
 // Debug returns the DWARF indexes of the entry's images that have DWARF,
 // building them on first use: most lookups of a dump touch few images.
 func (e *Entry) Debug() []*debuginfo.Index {
+	if e.NoDebugInfo {
+		return nil
+	}
 	e.debugOnce.Do(func() {
 		for _, im := range e.Images {
 			secs, err := im.DWARFSections()

@@ -3,7 +3,7 @@
 // functions, and prints how their time and peak memory compare. `make
 // bench` runs it.
 //
-//	go run ./bench/compare [-bin MACHO] [-n 100000] [-runs 5] [-ours atoslite|stackimage]
+//	go run ./bench/compare [-bin MACHO] [-n 100000] [-runs 5] [-dwarf]
 //
 // Without -bin it builds GOOS=darwin GOARCH=arm64 cmd/go (about 20k
 // symbols) into the user's cache directory, once per Go version. Addresses
@@ -45,7 +45,7 @@ func run() error {
 	bin := flag.String("bin", "", "the Mach-O to look addresses up in (default: a darwin build of cmd/go)")
 	n := flag.Int("n", 100_000, "how many addresses")
 	runs := flag.Int("runs", 5, "runs of each program; the best is kept")
-	ours := flag.String("ours", "atoslite", "our program: atoslite (bench/atoslite) or stackimage (stackimage atos)")
+	withDWARF := flag.Bool("dwarf", false, "let stackimage atos read DWARF too (llvm-symbolizer 14 cannot read Go's compressed DWARF, so by default both answer from the symbol table)")
 	llvm := flag.String("llvm", "llvm-symbolizer", "the llvm-symbolizer to compare with")
 	flag.Parse()
 
@@ -59,7 +59,7 @@ func run() error {
 			return fmt.Errorf("building the darwin cmd/go: %v", err)
 		}
 	}
-	oursCmd, err := buildOurs(*ours, tmp)
+	oursCmd, err := buildOurs(tmp)
 	if err != nil {
 		return err
 	}
@@ -73,6 +73,9 @@ func run() error {
 	}
 	llvmCmd := []string{*llvm, "--obj=" + *bin, "--functions=linkage", "--no-inlines", "--no-demangle"}
 	oursCmd = append(oursCmd, "-o", *bin)
+	if !*withDWARF {
+		oursCmd = append(oursCmd, "--no-debug-info")
+	}
 
 	var us, them result
 	for i := 0; i < *runs; i++ {
@@ -108,7 +111,7 @@ func run() error {
 	row := func(name string, r result) {
 		fmt.Printf("%-28s %10s %10s %9.1f MiB\n", name, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond), float64(r.rss)/(1<<20))
 	}
-	row(*ours, us)
+	row("stackimage atos", us)
 	row("llvm-symbolizer", them)
 	fmt.Printf("\nsame names: %d of %d\n", same, len(addrs))
 	fmt.Printf("speed ratio (llvm / ours): wall %.1fx, cpu %.1fx\n", ratio(them.wall, us.wall), ratio(them.cpu, us.cpu))
@@ -182,22 +185,14 @@ func measure(r *result, argv []string, stdin []byte) error {
 	return nil
 }
 
-// buildOurs builds our program into dir and returns the command prefix
-// that runs it.
-func buildOurs(which, dir string) ([]string, error) {
-	pkg, prefix := "./bench/atoslite", []string(nil)
-	switch which {
-	case "atoslite":
-	case "stackimage":
-		pkg, prefix = "./cmd/stackimage", []string{"atos"}
-	default:
-		return nil, fmt.Errorf("-ours %q: want atoslite or stackimage", which)
+// buildOurs builds the stackimage command into dir and returns the command
+// prefix that runs its atos.
+func buildOurs(dir string) ([]string, error) {
+	exe := filepath.Join(dir, "stackimage")
+	if out, err := exec.Command("go", "build", "-o", exe, "./cmd/stackimage").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build ./cmd/stackimage: %v\n%s", err, out)
 	}
-	exe := filepath.Join(dir, which)
-	if out, err := exec.Command("go", "build", "-o", exe, pkg).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-	}
-	return append([]string{exe}, prefix...), nil
+	return []string{exe, "atos"}, nil
 }
 
 // buildGoDarwin builds cmd/go for darwin/arm64 into the cache directory the

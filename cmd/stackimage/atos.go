@@ -19,6 +19,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	loadAddr := fs.String("l", "", "the address the binary was loaded at (hex); addresses are then taken as slid")
 	inlines := fs.Bool("i", false, "print the functions inlined at each address too, innermost first")
 	noDemangle := fs.Bool("no-demangle", false, "print C++ and Rust names as the binary spells them")
+	noDebug := fs.Bool("no-debug-info", false, "answer from the symbol table alone, without reading DWARF (faster on big binaries)")
 	addrs, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -34,6 +35,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	entry.NoDebugInfo = *noDebug
 	var slide uint64
 	if *loadAddr != "" {
 		load, err := parseAddress(*loadAddr)
@@ -47,66 +49,106 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		name = strings.TrimSuffix(filepath.Base(strings.TrimSuffix(*binary, "/")), ".dSYM")
 		name = strings.TrimSuffix(name, filepath.Ext(name)) // App.app.dSYM -> App
 	}
+	a := &atos{entry: entry, image: name, slide: slide, inlines: *inlines, noDemangle: *noDemangle}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
-	lookup := func(text string) error {
-		addr, err := parseAddress(text)
-		if err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+	answer := func(text []byte) error {
+		addr, ok := parseHex(text)
+		if !ok {
+			return fmt.Errorf("%w: bad address %q: want hex such as 0x100003f60", errUsage, text)
 		}
-		for _, line := range atosLines(entry, name, addr, slide, *inlines, *noDemangle) {
-			fmt.Fprintln(w, line)
-		}
-		return nil
+		_, err := w.Write(a.answer(addr))
+		return err
 	}
 	if len(addrs) > 0 {
-		for _, a := range addrs {
-			if err := lookup(a); err != nil {
+		for _, text := range addrs {
+			if err := answer([]byte(text)); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	// Like atos, read whitespace-separated addresses from stdin and answer
-	// each as it comes, so that a pipe can be used interactively.
-	sc := bufio.NewScanner(stdin)
+	// Like atos, read whitespace-separated addresses from stdin. Answers are
+	// flushed whenever reading may block, so a pipe can be used
+	// interactively without paying a write per address.
+	sc := bufio.NewScanner(flushingReader{stdin, w})
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	sc.Split(bufio.ScanWords)
 	for sc.Scan() {
-		if err := lookup(sc.Text()); err != nil {
-			return err
-		}
-		if err := w.Flush(); err != nil {
+		if err := answer(sc.Bytes()); err != nil {
 			return err
 		}
 	}
 	return sc.Err()
 }
 
-// atosLines answers one address as atos does: "main (in App) + 16", or
-// "main (in App) (main.c:28)" with debug info, or the address itself when
-// nothing covers it. With inlines, the inlined functions come first, each
-// on its own line.
-func atosLines(entry *symbolize.Entry, imageName string, addr, slide uint64, inlines, noDemangle bool) []string {
+// atos answers addresses in one image. It reuses one output buffer: on
+// big batches formatting, not lookup, would otherwise dominate.
+type atos struct {
+	entry               *symbolize.Entry
+	image               string
+	slide               uint64
+	inlines, noDemangle bool
+	buf                 []byte
+}
+
+// answer returns the lines for one address, as atos prints them:
+// "main (in App) + 16", or "main (in App) (main.c:28)" with debug info, or
+// the address itself when nothing covers it. With inlines, the inlined
+// functions come first, each on its own line. The result is valid until
+// the next call.
+func (a *atos) answer(addr uint64) []byte {
+	a.buf = a.buf[:0]
+	if len(a.entry.Debug()) == 0 {
+		// Without DWARF only the symbol table can answer: skip building
+		// frames.
+		if sym, ok := a.entry.Symbol(addr - a.slide); ok && (a.noDemangle || !mayBeMangled(sym.RawName)) {
+			a.buf = a.appendName(a.buf, sym.Name)
+			a.buf = append(a.buf, " + "...)
+			a.buf = strconv.AppendUint(a.buf, sym.Offset, 10)
+			return append(a.buf, '\n')
+		}
+	}
 	f := symbolize.Frame{Address: addr, LookupAddress: addr}
-	frames := entry.Resolve(f, addr-slide, noDemangle)
-	if !inlines {
+	frames := a.entry.Resolve(f, addr-a.slide, a.noDemangle)
+	if !a.inlines {
 		frames = frames[len(frames)-1:]
 	}
-	var lines []string
 	for _, f := range frames {
 		switch {
 		case f.Symbol == "":
-			lines = append(lines, fmt.Sprintf("%#x", addr))
+			a.buf = append(a.buf, "0x"...)
+			a.buf = strconv.AppendUint(a.buf, addr, 16)
 		case f.SourceLocation() != "":
-			lines = append(lines, fmt.Sprintf("%s (in %s) (%s)", f.Symbol, imageName, f.SourceLocation()))
+			a.buf = a.appendName(a.buf, f.Symbol)
+			a.buf = append(a.buf, " ("...)
+			a.buf = append(a.buf, f.SourceLocation()...)
+			a.buf = append(a.buf, ')')
 		case f.HasOffset:
-			lines = append(lines, fmt.Sprintf("%s (in %s) + %d", f.Symbol, imageName, f.SymbolOffset))
+			a.buf = a.appendName(a.buf, f.Symbol)
+			a.buf = append(a.buf, " + "...)
+			a.buf = strconv.AppendUint(a.buf, f.SymbolOffset, 10)
 		default:
-			lines = append(lines, fmt.Sprintf("%s (in %s)", f.Symbol, imageName))
+			a.buf = a.appendName(a.buf, f.Symbol)
 		}
+		a.buf = append(a.buf, '\n')
 	}
-	return lines
+	return a.buf
+}
+
+func (a *atos) appendName(buf []byte, name string) []byte {
+	buf = append(buf, name...)
+	buf = append(buf, " (in "...)
+	buf = append(buf, a.image...)
+	return append(buf, ')')
+}
+
+// mayBeMangled reports whether a symbol table name could be a C++, Rust or
+// Swift mangling, which the slow path demangles.
+func mayBeMangled(raw string) bool {
+	return strings.HasPrefix(raw, "__Z") || strings.HasPrefix(raw, "_Z") ||
+		strings.HasPrefix(raw, "__R") || strings.HasPrefix(raw, "_R") ||
+		strings.HasPrefix(raw, "_$s") || strings.HasPrefix(raw, "$s") || strings.HasPrefix(raw, "__T")
 }
 
 // dsymBundleFile turns a path to a .dSYM bundle into the DWARF file inside
@@ -150,6 +192,32 @@ func archName(im *image.Image) string {
 	return fmt.Sprintf("cputype %d subtype %d", im.CPUType, im.CPUSubtype)
 }
 
+// parseHex reads a hex address, with or without 0x, without allocating.
+func parseHex(b []byte) (uint64, bool) {
+	if len(b) > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X') {
+		b = b[2:]
+	}
+	if len(b) == 0 || len(b) > 16 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		var d byte
+		switch {
+		case '0' <= c && c <= '9':
+			d = c - '0'
+		case 'a' <= c && c <= 'f':
+			d = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint64(d)
+	}
+	return v, true
+}
+
 // parseAddress reads an address in hex, with or without 0x, as atos does.
 func parseAddress(s string) (uint64, error) {
 	t := strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
@@ -158,4 +226,18 @@ func parseAddress(s string) (uint64, error) {
 		return 0, fmt.Errorf("bad address %q: want hex such as 0x100003f60", s)
 	}
 	return v, nil
+}
+
+// flushingReader flushes w before every read of r, that is whenever the
+// scanner's buffer is exhausted and the next read may block.
+type flushingReader struct {
+	r io.Reader
+	w *bufio.Writer
+}
+
+func (f flushingReader) Read(p []byte) (int, error) {
+	if err := f.w.Flush(); err != nil {
+		return 0, err
+	}
+	return f.r.Read(p)
 }
