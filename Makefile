@@ -5,7 +5,7 @@ TAGS      ?= unicorn
 PKGS      := ./...
 SAMPLE    ?= fixtures/snapshots/arm64-O1-deepest.json
 
-.PHONY: all build test vet fmt-check deps fixture-deps run bench fuzz accuracy fixtures cross
+.PHONY: all build test vet fmt-check deps fixture-deps bench-deps run bench fuzz accuracy fixtures cross
 
 all: build
 
@@ -47,3 +47,36 @@ run: build
 # MANIFEST.json are committed, so tests never need the toolchain).
 fixtures: fixture-deps
 	fixtures/build.sh
+
+CORPUS    ?= ../shared/corpus
+DWARF_OBJ ?= $(CORPUS)/symbolic/symbolic-testutils/fixtures/macos/crash.dSYM/Contents/Resources/DWARF/crash
+
+# bench-deps adds the peer the benchmarks compare with (llvm-symbolizer) and
+# GNU time, which reports a child's peak memory.
+bench-deps:
+	@command -v llvm-symbolizer >/dev/null && [ -x /usr/bin/time ] || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq llvm time; }
+
+# bench runs the in-process benchmarks, then stackimage against
+# llvm-symbolizer as whole processes on the same addresses, and prints the
+# ratios (docs/bench.md explains them).
+bench: bench-deps
+	$(GO) test -run='^$$' -bench=. -benchmem ./symtab/ ./walker/ ./snapshot/ ./debuginfo/ ./cmd/stackimage/
+	$(GO) run ./bench/compare
+	@if [ -f "$(DWARF_OBJ)" ]; then $(GO) run ./bench/dwarf -obj "$(DWARF_OBJ)"; \
+	else echo "bench: $(DWARF_OBJ) absent, DWARF comparison not run"; fi
+
+# fuzz runs every fuzz target for FUZZTIME. Seeds are minimized only
+# briefly: some are real files, and byte-by-byte minimization of those
+# would take the whole budget.
+FUZZTIME ?= 20s
+FUZZ_TARGETS := \
+	archregs:FuzzDecode image:FuzzOpen symtab:FuzzNewFromParts walker:FuzzWalk \
+	snapshot:FuzzParse debuginfo:FuzzIndex debuginfo:FuzzDemangle \
+	crashreport:FuzzParseIPS crashreport:FuzzParseCrash crashreport:FuzzParseKSCrash \
+	fixtures:FuzzParseManifest emu:FuzzScanLoadCommands
+fuzz: deps
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
+	  echo "== $$pkg $$fn"; \
+	  $(GO) test -tags $(TAGS) -run='^$$' -fuzz="^$$fn\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=100x ./$$pkg/ || exit 1; \
+	done
