@@ -125,7 +125,7 @@ func (b *builder) unit(r *dwarf.Reader, u unitSpan) {
 		e, err := r.Next()
 		if err != nil {
 			var de dwarf.DecodeError
-			if errors.As(err, &de) {
+			if errors.As(err, &de) && de.Name == "info" {
 				if int64(de.Offset) >= u.end {
 					return // the next unit's failure: its own walk reports it
 				}

@@ -14,6 +14,7 @@ import (
 	"debug/dwarf"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -227,8 +228,9 @@ func (ix *Index) str(i int32) string {
 // functions resolve without file and line; in one whose DIEs failed part
 // way, the DIEs read before the failure are kept. At most 100 warnings are
 // kept; a last line then counts the rest. Nil when everything was read.
+// The slice is the caller's to modify.
 func (ix *Index) Warnings() []string {
-	return ix.warnings
+	return slices.Clone(ix.warnings)
 }
 
 // Bounds returns the lowest and highest address the line tables cover, for
