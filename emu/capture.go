@@ -80,7 +80,13 @@ func (m *Machine) Capture() (*snapshot.Snapshot, error) {
 	if _, err := m.ReadMemory(stack, low); err != nil {
 		return nil, fmt.Errorf("emu: read the stack: %w", err)
 	}
-	mem, err := snapshot.NewRegions([]snapshot.Region{{Address: low, Data: stack}})
+	var regions []snapshot.Region
+	// At an ARM entry point SP is the top of the stack and there is no red
+	// zone: nothing of the stack is live, and a region may not be empty.
+	if len(stack) > 0 {
+		regions = append(regions, snapshot.Region{Address: low, Data: stack})
+	}
+	mem, err := snapshot.NewRegions(regions)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,574 @@
+//go:build unicorn
+
+package emu
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/fixtures"
+	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/walker"
+)
+
+// The accuracy sweep runs whole fixture programs one instruction at a time
+// and, at every instruction boundary, compares what a user of the toolkit
+// would get (capture, walk, symbolicate) with the shadow stack's true call
+// chain. docs/accuracy.md defines every figure it reports.
+
+// Phase says where a boundary lies relative to the frame record of the
+// innermost function (the one holding the PC). It is worked out from the
+// run itself, without disassembly: see (*sweeper).phase.
+type Phase int
+
+const (
+	// PhaseBeforePush: from the function's entry up to the instruction
+	// that pushes its frame record (stp x29, x30 / push rbp / push {r7, lr}).
+	PhaseBeforePush Phase = iota
+	// PhaseBeforeFPSet: the record is on the stack but FP does not point
+	// at it yet (x86: between push rbp and mov rbp, rsp).
+	PhaseBeforeFPSet
+	// PhaseInFrame: FP points at the function's own frame record.
+	PhaseInFrame
+	// PhaseAfterPop: FP was set in this activation and has been restored
+	// to the caller's (epilogue, up to and including the return).
+	PhaseAfterPop
+	// PhaseOther: anything else: FP is neither the caller's nor the
+	// function's own record, or the function never builds a record
+	// (frameless).
+	PhaseOther
+	numPhases
+)
+
+var phaseNames = [numPhases]string{
+	PhaseBeforePush:  "before push",
+	PhaseBeforeFPSet: "push..FP set",
+	PhaseInFrame:     "in frame",
+	PhaseAfterPop:    "after pop",
+	PhaseOther:       "other",
+}
+
+// String returns the short name used in the accuracy table.
+func (p Phase) String() string {
+	if p >= 0 && p < numPhases {
+		return phaseNames[p]
+	}
+	return fmt.Sprintf("Phase(%d)", int(p))
+}
+
+// SweepCell is one row of the accuracy table: every boundary of every
+// program built for one architecture at one optimisation level.
+type SweepCell struct {
+	Arch string // "arm64", "x86_64", "armv7", "i386"
+	Opt  string // "O0", "O1", "O2"
+	// Checked counts the instruction boundaries compared; Exact those
+	// where the walked chain equals the true one.
+	Checked, Exact int
+	// Missing, Extra and Wrong sum, over all boundaries, the frames the
+	// walk lacks at the end, has beyond the truth's end, and names
+	// differently at the same position (see docs/accuracy.md).
+	Missing, Extra, Wrong int
+	// Misses counts the boundaries that are not exact, by the phase of the
+	// innermost function.
+	Misses [numPhases]int
+}
+
+// SweepMiss is one boundary where the walk differed from the truth.
+type SweepMiss struct {
+	Fixture  string // "chain-x86_64-O1"
+	Step     int    // 1-based index of the boundary in the run
+	PC       uint64
+	Function string // the innermost function's name
+	Offset   uint64 // PC minus the function's start
+	Phase    Phase
+	// Why explains a PhaseOther classification.
+	Why         string
+	Truth, Walk []string // function names, innermost first
+	Stop        string   // the walk's stop reason
+}
+
+// SweepReport is the result of a sweep over fixture outputs.
+type SweepReport struct {
+	// Cells are ordered by architecture (arm64, x86_64, armv7, i386) and
+	// optimisation level.
+	Cells  []SweepCell
+	Misses []SweepMiss
+}
+
+// Cell returns the cell for an architecture and level, nil when the sweep
+// did not cover it.
+func (r *SweepReport) Cell(arch, opt string) *SweepCell {
+	for i := range r.Cells {
+		if r.Cells[i].Arch == arch && r.Cells[i].Opt == opt {
+			return &r.Cells[i]
+		}
+	}
+	return nil
+}
+
+// archOrder sorts cells the way the table prints them.
+var archOrder = map[string]int{"arm64": 0, "x86_64": 1, "armv7": 2, "i386": 3}
+
+// Sweep runs every output of the fixtures manifest at slide 0 through
+// SweepOutput. dir is the fixtures directory (its binaries are read from
+// disk so that symbols are found the way the stackimage command finds
+// them). keep selects outputs; nil keeps all.
+func Sweep(dir string, keep func(fixtures.Output) bool) (*SweepReport, error) {
+	man, err := fixtures.Load()
+	if err != nil {
+		return nil, err
+	}
+	rep := &SweepReport{}
+	for _, out := range man.Outputs {
+		if keep != nil && !keep(out) {
+			continue
+		}
+		prog, ok := man.Program(out.Program)
+		if !ok {
+			return nil, fmt.Errorf("emu: sweep: %s: program %q not in the manifest", out.Path, out.Program)
+		}
+		cell := rep.Cell(out.Arch, out.Opt)
+		if cell == nil {
+			rep.Cells = append(rep.Cells, SweepCell{Arch: out.Arch, Opt: out.Opt})
+			cell = &rep.Cells[len(rep.Cells)-1]
+		}
+		misses, err := SweepOutput(dir, prog, out, cell)
+		if err != nil {
+			return nil, err
+		}
+		rep.Misses = append(rep.Misses, misses...)
+	}
+	sort.SliceStable(rep.Cells, func(i, j int) bool {
+		a, b := rep.Cells[i], rep.Cells[j]
+		if a.Arch != b.Arch {
+			return archOrder[a.Arch] < archOrder[b.Arch]
+		}
+		return a.Opt < b.Opt
+	})
+	return rep, nil
+}
+
+// SweepOutput single-steps one fixture from its entry to its end at slide
+// 0, adds every boundary to cell and returns the boundaries that were not
+// exact. The run must end as the manifest says (the entry returns the
+// recorded result, or the PC reaches halt), or the truth is not trusted and
+// an error is returned.
+func SweepOutput(dir string, prog fixtures.Program, out fixtures.Output, cell *SweepCell) ([]SweepMiss, error) {
+	s, err := newSweeper(dir, prog, out)
+	if err != nil {
+		return nil, err
+	}
+	defer s.m.Close()
+	s.cell = cell
+	opts := RunOptions{OnStep: s.step}
+	if prog.End == fixtures.EndHalt {
+		halt, err := SymbolAddress(s.loaded.Image, fixtures.HaltFunction)
+		if err != nil {
+			return nil, err
+		}
+		halt = (halt + s.loaded.Slide) &^ 1
+		opts.StopAt = func(pc uint64) bool { return pc == halt }
+	}
+	reason, err := s.m.Run(opts)
+	if err != nil {
+		return nil, fmt.Errorf("emu: sweep %s: %w", out.Name(), err)
+	}
+	switch {
+	case prog.End == fixtures.EndHalt && reason == StopAtPC:
+		// The halt boundary is a boundary too: check it.
+		pc, err := s.m.PC()
+		if err != nil {
+			return nil, err
+		}
+		if err := s.step(pc); err != nil {
+			return nil, err
+		}
+	case prog.End == fixtures.EndReturn && reason == StopSentinel:
+		if err := s.checkResult(prog); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("emu: sweep %s: run ended with %v, want end %q", out.Name(), reason, prog.End)
+	}
+	s.resolvePending(0)
+	for _, m := range s.misses {
+		cell.Misses[m.Phase]++
+	}
+	return s.misses, nil
+}
+
+// frameSource is what the sweep needs of a symbolicated process:
+// *symbolize.Process, or entryProcess for images without a UUID.
+type frameSource interface {
+	Walk(regs *archregs.Registers, mem walker.Memory, opts walker.Options) ([]symbolize.Frame, walker.Result)
+	Frames(index int, addr, lookup uint64, foundBy string) []symbolize.Frame
+	FunctionStart(addr uint64) (uint64, bool)
+}
+
+// activation is the sweep's view of one entry on the shadow stack: which
+// function runs in it and where that function's frame record goes.
+type activation struct {
+	fn       uint64 // slid start of the function running in it
+	entrySP  uint64 // SP at the function's first instruction
+	callerFP uint64 // FP at that instruction: the caller's
+	ret      uint64 // the return address the record will hold
+	record   uint64 // where the record was found: [record] = callerFP, [record+ptr] = ret
+	fpSet    bool   // FP has pointed at the record in this activation
+	pushed   bool   // the record has been seen in the live frame
+	pending  []int  // indexes in misses classified before the activation ended
+}
+
+type sweeper struct {
+	m       *Machine
+	loaded  *Loaded
+	proc    frameSource
+	name    string
+	cell    *SweepCell
+	misses  []SweepMiss
+	acts    []activation
+	names   map[uint64]string // truth names by address
+	scan    []byte            // scratch for findRecord
+	steps   int
+	ptrSize uint64
+}
+
+func newSweeper(dir string, prog fixtures.Program, out fixtures.Output) (*sweeper, error) {
+	arch, err := archregs.ByName(out.Arch)
+	if err != nil {
+		return nil, fmt.Errorf("emu: sweep %s: %w", out.Path, err)
+	}
+	m, err := New(arch)
+	if err != nil {
+		return nil, err
+	}
+	s := &sweeper{m: m, name: out.Name(), names: map[uint64]string{}, ptrSize: uint64(arch.PtrSize),
+		scan: make([]byte, maxRecordScan+8)}
+	if err := s.setup(filepath.Join(dir, out.Path), prog); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("emu: sweep %s: %w", out.Name(), err)
+	}
+	return s, nil
+}
+
+func (s *sweeper) setup(path string, prog fixtures.Program) error {
+	l, err := s.m.LoadFile(path, 0)
+	if err != nil {
+		return err
+	}
+	s.loaded = l
+	entry, err := SymbolAddress(l.Image, prog.Entry)
+	if err != nil {
+		return err
+	}
+	if err := s.m.SetEntry(entry + l.Slide); err != nil {
+		return err
+	}
+	s.proc, err = newFrameSource(s.m, path)
+	return err
+}
+
+// newFrameSource attaches symbols to the machine's images as the stackimage
+// command does: a symbolize.Process over an index of the fixture file,
+// matched by UUID. An i386 object file has no UUID to match, so its symbols
+// are attached directly (entryProcess).
+func newFrameSource(m *Machine, path string) (frameSource, error) {
+	syms := symbolize.NewSymbols()
+	if err := syms.AddFile(path); err != nil {
+		return nil, err
+	}
+	loaded := make([]*image.Loaded, len(m.Images))
+	for i, l := range m.Images {
+		loaded[i] = &image.Loaded{Name: l.Image.Name, UUID: l.Image.UUID, LoadAddress: l.LoadAddress, Size: l.Size}
+	}
+	z := &symbolize.Symbolizer{Symbols: syms}
+	p, err := z.NewProcess(m.Arch, loaded)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Missing) == 0 {
+		return p, nil
+	}
+	return newEntryProcess(m)
+}
+
+// checkResult checks that the entry returned the manifest's result: a run
+// that went wrong (a pointer landing elsewhere) is no ground truth.
+func (s *sweeper) checkResult(prog fixtures.Program) error {
+	if prog.Result == nil {
+		return nil
+	}
+	regs, err := s.m.Registers()
+	if err != nil {
+		return err
+	}
+	reg := map[string]string{"arm64": "x0", "armv7": "r0", "x86_64": "rax", "i386": "eax"}[s.m.Arch.Name]
+	v, _ := regs.Get(reg)
+	if uint32(v) != *prog.Result {
+		return fmt.Errorf("emu: sweep %s: %s = %d at the end, want the program's result %d", s.name, reg, uint32(v), *prog.Result)
+	}
+	return nil
+}
+
+// step checks one boundary: capture as a crash reporter would, walk and
+// symbolicate as the stackimage command does, and compare with the shadow
+// stack.
+func (s *sweeper) step(pc uint64) error {
+	s.steps++
+	snap, err := s.m.Capture()
+	if err != nil {
+		return fmt.Errorf("capture at step %d (PC %#x): %w", s.steps, pc, err)
+	}
+	th := snap.Threads[0]
+	frames, res := s.proc.Walk(th.Registers, snap.Memory, walker.Options{StackLow: th.StackLow, StackHigh: th.StackHigh})
+	got := MachineNames(frames)
+	truth := s.truthNames(pc)
+
+	phase, why, err := s.phase(pc, th.Registers)
+	if err != nil {
+		return fmt.Errorf("step %d (PC %#x): %w", s.steps, pc, err)
+	}
+	c := s.cell
+	c.Checked++
+	missing, extra, wrong := CompareChains(truth, got)
+	if missing+extra+wrong == 0 {
+		c.Exact++
+		return nil
+	}
+	c.Missing += missing
+	c.Extra += extra
+	c.Wrong += wrong
+	if phase == PhaseInFrame {
+		phase, why = PhaseOther, "in frame (FP at the function's own record) yet not exact"
+	}
+	fn, _ := s.proc.FunctionStart(pc)
+	s.misses = append(s.misses, SweepMiss{
+		Fixture: s.name, Step: s.steps, PC: pc, Function: truth[0], Offset: pc - fn,
+		Phase: phase, Why: why, Truth: truth, Walk: got, Stop: res.Stop.String(),
+	})
+	act := &s.acts[len(s.acts)-1]
+	act.pending = append(act.pending, len(s.misses)-1)
+	return nil
+}
+
+// truthNames names the shadow stack's chain at pc, innermost first, the
+// way the walk's frames are named.
+func (s *sweeper) truthNames(pc uint64) []string {
+	chain := s.m.Shadow.Chain(pc)
+	names := make([]string, len(chain))
+	for i, a := range chain {
+		n, ok := s.names[a]
+		if !ok {
+			n = MachineNames(s.proc.Frames(i, a, a, ""))[0]
+			s.names[a] = n
+		}
+		names[i] = n
+	}
+	return names
+}
+
+// MachineNames returns the function name of every machine frame, innermost
+// first: inlined frames are left out (the shadow stack sees only real
+// calls), and a frame without a symbol is "???", as the stackimage command
+// prints it.
+func MachineNames(frames []symbolize.Frame) []string {
+	var names []string
+	for _, f := range frames {
+		if f.Inlined {
+			continue
+		}
+		n := f.Symbol
+		if n == "" {
+			n = "???"
+		}
+		names = append(names, n)
+	}
+	return names
+}
+
+// CompareChains aligns a walked chain with the true one position by
+// position from frame 0: a position where both have a frame and the names
+// differ is wrong; the frames the truth has beyond the walk's end are
+// missing; those the walk has beyond the truth's end are extra.
+func CompareChains(truth, walked []string) (missing, extra, wrong int) {
+	n := min(len(truth), len(walked))
+	for i := 0; i < n; i++ {
+		if truth[i] != walked[i] {
+			wrong++
+		}
+	}
+	return len(truth) - n, len(walked) - n, wrong
+}
+
+// phase classifies the boundary at pc from the shadow stack, the FP
+// register and the stack contents: no disassembly, and no assumption about
+// where a compiler puts the frame record.
+//
+// Each shadow-stack entry gets an activation when it first appears (at its
+// callee's first instruction), recording SP, FP (the caller's) and the
+// return address there; a jump to another function's start in the same
+// activation (a tail call) starts it afresh. The function's own frame
+// record is a pair (caller's FP, return address) at an aligned address in
+// the live part of its frame, [SP, entry SP). Then:
+//
+//   - FP at such a record: in frame (the record's address is remembered);
+//   - FP the caller's, FP never at the record yet: before push when no
+//     such record is in [SP, entry SP) yet, between push and FP set-up
+//     when one is;
+//   - FP the caller's after having been at the record: after pop;
+//   - anything else: other.
+func (s *sweeper) phase(pc uint64, regs *archregs.Registers) (Phase, string, error) {
+	depth := s.m.Shadow.Depth()
+	fp, ok1 := regs.FP()
+	sp, ok2 := regs.SP()
+	if !ok1 || !ok2 {
+		return 0, "", errors.New("no FP or SP in the captured registers")
+	}
+	for len(s.acts) > depth {
+		s.resolvePending(len(s.acts) - 1)
+		s.acts = s.acts[:len(s.acts)-1]
+	}
+	fn, ok := s.proc.FunctionStart(pc)
+	if !ok {
+		return PhaseOther, "PC in no known function", nil
+	}
+	switch {
+	case len(s.acts) < depth-1:
+		return 0, "", fmt.Errorf("shadow stack grew by %d entries in one instruction", depth-len(s.acts))
+	case len(s.acts) == depth-1:
+		s.acts = append(s.acts, activation{})
+		s.enter(&s.acts[depth-1], fn, sp, fp)
+	case s.acts[depth-1].fn != fn:
+		if pc != fn {
+			return PhaseOther, "entered a function in mid-body without a call", nil
+		}
+		// A tail call: the same activation now runs another function,
+		// whose record will replace the one just popped.
+		s.resolvePending(depth - 1)
+		s.enter(&s.acts[depth-1], fn, sp, fp)
+	}
+	a := &s.acts[depth-1]
+	switch {
+	case a.fpSet && fp == a.record:
+		return PhaseInFrame, "", nil
+	case a.fpSet && fp == a.callerFP:
+		return PhaseAfterPop, "", nil
+	case a.fpSet:
+		return PhaseOther, fmt.Sprintf("FP %#x is neither the caller's (%#x) nor the function's record (%#x)", fp, a.callerFP, a.record), nil
+	case fp != a.callerFP:
+		if fp >= sp && fp < a.entrySP && s.isRecord(a, fp) {
+			a.fpSet, a.pushed, a.record = true, true, fp
+			return PhaseInFrame, "", nil
+		}
+		return PhaseOther, fmt.Sprintf("FP %#x is neither the caller's (%#x) nor a record of the function in [SP %#x, entry SP %#x)", fp, a.callerFP, sp, a.entrySP), nil
+	}
+	if s.findRecord(a, sp) {
+		a.pushed = true
+		return PhaseBeforeFPSet, "", nil
+	}
+	return PhaseBeforePush, "", nil
+}
+
+// maxRecordScan bounds the bytes below the entry SP searched for the
+// function's record: records sit at the top of their frame, and the
+// fixtures' frames are at most a few KiB.
+const maxRecordScan = 16 << 10
+
+// enter starts an activation at a function's first instruction.
+func (s *sweeper) enter(a *activation, fn, sp, fp uint64) {
+	ret := s.m.Shadow.Calls[len(s.m.Shadow.Calls)-1].ReturnAddress
+	*a = activation{fn: fn, entrySP: sp, callerFP: fp, ret: ret}
+}
+
+// isRecord reports whether the pair at addr is the activation's frame
+// record: the caller's FP, then the return address.
+func (s *sweeper) isRecord(a *activation, addr uint64) bool {
+	var buf [16]byte
+	p := buf[:2*s.ptrSize]
+	if n, _ := s.m.ReadMemory(p, addr); n < len(p) {
+		return false
+	}
+	return getPtr(p[:s.ptrSize]) == a.callerFP && getPtr(p[s.ptrSize:]) == a.ret
+}
+
+// findRecord reports whether the activation's frame record starts anywhere
+// in the live part of its frame, [SP, entry SP), at a pointer-aligned
+// address.
+func (s *sweeper) findRecord(a *activation, sp uint64) bool {
+	if sp >= a.entrySP {
+		return false
+	}
+	lo := max(sp, a.entrySP-min(a.entrySP, maxRecordScan))
+	lo = (lo + s.ptrSize - 1) &^ (s.ptrSize - 1)
+	if lo >= a.entrySP {
+		return false
+	}
+	// The record starts in the frame, but on x86 its return address is the
+	// one the call pushed, at the entry SP itself.
+	p := s.ptrSize
+	buf := s.scan[:a.entrySP+p-lo]
+	if n, _ := s.m.ReadMemory(buf, lo); n < len(buf) {
+		return false
+	}
+	for off := uint64(0); off+2*p <= uint64(len(buf)); off += p {
+		if getPtr(buf[off:off+p]) == a.callerFP && getPtr(buf[off+p:off+2*p]) == a.ret {
+			a.record = lo + off
+			return true
+		}
+	}
+	return false
+}
+
+// getPtr decodes a little-endian pointer of len(p) bytes.
+func getPtr(p []byte) uint64 {
+	var v uint64
+	for i := len(p) - 1; i >= 0; i-- {
+		v = v<<8 | uint64(p[i])
+	}
+	return v
+}
+
+// resolvePending reclassifies the misses of an activation that ends (or of
+// every activation still open, from index i on, at the end of a run): in a
+// function that never pushed its record, "before push" means nothing, so
+// its misses are "other" (frameless).
+func (s *sweeper) resolvePending(i int) {
+	for ; i < len(s.acts); i++ {
+		a := &s.acts[i]
+		if !a.pushed {
+			for _, k := range a.pending {
+				if s.misses[k].Phase == PhaseBeforePush && !s.atEntryOf(s.misses[k]) {
+					s.misses[k].Phase, s.misses[k].Why = PhaseOther, "in a function that never pushes a frame record (frameless)"
+				}
+			}
+		}
+		a.pending = a.pending[:0]
+	}
+}
+
+// atEntryOf reports whether a miss is at its function's first instruction,
+// which is "before push" whether or not the function builds a frame later
+// (an activation that ends right there, as at halt, never pushes).
+func (s *sweeper) atEntryOf(m SweepMiss) bool { return m.Offset == 0 }
+
+// Table formats the report as the accuracy table: one row per architecture
+// and level, with the non-exact boundaries by phase.
+func (r *SweepReport) Table() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| arch | opt | checked | exact | exact %% | missing | extra | wrong | before push | push..FP set | after pop | other |\n")
+	fmt.Fprintf(&b, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, c := range r.Cells {
+		pct := 0.0
+		if c.Checked > 0 {
+			pct = 100 * float64(c.Exact) / float64(c.Checked)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.2f | %d | %d | %d | %d | %d | %d | %d |\n",
+			c.Arch, c.Opt, c.Checked, c.Exact, pct, c.Missing, c.Extra, c.Wrong,
+			c.Misses[PhaseBeforePush], c.Misses[PhaseBeforeFPSet], c.Misses[PhaseAfterPop], c.Misses[PhaseOther])
+	}
+	return b.String()
+}

@@ -1,0 +1,124 @@
+//go:build unicorn
+
+package emu
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackimage/stackimage/symbolize"
+)
+
+// sweepFloors are the sweep's figures measured at the commit that set them
+// (docs/accuracy.md has the table): exact may only grow, and the non-exact
+// boundaries, in total and outside prologues and epilogues ("other"), may
+// only shrink. Lower a miss figure or raise exact when the walker gets
+// better; never the reverse without saying why in docs/accuracy.md.
+//
+// "other" is zero everywhere but armv7, where a callee that returns with
+// pop {..., pc} leaves LR pointing into itself: its caller, back in its own
+// frame, has a stale LR in another function, which the walker takes for
+// frame 1 (docs/accuracy.md, "armv7: stale link register").
+var sweepFloors = []struct {
+	arch, opt string
+	exact     int // at least
+	misses    int // Checked - Exact, at most
+	other     int // misses outside prologues and epilogues, at most
+}{
+	{"arm64", "O0", 13305, 20, 0},
+	{"arm64", "O1", 3503, 18, 0},
+	{"arm64", "O2", 3475, 18, 0},
+	{"x86_64", "O0", 7533, 37, 0},
+	{"x86_64", "O1", 4076, 39, 0},
+	{"x86_64", "O2", 2892, 39, 0},
+	{"armv7", "O0", 11051, 102, 94},
+	{"armv7", "O1", 3440, 38, 30},
+	{"armv7", "O2", 3405, 38, 30},
+	{"i386", "O0", 7493, 37, 0},
+	{"i386", "O1", 5099, 39, 0},
+	{"i386", "O2", 4418, 39, 0},
+}
+
+// TestSweep single-steps every fixture and holds every cell of the accuracy
+// table to its floor.
+func TestSweep(t *testing.T) {
+	rep, err := Sweep(filepath.Join(repoRoot(t), "fixtures"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Cells) != len(sweepFloors) {
+		t.Errorf("the sweep has %d cells, want %d (one per arch × level)", len(rep.Cells), len(sweepFloors))
+	}
+	for _, f := range sweepFloors {
+		t.Run(f.arch+"-"+f.opt, func(t *testing.T) {
+			c := rep.Cell(f.arch, f.opt)
+			if c == nil {
+				t.Fatalf("no cell for %s %s", f.arch, f.opt)
+			}
+			if c.Exact < f.exact {
+				t.Errorf("exact = %d of %d boundaries, want at least %d", c.Exact, c.Checked, f.exact)
+			}
+			if got := c.Checked - c.Exact; got > f.misses {
+				t.Errorf("non-exact boundaries = %d, want at most %d", got, f.misses)
+			}
+			if got := c.Misses[PhaseOther]; got > f.other {
+				t.Errorf("non-exact boundaries outside prologues and epilogues = %d, want at most %d", got, f.other)
+				for _, m := range rep.Misses {
+					if m.Phase == PhaseOther && strings.HasSuffix(m.Fixture, "-"+f.arch+"-"+f.opt) {
+						t.Logf("%s step %d %s+%d: %s\n truth %q\n walk  %q", m.Fixture, m.Step, m.Function, m.Offset, m.Why, m.Truth, m.Walk)
+					}
+				}
+			}
+			sum := 0
+			for _, n := range c.Misses {
+				sum += n
+			}
+			if sum != c.Checked-c.Exact {
+				t.Errorf("misses by phase add up to %d, want %d (checked %d - exact %d)", sum, c.Checked-c.Exact, c.Checked, c.Exact)
+			}
+			if c.Misses[PhaseInFrame] != 0 {
+				t.Errorf("%d misses classified in frame; they must count as other", c.Misses[PhaseInFrame])
+			}
+		})
+	}
+}
+
+func TestCompareChains(t *testing.T) {
+	tests := []struct {
+		name                  string
+		truth, walked         []string
+		missing, extra, wrong int
+	}{
+		{"equal", []string{"a", "b", "c"}, []string{"a", "b", "c"}, 0, 0, 0},
+		{"last missing", []string{"a", "b", "c"}, []string{"a", "b"}, 1, 0, 0},
+		{"one extra", []string{"a", "b"}, []string{"a", "x", "b"}, 0, 1, 1},
+		{"caller dropped shifts the rest", []string{"a", "b", "c", "d"}, []string{"a", "c", "d"}, 1, 0, 2},
+		{"one renamed", []string{"a", "b", "c"}, []string{"a", "z", "c"}, 0, 0, 1},
+		{"empty walk", []string{"a"}, nil, 1, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, e, w := CompareChains(tt.truth, tt.walked)
+			if m != tt.missing || e != tt.extra || w != tt.wrong {
+				t.Errorf("CompareChains(%q, %q) = missing %d, extra %d, wrong %d; want %d, %d, %d",
+					tt.truth, tt.walked, m, e, w, tt.missing, tt.extra, tt.wrong)
+			}
+		})
+	}
+}
+
+func TestMachineNames(t *testing.T) {
+	frames := []symbolize.Frame{
+		{Index: 0, Symbol: "step_to_deepest", Inlined: true},
+		{Index: 0, Symbol: "inline_host"},
+		{Index: 1, Symbol: "with_alloca"},
+		{Index: 2},
+	}
+	want := []string{"inline_host", "with_alloca", "???"}
+	if diff := cmp.Diff(want, MachineNames(frames)); diff != "" {
+		t.Errorf("MachineNames (-want +got):\n%s", diff)
+	}
+}
