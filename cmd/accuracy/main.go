@@ -1,0 +1,58 @@
+//go:build unicorn
+
+// Command accuracy runs the emulator's accuracy sweep (emu.Sweep): every
+// fixture program, single-stepped, with the stack walked, symbolicated and
+// compared with the true call chain at every instruction boundary. It
+// prints the accuracy table of docs/accuracy.md; -misses lists every
+// boundary that was not exact.
+//
+//	go run -tags unicorn ./cmd/accuracy [-fixtures DIR] [-misses]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/stackimage/stackimage/emu"
+)
+
+func main() {
+	fixturesDir := flag.String("fixtures", "fixtures", "the fixtures directory (with MANIFEST.json and bin/)")
+	listMisses := flag.Bool("misses", false, "list every non-exact boundary after the table")
+	flag.Parse()
+	if err := run(os.Stdout, *fixturesDir, *listMisses); err != nil {
+		fmt.Fprintln(os.Stderr, "accuracy:", err)
+		os.Exit(1)
+	}
+}
+
+func run(w io.Writer, dir string, listMisses bool) error {
+	begin := time.Now()
+	rep, err := emu.Sweep(dir, nil)
+	if err != nil {
+		return err
+	}
+	elapsed := time.Since(begin)
+	fmt.Fprint(w, rep.Table())
+	total := 0
+	for _, c := range rep.Cells {
+		total += c.Checked
+	}
+	fmt.Fprintf(w, "\n%d boundaries in %.1fs\n", total, elapsed.Seconds())
+	if !listMisses {
+		return nil
+	}
+	fmt.Fprintln(w)
+	for _, m := range rep.Misses {
+		fmt.Fprintf(w, "%s step %d %s+%d [%s]", m.Fixture, m.Step, m.Function, m.Offset, m.Phase)
+		if m.Why != "" {
+			fmt.Fprintf(w, " (%s)", m.Why)
+		}
+		fmt.Fprintf(w, "\n  truth: %s\n  walk:  %s (%s)\n", strings.Join(m.Truth, " "), strings.Join(m.Walk, " "), m.Stop)
+	}
+	return nil
+}
