@@ -159,7 +159,7 @@ func Sweep(dir string, keep func(fixtures.Output) bool) (*SweepReport, error) {
 // recorded result, or the PC reaches halt), or the truth is not trusted and
 // an error is returned.
 func SweepOutput(dir string, prog fixtures.Program, out fixtures.Output, cell *SweepCell) ([]SweepMiss, error) {
-	s, err := newSweeper(dir, prog, out)
+	s, err := newSweeper(dir, prog, out, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ type sweeper struct {
 	ptrSize uint64
 }
 
-func newSweeper(dir string, prog fixtures.Program, out fixtures.Output) (*sweeper, error) {
+func newSweeper(dir string, prog fixtures.Program, out fixtures.Output, slide uint64) (*sweeper, error) {
 	arch, err := archregs.ByName(out.Arch)
 	if err != nil {
 		return nil, fmt.Errorf("emu: sweep %s: %w", out.Path, err)
@@ -248,15 +248,15 @@ func newSweeper(dir string, prog fixtures.Program, out fixtures.Output) (*sweepe
 	}
 	s := &sweeper{m: m, name: out.Name(), names: map[uint64]string{}, ptrSize: uint64(arch.PtrSize),
 		scan: make([]byte, maxRecordScan+8)}
-	if err := s.setup(filepath.Join(dir, out.Path), prog); err != nil {
+	if err := s.setup(filepath.Join(dir, out.Path), prog, slide); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("emu: sweep %s: %w", out.Name(), err)
 	}
 	return s, nil
 }
 
-func (s *sweeper) setup(path string, prog fixtures.Program) error {
-	l, err := s.m.LoadFile(path, 0)
+func (s *sweeper) setup(path string, prog fixtures.Program, slide uint64) error {
+	l, err := s.m.LoadFile(path, slide)
 	if err != nil {
 		return err
 	}
