@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackimage/stackimage/snapshot"
+)
+
+// The committed emulator snapshots (fixtures/snapshots, written by
+// go test -tags unicorn ./emu/ -run TestSnapshots -update) and the fixture
+// binaries they were captured from, relative to this package.
+const (
+	snapshotsDir = "../../fixtures/snapshots"
+	fixturesDir  = "../../fixtures"
+	symbolsDir   = "../../fixtures/bin"
+)
+
+// frame1FoundBy is how frame 1 must be found in the snapshots that were
+// taken to exercise one rule of the walker (emu.SnapshotPoints says why
+// each was taken); in the others any way of finding it will do.
+var frame1FoundBy = map[string]string{
+	"chain-arm64-O1-deepest":              "link register", // frameless leaf
+	"chain-armv7-O1-deepest":              "link register", // frameless leaf
+	"chain-x86_64-O1-deepest":             "frame pointer",
+	"chain-i386-O1-deepest":               "frame pointer",
+	"chain-arm64-O1-big_frame-prologue":   "link register", // record not pushed yet
+	"chain-x86_64-O1-big_frame-prologue":  "stack pointer", // first instruction
+	"chain-arm64-O2-with_alloca-epilogue": "link register", // record popped
+}
+
+// TestSnapshotsSymbolicate runs `stackimage symbolicate` on every committed
+// snapshot, in text and JSON form, and checks that it prints the true call
+// chain recorded beside it (<name>.chain), how each frame was found and
+// that the walk ended cleanly.
+func TestSnapshotsSymbolicate(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(snapshotsDir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatalf("no snapshots in %s", snapshotsDir)
+	}
+	for _, path := range paths {
+		name := strings.TrimSuffix(filepath.Base(path), ".json")
+		t.Run(name, func(t *testing.T) {
+			want := readChain(t, filepath.Join(snapshotsDir, name+".chain"))
+			snap := readSnapshot(t, path)
+			jt := symbolicateJSON(t, path)
+			if jt.StopReason != "fp_zero" {
+				t.Errorf("stop_reason = %q (%s), want fp_zero: the chain ends at the entry's zero FP", jt.StopReason, jt.StopDetail)
+			}
+			checkFoundBy(t, name, snap, jt.Frames)
+
+			// Images without a UUID (the i386 fixtures are object files)
+			// cannot be matched with --symbols; their frames are named
+			// the way a user would: atos on the lookup addresses.
+			noUUID := map[string]bool{}
+			for _, im := range snap.Images {
+				if im.UUID.IsZero() {
+					noUUID[filepath.Base(im.Name)] = true
+				}
+			}
+			got := jsonNames(t, jt.Frames, snap, noUUID)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("symbolicate --json %s: function names differ from %s.chain (-want +got):\n%s", path, name, diff)
+			}
+
+			text := symbolicateText(t, path)
+			if len(noUUID) > 0 {
+				// The text names nothing in such an image; it must show
+				// the same frames, and say which image lacked symbols.
+				if n := len(text); n != len(jt.Frames) {
+					t.Errorf("text output has %d frames, JSON %d", n, len(jt.Frames))
+				}
+				return
+			}
+			if diff := cmp.Diff(want, text); diff != "" {
+				t.Errorf("symbolicate %s: function names differ from %s.chain (-want +got):\n%s", path, name, diff)
+			}
+		})
+	}
+}
+
+// readChain reads a .chain file: one function per line, # comments.
+func readChain(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		names = append(names, line)
+	}
+	if len(names) < 2 {
+		t.Fatalf("%s: %d functions, want a chain", path, len(names))
+	}
+	return names
+}
+
+func readSnapshot(t *testing.T, path string) *snapshot.Snapshot {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Parse(data)
+	if err != nil {
+		t.Fatalf("snapshot.Parse(%s): %v", path, err)
+	}
+	return snap
+}
+
+// runOK runs the command in-process and fails the test unless it succeeds.
+func runOK(t *testing.T, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("stackimage %s: exit status %d, stderr:\n%s", strings.Join(args, " "), code, stderr.String())
+	}
+	return stdout.String()
+}
+
+func symbolicateJSON(t *testing.T, path string) jsonThread {
+	t.Helper()
+	out := runOK(t, "symbolicate", path, "--symbols", symbolsDir, "--json")
+	var rep jsonReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("symbolicate --json output: %v\n%s", err, out)
+	}
+	if len(rep.Threads) != 1 {
+		t.Fatalf("symbolicate --json: %d threads, want the emulator's one", len(rep.Threads))
+	}
+	if !rep.Threads[0].Crashed {
+		t.Errorf("thread %d not marked crashed", rep.Threads[0].ID)
+	}
+	return rep.Threads[0]
+}
+
+// symbolicateText returns the function name of every machine frame of the
+// text output, "???" where it names none.
+func symbolicateText(t *testing.T, path string) []string {
+	t.Helper()
+	out := runOK(t, "symbolicate", path, "--symbols", symbolsDir)
+	var names []string
+	sawStop := false
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "Walk stopped: ") {
+			sawStop = true
+			if !strings.HasPrefix(line, "Walk stopped: fp_zero") {
+				t.Errorf("text output: %q, want the walk stopped at fp_zero", line)
+			}
+			continue
+		}
+		f := strings.Fields(line)
+		// "0   chain-arm64-O1   0x000000010000c62c deepest + 12"
+		if len(f) < 4 || !isDecimal(f[0]) || !strings.HasPrefix(f[2], "0x") {
+			continue
+		}
+		if strings.HasSuffix(line, "[inlined]") {
+			continue
+		}
+		n := f[3]
+		if strings.HasPrefix(n, "0x") {
+			n = "???" // load address + offset: an image without symbols
+		}
+		names = append(names, n)
+	}
+	if !sawStop {
+		t.Errorf("text output has no \"Walk stopped\" line:\n%s", out)
+	}
+	return names
+}
+
+func isDecimal(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
+}
+
+// jsonNames returns the function name of every machine frame, naming the
+// frames of images without a UUID with atos.
+func jsonNames(t *testing.T, frames []jsonFrame, snap *snapshot.Snapshot, noUUID map[string]bool) []string {
+	t.Helper()
+	var names []string
+	for _, f := range frames {
+		if f.Inlined {
+			continue
+		}
+		switch {
+		case f.Symbol != "":
+			names = append(names, f.Symbol)
+		case f.Image != "" && noUUID[f.Image]:
+			names = append(names, atosName(t, snap, f))
+		default:
+			names = append(names, "???")
+		}
+	}
+	return names
+}
+
+// atosName looks a frame's lookup address up with `stackimage atos` in the
+// fixture binary the snapshot's image was captured from.
+func atosName(t *testing.T, snap *snapshot.Snapshot, f jsonFrame) string {
+	t.Helper()
+	for _, im := range snap.Images {
+		if filepath.Base(im.Name) != f.Image {
+			continue
+		}
+		out := runOK(t, "atos", "-o", filepath.Join(fixturesDir, im.Name), "-l", hex(im.LoadAddress), f.LookupAddress)
+		fields := strings.Fields(out)
+		if len(fields) == 0 || strings.HasPrefix(fields[0], "0x") {
+			return "???"
+		}
+		return fields[0]
+	}
+	t.Fatalf("frame %d: image %q is not in the snapshot", f.Index, f.Image)
+	return ""
+}
+
+// checkFoundBy checks how each frame was found: frame 0 from the context;
+// frame 1 from LR only on ARM and from the word at SP only on x86, and as
+// frame1FoundBy says for the snapshots taken to exercise a rule; every
+// later frame from a frame record.
+func checkFoundBy(t *testing.T, name string, snap *snapshot.Snapshot, frames []jsonFrame) {
+	t.Helper()
+	arm := snap.Arch.LR != ""
+	for _, f := range frames {
+		want := ""
+		switch {
+		case f.Index == 0:
+			want = "context"
+		case f.Index == 1 && frame1FoundBy[name] != "":
+			want = frame1FoundBy[name]
+		case f.Index == 1 && f.FoundBy == "link register" && arm,
+			f.Index == 1 && f.FoundBy == "stack pointer" && !arm:
+			want = f.FoundBy
+		default:
+			want = "frame pointer"
+		}
+		if f.FoundBy != want {
+			t.Errorf("frame %d (%s) found_by = %q, want %q", f.Index, f.Symbol, f.FoundBy, want)
+		}
+	}
+}
