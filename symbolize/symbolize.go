@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/crashreport"
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/snapshot"
@@ -52,20 +53,37 @@ type Frame struct {
 	FoundBy      string
 }
 
-// Thread is one walked and symbolicated thread.
+// Thread is one symbolicated thread: walked from a snapshot, or as a crash
+// reporter recorded it.
 type Thread struct {
-	ID         uint64
-	Name       string
-	Crashed    bool
+	// ID is the snapshot's thread id, or the reporter's thread number.
+	ID uint64
+	// KernelID is the kernel's thread id when a crash report gave it.
+	KernelID uint64
+	Name     string
+	Crashed  bool
+	// StopReason and StopDetail say why the walk of a snapshot's thread
+	// ended; empty for a reporter's backtrace.
 	StopReason string
 	StopDetail string
 	Frames     []Frame
+	// Walk is our own walk of a reported thread, when the report held its
+	// registers and stack.
+	Walk *Walk
+	// LastException marks the backtrace of where an uncaught exception was
+	// thrown (Apple's "Last Exception Backtrace").
+	LastException bool
 }
 
 // Report is a symbolicated dump.
 type Report struct {
-	Arch    *archregs.Arch
-	Threads []Thread
+	// Format is the input's format: "snapshot", "ips", "crash", "kscrash".
+	Format string
+	// CrashReport is the parsed crash report, for its header; nil for a
+	// snapshot.
+	CrashReport *crashreport.Report
+	Arch        *archregs.Arch
+	Threads     []Thread
 	// Missing lists the images of the dump for which no symbol file with the
 	// same UUID was found.
 	Missing []MissingImage
@@ -110,7 +128,9 @@ func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*P
 			}
 		}
 		if e == nil {
-			p.Missing = append(p.Missing, MissingImage{Name: l.Name, UUID: l.UUID})
+			if l.Name != "" || !l.UUID.IsZero() {
+				p.Missing = append(p.Missing, MissingImage{Name: l.Name, UUID: l.UUID})
+			}
 			continue
 		}
 		l.Image = e.Image()
@@ -276,7 +296,7 @@ func (z *Symbolizer) Snapshot(snap *snapshot.Snapshot) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Arch: snap.Arch, Missing: p.Missing}
+	rep := &Report{Format: "snapshot", Arch: snap.Arch, Missing: p.Missing}
 	for _, th := range snap.Threads {
 		opts := walker.Options{MaxDepth: z.MaxDepth, StackLow: th.StackLow, StackHigh: th.StackHigh}
 		frames, res := p.Walk(th.Registers, snap.Memory, opts)

@@ -179,6 +179,19 @@ var archInfos = map[*archregs.Arch]*archInfo{
 	archregs.I386: {ptrSize: 4, fpAlign: 4, callSize: 1},
 }
 
+// CallerLookupAddress returns the address to symbolize for a caller's
+// return address found by other means (a crash reporter's backtrace): the
+// return address minus one instruction, with the Thumb bit cleared on
+// armv7, exactly as Walk computes LookupAddress. For an architecture
+// without a walker it subtracts one, as atos does.
+func CallerLookupAddress(arch *archregs.Arch, returnAddress uint64) uint64 {
+	ai := archInfos[arch]
+	if ai == nil {
+		return returnAddress - 1
+	}
+	return returnAddress&^ai.clearBits - ai.callSize
+}
+
 // Walk walks the thread's stack by frame pointers. It never fails: a walk
 // that cannot go on ends with a stop reason, and the frames found until
 // then are kept.

@@ -731,3 +731,24 @@ func TestStrings(t *testing.T) {
 		})
 	}
 }
+
+func TestCallerLookupAddress(t *testing.T) {
+	tests := []struct {
+		arch *archregs.Arch
+		ret  uint64
+		want uint64
+	}{
+		{archregs.ARM64, 0x100003f60, 0x100003f5c},
+		{archregs.ARM64E, 0x100003f60, 0x100003f5c},
+		{archregs.ARMV7, 0x4001, 0x3ffe}, // Thumb bit cleared, then one half-word
+		{archregs.ARMV7, 0x4000, 0x3ffe},
+		{archregs.X86_64, 0x100000f80, 0x100000f7f},
+		{archregs.I386, 0x1f80, 0x1f7f},
+		{nil, 0x1000, 0xfff},
+	}
+	for _, tt := range tests {
+		if got := CallerLookupAddress(tt.arch, tt.ret); got != tt.want {
+			t.Errorf("CallerLookupAddress(%v, %#x) = %#x, want %#x", tt.arch, tt.ret, got, tt.want)
+		}
+	}
+}

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"github.com/stackimage/stackimage/crashreport"
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symbolize"
 )
@@ -39,19 +43,73 @@ func runSymbolicate(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	z := &symbolize.Symbolizer{Symbols: syms, MaxDepth: *depth, NoDemangle: *noDemangle}
-	snap, err := snapshot.Parse(data)
+	rep, parseErr, err := symbolicate(z, data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", files[0], err)
 	}
-	rep, err := z.Snapshot(snap)
+	if *asJSON {
+		err = writeJSON(stdout, rep)
+	} else {
+		writeText(stdout, rep)
+	}
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return writeJSON(stdout, rep)
+	if parseErr != nil {
+		// What could be read was printed; the rest is an error all the same.
+		return fmt.Errorf("%s: incomplete %s: %w", files[0], formatNames[rep.Format], parseErr)
 	}
-	writeText(stdout, rep)
 	return nil
+}
+
+// formatNames describes the input formats for people.
+var formatNames = map[string]string{
+	"snapshot": "stackimage snapshot",
+	"ips":      "Apple .ips crash report",
+	"crash":    "Apple text crash report",
+	"kscrash":  "KSCrash JSON report",
+}
+
+// symbolicate detects the dump's format from its content and symbolicates
+// it. A crash report that could be read only in part comes back with the
+// part as rep and the reason as parseErr; err means nothing could be read.
+func symbolicate(z *symbolize.Symbolizer, data []byte) (rep *symbolize.Report, parseErr, err error) {
+	if isSnapshot(data) {
+		snap, err := snapshot.Parse(data)
+		if err != nil {
+			return nil, nil, err
+		}
+		rep, err := z.Snapshot(snap)
+		return rep, nil, err
+	}
+	if _, ok := crashreport.Detect(data); !ok {
+		return nil, nil, errors.New("not a stackimage snapshot, Apple .ips or .crash report, or KSCrash JSON report")
+	}
+	cr, parseErr := crashreport.Parse(data)
+	if cr == nil {
+		return nil, nil, parseErr
+	}
+	rep, err = z.CrashReport(cr)
+	return rep, parseErr, err
+}
+
+// isSnapshot tells a stackimage snapshot by its format field; every other
+// JSON input is left to the crash report parsers.
+func isSnapshot(data []byte) bool {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return false
+	}
+	var head struct {
+		Format string `json:"format"`
+	}
+	// A snapshot that fails to parse as a whole still names its format;
+	// the full parse then reports what is wrong with it.
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if err := dec.Decode(&head); err != nil {
+		return bytes.Contains(trimmed[:min(len(trimmed), 256)], []byte(`"stackimage.snapshot/`))
+	}
+	return strings.HasPrefix(head.Format, "stackimage.snapshot/")
 }
 
 func readLimited(path string, limit int64) ([]byte, error) {
@@ -75,26 +133,34 @@ func writeText(w io.Writer, rep *symbolize.Report) {
 	if rep.Arch != nil {
 		ptrSize = rep.Arch.PtrSize
 	}
-	for i, th := range rep.Threads {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		head := fmt.Sprintf("Thread %d", th.ID)
-		if th.Crashed {
-			head += " Crashed"
-		}
-		if th.Name != "" {
-			head += fmt.Sprintf(" (%s)", th.Name)
-		}
-		fmt.Fprintln(w, head+":")
+	fmt.Fprintf(w, "Format: %s\n", formatNames[rep.Format])
+	if cr := rep.CrashReport; cr != nil {
+		writeReportHeader(w, cr)
+	}
+	for _, th := range rep.Threads {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, threadHeading(th)+":")
 		for _, f := range th.Frames {
 			fmt.Fprintln(w, f.Format(ptrSize))
 		}
-		fmt.Fprintf(w, "Walk stopped: %s", th.StopReason)
-		if th.StopDetail != "" {
-			fmt.Fprintf(w, " (%s)", th.StopDetail)
+		if th.StopReason != "" {
+			fmt.Fprintln(w, stopLine(th.StopReason, th.StopDetail))
 		}
-		fmt.Fprintln(w)
+		if wk := th.Walk; wk != nil {
+			fmt.Fprintf(w, "\nOur walk of this thread from its registers and stack dump:\n")
+			for _, f := range wk.Frames {
+				fmt.Fprintln(w, f.Format(ptrSize))
+			}
+			fmt.Fprintln(w, stopLine(wk.StopReason, wk.StopDetail))
+			if wk.Agrees {
+				fmt.Fprintf(w, "The walk agrees with the report in all %d frames both have.\n", wk.Compared)
+			} else {
+				fmt.Fprintf(w, "The walk differs from the report in %d of %d frames both have:\n", len(wk.Differences), wk.Compared)
+				for _, d := range wk.Differences {
+					fmt.Fprintf(w, "  %s\n", d)
+				}
+			}
+		}
 	}
 	if len(rep.Missing) > 0 {
 		fmt.Fprintln(w, "\nImages without symbols (no file with their UUID under --symbols):")
@@ -104,19 +170,99 @@ func writeText(w io.Writer, rep *symbolize.Report) {
 	}
 }
 
+func threadHeading(th symbolize.Thread) string {
+	if th.LastException || th.Name == "Last Exception Backtrace" {
+		return "Last Exception Backtrace"
+	}
+	head := fmt.Sprintf("Thread %d", th.ID)
+	if th.Crashed {
+		head += " Crashed"
+	}
+	if th.Name != "" {
+		head += fmt.Sprintf(" (%s)", th.Name)
+	}
+	return head
+}
+
+func stopLine(reason, detail string) string {
+	if detail == "" {
+		return "Walk stopped: " + reason
+	}
+	return fmt.Sprintf("Walk stopped: %s (%s)", reason, detail)
+}
+
+func writeReportHeader(w io.Writer, cr *crashreport.Report) {
+	field := func(name, value string) {
+		if value != "" {
+			fmt.Fprintf(w, "%-12s%s\n", name+":", value)
+		}
+	}
+	process := cr.Process
+	if process != "" && cr.PID != 0 {
+		process += fmt.Sprintf(" [%d]", cr.PID)
+	}
+	field("Process", process)
+	field("Identifier", cr.Identifier)
+	field("Version", cr.Version)
+	field("OS", cr.OS)
+	field("Hardware", cr.Hardware)
+	field("Time", cr.Time)
+	if cr.Arch != nil {
+		field("Arch", cr.Arch.Name)
+	}
+	ex := cr.Exception
+	exception := strings.TrimSpace(strings.Join([]string{ex.Type, paren(ex.Signal)}, " "))
+	field("Exception", exception)
+	field("Codes", ex.Codes)
+	field("Name", ex.Name)
+	field("Reason", ex.Reason)
+	field("Diagnosis", ex.Diagnosis)
+	for _, warning := range cr.Warnings {
+		field("Warning", warning)
+	}
+}
+
+func paren(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "(" + s + ")"
+}
+
 // The JSON output's shape; addresses are hex strings because 64-bit values
 // do not survive JSON numbers in most readers.
 type jsonReport struct {
-	Threads []jsonThread `json:"threads"`
+	Format        string       `json:"format"`
+	Threads       []jsonThread `json:"threads"`
+	MissingImages []jsonImage  `json:"missing_images,omitempty"`
+	Warnings      []string     `json:"warnings,omitempty"`
+}
+
+type jsonImage struct {
+	Name string `json:"name"`
+	UUID string `json:"uuid"`
 }
 
 type jsonThread struct {
-	ID         uint64      `json:"id"`
-	Name       string      `json:"name,omitempty"`
-	Crashed    bool        `json:"crashed"`
-	StopReason string      `json:"stop_reason"`
-	StopDetail string      `json:"stop_detail,omitempty"`
-	Frames     []jsonFrame `json:"frames"`
+	ID            uint64      `json:"id"`
+	KernelID      uint64      `json:"kernel_thread_id,omitempty"`
+	Name          string      `json:"name,omitempty"`
+	Crashed       bool        `json:"crashed"`
+	LastException bool        `json:"last_exception,omitempty"`
+	StopReason    string      `json:"stop_reason,omitempty"`
+	StopDetail    string      `json:"stop_detail,omitempty"`
+	Frames        []jsonFrame `json:"frames"`
+	Walk          *jsonWalk   `json:"walk,omitempty"`
+}
+
+// jsonWalk is our walk of a reported thread beside the reporter's frames.
+type jsonWalk struct {
+	StopReason  string      `json:"stop_reason"`
+	StopDetail  string      `json:"stop_detail,omitempty"`
+	Compared    int         `json:"compared"`
+	Agrees      bool        `json:"agrees"`
+	Differences []string    `json:"differences,omitempty"`
+	Frames      []jsonFrame `json:"frames"`
 }
 
 type jsonFrame struct {
@@ -139,28 +285,43 @@ type jsonFrame struct {
 
 func hex(v uint64) string { return fmt.Sprintf("%#x", v) }
 
+func jsonFrames(frames []symbolize.Frame) []jsonFrame {
+	out := []jsonFrame{}
+	for _, f := range frames {
+		jf := jsonFrame{Index: f.Index, Address: hex(f.Address), LookupAddress: hex(f.LookupAddress),
+			Image: f.Image, FoundBy: f.FoundBy}
+		if f.Image != "" {
+			jf.ImageOffset = hex(f.ImageOffset)
+		}
+		if f.Symbol != "" {
+			jf.Symbol, jf.SymbolSource = f.Symbol, f.SymbolSource
+			jf.MangledSymbol, jf.Lang = f.MangledSymbol, f.Lang
+		}
+		if f.HasOffset {
+			jf.SymbolOffset = hex(f.SymbolOffset)
+		}
+		jf.File, jf.Line, jf.Column, jf.Inlined = f.File, f.Line, f.Column, f.Inlined
+		out = append(out, jf)
+	}
+	return out
+}
+
 func writeJSON(w io.Writer, rep *symbolize.Report) error {
-	out := jsonReport{Threads: []jsonThread{}}
+	out := jsonReport{Format: rep.Format, Threads: []jsonThread{}}
 	for _, th := range rep.Threads {
-		jt := jsonThread{ID: th.ID, Name: th.Name, Crashed: th.Crashed,
-			StopReason: th.StopReason, StopDetail: th.StopDetail, Frames: []jsonFrame{}}
-		for _, f := range th.Frames {
-			jf := jsonFrame{Index: f.Index, Address: hex(f.Address), LookupAddress: hex(f.LookupAddress),
-				Image: f.Image, FoundBy: f.FoundBy}
-			if f.Image != "" {
-				jf.ImageOffset = hex(f.ImageOffset)
-			}
-			if f.Symbol != "" {
-				jf.Symbol, jf.SymbolSource = f.Symbol, f.SymbolSource
-				jf.MangledSymbol, jf.Lang = f.MangledSymbol, f.Lang
-			}
-			if f.HasOffset {
-				jf.SymbolOffset = hex(f.SymbolOffset)
-			}
-			jf.File, jf.Line, jf.Column, jf.Inlined = f.File, f.Line, f.Column, f.Inlined
-			jt.Frames = append(jt.Frames, jf)
+		jt := jsonThread{ID: th.ID, KernelID: th.KernelID, Name: th.Name, Crashed: th.Crashed, LastException: th.LastException,
+			StopReason: th.StopReason, StopDetail: th.StopDetail, Frames: jsonFrames(th.Frames)}
+		if wk := th.Walk; wk != nil {
+			jt.Walk = &jsonWalk{StopReason: wk.StopReason, StopDetail: wk.StopDetail, Compared: wk.Compared,
+				Agrees: wk.Agrees, Differences: wk.Differences, Frames: jsonFrames(wk.Frames)}
 		}
 		out.Threads = append(out.Threads, jt)
+	}
+	for _, m := range rep.Missing {
+		out.MissingImages = append(out.MissingImages, jsonImage{Name: m.Name, UUID: m.UUID.String()})
+	}
+	if rep.CrashReport != nil {
+		out.Warnings = rep.CrashReport.Warnings
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
