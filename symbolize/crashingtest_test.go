@@ -1,0 +1,78 @@
+package symbolize
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stackimage/stackimage/crashreport"
+)
+
+// TestCrashingTestReports symbolicates MacSymbolicator's CrashingTest crash,
+// in its .ips and its .crash form, against the stripped fat binary and its
+// dSYM: the crashed thread must read -[MyClass crashingMethod] at main.m:21,
+// then main at main.m:28, with frame 0 looked up at its exact address and
+// callers at the return address minus one, as atos does.
+func TestCrashingTestReports(t *testing.T) {
+	root := filepath.Join(corpusDir(t), "macsymbolicator", "MacSymbolicatorTests")
+	syms := NewSymbols()
+	for _, dir := range []string{"Binaries", filepath.Join("Resources", "dSYMs")} {
+		if err := syms.AddDir(filepath.Join(root, dir)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	z := &Symbolizer{Symbols: syms}
+
+	type frame struct {
+		Symbol, File string
+		Line         int
+		Lookup       uint64
+		Source       string
+	}
+	want := []frame{
+		{"-[MyClass crashingMethod]", "main.m", 21, 0x10e311e45, "symtab"},
+		{"main", "main.m", 28, 0x10e311e80 - 1, "symtab"},
+	}
+	for _, name := range []string{"single-target-crash.ips", "single-target-crash.crash"} {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(root, "Resources", "Crashes", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cr, err := crashreport.Parse(data)
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			rep, err := z.CrashReport(cr)
+			if err != nil {
+				t.Fatalf("CrashReport: %v", err)
+			}
+			var crashed *Thread
+			for i := range rep.Threads {
+				if rep.Threads[i].Crashed {
+					crashed = &rep.Threads[i]
+				}
+			}
+			if crashed == nil {
+				t.Fatal("no crashed thread")
+			}
+			if len(crashed.Frames) < len(want) {
+				t.Fatalf("crashed thread has %d frames, want at least %d", len(crashed.Frames), len(want))
+			}
+			var got []frame
+			for _, f := range crashed.Frames[:len(want)] {
+				got = append(got, frame{f.Symbol, filepath.Base(f.File), f.Line, f.LookupAddress, f.SymbolSource})
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("crashed thread (-want +got):\n%s", diff)
+			}
+			// dyld has no symbol file here: its frame keeps the report's
+			// image name and address rather than being dropped.
+			last := crashed.Frames[len(crashed.Frames)-1]
+			if last.Image != "dyld" || last.Address != 0x11beb451e {
+				t.Errorf("last frame = %s %#x, want dyld 0x11beb451e", last.Image, last.Address)
+			}
+		})
+	}
+}
