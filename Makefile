@@ -3,7 +3,7 @@ GO        ?= go
 GOFLAGS   ?=
 TAGS      ?= unicorn
 PKGS      := ./...
-SAMPLE    ?= fixtures/snapshots/arm64-O1-deepest.json
+SAMPLE    ?= fixtures/snapshots/chain-arm64-O1-deepest.json
 
 .PHONY: all build test vet fmt-check deps fixture-deps bench-deps run bench fuzz accuracy fixtures cross
 
@@ -80,3 +80,10 @@ fuzz: deps
 	  echo "== $$pkg $$fn"; \
 	  $(GO) test -tags $(TAGS) -run='^$$' -fuzz="^$$fn\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=100x ./$$pkg/ || exit 1; \
 	done
+
+# accuracy single-steps every fixture under Unicorn, walks and symbolicates
+# at every instruction boundary and prints how often the walk is the truth
+# (docs/accuracy.md records the table).
+accuracy: deps
+	@echo "commit $$(git rev-parse --short HEAD)"
+	$(GO) run -tags unicorn ./cmd/accuracy
