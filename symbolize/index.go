@@ -9,11 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/symtab"
@@ -34,6 +36,10 @@ type Symbols struct {
 	mu     sync.Mutex
 	byUUID map[image.UUID][]string // paths of files holding a slice with the UUID
 	loaded map[image.UUID]*Entry
+	// noUUID indexes files with a slice that has no LC_UUID (object files,
+	// old toolchains) by base name: for those the name is all there is.
+	noUUID       map[string][]string
+	loadedNoUUID map[string]*Entry
 	// Skipped lists files that looked like Mach-O but could not be read,
 	// with the reason, so that a user can see why a UUID was not found.
 	Skipped []string
@@ -60,7 +66,8 @@ type Entry struct {
 
 // NewSymbols returns an empty index.
 func NewSymbols() *Symbols {
-	return &Symbols{byUUID: map[image.UUID][]string{}, loaded: map[image.UUID]*Entry{}}
+	return &Symbols{byUUID: map[image.UUID][]string{}, loaded: map[image.UUID]*Entry{},
+		noUUID: map[string][]string{}, loadedNoUUID: map[string]*Entry{}}
 }
 
 // AddDir indexes every Mach-O file and dSYM bundle below dir by UUID. Paths
@@ -114,6 +121,10 @@ func (s *Symbols) AddFile(path string) error {
 	defer s.mu.Unlock()
 	for _, im := range f.Images {
 		if im.UUID.IsZero() {
+			base := filepath.Base(path)
+			if !contains(s.noUUID[base], path) {
+				s.noUUID[base] = append(s.noUUID[base], path)
+			}
 			continue
 		}
 		paths := s.byUUID[im.UUID]
@@ -201,6 +212,44 @@ func (s *Symbols) Lookup(u image.UUID) (*Entry, error) {
 		return nil, fmt.Errorf("symbols for %s: %w", u, errors.Join(errs...))
 	}
 	s.loaded[u] = e
+	return e, nil
+}
+
+// LookupNoUUID returns the entry for an image that has no UUID, found by
+// its file's base name and architecture; nil when no such file was
+// indexed. Only images without a UUID are matched this way: a name is a
+// weaker key, and an image with a UUID must match it exactly.
+func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error) {
+	base := path.Base(strings.ReplaceAll(name, "\\", "/"))
+	key := base
+	if arch != nil {
+		key += "\x00" + arch.Name
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.loadedNoUUID[key]; ok {
+		return e, nil
+	}
+	var images []*image.Image
+	for _, p := range s.noUUID[base] {
+		f, err := image.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, im := range f.Images {
+			if im.UUID.IsZero() && (arch == nil || im.Arch == arch) {
+				images = append(images, im)
+			}
+		}
+	}
+	if len(images) == 0 {
+		return nil, nil
+	}
+	e, err := NewEntry(images...)
+	if err != nil {
+		return nil, err
+	}
+	s.loadedNoUUID[key] = e
 	return e, nil
 }
 

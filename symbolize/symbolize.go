@@ -120,12 +120,9 @@ type Process struct {
 func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*Process, error) {
 	p := &Process{Arch: arch, entries: map[*image.Loaded]*Entry{}, NoDemangle: z.NoDemangle}
 	for _, l := range loaded {
-		var e *Entry
-		if z.Symbols != nil && !l.UUID.IsZero() {
-			var err error
-			if e, err = z.Symbols.Lookup(l.UUID); err != nil {
-				return nil, err
-			}
+		e, err := z.entryFor(arch, l)
+		if err != nil {
+			return nil, err
 		}
 		if e == nil {
 			if l.Name != "" || !l.UUID.IsZero() {
@@ -139,6 +136,23 @@ func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*P
 	p.List = image.NewList(loaded)
 	p.imageEnd = p.ImageEnd()
 	return p, nil
+}
+
+// entryFor finds the symbols of a loaded image: the image the caller
+// attached, else the files with its UUID, else, for an image without a
+// UUID, the files without one that have its name.
+func (z *Symbolizer) entryFor(arch *archregs.Arch, l *image.Loaded) (*Entry, error) {
+	switch {
+	case l.Image != nil:
+		return NewEntry(l.Image)
+	case z.Symbols == nil:
+		return nil, nil
+	case !l.UUID.IsZero():
+		return z.Symbols.Lookup(l.UUID)
+	case l.Name != "":
+		return z.Symbols.LookupNoUUID(l.Name, arch)
+	}
+	return nil, nil
 }
 
 // Frames symbolizes one address: the machine frame, preceded by the
