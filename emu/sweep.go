@@ -202,14 +202,6 @@ func SweepOutput(dir string, prog fixtures.Program, out fixtures.Output, cell *S
 	return s.misses, nil
 }
 
-// frameSource is what the sweep needs of a symbolicated process:
-// *symbolize.Process, or entryProcess for images without a UUID.
-type frameSource interface {
-	Walk(regs *archregs.Registers, mem walker.Memory, opts walker.Options) ([]symbolize.Frame, walker.Result)
-	Frames(index int, addr, lookup uint64, foundBy string) []symbolize.Frame
-	FunctionStart(addr uint64) (uint64, bool)
-}
-
 // activation is the sweep's view of one entry on the shadow stack: which
 // function runs in it and where that function's frame record goes.
 type activation struct {
@@ -226,7 +218,7 @@ type activation struct {
 type sweeper struct {
 	m       *Machine
 	loaded  *Loaded
-	proc    frameSource
+	proc    *symbolize.Process
 	name    string
 	cell    *SweepCell
 	misses  []SweepMiss
@@ -274,9 +266,8 @@ func (s *sweeper) setup(path string, prog fixtures.Program, slide uint64) error 
 
 // newFrameSource attaches symbols to the machine's images as the stackimage
 // command does: a symbolize.Process over an index of the fixture file,
-// matched by UUID. An i386 object file has no UUID to match, so its symbols
-// are attached directly (entryProcess).
-func newFrameSource(m *Machine, path string) (frameSource, error) {
+// matched by UUID, or by name for an i386 object file, which has none.
+func newFrameSource(m *Machine, path string) (*symbolize.Process, error) {
 	syms := symbolize.NewSymbols()
 	if err := syms.AddFile(path); err != nil {
 		return nil, err
@@ -290,10 +281,10 @@ func newFrameSource(m *Machine, path string) (frameSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(p.Missing) == 0 {
-		return p, nil
+	if len(p.Missing) > 0 {
+		return nil, fmt.Errorf("no symbols matched %s", p.Missing[0].Name)
 	}
-	return newEntryProcess(m)
+	return p, nil
 }
 
 // checkResult checks that the entry returned the manifest's result: a run
