@@ -95,9 +95,35 @@ type ksSystem struct {
 }
 
 type ksReportInfo struct {
-	ID          string `json:"id"`
-	Timestamp   str    `json:"timestamp"`
-	ProcessName string `json:"process_name"`
+	ID          string    `json:"id"`
+	Timestamp   str       `json:"timestamp"`
+	ProcessName string    `json:"process_name"`
+	Version     ksVersion `json:"version"`
+}
+
+// ksVersion is KSCrash's report.version: an object {"major": 2, "minor": 0}
+// in KSCrash 1.x reports (format 2.x), a string ("3.3.0") later.
+type ksVersion string
+
+// UnmarshalJSON reads either form. A version of another shape is left
+// empty rather than failing the report object: it is informational.
+func (v *ksVersion) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '{' {
+		var mm struct{ Major, Minor *num }
+		if json.Unmarshal(b, &mm) == nil && mm.Major != nil {
+			minor := num(0)
+			if mm.Minor != nil {
+				minor = *mm.Minor
+			}
+			*v = ksVersion(fmt.Sprintf("%d.%d", *mm.Major, minor))
+		}
+		return nil
+	}
+	var s str
+	if s.UnmarshalJSON(b) == nil {
+		*v = ksVersion(s)
+	}
+	return nil
 }
 
 // ksBody collects a KSCrash report's parts as the stream delivers them.
@@ -217,6 +243,7 @@ func (b *ksBody) build(r *Report, p *problems) {
 	r.Hardware = sys.Machine
 	r.Time = string(b.report.Timestamp)
 	r.IncidentID = b.report.ID
+	r.ReportVersion = string(b.report.Version)
 	r.Exception = b.exception()
 
 	for i, im := range b.images {

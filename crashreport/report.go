@@ -60,6 +60,11 @@ type Report struct {
 	Time       string // crash time
 	IncidentID string
 	BugType    string // .ips metadata bug_type ("309" for crashes)
+	// ReportVersion is the version of the reporter's format as the report
+	// states it: KSCrash report.version ("2.0" from {major, minor}, or
+	// "3.3.0" as written). Consumers need it because KSCrash changed how it
+	// writes frame addresses between versions. Empty when not given.
+	ReportVersion string
 
 	Exception Exception
 
