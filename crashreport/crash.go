@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/image"
 )
 
 // Lines of the text format. Apple pads columns with spaces and tabs;
@@ -493,8 +494,8 @@ func (tp *textParser) image(s string, lineNo int) {
 				im.Path = ""
 			}
 			if uuid != "(null)" && uuid != "" {
-				u, ok := parseUUID(uuid)
-				if !ok {
+				u, err := image.ParseUUID(uuid)
+				if err != nil {
 					tp.p.warn("line %d: %q is not a UUID", lineNo, uuid)
 				}
 				im.UUID = u

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/image"
 )
 
 // ipsMeta is the one-line metadata object that starts an .ips file.
@@ -236,8 +237,8 @@ func (b *ipsBody) build(r *Report, p *problems) {
 	for i, im := range b.images {
 		img := Image{Name: firstNonEmpty(im.Name, shortName(im.Path)), Path: im.Path, LoadAddress: uint64(im.Base), Size: uint64(im.Size), Arch: im.Arch}
 		if im.UUID != "" {
-			u, ok := parseUUID(im.UUID)
-			if !ok {
+			u, err := image.ParseUUID(im.UUID)
+			if err != nil {
 				p.warn("usedImages[%d].uuid: %q is not a UUID", i, im.UUID)
 			}
 			img.UUID = u

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/image"
 )
 
 type ksImage struct {
@@ -258,8 +259,8 @@ func (b *ksBody) build(r *Report, p *problems) {
 			img.Arch = a.Name
 		}
 		if im.UUID != "" {
-			u, ok := parseUUID(im.UUID)
-			if !ok {
+			u, err := image.ParseUUID(im.UUID)
+			if err != nil {
 				p.warn("binary_images[%d].uuid: %q is not a UUID", i, im.UUID)
 			}
 			img.UUID = u

@@ -303,25 +303,6 @@ func (p *problems) finish(r *Report) (*Report, error) {
 	return r, errors.Join(p.errs...)
 }
 
-// parseUUID reads a UUID with or without dashes, in either case. It is
-// local so that the package does not depend on image's parser's details.
-func parseUUID(s string) (image.UUID, bool) {
-	var u image.UUID
-	s = strings.ReplaceAll(s, "-", "")
-	if len(s) != 32 {
-		return u, false
-	}
-	for i := range u {
-		hi, ok1 := unhex(s[2*i])
-		lo, ok2 := unhex(s[2*i+1])
-		if !ok1 || !ok2 {
-			return image.UUID{}, false
-		}
-		u[i] = hi<<4 | lo
-	}
-	return u, true
-}
-
 func unhex(c byte) (byte, bool) {
 	switch {
 	case '0' <= c && c <= '9':
@@ -378,21 +359,11 @@ func archByName(name string) *archregs.Arch {
 
 // archByCPU maps a Mach-O cputype and cpusubtype to an Arch, or nil.
 func archByCPU(cpuType, cpuSubtype uint64) *archregs.Arch {
-	const subtypeMask = 0xff000000 // CPU_SUBTYPE_MASK: capability bits
-	switch uint32(cpuType) {
-	case archregs.CPUTypeARM64:
-		if uint32(cpuSubtype)&^subtypeMask == archregs.CPUSubtypeARM64E {
-			return archregs.ARM64E
-		}
-		return archregs.ARM64
-	case archregs.CPUTypeARM:
-		return archregs.ARMV7
-	case archregs.CPUTypeX86_64:
-		return archregs.X86_64
-	case archregs.CPUTypeX86:
-		return archregs.I386
+	a, err := archregs.ByCPU(uint32(cpuType), uint32(cpuSubtype))
+	if err != nil {
+		return nil
 	}
-	return nil
+	return a
 }
 
 // regAliases maps register names reporters use to the arch table's names.

@@ -24,9 +24,9 @@ var regsTransform = cmp.Transformer("regs", func(r *archregs.Registers) map[stri
 
 func mustUUID(t *testing.T, s string) image.UUID {
 	t.Helper()
-	u, ok := parseUUID(s)
-	if !ok {
-		t.Fatalf("parseUUID(%q) failed", s)
+	u, err := image.ParseUUID(s)
+	if err != nil {
+		t.Fatalf("ParseUUID(%q): %v", s, err)
 	}
 	return u
 }
