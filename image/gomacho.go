@@ -91,17 +91,11 @@ func goMachoNewFile(r io.ReaderAt) (mf *macho.File, err error) {
 // archFor returns the archregs architecture for a header's CPU type and
 // subtype, nil when archregs has none.
 func archFor(cpuType, cpuSubtype uint32) *archregs.Arch {
-	if a, err := archregs.ByCPU(cpuType, cpuSubtype); err == nil {
-		return a
+	a, err := archregs.ByCPU(cpuType, cpuSubtype)
+	if err != nil {
+		return nil
 	}
-	// archregs.ByCPU may not be implemented yet: match its table ourselves,
-	// without the subtype's capability bits (CPU_SUBTYPE_MASK).
-	for _, a := range archregs.All {
-		if a.CPUType == cpuType && a.CPUSubtype == cpuSubtype&^0xff000000 {
-			return a
-		}
-	}
-	return nil
+	return a
 }
 
 // archName names an architecture as Apple's tools do (lipo, -arch),
