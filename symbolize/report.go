@@ -2,7 +2,10 @@ package symbolize
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
+	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/crashreport"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/walker"
@@ -11,18 +14,86 @@ import (
 // Walk is our own walk of a reported thread, made when the report holds
 // the thread's registers and a dump of its stack, and how it compares with
 // the reporter's backtrace.
+//
+// The two are compared frame by frame after putting our return addresses
+// in the reporter's terms (AddressRule). A frame one side has and the
+// other lacks is listed as an explained difference and does not shift the
+// comparison of the frames after it. A walk and a report may still differ
+// in length: a reporter's walker has its own stop rules, and a stack dump
+// may hold only the first few frame records.
 type Walk struct {
 	Frames     []Frame
 	StopReason string
 	StopDetail string
-	// Compared counts the machine frames both have; Agrees says they have
-	// the same return addresses in all of them, and Differences says where
-	// they part. A walk and a report may still differ in length: a
-	// reporter's walker has its own stop rules.
+	// AddressRule says how the reporter wrote its callers' addresses and
+	// so how ours were compared with them (see docs/crashreports.md).
+	AddressRule AddressRule
+	// Compared counts the frames paired with one of the reporter's;
+	// Agrees says every pair names the same instruction under AddressRule.
+	// Differences lists every place where the two part, including frames
+	// one side lacks, which leave Agrees true: they are explained.
 	Compared    int
 	Agrees      bool
-	Differences []string
+	Differences []Difference
 }
+
+// AddressRule says what a reporter's caller addresses are.
+type AddressRule string
+
+const (
+	// RuleReturnAddress: callers are return addresses, as Apple's
+	// reporters and KSCrash 3.x write them (armv7's Thumb bit, when
+	// present, is ignored in comparisons).
+	RuleReturnAddress AddressRule = "return_address"
+	// RuleRoundedReturnAddress: callers are return addresses rounded down
+	// to a multiple of twice the pointer size (8 on 32-bit, 16 on 64-bit),
+	// as KSCrash 2.x's walker wrote them (KSBacktrace.c,
+	// DETAG_FRAME_CALLER_ADDRESS): it took the pointer-tag mask for frame
+	// pointers and applied it to return addresses too.
+	RuleRoundedReturnAddress AddressRule = "rounded_return_address"
+)
+
+// DifferenceKind classifies a Difference.
+type DifferenceKind string
+
+const (
+	// DiffAddress: a paired frame names a different instruction in the walk
+	// and in the report, even under the reporter's AddressRule.
+	DiffAddress DifferenceKind = "address"
+	// DiffReportOmitsLinkRegister: our frame came from the link register
+	// (the caller of a frameless leaf, or of a function stopped in its
+	// prologue or epilogue) and the report lacks it, while the frames after
+	// it agree: the reporter read frame records only.
+	DiffReportOmitsLinkRegister DifferenceKind = "report_omits_lr_frame"
+	// DiffStaleLinkRegister: our frame came from the link register but LR
+	// lies inside frame 0's own function (between its start, as the report
+	// gives it, and PC): it is the return address of a call frame 0 made
+	// and returned from, not its caller. The walker drops such an LR when
+	// it knows function starts; for an image without symbols it cannot.
+	// The report is right here.
+	DiffStaleLinkRegister DifferenceKind = "stale_lr_frame"
+	// DiffReportExtraFrame: the report has a frame our walk lacks, while the
+	// frames after it agree (a reporter that always takes LR as frame 1
+	// names a stale LR, or repeats a caller frame 0 had already saved).
+	DiffReportExtraFrame DifferenceKind = "report_extra_frame"
+)
+
+// Difference is one place where our walk and the reporter's backtrace part.
+type Difference struct {
+	Kind DifferenceKind
+	// WalkIndex is the frame's index in our walk, -1 when only the report
+	// has it; ReportIndex is its index in the reporter's backtrace
+	// (counting skipped frames), -1 when only our walk has it.
+	WalkIndex, ReportIndex int
+	// Walk is our frame's address (PC or return address) and Report the
+	// reporter's as written; each is 0 when that side lacks the frame.
+	Walk, Report uint64
+	// Detail explains the difference for people.
+	Detail string
+}
+
+// String returns the Detail.
+func (d Difference) String() string { return d.Detail }
 
 // CrashReport symbolicates a crash report: each thread's backtrace as the
 // reporter recorded it and, where registers and a stack dump allow, our
@@ -44,9 +115,10 @@ func (z *Symbolizer) CrashReport(cr *crashreport.Report) (*Report, error) {
 	rep := &Report{Format: string(cr.Format), Arch: cr.Arch, Missing: p.Missing, CrashReport: cr}
 	add := func(th crashreport.Thread, name string) {
 		t := Thread{ID: uint64(th.Index), KernelID: th.ID, Name: name, Crashed: th.Crashed}
-		t.Frames = p.reportedFrames(th.Frames, th.SkippedFrames)
+		rule := addressRuleOf(cr, th)
+		t.Frames = p.reportedFrames(th.Frames, th.SkippedFrames, rule)
 		if th.Registers != nil && th.Stack != nil {
-			t.Walk = p.walkReported(th, z.MaxDepth)
+			t.Walk = p.walkReported(th, rule, z.MaxDepth)
 		}
 		rep.Threads = append(rep.Threads, t)
 	}
@@ -67,20 +139,100 @@ func (z *Symbolizer) CrashReport(cr *crashreport.Report) (*Report, error) {
 	return rep, nil
 }
 
-// reportedFrames symbolicates a reporter's backtrace. Frame 0 is the PC and
-// is looked up as it is; callers are looked up at the return address minus
-// one instruction, as atos does, so that a call ending a function is
-// attributed to it. When the reporter skipped frames, even the first frame
-// given is a caller.
-func (p *Process) reportedFrames(frames []crashreport.Frame, skipped int) []Frame {
+// addressRuleOf tells how the reporter wrote one thread's caller addresses.
+//
+// KSCrash before report format 3 rounded every return address its own
+// walker read down to twice the pointer size; later versions write them as
+// they are. KSCrash's Apple-style text (a .crash report with a "Stack
+// Dump", which Apple never writes) does not state the version. Even within
+// 2.x, backtraces KSCrash did not walk itself (an NSException's
+// callStackReturnAddresses) are written unrounded. So unless the report
+// says 3.x or later, a KSCrash thread is taken as rounded when every caller
+// address is a multiple of twice the pointer size: a raw return address on
+// armv7 Thumb code is odd, and n unrounded ones all being multiples of 8
+// has odds of about 4^-n.
+func addressRuleOf(cr *crashreport.Report, th crashreport.Thread) AddressRule {
+	kscrash := false
+	switch cr.Format {
+	case crashreport.FormatKSCrash:
+		kscrash = reportMajor(cr.ReportVersion) < 3
+	case crashreport.FormatCrash:
+		kscrash = hasStackDump(cr)
+	}
+	if !kscrash || cr.Arch == nil {
+		return RuleReturnAddress
+	}
+	callers := th.Frames
+	if th.SkippedFrames == 0 && len(callers) > 0 {
+		callers = callers[1:] // frame 0 is the PC, never rounded
+	}
+	if len(callers) == 0 {
+		return RuleReturnAddress
+	}
+	align := 2 * uint64(cr.Arch.PtrSize)
+	for _, f := range callers {
+		if f.Address%align != 0 {
+			return RuleReturnAddress
+		}
+	}
+	return RuleRoundedReturnAddress
+}
+
+// reportMajor returns the major number of a report version ("2.0" → 2),
+// or 0 when there is none.
+func reportMajor(version string) int {
+	major, _, _ := strings.Cut(version, ".")
+	n, err := strconv.Atoi(major)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+func hasStackDump(cr *crashreport.Report) bool {
+	for _, th := range cr.Threads {
+		if th.Stack != nil {
+			return true
+		}
+	}
+	return cr.RecrashThread != nil && cr.RecrashThread.Stack != nil
+}
+
+// reportedLookupAddress returns the address at which to symbolize a
+// reporter's frame. Frame 0 is the PC and is looked up as it is. A return
+// address is looked up one instruction back, as atos does, so that a call
+// that ends its function (a noreturn callee) is attributed to it.
+//
+// A KSCrash 2.x caller address A is the return address R rounded down: A
+// lies in [R − (2·ptr − 1), R]. On 32-bit targets it is still looked up one
+// instruction back: A may be R itself (the noreturn case above), and A − 2
+// cannot leave the caller, whose call comes after at least a two-instruction
+// prologue (push {r7, lr}; mov r7, sp) — 8 bytes on i386. On 64-bit
+// targets A may be the caller's very first byte — a call right after an
+// arm64 or x86_64 prologue returns within 16 bytes of a 16-byte aligned
+// function start — so A itself is looked up, as KSCrash's own dladdr did;
+// only a noreturn call ending its function with R a multiple of 16 is then
+// misnamed, as KSCrash named it.
+func reportedLookupAddress(arch *archregs.Arch, rule AddressRule, index int, addr uint64) uint64 {
+	switch {
+	case index == 0:
+		return addr
+	case rule == RuleRoundedReturnAddress && arch != nil && arch.PtrSize == 8:
+		return addr
+	default:
+		return walker.CallerLookupAddress(arch, addr)
+	}
+}
+
+// reportedFrames symbolicates a reporter's backtrace, looking each frame up
+// as reportedLookupAddress says. When the reporter skipped frames, even the
+// first frame given is a caller.
+func (p *Process) reportedFrames(frames []crashreport.Frame, skipped int, rule AddressRule) []Frame {
 	var out []Frame
 	for i, rf := range frames {
 		index := i + skipped
-		lookup, foundBy := rf.Address, "report"
-		if index > 0 {
-			lookup = walker.CallerLookupAddress(p.Arch, rf.Address)
-		}
-		fs := p.Frames(index, rf.Address, lookup, foundBy)
+		lookup := reportedLookupAddress(p.Arch, rule, index, rf.Address)
+		fs := p.Frames(index, rf.Address, lookup, "report")
 		last := &fs[len(fs)-1]
 		if last.Image == "" && rf.ImageName != "" {
 			// The report names an image our list cannot place (it gave no
@@ -103,34 +255,201 @@ func (p *Process) reportedFrames(frames []crashreport.Frame, skipped int) []Fram
 }
 
 // walkReported walks a thread over its stack dump and compares the machine
-// frames found with the reporter's.
-func (p *Process) walkReported(th crashreport.Thread, maxDepth int) *Walk {
+// frames found with the reporter's. A walked frame paired with a reported
+// one that we could not name takes the reporter's symbol.
+func (p *Process) walkReported(th crashreport.Thread, rule AddressRule, maxDepth int) *Walk {
 	opts := walker.Options{MaxDepth: maxDepth}
 	if n := uint64(len(th.Stack.Data)); n > 0 {
 		opts.StackLow, opts.StackHigh = th.Stack.Start, th.Stack.Start+n
 	}
 	frames, res := p.Walk(th.Registers, th.Stack, opts)
-	w := &Walk{Frames: frames, StopReason: res.Stop.String(), StopDetail: res.StopDetail}
-	w.Compared, w.Differences = compareBacktraces(res.Frames, th.Frames, th.SkippedFrames)
-	w.Agrees = len(w.Differences) == 0
+	w := &Walk{Frames: frames, StopReason: res.Stop.String(), StopDetail: res.StopDetail, AddressRule: rule}
+	c := compareBacktraces(p.Arch, rule, res.Frames, th.Frames, th.SkippedFrames)
+	w.Compared, w.Differences, w.Agrees = c.compared, c.diffs, true
+	lr, _ := th.Registers.LR()
+	for _, pr := range c.pairs {
+		nameFromReport(frames, pr.walk, th.Frames[pr.report])
+	}
+	for i := range w.Differences {
+		d := &w.Differences[i]
+		if d.Kind == DiffAddress {
+			w.Agrees = false
+		}
+		d.Detail = describeDifference(*d, frames, p.Arch, rule, lr)
+	}
 	return w
 }
 
-// compareBacktraces lists where a walk and a reporter's backtrace disagree
-// on return addresses, frame by frame up to the shorter of the two.
-func compareBacktraces(walked []walker.Frame, reported []crashreport.Frame, skipped int) (compared int, diffs []string) {
-	for i := range walked {
-		j := i - skipped
-		if j < 0 {
-			continue
-		}
-		if j >= len(reported) {
-			break
-		}
-		compared++
-		if walked[i].ReturnAddress != reported[j].Address {
-			diffs = append(diffs, fmt.Sprintf("frame %d: walk %#x, report %#x", i, walked[i].ReturnAddress, reported[j].Address))
+// nameFromReport gives walked frame index the reporter's symbol when we
+// have none (no symbol file for its image) and the symbol's start, as the
+// report places it, is at or below our lookup address.
+func nameFromReport(frames []Frame, index int, rf crashreport.Frame) {
+	f := outerFrame(frames, index)
+	if f == nil || f.Symbol != "" || rf.Symbol == "" || rf.SymbolOffset > rf.Address {
+		return
+	}
+	start := rf.Address - rf.SymbolOffset
+	if start > f.LookupAddress {
+		return
+	}
+	f.Symbol, f.SymbolOffset, f.HasOffset, f.SymbolSource = rf.Symbol, f.Address-start, true, "report"
+}
+
+// outerFrame returns the frame for walk index that is not an inlined one
+// (Resolve puts inlined frames first), or nil.
+func outerFrame(frames []Frame, index int) *Frame {
+	var out *Frame
+	for i := range frames {
+		if frames[i].Index == index {
+			out = &frames[i]
 		}
 	}
-	return compared, diffs
+	return out
+}
+
+// describeDifference writes a Difference's Detail; lr is the thread's link
+// register (0 when unknown).
+func describeDifference(d Difference, frames []Frame, arch *archregs.Arch, rule AddressRule, lr uint64) string {
+	switch d.Kind {
+	case DiffReportOmitsLinkRegister:
+		return fmt.Sprintf("the report omits frame %d (%s), the caller of a frameless leaf found in LR "+
+			"(or of a function stopped in its prologue or epilogue): the reporter reads frame records only",
+			d.WalkIndex, frameName(outerFrame(frames, d.WalkIndex), d.Walk))
+	case DiffStaleLinkRegister:
+		f0 := outerFrame(frames, 0)
+		return fmt.Sprintf("our frame %d (%#x) is a stale LR, not a caller: it lies inside frame 0's own function %s, "+
+			"between its start and PC; without symbols for %s the walker could not tell, and the report is right to lack it",
+			d.WalkIndex, d.Walk, frameName(f0, 0), imageName(f0))
+	case DiffReportExtraFrame:
+		s := fmt.Sprintf("the report has frame %d (%#x) that our walk lacks; the frames after it agree",
+			d.ReportIndex, d.Report)
+		if lr != 0 && d.Report&^1 == lr&^1 {
+			s += "; it is LR, which this reporter takes as frame 1 even when it is stale or repeats the caller frame 0 had saved"
+		}
+		return s
+	}
+	s := fmt.Sprintf("frame %d: walk %#x (%s), report %#x", d.WalkIndex, d.Walk,
+		frameName(outerFrame(frames, d.WalkIndex), d.Walk), d.Report)
+	if rule == RuleRoundedReturnAddress && d.WalkIndex > 0 {
+		s += fmt.Sprintf(" (the reporter would have written %#x)", roundReturnAddress(arch, d.Walk))
+	}
+	return s
+}
+
+// frameName names a walked frame for a message: its symbol, else its image
+// and offset, else its address.
+func frameName(f *Frame, addr uint64) string {
+	switch {
+	case f == nil:
+		return fmt.Sprintf("%#x", addr)
+	case f.Symbol != "":
+		return f.Symbol
+	case f.Image != "":
+		return fmt.Sprintf("%s + %#x", f.Image, f.ImageOffset)
+	}
+	return fmt.Sprintf("%#x", f.Address)
+}
+
+func imageName(f *Frame) string {
+	if f == nil || f.Image == "" {
+		return "its image"
+	}
+	return f.Image
+}
+
+// comparison is the outcome of compareBacktraces.
+type comparison struct {
+	compared int
+	// pairs holds the frames found to agree: our walk's index and the
+	// index into the reporter's Frames slice.
+	pairs []pair
+	// diffs have no Detail yet.
+	diffs []Difference
+}
+
+type pair struct{ walk, report int }
+
+// compareBacktraces pairs a walk's frames with a reporter's, innermost
+// first: walk frame i with reported frame i − skipped. Where a pair
+// disagrees it looks one frame ahead on each side, so that a frame only
+// one side has is reported once instead of shifting every later pair: an
+// extra frame of ours must come from the link register (the one frame a
+// frame-record walk cannot see), an extra frame of the report may be any.
+func compareBacktraces(arch *archregs.Arch, rule AddressRule, walked []walker.Frame, reported []crashreport.Frame, skipped int) comparison {
+	var c comparison
+	same := func(i, j int) bool {
+		return sameInstruction(arch, rule, walked[i], j+skipped, reported[j].Address)
+	}
+	i := max(skipped, 0)
+	for j := 0; i < len(walked) && j < len(reported); {
+		switch {
+		case same(i, j):
+			c.compared++
+			c.pairs = append(c.pairs, pair{i, j})
+			i++
+			j++
+		case walked[i].FoundBy == walker.FoundByLinkRegister && inFrame0Function(walked, reported, skipped, i):
+			c.diffs = append(c.diffs, Difference{Kind: DiffStaleLinkRegister,
+				WalkIndex: i, ReportIndex: -1, Walk: walked[i].ReturnAddress})
+			i++
+		case walked[i].FoundBy == walker.FoundByLinkRegister && i+1 < len(walked) && same(i+1, j):
+			c.diffs = append(c.diffs, Difference{Kind: DiffReportOmitsLinkRegister,
+				WalkIndex: i, ReportIndex: -1, Walk: walked[i].ReturnAddress})
+			i++
+		case j+1 < len(reported) && same(i, j+1):
+			c.diffs = append(c.diffs, Difference{Kind: DiffReportExtraFrame,
+				WalkIndex: -1, ReportIndex: j + skipped, Report: reported[j].Address})
+			j++
+		default:
+			c.compared++
+			c.diffs = append(c.diffs, Difference{Kind: DiffAddress,
+				WalkIndex: i, ReportIndex: j + skipped, Walk: walked[i].ReturnAddress, Report: reported[j].Address})
+			i++
+			j++
+		}
+	}
+	return c
+}
+
+// inFrame0Function reports whether walked frame i lies between the start
+// of frame 0's function, as the reporter's symbol gives it, and PC: a
+// function is contiguous, so such an address is in frame 0's own function.
+func inFrame0Function(walked []walker.Frame, reported []crashreport.Frame, skipped, i int) bool {
+	if skipped != 0 || len(reported) == 0 || len(walked) == 0 || walked[0].Index != 0 {
+		return false
+	}
+	rf := reported[0]
+	pc := walked[0].ReturnAddress
+	if rf.Symbol == "" || rf.Address != pc || rf.SymbolOffset > pc {
+		return false
+	}
+	addr := walked[i].ReturnAddress
+	return pc-rf.SymbolOffset <= addr && addr <= pc
+}
+
+// sameInstruction reports whether walked frame f and the reporter's frame
+// at index (counting skipped frames) with address addr name the same
+// instruction under rule. Frame 0 is the PC on both sides.
+func sameInstruction(arch *archregs.Arch, rule AddressRule, f walker.Frame, index int, addr uint64) bool {
+	if f.Index == 0 || index == 0 {
+		return f.Index == index && f.ReturnAddress == addr
+	}
+	if rule == RuleRoundedReturnAddress {
+		return roundReturnAddress(arch, f.ReturnAddress) == addr
+	}
+	// Our return addresses have the Thumb bit cleared; a reporter may
+	// have kept it.
+	if arch == archregs.ARMV7 {
+		addr &^= 1
+	}
+	return f.ReturnAddress == addr
+}
+
+// roundReturnAddress rounds a return address down as KSCrash 2.x did.
+func roundReturnAddress(arch *archregs.Arch, ra uint64) uint64 {
+	ptr := uint64(8)
+	if arch != nil {
+		ptr = uint64(arch.PtrSize)
+	}
+	return ra &^ (2*ptr - 1)
 }

@@ -152,14 +152,7 @@ func writeText(w io.Writer, rep *symbolize.Report) {
 				fmt.Fprintln(w, f.Format(ptrSize))
 			}
 			fmt.Fprintln(w, stopLine(wk.StopReason, wk.StopDetail))
-			if wk.Agrees {
-				fmt.Fprintf(w, "The walk agrees with the report in all %d frames both have.\n", wk.Compared)
-			} else {
-				fmt.Fprintf(w, "The walk differs from the report in %d of %d frames both have:\n", len(wk.Differences), wk.Compared)
-				for _, d := range wk.Differences {
-					fmt.Fprintf(w, "  %s\n", d)
-				}
-			}
+			writeComparison(w, wk)
 		}
 	}
 	if len(rep.Missing) > 0 {
@@ -167,6 +160,41 @@ func writeText(w io.Writer, rep *symbolize.Report) {
 		for _, m := range rep.Missing {
 			fmt.Fprintf(w, "  %s %s\n", m.UUID, m.Name)
 		}
+	}
+}
+
+// ruleNames describe symbolize.AddressRule values for people.
+var ruleNames = map[symbolize.AddressRule]string{
+	symbolize.RuleReturnAddress:        "return addresses",
+	symbolize.RuleRoundedReturnAddress: "return addresses rounded down to a multiple of twice the pointer size (KSCrash 2.x)",
+}
+
+// writeComparison says how our walk compares with the reporter's frames:
+// the disagreements first, then the frames one side lacks, each explained.
+func writeComparison(w io.Writer, wk *symbolize.Walk) {
+	fmt.Fprintf(w, "The report's callers are %s.\n", ruleNames[wk.AddressRule])
+	var mismatches, explained []symbolize.Difference
+	for _, d := range wk.Differences {
+		if d.Kind == symbolize.DiffAddress {
+			mismatches = append(mismatches, d)
+		} else {
+			explained = append(explained, d)
+		}
+	}
+	both := fmt.Sprintf("%d frames both have", wk.Compared)
+	switch {
+	case wk.Agrees && wk.Compared == 1:
+		fmt.Fprintln(w, "The walk agrees with the report in the one frame both have.")
+	case wk.Agrees:
+		fmt.Fprintf(w, "The walk agrees with the report in all %s.\n", both)
+	default:
+		fmt.Fprintf(w, "The walk differs from the report in %d of %s:\n", len(mismatches), both)
+		for _, d := range mismatches {
+			fmt.Fprintf(w, "  %s\n", d)
+		}
+	}
+	for _, d := range explained {
+		fmt.Fprintf(w, "Note: %s.\n", d)
 	}
 }
 
@@ -257,12 +285,39 @@ type jsonThread struct {
 
 // jsonWalk is our walk of a reported thread beside the reporter's frames.
 type jsonWalk struct {
-	StopReason  string      `json:"stop_reason"`
-	StopDetail  string      `json:"stop_detail,omitempty"`
-	Compared    int         `json:"compared"`
-	Agrees      bool        `json:"agrees"`
-	Differences []string    `json:"differences,omitempty"`
-	Frames      []jsonFrame `json:"frames"`
+	StopReason  string           `json:"stop_reason"`
+	StopDetail  string           `json:"stop_detail,omitempty"`
+	AddressRule string           `json:"address_rule"`
+	Compared    int              `json:"compared"`
+	Agrees      bool             `json:"agrees"`
+	Differences []jsonDifference `json:"differences,omitempty"`
+	Frames      []jsonFrame      `json:"frames"`
+}
+
+// jsonDifference is one symbolize.Difference; an index is -1 and an
+// address absent on the side that lacks the frame.
+type jsonDifference struct {
+	Kind          string `json:"kind"`
+	WalkIndex     int    `json:"walk_index"`
+	ReportIndex   int    `json:"report_index"`
+	WalkAddress   string `json:"walk_address,omitempty"`
+	ReportAddress string `json:"report_address,omitempty"`
+	Detail        string `json:"detail"`
+}
+
+func jsonDifferences(diffs []symbolize.Difference) []jsonDifference {
+	var out []jsonDifference
+	for _, d := range diffs {
+		jd := jsonDifference{Kind: string(d.Kind), WalkIndex: d.WalkIndex, ReportIndex: d.ReportIndex, Detail: d.Detail}
+		if d.WalkIndex >= 0 {
+			jd.WalkAddress = hex(d.Walk)
+		}
+		if d.ReportIndex >= 0 {
+			jd.ReportAddress = hex(d.Report)
+		}
+		out = append(out, jd)
+	}
+	return out
 }
 
 type jsonFrame struct {
@@ -312,8 +367,8 @@ func writeJSON(w io.Writer, rep *symbolize.Report) error {
 		jt := jsonThread{ID: th.ID, KernelID: th.KernelID, Name: th.Name, Crashed: th.Crashed, LastException: th.LastException,
 			StopReason: th.StopReason, StopDetail: th.StopDetail, Frames: jsonFrames(th.Frames)}
 		if wk := th.Walk; wk != nil {
-			jt.Walk = &jsonWalk{StopReason: wk.StopReason, StopDetail: wk.StopDetail, Compared: wk.Compared,
-				Agrees: wk.Agrees, Differences: wk.Differences, Frames: jsonFrames(wk.Frames)}
+			jt.Walk = &jsonWalk{StopReason: wk.StopReason, StopDetail: wk.StopDetail, AddressRule: string(wk.AddressRule),
+				Compared: wk.Compared, Agrees: wk.Agrees, Differences: jsonDifferences(wk.Differences), Frames: jsonFrames(wk.Frames)}
 		}
 		out.Threads = append(out.Threads, jt)
 	}
