@@ -289,6 +289,9 @@ func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.
 	if opts.Functions == nil {
 		opts.Functions = p
 	}
+	if opts.Instructions == nil {
+		opts.Instructions = p
+	}
 	if opts.ImageEnd == 0 {
 		opts.ImageEnd = p.imageEnd
 	}

@@ -51,10 +51,12 @@ const (
 	FoundByContext      FoundBy = iota // frame 0: the thread's PC
 	FoundByLinkRegister                // the caller of frame 0, read from LR
 	FoundByFramePointer                // a return address read from a frame record
-	// FoundByStackPointer: on x86, the caller of a frame 0 that has run no
+	// FoundByStackPointer: on x86, the caller of a frame 0 whose return
+	// address is at a known place near SP: at [SP] when frame 0 has run no
 	// instruction (PC below 4096 after a call through a null pointer, or at
-	// a function's first instruction), read from [SP] where the call pushed
-	// it.
+	// a function's first instruction) or is at its `ret`, and at [SP + one
+	// pointer] just after its first instruction `push rbp` (the last two
+	// need Options.Instructions).
 	FoundByStackPointer
 )
 
@@ -121,8 +123,16 @@ type Options struct {
 	Code CodeChecker
 	// Functions, when set, sharpens the frame 1 rules: at the first
 	// instruction of a function LR (arm) or the word at SP (x86) is the
-	// caller; otherwise an LR in the same function as PC is stale.
+	// caller; otherwise an LR whose call site (LR minus one instruction) is
+	// in the same function as PC is stale.
 	Functions FunctionStarter
+	// Instructions, when set, reads the bytes of code: the images' files,
+	// not the stack. nil when unknown. The walker decodes a few instruction
+	// shapes with it to place frame 0's caller (docs/walker.md, "With the
+	// code"): the call before LR and before the record's return address
+	// (arm), and prologue and epilogue instructions at the PC (arm, x86).
+	// Code it cannot read leaves the walk as it is without Instructions.
+	Instructions Memory
 }
 
 // Result is a finished walk: the frames found and why it stopped.
@@ -153,6 +163,16 @@ type archInfo struct {
 	// hasLR says the call instruction leaves the return address in a link
 	// register rather than on the stack.
 	hasLR bool
+	// callBefore decodes the call instruction before a return address
+	// (PAC-stripped, Thumb bit kept); nil when not decoded.
+	callBefore func(w *walk, ra uint64) callSite
+	// callerInRegisters reports that the code at pc shows frame 0 in a
+	// prologue before it set FP, or in an epilogue after it restored FP
+	// and LR: FP and LR are then the caller's (arm).
+	callerInRegisters func(w *walk, regs *archregs.Registers, pc uint64) bool
+	// returnOnStack gives the offset from SP of frame 0's return address
+	// when the code at pc shows it (x86).
+	returnOnStack func(w *walk, pc uint64) (uint64, bool)
 }
 
 // archInfos maps each supported architecture to its facts.
@@ -162,21 +182,24 @@ var archInfos = map[*archregs.Arch]*archInfo{
 	// hold signed values; masking is a no-op on an unsigned user address.
 	// Frame records are 8-byte aligned: clang keeps them 16-byte aligned but
 	// Go's arm64 frames put the record at SP-8 (8 mod 16).
-	archregs.ARM64:  {ptrSize: 8, fpAlign: 8, callSize: 4, stripPAC: true, hasLR: true},
-	archregs.ARM64E: {ptrSize: 8, fpAlign: 8, callSize: 4, stripPAC: true, hasLR: true},
+	archregs.ARM64: {ptrSize: 8, fpAlign: 8, callSize: 4, stripPAC: true, hasLR: true,
+		callBefore: arm64CallBefore, callerInRegisters: arm64CallerInRegisters},
+	archregs.ARM64E: {ptrSize: 8, fpAlign: 8, callSize: 4, stripPAC: true, hasLR: true,
+		callBefore: arm64CallBefore, callerInRegisters: arm64CallerInRegisters},
 	// armv7 keeps its stack 4-byte aligned. A return address into Thumb code
 	// has bit 0 set to tell the CPU the mode to return in; it is not part of
 	// the address. Calls are 4 bytes (ARM bl, Thumb-2 bl) or 2 (Thumb blx
 	// reg): minus 2 lands inside either.
-	archregs.ARMV7: {ptrSize: 4, fpAlign: 4, callSize: 2, clearBits: 1, hasLR: true},
+	archregs.ARMV7: {ptrSize: 4, fpAlign: 4, callSize: 2, clearBits: 1, hasLR: true,
+		callBefore: armCallBefore, callerInRegisters: armCallerInRegisters},
 	// x86 calls vary in length; minus 1 lands inside any of them. The ABI
 	// would give RBP ≡ 0 mod 16, but Go's amd64 frames are only 8-aligned.
-	archregs.X86_64: {ptrSize: 8, fpAlign: 8, callSize: 1},
+	archregs.X86_64: {ptrSize: 8, fpAlign: 8, callSize: 1, returnOnStack: x86ReturnOnStack},
 	// i386 EBP is ≡ 8 mod 16 only in functions entered by an ABI-conforming
 	// call; start and thread_start push their zero end marker on the
 	// kernel's stack, and hand-written code need not keep 16-byte alignment.
 	// push/pop keep 4-byte alignment everywhere.
-	archregs.I386: {ptrSize: 4, fpAlign: 4, callSize: 1},
+	archregs.I386: {ptrSize: 4, fpAlign: 4, callSize: 1, returnOnStack: x86ReturnOnStack},
 }
 
 // CallerLookupAddress returns the address to symbolize for a caller's
@@ -289,11 +312,15 @@ func (w *walk) run(regs *archregs.Registers) {
 		return
 	}
 	if w.ai.hasLR {
-		if lr, ok := regs.LR(); ok && !w.linkRegister(pc, lr, fp) {
+		if lr, ok := regs.LR(); ok && !w.linkRegister(regs, pc, lr, fp) {
 			return
 		}
-	} else if sp, ok := regs.SP(); ok && (pc < minValidAddress || w.atFunctionStart(pc)) {
-		if !w.stackTop(sp, fp) {
+	} else if sp, ok := regs.SP(); ok {
+		off, onStack := uint64(0), pc < minValidAddress || w.atFunctionStart(pc)
+		if !onStack && w.ai.returnOnStack != nil && w.opts.Instructions != nil {
+			off, onStack = w.ai.returnOnStack(w, pc)
+		}
+		if onStack && !w.stackTop(sp+off, fp) {
 			return
 		}
 	}
@@ -315,53 +342,124 @@ func (w *walk) run(regs *archregs.Registers) {
 // record, the record at FP holds LR itself, and LR must be skipped or the
 // caller would appear twice. What this cannot see without unwind info is a
 // stale LR: after frame 0's own call returned, LR points into frame 0 and
-// differs from its record. Options.Functions catches that case.
+// differs from its record. Options.Functions and Options.Instructions catch
+// that case; docs/walker.md has the rules in full.
 //
 // It returns false when the walk must stop (MaxDepth reached).
-func (w *walk) linkRegister(pc, lr, fp uint64) bool {
-	stripped := lr & w.pacMask &^ w.ai.clearBits
+func (w *walk) linkRegister(regs *archregs.Registers, pc, lr, fp uint64) bool {
+	raw := lr & w.pacMask // Thumb bit kept: it tells the call's instruction set
+	stripped := raw &^ w.ai.clearBits
 	if stripped < minValidAddress {
 		return true
 	}
 	if w.opts.Code != nil && !w.opts.Code.IsCode(stripped) {
 		return true
 	}
-	// At the first instruction nothing has run: LR is the caller even when
-	// it equals the record's return address (direct recursion).
-	if !w.atFunctionStart(pc) {
-		if ra, ok := w.recordReturnAddress(fp); ok && ra == stripped {
-			return true
-		}
-		if fn := w.opts.Functions; fn != nil {
-			pcStart, ok1 := fn.FunctionStart(pc)
-			lrStart, ok2 := fn.FunctionStart(stripped)
-			if ok1 && ok2 && pcStart == lrStart {
-				return true
-			}
-		}
+	switch {
+	case w.atFunctionStart(pc), w.callerInRegisters(regs, pc):
+		// Nothing has run yet, or the code shows that FP and LR are still
+		// (or again) the caller's: LR is the caller even when it equals the
+		// record's return address (direct recursion) or lies in PC's
+		// function (recursion, or a noreturn call ending the caller).
+	case w.lrIsRecorded(fp, stripped), w.lrCallInPCFunction(pc, stripped), w.lrContradicted(pc, raw, fp):
+		return true
 	}
 	return w.add(stripped, fp, FoundByLinkRegister)
+}
+
+// lrIsRecorded reports whether the record at fp holds LR: frame 0 has
+// pushed its record, and LR would duplicate frame 1.
+func (w *walk) lrIsRecorded(fp, lr uint64) bool {
+	ra, ok := w.recordReturnAddress(fp)
+	return ok && ra&^w.ai.clearBits == lr
+}
+
+// lrCallInPCFunction reports whether Options.Functions puts LR's call site
+// (LR minus one instruction) in the function holding PC: LR is then a stale
+// return address from a call frame 0 made. The call site, not LR, is
+// judged: a noreturn call can be the last instruction of the caller, so
+// that LR is the first instruction of the next function, possibly PC's.
+func (w *walk) lrCallInPCFunction(pc, lr uint64) bool {
+	pcStart, ok1 := w.functionStart(pc)
+	lrStart, ok2 := w.functionStart(lr - w.ai.callSize)
+	return ok1 && ok2 && pcStart == lrStart
+}
+
+// lrContradicted reports whether the code shows that LR cannot be frame
+// 0's caller. LR (raw, Thumb bit kept) is rejected when the instruction
+// before it is not a call at all, or when both of these fail:
+//
+//	(a) the call before LR enters PC's function;
+//	(b) the call before the return address in the record at FP enters LR's
+//	    function (LR's caller called it, and LR's function then reached
+//	    frame 0 by tail calls).
+//
+// A check fails only on a direct call whose target is a known function
+// start other than the one required; an indirect call, or a target that is
+// no function start (a stub, a branch island), leaves it unknown and LR is
+// kept, as without code.
+func (w *walk) lrContradicted(pc, raw, fp uint64) bool {
+	if w.ai.callBefore == nil || w.opts.Instructions == nil {
+		return false
+	}
+	c := w.ai.callBefore(w, raw)
+	if c.kind == callNone {
+		return true
+	}
+	if !w.callMisses(c, pc) {
+		return false
+	}
+	ra, ok := w.recordReturnAddress(fp)
+	if !ok {
+		return false
+	}
+	return w.callMisses(w.ai.callBefore(w, ra), raw&^w.ai.clearBits-w.ai.callSize)
+}
+
+// callMisses reports whether c is a direct call to a known function start
+// that is not the start of the function holding addr.
+func (w *walk) callMisses(c callSite, addr uint64) bool {
+	if c.kind != callDirect {
+		return false
+	}
+	if start, ok := w.functionStart(c.target); !ok || start != c.target {
+		return false
+	}
+	start, ok := w.functionStart(addr)
+	return ok && start != c.target
+}
+
+// callerInRegisters reports whether the code at pc shows FP and LR to be
+// the caller's (arm, with Options.Instructions).
+func (w *walk) callerInRegisters(regs *archregs.Registers, pc uint64) bool {
+	return w.ai.callerInRegisters != nil && w.opts.Instructions != nil && w.ai.callerInRegisters(w, regs, pc)
+}
+
+// functionStart asks Options.Functions for the start of addr's function.
+func (w *walk) functionStart(addr uint64) (uint64, bool) {
+	if w.opts.Functions == nil {
+		return 0, false
+	}
+	return w.opts.Functions.FunctionStart(addr)
 }
 
 // atFunctionStart reports whether Options.Functions says pc is the first
 // instruction of its function.
 func (w *walk) atFunctionStart(pc uint64) bool {
-	if w.opts.Functions == nil {
-		return false
-	}
-	start, ok := w.opts.Functions.FunctionStart(pc)
+	start, ok := w.functionStart(pc)
 	return ok && start == pc
 }
 
-// stackTop adds the word at SP as frame 1. It is called only on x86 when
-// nothing has run since the call pushed its return address at SP: PC is
-// below 4096 (the CPU faulted fetching the target of a call through a null
-// pointer) or at the first instruction of its function. FP is then still
-// the caller's. With any other PC the word at SP could be anything; the
-// frame-pointer chain alone is trusted then. It returns false when the walk
-// must stop (MaxDepth reached).
-func (w *walk) stackTop(sp, fp uint64) bool {
-	ra, err := w.readPtr(sp)
+// stackTop adds the word at addr (SP or just above) as frame 1. It is
+// called only on x86 when that word is known to be frame 0's return address
+// and FP the caller's: nothing has run since the call pushed it at SP (PC
+// below 4096: the CPU faulted fetching the target of a call through a null
+// pointer; or PC at the first instruction of its function), or the code
+// shows PC just after `push rbp` or at `ret`. With any other PC the word at
+// SP could be anything; the frame-pointer chain alone is trusted then. It
+// returns false when the walk must stop (MaxDepth reached).
+func (w *walk) stackTop(addr, fp uint64) bool {
+	ra, err := w.readPtr(addr)
 	if err != nil || ra < minValidAddress {
 		return true
 	}
@@ -373,6 +471,7 @@ func (w *walk) stackTop(sp, fp uint64) bool {
 
 // recordReturnAddress reads the return address of the frame record at fp
 // when fp passes the checks the chain applies; it reports nothing otherwise.
+// PAC bits are stripped; the armv7 Thumb bit is kept.
 func (w *walk) recordReturnAddress(fp uint64) (uint64, bool) {
 	if fp == 0 || fp%w.ai.fpAlign != 0 || !w.inStack(fp) {
 		return 0, false
@@ -381,7 +480,7 @@ func (w *walk) recordReturnAddress(fp uint64) (uint64, bool) {
 	if err != nil {
 		return 0, false
 	}
-	return ra & w.pacMask &^ w.ai.clearBits, true
+	return ra & w.pacMask, true
 }
 
 // chain follows the frame records from fp.

@@ -1,0 +1,118 @@
+package symbolize
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/stackimage/stackimage/image"
+)
+
+// The walker decodes a few instructions (the call before a return address,
+// prologue and epilogue shapes at the PC) to place frame 0's caller. A
+// crash dump holds the stack, not the code, so the code comes from the
+// image files: Process.ReadMemory reads them at their slid addresses.
+
+// vmProtExecute is VM_PROT_EXECUTE: only executable segments hold code.
+const vmProtExecute = 0x4
+
+// codePageSize is the unit in which code is read from a file and cached:
+// a walk reads a few instructions at each of a few addresses, so whole
+// segments (hundreds of MiB in a large app) are never read.
+const codePageSize = 4096
+
+// maxCodePages bounds the cache (4 MiB). When it is full it is emptied:
+// walks touch few pages, and rereading one costs a single ReadAt.
+const maxCodePages = 1024
+
+// codePageKey names a page of one segment's file bytes.
+type codePageKey struct {
+	im      *image.Image
+	segOff  uint64 // the segment's file offset, telling segments apart
+	pageOff uint64 // the page's file offset, a multiple of codePageSize
+}
+
+// codeCache is shared by every Process: the same image files serve every
+// dump, and Process has no place of its own for it.
+var codeCache struct {
+	sync.Mutex
+	pages map[codePageKey][]byte
+}
+
+// ReadMemory reads code bytes at a slid address from the files of the
+// process's images: the executable segments' file bytes, at the image's
+// load address. It has walker.Memory's semantics and is the walker's
+// Options.Instructions. An address in no image with a file, outside an
+// executable segment, or past the segment's file bytes (a dSYM has none)
+// cannot be read.
+func (p *Process) ReadMemory(b []byte, addr uint64) (int, error) {
+	n := 0
+	for n < len(b) {
+		at := addr + uint64(n)
+		if at < addr {
+			return n, fmt.Errorf("code read at %#x wraps around the address space", addr)
+		}
+		chunk, err := p.codeAt(at)
+		if err != nil {
+			return n, err
+		}
+		n += copy(b[n:], chunk)
+	}
+	return n, nil
+}
+
+// codeAt returns the code bytes from addr to the end of its page (or of its
+// segment's file bytes), at least one.
+func (p *Process) codeAt(addr uint64) ([]byte, error) {
+	loc, ok := p.List.Lookup(addr)
+	if !ok {
+		return nil, fmt.Errorf("code at %#x: in no known image", addr)
+	}
+	if loc.Segment == nil || loc.Segment.Prot&vmProtExecute == 0 {
+		return nil, fmt.Errorf("code at %#x: not in an executable segment of %s", addr, loc.Loaded.Name)
+	}
+	e := p.entries[loc.Loaded]
+	if e == nil {
+		return nil, fmt.Errorf("code at %#x: no file for %s", addr, loc.Loaded.Name)
+	}
+	// The binary comes before its dSYM, whose segments hold no file bytes.
+	for _, im := range e.Images {
+		for _, s := range im.Segments {
+			if s.Name != loc.Segment.Name || loc.Unslid < s.Addr || loc.Unslid-s.Addr >= s.FileSize {
+				continue
+			}
+			return readCodePage(im, s, s.Offset+(loc.Unslid-s.Addr))
+		}
+	}
+	return nil, fmt.Errorf("code at %#x: %s has no file bytes for segment %s", addr, loc.Loaded.Name, loc.Segment.Name)
+}
+
+// readCodePage returns seg's file bytes from off to the end of off's page
+// (or of the segment), reading and caching the page when needed.
+func readCodePage(im *image.Image, seg image.Segment, off uint64) ([]byte, error) {
+	page := off &^ (codePageSize - 1)
+	key := codePageKey{im: im, segOff: seg.Offset, pageOff: page}
+	codeCache.Lock()
+	data, ok := codeCache.pages[key]
+	codeCache.Unlock()
+	if !ok {
+		start := max(page, seg.Offset)
+		end := min(page+codePageSize, seg.Offset+seg.FileSize)
+		var err error
+		data, err = im.ReadSegment(image.Segment{Name: seg.Name, Offset: start, FileSize: end - start})
+		if err != nil {
+			return nil, err
+		}
+		// Pad the front so that data[i] is at page+i.
+		data = append(make([]byte, start-page, start-page+uint64(len(data))), data...)
+		codeCache.Lock()
+		if codeCache.pages == nil || len(codeCache.pages) >= maxCodePages {
+			codeCache.pages = map[codePageKey][]byte{}
+		}
+		codeCache.pages[key] = data
+		codeCache.Unlock()
+	}
+	if off-page >= uint64(len(data)) {
+		return nil, fmt.Errorf("code at file offset %#x of %s: past the segment's file bytes", off, im.Name)
+	}
+	return data[off-page:], nil
+}
