@@ -205,14 +205,15 @@ func hasStackDump(cr *crashreport.Report) bool {
 //
 // A KSCrash 2.x caller address A is the return address R rounded down: A
 // lies in [R − (2·ptr − 1), R]. On 32-bit targets it is still looked up one
-// instruction back: A may be R itself (the noreturn case above), and A − 2
-// cannot leave the caller, whose call comes after at least a two-instruction
-// prologue (push {r7, lr}; mov r7, sp) — 8 bytes on i386. On 64-bit
-// targets A may be the caller's very first byte — a call right after an
-// arm64 or x86_64 prologue returns within 16 bytes of a 16-byte aligned
-// function start — so A itself is looked up, as KSCrash's own dladdr did;
-// only a noreturn call ending its function with R a multiple of 16 is then
-// misnamed, as KSCrash named it.
+// instruction back: A may be R itself (the noreturn case above), while A
+// is the caller's first byte only when a call ends within 7 bytes of an
+// 8-byte aligned function start — after a frame-pointer prologue (push
+// {r7, lr}; mov r7, sp) only a 2-byte Thumb blx fits. On 64-bit targets
+// the rounding is to 16, and a call right after an arm64 or x86_64
+// prologue returns within 16 bytes of a 16-byte aligned function start,
+// so A is often the caller's first byte: A itself is looked up, as
+// KSCrash's own dladdr did. Only a noreturn call ending its function with
+// R a multiple of 16 is then misnamed, as KSCrash named it.
 func reportedLookupAddress(arch *archregs.Arch, rule AddressRule, index int, addr uint64) uint64 {
 	switch {
 	case index == 0:
