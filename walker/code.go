@@ -33,6 +33,7 @@ const (
 	maxPrologueBytes    = 96 // from the function start to the PC
 	maxEpilogueInsns    = 12 // from the PC to the return
 	x86PushRBP          = 0x55
+	x86PopRBP, x86Leave = 0x5d, 0xc9
 	x86Ret, x86RetImm   = 0xc3, 0xc2
 	thumbCPSR           = 1 << 5 // CPSR.T: the thread executes Thumb code
 	arm64LR, arm64FP    = 30, 29
@@ -125,33 +126,159 @@ func armCallBefore(w *walk, raw uint64) callSite {
 	return callSite{kind: callDirect, target: (at+4)&^3 + off}
 }
 
-// arm64CallerInRegisters reports whether the code shows that at pc frame 0
-// has not set FP to its own record, or has restored the caller's FP and LR:
-// in a straight-line prologue before `add x29, sp, #n`, or in a straight-
-// line epilogue that reaches `ret` without touching x29 or x30.
-func arm64CallerInRegisters(w *walk, _ *archregs.Registers, pc uint64) bool {
-	if start, ok := w.functionStart(pc); ok && pc >= start && pc-start <= maxPrologueBytes && (pc-start)%4 == 0 {
-		prologue := true
-		for at := start; at < pc && prologue; at += 4 {
+// frameState is what the code at the PC shows about frame 0's record.
+type frameState int
+
+const (
+	stateUnknown frameState = iota
+	// stateCallerRegs: frame 0 is in a straight-line prologue before it
+	// sets FP, or in a straight-line epilogue after it restored FP and LR
+	// (reaching a return or a tail branch without touching them): FP and
+	// LR (or the word at SP) are the caller's.
+	stateCallerRegs
+	// stateOwnRecord: frame 0's prologue, straight from the function start,
+	// set FP before the PC, and no epilogue restoring it is in sight: FP is
+	// frame 0's own record.
+	stateOwnRecord
+)
+
+// armISA holds the instruction shapes the arm64, ARM and Thumb frame-state
+// scans need. Instructions are read as 32-bit words for arm64 and ARM; the
+// Thumb scan reads half-words (see thumbFrameState).
+type armISA struct {
+	setsFP   func(insn uint32) bool // `add FP, sp, #n` or `mov FP, sp`
+	prologue func(insn uint32) bool // saves registers, moves SP; writes neither FP nor LR
+	epilogue func(insn uint32) bool // restores other registers, moves SP; writes neither FP nor LR
+	restores func(insn uint32) bool // restores FP and LR and stays in the function (a tail branch may follow)
+	ret      func(insn uint32) bool // returns to LR
+	// branch decodes an unconditional direct branch at addr.
+	branch func(insn uint32, addr uint64) (uint64, bool)
+}
+
+var arm64ISA = &armISA{
+	setsFP:   func(insn uint32) bool { return insn&0xff8003ff == 0x910003fd }, // ADD X29, SP, #imm
+	prologue: arm64PrologueInsn,
+	epilogue: arm64EpilogueInsn,
+	restores: func(insn uint32) bool { // LDP X29, X30, [SP...] in any addressing mode
+		op := insn & 0xffc00000
+		return (op == 0xa9400000 || op == 0xa8c00000 || op == 0xa9c00000) && insn&0x7fff == 0x7bfd // Rt x29, Rn sp, Rt2 x30
+	},
+	ret: func(insn uint32) bool { // RET, RETAA, RETAB (to x30)
+		return insn == 0xd65f03c0 || insn == 0xd65f0bff || insn == 0xd65f0fff
+	},
+	branch: func(insn uint32, addr uint64) (uint64, bool) { // B imm26
+		return addr + uint64(signExtend(insn, 26)*4), insn&0xfc000000 == 0x14000000
+	},
+}
+
+var armARMISA = &armISA{
+	setsFP: func(insn uint32) bool { // ADD R7, SP, #imm / MOV R7, SP
+		return insn&0xfffff000 == 0xe28d7000 || insn == 0xe1a0700d
+	},
+	prologue: armPrologueInsn,
+	epilogue: armEpilogueInsn,
+	restores: func(insn uint32) bool { // POP {..., r7, lr} without PC
+		return insn&0xffff0000 == 0xe8bd0000 && insn&(1<<armFP|1<<armLR|1<<armPC) == 1<<armFP|1<<armLR
+	},
+	ret: func(insn uint32) bool { return insn == 0xe12fff1e }, // BX LR
+	branch: func(insn uint32, addr uint64) (uint64, bool) { // B imm24; PC reads 8 ahead
+		return addr + 8 + uint64(signExtend(insn, 24)*4), insn&0xff000000 == 0xea000000
+	},
+}
+
+// arm64FrameState tells frame 0's state at pc from arm64 code.
+func arm64FrameState(w *walk, _ *archregs.Registers, pc uint64) frameState {
+	return w.wordFrameState(arm64ISA, pc)
+}
+
+// armFrameState is arm64FrameState for armv7, in ARM or Thumb code as
+// CPSR.T says; without CPSR the instruction set is unknown and so is the
+// state. A function returning with `pop {..., pc}` has no instruction
+// after its epilogue restores r7, so only `pop {r7, lr}` epilogues (then
+// `bx lr` or a tail branch) give stateCallerRegs there.
+func armFrameState(w *walk, regs *archregs.Registers, pc uint64) frameState {
+	cpsr, ok := regs.Get("cpsr")
+	if !ok {
+		return stateUnknown
+	}
+	if cpsr&thumbCPSR != 0 {
+		return thumbFrameState(w, pc)
+	}
+	return w.wordFrameState(armARMISA, pc)
+}
+
+// wordFrameState scans fixed-size (4-byte) code: forward from the
+// function start to pc for the prologue, and forward from pc to a return
+// or tail branch for the epilogue.
+func (w *walk) wordFrameState(isa *armISA, pc uint64) frameState {
+	prologue := stateUnknown
+	if start, ok := w.functionStart(pc); ok && pc >= start && (pc-start)%4 == 0 {
+		prologue = stateCallerRegs
+	scan:
+		for at := start; at < pc; at += 4 {
 			insn, ok := w.code32(at)
-			prologue = ok && arm64PrologueInsn(insn)
+			switch {
+			case !ok || at-start >= maxPrologueBytes:
+				prologue = stateUnknown
+				break scan
+			case isa.setsFP(insn):
+				prologue = stateOwnRecord
+				break scan
+			case !isa.prologue(insn):
+				prologue = stateUnknown
+				break scan
+			}
 		}
-		if prologue {
-			return true
+		if prologue == stateCallerRegs {
+			return prologue
 		}
 	}
 	for i := uint64(0); i < maxEpilogueInsns; i++ {
-		insn, ok := w.code32(pc + 4*i)
+		at := pc + 4*i
+		insn, ok := w.code32(at)
+		switch {
+		case !ok:
+			return prologue
+		case isa.ret(insn):
+			return stateCallerRegs
+		case isa.epilogue(insn):
+			continue
+		}
+		// A tail branch to another function, after FP and LR were restored.
+		if target, ok := isa.branch(insn, at); ok && w.otherFunction(target, pc) && w.restoredBefore(isa, pc) {
+			return stateCallerRegs
+		}
+		return prologue
+	}
+	return prologue
+}
+
+// restoredBefore reports whether the instructions just before pc are the
+// restoring of FP and LR followed only by epilogue instructions.
+func (w *walk) restoredBefore(isa *armISA, pc uint64) bool {
+	for i := uint64(1); i <= maxEpilogueInsns && pc >= 4*i; i++ {
+		insn, ok := w.code32(pc - 4*i)
 		switch {
 		case !ok:
 			return false
-		case insn == 0xd65f03c0, insn == 0xd65f0bff, insn == 0xd65f0fff: // RET, RETAA, RETAB (to x30)
+		case isa.restores(insn):
 			return true
-		case !arm64EpilogueInsn(insn):
+		case !isa.epilogue(insn):
 			return false
 		}
 	}
 	return false
+}
+
+// otherFunction reports whether target is a known function start other
+// than that of pc's function: the target of a tail call.
+func (w *walk) otherFunction(target, pc uint64) bool {
+	start, ok := w.functionStart(target)
+	if !ok || start != target {
+		return false
+	}
+	pcStart, ok := w.functionStart(pc)
+	return ok && pcStart != target
 }
 
 // arm64PrologueInsn reports whether insn is one a prologue runs before it
@@ -192,43 +319,6 @@ func arm64EpilogueInsn(insn uint32) bool {
 	return false
 }
 
-// armCallerInRegisters is arm64CallerInRegisters for armv7, in ARM or
-// Thumb code as CPSR.T says; without CPSR the instruction set is unknown
-// and so is the answer. The prologue ends at `add r7, sp, #n` (or `mov r7,
-// sp`); an epilogue that returns with `pop {..., pc}` has no instruction
-// after the pop, so only `bx lr` epilogues count.
-func armCallerInRegisters(w *walk, regs *archregs.Registers, pc uint64) bool {
-	cpsr, ok := regs.Get("cpsr")
-	if !ok {
-		return false
-	}
-	if cpsr&thumbCPSR != 0 {
-		return thumbCallerInRegisters(w, pc)
-	}
-	if start, ok := w.functionStart(pc); ok && pc >= start && pc-start <= maxPrologueBytes && (pc-start)%4 == 0 {
-		prologue := true
-		for at := start; at < pc && prologue; at += 4 {
-			insn, ok := w.code32(at)
-			prologue = ok && armPrologueInsn(insn)
-		}
-		if prologue {
-			return true
-		}
-	}
-	for i := uint64(0); i < maxEpilogueInsns; i++ {
-		insn, ok := w.code32(pc + 4*i)
-		switch {
-		case !ok:
-			return false
-		case insn == 0xe12fff1e: // BX LR
-			return true
-		case !armEpilogueInsn(insn):
-			return false
-		}
-	}
-	return false
-}
-
 // armPrologueInsn: ARM-mode instructions a prologue runs before it sets r7.
 // Conditional forms are not prologue code.
 func armPrologueInsn(insn uint32) bool {
@@ -263,93 +353,162 @@ func armEpilogueInsn(insn uint32) bool {
 	return false
 }
 
-// thumbCallerInRegisters is armCallerInRegisters for Thumb code, where
-// instructions are 16 or 32 bits long.
-func thumbCallerInRegisters(w *walk, pc uint64) bool {
-	if start, ok := w.functionStart(pc); ok && pc >= start && pc-start <= maxPrologueBytes && (pc-start)%2 == 0 {
-		prologue := true
-		for at := start; at < pc && prologue; {
-			var size uint64
-			size, prologue = w.thumbInsn(at, thumbPrologueInsn)
+// thumbFrameState is armFrameState for Thumb code, where instructions are
+// 16 or 32 bits long. Its epilogue scan knows `bx lr` only (no tail
+// branches).
+func thumbFrameState(w *walk, pc uint64) frameState {
+	prologue := stateUnknown
+	if start, ok := w.functionStart(pc); ok && pc >= start && (pc-start)%2 == 0 {
+		prologue = stateCallerRegs
+	scan:
+		for at := start; at < pc; {
+			size, kind := w.thumbInsn(at, thumbPrologueKind)
+			switch {
+			case at-start >= maxPrologueBytes || kind == thumbOther:
+				prologue = stateUnknown
+				break scan
+			case kind == thumbSetsFP:
+				prologue = stateOwnRecord
+				break scan
+			}
 			at += size
 		}
-		if prologue {
-			return true
+		if prologue == stateCallerRegs {
+			return prologue
 		}
 	}
 	at := pc
 	for i := 0; i < maxEpilogueInsns; i++ {
 		hw, ok := w.code16(at)
 		if !ok {
-			return false
+			return prologue
 		}
 		if hw == 0x4770 { // BX LR
-			return true
+			return stateCallerRegs
 		}
-		size, ok := w.thumbInsn(at, thumbEpilogueInsn)
-		if !ok {
-			return false
+		size, kind := w.thumbInsn(at, thumbEpilogueKind)
+		if kind != thumbAccepted {
+			return prologue
 		}
 		at += size
 	}
-	return false
+	return prologue
 }
 
+// thumbKind classifies a Thumb instruction for a scan.
+type thumbKind int
+
+const (
+	thumbOther thumbKind = iota // unreadable, or not what the scan allows
+	thumbAccepted
+	thumbSetsFP
+)
+
 // thumbInsn reads the Thumb instruction at addr and returns its size and
-// whether accept takes it (hw2 is 0 for a 16-bit instruction).
-func (w *walk) thumbInsn(addr uint64, accept func(hw1, hw2 uint32, wide bool) bool) (uint64, bool) {
+// what classify makes of it (hw2 is 0 for a 16-bit instruction).
+func (w *walk) thumbInsn(addr uint64, classify func(hw1, hw2 uint32, wide bool) thumbKind) (uint64, thumbKind) {
 	hw1, ok := w.code16(addr)
 	if !ok {
-		return 0, false
+		return 2, thumbOther
 	}
 	// 0b11101, 0b11110 and 0b11111 in the top five bits start a 32-bit
 	// instruction.
 	if hw1>>11 < 0x1d {
-		return 2, accept(hw1, 0, false)
+		return 2, classify(hw1, 0, false)
 	}
 	hw2, ok := w.code16(addr + 2)
 	if !ok {
-		return 0, false
+		return 4, thumbOther
 	}
-	return 4, accept(hw1, hw2, true)
+	return 4, classify(hw1, hw2, true)
 }
 
-func thumbPrologueInsn(hw1, hw2 uint32, wide bool) bool {
-	if !wide {
-		return hw1&0xfe00 == 0xb400 || // PUSH {reglist, LR?}
-			hw1&0xff80 == 0xb080 // SUB SP, SP, #imm7
+func thumbPrologueKind(hw1, hw2 uint32, wide bool) thumbKind {
+	switch {
+	case !wide && (hw1&0xff00 == 0xaf00 || hw1 == 0x466f): // ADD R7, SP, #imm8 / MOV R7, SP
+		return thumbSetsFP
+	case wide && hw1 == 0xf10d && hw2&0x8f00 == 0x0700: // ADD.W R7, SP, #imm
+		return thumbSetsFP
+	case !wide && hw1&0xfe00 == 0xb400, // PUSH {reglist, LR?}
+		!wide && hw1&0xff80 == 0xb080,                        // SUB SP, SP, #imm7
+		wide && hw1 == 0xe92d,                                // PUSH.W {reglist}
+		wide && hw1&0xffbf == 0xed2d && hw2&0x0f00 == 0x0b00, // VPUSH {Dn...}
+		wide && hw1 == 0xf84d && hw2&0x0fff == 0x0d04:        // PUSH.W {Rt} (STR Rt, [SP, #-4]!)
+		return thumbAccepted
 	}
-	return hw1 == 0xe92d || // PUSH.W {reglist}
-		hw1&0xffbf == 0xed2d && hw2&0x0f00 == 0x0b00 || // VPUSH {Dn...}
-		hw1 == 0xf84d && hw2&0x0fff == 0x0d04 // PUSH.W {Rt} (STR Rt, [SP, #-4]!)
+	return thumbOther
 }
 
-func thumbEpilogueInsn(hw1, hw2 uint32, wide bool) bool {
-	if !wide {
-		return hw1&0xff80 == 0xb000 || // ADD SP, SP, #imm7
-			hw1&0xfe00 == 0xbc00 && hw1&0x180 == 0 // POP {reglist} without r7 and PC
-	}
+func thumbEpilogueKind(hw1, hw2 uint32, wide bool) thumbKind {
 	const frameRegs = 1<<armFP | 1<<armLR | 1<<armPC
-	return hw1 == 0xe8bd && hw2&frameRegs == 0 || // POP.W {reglist}
-		hw1&0xffbf == 0xecbd && hw2&0x0f00 == 0x0b00 // VPOP {Dn...}
+	switch {
+	case !wide && hw1&0xff80 == 0xb000, // ADD SP, SP, #imm7
+		!wide && hw1&0xfe00 == 0xbc00 && hw1&0x180 == 0,      // POP {reglist} without r7 and PC
+		wide && hw1 == 0xe8bd && hw2&frameRegs == 0,          // POP.W {reglist}
+		wide && hw1&0xffbf == 0xecbd && hw2&0x0f00 == 0x0b00: // VPOP {Dn...}
+		return thumbAccepted
+	}
+	return thumbOther
 }
 
 // x86ReturnOnStack says where the return address is when the PC is at one
-// of the two instructions of a frame-pointer function where RBP/EBP is
-// still (or again) the caller's and the return address is at a fixed
-// offset from SP: just after `push rbp` at the function's start (offset one
-// pointer), and at `ret` (offset 0, whatever popped the frame before it).
+// of the instructions of a frame-pointer function where RBP/EBP is still
+// (or again) the caller's and the return address is at a fixed offset from
+// SP: just after `push rbp` at the function's start, or just before the
+// `mov rbp, rsp` that follows `push rbp` anywhere (a shrink-wrapped
+// prologue): one pointer up, as the frame record puts the return address
+// right above the saved RBP; at `ret` (at SP, whatever popped the frame
+// before it); and at a tail jump to another function's start right after
+// `pop rbp` or `leave` (at SP).
 func x86ReturnOnStack(w *walk, pc uint64) (uint64, bool) {
-	var b [1]byte
-	if n, _ := w.opts.Instructions.ReadMemory(b[:], pc); n == 1 && (b[0] == x86Ret || b[0] == x86RetImm) {
+	var b [5]byte
+	n, _ := w.opts.Instructions.ReadMemory(b[:], pc)
+	if n >= 1 && (b[0] == x86Ret || b[0] == x86RetImm) {
 		return 0, true
+	}
+	if x86MovFPSP(b[:n], w.ai.ptrSize) && pc > 0 {
+		var prev [1]byte
+		if m, _ := w.opts.Instructions.ReadMemory(prev[:], pc-1); m == 1 && prev[0] == x86PushRBP {
+			return w.ai.ptrSize, true
+		}
+	}
+	if target, ok := x86Jump(b[:n], pc); ok && w.otherFunction(target, pc) && pc > 0 {
+		var prev [1]byte
+		if m, _ := w.opts.Instructions.ReadMemory(prev[:], pc-1); m == 1 && (prev[0] == x86PopRBP || prev[0] == x86Leave) {
+			return 0, true
+		}
 	}
 	start, ok := w.functionStart(pc)
 	if !ok || pc != start+1 {
 		return 0, false
 	}
-	if n, _ := w.opts.Instructions.ReadMemory(b[:], start); n == 1 && b[0] == x86PushRBP {
+	if n, _ := w.opts.Instructions.ReadMemory(b[:1], start); n == 1 && b[0] == x86PushRBP {
 		return w.ai.ptrSize, true
+	}
+	return 0, false
+}
+
+// x86MovFPSP reports whether b starts with `mov rbp, rsp` (x86_64, REX.W
+// prefix) or `mov ebp, esp` (i386), in either of its two encodings.
+func x86MovFPSP(b []byte, ptrSize uint64) bool {
+	if ptrSize == 8 {
+		if len(b) < 1 || b[0] != 0x48 {
+			return false
+		}
+		b = b[1:]
+	}
+	return len(b) >= 2 && (b[0] == 0x89 && b[1] == 0xe5 || b[0] == 0x8b && b[1] == 0xec)
+}
+
+// x86Jump decodes `jmp rel32` (E9) or `jmp rel8` (EB) at pc; the offset
+// counts from the end of the instruction.
+func x86Jump(b []byte, pc uint64) (uint64, bool) {
+	switch {
+	case len(b) >= 5 && b[0] == 0xe9:
+		rel := int32(uint32(b[1]) | uint32(b[2])<<8 | uint32(b[3])<<16 | uint32(b[4])<<24)
+		return pc + 5 + uint64(int64(rel)), true
+	case len(b) >= 2 && b[0] == 0xeb:
+		return pc + 2 + uint64(int64(int8(b[1]))), true
 	}
 	return 0, false
 }

@@ -166,10 +166,10 @@ type archInfo struct {
 	// callBefore decodes the call instruction before a return address
 	// (PAC-stripped, Thumb bit kept); nil when not decoded.
 	callBefore func(w *walk, ra uint64) callSite
-	// callerInRegisters reports that the code at pc shows frame 0 in a
-	// prologue before it set FP, or in an epilogue after it restored FP
-	// and LR: FP and LR are then the caller's (arm).
-	callerInRegisters func(w *walk, regs *archregs.Registers, pc uint64) bool
+	// frameState tells from the code at pc whether frame 0 is in a
+	// prologue before it set FP or an epilogue after it restored FP and
+	// LR, or has set FP to its own record (arm).
+	frameState func(w *walk, regs *archregs.Registers, pc uint64) frameState
 	// returnOnStack gives the offset from SP of frame 0's return address
 	// when the code at pc shows it (x86).
 	returnOnStack func(w *walk, pc uint64) (uint64, bool)
@@ -183,15 +183,15 @@ var archInfos = map[*archregs.Arch]*archInfo{
 	// Frame records are 8-byte aligned: clang keeps them 16-byte aligned but
 	// Go's arm64 frames put the record at SP-8 (8 mod 16).
 	archregs.ARM64: {ptrSize: 8, fpAlign: 8, callSize: 4, stripPAC: true, hasLR: true,
-		callBefore: arm64CallBefore, callerInRegisters: arm64CallerInRegisters},
+		callBefore: arm64CallBefore, frameState: arm64FrameState},
 	archregs.ARM64E: {ptrSize: 8, fpAlign: 8, callSize: 4, stripPAC: true, hasLR: true,
-		callBefore: arm64CallBefore, callerInRegisters: arm64CallerInRegisters},
+		callBefore: arm64CallBefore, frameState: arm64FrameState},
 	// armv7 keeps its stack 4-byte aligned. A return address into Thumb code
 	// has bit 0 set to tell the CPU the mode to return in; it is not part of
 	// the address. Calls are 4 bytes (ARM bl, Thumb-2 bl) or 2 (Thumb blx
 	// reg): minus 2 lands inside either.
 	archregs.ARMV7: {ptrSize: 4, fpAlign: 4, callSize: 2, clearBits: 1, hasLR: true,
-		callBefore: armCallBefore, callerInRegisters: armCallerInRegisters},
+		callBefore: armCallBefore, frameState: armFrameState},
 	// x86 calls vary in length; minus 1 lands inside any of them. The ABI
 	// would give RBP ≡ 0 mod 16, but Go's amd64 frames are only 8-aligned.
 	archregs.X86_64: {ptrSize: 8, fpAlign: 8, callSize: 1, returnOnStack: x86ReturnOnStack},
@@ -355,13 +355,17 @@ func (w *walk) linkRegister(regs *archregs.Registers, pc, lr, fp uint64) bool {
 	if w.opts.Code != nil && !w.opts.Code.IsCode(stripped) {
 		return true
 	}
+	state := stateUnknown
+	if w.ai.frameState != nil && w.opts.Instructions != nil {
+		state = w.ai.frameState(w, regs, pc)
+	}
 	switch {
-	case w.atFunctionStart(pc), w.callerInRegisters(regs, pc):
+	case w.atFunctionStart(pc), state == stateCallerRegs:
 		// Nothing has run yet, or the code shows that FP and LR are still
 		// (or again) the caller's: LR is the caller even when it equals the
 		// record's return address (direct recursion) or lies in PC's
 		// function (recursion, or a noreturn call ending the caller).
-	case w.lrIsRecorded(fp, stripped), w.lrCallInPCFunction(pc, stripped), w.lrContradicted(pc, raw, fp):
+	case w.lrIsRecorded(fp, stripped), w.lrCallInPCFunction(pc, stripped), w.lrContradicted(pc, raw, fp, state):
 		return true
 	}
 	return w.add(stripped, fp, FoundByLinkRegister)
@@ -387,18 +391,20 @@ func (w *walk) lrCallInPCFunction(pc, lr uint64) bool {
 
 // lrContradicted reports whether the code shows that LR cannot be frame
 // 0's caller. LR (raw, Thumb bit kept) is rejected when the instruction
-// before it is not a call at all, or when both of these fail:
+// before it is not a call at all, or when the call before it does not
+// enter PC's function (a) and either
 //
-//	(a) the call before LR enters PC's function;
-//	(b) the call before the return address in the record at FP enters LR's
-//	    function (LR's caller called it, and LR's function then reached
+//	(c) the code shows frame 0 has set FP to its own record (state): a
+//	    genuine LR would then be in that record; or
+//	(b) the call before the return address in the record at FP does not
+//	    enter LR's function either (if it did, LR's function reached
 //	    frame 0 by tail calls).
 //
 // A check fails only on a direct call whose target is a known function
 // start other than the one required; an indirect call, or a target that is
 // no function start (a stub, a branch island), leaves it unknown and LR is
 // kept, as without code.
-func (w *walk) lrContradicted(pc, raw, fp uint64) bool {
+func (w *walk) lrContradicted(pc, raw, fp uint64, state frameState) bool {
 	if w.ai.callBefore == nil || w.opts.Instructions == nil {
 		return false
 	}
@@ -408,6 +414,9 @@ func (w *walk) lrContradicted(pc, raw, fp uint64) bool {
 	}
 	if !w.callMisses(c, pc) {
 		return false
+	}
+	if state == stateOwnRecord {
+		return true
 	}
 	ra, ok := w.recordReturnAddress(fp)
 	if !ok {
@@ -427,12 +436,6 @@ func (w *walk) callMisses(c callSite, addr uint64) bool {
 	}
 	start, ok := w.functionStart(addr)
 	return ok && start != c.target
-}
-
-// callerInRegisters reports whether the code at pc shows FP and LR to be
-// the caller's (arm, with Options.Instructions).
-func (w *walk) callerInRegisters(regs *archregs.Registers, pc uint64) bool {
-	return w.ai.callerInRegisters != nil && w.opts.Instructions != nil && w.ai.callerInRegisters(w, regs, pc)
 }
 
 // functionStart asks Options.Functions for the start of addr's function.
