@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"sort"
 )
@@ -85,7 +84,7 @@ func (b *builder) units() {
 		// The header scan lost its way where debug/dwarf did not (a
 		// big-endian file, say): walk everything in one go, as far as it
 		// decodes.
-		spans = []unitSpan{{first: 0, end: math.MaxInt64}}
+		spans = []unitSpan{{first: 0, end: int64(len(b.secs["debug_info"]))}}
 	}
 	for _, u := range spans {
 		b.unit(r, u)
@@ -120,6 +119,7 @@ func (b *builder) unit(r *dwarf.Reader, u unitSpan) {
 		files  []int32 // this unit's line-table files as strs indexes
 		stack  []int32 // enclosing function node per open DIE, -1 for none
 		opened bool    // the unit's first DIE has been read
+		nulls  int64   // null entries read
 	)
 	for {
 		e, err := r.Next()
@@ -142,6 +142,15 @@ func (b *builder) unit(r *dwarf.Reader, u unitSpan) {
 			return // the end of debug_info
 		}
 		if e.Tag == 0 {
+			// Each entry takes at least a byte, so the unit holds no more
+			// null entries than bytes. More means the reader has left the
+			// unit, or is stuck: debug/dwarf reads an abbreviation code
+			// whose ULEB128 never ends as 0 without consuming anything,
+			// and would return null entries forever.
+			if nulls++; nulls > u.end-u.first {
+				b.warn.add("%v: DIEs: more null entries than the unit has bytes (an unterminated abbreviation code?)", cu)
+				return
+			}
 			// The null entry that ends a list of children. A stray one, or
 			// padding after the unit's tree, closes nothing.
 			if len(stack) > 0 {

@@ -7,7 +7,8 @@ import (
 
 // FuzzIndex mutates the four sections the index reads most (info, abbrev,
 // line, str) of real DWARF and checks that New either fails cleanly or
-// yields an index whose lookups do not panic. Seeds are the committed
+// yields an index whose lookups do not panic and whose warnings stay
+// bounded. Seeds are the committed
 // fixtures (DWARF 2, 4, 5) and, when present, small corpus dSYMs.
 func FuzzIndex(f *testing.F) {
 	seeds := []struct {
@@ -21,6 +22,7 @@ func FuzzIndex(f *testing.F) {
 	for _, s := range seeds {
 		addSeed(f, dwarfSections(f, s.path, s.cpu))
 	}
+	addSeed(f, buildSynth(synthUnits).sections()) // three units, one line table each
 	if dir, err := findCorpus(); err == nil {
 		addSeed(f, dwarfSections(f, dir+"/pprof/internal/binutils/testdata/lib_mac_64.dSYM/Contents/Resources/DWARF/lib_mac_64", macho.CpuAmd64))
 		addSeed(f, dwarfSections(f, dir+"/symbolic/symbolic-testutils/fixtures/macos/overlapping_funcs.dSYM/Contents/Resources/DWARF/overlapping_funcs", macho.CpuAmd64))
@@ -38,6 +40,9 @@ func FuzzIndex(f *testing.F) {
 		ix, err := New(secs)
 		if err != nil {
 			return
+		}
+		if w := ix.Warnings(); len(w) > maxWarnings+1 {
+			t.Fatalf("Warnings() = %d lines, want at most %d", len(w), maxWarnings+1)
 		}
 		for _, a := range []uint64{addr, 0, addr + 1, ^uint64(0)} {
 			frames, ok := ix.Lookup(a)

@@ -189,6 +189,14 @@ func TestUnitFailures(t *testing.T) {
 			warn:    "DIEs: decoding dwarf section info at offset 0x",
 		},
 		{
+			// debug/dwarf reads an abbreviation code that never ends as a
+			// null entry without moving on, forever.
+			name:    "unterminated abbreviation code at the unit's end",
+			corrupt: func(s *synth) { s.info[s.cuOff[2]-11-1] = 0x80 },
+			middle:  whole,
+			warn:    "DIEs: more null entries than the unit has bytes (an unterminated abbreviation code?)",
+		},
+		{
 			name: "stray nulls between units",
 			units: func(us []synthUnit) []synthUnit {
 				us[0].strayNulls, us[1].strayNulls, us[2].leadNull = 3, 1, true
