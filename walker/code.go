@@ -429,7 +429,8 @@ func thumbPrologueKind(hw1, hw2 uint32, wide bool) thumbKind {
 		return thumbSetsFP
 	case wide && hw1 == 0xf10d && hw2&0x8f00 == 0x0700: // ADD.W R7, SP, #imm
 		return thumbSetsFP
-	case !wide && hw1&0xfe00 == 0xb400, // PUSH {reglist, LR?}
+	case !wide && hw1 == 0xbf00, // NOP
+		!wide && hw1&0xfe00 == 0xb400,                        // PUSH {reglist, LR?}
 		!wide && hw1&0xff80 == 0xb080,                        // SUB SP, SP, #imm7
 		wide && hw1 == 0xe92d,                                // PUSH.W {reglist}
 		wide && hw1&0xffbf == 0xed2d && hw2&0x0f00 == 0x0b00, // VPUSH {Dn...}
@@ -442,7 +443,8 @@ func thumbPrologueKind(hw1, hw2 uint32, wide bool) thumbKind {
 func thumbEpilogueKind(hw1, hw2 uint32, wide bool) thumbKind {
 	const frameRegs = 1<<armFP | 1<<armLR | 1<<armPC
 	switch {
-	case !wide && hw1&0xff80 == 0xb000, // ADD SP, SP, #imm7
+	case !wide && hw1 == 0xbf00, // NOP
+		!wide && hw1&0xff80 == 0xb000,                        // ADD SP, SP, #imm7
 		!wide && hw1&0xfe00 == 0xbc00 && hw1&0x180 == 0,      // POP {reglist} without r7 and PC
 		wide && hw1 == 0xe8bd && hw2&frameRegs == 0,          // POP.W {reglist}
 		wide && hw1&0xffbf == 0xecbd && hw2&0x0f00 == 0x0b00: // VPOP {Dn...}

@@ -27,8 +27,13 @@ func FuzzWalk(f *testing.F) {
 				r.Set(name, v)
 			}
 		}
+		if ta.arch == archregs.ARMV7 {
+			r.Set("cpsr", uint64(depth&1)<<5) // ARM or Thumb code
+		}
 		opts := Options{MaxDepth: int(depth), StackLow: low, StackHigh: high,
-			Code: codeRanges{{base, base + uint64(len(data))}}, Functions: funcStarts{base, base + 64}}
+			Code: codeRanges{{base, base + uint64(len(data))}}, Functions: funcStarts{base, base + 64},
+			// The same bytes as code: every decoder meets arbitrary words.
+			Instructions: &memory{base: base, data: data}}
 		res := Walk(r, &memory{base: base, data: data}, opts)
 
 		maxDepth := int(depth)
