@@ -53,11 +53,27 @@ func build(secs map[string][]byte) (ix *Index, err error) {
 			ix, err = nil, fmt.Errorf("debuginfo: malformed DWARF: %v", r)
 		}
 	}()
+	var warn warnings
 	d, err := newData(secs)
 	if err != nil {
-		return nil, fmt.Errorf("debuginfo: %w", err)
+		// dwarf.New checks every unit header up front, so one bad header
+		// would cost all units. When the header scan finds where it goes
+		// wrong, index the units before it.
+		spans, ok := unitSpans(secs["debug_info"])
+		if ok || len(spans) == 0 {
+			return nil, fmt.Errorf("debuginfo: %w", err)
+		}
+		cut := spans[len(spans)-1].end
+		info := secs["debug_info"]
+		secs["debug_info"] = info[:cut] // secs is New's own copy
+		if d, err = newData(secs); err != nil {
+			return nil, fmt.Errorf("debuginfo: %w", err)
+		}
+		warn.add("debug_info: unit header at %#x unreadable: the %d bytes from there to the end of the section are skipped",
+			cut, int64(len(info))-cut)
 	}
 	b := &builder{
+		warn:    warn,
 		d:       d,
 		secs:    secs,
 		ix:      &Index{},

@@ -102,6 +102,13 @@ const maxDepth = 256
 // "debug_str_offsets" (Mach-O truncates it to "debug_str_offs") and
 // "debug_loclists". Keys spelled "__debug_info" or ".debug_info" are also
 // accepted.
+//
+// A compile unit whose line table or DIEs cannot be read is indexed as far
+// as it can be and reported by Warnings; the other units are unaffected.
+// New fails only when the sections are unusable as a whole (no debug_info,
+// or debug/dwarf rejects them, for instance an unreadable abbreviation
+// table or a bad first unit header) or when not one unit yielded a line
+// or a function.
 func New(sections map[string][]byte) (*Index, error) {
 	secs := normalize(sections)
 	if len(secs["debug_info"]) == 0 {

@@ -260,6 +260,45 @@ func TestUnitFailures(t *testing.T) {
 	}
 }
 
+// TestBadUnitHeader: dwarf.New rejects a whole debug_info for one bad unit
+// header; the units before it are still indexed.
+func TestBadUnitHeader(t *testing.T) {
+	tests := []struct {
+		name    string
+		unit    int // the unit whose header is corrupted; it and later ones are lost
+		corrupt func(info []byte, header int)
+	}{
+		{"version", 2, func(info []byte, h int) { binary.LittleEndian.PutUint16(info[h+4:], 99) }},
+		{"length past the section", 1, func(info []byte, h int) { binary.LittleEndian.PutUint32(info[h:], 0xfffffff0) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := buildSynth(synthUnits)
+			header := s.cuOff[tt.unit] - 11 // a DWARF 4 unit header is 11 bytes
+			tt.corrupt(s.info, header)
+			ix, err := New(s.sections())
+			if err != nil {
+				t.Fatalf("New = %v, want success", err)
+			}
+			for _, u := range synthUnits[:tt.unit] {
+				want := []Frame{{Function: u.fn, Lang: LangC, File: u.name, Line: u.line}}
+				got, _ := ix.Lookup(u.lo)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("Lookup(%#x) differs (-want +got):\n%s", u.lo, diff)
+				}
+			}
+			want := []string{fmt.Sprintf("debug_info: unit header at %#x unreadable: the %d bytes from there to the end of the section are skipped",
+				header, len(s.info)-header)}
+			if diff := cmp.Diff(want, ix.Warnings()); diff != "" {
+				t.Errorf("Warnings() differ (-want +got):\n%s", diff)
+			}
+			if got, ok := ix.Lookup(synthUnits[2].lo); ok {
+				t.Errorf("Lookup(%#x) = %+v, want nothing: its unit was skipped", synthUnits[2].lo, got)
+			}
+		})
+	}
+}
+
 // TestNothingIndexed: when every unit fails New reports the first failure
 // rather than returning an empty index.
 func TestNothingIndexed(t *testing.T) {
