@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stackimage/stackimage/internal/testcorpus"
 )
 
 func TestByCPU(t *testing.T) {
@@ -59,29 +61,11 @@ func TestCPUConstants(t *testing.T) {
 	}
 }
 
-// corpusDir returns ../shared/corpus next to the repository root, skipping
-// the test when it is absent (a fresh clone has no corpus).
-func corpusDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root (go.mod) not found; corpus unavailable")
-		}
-		dir = parent
-	}
-	corpus := filepath.Join(dir, "..", "shared", "corpus")
-	if _, err := os.Stat(corpus); err != nil {
-		t.Skipf("real-world corpus not found at %s: %v", corpus, err)
-	}
-	return corpus
+// corpusDir returns ../shared/corpus beside the repository, skipping the
+// test when it is absent: a user's clone does not have it, CI does.
+func corpusDir(tb testing.TB) string {
+	tb.Helper()
+	return testcorpus.Dir(tb)
 }
 
 // Real Apple-built thin Mach-O files: their header's cputype and cpusubtype

@@ -7,33 +7,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stackimage/stackimage/internal/testcorpus"
+
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/stackimage/stackimage/image"
 )
 
-// corpusDir returns ../shared/corpus beside the repository root, skipping
-// the test when it is absent (a fresh clone has no corpus).
-func corpusDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root (go.mod) not found; cannot locate ../shared/corpus")
-		}
-		dir = parent
-	}
-	corpus := filepath.Join(dir, "..", "shared", "corpus")
-	if _, err := os.Stat(corpus); err != nil {
-		t.Skipf("corpus not found at %s: real crash reports are not available", corpus)
-	}
-	return corpus
+// corpusDir returns ../shared/corpus beside the repository, skipping the
+// test when it is absent: a user's clone does not have it, CI does.
+func corpusDir(tb testing.TB) string {
+	tb.Helper()
+	return testcorpus.Dir(tb)
 }
 
 func readCorpus(t testing.TB, rel string) []byte {

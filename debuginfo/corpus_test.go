@@ -2,46 +2,21 @@ package debuginfo
 
 import (
 	"debug/macho"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stackimage/stackimage/internal/testcorpus"
 )
 
-// findCorpus returns /work/shared/corpus as seen from the repository:
-// ../shared/corpus relative to the directory holding go.mod.
-func findCorpus() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the package directory")
-		}
-		dir = parent
-	}
-	c := filepath.Join(dir, "..", "shared", "corpus")
-	if _, err := os.Stat(c); err != nil {
-		return "", fmt.Errorf("%s not found", c)
-	}
-	return c, nil
-}
+// findCorpus returns the shared corpus directory, or why there is none.
+func findCorpus() (string, error) { return testcorpus.Find() }
 
-// corpusDir returns the corpus directory; tests skip when it is absent (a
-// fresh clone does not have it).
-func corpusDir(t testing.TB) string {
-	t.Helper()
-	c, err := findCorpus()
-	if err != nil {
-		t.Skipf("corpus absent: %v (see docs/debuginfo.md)", err)
-	}
-	return c
+// corpusDir returns ../shared/corpus beside the repository, skipping the
+// test when it is absent: a user's clone does not have it, CI does.
+func corpusDir(tb testing.TB) string {
+	tb.Helper()
+	return testcorpus.Dir(tb)
 }
 
 // corpusFile returns the path of a corpus file.

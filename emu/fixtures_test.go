@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stackimage/stackimage/internal/testcorpus"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stackimage/stackimage/archregs"
@@ -35,23 +37,13 @@ type manifest struct {
 	} `json:"outputs"`
 }
 
-// repoRoot walks up from the package directory to the directory holding
-// go.mod.
+// repoRoot returns the module root.
 func repoRoot(t testing.TB) string {
-	dir, err := os.Getwd()
+	root, err := testcorpus.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the package directory")
-		}
-		dir = parent
-	}
+	return root
 }
 
 func readManifest(t testing.TB) (*manifest, string) {
