@@ -63,7 +63,7 @@ bench-deps:
 bench: bench-deps
 	$(GO) test -run='^$$' -bench=. -benchmem ./symtab/ ./walker/ ./snapshot/ ./debuginfo/ ./cmd/stackimage/
 	$(GO) run ./bench/compare
-	@if [ -f "$(DWARF_OBJ)" ]; then $(GO) run ./bench/dwarf -obj "$(DWARF_OBJ)"; \
+	@if [ -f "$(DWARF_OBJ)" ]; then $(GO) run ./bench/compare -mode dwarf -bin "$(DWARF_OBJ)"; \
 	else echo "bench: $(DWARF_OBJ) absent, DWARF comparison not run"; fi
 
 # fuzz runs every fuzz target for FUZZTIME. Seeds are minimized only

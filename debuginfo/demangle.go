@@ -31,33 +31,44 @@ var maxDemangled = demangle.MaxLength(16)
 // C++ and Rust names are demangled; Swift and ObjC names and names that fail
 // to demangle are returned unchanged.
 func Demangle(name string) (string, Lang) {
-	switch {
-	case strings.HasPrefix(name, "-[") || strings.HasPrefix(name, "+["):
-		return name, LangObjC
-	case isSwift(name):
-		return name, LangSwift
+	lang := Language(name)
+	if lang != LangCPP && lang != LangRust {
+		return name, lang
 	}
 	m := name
 	if strings.HasPrefix(m, "__Z") || strings.HasPrefix(m, "__R") {
 		m = m[1:] // Mach-O prepends "_" to every C-level name
-	}
-	var lang Lang
-	switch {
-	case strings.HasPrefix(m, "_R"):
-		lang = LangRust
-	case strings.HasPrefix(m, "_Z"):
-		lang = LangCPP
-		if isLegacyRust(m) {
-			lang = LangRust
-		}
-	default:
-		return name, LangC
 	}
 	s, err := demangle.ToString(m, maxDemangled, demangle.LLVMStyle)
 	if err != nil {
 		return name, lang
 	}
 	return s, lang
+}
+
+// Language tells a symbol name's language from its mangling alone, without
+// the cost of demangling it.
+func Language(name string) Lang {
+	switch {
+	case strings.HasPrefix(name, "-[") || strings.HasPrefix(name, "+["):
+		return LangObjC
+	case isSwift(name):
+		return LangSwift
+	}
+	m := name
+	if strings.HasPrefix(m, "__Z") || strings.HasPrefix(m, "__R") {
+		m = m[1:]
+	}
+	switch {
+	case strings.HasPrefix(m, "_R"):
+		return LangRust
+	case strings.HasPrefix(m, "_Z"):
+		if isLegacyRust(m) {
+			return LangRust
+		}
+		return LangCPP
+	}
+	return LangC
 }
 
 // isSwift reports whether name has a Swift mangling prefix: "$s"/"$S"

@@ -57,6 +57,9 @@ type Entry struct {
 	// NoDebugInfo makes the entry answer from symbol tables alone.
 	NoDebugInfo bool
 
+	namesMu   sync.Mutex
+	demangled map[string]string // raw symbol table name → readable
+
 	debugOnce sync.Once
 	debug     []*debuginfo.Index
 	// DebugErrors says why an image's DWARF could not be used; its symbol

@@ -181,7 +181,7 @@ func (p *Process) Frames(index int, addr, lookup uint64, foundBy string) []Frame
 // at that point. f carries the addresses and image placement already.
 func (e *Entry) Resolve(f Frame, unslid uint64, noDemangle bool) []Frame {
 	if sym, ok := e.Symbol(unslid); ok {
-		setName(&f, sym.RawName, sym.Name, noDemangle)
+		e.setName(&f, sym.RawName, sym.Name, noDemangle)
 		// The offset is taken from the address itself, not the lookup
 		// address, as Apple's reports do; both lie in the same function.
 		f.SymbolOffset = f.Address - (f.LookupAddress - sym.Offset)
@@ -212,18 +212,50 @@ func (e *Entry) Resolve(f Frame, unslid uint64, noDemangle bool) []Frame {
 }
 
 // setName fills in a symbol table name, demangled unless told not to.
-func setName(f *Frame, raw, name string, noDemangle bool) {
+func (e *Entry) setName(f *Frame, raw, name string, noDemangle bool) {
 	if raw == "" {
 		f.Symbol = name // a synthetic name for a bare function start
 		return
 	}
-	readable, lang := debuginfo.Demangle(raw)
-	f.Lang = string(lang)
-	if noDemangle || readable == raw || readable == name {
-		f.Symbol = name
+	f.Symbol = name
+	if noDemangle {
+		f.Lang = string(debuginfo.Language(raw))
 		return
 	}
-	f.Symbol, f.MangledSymbol = readable, name
+	readable, lang := e.demangle(raw)
+	f.Lang = string(lang)
+	if readable != raw && readable != name {
+		f.Symbol, f.MangledSymbol = readable, name
+	}
+}
+
+// maxDemangledNames bounds the entry's cache of demangled names.
+const maxDemangledNames = 1 << 16
+
+// demangle demangles a symbol table name, remembering the answer: a dump
+// names the same functions over and over, and demangling costs far more
+// than the lookup that found the name.
+func (e *Entry) demangle(raw string) (string, debuginfo.Lang) {
+	lang := debuginfo.Language(raw)
+	if lang != debuginfo.LangCPP && lang != debuginfo.LangRust {
+		return raw, lang
+	}
+	e.namesMu.Lock()
+	readable, ok := e.demangled[raw]
+	e.namesMu.Unlock()
+	if ok {
+		return readable, lang
+	}
+	readable, _ = debuginfo.Demangle(raw)
+	e.namesMu.Lock()
+	if e.demangled == nil {
+		e.demangled = map[string]string{}
+	}
+	if len(e.demangled) < maxDemangledNames {
+		e.demangled[raw] = readable
+	}
+	e.namesMu.Unlock()
+	return readable, lang
 }
 
 func setDebugName(f *Frame, sf debuginfo.Frame, noDemangle bool) {

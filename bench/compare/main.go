@@ -3,7 +3,7 @@
 // functions, and prints how their time and peak memory compare. `make
 // bench` runs it.
 //
-//	go run ./bench/compare [-bin MACHO] [-n 100000] [-runs 5] [-dwarf]
+//	go run ./bench/compare [-mode symtab|dwarf] [-bin MACHO] [-arch ARCH] [-n 100000] [-runs 5]
 //
 // Without -bin it builds GOOS=darwin GOARCH=arm64 cmd/go (about 20k
 // symbols) into the user's cache directory, once per Go version. Addresses
@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/testcorpus"
 )
 
 func main() {
@@ -43,9 +44,10 @@ type result struct {
 
 func run() error {
 	bin := flag.String("bin", "", "the Mach-O to look addresses up in (default: a darwin build of cmd/go)")
+	arch := flag.String("arch", "", "the slice of a fat file")
 	n := flag.Int("n", 100_000, "how many addresses")
 	runs := flag.Int("runs", 5, "runs of each program; the best is kept")
-	withDWARF := flag.Bool("dwarf", false, "let stackimage atos read DWARF too (llvm-symbolizer 14 cannot read Go's compressed DWARF, so by default both answer from the symbol table)")
+	mode := flag.String("mode", "symtab", `what to compare: "symtab" (names from the symbol table) or "dwarf" (functions, files and lines with inline chains)`)
 	llvm := flag.String("llvm", "llvm-symbolizer", "the llvm-symbolizer to compare with")
 	flag.Parse()
 
@@ -55,73 +57,105 @@ func run() error {
 	}
 	defer os.RemoveAll(tmp)
 	if *bin == "" {
-		if *bin, err = buildGoDarwin(); err != nil {
-			return fmt.Errorf("building the darwin cmd/go: %v", err)
+		if *bin, err = testcorpus.GoDarwinBinary(); err != nil {
+			return err
 		}
 	}
-	oursCmd, err := buildOurs(tmp)
+	ours, err := buildOurs(tmp)
 	if err != nil {
 		return err
 	}
-	addrs, err := addresses(*bin, *n)
+	var c comparison
+	switch *mode {
+	case "symtab":
+		c, err = symtabComparison(*bin, *arch, *n, ours, *llvm)
+	case "dwarf":
+		c, err = dwarfComparison(*bin, *arch, *n, ours, *llvm)
+	default:
+		return fmt.Errorf("-mode %q: want symtab or dwarf", *mode)
+	}
 	if err != nil {
 		return err
 	}
 	var in bytes.Buffer
-	for _, a := range addrs {
+	for _, a := range c.addrs {
 		fmt.Fprintf(&in, "%#x\n", a)
 	}
-	llvmCmd := []string{*llvm, "--obj=" + *bin, "--functions=linkage", "--no-inlines", "--no-demangle"}
-	oursCmd = append(oursCmd, "-o", *bin)
-	if !*withDWARF {
-		oursCmd = append(oursCmd, "--no-debug-info")
-	}
-
 	var us, them result
 	for i := 0; i < *runs; i++ {
-		if err := measure(&us, oursCmd, in.Bytes()); err != nil {
+		if err := measure(&us, c.ours, in.Bytes()); err != nil {
 			return err
 		}
-		if err := measure(&them, llvmCmd, in.Bytes()); err != nil {
+		if err := measure(&them, c.llvm, in.Bytes()); err != nil {
 			return err
 		}
 	}
-	ourNames, err := parseAtos(us.out)
+	ourAnswers, err := c.parseOurs(us.out)
 	if err != nil {
 		return err
 	}
-	llvmNames, err := parseSymbolizer(them.out)
+	llvmAnswers, err := c.parseLLVM(them.out)
 	if err != nil {
 		return err
 	}
-	if len(ourNames) != len(addrs) || len(llvmNames) != len(addrs) {
-		return fmt.Errorf("answers: ours %d, llvm-symbolizer %d, for %d addresses", len(ourNames), len(llvmNames), len(addrs))
+	if len(ourAnswers) != len(llvmAnswers) {
+		return fmt.Errorf("answers: ours %d, llvm-symbolizer %d, for %d addresses", len(ourAnswers), len(llvmAnswers), len(c.addrs))
 	}
 	same := 0
-	for i := range addrs {
-		if ourNames[i] == llvmNames[i] {
+	for i := range ourAnswers {
+		if ourAnswers[i] == llvmAnswers[i] {
 			same++
-		} else if len(addrs)-same < 5 {
-			fmt.Printf("differs at %#x: ours %q, llvm-symbolizer %q\n", addrs[i], ourNames[i], llvmNames[i])
+		} else if len(ourAnswers)-same < 5 {
+			fmt.Printf("differs at answer %d: ours %q, llvm-symbolizer %q\n", i, ourAnswers[i], llvmAnswers[i])
 		}
 	}
 
-	fmt.Printf("binary: %s\n%d addresses in __TEXT,__text, best of %d runs, whole process\n\n", *bin, len(addrs), *runs)
+	fmt.Printf("binary: %s\n%s: %d addresses, best of %d runs, whole process each\n\n", *bin, c.what, len(c.addrs), *runs)
 	fmt.Printf("%-28s %10s %10s %12s\n", "", "wall", "cpu", "peak RSS")
 	row := func(name string, r result) {
 		fmt.Printf("%-28s %10s %10s %9.1f MiB\n", name, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond), float64(r.rss)/(1<<20))
 	}
 	row("stackimage atos", us)
 	row("llvm-symbolizer", them)
-	fmt.Printf("\nsame names: %d of %d\n", same, len(addrs))
+	fmt.Printf("\nsame answers: %d of %d\n", same, len(ourAnswers))
 	fmt.Printf("speed ratio (llvm / ours): wall %.1fx, cpu %.1fx\n", ratio(them.wall, us.wall), ratio(them.cpu, us.cpu))
-	if us.rss > 0 {
+	if us.rss > 0 && them.rss > 0 {
 		fmt.Printf("memory ratio (ours / llvm peak RSS): %.2f\n", float64(us.rss)/float64(them.rss))
 	}
-	if same != len(addrs) {
-		return fmt.Errorf("%d answers differ from llvm-symbolizer's", len(addrs)-same)
+	if same != len(ourAnswers) {
+		return fmt.Errorf("%d answers differ from llvm-symbolizer's", len(ourAnswers)-same)
 	}
 	return nil
+}
+
+// comparison is one kind of comparison: the addresses, both commands and
+// how to read each one's answers into comparable strings.
+type comparison struct {
+	what       string
+	addrs      []uint64
+	ours, llvm []string
+	parseOurs  func([]byte) ([]string, error)
+	parseLLVM  func([]byte) ([]string, error)
+}
+
+// symtabComparison compares names from the symbol table at random
+// addresses of __TEXT,__text. stackimage answers without DWARF because
+// llvm-symbolizer 14 cannot read Go's compressed DWARF: both then answer
+// from the symbol table.
+func symtabComparison(bin, arch string, n int, ours []string, llvm string) (comparison, error) {
+	addrs, err := addresses(bin, n)
+	if err != nil {
+		return comparison{}, err
+	}
+	c := comparison{what: "names from the symbol table", addrs: addrs,
+		ours:      append(ours, "--no-debug-info", "-o", bin),
+		llvm:      []string{llvm, "--obj=" + bin, "--functions=linkage", "--no-inlines", "--no-demangle"},
+		parseOurs: parseAtos, parseLLVM: parseSymbolizer}
+	if arch != "" {
+		c.ours = append(c.ours, "-arch", arch)
+		c.llvm = append(c.llvm, "--default-arch="+arch)
+	}
+	return c, nil
 }
 
 // gnuTime is GNU time, which reports its child's peak RSS (%M, KiB).
@@ -195,32 +229,6 @@ func buildOurs(dir string) ([]string, error) {
 	return []string{exe, "atos"}, nil
 }
 
-// buildGoDarwin builds cmd/go for darwin/arm64 into the cache directory the
-// symtab tests share, once per Go version.
-func buildGoDarwin() (string, error) {
-	version, err := exec.Command("go", "env", "GOVERSION").Output()
-	if err != nil {
-		return "", err
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "stackimage-symtab")
-	path := filepath.Join(dir, "go-darwin-arm64-"+strings.TrimSpace(string(version)))
-	if _, err := os.Stat(path); err == nil {
-		return path, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	cmd := exec.Command("go", "build", "-o", path+".tmp", "cmd/go")
-	cmd.Env = append(os.Environ(), "GOOS=darwin", "GOARCH=arm64", "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%v\n%s", err, out)
-	}
-	return path, os.Rename(path+".tmp", path)
-}
 
 // addresses returns n random addresses in the binary's __TEXT,__text.
 func addresses(bin string, n int) ([]uint64, error) {

@@ -19,6 +19,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	loadAddr := fs.String("l", "", "the address the binary was loaded at (hex); addresses are then taken as slid")
 	inlines := fs.Bool("i", false, "print the functions inlined at each address too, innermost first")
 	noDemangle := fs.Bool("no-demangle", false, "print C++ and Rust names as the binary spells them")
+	fullPath := fs.Bool("fullPath", false, "print source files with their full path, as atos -fullPath does")
 	noDebug := fs.Bool("no-debug-info", false, "answer from the symbol table alone, without reading DWARF (faster on big binaries)")
 	addrs, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -49,7 +50,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		name = strings.TrimSuffix(filepath.Base(strings.TrimSuffix(*binary, "/")), ".dSYM")
 		name = strings.TrimSuffix(name, filepath.Ext(name)) // App.app.dSYM -> App
 	}
-	a := &atos{entry: entry, image: name, slide: slide, inlines: *inlines, noDemangle: *noDemangle}
+	a := &atos{entry: entry, image: name, slide: slide, inlines: *inlines, noDemangle: *noDemangle, fullPath: *fullPath}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	answer := func(text []byte) error {
@@ -89,6 +90,7 @@ type atos struct {
 	image               string
 	slide               uint64
 	inlines, noDemangle bool
+	fullPath            bool
 	buf                 []byte
 }
 
@@ -119,10 +121,16 @@ func (a *atos) answer(addr uint64) []byte {
 		case f.Symbol == "":
 			a.buf = append(a.buf, "0x"...)
 			a.buf = strconv.AppendUint(a.buf, addr, 16)
-		case f.SourceLocation() != "":
+		case f.File != "" && f.Line != 0:
 			a.buf = a.appendName(a.buf, f.Symbol)
 			a.buf = append(a.buf, " ("...)
-			a.buf = append(a.buf, f.SourceLocation()...)
+			if a.fullPath {
+				a.buf = append(a.buf, f.File...)
+				a.buf = append(a.buf, ':')
+				a.buf = strconv.AppendInt(a.buf, int64(f.Line), 10)
+			} else {
+				a.buf = append(a.buf, f.SourceLocation()...)
+			}
 			a.buf = append(a.buf, ')')
 		case f.HasOffset:
 			a.buf = a.appendName(a.buf, f.Symbol)

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path"
+	"strings"
+
+	"github.com/stackimage/stackimage/debuginfo"
+	"github.com/stackimage/stackimage/image"
+)
+
+// dwarfComparison compares source-level answers (function, file and line
+// of every frame, inlined ones included) at random addresses within the
+// DWARF line tables: "stackimage atos -i" against "llvm-symbolizer
+// --inlines", both reading the file's DWARF.
+func dwarfComparison(bin, arch string, n int, ours []string, llvm string) (comparison, error) {
+	addrs, err := dwarfAddresses(bin, arch, n)
+	if err != nil {
+		return comparison{}, err
+	}
+	c := comparison{what: "functions, files and lines with inline chains", addrs: addrs,
+		ours: append(ours, "-i", "--no-demangle", "-fullPath", "-o", bin),
+		llvm: []string{llvm, "--obj=" + bin, "--inlines", "--functions=linkage", "--no-demangle", "--output-style=JSON"},
+		// Neither output marks where one address's frames end in a form
+		// both share, so both are flattened to one line per frame: equal
+		// sequences mean equal answers at every address.
+		parseOurs: parseAtosFrames, parseLLVM: parseSymbolizerJSON}
+	if arch != "" {
+		c.ours = append(c.ours, "-arch", arch)
+		c.llvm = append(c.llvm, "--default-arch="+arch)
+	}
+	return c, nil
+}
+
+// dwarfAddresses returns n random addresses between the lowest and highest
+// address the DWARF line tables cover (fixed seed).
+func dwarfAddresses(bin, arch string, n int) ([]uint64, error) {
+	f, err := image.Open(bin)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	im := f.Images[0]
+	if arch != "" {
+		if im, err = f.ByArch(arch); err != nil {
+			return nil, err
+		}
+	}
+	secs, err := im.DWARFSections()
+	if err != nil {
+		return nil, err
+	}
+	ix, err := debuginfo.New(secs)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi, ok := ix.Bounds()
+	if !ok {
+		return nil, fmt.Errorf("%s: no line tables", bin)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	addrs := make([]uint64, n)
+	for i := range addrs {
+		addrs[i] = lo + rng.Uint64N(hi-lo)
+	}
+	return addrs, nil
+}
+
+// parseAtosFrames reads "atos -i -fullPath" lines, one per frame, as
+// "NAME FILE:LINE", "NAME" (no source position) or "??" (nothing).
+func parseAtosFrames(out []byte) ([]string, error) {
+	var frames []string
+	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		i := strings.LastIndex(line, " (in ")
+		if i < 0 {
+			frames = append(frames, "??")
+			continue
+		}
+		name, rest := line[:i], line[i:]
+		if j := strings.Index(rest, ") ("); j >= 0 && strings.HasSuffix(rest, ")") {
+			frames = append(frames, name+" "+rest[j+3:len(rest)-1])
+			continue
+		}
+		frames = append(frames, name)
+	}
+	return frames, nil
+}
+
+// parseSymbolizerJSON reads llvm-symbolizer's JSON output (one object per
+// address) into the same per-frame form.
+func parseSymbolizerJSON(out []byte) ([]string, error) {
+	var frames []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var j struct {
+			Symbol []struct {
+				FunctionName, FileName string
+				Line                   int
+			}
+		}
+		if err := json.Unmarshal(sc.Bytes(), &j); err != nil {
+			return nil, fmt.Errorf("llvm-symbolizer output %q: %w", sc.Text(), err)
+		}
+		for _, s := range j.Symbol {
+			name := s.FunctionName
+			if name == "" {
+				name = "??"
+			}
+			if s.FileName == "" || s.Line == 0 {
+				frames = append(frames, name)
+				continue
+			}
+			// debug/dwarf cleans the paths it joins; llvm-symbolizer does not.
+			frames = append(frames, fmt.Sprintf("%s %s:%d", name, path.Clean(s.FileName), s.Line))
+		}
+	}
+	return frames, sc.Err()
+}
