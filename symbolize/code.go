@@ -20,7 +20,7 @@ const vmProtExecute = 0x4
 // segments (hundreds of MiB in a large app) are never read.
 const codePageSize = 4096
 
-// maxCodePages bounds the cache (4 MiB). When it is full it is emptied:
+// maxCodePages bounds an entry's cache (4 MiB). When it is full it is emptied:
 // walks touch few pages, and rereading one costs a single ReadAt.
 const maxCodePages = 1024
 
@@ -31,11 +31,12 @@ type codePageKey struct {
 	pageOff uint64 // the page's file offset, a multiple of codePageSize
 }
 
-// codeCache is shared by every Process: the same image files serve every
-// dump, and Process has no place of its own for it.
-var codeCache struct {
-	sync.Mutex
+// codeCache holds an entry's code pages. It lives with the entry, which
+// owns the image files and is shared by every dump that uses them.
+type codeCache struct {
+	mu    sync.Mutex
 	pages map[codePageKey][]byte
+	limit int // pages kept at most; zero means maxCodePages
 }
 
 // ReadMemory reads code bytes at a slid address from the files of the
@@ -80,20 +81,20 @@ func (p *Process) codeAt(addr uint64) ([]byte, error) {
 			if s.Name != loc.Segment.Name || loc.Unslid < s.Addr || loc.Unslid-s.Addr >= s.FileSize {
 				continue
 			}
-			return readCodePage(im, s, s.Offset+(loc.Unslid-s.Addr))
+			return e.code.page(im, s, s.Offset+(loc.Unslid-s.Addr))
 		}
 	}
 	return nil, fmt.Errorf("code at %#x: %s has no file bytes for segment %s", addr, loc.Loaded.Name, loc.Segment.Name)
 }
 
-// readCodePage returns seg's file bytes from off to the end of off's page
-// (or of the segment), reading and caching the page when needed.
-func readCodePage(im *image.Image, seg image.Segment, off uint64) ([]byte, error) {
+// page returns seg's file bytes from off to the end of off's page (or of
+// the segment), reading and caching the page when needed.
+func (c *codeCache) page(im *image.Image, seg image.Segment, off uint64) ([]byte, error) {
 	page := off &^ (codePageSize - 1)
 	key := codePageKey{im: im, segOff: seg.Offset, pageOff: page}
-	codeCache.Lock()
-	data, ok := codeCache.pages[key]
-	codeCache.Unlock()
+	c.mu.Lock()
+	data, ok := c.pages[key]
+	c.mu.Unlock()
 	if !ok {
 		start := max(page, seg.Offset)
 		end := min(page+codePageSize, seg.Offset+seg.FileSize)
@@ -104,12 +105,16 @@ func readCodePage(im *image.Image, seg image.Segment, off uint64) ([]byte, error
 		}
 		// Pad the front so that data[i] is at page+i.
 		data = append(make([]byte, start-page, start-page+uint64(len(data))), data...)
-		codeCache.Lock()
-		if codeCache.pages == nil || len(codeCache.pages) >= maxCodePages {
-			codeCache.pages = map[codePageKey][]byte{}
+		c.mu.Lock()
+		limit := c.limit
+		if limit == 0 {
+			limit = maxCodePages
 		}
-		codeCache.pages[key] = data
-		codeCache.Unlock()
+		if c.pages == nil || len(c.pages) >= limit {
+			c.pages = map[codePageKey][]byte{}
+		}
+		c.pages[key] = data
+		c.mu.Unlock()
 	}
 	if off-page >= uint64(len(data)) {
 		return nil, fmt.Errorf("code at file offset %#x of %s: past the segment's file bytes", off, im.Name)

@@ -60,6 +60,8 @@ type Entry struct {
 	namesMu   sync.Mutex
 	demangled map[string]string // raw symbol table name → readable
 
+	code codeCache // pages of the images' code, for the walker
+
 	debugOnce sync.Once
 	debug     []*debuginfo.Index
 	// DebugErrors says why an image's DWARF could not be used; its symbol
