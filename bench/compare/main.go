@@ -229,7 +229,6 @@ func buildOurs(dir string) ([]string, error) {
 	return []string{exe, "atos"}, nil
 }
 
-
 // addresses returns n random addresses in the binary's __TEXT,__text.
 func addresses(bin string, n int) ([]uint64, error) {
 	f, err := image.Open(bin)
