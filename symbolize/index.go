@@ -40,6 +40,9 @@ type Symbols struct {
 	// old toolchains) by base name: for those the name is all there is.
 	noUUID       map[string][]string
 	loadedNoUUID map[string]*Entry
+	// open holds the files behind loaded entries: their tables are read
+	// lazily, so the files stay open until Close.
+	open []*image.File
 	// Skipped lists files that looked like Mach-O but could not be read,
 	// with the reason, so that a user can see why a UUID was not found.
 	Skipped []string
@@ -168,6 +171,23 @@ func looksLikeMachO(path string) (bool, error) {
 	return false, nil
 }
 
+// Close closes the files opened for lookups and forgets what was loaded;
+// the index itself stays, and later lookups open files again.
+func (s *Symbols) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, f := range s.open {
+		if err := f.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.open = nil
+	s.loaded = map[image.UUID]*Entry{}
+	s.loadedNoUUID = map[string]*Entry{}
+	return errors.Join(errs...)
+}
+
 // UUIDs returns the indexed UUIDs, sorted.
 func (s *Symbols) UUIDs() []image.UUID {
 	s.mu.Lock()
@@ -200,6 +220,7 @@ func (s *Symbols) Lookup(u image.UUID) (*Entry, error) {
 			errs = append(errs, err)
 			continue
 		}
+		s.open = append(s.open, f)
 		im, err := f.ByUUID(u)
 		if err != nil {
 			errs = append(errs, err)
@@ -241,6 +262,7 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 		if err != nil {
 			return nil, err
 		}
+		s.open = append(s.open, f)
 		for _, im := range f.Images {
 			if im.UUID.IsZero() && (arch == nil || im.Arch == arch) {
 				images = append(images, im)

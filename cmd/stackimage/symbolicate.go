@@ -37,6 +37,7 @@ func runSymbolicate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	syms := symbolize.NewSymbols()
+	defer syms.Close()
 	for _, d := range dirs {
 		if err := syms.AddDir(d); err != nil {
 			return err
