@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackimage/stackimage/archregs"
 )
 
 const ipsHeader = `{"bug_type":"309","name":"T"}` + "\n"
@@ -308,5 +310,25 @@ func TestStackDumpReadMemory(t *testing.T) {
 				t.Errorf("ReadMemory(%#x) bytes (-want +got):\n%s", tt.addr, diff)
 			}
 		})
+	}
+}
+
+func TestArchByCPU(t *testing.T) {
+	tests := []struct {
+		cpuType, cpuSubtype uint64
+		want                *archregs.Arch
+	}{
+		{uint64(archregs.CPUTypeARM64), 0, archregs.ARM64},
+		{uint64(archregs.CPUTypeARM64), 2 | 0x80000000, archregs.ARM64E}, // capability bits ignored
+		{uint64(archregs.CPUTypeARM), 9, archregs.ARMV7},
+		{uint64(archregs.CPUTypeARM), 6, archregs.ARMV7}, // armv6 shares the thread state
+		{uint64(archregs.CPUTypeX86_64), 8, archregs.X86_64},
+		{uint64(archregs.CPUTypeX86), 3, archregs.I386},
+		{18, 0, nil}, // PowerPC
+	}
+	for _, tt := range tests {
+		if got := archByCPU(tt.cpuType, tt.cpuSubtype); got != tt.want {
+			t.Errorf("archByCPU(%#x, %#x) = %v, want %v", tt.cpuType, tt.cpuSubtype, got, tt.want)
+		}
 	}
 }
