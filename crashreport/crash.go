@@ -2,12 +2,13 @@ package crashreport
 
 import (
 	"bytes"
+	"encoding/hex"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/image"
 )
 
 // Lines of the text format. Apple pads columns with spaces and tabs;
@@ -494,11 +495,7 @@ func (tp *textParser) image(s string, lineNo int) {
 				im.Path = ""
 			}
 			if uuid != "(null)" && uuid != "" {
-				u, err := image.ParseUUID(uuid)
-				if err != nil {
-					tp.p.warn("line %d: %q is not a UUID", lineNo, uuid)
-				}
-				im.UUID = u
+				im.UUID = tp.p.uuid(fmt.Sprintf("line %d", lineNo), uuid)
 			}
 		}
 	}
@@ -544,8 +541,8 @@ func (tp *textParser) stackDump(hexText string, lineNo int) {
 		tp.p.warn("line %d: Stack Dump has no contents", lineNo)
 		return
 	}
-	data, ok := decodeHex(hexText)
-	if !ok {
+	data, err := hex.DecodeString(hexText)
+	if err != nil {
 		tp.p.fail("Stack Dump", lineNo, "contents are not hex bytes")
 		return
 	}

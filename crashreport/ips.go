@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/image"
 )
 
 // ipsMeta is the one-line metadata object that starts an .ips file.
@@ -237,11 +236,7 @@ func (b *ipsBody) build(r *Report, p *problems) {
 	for i, im := range b.images {
 		img := Image{Name: firstNonEmpty(im.Name, shortName(im.Path)), Path: im.Path, LoadAddress: uint64(im.Base), Size: uint64(im.Size), Arch: im.Arch}
 		if im.UUID != "" {
-			u, err := image.ParseUUID(im.UUID)
-			if err != nil {
-				p.warn("usedImages[%d].uuid: %q is not a UUID", i, im.UUID)
-			}
-			img.UUID = u
+			img.UUID = p.uuid(fmt.Sprintf("usedImages[%d].uuid", i), im.UUID)
 		}
 		r.Images = append(r.Images, img)
 	}

@@ -2,13 +2,13 @@ package crashreport
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/image"
 )
 
 type ksImage struct {
@@ -259,11 +259,7 @@ func (b *ksBody) build(r *Report, p *problems) {
 			img.Arch = a.Name
 		}
 		if im.UUID != "" {
-			u, err := image.ParseUUID(im.UUID)
-			if err != nil {
-				p.warn("binary_images[%d].uuid: %q is not a UUID", i, im.UUID)
-			}
-			img.UUID = u
+			img.UUID = p.uuid(fmt.Sprintf("binary_images[%d].uuid", i), im.UUID)
 		}
 		r.Images = append(r.Images, img)
 	}
@@ -397,9 +393,9 @@ func stackDump(p *problems, path string, st *ksStack) *StackDump {
 		}
 		return nil
 	}
-	data, ok := decodeHex(*st.Contents)
-	if !ok {
-		p.fail(path+".contents", 0, "not an even number of hex digits")
+	data, err := hex.DecodeString(*st.Contents)
+	if err != nil {
+		p.fail(path+".contents", 0, "not hex bytes: %v", err)
 		return nil
 	}
 	start, end := uint64(st.DumpStart), uint64(st.DumpEnd)

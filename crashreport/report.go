@@ -303,33 +303,15 @@ func (p *problems) finish(r *Report) (*Report, error) {
 	return r, errors.Join(p.errs...)
 }
 
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
+// uuid parses an image's UUID as a report wrote it. A bad one is a warning
+// naming where it was, not an error: the image and its frames are still
+// good, only matching it with a symbol file is lost.
+func (p *problems) uuid(where, s string) image.UUID {
+	u, err := image.ParseUUID(s)
+	if err != nil {
+		p.warn("%s: %q is not a UUID", where, s)
 	}
-	return 0, false
-}
-
-// decodeHex decodes a hex string of bytes ("0A1B..."), either case.
-func decodeHex(s string) ([]byte, bool) {
-	if len(s)%2 != 0 {
-		return nil, false
-	}
-	out := make([]byte, len(s)/2)
-	for i := range out {
-		hi, ok1 := unhex(s[2*i])
-		lo, ok2 := unhex(s[2*i+1])
-		if !ok1 || !ok2 {
-			return nil, false
-		}
-		out[i] = hi<<4 | lo
-	}
-	return out, true
+	return u
 }
 
 // archByName maps an architecture name as reports write it to an Arch.
