@@ -6,6 +6,7 @@ package image
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -40,39 +41,22 @@ func (u UUID) IsZero() bool { return u == UUID{} }
 // present, must be where String puts them.
 func ParseUUID(s string) (UUID, error) {
 	var u UUID
-	hex := s
+	digits := s
 	if len(s) == 36 {
 		for _, i := range []int{8, 13, 18, 23} {
 			if s[i] != '-' {
 				return UUID{}, fmt.Errorf("image: bad UUID %q: want 8-4-4-4-12 hex digits", s)
 			}
 		}
-		hex = s[0:8] + s[9:13] + s[14:18] + s[19:23] + s[24:]
+		digits = s[0:8] + s[9:13] + s[14:18] + s[19:23] + s[24:]
 	}
-	if len(hex) != 32 {
+	if len(digits) != 32 {
 		return UUID{}, fmt.Errorf("image: bad UUID %q: want 32 hex digits, with or without dashes", s)
 	}
-	for i := range u {
-		hi, ok1 := hexDigit(hex[2*i])
-		lo, ok2 := hexDigit(hex[2*i+1])
-		if !ok1 || !ok2 {
-			return UUID{}, fmt.Errorf("image: bad UUID %q: %q is not a hex digit pair", s, hex[2*i:2*i+2])
-		}
-		u[i] = hi<<4 | lo
+	if _, err := hex.Decode(u[:], []byte(digits)); err != nil {
+		return UUID{}, fmt.Errorf("image: bad UUID %q: %v", s, err)
 	}
 	return u, nil
-}
-
-func hexDigit(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
 
 // FileType is the Mach-O header's filetype.
