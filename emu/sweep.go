@@ -563,3 +563,9 @@ func (r *SweepReport) Table() string {
 	}
 	return b.String()
 }
+
+// The emulator's memory is what the walker reads in the tests and sweep.
+var (
+	_ walker.Memory = (*Engine)(nil)
+	_ walker.Memory = (*Machine)(nil)
+)

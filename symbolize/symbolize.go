@@ -401,3 +401,10 @@ func (f Frame) SourceLocation() string {
 	}
 	return fmt.Sprintf("%s:%d", path.Base(strings.ReplaceAll(f.File, "\\", "/")), f.Line)
 }
+
+// A Process answers the walker's questions about code.
+var (
+	_ walker.CodeChecker     = (*Process)(nil)
+	_ walker.FunctionStarter = (*Process)(nil)
+	_ walker.Memory          = (*Process)(nil) // Options.Instructions
+)
