@@ -65,8 +65,9 @@ type Entry struct {
 
 	code codeCache // pages of the images' code, for the walker
 
-	debugOnce sync.Once
-	debug     []*debuginfo.Index
+	debugOnce  sync.Once
+	debug      []*debuginfo.Index
+	debugNames []string // the file each index was built from
 	// DebugErrors says why an image's DWARF could not be used; its symbol
 	// table still answers.
 	DebugErrors []error
@@ -108,10 +109,6 @@ func (s *Symbols) skip(path string, err error) {
 	defer s.mu.Unlock()
 	s.Skipped = append(s.Skipped, fmt.Sprintf("%s: %v", path, err))
 }
-
-// errNotMachO marks a file that is not Mach-O at all; AddDir passes over
-// those silently.
-var errNotMachO = errors.New("not a Mach-O file")
 
 // AddFile indexes one Mach-O file (thin or fat) by the UUIDs of its slices.
 // A file that is not Mach-O is ignored.
@@ -365,6 +362,7 @@ func (e *Entry) Debug() []*debuginfo.Index {
 				continue
 			}
 			e.debug = append(e.debug, ix)
+			e.debugNames = append(e.debugNames, im.Name)
 		}
 	})
 	return e.debug

@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"errors"
 	"path/filepath"
 	"testing"
 
@@ -40,5 +41,31 @@ func TestSymbolsByUUIDAndClose(t *testing.T) {
 	}
 	if e, err := syms.Lookup(image.UUID{1}); e != nil || err != nil {
 		t.Errorf("Lookup(unknown UUID) = %v, %v; want nil, nil", e, err)
+	}
+}
+
+// TestProcessWarnings checks that a symbol file whose DWARF could not be
+// used is reported once, however many images share it.
+func TestProcessWarnings(t *testing.T) {
+	path := filepath.Join("..", "fixtures", "bin", "chain-arm64-O1")
+	f, err := image.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	im := f.Images[0]
+	p, err := (&Symbolizer{}).NewProcess(nil, []*image.Loaded{{Name: path, LoadAddress: 0x100000000, Image: im}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Warnings(); len(got) != 0 {
+		t.Fatalf("Warnings() = %q before any problem, want none", got)
+	}
+	for _, e := range p.entries {
+		e.DebugErrors = append(e.DebugErrors, errors.New("chain-arm64-O1: DWARF: bad abbreviation"))
+	}
+	got := p.Warnings()
+	if len(got) != 1 || got[0] != "chain-arm64-O1: DWARF: bad abbreviation" {
+		t.Errorf("Warnings() = %q, want the one DWARF error", got)
 	}
 }

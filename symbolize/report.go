@@ -136,6 +136,7 @@ func (z *Symbolizer) CrashReport(cr *crashreport.Report) (*Report, error) {
 	if cr.RecrashThread != nil {
 		add(*cr.RecrashThread, "Recrash (the reporter's own thread)")
 	}
+	rep.Warnings = append(append([]string(nil), cr.Warnings...), p.Warnings()...)
 	return rep, nil
 }
 

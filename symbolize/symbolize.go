@@ -87,6 +87,10 @@ type Report struct {
 	// Missing lists the images of the dump for which no symbol file with the
 	// same UUID was found.
 	Missing []MissingImage
+	// Warnings lists what was read only in part: the report's own
+	// warnings, and symbol files whose DWARF was damaged (their symbol
+	// tables still answered).
+	Warnings []string
 }
 
 // MissingImage is an image of the dump without symbols.
@@ -355,7 +359,31 @@ func (z *Symbolizer) Snapshot(snap *snapshot.Snapshot) (*Report, error) {
 			Frames: frames,
 		})
 	}
+	rep.Warnings = p.Warnings()
 	return rep, nil
+}
+
+// Warnings returns what the symbol files used so far could not give: DWARF
+// that could not be indexed, or only in part.
+func (p *Process) Warnings() []string {
+	var out []string
+	seen := map[*Entry]bool{}
+	for _, l := range p.List.Images() {
+		e := p.entries[l]
+		if e == nil || seen[e] {
+			continue
+		}
+		seen[e] = true
+		for _, err := range e.DebugErrors {
+			out = append(out, err.Error())
+		}
+		for i, ix := range e.debug {
+			for _, w := range ix.Warnings() {
+				out = append(out, fmt.Sprintf("%s: DWARF: %s", e.debugNames[i], w))
+			}
+		}
+	}
+	return out
 }
 
 // Format formats a frame as an Apple crash report line:

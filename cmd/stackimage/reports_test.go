@@ -98,3 +98,26 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
+
+// TestSymbolicateSaysWhichSymbolFilesItSkipped puts a file that starts like
+// a 64-bit Mach-O but is garbage among the symbols: the command names it on
+// stderr and still symbolicates with the rest.
+func TestSymbolicateSaysWhichSymbolFilesItSkipped(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "Broken.dSYM")
+	if err := os.WriteFile(bad, append([]byte{0xcf, 0xfa, 0xed, 0xfe}, bytes.Repeat([]byte{0xff}, 60)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap := filepath.Join(snapshotsDir, "chain-x86_64-O1-deepest.json")
+	var stdout, stderr bytes.Buffer
+	status := run([]string{"symbolicate", snap, "--symbols", dir, "--symbols", symbolsDir}, strings.NewReader(""), &stdout, &stderr)
+	if status != 0 {
+		t.Fatalf("status %d: %s", status, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "skipped "+bad) {
+		t.Errorf("stderr = %q, want it to name the skipped %s", stderr.String(), bad)
+	}
+	if !strings.Contains(stdout.String(), "deepest") {
+		t.Errorf("the snapshot was not symbolicated with the good files:\n%s", stdout.String())
+	}
+}

@@ -43,6 +43,11 @@ func runSymbolicate(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	// A file that looks like Mach-O but cannot be read is why a user's
+	// dSYM may not be used: say so, and go on with the rest.
+	for _, skipped := range syms.Skipped {
+		fmt.Fprintf(stderr, "stackimage symbolicate: skipped %s\n", skipped)
+	}
 	z := &symbolize.Symbolizer{Symbols: syms, MaxDepth: *depth, NoDemangle: *noDemangle}
 	rep, parseErr, err := symbolicate(z, data)
 	if err != nil {
@@ -156,6 +161,12 @@ func writeText(w io.Writer, rep *symbolize.Report) {
 			writeComparison(w, wk)
 		}
 	}
+	if len(rep.Warnings) > 0 {
+		fmt.Fprintln(w, "\nWarnings:")
+		for _, warning := range rep.Warnings {
+			fmt.Fprintf(w, "  %s\n", warning)
+		}
+	}
 	if len(rep.Missing) > 0 {
 		fmt.Fprintln(w, "\nImages without symbols (no file with their UUID under --symbols):")
 		for _, m := range rep.Missing {
@@ -246,9 +257,6 @@ func writeReportHeader(w io.Writer, cr *crashreport.Report) {
 	field("Name", ex.Name)
 	field("Reason", ex.Reason)
 	field("Diagnosis", ex.Diagnosis)
-	for _, warning := range cr.Warnings {
-		field("Warning", warning)
-	}
 }
 
 func paren(s string) string {
@@ -376,9 +384,7 @@ func writeJSON(w io.Writer, rep *symbolize.Report) error {
 	for _, m := range rep.Missing {
 		out.MissingImages = append(out.MissingImages, jsonImage{Name: m.Name, UUID: m.UUID.String()})
 	}
-	if rep.CrashReport != nil {
-		out.Warnings = rep.CrashReport.Warnings
-	}
+	out.Warnings = rep.Warnings
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
