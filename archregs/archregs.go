@@ -6,6 +6,8 @@ package archregs
 import (
 	"fmt"
 	"strings"
+
+	"github.com/stackimage/stackimage/unwind"
 )
 
 // Mach-O CPU types, as <mach/machine.h> defines them.
@@ -46,47 +48,75 @@ type Arch struct {
 	// The names of the registers with a special role. LR is empty on x86,
 	// which keeps its return address on the stack.
 	PC, SP, FP, LR string
+
+	// FPAlign is the alignment every frame pointer keeps in real compiled
+	// code: the weakest guarantee seen, not what the C ABI promises
+	// (docs/walker.md gives the evidence for each value).
+	FPAlign uint64
+	// CallSize is subtracted from a return address to land inside the call
+	// instruction that pushed it.
+	CallSize uint64
+	// CodeBits are bits of a code pointer that are not part of the address
+	// (armv7's Thumb bit); CodeAddress clears them.
+	CodeBits uint64
+	// PAC says return addresses and saved frame pointers may carry
+	// pointer-authentication bits above the address.
+	PAC bool
+
+	// DWARF names, for each DWARF register number, the register of RegNames
+	// it is ("" for numbers the thread state does not hold). Unwind tables
+	// (package unwind) name registers by these numbers.
+	DWARF []string
+	// DWARFPC, DWARFSP, DWARFFP and DWARFRA are the DWARF numbers of the
+	// registers with those roles. DWARFRA is the return-address column
+	// unwind tables use: LR on arm, the PC itself on x86.
+	DWARFPC, DWARFSP, DWARFFP, DWARFRA unwind.Reg
+	// CalleeSaved lists the DWARF numbers of the registers a function must
+	// preserve for its caller; without an unwind rule they keep their value
+	// across a frame, and every other register is lost.
+	CalleeSaved []unwind.Reg
+	// CompactRegs maps compact unwind's register numbers (the x86
+	// UNWIND_X86_REG_* and UNWIND_X86_64_REG_* values, 1 to 6) to DWARF
+	// numbers; index 0 is unused. Empty on arm, whose compact encodings
+	// name registers by fixed bit positions.
+	CompactRegs []unwind.Reg
 }
 
-// The supported architectures.
-var (
-	ARM64 = &Arch{Name: "arm64", CPUType: CPUTypeARM64, CPUSubtype: CPUSubtypeARM64All, PtrSize: 8,
-		RegNames: arm64RegNames, PC: "pc", SP: "sp", FP: "fp", LR: "lr"}
-	// ARM64E is arm64 with pointer authentication: return addresses and
-	// saved frame pointers carry a signature in their upper bits.
-	ARM64E = &Arch{Name: "arm64e", CPUType: CPUTypeARM64, CPUSubtype: CPUSubtypeARM64E, PtrSize: 8,
-		RegNames: arm64RegNames, PC: "pc", SP: "sp", FP: "fp", LR: "lr"}
-	// ARMV7's frame pointer is r7 on Apple platforms (not r11 as in AAPCS).
-	ARMV7 = &Arch{Name: "armv7", CPUType: CPUTypeARM, CPUSubtype: CPUSubtypeARMV7, PtrSize: 4,
-		RegNames: armRegNames, PC: "pc", SP: "sp", FP: "r7", LR: "lr"}
-	X86_64 = &Arch{Name: "x86_64", CPUType: CPUTypeX86_64, CPUSubtype: CPUSubtypeX86_64All, PtrSize: 8,
-		RegNames: x86_64RegNames, PC: "rip", SP: "rsp", FP: "rbp"}
-	I386 = &Arch{Name: "i386", CPUType: CPUTypeX86, CPUSubtype: CPUSubtypeX86All, PtrSize: 4,
-		RegNames: i386RegNames, PC: "eip", SP: "esp", FP: "ebp"}
-)
+// CodeAddress returns a code pointer without the bits that are not part of
+// the address (the armv7 Thumb bit).
+func (a *Arch) CodeAddress(v uint64) uint64 { return v &^ a.CodeBits }
 
-// Register names in the order of each architecture's thread state struct.
-var (
-	// arm_thread_state64_t: __x[29], __fp, __lr, __sp, __pc, __cpsr.
-	arm64RegNames = []string{
-		"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9",
-		"x10", "x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19",
-		"x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28",
-		"fp", "lr", "sp", "pc", "cpsr"}
-	// arm_thread_state_t: __r[13], __sp, __lr, __pc, __cpsr.
-	armRegNames = []string{
-		"r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10", "r11", "r12",
-		"sp", "lr", "pc", "cpsr"}
-	// x86_thread_state64_t.
-	x86_64RegNames = []string{
-		"rax", "rbx", "rcx", "rdx", "rdi", "rsi", "rbp", "rsp",
-		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15",
-		"rip", "rflags", "cs", "fs", "gs"}
-	// i386_thread_state_t (x86_thread_state32_t).
-	i386RegNames = []string{
-		"eax", "ebx", "ecx", "edx", "edi", "esi", "ebp", "esp",
-		"ss", "eflags", "eip", "cs", "ds", "es", "fs", "gs"}
-)
+// CallSite returns the address inside the call instruction that pushed a
+// return address: the address to symbolize for a caller.
+func (a *Arch) CallSite(returnAddress uint64) uint64 {
+	return a.CodeAddress(returnAddress) - a.CallSize
+}
+
+// DWARFNumber returns the DWARF number of the named register (a name of
+// RegNames or an alias RegisterName accepts).
+func (a *Arch) DWARFNumber(name string) (unwind.Reg, bool) {
+	name, ok := a.RegisterName(name)
+	if !ok {
+		return 0, false
+	}
+	for i, n := range a.DWARF {
+		if n == name {
+			return unwind.Reg(i), true
+		}
+	}
+	return 0, false
+}
+
+// IsCalleeSaved reports whether the register with DWARF number r keeps its
+// value across a call.
+func (a *Arch) IsCalleeSaved(r unwind.Reg) bool {
+	for _, c := range a.CalleeSaved {
+		if c == r {
+			return true
+		}
+	}
+	return false
+}
 
 // All lists the supported architectures.
 var All = []*Arch{ARM64, ARM64E, ARMV7, X86_64, I386}
