@@ -468,10 +468,10 @@ func x86ReturnOnStack(w *walk, pc uint64) (uint64, bool) {
 	if n >= 1 && (b[0] == x86Ret || b[0] == x86RetImm) {
 		return 0, true
 	}
-	if x86MovFPSP(b[:n], w.ai.ptrSize) && pc > 0 {
+	if x86MovFPSP(b[:n], w.ptrSize) && pc > 0 {
 		var prev [1]byte
 		if m, _ := w.opts.Instructions.ReadMemory(prev[:], pc-1); m == 1 && prev[0] == x86PushRBP {
-			return w.ai.ptrSize, true
+			return w.ptrSize, true
 		}
 	}
 	if target, ok := x86Jump(b[:n], pc); ok && w.otherFunction(target, pc) && pc > 0 {
@@ -485,7 +485,7 @@ func x86ReturnOnStack(w *walk, pc uint64) (uint64, bool) {
 		return 0, false
 	}
 	if n, _ := w.opts.Instructions.ReadMemory(b[:1], start); n == 1 && b[0] == x86PushRBP {
-		return w.ai.ptrSize, true
+		return w.ptrSize, true
 	}
 	return 0, false
 }
@@ -513,4 +513,67 @@ func x86Jump(b []byte, pc uint64) (uint64, bool) {
 		return pc + 2 + uint64(int64(int8(b[1]))), true
 	}
 	return 0, false
+}
+
+// x86CallBefore decodes the call instruction that ends just before a
+// return address: `call rel32` (E8), and the register and memory forms of
+// `call r/m` (FF /2) with their prefixes. x86 cannot be decoded backwards
+// with certainty; each shape is checked at the one place it would start,
+// which is what Breakpad and rust-minidump do too.
+func x86CallBefore(w *walk, ra uint64) callSite {
+	var b [8]byte
+	if ra < uint64(len(b)) {
+		return callSite{}
+	}
+	n, _ := w.opts.Instructions.ReadMemory(b[:], ra-uint64(len(b)))
+	if n < len(b) {
+		return callSite{}
+	}
+	// call rel32: E8 and a 4-byte displacement from the return address.
+	if b[3] == 0xe8 {
+		rel := int32(uint32(b[4]) | uint32(b[5])<<8 | uint32(b[6])<<16 | uint32(b[7])<<24)
+		return callSite{kind: callDirect, target: ra + uint64(int64(rel))}
+	}
+	// call r/m (FF /2): ModRM reg field 2, with the operand's length
+	// deciding where FF starts: 2 bytes (register or [reg]), 3 (disp8),
+	// 6 ([rip+disp32] or disp32), 7 (SIB and disp32), each perhaps behind
+	// a REX prefix.
+	for _, size := range []int{2, 3, 4, 6, 7} {
+		at := len(b) - size
+		if b[at] != 0xff {
+			continue
+		}
+		modrm := b[at+1]
+		if modrm>>3&7 != 2 {
+			continue
+		}
+		if x86ModRMLength(modrm, b[min(at+2, len(b)-1)]) == size-1 {
+			return callSite{kind: callIndirect}
+		}
+	}
+	return callSite{kind: callNone}
+}
+
+// x86ModRMLength returns how many bytes a ModRM byte and what it implies
+// (SIB, displacement) take, given the byte after it (the SIB, if any).
+func x86ModRMLength(modrm, next byte) int {
+	mod, rm := modrm>>6, modrm&7
+	n := 1
+	if mod != 3 && rm == 4 {
+		n++ // SIB
+		if mod == 0 && next&7 == 5 {
+			return n + 4 // SIB with disp32 and no base
+		}
+	}
+	switch mod {
+	case 0:
+		if rm == 5 {
+			n += 4 // [rip+disp32] (x86_64) or [disp32] (i386)
+		}
+	case 1:
+		n++
+	case 2:
+		n += 4
+	}
+	return n
 }

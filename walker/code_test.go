@@ -332,7 +332,7 @@ func TestWalkWithCode(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					regs, mem, opts, want := sc.build(t, ta, e)
 					got := Walk(regs, mem, opts)
-					if diff := cmp.Diff(want, got.Frames); diff != "" {
+					if diff := cmp.Diff(want, got.Frames, ignoreRegs); diff != "" {
 						t.Errorf("Walk frames mismatch (-want +got):\n%s", diff)
 					}
 					if got.Stop != StopFramePointerZero {
@@ -359,7 +359,7 @@ func TestNoreturnCallerWithoutCode(t *testing.T) {
 			got := Walk(ta.regs(t, map[string]uint64{"pc": pc, "fp": f0.addr, "lr": lr}), mem, Options{Functions: ta.armFuncs()})
 			want := []Frame{ctxFrame(pc, f0.addr), ta.lrFrame(1, lr, f0.addr),
 				ta.fpFrame(2, raB, f1.addr), ta.fpFrame(3, ra2, f2.addr), ta.fpFrame(4, ra3, 0)}
-			if diff := cmp.Diff(want, got.Frames); diff != "" {
+			if diff := cmp.Diff(want, got.Frames, ignoreRegs); diff != "" {
 				t.Errorf("Walk frames mismatch (-want +got):\n%s", diff)
 			}
 		})
@@ -407,7 +407,7 @@ func TestCallBefore(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			mem := &memory{base: 0, data: make([]byte, 0x400000)}
 			copy(mem.data[tt.at:], tt.code)
-			w := newWalk(archInfos[tt.arch], nil, Options{Instructions: mem})
+			w := newWalk(tt.arch, archInfos[tt.arch], nil, Options{Instructions: mem})
 			got := w.ai.callBefore(w, tt.ra)
 			if got != tt.want {
 				t.Errorf("callBefore(%#x) = %+v, want %+v", tt.ra, got, tt.want)
@@ -466,7 +466,7 @@ func TestWalkX86WithCode(t *testing.T) {
 				if tt.found {
 					want = []Frame{ctxFrame(pc, f1.addr), ta.spFrame(1, ra1, f1.addr), ta.fpFrame(2, ra2, f2.addr), ta.fpFrame(3, ra3, 0)}
 				}
-				if diff := cmp.Diff(want, got.Frames); diff != "" {
+				if diff := cmp.Diff(want, got.Frames, ignoreRegs); diff != "" {
 					t.Errorf("Walk frames mismatch (-want +got):\n%s", diff)
 				}
 			})

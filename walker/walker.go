@@ -15,10 +15,12 @@
 package walker
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/unwind"
 )
 
 // Memory reads target memory. It has io.ReaderAt semantics with a uint64
@@ -44,7 +46,8 @@ type FunctionStarter interface {
 	FunctionStart(addr uint64) (uint64, bool)
 }
 
-// FoundBy says how a frame was recovered.
+// FoundBy says how a frame was recovered: the strategy that found it,
+// which is also how far it can be trusted (context most, scan least).
 type FoundBy int
 
 const (
@@ -58,6 +61,14 @@ const (
 	// pointer] just after its first instruction `push rbp` (the last two
 	// need Options.Instructions).
 	FoundByStackPointer
+	FoundByCompactUnwind // the rule of __unwind_info for the function
+	FoundByCFI           // a DWARF CFI rule (__eh_frame, __debug_frame) or Breakpad STACK CFI
+	// FoundByScan: a stack word that points just after a call instruction
+	// in an image's code; the least trusted, used when nothing else works.
+	FoundByScan
+	// FoundByAsync: a Swift async continuation, the resume function of an
+	// async context (Options.Async).
+	FoundByAsync
 )
 
 // StopReason says why a walk ended.
@@ -76,6 +87,21 @@ const (
 	// authentication bits and, once stripped, lay in no known image, so the
 	// stripping (and the record) cannot be trusted.
 	StopReturnAddressNotCode
+	// StopBadUnwindInfo: the unwind tables for the frame's function are
+	// damaged; the detail names the image and the offset.
+	StopBadUnwindInfo
+	// StopUnwindEnd: the unwind tables mark the frame as the outermost one
+	// (its return address is undefined).
+	StopUnwindEnd
+	// StopSPNotAbove: an unwind rule or a scan gave a caller whose SP is not
+	// above the frame's, which only corruption or bad tables produce.
+	StopSPNotAbove
+	// StopAsyncChainEnd: the walk followed a Swift async context chain to
+	// its end (Options.Async).
+	StopAsyncChainEnd
+	// StopNoCaller: no strategy found the caller: the frame pointer is
+	// unknown and no unwind rule or scan applied.
+	StopNoCaller
 )
 
 // Frame is one recovered frame.
@@ -83,19 +109,50 @@ type Frame struct {
 	Index int
 	// ReturnAddress is the PC for frame 0 and the return address for callers,
 	// with pointer-authentication bits and the armv7 Thumb bit cleared.
+	// For an async continuation it is the resume function's address plus
+	// one, as Apple's thread_stack_async_pcs reports it.
 	ReturnAddress uint64
-	// LookupAddress is the address to symbolize: the PC for frame 0, and the
+	// LookupAddress is the address to symbolize: the PC for frame 0, the
 	// return address minus one instruction for callers, so that a call that
-	// is the last instruction of a function is attributed to it.
+	// is the last instruction of a function is attributed to it, and the
+	// resume function itself for an async continuation.
 	LookupAddress uint64
 	// FP is the frame pointer in effect in this frame, when known.
 	FP      uint64
 	FoundBy FoundBy
+	// Regs is the frame's register context, by DWARF number: every
+	// register of frame 0's context, and for callers the ones the strategy
+	// that found the frame could recover (at least PC, and SP where known).
+	Regs Regs
+}
+
+// Unwinder gives the unwind rule for code at an address, from whatever
+// tables describe it (compact unwind, DWARF CFI, Breakpad STACK CFI). The
+// walker asks it first for every frame and falls back to frame records and
+// scanning where it has no answer.
+type Unwinder interface {
+	// UnwindRow returns the rule that recovers the caller's registers at
+	// addr, and the table it came from. For frame 0 (frame0 true) addr is
+	// where the thread stopped, which may be in a prologue or epilogue; an
+	// Unwinder must answer there only with rules valid at every
+	// instruction. For a caller addr is its return address minus one
+	// instruction, inside the call. A nil row and nil error mean there is
+	// no rule for addr; an error means the tables are damaged (an
+	// *unwind.Error names the table and offset).
+	UnwindRow(addr uint64, frame0 bool) (*unwind.Row, unwind.Source, error)
 }
 
 // DefaultMaxDepth is the number of frames a walk returns at most when
 // Options.MaxDepth is zero.
 const DefaultMaxDepth = 512
+
+// maxScanRun is how many frames in a row scanning may find: a scanned
+// frame is a guess, and a run of guesses is more likely wrong than right.
+const maxScanRun = 3
+
+// scanWords is how many stack words a scan reads for one frame, as
+// Breakpad's x86-64 walker does.
+const scanWords = 40
 
 // minValidAddress is the lowest plausible code address: the first page is
 // never mapped, so a smaller return address is garbage or an end marker.
@@ -103,6 +160,14 @@ const minValidAddress = 4096
 
 // defaultPACMask keeps the 47 address bits of Apple's arm64 user space.
 const defaultPACMask = 1<<47 - 1
+
+// asyncTagMask and asyncTag are the top bits of a saved frame pointer that
+// Swift's async functions tag: 0b0001 in bits 63:60 says the frame record
+// is extended, with the async context stored just below it.
+const (
+	asyncTagMask = 0xf << 60
+	asyncTag     = 1 << 60
+)
 
 // Options tune a walk. The zero value is usable.
 type Options struct {
@@ -132,7 +197,20 @@ type Options struct {
 	// code"): the call before LR and before the record's return address
 	// (arm), and prologue and epilogue instructions at the PC (arm, x86).
 	// Code it cannot read leaves the walk as it is without Instructions.
+	// Scanning needs it too: a scanned word must follow a call.
 	Instructions Memory
+	// Unwinder, when set, gives unwind rules, tried before frame records
+	// for every frame. nil walks by frame records only.
+	Unwinder Unwinder
+	// NoScan turns off stack scanning, the last resort when neither an
+	// unwind rule nor a frame record gives the caller.
+	NoScan bool
+	// Async follows Swift async context chains: at an async frame (a frame
+	// record whose saved FP is tagged), the walk continues along the
+	// async contexts (parent at +0, resume function at +8) instead of the
+	// thread's stack, as thread_stack_async_pcs does. Without it the tag is
+	// stripped and the walk follows the stack.
+	Async bool
 }
 
 // Result is a finished walk: the frames found and why it stopped.
@@ -144,27 +222,12 @@ type Result struct {
 	StopDetail string
 }
 
-// archInfo holds every per-architecture fact the walk needs. One is chosen
-// when a walk starts; the loop itself never looks at the architecture.
+// archInfo holds the walker's own per-architecture code: the instruction
+// decoders. Every other fact comes from archregs.Arch. One is chosen when a
+// walk starts; the loop itself never looks at the architecture.
 type archInfo struct {
-	ptrSize uint64
-	// fpAlign is the alignment every frame pointer must have. It is the
-	// weakest guarantee real compiled code keeps, not what the C ABI
-	// promises: docs/walker.md gives the evidence for each value.
-	fpAlign uint64
-	// callSize is subtracted from a return address to land inside the call
-	// instruction.
-	callSize uint64
-	// clearBits are cleared from every return address.
-	clearBits uint64
-	// stripPAC says return addresses and saved FPs may carry pointer-
-	// authentication bits.
-	stripPAC bool
-	// hasLR says the call instruction leaves the return address in a link
-	// register rather than on the stack.
-	hasLR bool
 	// callBefore decodes the call instruction before a return address
-	// (PAC-stripped, Thumb bit kept); nil when not decoded.
+	// (PAC-stripped, Thumb bit kept).
 	callBefore func(w *walk, ra uint64) callSite
 	// frameState tells from the code at pc whether frame 0 is in a
 	// prologue before it set FP or an epilogue after it restored FP and
@@ -175,31 +238,13 @@ type archInfo struct {
 	returnOnStack func(w *walk, pc uint64) (uint64, bool)
 }
 
-// archInfos maps each supported architecture to its facts.
+// archInfos maps each supported architecture to its decoders.
 var archInfos = map[*archregs.Arch]*archInfo{
-	// arm64 code never signs pointers itself, but on arm64e hardware the
-	// system libraries an arm64 app calls are arm64e and their frame records
-	// hold signed values; masking is a no-op on an unsigned user address.
-	// Frame records are 8-byte aligned: clang keeps them 16-byte aligned but
-	// Go's arm64 frames put the record at SP-8 (8 mod 16).
-	archregs.ARM64: {ptrSize: 8, fpAlign: 8, callSize: 4, stripPAC: true, hasLR: true,
-		callBefore: arm64CallBefore, frameState: arm64FrameState},
-	archregs.ARM64E: {ptrSize: 8, fpAlign: 8, callSize: 4, stripPAC: true, hasLR: true,
-		callBefore: arm64CallBefore, frameState: arm64FrameState},
-	// armv7 keeps its stack 4-byte aligned. A return address into Thumb code
-	// has bit 0 set to tell the CPU the mode to return in; it is not part of
-	// the address. Calls are 4 bytes (ARM bl, Thumb-2 bl) or 2 (Thumb blx
-	// reg): minus 2 lands inside either.
-	archregs.ARMV7: {ptrSize: 4, fpAlign: 4, callSize: 2, clearBits: 1, hasLR: true,
-		callBefore: armCallBefore, frameState: armFrameState},
-	// x86 calls vary in length; minus 1 lands inside any of them. The ABI
-	// would give RBP ≡ 0 mod 16, but Go's amd64 frames are only 8-aligned.
-	archregs.X86_64: {ptrSize: 8, fpAlign: 8, callSize: 1, returnOnStack: x86ReturnOnStack},
-	// i386 EBP is ≡ 8 mod 16 only in functions entered by an ABI-conforming
-	// call; start and thread_start push their zero end marker on the
-	// kernel's stack, and hand-written code need not keep 16-byte alignment.
-	// push/pop keep 4-byte alignment everywhere.
-	archregs.I386: {ptrSize: 4, fpAlign: 4, callSize: 1, returnOnStack: x86ReturnOnStack},
+	archregs.ARM64:  {callBefore: arm64CallBefore, frameState: arm64FrameState},
+	archregs.ARM64E: {callBefore: arm64CallBefore, frameState: arm64FrameState},
+	archregs.ARMV7:  {callBefore: armCallBefore, frameState: armFrameState},
+	archregs.X86_64: {callBefore: x86CallBefore, returnOnStack: x86ReturnOnStack},
+	archregs.I386:   {callBefore: x86CallBefore, returnOnStack: x86ReturnOnStack},
 }
 
 // CallerLookupAddress returns the address to symbolize for a caller's
@@ -208,16 +253,17 @@ var archInfos = map[*archregs.Arch]*archInfo{
 // armv7, exactly as Walk computes LookupAddress. For an architecture
 // without a walker it subtracts one, as atos does.
 func CallerLookupAddress(arch *archregs.Arch, returnAddress uint64) uint64 {
-	ai := archInfos[arch]
-	if ai == nil {
+	if arch == nil || archInfos[arch] == nil {
 		return returnAddress - 1
 	}
-	return returnAddress&^ai.clearBits - ai.callSize
+	return arch.CallSite(returnAddress)
 }
 
-// Walk walks the thread's stack by frame pointers. It never fails: a walk
-// that cannot go on ends with a stop reason, and the frames found until
-// then are kept.
+// Walk walks the thread's stack. For each frame it tries, in order, the
+// unwind rule for the function holding the PC (Options.Unwinder), frame 0's
+// link register or return slot, the frame record, and last a scan of the
+// stack. It never fails: a walk that cannot go on ends with a stop reason,
+// and the frames found until then are kept.
 func Walk(regs *archregs.Registers, mem Memory, opts Options) Result {
 	if regs == nil || regs.Arch == nil {
 		return Result{Stop: StopNoRegisters, StopDetail: "no registers"}
@@ -225,30 +271,37 @@ func Walk(regs *archregs.Registers, mem Memory, opts Options) Result {
 	ai := archInfos[regs.Arch]
 	if ai == nil {
 		return Result{Stop: StopNoRegisters,
-			StopDetail: fmt.Sprintf("no frame-pointer walker for architecture %s", regs.Arch.Name)}
+			StopDetail: fmt.Sprintf("no stack walker for architecture %s", regs.Arch.Name)}
 	}
-	w := newWalk(ai, mem, opts)
+	w := newWalk(regs.Arch, ai, mem, opts)
 	w.run(regs)
 	return w.res
 }
 
 // walk is the state of one walk.
 type walk struct {
+	arch     *archregs.Arch
 	ai       *archInfo
+	ptrSize  uint64
 	mem      Memory
 	opts     Options
 	maxDepth int
 	pacMask  uint64 // all ones when the architecture has no PAC
 	res      Result
 	buf      [8]byte
+	// scanRun counts the frames in a row found by scanning.
+	scanRun int
+	// fpChecked is set once the frame-0 check of FP against SP is done.
+	fpChecked bool
 }
 
-func newWalk(ai *archInfo, mem Memory, opts Options) *walk {
-	w := &walk{ai: ai, mem: mem, opts: opts, maxDepth: opts.MaxDepth, pacMask: ^uint64(0)}
+func newWalk(arch *archregs.Arch, ai *archInfo, mem Memory, opts Options) *walk {
+	w := &walk{arch: arch, ai: ai, ptrSize: uint64(arch.PtrSize), mem: mem, opts: opts,
+		maxDepth: opts.MaxDepth, pacMask: ^uint64(0)}
 	if w.maxDepth <= 0 {
 		w.maxDepth = DefaultMaxDepth
 	}
-	if ai.stripPAC {
+	if arch.PAC {
 		w.pacMask = pacMask(opts)
 	}
 	// Enough for most stacks without sizing anything from the input.
@@ -281,20 +334,27 @@ func (w *walk) stop(reason StopReason, format string, args ...any) {
 // add appends a caller frame, or stops the walk and returns false when
 // MaxDepth frames are there already. The limit is checked only when there is
 // a frame to add, so a chain exactly MaxDepth long ends with its own reason.
-func (w *walk) add(ra uint64, fp uint64, how FoundBy) bool {
+func (w *walk) add(f Frame) bool {
 	if len(w.res.Frames) >= w.maxDepth {
 		w.stop(StopMaxDepth, "maximum depth %d reached", w.maxDepth)
 		return false
 	}
-	w.res.Frames = append(w.res.Frames, Frame{
-		Index:         len(w.res.Frames),
-		ReturnAddress: ra,
-		LookupAddress: ra - w.ai.callSize,
-		FP:            fp,
-		FoundBy:       how,
-	})
+	f.Index = len(w.res.Frames)
+	if f.LookupAddress == 0 {
+		f.LookupAddress = f.ReturnAddress - w.arch.CallSize
+	}
+	f.Regs.Set(w.arch.DWARFPC, f.ReturnAddress)
+	if f.FoundBy == FoundByScan {
+		w.scanRun++
+	} else {
+		w.scanRun = 0
+	}
+	w.res.Frames = append(w.res.Frames, f)
 	return true
 }
+
+// last returns the innermost frame found so far.
+func (w *walk) last() *Frame { return &w.res.Frames[len(w.res.Frames)-1] }
 
 func (w *walk) run(regs *archregs.Registers) {
 	pc, ok := regs.PC()
@@ -306,31 +366,69 @@ func (w *walk) run(regs *archregs.Registers) {
 	fp &= w.pacMask
 	// Frame 0 is a fact of the context even when PC is garbage: a call
 	// through a null pointer leaves PC = 0 and the caller intact.
-	w.res.Frames = append(w.res.Frames, Frame{ReturnAddress: pc, LookupAddress: pc, FP: fp, FoundBy: FoundByContext})
-	if !fpKnown {
+	f0 := Frame{ReturnAddress: pc, LookupAddress: pc, FP: fp, FoundBy: FoundByContext, Regs: regsFromContext(regs)}
+	if fpKnown {
+		f0.Regs.Set(w.arch.DWARFFP, fp)
+	}
+	w.res.Frames = append(w.res.Frames, f0)
+	if !fpKnown && w.opts.Unwinder == nil {
 		w.stop(StopNoRegisters, "FP (%s) unknown", regs.Arch.FP)
 		return
 	}
-	if w.ai.hasLR {
-		if lr, ok := regs.LR(); ok && !w.linkRegister(regs, pc, lr, fp) {
-			return
-		}
-	} else if sp, ok := regs.SP(); ok {
-		off, onStack := uint64(0), pc < minValidAddress || w.atFunctionStart(pc)
-		if !onStack && w.ai.returnOnStack != nil && w.opts.Instructions != nil {
-			off, onStack = w.ai.returnOnStack(w, pc)
-		}
-		if onStack && !w.stackTop(sp+off, fp) {
-			return
-		}
+	if w.byUnwindRow() {
+		w.walkCallers()
+		return
 	}
-	if fp != 0 {
-		if sp, ok := regs.SP(); ok && fp < sp {
-			w.stop(StopFramePointerNotAbove, "FP %#x below SP %#x at frame 0", fp, sp)
+	if w.res.StopDetail != "" {
+		return
+	}
+	if !fpKnown {
+		if !w.byScan() {
+			w.stopNoCaller()
+		} else {
+			w.walkCallers()
+		}
+		return
+	}
+	// Without an unwind rule, frame 0's caller may be in LR or at SP when
+	// frame 0 is a leaf or in a prologue or epilogue.
+	if !w.frame0Caller(regs, pc, fp) {
+		return
+	}
+	w.walkCallers()
+}
+
+// walkCallers finds caller after caller of the innermost frame until a
+// strategy says the stack ends or none applies.
+func (w *walk) walkCallers() {
+	for {
+		if w.res.StopDetail != "" {
 			return
 		}
+		if w.byUnwindRow() {
+			continue
+		}
+		if w.res.StopDetail != "" {
+			return
+		}
+		switch w.byFrameRecord() {
+		case recordFound:
+			continue
+		case recordEnd:
+			return
+		}
+		if w.byScan() {
+			continue
+		}
+		if w.res.StopDetail == "" {
+			w.stopNoCaller()
+		}
+		return
 	}
-	w.chain(fp)
+}
+
+func (w *walk) stopNoCaller() {
+	w.stop(StopNoCaller, "no unwind rule, frame record or stack word gives the caller of frame %d", len(w.res.Frames)-1)
 }
 
 // linkRegister adds LR as frame 1 when it is frame 0's caller.
@@ -348,7 +446,7 @@ func (w *walk) run(regs *archregs.Registers) {
 // It returns false when the walk must stop (MaxDepth reached).
 func (w *walk) linkRegister(regs *archregs.Registers, pc, lr, fp uint64) bool {
 	raw := lr & w.pacMask // Thumb bit kept: it tells the call's instruction set
-	stripped := raw &^ w.ai.clearBits
+	stripped := w.arch.CodeAddress(raw)
 	if stripped < minValidAddress {
 		return true
 	}
@@ -368,14 +466,19 @@ func (w *walk) linkRegister(regs *archregs.Registers, pc, lr, fp uint64) bool {
 	case w.lrIsRecorded(fp, stripped), w.lrCallInPCFunction(pc, stripped), w.lrContradicted(pc, raw, fp, state):
 		return true
 	}
-	return w.add(stripped, fp, FoundByLinkRegister)
+	f := Frame{ReturnAddress: stripped, FP: fp, FoundBy: FoundByLinkRegister}
+	// Frame 0 has not pushed anything: the caller's SP and FP are frame
+	// 0's. Its LR is unknown: it was the value just used.
+	f.Regs = w.last().Regs
+	f.Regs.Forget(w.arch.DWARFRA)
+	return w.add(f)
 }
 
 // lrIsRecorded reports whether the record at fp holds LR: frame 0 has
 // pushed its record, and LR would duplicate frame 1.
 func (w *walk) lrIsRecorded(fp, lr uint64) bool {
 	ra, ok := w.recordReturnAddress(fp)
-	return ok && ra&^w.ai.clearBits == lr
+	return ok && w.arch.CodeAddress(ra) == lr
 }
 
 // lrCallInPCFunction reports whether Options.Functions puts LR's call site
@@ -385,7 +488,7 @@ func (w *walk) lrIsRecorded(fp, lr uint64) bool {
 // that LR is the first instruction of the next function, possibly PC's.
 func (w *walk) lrCallInPCFunction(pc, lr uint64) bool {
 	pcStart, ok1 := w.functionStart(pc)
-	lrStart, ok2 := w.functionStart(lr - w.ai.callSize)
+	lrStart, ok2 := w.functionStart(lr - w.arch.CallSize)
 	return ok1 && ok2 && pcStart == lrStart
 }
 
@@ -422,7 +525,7 @@ func (w *walk) lrContradicted(pc, raw, fp uint64, state frameState) bool {
 	if !ok {
 		return false
 	}
-	return w.callMisses(w.ai.callBefore(w, ra), raw&^w.ai.clearBits-w.ai.callSize)
+	return w.callMisses(w.ai.callBefore(w, ra), w.arch.CallSite(raw))
 }
 
 // callMisses reports whether c is a direct call to a known function start
@@ -469,79 +572,25 @@ func (w *walk) stackTop(addr, fp uint64) bool {
 	if w.opts.Code != nil && !w.opts.Code.IsCode(ra) {
 		return true
 	}
-	return w.add(ra, fp, FoundByStackPointer)
+	f := Frame{ReturnAddress: ra, FP: fp, FoundBy: FoundByStackPointer}
+	f.Regs.Set(w.arch.DWARFSP, addr+w.ptrSize)
+	f.Regs.Set(w.arch.DWARFFP, fp)
+	w.keepCalleeSaved(&f.Regs)
+	return w.add(f)
 }
 
 // recordReturnAddress reads the return address of the frame record at fp
 // when fp passes the checks the chain applies; it reports nothing otherwise.
 // PAC bits are stripped; the armv7 Thumb bit is kept.
 func (w *walk) recordReturnAddress(fp uint64) (uint64, bool) {
-	if fp == 0 || fp%w.ai.fpAlign != 0 || !w.inStack(fp) {
+	if fp == 0 || fp%w.arch.FPAlign != 0 || !w.inStack(fp) {
 		return 0, false
 	}
-	ra, err := w.readPtr(fp + w.ai.ptrSize)
+	ra, err := w.readPtr(fp + w.ptrSize)
 	if err != nil {
 		return 0, false
 	}
 	return ra & w.pacMask, true
-}
-
-// chain follows the frame records from fp.
-func (w *walk) chain(fp uint64) {
-	for {
-		at := len(w.res.Frames) - 1 // the frame whose FP this is
-		switch {
-		case fp == 0:
-			w.stop(StopFramePointerZero, "FP is 0 at frame %d: end of the chain", at)
-			return
-		case fp%w.ai.fpAlign != 0:
-			w.stop(StopFramePointerMisaligned, "FP %#x not %d-byte aligned at frame %d", fp, w.ai.fpAlign, at)
-			return
-		case !w.inStack(fp):
-			w.stop(StopOutsideStack, "frame record at FP %#x (frame %d) outside the stack [%#x, %#x)",
-				fp, at, w.opts.StackLow, w.opts.StackHigh)
-			return
-		}
-		next, err := w.readPtr(fp)
-		if err != nil {
-			w.stop(StopMemoryUnreadable, "cannot read the saved FP at %#x (frame %d): %v", fp, at, err)
-			return
-		}
-		raw, err := w.readPtr(fp + w.ai.ptrSize)
-		if err != nil {
-			w.stop(StopMemoryUnreadable, "cannot read the return address at %#x (frame %d): %v",
-				fp+w.ai.ptrSize, at, err)
-			return
-		}
-		next &= w.pacMask
-		ra := raw & w.pacMask
-		if ra != raw && w.opts.Code != nil && !w.opts.Code.IsCode(ra) {
-			w.stop(StopReturnAddressNotCode, "return address %#x at %#x (frame %d) stripped to %#x, which is in no known image",
-				raw, fp+w.ai.ptrSize, at, ra)
-			return
-		}
-		ra &^= w.ai.clearBits
-		if ra < minValidAddress {
-			if next == 0 {
-				// start and thread_start end the chain with a record
-				// whose saved FP is 0 and whose return slot is 0 or argc.
-				w.stop(StopFramePointerZero, "saved FP is 0 at %#x (frame %d): end of the chain", fp, at)
-				return
-			}
-			w.stop(StopPCTooLow, "return address %#x at %#x (frame %d) below %#x",
-				raw, fp+w.ai.ptrSize, at, minValidAddress)
-			return
-		}
-		if !w.add(ra, next, FoundByFramePointer) {
-			return
-		}
-		if next != 0 && next <= fp {
-			w.stop(StopFramePointerNotAbove, "saved FP %#x read at %#x is not above it (frame %d)",
-				next, fp, at+1)
-			return
-		}
-		fp = next
-	}
 }
 
 // inStack reports whether the whole frame record at fp lies inside the
@@ -551,20 +600,25 @@ func (w *walk) inStack(fp uint64) bool {
 	if lo == 0 || hi == 0 || lo >= hi {
 		return true
 	}
-	size := 2 * w.ai.ptrSize
+	size := 2 * w.ptrSize
 	return fp >= lo && hi-lo >= size && fp-lo <= hi-lo-size
 }
 
+var (
+	errNoMemory = errors.New("no memory")
+	errNoExpr   = errors.New("rule without an expression")
+)
+
 // readPtr reads one little-endian pointer at addr.
 func (w *walk) readPtr(addr uint64) (uint64, error) {
-	return readPtr(w.mem, w.buf[:w.ai.ptrSize], addr)
+	return readPtr(w.mem, w.buf[:w.ptrSize], addr)
 }
 
 // readPtr reads a little-endian value of len(p) bytes (4 or 8) at addr,
 // using p as scratch space.
 func readPtr(mem Memory, p []byte, addr uint64) (uint64, error) {
 	if mem == nil {
-		return 0, fmt.Errorf("no memory")
+		return 0, errNoMemory
 	}
 	if addr+uint64(len(p)) < addr {
 		return 0, fmt.Errorf("address %#x overflows", addr)
@@ -584,14 +638,18 @@ func readPtr(mem Memory, p []byte, addr uint64) (uint64, error) {
 }
 
 var foundByNames = [...]string{
-	FoundByContext:      "context",
-	FoundByLinkRegister: "link register",
-	FoundByFramePointer: "frame pointer",
-	FoundByStackPointer: "stack pointer",
+	FoundByContext:       "context",
+	FoundByLinkRegister:  "link register",
+	FoundByFramePointer:  "frame pointer",
+	FoundByStackPointer:  "stack pointer",
+	FoundByCompactUnwind: "compact unwind",
+	FoundByCFI:           "cfi",
+	FoundByScan:          "scan",
+	FoundByAsync:         "async",
 }
 
-// String returns "context", "link register", "frame pointer" or "stack
-// pointer".
+// String returns "context", "link register", "frame pointer", "stack
+// pointer", "compact unwind", "cfi", "scan" or "async".
 func (f FoundBy) String() string {
 	if f >= 0 && int(f) < len(foundByNames) {
 		return foundByNames[f]
@@ -610,6 +668,11 @@ var stopNames = [...]string{
 	StopMaxDepth:               "max_depth",
 	StopNoRegisters:            "no_registers",
 	StopReturnAddressNotCode:   "return_address_not_code",
+	StopBadUnwindInfo:          "bad_unwind_info",
+	StopUnwindEnd:              "unwind_end",
+	StopSPNotAbove:             "sp_not_above",
+	StopAsyncChainEnd:          "async_chain_end",
+	StopNoCaller:               "no_caller",
 }
 
 // String returns a short, stable, machine-friendly name such as "fp_zero".

@@ -616,7 +616,7 @@ func TestWalk(t *testing.T) {
 			t.Run(ta.arch.Name+"/"+sc.name, func(t *testing.T) {
 				regs, mem, opts, want, detail := sc.build(t, ta)
 				got := Walk(regs, mem, opts)
-				if diff := cmp.Diff(want.Frames, got.Frames, cmpopts.EquateEmpty()); diff != "" {
+				if diff := cmp.Diff(want.Frames, got.Frames, cmpopts.EquateEmpty(), ignoreRegs); diff != "" {
 					t.Errorf("Walk frames mismatch (-want +got):\n%s", diff)
 				}
 				if got.Stop != want.Stop {
@@ -752,3 +752,8 @@ func TestCallerLookupAddress(t *testing.T) {
 		}
 	}
 }
+
+// ignoreRegs compares frames without their register contexts, which the
+// tests of the frame-record rules do not build; the unwind tests check
+// them.
+var ignoreRegs = cmpopts.IgnoreFields(Frame{}, "Regs")

@@ -1,0 +1,412 @@
+package walker
+
+import (
+	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/unwind"
+)
+
+// This file holds the strategies that find a frame's caller, in the order
+// the walk tries them: the unwind rule, frame 0's link register or return
+// slot, the frame record, and a scan of the stack. Each either adds the
+// caller, stops the walk with a reason, or leaves the next one to try.
+
+// frame0Caller adds frame 0's caller when it is in the link register (arm)
+// or at a known place near SP (x86), where no unwind rule said where it
+// is. It returns false when the walk must stop.
+func (w *walk) frame0Caller(regs *archregs.Registers, pc, fp uint64) bool {
+	if w.arch.LR != "" {
+		if lr, ok := regs.LR(); ok && !w.linkRegister(regs, pc, lr, fp) {
+			return false
+		}
+	} else if sp, ok := regs.SP(); ok {
+		off, onStack := uint64(0), pc < minValidAddress || w.atFunctionStart(pc)
+		if !onStack && w.ai.returnOnStack != nil && w.opts.Instructions != nil {
+			off, onStack = w.ai.returnOnStack(w, pc)
+		}
+		if onStack && !w.stackTop(sp+off, fp) {
+			return false
+		}
+	}
+	return true
+}
+
+// keepCalleeSaved copies into a caller's registers the callee-saved ones
+// of the innermost frame that regs does not already know: a function that
+// did not save them has not changed them.
+func (w *walk) keepCalleeSaved(regs *Regs) {
+	cur := &w.last().Regs
+	for _, r := range w.arch.CalleeSaved {
+		if _, ok := regs.Get(r); ok {
+			continue
+		}
+		if v, ok := cur.Get(r); ok {
+			regs.Set(r, v)
+		}
+	}
+}
+
+// recordResult is what the frame-record strategy did.
+type recordResult int
+
+const (
+	recordFound  recordResult = iota // the caller was added
+	recordEnd                        // the stack ends here (or MaxDepth): nothing more to try
+	recordFailed                     // the record is unusable; the stop reason is set for a scan to clear
+)
+
+// byFrameRecord adds the caller from the frame record at the innermost
+// frame's FP: [FP] is the caller's FP and [FP + pointer] the return
+// address.
+func (w *walk) byFrameRecord() recordResult {
+	cur := w.last()
+	at := cur.Index
+	fp, ok := cur.Regs.Get(w.arch.DWARFFP)
+	if !ok {
+		return recordFailed
+	}
+	if !w.fpChecked {
+		w.fpChecked = true
+		if sp, ok := w.res.Frames[0].Regs.Get(w.arch.DWARFSP); ok && fp != 0 && fp < sp && at <= 1 {
+			w.stop(StopFramePointerNotAbove, "FP %#x below SP %#x at frame 0", fp, sp)
+			return recordEnd
+		}
+	}
+	switch {
+	case fp == 0:
+		w.stop(StopFramePointerZero, "FP is 0 at frame %d: end of the chain", at)
+		return recordEnd
+	case fp%w.arch.FPAlign != 0:
+		w.stop(StopFramePointerMisaligned, "FP %#x not %d-byte aligned at frame %d", fp, w.arch.FPAlign, at)
+		return recordFailed
+	case !w.inStack(fp):
+		w.stop(StopOutsideStack, "frame record at FP %#x (frame %d) outside the stack [%#x, %#x)",
+			fp, at, w.opts.StackLow, w.opts.StackHigh)
+		return recordFailed
+	}
+	next, err := w.readPtr(fp)
+	if err != nil {
+		w.stop(StopMemoryUnreadable, "cannot read the saved FP at %#x (frame %d): %v", fp, at, err)
+		return recordFailed
+	}
+	raw, err := w.readPtr(fp + w.ptrSize)
+	if err != nil {
+		w.stop(StopMemoryUnreadable, "cannot read the return address at %#x (frame %d): %v",
+			fp+w.ptrSize, at, err)
+		return recordFailed
+	}
+	if w.isAsyncTagged(next) {
+		// An extended frame record: cur is a Swift async function and its
+		// async context is stored just below the record.
+		if w.opts.Async {
+			w.asyncChain(fp)
+			return recordEnd
+		}
+		next &^= asyncTagMask
+	}
+	next &= w.pacMask
+	ra := raw & w.pacMask
+	if ra != raw && w.opts.Code != nil && !w.opts.Code.IsCode(ra) {
+		w.stop(StopReturnAddressNotCode, "return address %#x at %#x (frame %d) stripped to %#x, which is in no known image",
+			raw, fp+w.ptrSize, at, ra)
+		return recordFailed
+	}
+	ra = w.arch.CodeAddress(ra)
+	if ra < minValidAddress {
+		if next == 0 {
+			// start and thread_start end the chain with a record
+			// whose saved FP is 0 and whose return slot is 0 or argc.
+			w.stop(StopFramePointerZero, "saved FP is 0 at %#x (frame %d): end of the chain", fp, at)
+			return recordEnd
+		}
+		w.stop(StopPCTooLow, "return address %#x at %#x (frame %d) below %#x",
+			raw, fp+w.ptrSize, at, minValidAddress)
+		return recordFailed
+	}
+	f := Frame{ReturnAddress: ra, FP: next, FoundBy: FoundByFramePointer}
+	f.Regs.Set(w.arch.DWARFFP, next)
+	// Every supported ABI puts the record at the top of the frame: the
+	// caller's SP is just above it.
+	f.Regs.Set(w.arch.DWARFSP, fp+2*w.ptrSize)
+	if !w.add(f) {
+		return recordEnd
+	}
+	if next != 0 && next <= fp {
+		w.stop(StopFramePointerNotAbove, "saved FP %#x read at %#x is not above it (frame %d)",
+			next, fp, at+1)
+		return recordEnd
+	}
+	return recordFound
+}
+
+// isAsyncTagged reports whether a saved FP carries Swift's extended frame
+// record tag. Only 64-bit Apple platforms tag frame pointers.
+func (w *walk) isAsyncTagged(v uint64) bool {
+	return w.ptrSize == 8 && v&asyncTagMask == asyncTag
+}
+
+// byUnwindRow adds the innermost frame's caller by the unwind rule for its
+// code. It returns false, with no stop, when there is no rule or the rule
+// could not be applied (the next strategy is tried), and false with a stop
+// when the tables are damaged or say the stack ends here.
+func (w *walk) byUnwindRow() bool {
+	if w.opts.Unwinder == nil {
+		return false
+	}
+	cur := w.last()
+	row, src, err := w.opts.Unwinder.UnwindRow(cur.LookupAddress, cur.Index == 0)
+	if err != nil {
+		w.stop(StopBadUnwindInfo, "unwind info for %#x (frame %d): %v", cur.LookupAddress, cur.Index, err)
+		return false
+	}
+	if row == nil {
+		return false
+	}
+	caller, ok := w.applyRow(cur, row)
+	if !ok {
+		return false
+	}
+	caller.FoundBy = FoundByCFI
+	if src == unwind.SourceCompactUnwind {
+		caller.FoundBy = FoundByCompactUnwind
+	}
+	return w.add(caller)
+}
+
+// rowContext is the unwind.Context an expression of a row sees.
+type rowContext struct {
+	w      *walk
+	regs   *Regs
+	cfa    uint64
+	hasCFA bool
+}
+
+func (c *rowContext) Reg(r unwind.Reg) (uint64, bool) { return c.regs.Get(r) }
+func (c *rowContext) CFA() (uint64, bool)             { return c.cfa, c.hasCFA }
+func (c *rowContext) PtrSize() int                    { return int(c.w.ptrSize) }
+func (c *rowContext) ReadMemory(p []byte, addr uint64) (int, error) {
+	if c.w.mem == nil {
+		return 0, errNoMemory
+	}
+	return c.w.mem.ReadMemory(p, addr)
+}
+
+// applyRow computes the caller's registers from cur's by row. It reports
+// false when a register the caller needs cannot be computed, or the
+// result breaks the walk's rules (the caller's SP must be above cur's,
+// except when the return address came from a register); a rule saying
+// the stack ends stops the walk.
+func (w *walk) applyRow(cur *Frame, row *unwind.Row) (Frame, bool) {
+	ctx := &rowContext{w: w, regs: &cur.Regs}
+	var cfa uint64
+	if row.CFA.Expr != nil {
+		v, err := row.CFA.Expr.Eval(ctx)
+		if err != nil {
+			return Frame{}, false
+		}
+		cfa = v
+	} else {
+		base, ok := cur.Regs.Get(row.CFA.Reg)
+		if !ok {
+			return Frame{}, false
+		}
+		cfa = base + uint64(row.CFA.Offset)
+	}
+	ctx.cfa, ctx.hasCFA = cfa, true
+
+	var caller Frame
+	regs := &caller.Regs
+	regs.Set(w.arch.DWARFSP, cfa)
+	raFromRegister := false
+	for _, rr := range row.Regs {
+		if rr.Reg == w.arch.DWARFRA && (rr.Rule.Kind == unwind.SameValue || rr.Rule.Kind == unwind.Register) {
+			raFromRegister = true
+		}
+		v, known, err := w.recover(ctx, rr.Reg, rr.Rule)
+		if err != nil {
+			return Frame{}, false
+		}
+		if known {
+			regs.Set(rr.Reg, v)
+		} else {
+			regs.Forget(rr.Reg)
+		}
+	}
+	// Registers the row leaves unspecified: callee-saved ones keep their
+	// value, and so does the return-address register (a leaf's LR).
+	w.keepCalleeSaved(regs)
+	if row.Rule(w.arch.DWARFRA).Kind == unwind.Unspecified {
+		if v, ok := cur.Regs.Get(w.arch.DWARFRA); ok {
+			regs.Set(w.arch.DWARFRA, v)
+			raFromRegister = true
+		}
+	}
+	if row.Rule(w.arch.DWARFRA).Kind == unwind.Undefined {
+		w.stop(StopUnwindEnd, "the unwind info marks frame %d as the outermost", cur.Index)
+		return Frame{}, false
+	}
+	raw, ok := regs.Get(w.arch.DWARFRA)
+	if !ok {
+		return Frame{}, false
+	}
+	ra := w.arch.CodeAddress(raw & w.pacMask)
+	if ra < minValidAddress {
+		if ra == 0 {
+			w.stop(StopUnwindEnd, "return address 0 at frame %d: end of the stack", cur.Index)
+		}
+		return Frame{}, false
+	}
+	if w.opts.Code != nil && raw&w.pacMask != raw && !w.opts.Code.IsCode(ra) {
+		return Frame{}, false
+	}
+	sp, _ := cur.Regs.Get(w.arch.DWARFSP)
+	if newSP, _ := regs.Get(w.arch.DWARFSP); newSP < sp || newSP == sp && !raFromRegister {
+		return Frame{}, false
+	}
+	if fp, ok := regs.Get(w.arch.DWARFFP); ok {
+		if w.isAsyncTagged(fp) && w.opts.Async {
+			if curFP, ok := cur.Regs.Get(w.arch.DWARFFP); ok {
+				w.asyncChain(curFP)
+				return Frame{}, false
+			}
+		}
+		fp = fp &^ w.asyncBits(fp) & w.pacMask
+		regs.Set(w.arch.DWARFFP, fp)
+		caller.FP = fp
+	}
+	// On arm the caller's LR is not known: the value recovered for it is
+	// the return address just used.
+	if w.arch.LR != "" {
+		regs.Forget(w.arch.DWARFRA)
+	}
+	caller.ReturnAddress = ra
+	return caller, true
+}
+
+// asyncBits returns the async tag bits of a recovered FP, or 0.
+func (w *walk) asyncBits(fp uint64) uint64 {
+	if w.isAsyncTagged(fp) {
+		return asyncTagMask
+	}
+	return 0
+}
+
+// recover computes one register of the caller by its rule. known is false
+// when the rule says the value is lost.
+func (w *walk) recover(ctx *rowContext, reg unwind.Reg, rule unwind.Rule) (v uint64, known bool, err error) {
+	switch rule.Kind {
+	case unwind.Unspecified, unwind.SameValue:
+		v, known = ctx.regs.Get(reg)
+		return v, known, nil
+	case unwind.Undefined:
+		return 0, false, nil
+	case unwind.Offset:
+		v, err = w.readPtr(ctx.cfa + uint64(rule.Offset))
+		return v, err == nil, err
+	case unwind.ValOffset:
+		return ctx.cfa + uint64(rule.Offset), true, nil
+	case unwind.Register:
+		v, known = ctx.regs.Get(rule.Reg)
+		return v, known, nil
+	case unwind.Expression, unwind.ValExpression:
+		if rule.Expr == nil {
+			return 0, false, errNoExpr
+		}
+		v, err = rule.Expr.Eval(ctx)
+		if err != nil || rule.Kind == unwind.ValExpression {
+			return v, err == nil, err
+		}
+		v, err = w.readPtr(v)
+		return v, err == nil, err
+	}
+	return 0, false, errNoExpr
+}
+
+// byScan looks up the stack from the innermost frame's SP for a word that
+// points just after a call instruction in an image's code: Breakpad's last
+// resort. It needs Options.Code and Options.Instructions, finds at most
+// maxScanRun frames in a row, and clears a stop reason the frame record
+// left when it finds one.
+func (w *walk) byScan() bool {
+	if w.opts.NoScan || w.opts.Code == nil || w.opts.Instructions == nil || w.scanRun >= maxScanRun {
+		return false
+	}
+	cur := w.last()
+	sp, ok := cur.Regs.Get(w.arch.DWARFSP)
+	if !ok {
+		return false
+	}
+	for i := uint64(0); i < scanWords; i++ {
+		addr := sp + i*w.ptrSize
+		if addr < sp || !w.inStackWord(addr) {
+			return false
+		}
+		raw, err := w.readPtr(addr)
+		if err != nil {
+			return false
+		}
+		ra := w.arch.CodeAddress(raw & w.pacMask)
+		if ra < minValidAddress || !w.opts.Code.IsCode(ra) {
+			continue
+		}
+		if c := w.ai.callBefore(w, raw&w.pacMask); c.kind != callDirect && c.kind != callIndirect {
+			continue
+		}
+		f := Frame{ReturnAddress: ra, FoundBy: FoundByScan}
+		f.Regs.Set(w.arch.DWARFSP, addr+w.ptrSize)
+		// A function found by scanning is assumed not to have changed the
+		// callee-saved registers, FP among them.
+		w.keepCalleeSaved(&f.Regs)
+		if fp, ok := f.Regs.Get(w.arch.DWARFFP); ok {
+			f.FP = fp
+		}
+		w.res.Stop, w.res.StopDetail = 0, ""
+		return w.add(f)
+	}
+	return false
+}
+
+// inStackWord reports whether one word at addr is inside the stack bounds,
+// or true when they are not known.
+func (w *walk) inStackWord(addr uint64) bool {
+	lo, hi := w.opts.StackLow, w.opts.StackHigh
+	if lo == 0 || hi == 0 || lo >= hi {
+		return true
+	}
+	return addr >= lo && addr < hi && hi-addr >= w.ptrSize
+}
+
+// asyncChain follows the Swift async context chain of the async frame
+// whose extended record is at fp, as thread_stack_async_pcs does: the
+// context is stored just below the record; each context holds its parent
+// at +0 and the resume function of its parent at +8. Each resume function
+// becomes a frame, reported as its address + 1 and looked up at the
+// address itself.
+func (w *walk) asyncChain(fp uint64) {
+	ctx, err := w.readPtr(fp - w.ptrSize)
+	if err != nil {
+		w.stop(StopMemoryUnreadable, "cannot read the async context at %#x (frame %d): %v", fp-w.ptrSize, len(w.res.Frames)-1, err)
+		return
+	}
+	for ctx != 0 {
+		ctx &= w.pacMask
+		resume, err := w.readPtr(ctx + w.ptrSize)
+		if err != nil {
+			w.stop(StopMemoryUnreadable, "cannot read the resume function of async context %#x: %v", ctx, err)
+			return
+		}
+		resume = w.arch.CodeAddress(resume & w.pacMask)
+		if resume < minValidAddress {
+			break
+		}
+		if !w.add(Frame{ReturnAddress: resume + 1, LookupAddress: resume, FoundBy: FoundByAsync}) {
+			return
+		}
+		parent, err := w.readPtr(ctx)
+		if err != nil {
+			w.stop(StopMemoryUnreadable, "cannot read the parent of async context %#x: %v", ctx, err)
+			return
+		}
+		ctx = parent
+	}
+	w.stop(StopAsyncChainEnd, "async context chain ends at frame %d", len(w.res.Frames)-1)
+}
