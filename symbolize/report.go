@@ -325,7 +325,7 @@ func describeDifference(d Difference, frames []Frame, arch *archregs.Arch, rule 
 	case DiffReportExtraFrame:
 		s := fmt.Sprintf("the report has frame %d (%#x) that our walk lacks; the frames after it agree",
 			d.ReportIndex, d.Report)
-		if lr != 0 && d.Report&^1 == lr&^1 {
+		if lr != 0 && arch != nil && arch.CodeAddress(d.Report) == arch.CodeAddress(lr) {
 			s += "; it is LR, which this reporter takes as frame 1 even when it is stale or repeats the caller frame 0 had saved"
 		}
 		return s

@@ -20,6 +20,7 @@ package symtab
 import (
 	"cmp"
 	"fmt"
+	"github.com/stackimage/stackimage/archregs"
 	"slices"
 	"strconv"
 	"strings"
@@ -153,10 +154,10 @@ func New(im *image.Image) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("symtab: reading %s's function starts: %w", im.Name, err)
 	}
-	if im.CPUType == cpuTypeARM {
+	if im.Arch != nil && im.Arch.CodeBits != 0 {
 		// LC_FUNCTION_STARTS sets bit 0 on Thumb functions, as a
 		// branch target would; the instruction starts one byte lower.
-		starts = clearThumbBit(starts)
+		starts = codeAddresses(starts, im.Arch)
 	}
 	exports, err := im.Exports()
 	if err != nil {
@@ -165,13 +166,12 @@ func New(im *image.Image) (*Table, error) {
 	return NewFromParts(raw, im.Sections, starts, exports)
 }
 
-// cpuTypeARM is CPU_TYPE_ARM (32-bit ARM, where Thumb exists).
-const cpuTypeARM = 12
-
-func clearThumbBit(starts []uint64) []uint64 {
+// codeAddresses returns starts without the bits of a code pointer that are
+// not part of the address.
+func codeAddresses(starts []uint64, arch *archregs.Arch) []uint64 {
 	out := make([]uint64, len(starts))
 	for i, a := range starts {
-		out[i] = a &^ 1
+		out[i] = arch.CodeAddress(a)
 	}
 	return out
 }
