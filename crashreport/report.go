@@ -19,7 +19,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // Format names a crash report format.
@@ -103,7 +103,7 @@ type Exception struct {
 type Image struct {
 	Name string // short name: "CrashingTest", "libsystem_kernel.dylib"
 	Path string // full path; empty when not given
-	UUID image.UUID
+	UUID uuid.UUID
 	// LoadAddress is where the image's Mach-O header was loaded (slid).
 	LoadAddress uint64
 	// Size is the size of the image's mapped range from LoadAddress; 0 when
@@ -306,8 +306,8 @@ func (p *problems) finish(r *Report) (*Report, error) {
 // uuid parses an image's UUID as a report wrote it. A bad one is a warning
 // naming where it was, not an error: the image and its frames are still
 // good, only matching it with a symbol file is lost.
-func (p *problems) uuid(where, s string) image.UUID {
-	u, err := image.ParseUUID(s)
+func (p *problems) uuid(where, s string) uuid.UUID {
+	u, err := uuid.Parse(s)
 	if err != nil {
 		p.warn("%s: %q is not a UUID", where, s)
 	}

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // The JSON shapes of version 1. The arrays are decoded element by element
@@ -199,7 +199,7 @@ func (p *parser) image(path string, raw []byte) (Image, error) {
 	if j.UUID == "" {
 		return Image{}, fmt.Errorf("%s.uuid: missing", path)
 	}
-	u, err := image.ParseUUID(j.UUID)
+	u, err := uuid.Parse(j.UUID)
 	if err != nil {
 		return Image{}, fmt.Errorf("%s.uuid: %v", path, err)
 	}

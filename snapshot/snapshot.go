@@ -10,7 +10,7 @@ package snapshot
 
 import (
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // FormatV1 is the format string of version 1.
@@ -48,7 +48,7 @@ type Snapshot struct {
 // Image is one loaded image.
 type Image struct {
 	Name        string
-	UUID        image.UUID
+	UUID        uuid.UUID
 	LoadAddress uint64
 	Size        uint64 // 0 when not given
 }
