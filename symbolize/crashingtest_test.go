@@ -44,7 +44,7 @@ func TestCrashingTestReports(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			rep, err := z.CrashReport(cr)
+			rep, err := z.Symbolicate(cr.Dump())
 			if err != nil {
 				t.Fatalf("CrashReport: %v", err)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/crashreport"
+	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -27,15 +28,15 @@ func TestCompareBacktraces(t *testing.T) {
 	fp := func(i int, addr uint64) walker.Frame {
 		return walker.Frame{Index: i, ReturnAddress: addr, FoundBy: walker.FoundByFramePointer}
 	}
-	rep := func(addrs ...uint64) []crashreport.Frame {
-		var out []crashreport.Frame
+	rep := func(addrs ...uint64) []dump.Frame {
+		var out []dump.Frame
 		for _, a := range addrs {
-			out = append(out, crashreport.Frame{Address: a, ImageIndex: -1})
+			out = append(out, dump.Frame{Address: a, ImageIndex: -1})
 		}
 		return out
 	}
 	// inF0 is a report whose frame 0 is in a function starting at 0x1000.
-	inF0 := func(addrs ...uint64) []crashreport.Frame {
+	inF0 := func(addrs ...uint64) []dump.Frame {
 		out := rep(addrs...)
 		out[0].Symbol, out[0].SymbolOffset = "f", out[0].Address-0x1000
 		return out
@@ -44,7 +45,7 @@ func TestCompareBacktraces(t *testing.T) {
 		name     string
 		rule     AddressRule
 		walked   []walker.Frame
-		reported []crashreport.Frame
+		reported []dump.Frame
 		skipped  int
 		want     comparison
 	}{
@@ -188,10 +189,10 @@ func TestReportedLookupAddress(t *testing.T) {
 // TestAddressRuleOf checks which threads are taken as KSCrash 2.x's
 // rounded backtraces.
 func TestAddressRuleOf(t *testing.T) {
-	thread := func(skipped int, addrs ...uint64) crashreport.Thread {
-		th := crashreport.Thread{SkippedFrames: skipped}
+	thread := func(skipped int, addrs ...uint64) dump.Thread {
+		th := dump.Thread{SkippedFrames: skipped}
 		for _, a := range addrs {
-			th.Frames = append(th.Frames, crashreport.Frame{Address: a})
+			th.Frames = append(th.Frames, dump.Frame{Address: a})
 		}
 		return th
 	}
@@ -199,7 +200,7 @@ func TestAddressRuleOf(t *testing.T) {
 	tests := []struct {
 		name   string
 		report crashreport.Report
-		thread crashreport.Thread
+		thread dump.Thread
 		want   AddressRule
 	}{
 		{"KSCrash 2.0, all callers multiples of 8",
@@ -235,7 +236,7 @@ func TestAddressRuleOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := addressRuleOf(&tt.report, tt.thread); got != tt.want {
+			if got := addressRuleOf(tt.report.Dump(), tt.thread); got != tt.want {
 				t.Errorf("addressRuleOf = %q, want %q", got, tt.want)
 			}
 		})
@@ -316,7 +317,7 @@ func TestKSCrashExampleReports(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			rep, err := z.CrashReport(cr)
+			rep, err := z.Symbolicate(cr.Dump())
 			if err != nil {
 				t.Fatalf("CrashReport: %v", err)
 			}

@@ -6,8 +6,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/crashreport"
-	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -95,51 +94,6 @@ type Difference struct {
 // String returns the Detail.
 func (d Difference) String() string { return d.Detail }
 
-// CrashReport symbolicates a crash report: each thread's backtrace as the
-// reporter recorded it and, where registers and a stack dump allow, our
-// own walk beside it. Images without symbols keep their addresses and the
-// names the report gave.
-func (z *Symbolizer) CrashReport(cr *crashreport.Report) (*Report, error) {
-	loaded := make([]*image.Loaded, len(cr.Images))
-	for i, im := range cr.Images {
-		name := im.Path
-		if name == "" {
-			name = im.Name
-		}
-		loaded[i] = &image.Loaded{Name: name, UUID: im.UUID, LoadAddress: im.LoadAddress, Size: im.Size}
-	}
-	p, err := z.NewProcess(cr.Arch, loaded)
-	if err != nil {
-		return nil, err
-	}
-	rep := &Report{Format: string(cr.Format), Arch: cr.Arch, Missing: p.Missing, CrashReport: cr}
-	add := func(th crashreport.Thread, name string) {
-		t := Thread{ID: uint64(th.Index), KernelID: th.ID, Name: name, Crashed: th.Crashed}
-		rule := addressRuleOf(cr, th)
-		t.Frames = p.reportedFrames(th.Frames, th.SkippedFrames, rule)
-		if th.Registers != nil && th.Stack != nil {
-			t.Walk = p.walkReported(th, rule, z.MaxDepth)
-		}
-		rep.Threads = append(rep.Threads, t)
-	}
-	for _, th := range cr.Threads {
-		name := th.Name
-		if name == "" {
-			name = th.Queue
-		}
-		add(th, name)
-	}
-	if len(cr.LastExceptionBacktrace) > 0 {
-		add(crashreport.Thread{Index: -1, Frames: cr.LastExceptionBacktrace}, "Last Exception Backtrace")
-		rep.Threads[len(rep.Threads)-1].LastException = true
-	}
-	if cr.RecrashThread != nil {
-		add(*cr.RecrashThread, "Recrash (the reporter's own thread)")
-	}
-	rep.Warnings = append(append([]string(nil), cr.Warnings...), p.Warnings()...)
-	return rep, nil
-}
-
 // addressRuleOf tells how the reporter wrote one thread's caller addresses.
 //
 // KSCrash before report format 3 rounded every return address its own
@@ -152,15 +106,15 @@ func (z *Symbolizer) CrashReport(cr *crashreport.Report) (*Report, error) {
 // address is a multiple of twice the pointer size: a raw return address on
 // armv7 Thumb code is odd, and n unrounded ones all being multiples of 8
 // has odds of about 4^-n.
-func addressRuleOf(cr *crashreport.Report, th crashreport.Thread) AddressRule {
+func addressRuleOf(d *dump.Dump, th dump.Thread) AddressRule {
 	kscrash := false
-	switch cr.Format {
-	case crashreport.FormatKSCrash:
-		kscrash = reportMajor(cr.ReportVersion) < 3
-	case crashreport.FormatCrash:
-		kscrash = hasStackDump(cr)
+	switch d.Format {
+	case dump.FormatKSCrash:
+		kscrash = reportMajor(d.ReporterVersion) < 3
+	case dump.FormatCrash:
+		kscrash = hasStackDump(d)
 	}
-	if !kscrash || cr.Arch == nil {
+	if !kscrash || d.Arch == nil {
 		return RuleReturnAddress
 	}
 	callers := th.Frames
@@ -170,7 +124,7 @@ func addressRuleOf(cr *crashreport.Report, th crashreport.Thread) AddressRule {
 	if len(callers) == 0 {
 		return RuleReturnAddress
 	}
-	align := 2 * uint64(cr.Arch.PtrSize)
+	align := 2 * uint64(d.Arch.PtrSize)
 	for _, f := range callers {
 		if f.Address%align != 0 {
 			return RuleReturnAddress
@@ -190,13 +144,13 @@ func reportMajor(version string) int {
 	return n
 }
 
-func hasStackDump(cr *crashreport.Report) bool {
-	for _, th := range cr.Threads {
+func hasStackDump(d *dump.Dump) bool {
+	for _, th := range d.Threads {
 		if th.Stack != nil {
 			return true
 		}
 	}
-	return cr.RecrashThread != nil && cr.RecrashThread.Stack != nil
+	return d.RecrashThread != nil && d.RecrashThread.Stack != nil
 }
 
 // reportedLookupAddress returns the address at which to symbolize a
@@ -229,7 +183,7 @@ func reportedLookupAddress(arch *archregs.Arch, rule AddressRule, index int, add
 // reportedFrames symbolicates a reporter's backtrace, looking each frame up
 // as reportedLookupAddress says. When the reporter skipped frames, even the
 // first frame given is a caller.
-func (p *Process) reportedFrames(frames []crashreport.Frame, skipped int, rule AddressRule) []Frame {
+func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressRule) []Frame {
 	var out []Frame
 	for i, rf := range frames {
 		index := i + skipped
@@ -259,12 +213,8 @@ func (p *Process) reportedFrames(frames []crashreport.Frame, skipped int, rule A
 // walkReported walks a thread over its stack dump and compares the machine
 // frames found with the reporter's. A walked frame paired with a reported
 // one that we could not name takes the reporter's symbol.
-func (p *Process) walkReported(th crashreport.Thread, rule AddressRule, maxDepth int) *Walk {
-	opts := walker.Options{MaxDepth: maxDepth}
-	if n := uint64(len(th.Stack.Data)); n > 0 {
-		opts.StackLow, opts.StackHigh = th.Stack.Start, th.Stack.Start+n
-	}
-	frames, res := p.Walk(th.Registers, th.Stack, opts)
+func (p *Process) walkReported(th dump.Thread, mem walker.Memory, rule AddressRule, opts walker.Options) *Walk {
+	frames, res := p.Walk(th.Registers, mem, opts)
 	w := &Walk{Frames: frames, StopReason: res.Stop.String(), StopDetail: res.StopDetail, AddressRule: rule}
 	c := compareBacktraces(p.Arch, rule, res.Frames, th.Frames, th.SkippedFrames)
 	w.Compared, w.Differences, w.Agrees = c.compared, c.diffs, true
@@ -285,7 +235,7 @@ func (p *Process) walkReported(th crashreport.Thread, rule AddressRule, maxDepth
 // nameFromReport gives walked frame index the reporter's symbol when we
 // have none (no symbol file for its image) and the symbol's start, as the
 // report places it, is at or below our lookup address.
-func nameFromReport(frames []Frame, index int, rf crashreport.Frame) {
+func nameFromReport(frames []Frame, index int, rf dump.Frame) {
 	f := outerFrame(frames, index)
 	if f == nil || f.Symbol != "" || rf.Symbol == "" || rf.SymbolOffset > rf.Address {
 		return
@@ -377,7 +327,7 @@ type pair struct{ walk, report int }
 // one side has is reported once instead of shifting every later pair: an
 // extra frame of ours must come from the link register (the one frame a
 // frame-record walk cannot see), an extra frame of the report may be any.
-func compareBacktraces(arch *archregs.Arch, rule AddressRule, walked []walker.Frame, reported []crashreport.Frame, skipped int) comparison {
+func compareBacktraces(arch *archregs.Arch, rule AddressRule, walked []walker.Frame, reported []dump.Frame, skipped int) comparison {
 	var c comparison
 	same := func(i, j int) bool {
 		return sameInstruction(arch, rule, walked[i], j+skipped, reported[j].Address)
@@ -416,7 +366,7 @@ func compareBacktraces(arch *archregs.Arch, rule AddressRule, walked []walker.Fr
 // inFrame0Function reports whether walked frame i lies between the start
 // of frame 0's function, as the reporter's symbol gives it, and PC: a
 // function is contiguous, so such an address is in frame 0's own function.
-func inFrame0Function(walked []walker.Frame, reported []crashreport.Frame, skipped, i int) bool {
+func inFrame0Function(walked []walker.Frame, reported []dump.Frame, skipped, i int) bool {
 	if skipped != 0 || len(reported) == 0 || len(walked) == 0 || walked[0].Index != 0 {
 		return false
 	}

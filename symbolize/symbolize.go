@@ -6,10 +6,9 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/crashreport"
 	"github.com/stackimage/stackimage/debuginfo"
+	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/image"
-	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -77,13 +76,12 @@ type Thread struct {
 
 // Report is a symbolicated dump.
 type Report struct {
-	// Format is the input's format: "snapshot", "ips", "crash", "kscrash".
-	Format string
-	// CrashReport is the parsed crash report, for its header; nil for a
-	// snapshot.
-	CrashReport *crashreport.Report
-	Arch        *archregs.Arch
-	Threads     []Thread
+	// Format is the input's format.
+	Format dump.Format
+	// Dump is the input, for its header (system, process, crash).
+	Dump    *dump.Dump
+	Arch    *archregs.Arch
+	Threads []Thread
 	// Missing lists the images of the dump for which no symbol file with the
 	// same UUID was found.
 	Missing []MissingImage
@@ -337,30 +335,6 @@ func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.
 		frames = append(frames, p.Frames(wf.Index, wf.ReturnAddress, wf.LookupAddress, wf.FoundBy.String())...)
 	}
 	return frames, res
-}
-
-// Snapshot walks and symbolicates every thread of a snapshot.
-func (z *Symbolizer) Snapshot(snap *snapshot.Snapshot) (*Report, error) {
-	loaded := make([]*image.Loaded, len(snap.Images))
-	for i, im := range snap.Images {
-		loaded[i] = &image.Loaded{Name: im.Name, UUID: im.UUID, LoadAddress: im.LoadAddress, Size: im.Size}
-	}
-	p, err := z.NewProcess(snap.Arch, loaded)
-	if err != nil {
-		return nil, err
-	}
-	rep := &Report{Format: "snapshot", Arch: snap.Arch, Missing: p.Missing}
-	for _, th := range snap.Threads {
-		opts := walker.Options{MaxDepth: z.MaxDepth, StackLow: th.StackLow, StackHigh: th.StackHigh}
-		frames, res := p.Walk(th.Registers, snap.Memory, opts)
-		rep.Threads = append(rep.Threads, Thread{
-			ID: th.ID, Name: th.Name, Crashed: th.Crashed,
-			StopReason: res.Stop.String(), StopDetail: res.StopDetail,
-			Frames: frames,
-		})
-	}
-	rep.Warnings = p.Warnings()
-	return rep, nil
 }
 
 // Warnings returns what the symbol files used so far could not give: DWARF

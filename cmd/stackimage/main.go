@@ -50,7 +50,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "symbolicate":
-		err = runSymbolicate(args[1:], stdout, stderr)
+		err = runSymbolicate(args[1:], stdin, stdout, stderr)
 	case "atos":
 		err = runAtos(args[1:], stdin, stdout, stderr)
 	case "images":

@@ -121,3 +121,19 @@ func TestSymbolicateSaysWhichSymbolFilesItSkipped(t *testing.T) {
 		t.Errorf("the snapshot was not symbolicated with the good files:\n%s", stdout.String())
 	}
 }
+
+// TestSymbolicateStdin reads the dump from standard input when it is "-",
+// and tells its format by content as for a file.
+func TestSymbolicateStdin(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(reportSamples, "arm64.ips"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"symbolicate", "-"}, bytes.NewReader(data), &stdout, &stderr); code != 0 {
+		t.Fatalf("symbolicate -: exit status %d, stderr:\n%s", code, stderr.String())
+	}
+	if !strings.HasPrefix(stdout.String(), "Format: Apple .ips crash report\n") {
+		t.Errorf("symbolicate - printed %q first", firstLine(stdout.String()))
+	}
+}

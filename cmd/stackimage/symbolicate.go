@@ -1,25 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"github.com/stackimage/stackimage/crashreport"
-	"github.com/stackimage/stackimage/snapshot"
+	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/symbolize"
 )
 
-// maxDumpSize bounds what is read of a dump file; a snapshot's own limits
-// are checked again by the parser.
-const maxDumpSize = 1 << 30
-
-func runSymbolicate(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("symbolicate", "symbolicate DUMP [--symbols DIR]... [--json]", stderr)
+func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("symbolicate", "symbolicate DUMP|- [--symbols DIR]... [--json]", stderr)
 	var dirs stringList
 	fs.Var(&dirs, "symbols", "a directory (searched recursively) or file of binaries and dSYMs, matched by UUID; repeatable")
 	asJSON := fs.Bool("json", false, "print JSON instead of crash-report text")
@@ -32,10 +24,11 @@ func runSymbolicate(args []string, stdout, stderr io.Writer) error {
 	if len(files) != 1 {
 		return fmt.Errorf("%w: want one dump file, got %d", errUsage, len(files))
 	}
-	data, err := readLimited(files[0], maxDumpSize)
+	in, err := openInput(files[0], stdin)
 	if err != nil {
 		return err
 	}
+	defer in.Close()
 	syms := symbolize.NewSymbols()
 	defer syms.Close()
 	for _, d := range dirs {
@@ -49,7 +42,7 @@ func runSymbolicate(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "stackimage symbolicate: skipped %s\n", skipped)
 	}
 	z := &symbolize.Symbolizer{Symbols: syms, MaxDepth: *depth, NoDemangle: *noDemangle}
-	rep, parseErr, err := symbolicate(z, data)
+	rep, parseErr, err := symbolicate(z, in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", files[0], err)
 	}
@@ -63,75 +56,9 @@ func runSymbolicate(args []string, stdout, stderr io.Writer) error {
 	}
 	if parseErr != nil {
 		// What could be read was printed; the rest is an error all the same.
-		return fmt.Errorf("%s: incomplete %s: %w", files[0], formatNames[rep.Format], parseErr)
+		return fmt.Errorf("%s: incomplete %s: %w", files[0], formatName(rep.Format), parseErr)
 	}
 	return nil
-}
-
-// formatNames describes the input formats for people.
-var formatNames = map[string]string{
-	"snapshot": "stackimage snapshot",
-	"ips":      "Apple .ips crash report",
-	"crash":    "Apple text crash report",
-	"kscrash":  "KSCrash JSON report",
-}
-
-// symbolicate detects the dump's format from its content and symbolicates
-// it. A crash report that could be read only in part comes back with the
-// part as rep and the reason as parseErr; err means nothing could be read.
-func symbolicate(z *symbolize.Symbolizer, data []byte) (rep *symbolize.Report, parseErr, err error) {
-	if isSnapshot(data) {
-		snap, err := snapshot.Parse(data)
-		if err != nil {
-			return nil, nil, err
-		}
-		rep, err := z.Snapshot(snap)
-		return rep, nil, err
-	}
-	if _, ok := crashreport.Detect(data); !ok {
-		return nil, nil, errors.New("not a stackimage snapshot, Apple .ips or .crash report, or KSCrash JSON report")
-	}
-	cr, parseErr := crashreport.Parse(data)
-	if cr == nil {
-		return nil, nil, parseErr
-	}
-	rep, err = z.CrashReport(cr)
-	return rep, parseErr, err
-}
-
-// isSnapshot tells a stackimage snapshot by its format field; every other
-// JSON input is left to the crash report parsers.
-func isSnapshot(data []byte) bool {
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return false
-	}
-	var head struct {
-		Format string `json:"format"`
-	}
-	// A snapshot that fails to parse as a whole still names its format;
-	// the full parse then reports what is wrong with it.
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	if err := dec.Decode(&head); err != nil {
-		return bytes.Contains(trimmed[:min(len(trimmed), 256)], []byte(`"stackimage.snapshot/`))
-	}
-	return strings.HasPrefix(head.Format, "stackimage.snapshot/")
-}
-
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
-	}
-	return data, nil
 }
 
 func writeText(w io.Writer, rep *symbolize.Report) {
@@ -139,9 +66,9 @@ func writeText(w io.Writer, rep *symbolize.Report) {
 	if rep.Arch != nil {
 		ptrSize = rep.Arch.PtrSize
 	}
-	fmt.Fprintf(w, "Format: %s\n", formatNames[rep.Format])
-	if cr := rep.CrashReport; cr != nil {
-		writeReportHeader(w, cr)
+	fmt.Fprintf(w, "Format: %s\n", formatName(rep.Format))
+	if d := rep.Dump; d != nil && d.Format != dump.FormatSnapshot {
+		writeReportHeader(w, d)
 	}
 	for _, th := range rep.Threads {
 		fmt.Fprintln(w)
@@ -231,32 +158,38 @@ func stopLine(reason, detail string) string {
 	return fmt.Sprintf("Walk stopped: %s (%s)", reason, detail)
 }
 
-func writeReportHeader(w io.Writer, cr *crashreport.Report) {
+func writeReportHeader(w io.Writer, d *dump.Dump) {
 	field := func(name, value string) {
 		if value != "" {
 			fmt.Fprintf(w, "%-12s%s\n", name+":", value)
 		}
 	}
-	process := cr.Process
-	if process != "" && cr.PID != 0 {
-		process += fmt.Sprintf(" [%d]", cr.PID)
+	pr := d.Process
+	process := pr.Name
+	if process != "" && pr.PID != 0 {
+		process += fmt.Sprintf(" [%d]", pr.PID)
 	}
 	field("Process", process)
-	field("Identifier", cr.Identifier)
-	field("Version", cr.Version)
-	field("OS", cr.OS)
-	field("Hardware", cr.Hardware)
-	field("Time", cr.Time)
-	if cr.Arch != nil {
-		field("Arch", cr.Arch.Name)
+	field("Identifier", pr.Identifier)
+	field("Version", pr.Version)
+	field("OS", d.System.OS)
+	field("CPU", d.System.CPU)
+	field("Hardware", d.System.Hardware)
+	field("Time", pr.Time)
+	if d.Arch != nil {
+		field("Arch", d.Arch.Name)
 	}
-	ex := cr.Exception
-	exception := strings.TrimSpace(strings.Join([]string{ex.Type, paren(ex.Signal)}, " "))
-	field("Exception", exception)
-	field("Codes", ex.Codes)
-	field("Name", ex.Name)
-	field("Reason", ex.Reason)
-	field("Diagnosis", ex.Diagnosis)
+	if ex := d.Crash; ex != nil {
+		exception := strings.TrimSpace(strings.Join([]string{ex.Type, paren(ex.Signal)}, " "))
+		field("Exception", exception)
+		field("Codes", ex.Codes)
+		if ex.HasAddress && !strings.Contains(ex.Codes, "0x") {
+			field("Address", fmt.Sprintf("%#x", ex.Address))
+		}
+		field("Name", ex.Name)
+		field("Reason", ex.Reason)
+		field("Diagnosis", ex.Diagnosis)
+	}
 }
 
 func paren(s string) string {
@@ -371,7 +304,7 @@ func jsonFrames(frames []symbolize.Frame) []jsonFrame {
 }
 
 func writeJSON(w io.Writer, rep *symbolize.Report) error {
-	out := jsonReport{Format: rep.Format, Threads: []jsonThread{}}
+	out := jsonReport{Format: string(rep.Format), Threads: []jsonThread{}}
 	for _, th := range rep.Threads {
 		jt := jsonThread{ID: th.ID, KernelID: th.KernelID, Name: th.Name, Crashed: th.Crashed, LastException: th.LastException,
 			StopReason: th.StopReason, StopDetail: th.StopDetail, Frames: jsonFrames(th.Frames)}

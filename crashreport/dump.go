@@ -1,0 +1,61 @@
+package crashreport
+
+import "github.com/stackimage/stackimage/dump"
+
+// Dump returns the report in the common dump model. The model shares the
+// report's registers and stack dumps.
+func (r *Report) Dump() *dump.Dump {
+	d := &dump.Dump{
+		Format: dump.Format(r.Format),
+		Arch:   r.Arch,
+		System: dump.System{OS: r.OS, Hardware: r.Hardware},
+		Process: dump.Process{Name: r.Process, PID: r.PID, Path: r.Path, Identifier: r.Identifier,
+			Version: r.Version, Time: r.Time, IncidentID: r.IncidentID},
+		ReporterVersion: r.ReportVersion,
+		Warnings:        append([]string(nil), r.Warnings...),
+	}
+	if ex := r.Exception; ex != (Exception{}) {
+		d.Crash = &dump.Crash{Type: ex.Type, Signal: ex.Signal, Codes: ex.Codes,
+			Address: ex.Address, HasAddress: ex.Address != 0,
+			Name: ex.Name, Reason: ex.Reason, Diagnosis: ex.Diagnosis}
+	}
+	for _, im := range r.Images {
+		d.Images = append(d.Images, dump.Image{Name: im.Name, Path: im.Path, UUID: im.UUID,
+			LoadAddress: im.LoadAddress, Size: im.Size, VMAddress: im.VMAddress, Arch: im.Arch, Version: im.Version})
+	}
+	for _, th := range r.Threads {
+		d.Threads = append(d.Threads, dumpThread(th))
+	}
+	d.LastExceptionBacktrace = dumpFrames(r.LastExceptionBacktrace)
+	if r.RecrashThread != nil {
+		t := dumpThread(*r.RecrashThread)
+		d.RecrashThread = &t
+	}
+	return d
+}
+
+func dumpThread(th Thread) dump.Thread {
+	t := dump.Thread{Index: th.Index, KernelID: th.ID, ID: uint64(th.Index), Name: th.Name, Queue: th.Queue,
+		Crashed: th.Crashed, Registers: th.Registers, OtherRegisters: th.OtherRegisters,
+		Frames: dumpFrames(th.Frames), SkippedFrames: th.SkippedFrames}
+	if th.Stack != nil {
+		t.Stack = th.Stack
+		if n := uint64(len(th.Stack.Data)); n > 0 {
+			t.StackLow, t.StackHigh = th.Stack.Start, th.Stack.Start+n
+		}
+	}
+	return t
+}
+
+func dumpFrames(frames []Frame) []dump.Frame {
+	if frames == nil {
+		return nil
+	}
+	out := make([]dump.Frame, len(frames))
+	for i, f := range frames {
+		out[i] = dump.Frame{Address: f.Address, ImageIndex: f.ImageIndex, ImageOffset: f.ImageOffset,
+			ImageName: f.ImageName, Symbol: f.Symbol, SymbolOffset: f.SymbolOffset,
+			File: f.File, Line: f.Line, Inlined: f.Inlined}
+	}
+	return out
+}
