@@ -153,7 +153,9 @@ func (w *walk) byUnwindRow() bool {
 		return false
 	}
 	cur := w.last()
-	row, src, err := w.opts.Unwinder.UnwindRow(cur.LookupAddress, cur.Index == 0)
+	q := UnwindQuery{Address: cur.LookupAddress, Frame0: cur.Index == 0}
+	q.Thumb = q.Frame0 && w.thumb
+	row, src, err := w.opts.Unwinder.UnwindRow(q)
 	if err != nil {
 		w.stop(StopBadUnwindInfo, "unwind info for %#x (frame %d): %v", cur.LookupAddress, cur.Index, err)
 		return false

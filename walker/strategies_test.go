@@ -20,7 +20,8 @@ type rowTable []struct {
 	err        error
 }
 
-func (t rowTable) UnwindRow(addr uint64, frame0 bool) (*unwind.Row, unwind.Source, error) {
+func (t rowTable) UnwindRow(q UnwindQuery) (*unwind.Row, unwind.Source, error) {
+	addr := q.Address
 	for i := range t {
 		if addr >= t[i].start && addr < t[i].end {
 			if t[i].err != nil {

@@ -132,14 +132,23 @@ type Frame struct {
 // scanning where it has no answer.
 type Unwinder interface {
 	// UnwindRow returns the rule that recovers the caller's registers at
-	// addr, and the table it came from. For frame 0 (frame0 true) addr is
-	// where the thread stopped, which may be in a prologue or epilogue; an
-	// Unwinder must answer there only with rules valid at every
-	// instruction. For a caller addr is its return address minus one
-	// instruction, inside the call. A nil row and nil error mean there is
-	// no rule for addr; an error means the tables are damaged (an
+	// q.Address, and the table it came from. A nil row and nil error mean
+	// there is no rule there; an error means the tables are damaged (an
 	// *unwind.Error names the table and offset).
-	UnwindRow(addr uint64, frame0 bool) (*unwind.Row, unwind.Source, error)
+	UnwindRow(q UnwindQuery) (*unwind.Row, unwind.Source, error)
+}
+
+// UnwindQuery is where the walker asks an Unwinder for a rule.
+type UnwindQuery struct {
+	// Address is the frame's lookup address: for frame 0 the PC, which may
+	// be in a prologue or epilogue (an Unwinder must answer there only
+	// with rules valid at every instruction); for a caller its return
+	// address minus one instruction, inside the call.
+	Address uint64
+	Frame0  bool
+	// Thumb says frame 0 executes armv7 Thumb code (CPSR.T), which an
+	// Unwinder that decodes instructions needs to know.
+	Thumb bool
 }
 
 // DefaultMaxDepth is the number of frames a walk returns at most when
@@ -293,6 +302,8 @@ type walk struct {
 	scanRun int
 	// fpChecked is set once the frame-0 check of FP against SP is done.
 	fpChecked bool
+	// thumb says frame 0 executes Thumb code (armv7 CPSR.T).
+	thumb bool
 }
 
 func newWalk(arch *archregs.Arch, ai *archInfo, mem Memory, opts Options) *walk {
@@ -371,6 +382,9 @@ func (w *walk) run(regs *archregs.Registers) {
 		f0.Regs.Set(w.arch.DWARFFP, fp)
 	}
 	w.res.Frames = append(w.res.Frames, f0)
+	if cpsr, ok := regs.Get("cpsr"); ok && w.arch.CodeBits != 0 {
+		w.thumb = cpsr&thumbCPSR != 0
+	}
 	if !fpKnown && w.opts.Unwinder == nil {
 		w.stop(StopNoRegisters, "FP (%s) unknown", regs.Arch.FP)
 		return
