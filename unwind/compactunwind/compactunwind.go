@@ -156,17 +156,19 @@ func Parse(data []byte) (*Table, error) {
 		return nil, err
 	}
 	// The index must be sorted for the binary search, and every page and
-	// LSDA range it names must start inside the section.
+	// LSDA range it names must start inside the section. The last entry is
+	// the end sentinel, with no page.
 	var prevFunc, prevLSDA uint32
 	for i := uint32(0); i < t.indexCount; i++ {
 		off := uint64(t.indexOff) + uint64(i)*indexEntrySize
 		fn := binary.LittleEndian.Uint32(data[off:])
 		page := binary.LittleEndian.Uint32(data[off+4:])
 		lsda := binary.LittleEndian.Uint32(data[off+8:])
-		if i > 0 && fn < prevFunc {
+		sentinel := i+1 == t.indexCount
+		if i > 0 && fn < prevFunc && !sentinel {
 			return nil, formatError(off, "first-level index entry %d: function offset %#x is below the previous entry's %#x (index not sorted)", i, fn, prevFunc)
 		}
-		if i+1 < t.indexCount && (page == 0 || uint64(page)+8 > uint64(len(data))) {
+		if !sentinel && (page == 0 || uint64(page)+8 > uint64(len(data))) {
 			return nil, formatError(off+4, "first-level index entry %d: second-level page offset %#x is outside the section (%d bytes)", i, page, len(data))
 		}
 		if i > 0 && lsda < prevLSDA {
@@ -191,6 +193,9 @@ func (t *Table) indexEntry(i uint32) (fn, page, lsda uint32) {
 // image-relative address. It returns ErrNotFound when no entry covers it,
 // and an *unwind.Error when the page that should is malformed. An entry
 // with encoding 0 is returned as found: RowFor reports it as ErrNoInfo.
+//
+// The search is binary in the first-level index and in the page, and
+// reads only that page.
 func (t *Table) Lookup(funcOffset uint32) (Entry, error) {
 	if t.object != nil || t.data == nil {
 		return t.lookupObject(funcOffset)
@@ -211,6 +216,11 @@ func (t *Table) Lookup(funcOffset uint32) (Entry, error) {
 	i--
 	first, page, lsdaStart := t.indexEntry(i)
 	next, _, lsdaEnd := t.indexEntry(i + 1)
+	if i+2 == t.indexCount && next < first {
+		// A sentinel below the last page (hand-made tables have 0): the
+		// end of the last function is unknown.
+		next = 0xFFFFFFFF
+	}
 	if funcOffset >= next {
 		return Entry{}, ErrNotFound
 	}
