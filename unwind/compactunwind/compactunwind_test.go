@@ -17,7 +17,7 @@ func syntheticFuncs() []Entry {
 		{FuncStart: 0x1010, Encoding: 0x02020000},
 		{FuncStart: 0x1040, Encoding: 0x51010005, LSDA: 0x9000}, // personality 1, has LSDA
 		{FuncStart: 0x1100, Encoding: 0x04000123},
-		{FuncStart: 0x1180, Encoding: 0x00000000}, // no unwind information
+		{FuncStart: 0x1180, Encoding: 0x00000000},               // no unwind information
 		{FuncStart: 0x1200, Encoding: 0x62030000, LSDA: 0x9100}, // personality 2, has LSDA
 		{FuncStart: 0x1300, Encoding: 0x01010005},
 	}

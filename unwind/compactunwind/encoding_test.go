@@ -210,10 +210,12 @@ func TestDWARFOffset(t *testing.T) {
 // aligned d-register slots of armv7 frames with more than four.
 type fakeContext struct{ cfa uint64 }
 
-func (c fakeContext) Reg(unwind.Reg) (uint64, bool)                 { return 0, false }
-func (c fakeContext) CFA() (uint64, bool)                           { return c.cfa, true }
-func (c fakeContext) ReadMemory(p []byte, addr uint64) (int, error) { return 0, errors.New("no memory") }
-func (c fakeContext) PtrSize() int                                  { return 4 }
+func (c fakeContext) Reg(unwind.Reg) (uint64, bool) { return 0, false }
+func (c fakeContext) CFA() (uint64, bool)           { return c.cfa, true }
+func (c fakeContext) ReadMemory(p []byte, addr uint64) (int, error) {
+	return 0, errors.New("no memory")
+}
+func (c fakeContext) PtrSize() int { return 4 }
 
 func TestARMAlignedDRegisters(t *testing.T) {
 	// r7 frame, no other registers, 7 d registers: d8-d14 stored at
