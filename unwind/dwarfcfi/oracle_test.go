@@ -5,6 +5,8 @@ import (
 	"debug/macho"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/internal/testcorpus"
 	"github.com/stackimage/stackimage/unwind"
 )
 
@@ -346,6 +349,61 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkAgainstDump(t, tab, tt.arch, string(dump), tt.debug)
+		})
+	}
+}
+
+// TestRegressionBins checks PLCrashReporter's DWARF regression binaries
+// (x86_64 and i386 images whose unwinding needs DWARF) from the corpus:
+// every FDE must parse, and, when llvm-dwarfdump-16 is installed, every
+// address must match its interpretation.
+func TestRegressionBins(t *testing.T) {
+	dir := filepath.Join(testcorpus.Dir(t), "plcrashreporter/Resources/Tests/PLCrashAsyncDwarfEncodingTests/regression-bins")
+	bins, err := filepath.Glob(filepath.Join(dir, "tbin.*"))
+	if err != nil || len(bins) == 0 {
+		t.Fatalf("no regression binaries in %s (%v)", dir, err)
+	}
+	dumper, lookErr := exec.LookPath("llvm-dwarfdump-16")
+	for _, bin := range bins {
+		t.Run(filepath.Base(bin), func(t *testing.T) {
+			f, err := macho.Open(bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cpu := uint32(f.Cpu)
+			f.Close()
+			arch, err := archregs.ByCPU(cpu, archregs.CPUSubtypeX86All)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, addr := sectionOf(t, bin, "__eh_frame")
+			tab, err := NewEHFrame(data, addr, arch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range tab.Errors() {
+				t.Errorf("table error: %v", e)
+			}
+			fdes, indexed, _ := tab.Stats()
+			if fdes == 0 || indexed != fdes {
+				t.Errorf("Stats() = %d FDEs, %d indexed; want all of at least one", fdes, indexed)
+			}
+			for _, r := range tab.FDEs() {
+				for pc := r.PCBegin; pc < r.PCEnd; pc++ {
+					if _, _, err := tab.RowAt(pc); err != nil {
+						t.Errorf("RowAt(%#x): %v", pc, err)
+					}
+				}
+			}
+			if lookErr != nil {
+				t.Logf("llvm-dwarfdump-16 not found (%v): rows not compared with it", lookErr)
+				return
+			}
+			out, err := exec.Command(dumper, "--eh-frame", bin).Output()
+			if err != nil {
+				t.Fatalf("llvm-dwarfdump-16 --eh-frame %s: %v", bin, err)
+			}
+			checkAgainstDump(t, tab, arch, string(out), false)
 		})
 	}
 }
