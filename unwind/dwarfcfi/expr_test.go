@@ -20,8 +20,8 @@ type fakeContext struct {
 }
 
 func (c *fakeContext) Reg(r unwind.Reg) (uint64, bool) { v, ok := c.regs[r]; return v, ok }
-func (c *fakeContext) CFA() (uint64, bool)              { return c.cfa, c.haveCFA }
-func (c *fakeContext) PtrSize() int                     { return c.ptrSize }
+func (c *fakeContext) CFA() (uint64, bool)             { return c.cfa, c.haveCFA }
+func (c *fakeContext) PtrSize() int                    { return c.ptrSize }
 
 func (c *fakeContext) ReadMemory(p []byte, addr uint64) (int, error) {
 	for i := range p {
