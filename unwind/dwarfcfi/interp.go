@@ -73,6 +73,7 @@ func (t *Table) run(f *fde, pc uint64) (unwind.Row, error) {
 	}
 	in := &interp{t: t, cie: c, loc: f.PCBegin, target: pc, inCIE: true}
 	in.row.RA = ra
+	in.row.Regs = make([]unwind.RegRule, 0, 8) // room for a typical function's rules
 	if err := in.execute(c.instrStart, c.instrEnd, f.PCBegin); err != nil {
 		return unwind.Row{}, err
 	}
@@ -81,6 +82,9 @@ func (t *Table) run(f *fde, pc uint64) (unwind.Row, error) {
 	in.stack = in.stack[:0]
 	if err := in.execute(f.instrStart, f.instrEnd, f.PCBegin); err != nil {
 		return unwind.Row{}, err
+	}
+	if len(in.row.Regs) == 0 {
+		in.row.Regs = nil
 	}
 	return in.row, nil
 }

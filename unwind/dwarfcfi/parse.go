@@ -138,15 +138,21 @@ func (t *Table) header(off int) (header, error) {
 	return h, nil
 }
 
-// cieAt parses the CIE a header describes, caching it in cache when not nil.
-func (t *Table) cieAt(h header, cache map[uint64]*cie) (*cie, error) {
-	if c, ok := cache[uint64(h.off)]; ok {
-		return c, nil
+// cieResult is a parsed CIE or why it could not be parsed.
+type cieResult struct {
+	cie *cie
+	err error
+}
+
+// cieAt parses the CIE a header describes. Results are cached in the
+// table, errors included, so the FDEs naming one CIE cost one parse.
+func (t *Table) cieAt(h header) (*cie, error) {
+	if r, ok := t.cies.Load(uint64(h.off)); ok {
+		r := r.(cieResult)
+		return r.cie, r.err
 	}
 	c, err := t.parseCIE(h)
-	if err == nil && cache != nil {
-		cache[uint64(h.off)] = c
-	}
+	t.cies.Store(uint64(h.off), cieResult{c, err})
 	return c, err
 }
 
@@ -263,9 +269,8 @@ func (t *Table) parseCIE(h header) (*cie, error) {
 	return c, nil
 }
 
-// fdeFromHeader parses the FDE a header describes. cache, when not nil,
-// holds the CIEs already parsed.
-func (t *Table) fdeFromHeader(h header, cache map[uint64]*cie) (*fde, error) {
+// fdeFromHeader parses the FDE a header describes.
+func (t *Table) fdeFromHeader(h header) (*fde, error) {
 	f := &fde{FDEInfo: FDEInfo{Offset: uint64(h.off), CIEOffset: h.ciePointer}}
 	if h.ciePointer >= uint64(len(t.data)) {
 		return nil, t.errorf(h.off, "FDE's CIE pointer %#x is past the end of the %d-byte section", h.ciePointer, len(t.data))
@@ -280,7 +285,7 @@ func (t *Table) fdeFromHeader(h header, cache map[uint64]*cie) (*fde, error) {
 	if !ch.isCIE || ch.terminator {
 		return nil, t.errorf(h.off, "FDE's CIE pointer %#x does not point at a CIE", h.ciePointer)
 	}
-	c, err := t.cieAt(ch, cache)
+	c, err := t.cieAt(ch)
 	if err != nil {
 		return nil, t.errorf(h.off, "FDE's CIE at %#x: %s", h.ciePointer, errMsg(err))
 	}

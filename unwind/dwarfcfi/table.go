@@ -78,6 +78,7 @@ type Table struct {
 	errs  []error    // what indexing could not read, and overlaps
 	nFDEs int        // FDEs read, including those dropped as overlapping
 	nCIEs int
+	cies  sync.Map // CIE offset (uint64) → cieResult: each CIE is parsed once
 }
 
 // fdeEntry is one FDE of the lookup index.
@@ -149,7 +150,6 @@ func (t *Table) reg(r uint64, off int) (unwind.Reg, error) {
 // The pass is bounded by the section size: every record is at least four
 // bytes and the offset only moves forward.
 func (t *Table) buildIndex() {
-	cies := make(map[uint64]*cie)
 	var entries []fdeEntry
 	off := 0
 	for off < len(t.data) {
@@ -163,11 +163,11 @@ func (t *Table) buildIndex() {
 		}
 		if h.isCIE {
 			t.nCIEs++
-			if _, err := t.cieAt(h, cies); err != nil {
+			if _, err := t.cieAt(h); err != nil {
 				t.errs = append(t.errs, err)
 			}
 		} else {
-			fde, err := t.fdeFromHeader(h, cies)
+			fde, err := t.fdeFromHeader(h)
 			if err != nil {
 				t.errs = append(t.errs, err)
 			} else {
@@ -300,5 +300,5 @@ func (t *Table) fdeAt(off uint64) (*fde, error) {
 	if h.isCIE {
 		return nil, t.errorf(int(off), "FDE offset points at a CIE")
 	}
-	return t.fdeFromHeader(h, nil)
+	return t.fdeFromHeader(h)
 }
