@@ -1,0 +1,207 @@
+package compactunwind
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+
+	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/unwind"
+)
+
+// Frame 0, the interrupted frame, can stop at any instruction: inside the
+// prologue, before the registers the encoding describes are saved, or in
+// an epilogue, after some were restored and the stack pointer moved. The
+// compact encoding holds only between the two. Frame0Row decodes the
+// instructions clang emits there (a closed set of shapes) and gives the
+// row that holds at exactly one instruction.
+
+// Bounds of the straight-line scans: Apple prologues push at most the
+// callee-saved registers (six on x86_64, twelve plus eight vector
+// registers in pairs on arm64) and move SP once or twice; these leave
+// room and keep a scan out of a function's body.
+const (
+	maxPrologueBytes = 128 // decoded from the function start
+	maxEpilogueBytes = 64  // decoded from the PC to the return
+)
+
+// Frame0Row returns the row that holds at pc (image-relative) inside e's
+// function, for the interrupted frame, by decoding the function's code:
+// the prologue from e.FuncStart up to pc, and the instructions from pc to
+// the function's next return when they are only epilogue instructions.
+//
+//   - In the prologue it gives the partial frame built so far (at the first
+//     instruction, the call-site state: CFA = SP + the return address).
+//   - In an epilogue it gives the frame as the remaining instructions will
+//     unwind it, the CFA computed from SP.
+//   - In the body it gives RowFor's row when the encoding has one, else the
+//     row the prologue built.
+//
+// It returns ok=false, and the caller should rely on RowFor or other
+// strategies, when the code cannot be read or the prologue has a shape it
+// does not know (no instruction was decoded and the body was reached), or
+// the architecture has no decoder. On armv7 the instruction set is ARM
+// unless bit 0 of pc is set, which says Thumb (set it from CPSR.T); only
+// ARM-mode code is decoded. Errors are those of RowFor, returned only when
+// the body row is needed and the code does not give one either.
+func Frame0Row(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind.Row, bool, error) {
+	var d *decoder
+	switch arch.CPUType {
+	case archregs.CPUTypeX86_64, archregs.CPUTypeX86:
+		d = x86Decoder(arch)
+	case archregs.CPUTypeARM64:
+		d = arm64Decoder(arch)
+	case archregs.CPUTypeARM:
+		if pc&1 != 0 {
+			return unwind.Row{}, false, nil
+		}
+		d = armDecoder(arch)
+	default:
+		return unwind.Row{}, false, nil
+	}
+	if code == nil || pc < e.FuncStart || pc >= e.FuncEnd {
+		return unwind.Row{}, false, nil
+	}
+	pro, ok := readCode(code, e.FuncStart, min(e.FuncEnd, e.FuncStart+maxPrologueBytes))
+	if !ok {
+		return unwind.Row{}, false, nil
+	}
+	// The prologue, from the function start up to pc or to the first
+	// instruction that is not a prologue's.
+	s := d.entryState()
+	at := uint32(0)
+	for e.FuncStart+at < pc {
+		n, ok := d.prologue(&s, pro[at:])
+		if !ok {
+			break
+		}
+		at += uint32(n)
+	}
+	inPrologue := e.FuncStart+at == pc
+	if inPrologue {
+		return s.row(d), true, nil
+	}
+	// An epilogue from pc to a return or tail call.
+	if epi, ok := readCode(code, pc, min(e.FuncEnd, pc+maxEpilogueBytes)); ok {
+		// When SP is restored from FP ahead, the body's FP-based row holds
+		// until then.
+		if row, ok, restoresSP := d.epilogue(epi, pc, e); ok && !(restoresSP && s.fpSet) {
+			return row, true, nil
+		}
+	}
+	row, err := RowFor(d.arch, e, code)
+	switch {
+	case err == nil:
+	case at == 0:
+		return unwind.Row{}, false, nil // no prologue shape known
+	case errors.Is(err, ErrDWARF) || errors.Is(err, ErrNoInfo):
+		row = s.row(d)
+	default:
+		return unwind.Row{}, false, err
+	}
+	if d.body != nil {
+		d.body(&row, pc, code)
+	}
+	return row, true, nil
+}
+
+// readCode reads [from, to) and returns what could be read, false when
+// nothing could.
+func readCode(code CodeReader, from, to uint32) ([]byte, bool) {
+	if to <= from {
+		return nil, false
+	}
+	buf := make([]byte, to-from)
+	n, err := code.ReadAt(buf, int64(from))
+	if n == 0 || (err != nil && !errors.Is(err, io.EOF)) && n < len(buf) {
+		return nil, false
+	}
+	return buf[:n], true
+}
+
+// frameState is the prologue's effect so far.
+type frameState struct {
+	depth  int64 // CFA - SP, bytes
+	fpSet  bool  // the CFA is FP + fpOff
+	fpOff  int64
+	signed bool // arm64e: the return address was signed (pacibsp)
+	saved  []unwind.RegRule
+}
+
+func (s *frameState) save(reg unwind.Reg, spOff int64) {
+	for i := range s.saved {
+		if s.saved[i].Reg == reg {
+			return // the first save is the caller's value
+		}
+	}
+	s.saved = append(s.saved, unwind.RegRule{Reg: reg, Rule: saved(spOff - s.depth)})
+}
+
+func (s *frameState) row(d *decoder) unwind.Row {
+	row := unwind.Row{RA: d.arch.DWARFRA, RASigned: s.signed,
+		CFA: unwind.CFA{Reg: d.arch.DWARFSP, Offset: s.depth}}
+	if s.fpSet {
+		row.CFA = unwind.CFA{Reg: d.arch.DWARFFP, Offset: s.fpOff}
+	}
+	if d.raOnStack {
+		row.SetRule(d.arch.DWARFRA, saved(-int64(d.arch.PtrSize)))
+	}
+	for _, r := range s.saved {
+		row.SetRule(r.Reg, r.Rule)
+	}
+	return row
+}
+
+// decoder holds one architecture's instruction shapes.
+type decoder struct {
+	arch      *archregs.Arch
+	raOnStack bool // x86: the call pushed the return address
+	// prologue decodes one prologue instruction at the start of code and
+	// applies it to s; it returns the instruction's length, or false.
+	prologue func(s *frameState, code []byte) (int, bool)
+	// epilogue decodes code, from pc on, as epilogue instructions up to a
+	// return or tail call, and returns the row at pc, or false when code
+	// is not that. restoresSP reports an instruction ahead that sets SP
+	// from FP or releases the locals: in a function with a frame pointer
+	// the body's FP-based row holds until then.
+	epilogue func(code []byte, pc uint32, e Entry) (row unwind.Row, ok, restoresSP bool)
+	// body, when set, corrects the body's row for an instruction at pc
+	// that moves SP for a moment.
+	body func(row *unwind.Row, pc uint32, code CodeReader)
+}
+
+func (d *decoder) entryState() frameState {
+	if d.raOnStack {
+		return frameState{depth: int64(d.arch.PtrSize)}
+	}
+	return frameState{}
+}
+
+// epilogueState accumulates the instructions from pc to the return: how
+// far SP will move, and which registers will be loaded from where.
+type epilogueState struct {
+	up     int64 // SP moves up by this much before the return
+	loaded []unwind.RegRule
+}
+
+func (s *epilogueState) load(reg unwind.Reg, spOff int64) {
+	s.loaded = append(s.loaded, unwind.RegRule{Reg: reg, Rule: unwind.Rule{Offset: s.up + spOff}})
+}
+
+// row returns the row at pc: the CFA is SP + all the SP moves ahead plus
+// what the return itself pops (ret on x86).
+func (s *epilogueState) row(d *decoder, retPop int64, signed bool) unwind.Row {
+	cfa := s.up + retPop
+	row := unwind.Row{RA: d.arch.DWARFRA, RASigned: signed, CFA: unwind.CFA{Reg: d.arch.DWARFSP, Offset: cfa}}
+	if d.raOnStack {
+		row.SetRule(d.arch.DWARFRA, saved(-int64(d.arch.PtrSize)))
+	}
+	for _, l := range s.loaded {
+		if row.Rule(l.Reg).Kind == unwind.Unspecified {
+			row.SetRule(l.Reg, saved(l.Rule.Offset-cfa))
+		}
+	}
+	return row
+}
+
+func le32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }

@@ -1,0 +1,199 @@
+package compactunwind
+
+import (
+	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/unwind"
+)
+
+// arm64 instruction fields.
+func arm64Rt(insn uint32) unwind.Reg  { return unwind.Reg(insn & 31) }
+func arm64Rt2(insn uint32) unwind.Reg { return unwind.Reg(insn >> 10 & 31) }
+func arm64RnIsSP(insn uint32) bool    { return insn>>5&31 == 31 }
+
+// arm64Imm7 is the scaled signed offset of a load/store pair.
+func arm64Imm7(insn uint32, scale int64) int64 { return signExtend(insn>>15, 7) * scale }
+
+// arm64AddSubImm is the immediate of ADD/SUB (immediate), with its
+// optional shift by 12.
+func arm64AddSubImm(insn uint32) int64 {
+	imm := int64(insn >> 10 & 0xFFF)
+	if insn&(1<<22) != 0 {
+		imm <<= 12
+	}
+	return imm
+}
+
+func signExtend(v uint32, bits uint) int64 {
+	return int64(int32(v<<(32-bits)) >> (32 - bits))
+}
+
+// arm64Pair decodes STP/LDP of X or D registers with SP as base: the two
+// registers' DWARF numbers (D registers as v0-v31, 64-95), the offset,
+// and the addressing mode (0 signed offset, 1 post-index, 2 pre-index).
+func arm64Pair(insn uint32, load bool) (r1, r2 unwind.Reg, off int64, mode int, ok bool) {
+	if !arm64RnIsSP(insn) {
+		return 0, 0, 0, 0, false
+	}
+	l := uint32(0)
+	if load {
+		l = 1 << 22
+	}
+	var base unwind.Reg
+	switch insn & 0xFC000000 {
+	case 0xA8000000: // 64-bit general registers
+	case 0x6C000000: // 64-bit SIMD&FP registers
+		base = 64
+	default:
+		return 0, 0, 0, 0, false
+	}
+	switch insn & 0x03C00000 {
+	case 0x01000000 | l: // signed offset
+		mode = 0
+	case 0x00800000 | l: // post-index
+		mode = 1
+	case 0x01800000 | l: // pre-index
+		mode = 2
+	default:
+		return 0, 0, 0, 0, false
+	}
+	return base + arm64Rt(insn), base + arm64Rt2(insn), arm64Imm7(insn, 8), mode, true
+}
+
+// arm64Decoder decodes the shapes clang emits for arm64: sub sp; stp
+// pairs (the first with pre-index); stp x29, x30; add x29, sp; and ldp
+// pairs, add sp, ret / retab or a tail branch.
+func arm64Decoder(arch *archregs.Arch) *decoder {
+	d := &decoder{arch: arch}
+	isSaved := func(r unwind.Reg) bool {
+		return arch.IsCalleeSaved(r) || r == arch.DWARFRA || r >= 72 && r <= 79 // d8-d15
+	}
+	d.prologue = func(s *frameState, code []byte) (int, bool) {
+		if len(code) < 4 {
+			return 0, false
+		}
+		insn := le32(code)
+		switch {
+		case insn == 0xD503237F || insn == 0xD503233F: // pacibsp, paciasp
+			s.signed = true
+			return 4, true
+		case insn&0xFFFFF01F == 0xD503201F: // other hints: bti, nop
+			return 4, true
+		case insn&0xFF8003FF == 0xD10003FF: // sub sp, sp, #imm
+			s.depth += arm64AddSubImm(insn)
+			return 4, true
+		case insn&0xFF8003FF == 0x910003FD: // add x29, sp, #imm (mov x29, sp)
+			s.fpSet, s.fpOff = true, s.depth-arm64AddSubImm(insn)
+			return 4, true
+		case insn&0xFFE00C00 == 0xF8000C00 && arm64RnIsSP(insn): // str xt, [sp, #imm]!
+			s.depth -= signExtend(insn>>12, 9)
+			if r := arm64Rt(insn); isSaved(r) {
+				s.save(r, 0)
+			}
+			return 4, true
+		case insn&0xFFC00000 == 0xF9000000 && arm64RnIsSP(insn): // str xt, [sp, #uimm]
+			if r := arm64Rt(insn); isSaved(r) {
+				s.save(r, int64(insn>>10&0xFFF)*8)
+			}
+			return 4, true
+		}
+		r1, r2, off, mode, ok := arm64Pair(insn, false)
+		if !ok || mode == 1 {
+			return 0, false
+		}
+		if mode == 2 {
+			s.depth -= off
+			off = 0
+		}
+		if isSaved(r1) {
+			s.save(r1, off)
+		}
+		if isSaved(r2) {
+			s.save(r2, off+8)
+		}
+		return 4, true
+	}
+	d.epilogue = func(code []byte, pc uint32, e Entry) (unwind.Row, bool, bool) {
+		var s epilogueState
+		restoresSP, signed := false, false
+		// Locals released ahead of a reload of x29 ahead: in a frame the
+		// CFA stays FP-based until then, as clang's CFI says.
+		addBeforeFP, loadedFP := false, false
+		done := func(signed bool) (unwind.Row, bool, bool) {
+			return d.arm64EpilogueRow(&s, signed), true, restoresSP || addBeforeFP && loadedFP
+		}
+		for at := 0; at+4 <= len(code); at += 4 {
+			insn := le32(code[at:])
+			switch {
+			case insn == 0xD65F03C0: // ret
+				return done(signed)
+			case insn == 0xD65F0BFF || insn == 0xD65F0FFF: // retaa, retab
+				return done(true)
+			case insn == 0xD50323BF || insn == 0xD50323FF: // autiasp, autibsp
+				signed = true
+				continue
+			case insn&0xFFFFF01F == 0xD503201F: // other hints
+				continue
+			case insn&0xFC000000 == 0x14000000: // b: a tail call when it leaves the function
+				target := int64(pc) + int64(at) + signExtend(insn, 26)*4
+				if target < int64(e.FuncStart) || target >= int64(e.FuncEnd) {
+					return done(signed)
+				}
+				return unwind.Row{}, false, false
+			case insn&0xFF8003FF == 0x910003FF: // add sp, sp, #imm
+				s.up += arm64AddSubImm(insn)
+				addBeforeFP = addBeforeFP || !loadedFP
+				continue
+			case insn&0xFF8003FF == 0xD10003BF, insn&0xFF8003FF == 0x910003BF: // sub/add sp, x29, #imm
+				restoresSP = true
+				continue
+			case insn&0xFFE00C00 == 0xF8400400 && arm64RnIsSP(insn): // ldr xt, [sp], #imm
+				if r := arm64Rt(insn); isSaved(r) {
+					s.load(r, 0)
+				}
+				s.up += signExtend(insn>>12, 9)
+				continue
+			case insn&0xFFC00000 == 0xF9400000 && arm64RnIsSP(insn): // ldr xt, [sp, #uimm]
+				if r := arm64Rt(insn); isSaved(r) {
+					s.load(r, int64(insn>>10&0xFFF)*8)
+				}
+				continue
+			}
+			r1, r2, off, mode, ok := arm64Pair(insn, true)
+			if !ok {
+				return unwind.Row{}, false, false
+			}
+			step := int64(0)
+			if mode != 0 { // pre- or post-index: SP moves by off
+				step = off
+			}
+			if mode == 2 {
+				s.up += step
+			}
+			if mode != 0 {
+				off = 0
+			}
+			if isSaved(r1) {
+				s.load(r1, off)
+			}
+			if isSaved(r2) {
+				s.load(r2, off+8)
+			}
+			loadedFP = loadedFP || r1 == arch.DWARFFP || r2 == arch.DWARFFP
+			if mode == 1 {
+				s.up += step
+			}
+		}
+		return unwind.Row{}, false, false
+	}
+	return d
+}
+
+// arm64EpilogueRow is the row in an epilogue: the return address is in
+// LR unless LR is still to be loaded.
+func (d *decoder) arm64EpilogueRow(s *epilogueState, signed bool) unwind.Row {
+	row := s.row(d, 0, signed)
+	if row.Rule(d.arch.DWARFRA).Kind == unwind.Unspecified {
+		row.SetRule(d.arch.DWARFRA, unwind.Rule{Kind: unwind.SameValue})
+	}
+	return row
+}

@@ -1,0 +1,156 @@
+package compactunwind
+
+import (
+	"encoding/binary"
+
+	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/unwind"
+)
+
+// x86 register numbers as instructions encode them (ModRM and the low
+// bits of push/pop opcodes), mapped to DWARF numbers.
+var (
+	x86_64InsnReg = [16]unwind.Reg{0, 2, 1, 3, 7, 6, 4, 5, 8, 9, 10, 11, 12, 13, 14, 15} // rax rcx rdx rbx rsp rbp rsi rdi r8-r15
+	i386InsnReg   = [8]unwind.Reg{0, 1, 2, 3, 5, 4, 6, 7}                                // eax ecx edx ebx esp ebp esi edi (Darwin: ebp 4, esp 5)
+)
+
+const (
+	x86RegSP = 4 // instruction encoding of rsp/esp
+	x86RegBP = 5 // rbp/ebp
+)
+
+// x86Decoder decodes the prologue and epilogue shapes clang emits for
+// x86_64 and i386: push bp; mov bp, sp; push reg...; sub sp, imm; and
+// add sp, imm / lea sp, [bp-n] / pop reg... / leave / pop bp; ret.
+func x86Decoder(arch *archregs.Arch) *decoder {
+	d := &decoder{arch: arch, raOnStack: true}
+	is64 := arch.PtrSize == 8
+	ptr := int64(arch.PtrSize)
+	// reg decodes a push/pop register (opcode base+r, with REX.B on
+	// x86_64): the register's DWARF number and the instruction length.
+	reg := func(code []byte, base byte) (unwind.Reg, int, bool) {
+		switch {
+		case len(code) >= 1 && code[0]&^7 == base:
+			if is64 {
+				return x86_64InsnReg[code[0]&7], 1, true
+			}
+			return i386InsnReg[code[0]&7], 1, true
+		case is64 && len(code) >= 2 && code[0] == 0x41 && code[1]&^7 == base:
+			return x86_64InsnReg[8+code[1]&7], 2, true
+		}
+		return 0, 0, false
+	}
+	// rex skips the REX.W prefix of 64-bit stack-pointer arithmetic.
+	rex := func(code []byte) ([]byte, int, bool) {
+		if !is64 {
+			return code, 0, true
+		}
+		if len(code) > 0 && code[0] == 0x48 {
+			return code[1:], 1, true
+		}
+		return nil, 0, false
+	}
+	// spImm decodes `op sp, imm8/imm32` (83 /ext ib, 81 /ext id): ext 5 is
+	// sub, 0 is add.
+	spImm := func(code []byte, ext byte) (int64, int, bool) {
+		c, p, ok := rex(code)
+		if !ok || len(c) < 3 || c[1] != 0xC0|ext<<3|x86RegSP {
+			return 0, 0, false
+		}
+		switch {
+		case c[0] == 0x83:
+			return int64(int8(c[2])), p + 3, true
+		case c[0] == 0x81 && len(c) >= 6:
+			return int64(int32(binary.LittleEndian.Uint32(c[2:]))), p + 6, true
+		}
+		return 0, 0, false
+	}
+	d.prologue = func(s *frameState, code []byte) (int, bool) {
+		if r, n, ok := reg(code, 0x50); ok { // push reg
+			s.depth += ptr
+			if arch.IsCalleeSaved(r) {
+				s.save(r, 0)
+			}
+			return n, true
+		}
+		if imm, n, ok := spImm(code, 5); ok { // sub sp, imm
+			s.depth += imm
+			return n, true
+		}
+		// mov bp, sp: 89 /r (e5) or 8b /r (ec).
+		if c, p, ok := rex(code); ok && len(c) >= 2 && (c[0] == 0x89 && c[1] == 0xE5 || c[0] == 0x8B && c[1] == 0xEC) {
+			s.fpSet, s.fpOff = true, s.depth
+			return p + 2, true
+		}
+		return 0, false
+	}
+	d.epilogue = func(code []byte, pc uint32, e Entry) (unwind.Row, bool, bool) {
+		var s epilogueState
+		restoresSP := false
+		for at := 0; at < len(code); {
+			c := code[at:]
+			if r, n, ok := reg(c, 0x58); ok { // pop reg
+				if arch.IsCalleeSaved(r) {
+					s.load(r, 0)
+				}
+				s.up += ptr
+				at += n
+				continue
+			}
+			if imm, n, ok := spImm(c, 0); ok { // add sp, imm
+				s.up += imm
+				at += n
+				continue
+			}
+			switch {
+			case c[0] == 0xC3 || c[0] == 0xC2: // ret, ret imm16
+				return s.row(d, ptr, false), true, restoresSP
+			case c[0] == 0xC9: // leave: mov sp, bp; pop bp
+				restoresSP = true
+				at++
+				continue
+			case c[0] == 0xE9 && len(c) >= 5: // jmp rel32: a tail call when it leaves the function
+				target := int64(pc) + int64(at) + 5 + int64(int32(binary.LittleEndian.Uint32(c[1:])))
+				if target < int64(e.FuncStart) || target >= int64(e.FuncEnd) {
+					return s.row(d, ptr, false), true, restoresSP
+				}
+				return unwind.Row{}, false, false
+			}
+			// lea sp, [bp+disp8/disp32]; mov sp, bp.
+			if r, p, ok := rex(c); ok && len(r) >= 2 {
+				switch {
+				case r[0] == 0x8D && r[1] == 0x65 && len(r) >= 3:
+					restoresSP = true
+					at += p + 3
+					continue
+				case r[0] == 0x8D && r[1] == 0xA5 && len(r) >= 6:
+					restoresSP = true
+					at += p + 6
+					continue
+				case r[0] == 0x89 && r[1] == 0xEC, r[0] == 0x8B && r[1] == 0xE5:
+					restoresSP = true
+					at += p + 2
+					continue
+				}
+			}
+			return unwind.Row{}, false, false
+		}
+		return unwind.Row{}, false, false
+	}
+	// i386 position-independent code reads its own address with `call
+	// next; next: pop reg`: between the two, the return address the call
+	// pushed is on the stack.
+	d.body = func(row *unwind.Row, pc uint32, code CodeReader) {
+		var b [6]byte
+		if row.CFA.Reg != arch.DWARFSP || pc < 5 {
+			return
+		}
+		if _, err := code.ReadAt(b[:], int64(pc)-5); err != nil {
+			return
+		}
+		if b == [6]byte{0xE8, 0, 0, 0, 0, b[5]} && b[5]&^7 == 0x58 {
+			row.CFA.Offset += ptr
+		}
+	}
+	return d
+}
