@@ -63,7 +63,8 @@ type Entry struct {
 	namesMu   sync.Mutex
 	demangled map[string]string // raw symbol table name → readable
 
-	code codeCache // pages of the images' code, for the walker
+	code   codeCache    // pages of the images' code, for the walker
+	unwind unwindTables // the images' unwind tables, for the walker
 
 	debugOnce  sync.Once
 	debug      []*debuginfo.Index

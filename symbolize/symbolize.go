@@ -104,6 +104,12 @@ type Symbolizer struct {
 	MaxDepth int
 	// NoDemangle keeps C++ and Rust names as the binary spells them.
 	NoDemangle bool
+	// NoUnwindInfo walks by frame records, link register and scanning
+	// only, ignoring the images' unwind tables: the walk as it was before
+	// unwind tables were read, for comparison.
+	NoUnwindInfo bool
+	// Async follows Swift async context chains (walker.Options.Async).
+	Async bool
 }
 
 // Process holds the images of one process with their symbols attached,
@@ -113,14 +119,18 @@ type Process struct {
 	List *image.List
 	// NoDemangle keeps names as the binary spells them.
 	NoDemangle bool
-	entries    map[*image.Loaded]*Entry
-	imageEnd   uint64
-	Missing    []MissingImage
+	// NoUnwindInfo and Async are the Symbolizer's options of those names.
+	NoUnwindInfo bool
+	Async        bool
+	entries      map[*image.Loaded]*Entry
+	imageEnd     uint64
+	Missing      []MissingImage
 }
 
 // NewProcess matches the loaded images with symbol files by UUID.
 func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*Process, error) {
-	p := &Process{Arch: arch, entries: map[*image.Loaded]*Entry{}, NoDemangle: z.NoDemangle}
+	p := &Process{Arch: arch, entries: map[*image.Loaded]*Entry{}, NoDemangle: z.NoDemangle,
+		NoUnwindInfo: z.NoUnwindInfo, Async: z.Async}
 	for _, l := range loaded {
 		e, err := z.entryFor(arch, l)
 		if err != nil {
@@ -329,6 +339,10 @@ func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.
 	if opts.ImageEnd == 0 {
 		opts.ImageEnd = p.imageEnd
 	}
+	if opts.Unwinder == nil && !p.NoUnwindInfo {
+		opts.Unwinder = p
+	}
+	opts.Async = opts.Async || p.Async
 	res := walker.Walk(regs, mem, opts)
 	frames := make([]Frame, 0, len(res.Frames))
 	for _, wf := range res.Frames {
