@@ -468,6 +468,12 @@ func CompareChains(truth, walked []string) (missing, extra, wrong int) {
 //     when one is;
 //   - FP the caller's after having been at the record: after pop;
 //   - anything else: other.
+//
+// On 64-bit architectures bit 60 of FP and of a record's saved FP is
+// cleared first: a Swift async function sets it in FP before pushing it
+// (an extended frame record), and its record is its record all the same.
+// Functions that never build a record (frameless, or every function of a
+// -fomit-frame-pointer build) have phases only in this FP-based sense.
 func (s *sweeper) phase(pc uint64, regs *archregs.Registers) (Phase, string, error) {
 	depth := s.m.Shadow.Depth()
 	fp, ok1 := regs.FP()
