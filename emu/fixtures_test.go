@@ -27,10 +27,14 @@ type manifest struct {
 		Stop   string  `json:"stop"`
 		End    string  `json:"end"` // "return", or the function where the run ends
 		Result *uint64 `json:"result"`
+		// AsyncChain names the resume functions of the async-context
+		// chain at the stop, innermost context first.
+		AsyncChain []string `json:"async_chain"`
 	} `json:"programs"`
 	Outputs []struct {
 		Path    string   `json:"path"`
 		Program string   `json:"program"`
+		Frames  string   `json:"frames"` // "fp", "nofp", "nofp-leaf"
 		Arch    string   `json:"arch"`
 		Opt     string   `json:"opt"`
 		Chain   []string `json:"chain"` // at the stop point, deepest first
@@ -160,9 +164,22 @@ func stopInBody(t testing.TB, m *Machine, n *namer, fn string, fnAddr uint64) fu
 	}
 }
 
+// framePointerWalkable reports whether the frame-pointer walker is expected
+// to recover an output's chain in the middle of its stop function: the
+// original frame-pointer builds, and the dwarf program's, whose frames all
+// have records. Without frame pointers only unwind tables describe the
+// frames, and the async program's extended records (bit 60 in the saved
+// FP) are not followed on x86_64 yet; for those the test checks the ground
+// truth and the run, not the walk.
+func framePointerWalkable(program, frames string) bool {
+	return frames == "fp" && program != "async"
+}
+
 // TestFixtures runs every fixture at three slides, stops in its deepest
-// function, captures a snapshot, walks it and compares the function names
-// with the shadow stack's and with the chain the fixtures record.
+// function and checks the shadow stack against the chain the fixtures
+// record; for the outputs a frame-pointer walker can handle it also
+// captures a snapshot, walks it and compares the function names with the
+// shadow stack's.
 func TestFixtures(t *testing.T) {
 	man, dir := readManifest(t)
 	for _, out := range man.Outputs {
@@ -171,11 +188,12 @@ func TestFixtures(t *testing.T) {
 			t.Fatalf("%s: %v", out.Path, err)
 		}
 		var prog *struct {
-			Name   string  `json:"name"`
-			Entry  string  `json:"entry"`
-			Stop   string  `json:"stop"`
-			End    string  `json:"end"`
-			Result *uint64 `json:"result"`
+			Name       string   `json:"name"`
+			Entry      string   `json:"entry"`
+			Stop       string   `json:"stop"`
+			End        string   `json:"end"`
+			Result     *uint64  `json:"result"`
+			AsyncChain []string `json:"async_chain"`
 		}
 		for i := range man.Programs {
 			if man.Programs[i].Name == out.Program {
@@ -214,7 +232,12 @@ func TestFixtures(t *testing.T) {
 				}
 				n := newNamer(t, m)
 
-				reason, err := m.Run(RunOptions{StopAt: stopInBody(t, m, n, prog.Stop, stop)})
+				walkable := framePointerWalkable(out.Program, out.Frames)
+				stopAt := func(pc uint64) bool { return pc == stop }
+				if walkable {
+					stopAt = stopInBody(t, m, n, prog.Stop, stop)
+				}
+				reason, err := m.Run(RunOptions{StopAt: stopAt})
 				if err != nil {
 					t.Fatalf("run to %s: %v", prog.Stop, err)
 				}
@@ -231,6 +254,10 @@ func TestFixtures(t *testing.T) {
 					t.Errorf("shadow stack at %s (PC %#x) differs from the fixture's chain (-want +got):\n%s", prog.Stop, pc, diff)
 				}
 
+				if !walkable {
+					finish(t, m, n, l, prog.End, prog.Result, out.Chain)
+					return
+				}
 				snap, err := m.Capture()
 				if err != nil {
 					t.Fatalf("Capture: %v", err)

@@ -20,6 +20,9 @@ func FuzzScanLoadCommands(f *testing.F) {
 		f.Fatalf("fixtures: %v", err)
 	}
 	for _, e := range entries {
+		if e.IsDir() {
+			continue // a dSYM bundle
+		}
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			f.Fatal(err)

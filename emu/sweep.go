@@ -61,11 +61,46 @@ func (p Phase) String() string {
 	return fmt.Sprintf("Phase(%d)", int(p))
 }
 
+// Sweep groups: which fixtures share a row of the accuracy table (see
+// SweepGroup).
+const (
+	// GroupFP is chain and noreturn with frame pointers: the original
+	// rows, comparable with every earlier table.
+	GroupFP = "fp"
+	// GroupNoFP is chain and noreturn under -fomit-frame-pointer: only
+	// unwind tables describe their frames.
+	GroupNoFP = "nofp"
+	// GroupNoLeafFP is chain and noreturn under -momit-leaf-frame-pointer.
+	GroupNoLeafFP = "nofp-leaf"
+	// GroupDWARFFP and GroupDWARFNoFP are the dwarf program (functions
+	// whose compact unwind encoding is "use DWARF") with and without frame
+	// pointers.
+	GroupDWARFFP   = "dwarf-fp"
+	GroupDWARFNoFP = "dwarf-nofp"
+	// GroupAsync is the async program: Swift-async-convention functions
+	// with extended frame records (bit 60 set in the saved FP).
+	GroupAsync = "async-fp"
+)
+
+// SweepGroup returns the row group of a fixture output: its frame-pointer
+// variant for chain and noreturn, the program and variant for the others.
+func SweepGroup(out fixtures.Output) string {
+	if out.Program == "chain" || out.Program == "noreturn" {
+		return out.Frames
+	}
+	return out.Program + "-" + out.Frames
+}
+
+// groupOrder sorts rows: the original frame-pointer rows first.
+var groupOrder = map[string]int{GroupFP: 0, GroupNoFP: 1, GroupNoLeafFP: 2, GroupDWARFFP: 3, GroupDWARFNoFP: 4, GroupAsync: 5}
+
 // SweepCell is one row of the accuracy table: every boundary of every
-// program built for one architecture at one optimisation level.
+// program of one group (SweepGroup) built for one architecture at one
+// optimisation level.
 type SweepCell struct {
-	Arch string // "arm64", "x86_64", "armv7", "i386"
-	Opt  string // "O0", "O1", "O2"
+	Group string // GroupFP, GroupNoFP, ...
+	Arch  string // "arm64", "x86_64", "armv7", "i386"
+	Opt   string // "O0", "O1", "O2"
 	// Checked counts the instruction boundaries compared; Exact those
 	// where the walked chain equals the true one.
 	Checked, Exact int
@@ -78,9 +113,19 @@ type SweepCell struct {
 	Misses [numPhases]int
 }
 
+// ExactPercent returns Exact as a percentage of Checked (0 when nothing was
+// checked).
+func (c *SweepCell) ExactPercent() float64 {
+	if c.Checked == 0 {
+		return 0
+	}
+	return 100 * float64(c.Exact) / float64(c.Checked)
+}
+
 // SweepMiss is one boundary where the walk differed from the truth.
 type SweepMiss struct {
-	Fixture  string // "chain-x86_64-O1"
+	Fixture  string // "chain-x86_64-O1", "chain-nofp-x86_64-O1"
+	Group    string // the fixture's SweepGroup
 	Step     int    // 1-based index of the boundary in the run
 	PC       uint64
 	Function string // the innermost function's name
@@ -94,17 +139,17 @@ type SweepMiss struct {
 
 // SweepReport is the result of a sweep over fixture outputs.
 type SweepReport struct {
-	// Cells are ordered by architecture (arm64, x86_64, armv7, i386) and
-	// optimisation level.
+	// Cells are ordered by group (frame-pointer rows first), architecture
+	// (arm64, x86_64, armv7, i386) and optimisation level.
 	Cells  []SweepCell
 	Misses []SweepMiss
 }
 
-// Cell returns the cell for an architecture and level, nil when the sweep
-// did not cover it.
-func (r *SweepReport) Cell(arch, opt string) *SweepCell {
+// Cell returns the cell for a group, architecture and level, nil when the
+// sweep did not cover it.
+func (r *SweepReport) Cell(group, arch, opt string) *SweepCell {
 	for i := range r.Cells {
-		if r.Cells[i].Arch == arch && r.Cells[i].Opt == opt {
+		if c := &r.Cells[i]; c.Group == group && c.Arch == arch && c.Opt == opt {
 			return &r.Cells[i]
 		}
 	}
@@ -132,19 +177,29 @@ func Sweep(dir string, keep func(fixtures.Output) bool) (*SweepReport, error) {
 		if !ok {
 			return nil, fmt.Errorf("emu: sweep: %s: program %q not in the manifest", out.Path, out.Program)
 		}
-		cell := rep.Cell(out.Arch, out.Opt)
-		if cell == nil {
-			rep.Cells = append(rep.Cells, SweepCell{Arch: out.Arch, Opt: out.Opt})
-			cell = &rep.Cells[len(rep.Cells)-1]
+		group := SweepGroup(out)
+		var cell SweepCell
+		if c := rep.Cell(group, out.Arch, out.Opt); c != nil {
+			cell = *c
+		} else {
+			cell = SweepCell{Group: group, Arch: out.Arch, Opt: out.Opt}
 		}
-		misses, err := SweepOutput(dir, prog, out, cell)
+		misses, err := SweepOutput(dir, prog, out, &cell)
 		if err != nil {
 			return nil, err
+		}
+		if c := rep.Cell(group, out.Arch, out.Opt); c != nil {
+			*c = cell
+		} else {
+			rep.Cells = append(rep.Cells, cell)
 		}
 		rep.Misses = append(rep.Misses, misses...)
 	}
 	sort.SliceStable(rep.Cells, func(i, j int) bool {
 		a, b := rep.Cells[i], rep.Cells[j]
+		if a.Group != b.Group {
+			return groupOrder[a.Group] < groupOrder[b.Group]
+		}
 		if a.Arch != b.Arch {
 			return archOrder[a.Arch] < archOrder[b.Arch]
 		}
@@ -220,6 +275,7 @@ type sweeper struct {
 	loaded  *Loaded
 	proc    *symbolize.Process
 	name    string
+	group   string // SweepGroup of the fixture
 	cell    *SweepCell
 	misses  []SweepMiss
 	acts    []activation
@@ -238,7 +294,7 @@ func newSweeper(dir string, prog fixtures.Program, out fixtures.Output, slide ui
 	if err != nil {
 		return nil, err
 	}
-	s := &sweeper{m: m, name: out.Name(), names: map[uint64]string{}, ptrSize: uint64(arch.PtrSize),
+	s := &sweeper{m: m, name: out.Name(), group: SweepGroup(out), names: map[uint64]string{}, ptrSize: uint64(arch.PtrSize),
 		scan: make([]byte, maxRecordScan+8)}
 	if err := s.setup(filepath.Join(dir, out.Path), prog, slide); err != nil {
 		m.Close()
@@ -338,7 +394,7 @@ func (s *sweeper) step(pc uint64) error {
 	}
 	fn, _ := s.proc.FunctionStart(pc)
 	s.misses = append(s.misses, SweepMiss{
-		Fixture: s.name, Step: s.steps, PC: pc, Function: truth[0], Offset: pc - fn,
+		Fixture: s.name, Group: s.group, Step: s.steps, PC: pc, Function: truth[0], Offset: pc - fn,
 		Phase: phase, Why: why, Truth: truth, Walk: got, Stop: res.Stop.String(),
 	})
 	act := &s.acts[len(s.acts)-1]
@@ -412,6 +468,12 @@ func CompareChains(truth, walked []string) (missing, extra, wrong int) {
 //     when one is;
 //   - FP the caller's after having been at the record: after pop;
 //   - anything else: other.
+//
+// On 64-bit architectures bit 60 of FP and of a record's saved FP is
+// cleared first: a Swift async function sets it in FP before pushing it
+// (an extended frame record), and its record is its record all the same.
+// Functions that never build a record (frameless, or every function of a
+// -fomit-frame-pointer build) have phases only in this FP-based sense.
 func (s *sweeper) phase(pc uint64, regs *archregs.Registers) (Phase, string, error) {
 	depth := s.m.Shadow.Depth()
 	fp, ok1 := regs.FP()
@@ -419,6 +481,7 @@ func (s *sweeper) phase(pc uint64, regs *archregs.Registers) (Phase, string, err
 	if !ok1 || !ok2 {
 		return 0, "", errors.New("no FP or SP in the captured registers")
 	}
+	fp = s.untag(fp)
 	for len(s.acts) > depth {
 		s.resolvePending(len(s.acts) - 1)
 		s.acts = s.acts[:len(s.acts)-1]
@@ -483,7 +546,22 @@ func (s *sweeper) isRecord(a *activation, addr uint64) bool {
 	if n, _ := s.m.ReadMemory(p, addr); n < len(p) {
 		return false
 	}
-	return getPtr(p[:s.ptrSize]) == a.callerFP && getPtr(p[s.ptrSize:]) == a.ret
+	return s.untag(getPtr(p[:s.ptrSize])) == a.callerFP && getPtr(p[s.ptrSize:]) == a.ret
+}
+
+// asyncFrameFlag is bit 60 of a 64-bit frame pointer: a Swift async
+// function's prologue sets it (orr x29, x29, #1<<60 / btsq $60, %rbp)
+// before pushing the caller's FP, so its frame record's saved FP carries it.
+const asyncFrameFlag = 1 << 60
+
+// untag removes the Swift async flag from a 64-bit frame pointer, so that
+// an extended frame record is recognised as the function's record and an
+// FP flagged in the prologue as the caller's.
+func (s *sweeper) untag(fp uint64) uint64 {
+	if s.ptrSize == 8 {
+		return fp &^ asyncFrameFlag
+	}
+	return fp
 }
 
 // findRecord reports whether the activation's frame record starts anywhere
@@ -506,7 +584,7 @@ func (s *sweeper) findRecord(a *activation, sp uint64) bool {
 		return false
 	}
 	for off := uint64(0); off+2*p <= uint64(len(buf)); off += p {
-		if getPtr(buf[off:off+p]) == a.callerFP && getPtr(buf[off+p:off+2*p]) == a.ret {
+		if s.untag(getPtr(buf[off:off+p])) == a.callerFP && getPtr(buf[off+p:off+2*p]) == a.ret {
 			a.record = lo + off
 			return true
 		}
@@ -546,19 +624,15 @@ func (s *sweeper) resolvePending(i int) {
 // (an activation that ends right there, as at halt, never pushes).
 func (s *sweeper) atEntryOf(m SweepMiss) bool { return m.Offset == 0 }
 
-// Table formats the report as the accuracy table: one row per architecture
-// and level, with the non-exact boundaries by phase.
+// Table formats the report as the accuracy table: one row per group,
+// architecture and level, with the non-exact boundaries by phase.
 func (r *SweepReport) Table() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| arch | opt | checked | exact | exact %% | missing | extra | wrong | before push | push..FP set | after pop | other |\n")
-	fmt.Fprintf(&b, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&b, "| group | arch | opt | checked | exact | exact %% | missing | extra | wrong | before push | push..FP set | after pop | other |\n")
+	fmt.Fprintf(&b, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, c := range r.Cells {
-		pct := 0.0
-		if c.Checked > 0 {
-			pct = 100 * float64(c.Exact) / float64(c.Checked)
-		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.2f | %d | %d | %d | %d | %d | %d | %d |\n",
-			c.Arch, c.Opt, c.Checked, c.Exact, pct, c.Missing, c.Extra, c.Wrong,
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %.2f | %d | %d | %d | %d | %d | %d | %d |\n",
+			c.Group, c.Arch, c.Opt, c.Checked, c.Exact, c.ExactPercent(), c.Missing, c.Extra, c.Wrong,
 			c.Misses[PhaseBeforePush], c.Misses[PhaseBeforeFPSet], c.Misses[PhaseAfterPop], c.Misses[PhaseOther])
 	}
 	return b.String()

@@ -56,6 +56,8 @@ var SnapshotPoints = []SnapshotPoint{
 	{"chain-arm64-O2-with_alloca-epilogue", "chain-arm64-O2", "with_alloca", PointAfterPop, "epilogue after ldp x29, x30: the caller comes from LR again"},
 	{"noreturn-arm64-O1-halt", "noreturn-arm64-O1", "halt", PointEntry, "noreturn chain at halt: return addresses at the next function's start"},
 	{"noreturn-x86_64-O1-halt", "noreturn-x86_64-O1", "halt", PointEntry, "noreturn chain at halt"},
+	{"async-arm64-O1-deepest", "async-arm64-O1", "deepest", PointMiddle, "Swift async: level2 and level1 have extended frame records (bit 60 in the saved FP, context at FP-8); async_chain in MANIFEST.json"},
+	{"dwarf-x86_64-O1-deepest", "dwarf-x86_64-O1", "deepest", PointMiddle, "preserve_most frames whose compact unwind is DWARF-only, with frame records"},
 }
 
 // SnapshotSlide is the slide snapshots are captured at: nonzero, as ASLR

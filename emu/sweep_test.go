@@ -12,7 +12,9 @@ import (
 	"github.com/stackimage/stackimage/symbolize"
 )
 
-// sweepFloors are the sweep's figures measured at the commit that set them
+// sweepFloors are the frame-pointer rows (GroupFP: chain and noreturn built
+// as before the unwind-table fixtures, so comparable with every earlier
+// table), measured at the commit that set them
 // (docs/accuracy.md has the table): exact may only grow, and the non-exact
 // boundaries, in total and outside prologues and epilogues ("other"), may
 // only shrink. Lower a miss figure or raise exact when the walker gets
@@ -41,19 +43,86 @@ var sweepFloors = []struct {
 	{"i386", "O2", 4450, 7, 0},
 }
 
+// unwindTargetPercent is the exact share every row of unwindTableFloors is
+// to reach once the walker reads unwind tables (__unwind_info and
+// __eh_frame): as good as the frame-pointer rows.
+const unwindTargetPercent = 99.9
+
+// unwindTableFloors are the rows of the fixtures whose frames only unwind
+// tables describe fully: no frame pointers (GroupNoFP, GroupDWARFNoFP), no
+// frame pointer in leaves (GroupNoLeafFP), DWARF-only functions
+// (GroupDWARFFP) and Swift async extended frame records (GroupAsync).
+// exact is what the frame-pointer walker achieves today (docs/accuracy.md);
+// it may only grow. When the walker uses the tables, raise each row towards
+// unwindTargetPercent of its checked boundaries.
+var unwindTableFloors = []struct {
+	group, arch, opt string
+	exact            int // at least
+}{
+	{GroupNoFP, "arm64", "O0", 0},
+	{GroupNoFP, "arm64", "O1", 0},
+	{GroupNoFP, "arm64", "O2", 0},
+	{GroupNoFP, "x86_64", "O0", 0},
+	{GroupNoFP, "x86_64", "O1", 0},
+	{GroupNoFP, "x86_64", "O2", 0},
+	{GroupNoLeafFP, "x86_64", "O0", 7547},
+	{GroupNoLeafFP, "x86_64", "O1", 4089},
+	{GroupNoLeafFP, "x86_64", "O2", 2905},
+	{GroupDWARFFP, "arm64", "O0", 21914},
+	{GroupDWARFFP, "arm64", "O1", 5540},
+	{GroupDWARFFP, "arm64", "O2", 5540},
+	{GroupDWARFFP, "x86_64", "O0", 11971},
+	{GroupDWARFFP, "x86_64", "O1", 6465},
+	{GroupDWARFFP, "x86_64", "O2", 4228},
+	{GroupDWARFNoFP, "arm64", "O0", 0},
+	{GroupDWARFNoFP, "arm64", "O1", 0},
+	{GroupDWARFNoFP, "arm64", "O2", 0},
+	{GroupDWARFNoFP, "x86_64", "O0", 0},
+	{GroupDWARFNoFP, "x86_64", "O1", 0},
+	{GroupDWARFNoFP, "x86_64", "O2", 0},
+	{GroupAsync, "arm64", "O0", 147},
+	{GroupAsync, "arm64", "O1", 75},
+	{GroupAsync, "arm64", "O2", 75},
+	{GroupAsync, "x86_64", "O0", 28},
+	{GroupAsync, "x86_64", "O1", 16},
+	{GroupAsync, "x86_64", "O2", 16},
+}
+
 // TestSweep single-steps every fixture and holds every cell of the accuracy
-// table to its floor.
+// table to its floor: the frame-pointer rows to sweepFloors, the others to
+// unwindTableFloors.
 func TestSweep(t *testing.T) {
 	rep, err := Sweep(filepath.Join(repoRoot(t), "fixtures"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Cells) != len(sweepFloors) {
-		t.Errorf("the sweep has %d cells, want %d (one per arch × level)", len(rep.Cells), len(sweepFloors))
+	if want := len(sweepFloors) + len(unwindTableFloors); len(rep.Cells) != want {
+		t.Errorf("the sweep has %d cells, want %d (one per group × arch × level)", len(rep.Cells), want)
+	}
+	for _, f := range unwindTableFloors {
+		t.Run(f.group+"-"+f.arch+"-"+f.opt, func(t *testing.T) {
+			c := rep.Cell(f.group, f.arch, f.opt)
+			if c == nil {
+				t.Fatalf("no cell for %s %s %s", f.group, f.arch, f.opt)
+			}
+			if c.Checked < 50 {
+				t.Errorf("checked = %d boundaries, want a whole run", c.Checked)
+			}
+			if c.Exact < f.exact {
+				t.Errorf("exact = %d of %d boundaries, want at least %d (target %.1f%%)", c.Exact, c.Checked, f.exact, unwindTargetPercent)
+			}
+			sum := 0
+			for _, n := range c.Misses {
+				sum += n
+			}
+			if sum != c.Checked-c.Exact {
+				t.Errorf("misses by phase add up to %d, want %d (checked %d - exact %d)", sum, c.Checked-c.Exact, c.Checked, c.Exact)
+			}
+		})
 	}
 	for _, f := range sweepFloors {
-		t.Run(f.arch+"-"+f.opt, func(t *testing.T) {
-			c := rep.Cell(f.arch, f.opt)
+		t.Run(GroupFP+"-"+f.arch+"-"+f.opt, func(t *testing.T) {
+			c := rep.Cell(GroupFP, f.arch, f.opt)
 			if c == nil {
 				t.Fatalf("no cell for %s %s", f.arch, f.opt)
 			}
@@ -66,7 +135,7 @@ func TestSweep(t *testing.T) {
 			if got := c.Misses[PhaseOther]; got > f.other {
 				t.Errorf("non-exact boundaries outside prologues and epilogues = %d, want at most %d", got, f.other)
 				for _, m := range rep.Misses {
-					if m.Phase == PhaseOther && strings.HasSuffix(m.Fixture, "-"+f.arch+"-"+f.opt) {
+					if m.Phase == PhaseOther && m.Group == GroupFP && strings.HasSuffix(m.Fixture, "-"+f.arch+"-"+f.opt) {
 						t.Logf("%s step %d %s+%d: %s\n truth %q\n walk  %q", m.Fixture, m.Step, m.Function, m.Offset, m.Why, m.Truth, m.Walk)
 					}
 				}

@@ -3,8 +3,10 @@
 // Command accuracy runs the emulator's accuracy sweep (emu.Sweep): every
 // fixture program, single-stepped, with the stack walked, symbolicated and
 // compared with the true call chain at every instruction boundary. It
-// prints the accuracy table of docs/accuracy.md; -misses lists every
-// boundary that was not exact.
+// prints the accuracy table of docs/accuracy.md, one row per group
+// (emu.SweepGroup: frame pointers, none, none in leaves, DWARF-only
+// functions, Swift async frames), architecture and level; -misses lists
+// every boundary that was not exact.
 //
 //	go run -tags unicorn ./cmd/accuracy [-fixtures DIR] [-misses]
 package main

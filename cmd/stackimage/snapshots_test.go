@@ -60,6 +60,8 @@ func TestSnapshotsSymbolicate(t *testing.T) {
 			}
 			checkFoundBy(t, name, snap, jt.Frames)
 
+			checkSourceLines(t, name, jt.Frames)
+
 			got := jsonNames(jt.Frames)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("symbolicate --json %s: function names differ from %s.chain (-want +got):\n%s", path, name, diff)
@@ -212,5 +214,33 @@ func checkFoundBy(t *testing.T, name string, snap *snapshot.Snapshot, frames []j
 		if f.FoundBy != want {
 			t.Errorf("frame %d (%s) found_by = %q, want %q", f.Index, f.Symbol, f.FoundBy, want)
 		}
+	}
+}
+
+// checkSourceLines checks that every frame in the fixture image has a file
+// and line: the executables' dSYMs are in fixtures/bin beside them, with
+// the same UUID. The source is the program the snapshot's fixture was
+// built from (the name's first field: "chain-arm64-O1-deepest" →
+// chain.c). The i386 fixtures are object files that --symbols cannot match
+// (no UUID), so their frames have no symbols to check.
+func checkSourceLines(t *testing.T, name string, frames []jsonFrame) {
+	t.Helper()
+	if strings.Contains(name, "-i386-") {
+		return
+	}
+	src, _, _ := strings.Cut(name, "-")
+	src += ".c"
+	inFixture := 0
+	for _, f := range frames {
+		if f.Image == "" {
+			continue // the sentinel return address
+		}
+		inFixture++
+		if !strings.HasSuffix(f.File, "/"+src) && f.File != src || f.Line <= 0 {
+			t.Errorf("frame %d (%s): file %q line %d, want %s and a line from the dSYM", f.Index, f.Symbol, f.File, f.Line, src)
+		}
+	}
+	if inFixture == 0 {
+		t.Errorf("no frame in the fixture image")
 	}
 }
