@@ -419,3 +419,36 @@ func TestNewTableErrors(t *testing.T) {
 		t.Error("NewDebugFrame with 2-byte pointers succeeded")
 	}
 }
+
+// TestConcurrentLookups races first lookups (which build the index) and
+// FDEAt from several goroutines; run with -race.
+func TestConcurrentLookups(t *testing.T) {
+	data := benchSection(200)
+	tab, err := NewEHFrame(data, 0, archregs.X86_64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			for i := 0; i < 200; i++ {
+				pc := 0x100000000 + uint64((i*37+g)%200)*0x40 + 12
+				row, _, err := tab.RowAt(pc)
+				if err != nil {
+					done <- err
+					return
+				}
+				if row.CFA != (unwind.CFA{Reg: 6, Offset: 16}) {
+					done <- fmt.Errorf("RowAt(%#x) CFA = %+v, want r6+16", pc, row.CFA)
+					return
+				}
+			}
+			done <- nil
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
