@@ -369,8 +369,9 @@ const (
 	pointerOmit     = 0xff
 )
 
-// errIndirect reports an indirect pointer read without a PointerReader: the
-// value returned with it is the address of the pointer.
+// errIndirect reports an indirect pointer not resolved, for want of a
+// PointerReader or because it failed: the value returned with it is the
+// address of the pointer.
 var errIndirect = errors.New("indirect pointer")
 
 // encodingBases are the bases of the relative encodings that depend on
@@ -380,8 +381,9 @@ type encodingBases struct {
 	haveFunc bool
 }
 
-// readEncoded reads a pointer in encoding enc. An indirect pointer without
-// a PointerReader returns the pointer's address with errIndirect.
+// readEncoded reads a pointer in encoding enc. An indirect pointer that is
+// not resolved returns the pointer's address with an error wrapping
+// errIndirect.
 func (t *Table) readEncoded(r *reader, enc uint8, b encodingBases, addrSize int) (uint64, error) {
 	if enc == pointerOmit {
 		return 0, errors.New("omitted pointer where one is required")
@@ -456,7 +458,8 @@ func (t *Table) readEncoded(r *reader, enc uint8, b encodingBases, addrSize int)
 		}
 		p, err := t.readPointer(v)
 		if err != nil {
-			return 0, fmt.Errorf("reading indirect pointer at %#x: %w", v, err)
+			// Like a missing reader: the caller gets the pointer's address.
+			return v, fmt.Errorf("%w: reading the pointer at %#x: %v", errIndirect, v, err)
 		}
 		if addrSize == 4 {
 			p &= 0xffffffff

@@ -452,3 +452,33 @@ func TestConcurrentLookups(t *testing.T) {
 		}
 	}
 }
+
+// TestIndirectPersonality checks that an indirect personality the
+// PointerReader cannot read leaves the FDE usable, reporting the pointer's
+// address; one it can read is resolved.
+func TestIndirectPersonality(t *testing.T) {
+	var s section
+	c := s.cie(cat([]byte{1}, []byte("zPR\x00"), uleb(1), sleb(-8), []byte{16},
+		uleb(6), []byte{pointerIndirect | pointerUData4}, le32(0x3000), []byte{pointerAbs}, x86CIEInstrs))
+	f := s.fde(c, absFDE(0x1000, 0x10))
+	for _, tt := range []struct {
+		name         string
+		read         PointerReader
+		want         uint64
+		wantIndirect bool
+	}{
+		{"no reader", nil, 0x3000, true},
+		{"failing reader", func(uint64) (uint64, error) { return 0, errors.New("unmapped") }, 0x3000, true},
+		{"reader", func(a uint64) (uint64, error) { return a + 0x10, nil }, 0x3010, false},
+	} {
+		var opts []Option
+		if tt.read != nil {
+			opts = append(opts, WithPointerReader(tt.read))
+		}
+		tab, _ := NewEHFrame(s.buf, 0, archregs.X86_64, opts...)
+		_, info, err := tab.RowAt(0x1000)
+		if err != nil || info.Offset != uint64(f) || !info.HasPersonality || info.Personality != tt.want || info.PersonalityIndirect != tt.wantIndirect {
+			t.Errorf("%s: RowAt(0x1000) = %+v, %v; want personality %#x (indirect %v)", tt.name, info, err, tt.want, tt.wantIndirect)
+		}
+	}
+}
