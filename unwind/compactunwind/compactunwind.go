@@ -98,27 +98,14 @@ const (
 	lsdaEntrySize    = 8  // unwind_info_section_header_lsda_index_entry
 	regularEntrySize = 8  // unwind_info_regular_second_level_entry
 
+	compressedHeaderSize = 12 // unwind_info_compressed_second_level_page_header
+
 	pageRegular    = 2 // UNWIND_SECOND_LEVEL_REGULAR
 	pageCompressed = 3 // UNWIND_SECOND_LEVEL_COMPRESSED
 )
 
 func formatError(off uint64, format string, args ...any) *unwind.Error {
 	return &unwind.Error{Source: unwind.SourceCompactUnwind, Off: off, Msg: fmt.Sprintf(format, args...)}
-}
-
-// u32 reads the little-endian word at off, or reports what it is.
-func (t *Table) u32(off uint64, what string) (uint32, error) {
-	if off > uint64(len(t.data)) || uint64(len(t.data))-off < 4 {
-		return 0, formatError(off, "%s is beyond the end of the section (%d bytes)", what, len(t.data))
-	}
-	return binary.LittleEndian.Uint32(t.data[off:]), nil
-}
-
-func (t *Table) u16(off uint64, what string) (uint16, error) {
-	if off > uint64(len(t.data)) || uint64(len(t.data))-off < 2 {
-		return 0, formatError(off, "%s is beyond the end of the section (%d bytes)", what, len(t.data))
-	}
-	return binary.LittleEndian.Uint16(t.data[off:]), nil
 }
 
 // checkArray reports an error unless count elements of size bytes at off fit
@@ -205,11 +192,16 @@ func (t *Table) Lookup(funcOffset uint32) (Entry, error) {
 	if t.indexCount < 2 {
 		return Entry{}, ErrNotFound
 	}
-	pages := t.indexCount - 1
-	i := uint32(sort.Search(int(pages), func(i int) bool {
-		fn, _, _ := t.indexEntry(uint32(i))
-		return fn > funcOffset
-	}))
+	// The first page whose first function is above funcOffset.
+	i, hi := uint32(0), t.indexCount-1
+	for i < hi {
+		mid := i + (hi-i)/2
+		if fn, _, _ := t.indexEntry(mid); fn > funcOffset {
+			hi = mid
+		} else {
+			i = mid + 1
+		}
+	}
 	if i == 0 {
 		return Entry{}, ErrNotFound
 	}
@@ -224,11 +216,9 @@ func (t *Table) Lookup(funcOffset uint32) (Entry, error) {
 	if funcOffset >= next {
 		return Entry{}, ErrNotFound
 	}
-	kind, err := t.u32(uint64(page), "second-level page kind")
-	if err != nil {
-		return Entry{}, err
-	}
+	kind := binary.LittleEndian.Uint32(t.data[page:]) // Parse checked the page starts 8 bytes before the end
 	var e Entry
+	var err error
 	switch kind {
 	case pageRegular:
 		e, err = t.lookupRegular(uint64(page), funcOffset, next)
@@ -249,20 +239,21 @@ func (t *Table) Lookup(funcOffset uint32) (Entry, error) {
 // lookupRegular searches a regular page: entries of {function offset,
 // encoding}, function offsets absolute.
 func (t *Table) lookupRegular(page uint64, funcOffset, next uint32) (Entry, error) {
-	entryOff, err := t.u16(page+4, "regular page entry offset")
-	if err != nil {
-		return Entry{}, err
-	}
-	count, err := t.u16(page+6, "regular page entry count")
-	if err != nil {
-		return Entry{}, err
-	}
+	entryOff, count := binary.LittleEndian.Uint16(t.data[page+4:]), binary.LittleEndian.Uint16(t.data[page+6:]) // the 8-byte header Parse checked
 	base := page + uint64(entryOff)
 	if base > uint64(len(t.data)) || uint64(count)*regularEntrySize > uint64(len(t.data))-base {
 		return Entry{}, formatError(page, "regular page's %d entries at page offset %#x extend beyond the end of the section (%d bytes)", count, entryOff, len(t.data))
 	}
 	fnAt := func(j int) uint32 { return binary.LittleEndian.Uint32(t.data[base+uint64(j)*regularEntrySize:]) }
-	j := sort.Search(int(count), func(j int) bool { return fnAt(j) > funcOffset })
+	j, hi := 0, int(count) // the first entry above funcOffset
+	for j < hi {
+		mid := int(uint(j+hi) >> 1)
+		if fnAt(mid) > funcOffset {
+			hi = mid
+		} else {
+			j = mid + 1
+		}
+	}
 	if j == 0 {
 		return Entry{}, ErrNotFound
 	}
@@ -282,15 +273,12 @@ func (t *Table) lookupRegular(page uint64, funcOffset, next uint32) (Entry, erro
 // 24-bit function offset from the page's first function and an 8-bit
 // index into the common encodings, then the page's own.
 func (t *Table) lookupCompressed(page uint64, first, funcOffset, next uint32) (Entry, error) {
-	var hdr [4]uint16
-	for k, what := range []string{"entry offset", "entry count", "encodings offset", "encodings count"} {
-		v, err := t.u16(page+4+2*uint64(k), "compressed page "+what)
-		if err != nil {
-			return Entry{}, err
-		}
-		hdr[k] = v
+	if page+compressedHeaderSize > uint64(len(t.data)) {
+		return Entry{}, formatError(page, "compressed page header is beyond the end of the section (%d bytes)", len(t.data))
 	}
-	entryOff, count, encOff, encCount := hdr[0], hdr[1], hdr[2], hdr[3]
+	h := t.data[page+4:]
+	entryOff, count := binary.LittleEndian.Uint16(h), binary.LittleEndian.Uint16(h[2:])
+	encOff, encCount := binary.LittleEndian.Uint16(h[4:]), binary.LittleEndian.Uint16(h[6:])
 	base := page + uint64(entryOff)
 	if base > uint64(len(t.data)) || uint64(count)*4 > uint64(len(t.data))-base {
 		return Entry{}, formatError(page, "compressed page's %d entries at page offset %#x extend beyond the end of the section (%d bytes)", count, entryOff, len(t.data))
@@ -301,7 +289,15 @@ func (t *Table) lookupCompressed(page uint64, first, funcOffset, next uint32) (E
 	}
 	word := func(j int) uint32 { return binary.LittleEndian.Uint32(t.data[base+uint64(j)*4:]) }
 	fnAt := func(j int) uint64 { return uint64(first) + uint64(word(j)&0x00FFFFFF) }
-	j := sort.Search(int(count), func(j int) bool { return fnAt(j) > uint64(funcOffset) })
+	j, hi := 0, int(count) // the first entry above funcOffset
+	for j < hi {
+		mid := int(uint(j+hi) >> 1)
+		if fnAt(mid) > uint64(funcOffset) {
+			hi = mid
+		} else {
+			j = mid + 1
+		}
+	}
 	if j == 0 {
 		return Entry{}, ErrNotFound
 	}

@@ -136,7 +136,7 @@ func TestLookupErrors(t *testing.T) {
 		// page, without its entries; a compressed page's header is 12.
 		truncOff, truncMsg := uint64(page), "extend beyond the end"
 		if compressed {
-			truncOff, truncMsg = uint64(page+8), "beyond the end of the section"
+			truncOff, truncMsg = uint64(page), "header is beyond the end of the section"
 		}
 		tests := []struct {
 			name string

@@ -78,16 +78,18 @@ func Frame0Row(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind
 		at += uint32(n)
 	}
 	inPrologue := e.FuncStart+at == pc
-	if inPrologue {
-		return s.row(d), true, nil
-	}
-	// An epilogue from pc to a return or tail call.
+	// An epilogue from pc to a return or tail call. In a prologue the
+	// instruction at pc is a prologue's and the scan fails at once, unless
+	// the epilogue follows the prologue directly.
 	if epi, ok := readCode(code, pc, min(e.FuncEnd, pc+maxEpilogueBytes)); ok {
 		// When SP is restored from FP ahead, the body's FP-based row holds
 		// until then.
 		if row, ok, restoresSP := d.epilogue(epi, pc, e); ok && !(restoresSP && s.fpSet) {
 			return row, true, nil
 		}
+	}
+	if inPrologue {
+		return s.row(d), true, nil
 	}
 	row, err := RowFor(d.arch, e, code)
 	switch {

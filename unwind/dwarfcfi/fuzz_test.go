@@ -19,7 +19,7 @@ var fuzzArchs = []*archregs.Arch{archregs.X86_64, archregs.ARM64, archregs.ARMV7
 func FuzzParse(f *testing.F) {
 	// Seeds: the committed objects' sections, and synthetic sections.
 	objs, _ := filepath.Glob("testdata/*.o")
-	objs = append(objs, "testdata/arm64_linked")
+	objs = append(objs, "testdata/arm64_linked", "testdata/x86_64_dsym.dwarf")
 	for _, obj := range objs {
 		mf, err := macho.Open(obj)
 		if err != nil {

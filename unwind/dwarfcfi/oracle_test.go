@@ -322,12 +322,16 @@ func TestGolden(t *testing.T) {
 		{"i386_eh", archregs.I386, false},
 		{"x86_64_debug", archregs.X86_64, true},
 		{"i386_debug", archregs.I386, true},
+		{"x86_64_dsym", archregs.X86_64, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obj := "testdata/" + tt.name + ".o"
-			if strings.HasSuffix(tt.name, "_linked") {
+			switch {
+			case strings.HasSuffix(tt.name, "_linked"):
 				obj = "testdata/" + tt.name
+			case strings.HasSuffix(tt.name, "_dsym"):
+				obj = "testdata/" + tt.name + ".dwarf"
 			}
 			var tab *Table
 			var err error

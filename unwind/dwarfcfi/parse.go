@@ -270,24 +270,24 @@ func (t *Table) parseCIE(h header) (*cie, error) {
 }
 
 // fdeFromHeader parses the FDE a header describes.
-func (t *Table) fdeFromHeader(h header) (*fde, error) {
-	f := &fde{FDEInfo: FDEInfo{Offset: uint64(h.off), CIEOffset: h.ciePointer}}
+func (t *Table) fdeFromHeader(h header) (fde, error) {
+	f := fde{FDEInfo: FDEInfo{Offset: uint64(h.off), CIEOffset: h.ciePointer}}
 	if h.ciePointer >= uint64(len(t.data)) {
-		return nil, t.errorf(h.off, "FDE's CIE pointer %#x is past the end of the %d-byte section", h.ciePointer, len(t.data))
+		return fde{}, t.errorf(h.off, "FDE's CIE pointer %#x is past the end of the %d-byte section", h.ciePointer, len(t.data))
 	}
 	if h.ciePointer == uint64(h.off) {
-		return nil, t.errorf(h.off, "FDE's CIE pointer points at the FDE itself")
+		return fde{}, t.errorf(h.off, "FDE's CIE pointer points at the FDE itself")
 	}
 	ch, err := t.header(int(h.ciePointer))
 	if err != nil {
-		return nil, t.errorf(h.off, "FDE's CIE at %#x: %s", h.ciePointer, errMsg(err))
+		return fde{}, t.errorf(h.off, "FDE's CIE at %#x: %s", h.ciePointer, errMsg(err))
 	}
 	if !ch.isCIE || ch.terminator {
-		return nil, t.errorf(h.off, "FDE's CIE pointer %#x does not point at a CIE", h.ciePointer)
+		return fde{}, t.errorf(h.off, "FDE's CIE pointer %#x does not point at a CIE", h.ciePointer)
 	}
 	c, err := t.cieAt(ch)
 	if err != nil {
-		return nil, t.errorf(h.off, "FDE's CIE at %#x: %s", h.ciePointer, errMsg(err))
+		return fde{}, t.errorf(h.off, "FDE's CIE at %#x: %s", h.ciePointer, errMsg(err))
 	}
 	f.cie = c
 	f.SignalFrame = c.signalFrame
@@ -303,43 +303,43 @@ func (t *Table) fdeFromHeader(h header) (*fde, error) {
 	}
 	begin, err := t.readEncoded(r, enc, encodingBases{}, c.addrSize)
 	if err != nil {
-		return nil, t.errorf(h.off, "FDE pc_begin: %v", err)
+		return fde{}, t.errorf(h.off, "FDE pc_begin: %v", err)
 	}
 	// pc_range is a length: the encoding's format without its application.
 	length, err := t.readEncoded(r, enc&0x0f, encodingBases{}, c.addrSize)
 	if err != nil {
-		return nil, t.errorf(h.off, "FDE pc_range: %v", err)
+		return fde{}, t.errorf(h.off, "FDE pc_range: %v", err)
 	}
 	end := begin + length
 	if c.addrSize == 4 {
 		end &= 0xffffffff
 	}
 	if end < begin {
-		return nil, t.errorf(h.off, "FDE range [%#x, +%#x) wraps around the address space", begin, length)
+		return fde{}, t.errorf(h.off, "FDE range [%#x, +%#x) wraps around the address space", begin, length)
 	}
 	f.PCBegin, f.PCEnd = begin, end
 	f.instrStart = r.off
 	if c.hasZ {
 		n := r.uleb()
 		if r.err != nil {
-			return nil, t.errorf(h.off, "FDE augmentation data length: %v", r.err)
+			return fde{}, t.errorf(h.off, "FDE augmentation data length: %v", r.err)
 		}
 		if n > uint64(r.left()) {
-			return nil, t.errorf(h.off, "FDE augmentation data length %d is longer than the %d bytes left in the FDE", n, r.left())
+			return fde{}, t.errorf(h.off, "FDE augmentation data length %d is longer than the %d bytes left in the FDE", n, r.left())
 		}
 		augEnd := r.off + int(n)
 		if c.hasLSDA {
 			ar := &reader{data: t.data, off: r.off, end: augEnd}
 			lsda, err := t.readEncoded(ar, c.lsdaEncoding, encodingBases{funcBase: begin, haveFunc: true}, c.addrSize)
 			if err != nil && !errors.Is(err, errIndirect) {
-				return nil, t.errorf(h.off, "FDE LSDA pointer: %v", err)
+				return fde{}, t.errorf(h.off, "FDE LSDA pointer: %v", err)
 			}
 			f.LSDA, f.HasLSDA, f.LSDAIndirect = lsda, true, errors.Is(err, errIndirect)
 		}
 		f.instrStart = augEnd
 	}
 	if r.err != nil {
-		return nil, t.errorf(h.off, "FDE: %v", r.err)
+		return fde{}, t.errorf(h.off, "FDE: %v", r.err)
 	}
 	f.instrEnd = h.next
 	return f, nil
@@ -369,8 +369,9 @@ const (
 	pointerOmit     = 0xff
 )
 
-// errIndirect reports an indirect pointer read without a PointerReader: the
-// value returned with it is the address of the pointer.
+// errIndirect reports an indirect pointer not resolved, for want of a
+// PointerReader or because it failed: the value returned with it is the
+// address of the pointer.
 var errIndirect = errors.New("indirect pointer")
 
 // encodingBases are the bases of the relative encodings that depend on
@@ -380,8 +381,9 @@ type encodingBases struct {
 	haveFunc bool
 }
 
-// readEncoded reads a pointer in encoding enc. An indirect pointer without
-// a PointerReader returns the pointer's address with errIndirect.
+// readEncoded reads a pointer in encoding enc. An indirect pointer that is
+// not resolved returns the pointer's address with an error wrapping
+// errIndirect.
 func (t *Table) readEncoded(r *reader, enc uint8, b encodingBases, addrSize int) (uint64, error) {
 	if enc == pointerOmit {
 		return 0, errors.New("omitted pointer where one is required")
@@ -456,7 +458,8 @@ func (t *Table) readEncoded(r *reader, enc uint8, b encodingBases, addrSize int)
 		}
 		p, err := t.readPointer(v)
 		if err != nil {
-			return 0, fmt.Errorf("reading indirect pointer at %#x: %w", v, err)
+			// Like a missing reader: the caller gets the pointer's address.
+			return v, fmt.Errorf("%w: reading the pointer at %#x: %v", errIndirect, v, err)
 		}
 		if addrSize == 4 {
 			p &= 0xffffffff

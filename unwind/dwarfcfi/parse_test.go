@@ -419,3 +419,66 @@ func TestNewTableErrors(t *testing.T) {
 		t.Error("NewDebugFrame with 2-byte pointers succeeded")
 	}
 }
+
+// TestConcurrentLookups races first lookups (which build the index) and
+// FDEAt from several goroutines; run with -race.
+func TestConcurrentLookups(t *testing.T) {
+	data := benchSection(200)
+	tab, err := NewEHFrame(data, 0, archregs.X86_64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			for i := 0; i < 200; i++ {
+				pc := 0x100000000 + uint64((i*37+g)%200)*0x40 + 12
+				row, _, err := tab.RowAt(pc)
+				if err != nil {
+					done <- err
+					return
+				}
+				if row.CFA != (unwind.CFA{Reg: 6, Offset: 16}) {
+					done <- fmt.Errorf("RowAt(%#x) CFA = %+v, want r6+16", pc, row.CFA)
+					return
+				}
+			}
+			done <- nil
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestIndirectPersonality checks that an indirect personality the
+// PointerReader cannot read leaves the FDE usable, reporting the pointer's
+// address; one it can read is resolved.
+func TestIndirectPersonality(t *testing.T) {
+	var s section
+	c := s.cie(cat([]byte{1}, []byte("zPR\x00"), uleb(1), sleb(-8), []byte{16},
+		uleb(6), []byte{pointerIndirect | pointerUData4}, le32(0x3000), []byte{pointerAbs}, x86CIEInstrs))
+	f := s.fde(c, absFDE(0x1000, 0x10))
+	for _, tt := range []struct {
+		name         string
+		read         PointerReader
+		want         uint64
+		wantIndirect bool
+	}{
+		{"no reader", nil, 0x3000, true},
+		{"failing reader", func(uint64) (uint64, error) { return 0, errors.New("unmapped") }, 0x3000, true},
+		{"reader", func(a uint64) (uint64, error) { return a + 0x10, nil }, 0x3010, false},
+	} {
+		var opts []Option
+		if tt.read != nil {
+			opts = append(opts, WithPointerReader(tt.read))
+		}
+		tab, _ := NewEHFrame(s.buf, 0, archregs.X86_64, opts...)
+		_, info, err := tab.RowAt(0x1000)
+		if err != nil || info.Offset != uint64(f) || !info.HasPersonality || info.Personality != tt.want || info.PersonalityIndirect != tt.wantIndirect {
+			t.Errorf("%s: RowAt(0x1000) = %+v, %v; want personality %#x (indirect %v)", tt.name, info, err, tt.want, tt.wantIndirect)
+		}
+	}
+}

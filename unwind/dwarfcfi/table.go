@@ -282,23 +282,23 @@ func (t *Table) RowInFDE(off, pc uint64) (unwind.Row, FDEInfo, error) {
 	if pc < fde.PCBegin || pc >= fde.PCEnd {
 		return unwind.Row{}, fde.FDEInfo, t.errorf(int(off), "pc %#x is outside the FDE's range [%#x, %#x)", pc, fde.PCBegin, fde.PCEnd)
 	}
-	row, err := t.run(fde, pc)
+	row, err := t.run(&fde, pc)
 	return row, fde.FDEInfo, err
 }
 
-func (t *Table) fdeAt(off uint64) (*fde, error) {
+func (t *Table) fdeAt(off uint64) (fde, error) {
 	if off >= uint64(len(t.data)) {
-		return nil, t.errorf(int(min(off, uint64(len(t.data)))), "FDE offset %#x is past the end of the %d-byte section", off, len(t.data))
+		return fde{}, t.errorf(int(min(off, uint64(len(t.data)))), "FDE offset %#x is past the end of the %d-byte section", off, len(t.data))
 	}
 	h, err := t.header(int(off))
 	if err != nil {
-		return nil, err
+		return fde{}, err
 	}
 	if h.terminator {
-		return nil, t.errorf(int(off), "FDE offset points at the section terminator")
+		return fde{}, t.errorf(int(off), "FDE offset points at the section terminator")
 	}
 	if h.isCIE {
-		return nil, t.errorf(int(off), "FDE offset points at a CIE")
+		return fde{}, t.errorf(int(off), "FDE offset points at a CIE")
 	}
 	return t.fdeFromHeader(h)
 }

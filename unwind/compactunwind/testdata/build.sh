@@ -5,11 +5,14 @@
 #   NAME.o        object file: __LD,__compact_unwind and a full __eh_frame
 #   NAME.sync.o   arm64 only: the same code with synchronous unwind tables,
 #                 whose __compact_unwind has compact encodings (linked)
-#   NAME          linked image (not i386: ld64.lld-16 has no i386):
+#   NAME          linked image (not i386: ld64.lld-16 has no i386; not
+#                 armv7k: it cannot link the global variable's relocations):
 #                 __TEXT,__unwind_info (FDEs dropped where compact suffices)
 #   NAME.eh_frame.txt    llvm-dwarfdump-16 --eh-frame NAME.o
 #   NAME.unwind_info.txt llvm-objdump-16 --unwind-info NAME
-#   NAME.disasm.txt      llvm-objdump-16 -d --no-show-raw-insn NAME.o
+#   NAME.disasm.txt      llvm-objdump-16 -d --no-show-raw-insn --mattr=+vfp3 NAME.o
+# armv7k (watchOS) is the only 32-bit ARM target for which clang writes
+# compact unwind and CFI; -marm keeps it in ARM mode.
 set -eu
 cd "$(dirname "$0")"
 flags="-O1 -fasynchronous-unwind-tables -ffreestanding -nostdlib -fno-stack-protector -fno-builtin -c"
@@ -39,6 +42,8 @@ build arm64-fp arm64-apple-macos11 arm64 macos 11.0 -fno-omit-frame-pointer
 build arm64-nofp arm64-apple-macos11 arm64 macos 11.0 -fomit-frame-pointer
 build i386-fp i386-apple-macos10.12 none macos 10.12 -fno-omit-frame-pointer
 build i386-nofp i386-apple-macos10.12 none macos 10.12 -fomit-frame-pointer
+build armv7k-fp armv7k-apple-watchos5 none watchos 5.0 -marm
 for o in *-fp.o *-nofp.o; do
-	llvm-objdump-16 -d --no-show-raw-insn "$o" >"${o%.o}.disasm.txt"
+	case $o in armv7*) mattr=--mattr=+vfp3 ;; *) mattr= ;; esac
+	llvm-objdump-16 -d --no-show-raw-insn $mattr "$o" >"${o%.o}.disasm.txt"
 done

@@ -30,6 +30,14 @@ clang-16 -target arm64-apple-macos11 -O2 $common -fasynchronous-unwind-tables st
 ld64.lld-16 -arch arm64 -platform_version macos 11.0 11.0 -e _start -o arm64_linked arm64_eh.o stubs.o
 rm stubs.o
 llvm-dwarfdump-16 --eh-frame arm64_linked > arm64_linked.eh_frame.txt
+# A dSYM keeps __debug_frame, with the linked addresses: build an x86_64
+# image from -g objects without unwind tables and keep the dSYM's DWARF file.
+clang-16 -target x86_64-apple-macos10.15 -O2 $common $dbg stubs.c -o stubs.o
+ld64.lld-16 -arch x86_64 -platform_version macos 10.15 10.15 -e _start -o x86_64_dsym.bin x86_64_debug.o stubs.o
+dsymutil-16 x86_64_dsym.bin -o x86_64_dsym.dSYM
+mv x86_64_dsym.dSYM/Contents/Resources/DWARF/x86_64_dsym.bin x86_64_dsym.dwarf
+rm -r stubs.o x86_64_dsym.bin x86_64_dsym.dSYM
+llvm-dwarfdump-16 --debug-frame x86_64_dsym.dwarf > x86_64_dsym.debug_frame.txt
 for o in *_eh.o *_eh_*.o; do
 	llvm-dwarfdump-16 --eh-frame $o > ${o%.o}.eh_frame.txt
 done
