@@ -124,84 +124,129 @@ func (p *Process) UnwindRow(q walker.UnwindQuery) (*unwind.Row, unwind.Source, e
 }
 
 func (t *unwindTables) rowAt(p *Process, l *image.Loaded, pc uint64, q walker.UnwindQuery) (*unwind.Row, unwind.Source, error) {
-	frame0 := q.Frame0
 	code := &imageCode{p: p, base: l.LoadAddress}
-	if frame0 {
-		if row, src, err := t.cfiRow(pc); row != nil || err != nil {
+	entry, haveEntry, err := t.compactEntry(p, l, pc)
+	if err != nil {
+		return nil, 0, err
+	}
+	if q.Frame0 {
+		return t.frame0Row(p, l, pc, q, entry, haveEntry, code)
+	}
+	if haveEntry {
+		row, src, err := t.callerRow(p, pc, entry, code)
+		if row != nil || err != nil {
 			return row, src, err
 		}
 	}
-	if t.compact != nil && pc >= t.textAddr && pc-t.textAddr <= 0xffffffff {
-		off := uint32(pc - t.textAddr)
-		entry, err := t.compact.Lookup(off)
-		switch {
-		case errors.Is(err, compactunwind.ErrNotFound):
-		case err != nil:
-			return nil, 0, err
-		default:
-			// A linker may give one entry to a run of functions with the
-			// same encoding; the prologue to decode is the function's own.
-			if start, ok := p.FunctionStart(l.LoadAddress + uint64(off)); ok && start >= l.LoadAddress {
-				if rel := start - l.LoadAddress; rel > uint64(entry.FuncStart) && rel <= uint64(off) {
-					entry.FuncStart = uint32(rel)
-				}
-			}
-			if fdeOff, ok := entry.DWARFOffset(p.Arch); ok {
-				if t.ehFrame == nil {
-					return nil, 0, fmt.Errorf("compact unwind defers to __eh_frame offset %#x, and the image has no __eh_frame", fdeOff)
-				}
-				row, _, err := t.ehFrame.RowInFDE(uint64(fdeOff), pc)
-				if err != nil {
-					return nil, 0, err
-				}
-				return &row, unwind.SourceEHFrame, nil
-			}
-			if frame0 {
-				// compact unwind's frame-0 decoder reads bit 0 of the PC as
-				// the instruction set, as a branch target would carry it.
-				thumb := uint32(0)
-				if q.Thumb {
-					thumb = 1
-				}
-				row, ok, err := compactunwind.Frame0Row(p.Arch, entry, off|thumb, code)
-				if err != nil || !ok {
-					return nil, 0, err
-				}
-				return &row, unwind.SourceCompactUnwind, nil
-			}
-			row, err := compactunwind.RowFor(p.Arch, entry, code)
-			switch {
-			case errors.Is(err, compactunwind.ErrNoInfo):
-			case err != nil:
-				return nil, 0, err
-			default:
-				return &row, unwind.SourceCompactUnwind, nil
-			}
+	return t.cfiRow(pc)
+}
+
+// compactEntry returns the compact unwind entry of the function holding
+// pc, with its start moved to the function's own start where a linker gave
+// one entry to a run of functions that share an encoding.
+func (t *unwindTables) compactEntry(p *Process, l *image.Loaded, pc uint64) (compactunwind.Entry, bool, error) {
+	if t.compact == nil || pc < t.textAddr || pc-t.textAddr > 0xffffffff {
+		return compactunwind.Entry{}, false, nil
+	}
+	off := uint32(pc - t.textAddr)
+	entry, err := t.compact.Lookup(off)
+	switch {
+	case errors.Is(err, compactunwind.ErrNotFound):
+		return compactunwind.Entry{}, false, nil
+	case err != nil:
+		return compactunwind.Entry{}, false, err
+	}
+	if start, ok := p.FunctionStart(l.LoadAddress + uint64(off)); ok && start >= l.LoadAddress {
+		if rel := start - l.LoadAddress; rel > uint64(entry.FuncStart) && rel <= uint64(off) {
+			entry.FuncStart = uint32(rel)
 		}
 	}
-	if !frame0 {
-		return t.cfiRow(pc)
+	return entry, true, nil
+}
+
+// callerRow is the row at a call site from compact unwind, or from the FDE
+// it defers to; nil when the encoding says there is no unwind info.
+func (t *unwindTables) callerRow(p *Process, pc uint64, entry compactunwind.Entry, code *imageCode) (*unwind.Row, unwind.Source, error) {
+	if fdeOff, ok := entry.DWARFOffset(p.Arch); ok {
+		if t.ehFrame == nil {
+			return nil, 0, fmt.Errorf("compact unwind defers to __eh_frame offset %#x, and the image has no __eh_frame", fdeOff)
+		}
+		row, _, err := t.ehFrame.RowInFDE(uint64(fdeOff), pc)
+		if err != nil {
+			return nil, 0, err
+		}
+		return &row, unwind.SourceEHFrame, nil
 	}
-	return nil, 0, nil
+	row, err := compactunwind.RowFor(p.Arch, entry, code)
+	switch {
+	case errors.Is(err, compactunwind.ErrNoInfo):
+		return nil, 0, nil
+	case err != nil:
+		return nil, 0, err
+	}
+	return &row, unwind.SourceCompactUnwind, nil
+}
+
+// frame0Row is the row where the thread stopped. Neither table holds
+// everywhere there: compact unwind describes only the body, and compilers
+// do not make DWARF CFI asynchronous in epilogues. So the function's
+// prologue and epilogue are decoded, and in the body DWARF CFI, else
+// compact unwind, gives the row.
+func (t *unwindTables) frame0Row(p *Process, l *image.Loaded, pc uint64, q walker.UnwindQuery, entry compactunwind.Entry, haveEntry bool, code *imageCode) (*unwind.Row, unwind.Source, error) {
+	cfi, cfiSrc, fde, cfiErr := t.cfiRowFDE(pc)
+	if !haveEntry {
+		// No compact entry: the FDE bounds the function for the decoder.
+		if cfi == nil || fde.PCBegin < t.textAddr || fde.PCEnd-t.textAddr > 0xffffffff {
+			return cfi, cfiSrc, cfiErr
+		}
+		entry = compactunwind.Entry{FuncStart: uint32(fde.PCBegin - t.textAddr), FuncEnd: uint32(fde.PCEnd - t.textAddr)}
+	}
+	// compact unwind's decoder reads bit 0 of the PC as the instruction
+	// set, as a branch target would carry it.
+	thumb := uint32(0)
+	if q.Thumb {
+		thumb = 1
+	}
+	off := uint32(pc - t.textAddr)
+	row, phase, ok, err := compactunwind.Frame0(p.Arch, entry, off|thumb, code)
+	if ok && phase != compactunwind.PhaseBody {
+		return &row, unwind.SourceCode, nil
+	}
+	if cfi != nil || cfiErr != nil {
+		return cfi, cfiSrc, cfiErr
+	}
+	if err != nil || !ok || !haveEntry {
+		return nil, 0, err
+	}
+	if _, dwarf := entry.DWARFOffset(p.Arch); dwarf {
+		return t.callerRow(p, pc, entry, code)
+	}
+	return &row, unwind.SourceCompactUnwind, nil
 }
 
 // cfiRow returns the DWARF CFI row at pc from __eh_frame, else
 // __debug_frame; nil when neither covers pc.
 func (t *unwindTables) cfiRow(pc uint64) (*unwind.Row, unwind.Source, error) {
+	row, src, _, err := t.cfiRowFDE(pc)
+	return row, src, err
+}
+
+// cfiRowFDE is cfiRow, with the FDE that gave the row.
+func (t *unwindTables) cfiRowFDE(pc uint64) (*unwind.Row, unwind.Source, dwarfcfi.FDEInfo, error) {
 	for _, tab := range []*dwarfcfi.Table{t.ehFrame, t.debugFrame} {
 		if tab == nil {
 			continue
 		}
-		row, _, err := tab.RowAt(pc)
+		row, fde, err := tab.RowAt(pc)
 		switch {
 		case errors.Is(err, dwarfcfi.ErrNoFDE):
 			continue
 		case err != nil:
-			return nil, 0, err
+			return nil, 0, fde, err
 		}
-		return &row, tab.Source(), nil
+		return &row, tab.Source(), fde, nil
 	}
-	return nil, 0, nil
+	return nil, 0, dwarfcfi.FDEInfo{}, nil
 }
 
 // imageCode reads an image's code at image-relative offsets, as compact

@@ -45,6 +45,25 @@ const (
 // ARM-mode code is decoded. Errors are those of RowFor, returned only when
 // the body row is needed and the code does not give one either.
 func Frame0Row(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind.Row, bool, error) {
+	row, _, ok, err := Frame0(arch, e, pc, code)
+	return row, ok, err
+}
+
+// Phase says where in its function the interrupted frame stopped.
+type Phase int
+
+// The phases Frame0 tells apart.
+const (
+	PhaseBody     Phase = iota // between prologue and epilogue: the encoding's row holds
+	PhasePrologue              // in the prologue, decoded up to pc
+	PhaseEpilogue              // in an epilogue, decoded from pc to the return
+)
+
+// Frame0 is Frame0Row, and also says which phase pc is in. A caller with
+// another source of rows for the body (DWARF CFI, which compilers do not
+// make asynchronous in epilogues) takes Frame0's row only in the prologue
+// and the epilogue.
+func Frame0(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind.Row, Phase, bool, error) {
 	var d *decoder
 	switch arch.CPUType {
 	case archregs.CPUTypeX86_64, archregs.CPUTypeX86:
@@ -53,18 +72,18 @@ func Frame0Row(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind
 		d = arm64Decoder(arch)
 	case archregs.CPUTypeARM:
 		if pc&1 != 0 {
-			return unwind.Row{}, false, nil
+			return unwind.Row{}, PhaseBody, false, nil
 		}
 		d = armDecoder(arch)
 	default:
-		return unwind.Row{}, false, nil
+		return unwind.Row{}, PhaseBody, false, nil
 	}
 	if code == nil || pc < e.FuncStart || pc >= e.FuncEnd {
-		return unwind.Row{}, false, nil
+		return unwind.Row{}, PhaseBody, false, nil
 	}
 	pro, ok := readCode(code, e.FuncStart, min(e.FuncEnd, e.FuncStart+maxPrologueBytes))
 	if !ok {
-		return unwind.Row{}, false, nil
+		return unwind.Row{}, PhaseBody, false, nil
 	}
 	// The prologue, from the function start up to pc or to the first
 	// instruction that is not a prologue's.
@@ -85,26 +104,26 @@ func Frame0Row(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind
 		// When SP is restored from FP ahead, the body's FP-based row holds
 		// until then.
 		if row, ok, restoresSP := d.epilogue(epi, pc, e); ok && !(restoresSP && s.fpSet) {
-			return row, true, nil
+			return row, PhaseEpilogue, true, nil
 		}
 	}
 	if inPrologue {
-		return s.row(d), true, nil
+		return s.row(d), PhasePrologue, true, nil
 	}
 	row, err := RowFor(d.arch, e, code)
 	switch {
 	case err == nil:
 	case at == 0:
-		return unwind.Row{}, false, nil // no prologue shape known
+		return unwind.Row{}, PhaseBody, false, nil // no prologue shape known
 	case errors.Is(err, ErrDWARF) || errors.Is(err, ErrNoInfo):
 		row = s.row(d)
 	default:
-		return unwind.Row{}, false, err
+		return unwind.Row{}, PhaseBody, false, err
 	}
 	if d.body != nil {
 		d.body(&row, pc, code)
 	}
-	return row, true, nil
+	return row, PhaseBody, true, nil
 }
 
 // readCode reads [from, to) and returns what could be read, false when
