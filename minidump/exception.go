@@ -74,7 +74,7 @@ func (r *reader) exception(errs *[]error) *Exception {
 // name fills in Type, CodeName and Reason.
 func (e *Exception) name(platform Platform, cpu CPU) {
 	if platform != PlatformMacOS && platform != PlatformIOS {
-		e.Reason = fmt.Sprintf("%#010x / %#010x", e.Code, e.Flags)
+		e.Reason = fmt.Sprintf("0x%08x / 0x%08x", e.Code, e.Flags)
 		return
 	}
 	code, flags := e.Code, e.Flags
@@ -87,9 +87,9 @@ func (e *Exception) name(platform Platform, cpu CPU) {
 	e.Type, e.CodeName = macExceptionNames(code, flags, cpu, e.Parameters)
 	switch {
 	case e.Type == "":
-		e.Reason = fmt.Sprintf("%#010x / %#010x", e.Code, e.Flags)
+		e.Reason = fmt.Sprintf("0x%08x / 0x%08x", e.Code, e.Flags)
 	case e.CodeName == "":
-		e.Reason = fmt.Sprintf("%s / %#010x", e.Type, flags)
+		e.Reason = fmt.Sprintf("%s / 0x%08x", e.Type, flags)
 	default:
 		e.Reason = e.Type + " / " + e.CodeName
 	}

@@ -200,7 +200,6 @@ func (f *File) readAt(off, n int64) ([]byte, error) {
 	return b, nil
 }
 
-
 // A reader reads the streams of a File for one call of a public method. It
 // charges every read of stream data and of what streams point at (strings,
 // contexts, CodeView records, annotations) to a budget a few times the file's
