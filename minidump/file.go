@@ -194,7 +194,14 @@ func (f *File) readAt(off, n int64) ([]byte, error) {
 		return nil, fmt.Errorf("%d bytes at %#x: %w (%d bytes)", n, off, errTruncated, f.size)
 	}
 	b := make([]byte, n)
-	if _, err := f.r.ReadAt(b, off); err != nil && !(err == io.EOF && n > 0) {
+	if n == 0 {
+		return b, nil
+	}
+	// io.ReaderAt may return io.EOF with a full read at the end.
+	if got, err := f.r.ReadAt(b, off); got < len(b) {
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
 		return nil, fmt.Errorf("reading %d bytes at %#x: %v", n, off, err)
 	}
 	return b, nil
