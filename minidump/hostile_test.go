@@ -70,9 +70,9 @@ func TestHostile(t *testing.T) {
 		stream  StreamType // the stream the error names; StreamUnused for the header
 		index   int        // its directory index; -1 for the header
 		msg     string
-		offset  int        // the error's byte offset; -1 to skip the check
-		threads int        // threads still read
-		modules int        // modules still read
+		offset  int // the error's byte offset; -1 to skip the check
+		threads int // threads still read
+		modules int // modules still read
 		check   func(t *testing.T, d *Dump)
 	}{
 		{name: "stream runs past the end", stream: StreamModuleList, index: dirModules,
@@ -129,8 +129,11 @@ func TestHostile(t *testing.T) {
 			mutate: func(b []byte) []byte { put32(b, moduleEntryOff(b, 0)+76, 10); return b },
 			msg:    "RSDS CodeView record of 10 bytes", offset: -1, threads: 2, modules: 3},
 		{name: "memory range past the end", stream: StreamMemoryList, index: dirMemory,
-			mutate: func(b []byte) []byte { put32(b, streamOff(b, dirMemory)+4+2*memoryDescSize+12, uint32(len(b)+1)); return b },
-			msg:    "past the end of the file; dropped", offset: -1, threads: 2, modules: 3,
+			mutate: func(b []byte) []byte {
+				put32(b, streamOff(b, dirMemory)+4+2*memoryDescSize+12, uint32(len(b)+1))
+				return b
+			},
+			msg: "past the end of the file; dropped", offset: -1, threads: 2, modules: 3,
 			check: func(t *testing.T, d *Dump) {
 				if _, err := d.Memory.ReadMemory(make([]byte, 4), 0x6000_0000); !errors.Is(err, ErrNotCaptured) {
 					t.Errorf("ReadMemory(dropped range) error = %v, want ErrNotCaptured", err)
