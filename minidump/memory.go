@@ -19,15 +19,19 @@ type MemoryRegion struct {
 	Offset int64
 }
 
-// End returns the first address after the region.
+// End returns the first address after the region; 0 for a region that
+// reaches the top of the address space.
 func (m MemoryRegion) End() uint64 { return m.Addr + m.Size }
+
+// last returns the region's last address; the caller checks Size > 0.
+func (m MemoryRegion) last() uint64 { return m.Addr + m.Size - 1 }
 
 // Memory is the target memory a dump captured: the memory list, the
 // Memory64 list and the thread stacks. Bytes are read from the dump file on
 // demand. Memory is safe for concurrent use when the file's io.ReaderAt is.
 type Memory struct {
 	r       io.ReaderAt
-	regions []MemoryRegion // sorted by Addr, not overlapping
+	regions []MemoryRegion // sorted by Addr, not overlapping, none empty
 }
 
 // Regions returns the captured regions in address order. The caller must
@@ -52,12 +56,12 @@ func (m *Memory) ReadMemory(p []byte, addr uint64) (int, error) {
 		}
 		regions := m.Regions()
 		// The first region ending above a is the only one that can hold it.
-		i := sort.Search(len(regions), func(i int) bool { return regions[i].End() > a })
+		i := sort.Search(len(regions), func(i int) bool { return regions[i].last() >= a })
 		if i == len(regions) || regions[i].Addr > a {
 			return n, fmt.Errorf("%w at %#x", ErrNotCaptured, a)
 		}
 		reg := regions[i]
-		k := min(uint64(len(p)-n), reg.End()-a)
+		k := min(uint64(len(p)-n), reg.last()-a+1)
 		got, err := m.r.ReadAt(p[n:n+int(k)], reg.Offset+int64(a-reg.Addr))
 		n += got
 		if got < int(k) {
@@ -89,7 +93,7 @@ func buildMemory(r io.ReaderAt, raw []rawRegion, errs *[]error, f *File) *Memory
 		if rr.Size == 0 {
 			continue
 		}
-		if k := len(m.regions); k > 0 && rr.Addr < m.regions[k-1].End() {
+		if k := len(m.regions); k > 0 && rr.Addr <= m.regions[k-1].last() {
 			prev := m.regions[k-1]
 			if rr.strict {
 				*errs = append(*errs, f.errf(rr.stream, rr.at, "memory range [%#x, %#x) overlaps [%#x, %#x); dropped",

@@ -520,7 +520,7 @@ func (r *reader) memoryList(s *Stream, errs *[]error) []rawRegion {
 // checkRegion checks that a region's bytes are in the file and that it
 // does not wrap the address space, cutting it to what the file holds.
 func (r *reader) checkRegion(s *Stream, at int64, reg *MemoryRegion, errs *[]error) bool {
-	if reg.Addr+reg.Size < reg.Addr {
+	if reg.Size > 0 && reg.last() < reg.Addr {
 		*errs = append(*errs, r.errf(s, at, "memory range at %#x of %#x bytes wraps the address space; dropped", reg.Addr, reg.Size))
 		return false
 	}
