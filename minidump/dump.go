@@ -122,7 +122,7 @@ func stackRegions(threads []Thread, rd *reader, errs *[]error) []rawRegion {
 		if reg.Size == 0 {
 			continue
 		}
-		at := int64(s.Offset) + int64(i*threadSize)
+		at := int64(s.Offset) + 4 + int64(i*threadSize) + 24 // the Stack descriptor (before any padding)
 		if rd.checkRegion(s, at, &reg, errs) {
 			raw = append(raw, rawRegion{MemoryRegion: reg, stream: s, at: at})
 		}

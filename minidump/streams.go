@@ -324,11 +324,13 @@ type CodeView struct {
 	Signature uint32 // "RSDS", "NB10", "BpEL" or another
 	// GUID holds the RSDS record's GUID bytes as stored: Data1, Data2 and
 	// Data3 little-endian, then Data4.
-	GUID     [16]byte
-	Age      uint32
-	PDBName  string // the debug file name of an RSDS or NB10 record
-	BuildID  []byte // the build id of a BpEL record
-	Raw      []byte // the whole record when its signature is not known
+	GUID    [16]byte
+	Age     uint32
+	PDBName string // the debug file name of an RSDS or NB10 record
+	BuildID []byte // the build id of a BpEL record
+	Raw     []byte // the whole record when its signature is not known
+	// Present is true when the module has a readable record; Size and
+	// Location are its MINIDUMP_LOCATION_DESCRIPTOR.
 	Present  bool
 	Size     uint32
 	Location uint32
