@@ -3,6 +3,7 @@ package minidump
 import (
 	"bufio"
 	"debug/macho"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -260,5 +261,33 @@ func TestCorpusCrashpad(t *testing.T) {
 	var word [8]byte
 	if _, err := d.Memory.ReadMemory(word[:], sp); err != nil {
 		t.Errorf("ReadMemory(sp %#x): %v", sp, err)
+	}
+}
+
+// TestCorpusSymDebugID checks DebugID's form against a real Breakpad
+// symbol file's MODULE line: 32 upper-case hex digits of UUID, then the
+// age in hex.
+func TestCorpusSymDebugID(t *testing.T) {
+	path := testcorpus.File(t, "minidump/sentry_example.sym")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	fields := strings.Fields(line) // MODULE mac arm64 DEBUGID NAME
+	if len(fields) != 5 || fields[0] != "MODULE" {
+		t.Fatalf("first line %q is not a MODULE line", line)
+	}
+	id := fields[3]
+	var uuid [16]byte
+	if _, err := hex.Decode(uuid[:], []byte(id[:32])); err != nil {
+		t.Fatalf("debug id %q: %v", id, err)
+	}
+	age, err := strconv.ParseUint(id[32:], 16, 32)
+	if err != nil {
+		t.Fatalf("debug id %q age: %v", id, err)
+	}
+	if got := DebugID(uuid, uint32(age)); got != id {
+		t.Errorf("DebugID(%x, %d) = %q, want the .sym's %q", uuid, age, got, id)
 	}
 }

@@ -273,7 +273,7 @@ func (r *reader) readLocationData(s *Stream, at int64, loc location, limit int64
 	return b, nil
 }
 
-// listHeader checks a stream that holds a 32-bit count and then count
+// listEntries checks a stream that holds a 32-bit count and then count
 // entries of entrySize bytes, and returns the entries' bytes. Some writers
 // put four bytes of padding after the count to align the entries; a stream
 // exactly that size is read that way. When the count claims more entries
