@@ -153,11 +153,17 @@ func (f *File) checkDirectory() {
 		}
 	}
 	sort.SliceStable(live, func(i, j int) bool { return live[i].Offset < live[j].Offset })
-	for i := 1; i < len(live); i++ {
-		prev, s := live[i-1], live[i]
-		if uint64(s.Offset) < uint64(prev.Offset)+uint64(prev.Size) {
+	// Compare each stream with the one reaching furthest before it, which
+	// a stream nested in a large one and following a small one needs.
+	end := func(s *Stream) uint64 { return uint64(s.Offset) + uint64(s.Size) }
+	var furthest *Stream
+	for _, s := range live {
+		if furthest != nil && uint64(s.Offset) < end(furthest) {
 			f.Errors = append(f.Errors, f.errf(s, int64(s.Offset), "overlaps stream %d (%s) at bytes [%#x, %#x)",
-				prev.Index, prev.Type, prev.Offset, uint64(prev.Offset)+uint64(prev.Size)))
+				furthest.Index, furthest.Type, furthest.Offset, end(furthest)))
+		}
+		if furthest == nil || end(s) > end(furthest) {
+			furthest = s
 		}
 	}
 }

@@ -90,6 +90,15 @@ func TestHostile(t *testing.T) {
 				return b
 			},
 			msg: "overlaps stream 0 (ThreadList)", offset: -1, threads: 2, modules: 3},
+		{name: "stream nested in an earlier one", stream: StreamSystemInfo, index: dirSystemInfo,
+			mutate: func(b []byte) []byte {
+				// The module list grows to cover the memory list, exception
+				// and system info; the system info is compared with it,
+				// not with the exception just before it.
+				put32(b, dirEntryOff(dirModules)+4, uint32(streamOff(b, dirSystemInfo)+systemInfoSize-streamOff(b, dirModules)))
+				return b
+			},
+			msg: "overlaps stream 1 (ModuleList)", offset: -1, threads: 2, modules: 3},
 		{name: "thread count overflows", stream: StreamThreadList, index: dirThreads,
 			mutate: func(b []byte) []byte { put32(b, streamOff(b, dirThreads), 0xffffffff); return b },
 			msg:    "count 4294967295 × 48 bytes does not fit", offset: -1, threads: 2, modules: 3},
