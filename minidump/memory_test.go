@@ -148,6 +148,62 @@ func TestOpenReadsLittle(t *testing.T) {
 	}
 }
 
+// TestFileAccessors checks that each File method reads its own streams:
+// the module list of the large dump is read without its memory.
+func TestFileAccessors(t *testing.T) {
+	z := largeDump(t)
+	f, err := Open(z, z.size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := z.read.Load()
+	mods, err := f.Modules()
+	if err != nil || len(mods) != 0 {
+		t.Errorf("Modules() = %d modules, %v; want none, no error", len(mods), err)
+	}
+	threads, err := f.Threads()
+	if err != nil || len(threads) != 1 || threads[0].Registers() == nil {
+		t.Fatalf("Threads() = %+v, %v; want one thread with registers", threads, err)
+	}
+	if pc, _ := threads[0].Registers().PC(); pc != 0x10000002111 {
+		t.Errorf("thread pc = %#x, want 0x10000002111", pc)
+	}
+	mem, err := f.Memory()
+	if err != nil || len(mem.Regions()) != 257 {
+		t.Errorf("Memory() = %d regions, %v; want 257", len(mem.Regions()), err)
+	}
+	for name, get := range map[string]func() (any, error){
+		"Exception":    func() (any, error) { return f.Exception() },
+		"MiscInfo":     func() (any, error) { return f.MiscInfo() },
+		"BreakpadInfo": func() (any, error) { return f.BreakpadInfo() },
+		"CrashpadInfo": func() (any, error) { return f.CrashpadInfo() },
+		"ThreadNames":  func() (any, error) { return f.ThreadNames() },
+	} {
+		if v, err := get(); err != nil || !isNil(v) {
+			t.Errorf("%s() = %v, %v; want nil for a stream the dump lacks", name, v, err)
+		}
+	}
+	if read := z.read.Load() - before; read > 64<<10 {
+		t.Errorf("the accessors read %d bytes", read)
+	}
+}
+
+func isNil(v any) bool {
+	switch v := v.(type) {
+	case *Exception:
+		return v == nil
+	case *MiscInfo:
+		return v == nil
+	case *BreakpadInfo:
+		return v == nil
+	case *CrashpadInfo:
+		return v == nil
+	case map[uint32]string:
+		return v == nil
+	}
+	return false
+}
+
 // BenchmarkOpenLarge parses a synthetic dump with a 1 GiB Memory64 list
 // (memory synthesized as zeros, never stored) and reports the bytes read.
 func BenchmarkOpenLarge(b *testing.B) {

@@ -216,6 +216,8 @@ func TestContextOffsets(t *testing.T) {
 		{"x86", CPUX86, 716, 0, 0x0001000f, 0xb8, 0xc4, 4, 4, archregs.I386},
 		// MDRawContextARM: iregs[13] (sp) at 0x38, iregs[15] (pc) at 0x40.
 		{"ARM", CPUARM, 368, 0, 0x40000002, 0x40, 0x38, 4, 4, archregs.ARMV7},
+		// CONTEXT (ARM, Windows): Sp at 0x38, Pc at 0x40, as Breakpad's.
+		{"ARM Windows", CPUARM, 416, 0, 0x00200003, 0x40, 0x38, 4, 4, archregs.ARMV7},
 		// CONTEXT (ARM64): Sp at 0x100, Pc at 0x108.
 		{"ARM64", CPUARM64, 912, 0, 0x00400003, 0x108, 0x100, 8, 8, archregs.ARM64},
 		// MDRawContextARM64_Old: iregs[31] (sp) at 0x100, iregs[32] (pc) at 0x108.
