@@ -208,7 +208,7 @@ func (t *Table) ensureIndex() { t.once.Do(t.buildIndex) }
 // index if no lookup has yet. The FDEs it does not name are all usable.
 func (t *Table) Errors() []error {
 	t.ensureIndex()
-	return t.errs
+	return append([]error(nil), t.errs...)
 }
 
 // Stats reports what the index holds: FDEs read (usable by FDEAt), FDEs
