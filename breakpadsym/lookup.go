@@ -1,0 +1,112 @@
+package breakpadsym
+
+import "sort"
+
+// Symbol is the answer to a lookup: the function that holds an address
+// and the source frames at it.
+type Symbol struct {
+	Name    string // the FUNC's or PUBLIC's name
+	Address uint64 // its start, module-relative
+	Size    uint64 // the FUNC's size; 0 for a PUBLIC
+	Public  bool   // found from a PUBLIC record: no size, lines or inlined frames
+
+	// Frames are the source frames at the address, innermost first, as
+	// llvm-symbolizer --inlining and atos -i list them. The last frame is
+	// the FUNC or PUBLIC itself; the ones before it are inlined.
+	//
+	// The innermost frame's File and Line come from the line record
+	// covering the address; each outer frame's are the call site of the
+	// INLINE record one level deeper. So an inlined frame's call site is
+	// the File and Line of the frame after it. Line is 0 when unknown.
+	Frames []Frame
+}
+
+// Frame is one source-level frame at an address.
+type Frame struct {
+	Function string
+	File     string
+	Line     uint32
+	Inlined  bool
+}
+
+// Lookup returns what the file says about addr, a module-relative address
+// (see the package documentation): the FUNC record covering it, or else
+// the nearest PUBLIC record at or below it with no FUNC in between. It
+// reports false when neither exists. The cost is a few binary searches.
+func (f *File) Lookup(addr uint64) (Symbol, bool) {
+	if fn, ok := f.funcAt(addr); ok {
+		return f.funcSymbol(fn, addr), true
+	}
+	i := sort.Search(len(f.publics), func(i int) bool { return f.publics[i].Address > addr }) - 1
+	if i < 0 {
+		return Symbol{}, false
+	}
+	pub := &f.publics[i]
+	// A PUBLIC extends only to the next symbol: a FUNC that starts between
+	// it and addr (and ends before addr) is where it stops.
+	j := sort.Search(len(f.funcs), func(j int) bool { return f.funcs[j].Address > addr }) - 1
+	if j >= 0 && f.funcs[j].Address > pub.Address {
+		return Symbol{}, false
+	}
+	return Symbol{Name: pub.Name, Address: pub.Address, Public: true, Frames: []Frame{{Function: pub.Name}}}, true
+}
+
+// funcAt returns the FUNC whose range holds addr.
+func (f *File) funcAt(addr uint64) (*Func, bool) {
+	i := sort.Search(len(f.funcs), func(i int) bool { return f.funcs[i].Address > addr }) - 1
+	if i < 0 {
+		return nil, false
+	}
+	fn := &f.funcs[i]
+	if addr-fn.Address >= fn.Size {
+		return nil, false
+	}
+	return fn, true
+}
+
+func (f *File) funcSymbol(fn *Func, addr uint64) Symbol {
+	sym := Symbol{Name: fn.Name, Address: fn.Address, Size: fn.Size}
+
+	// The inlined frames, outermost (depth 0) first; fn.Inlines is sorted
+	// by depth then address and ranges at one depth do not overlap.
+	var chain []*Inline
+	rest := fn.Inlines
+	for depth := uint32(0); len(rest) > 0; depth++ {
+		lo := sort.Search(len(rest), func(i int) bool { return rest[i].Depth >= depth })
+		rest = rest[lo:]
+		n := sort.Search(len(rest), func(i int) bool { return rest[i].Depth > depth })
+		level := rest[:n]
+		k := sort.Search(len(level), func(i int) bool { return level[i].Address > addr }) - 1
+		if k < 0 || addr-level[k].Address >= level[k].Size {
+			break
+		}
+		chain = append(chain, &level[k])
+		rest = rest[n:]
+	}
+
+	sym.Frames = make([]Frame, 0, len(chain)+1)
+	file, line := f.lineAt(fn, addr)
+	for i := len(chain) - 1; i >= 0; i-- {
+		name, _ := f.InlineOrigin(chain[i].Origin)
+		sym.Frames = append(sym.Frames, Frame{Function: name, File: file, Line: line, Inlined: true})
+		file, _ = f.FileName(chain[i].CallFile)
+		line = chain[i].CallLine
+	}
+	sym.Frames = append(sym.Frames, Frame{Function: fn.Name, File: file, Line: line})
+	return sym
+}
+
+// lineAt returns the file name and line of the line record of fn covering
+// addr.
+func (f *File) lineAt(fn *Func, addr uint64) (string, uint32) {
+	i := sort.Search(len(fn.Lines), func(i int) bool { return fn.Lines[i].Address > addr }) - 1
+	if i < 0 {
+		return "", 0
+	}
+	l := &fn.Lines[i]
+	if addr-l.Address >= uint64(l.Size) {
+		return "", 0
+	}
+	name, _ := f.FileName(l.File)
+	return name, l.Line
+}
