@@ -253,7 +253,9 @@ func (p *parser) record(line string) {
 	case "MODULE":
 		p.warn("MODULE", "MODULE record after the first line")
 	default:
-		if isHex(kw[0]) {
+		// Record names are upper case; line records start with an address
+		// in lower-case hex.
+		if c := kw[0]; '0' <= c && c <= '9' || 'a' <= c && c <= 'f' {
 			p.lineRecord(line)
 			return
 		}
@@ -338,6 +340,10 @@ func (p *parser) lineRecord(line string) {
 		p.warn("line", "line record without a valid FUNC record before it")
 	case size >= maxLineSize || addr+size < addr:
 		p.warn("line", "size %#x is absurd", size)
+	case size == 0:
+		// Files converted from PDB hold many empty line records; they
+		// cover nothing and would only hide the record they share an
+		// address with.
 	default:
 		p.lineBuf = append(p.lineBuf, Line{Address: addr, Size: uint32(size), Line: num, File: file})
 	}
@@ -364,7 +370,9 @@ func (p *parser) inlineRecord(rest string) {
 		return
 	}
 	start := len(p.inlBuf)
+	sawRange := false
 	for rest != "" {
+		sawRange = true
 		var addrText, sizeText string
 		addrText, rest = cut(rest)
 		sizeText, rest = cut(rest)
@@ -375,9 +383,12 @@ func (p *parser) inlineRecord(rest string) {
 			p.warn("INLINE", "range %q %q is not a hex address and size", addrText, sizeText)
 			return
 		}
+		if size == 0 {
+			continue // covers nothing (see lineRecord)
+		}
 		p.inlBuf = append(p.inlBuf, Inline{Depth: head[0], CallLine: head[1], CallFile: head[2], Origin: head[3], Address: addr, Size: size})
 	}
-	if len(p.inlBuf) == start {
+	if rest == "" && len(p.inlBuf) == start && !sawRange {
 		p.warn("INLINE", "no address ranges")
 	}
 }
@@ -476,8 +487,12 @@ func (p *parser) finish() {
 	}
 	for i, s := range p.funcSpans {
 		fn := &p.funcs[i]
-		fn.Lines = p.lineBuf[s.line0:s.line1:s.line1]
-		fn.Inlines = p.inlBuf[s.inl0:s.inl1:s.inl1]
+		if s.line1 > s.line0 {
+			fn.Lines = p.lineBuf[s.line0:s.line1:s.line1]
+		}
+		if s.inl1 > s.inl0 {
+			fn.Inlines = p.inlBuf[s.inl0:s.inl1:s.inl1]
+		}
 		if !slices.IsSortedFunc(fn.Lines, compareLines) {
 			slices.SortStableFunc(fn.Lines, compareLines)
 		}
@@ -576,11 +591,11 @@ func cut(s string) (field, rest string) {
 	return field, rest
 }
 
-// trimEOL drops a line's "\n" and a "\r" before it (symbol files written
-// on Windows).
+// trimEOL drops a line's "\n" and the "\r"s before it: files written on
+// Windows end lines with "\r\n", and some dump_syms versions with "\r\r\n".
 func trimEOL(s string) string {
 	s = strings.TrimSuffix(s, "\n")
-	return strings.TrimSuffix(s, "\r")
+	return strings.TrimRight(s, "\r")
 }
 
 func isHex(c byte) bool {
