@@ -236,6 +236,8 @@ func (p *parser) run() error {
 func (p *parser) record(line string) {
 	kw, rest := cut(line)
 	switch kw {
+	case "":
+		p.warn("unknown", "line starts with a space")
 	case "FUNC":
 		p.funcRecord(rest)
 	case "FILE":
