@@ -164,6 +164,7 @@ func ParseReader(r io.Reader) (*File, error) {
 // The strings the File holds share one copy of data; data is not retained.
 func Parse(data []byte) (*File, error) {
 	p := parser{f: &File{}, src: string(data), curFunc: -1, curCFI: -1}
+	p.presize()
 	err := p.run()
 	p.finish()
 	return p.f, err
@@ -192,6 +193,52 @@ type parser struct {
 // still grow; the slices are cut once reading is done, so that no FUNC
 // keeps an outgrown buffer alive.
 type funcSpan struct{ line0, line1, inl0, inl1 int }
+
+// presize counts the records of each kind by their first bytes and sizes
+// the tables to match, so that reading a large file does not grow them
+// by copying. Every count is bounded by the number of lines.
+func (p *parser) presize() {
+	var funcs, lines, inlines, publics, files, origins, inits, deltas int
+	for rest := p.src; rest != ""; {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		if line == "" {
+			continue
+		}
+		switch c := line[0]; {
+		case '0' <= c && c <= '9' || 'a' <= c && c <= 'f':
+			lines++
+		case strings.HasPrefix(line, "FUNC "):
+			funcs++
+		case strings.HasPrefix(line, "STACK CFI INIT "):
+			inits++
+		case strings.HasPrefix(line, "STACK CFI "):
+			deltas++
+		case strings.HasPrefix(line, "INLINE "):
+			inlines++
+		case strings.HasPrefix(line, "INLINE_ORIGIN "):
+			origins++
+		case strings.HasPrefix(line, "FILE "):
+			files++
+		case strings.HasPrefix(line, "PUBLIC "):
+			publics++
+		}
+	}
+	p.funcs = make([]Func, 0, funcs)
+	p.funcSpans = make([]funcSpan, 0, funcs)
+	p.lineBuf = make([]Line, 0, lines)
+	p.inlBuf = make([]Inline, 0, inlines)
+	p.f.publics = make([]Public, 0, publics)
+	p.f.files = make([]named, 0, files)
+	p.f.origins = make([]named, 0, origins)
+	p.cfi = make([]cfiInit, 0, inits)
+	p.deltaSpans = make([][2]int, 0, inits)
+	p.deltaBuf = make([]cfiDelta, 0, deltas)
+}
 
 func (p *parser) warn(record, format string, args ...any) {
 	p.f.stats.Skipped++
