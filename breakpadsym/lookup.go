@@ -44,8 +44,8 @@ func (f *File) Lookup(addr uint64) (Symbol, bool) {
 	pub := &f.publics[i]
 	// A PUBLIC extends only to the next symbol: a FUNC that starts between
 	// it and addr (and ends before addr) is where it stops.
-	j := sort.Search(len(f.funcs), func(j int) bool { return f.funcs[j].Address > addr }) - 1
-	if j >= 0 && f.funcs[j].Address > pub.Address {
+	j := f.lastFuncAtOrBelow(addr)
+	if j >= 0 && f.funcAddrs[j] > pub.Address {
 		return Symbol{}, false
 	}
 	return Symbol{Name: pub.Name, Address: pub.Address, Public: true, Frames: []Frame{{Function: pub.Name}}}, true
@@ -53,7 +53,7 @@ func (f *File) Lookup(addr uint64) (Symbol, bool) {
 
 // funcAt returns the FUNC whose range holds addr.
 func (f *File) funcAt(addr uint64) (*Func, bool) {
-	i := sort.Search(len(f.funcs), func(i int) bool { return f.funcs[i].Address > addr }) - 1
+	i := f.lastFuncAtOrBelow(addr)
 	if i < 0 {
 		return nil, false
 	}
@@ -62,6 +62,21 @@ func (f *File) funcAt(addr uint64) (*Func, bool) {
 		return nil, false
 	}
 	return fn, true
+}
+
+// lastFuncAtOrBelow returns the index of the last FUNC starting at or
+// below addr, or -1.
+func (f *File) lastFuncAtOrBelow(addr uint64) int {
+	lo, hi := 0, len(f.funcAddrs)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if f.funcAddrs[mid] <= addr {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo - 1
 }
 
 func (f *File) funcSymbol(fn *Func, addr uint64) Symbol {

@@ -102,8 +102,9 @@ type File struct {
 	// Stats().Skipped counts all.
 	Warnings []*FormatError
 
-	files, origins []named // sorted by id
-	funcs          []Func  // sorted by Address, not overlapping
+	files, origins []named  // sorted by id
+	funcs          []Func   // sorted by Address, not overlapping
+	funcAddrs      []uint64 // funcs[i].Address: the binary search touches only these
 	publics        []Public
 	cfi            []cfiInit // sorted by address, not overlapping
 	stats          Stats
@@ -555,6 +556,10 @@ func (p *parser) finish() {
 		f.Warnings = append(f.Warnings, &FormatError{Record: "FUNC", Msg: fmt.Sprintf("%d FUNC records overlap an earlier one and were dropped", dropped)})
 	}
 	f.funcs = funcs
+	f.funcAddrs = make([]uint64, len(funcs))
+	for i := range funcs {
+		f.funcAddrs[i] = funcs[i].Address
+	}
 
 	cfi, dropped := dropOverlaps(p.cfi, func(c cfiInit) (uint64, uint64) { return c.address, c.size })
 	if dropped > 0 {
