@@ -32,7 +32,8 @@ type Frame struct {
 // Lookup returns what the file says about addr, a module-relative address
 // (see the package documentation): the FUNC record covering it, or else
 // the nearest PUBLIC record at or below it with no FUNC in between. It
-// reports false when neither exists. The cost is a few binary searches.
+// reports false when neither exists, and when that PUBLIC is the Mach-O
+// header's symbol (_mh_execute_header and the like), which marks no code. The cost is a few binary searches.
 func (f *File) Lookup(addr uint64) (Symbol, bool) {
 	if fn, ok := f.funcAt(addr); ok {
 		return f.funcSymbol(fn, addr), true
@@ -42,6 +43,11 @@ func (f *File) Lookup(addr uint64) (Symbol, bool) {
 		return Symbol{}, false
 	}
 	pub := &f.publics[i]
+	if isMachHeader(pub.Name) {
+		// dump_syms lists the Mach-O header symbol at offset 0; what
+		// follows it up to the first function is load commands, not code.
+		return Symbol{}, false
+	}
 	// A PUBLIC extends only to the next symbol: a FUNC that starts between
 	// it and addr (and ends before addr) is where it stops.
 	j := f.lastFuncAtOrBelow(addr)
@@ -49,6 +55,16 @@ func (f *File) Lookup(addr uint64) (Symbol, bool) {
 		return Symbol{}, false
 	}
 	return Symbol{Name: pub.Name, Address: pub.Address, Public: true, Frames: []Frame{{Function: pub.Name}}}, true
+}
+
+// isMachHeader reports whether name is the linker's symbol for a Mach-O
+// image's header, with the one leading underscore dump_syms strips or not.
+func isMachHeader(name string) bool {
+	switch name {
+	case "_mh_execute_header", "__mh_execute_header", "_mh_dylib_header", "__mh_dylib_header", "_mh_bundle_header", "__mh_bundle_header":
+		return true
+	}
+	return false
 }
 
 // funcAt returns the FUNC whose range holds addr.

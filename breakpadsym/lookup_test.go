@@ -73,6 +73,25 @@ func TestLookupPublicBeforeFunc(t *testing.T) {
 	}
 }
 
+// TestLookupMachHeader: the header symbol at offset 0 that dump_syms
+// lists for Mach-O images names no code.
+func TestLookupMachHeader(t *testing.T) {
+	f := mustParse(t, "MODULE mac arm64 0123456789ABCDEF0123456789ABCDEF0 m\n"+
+		"PUBLIC 0 0 _mh_execute_header\n"+
+		"FUNC d98 24 0 f\n"+
+		"PUBLIC c000 0 invalid_mem\n")
+	for _, tt := range []struct {
+		addr uint64
+		want string
+		ok   bool
+	}{{0, "", false}, {0xd97, "", false}, {0xd98, "f", true}, {0xc004, "invalid_mem", true}} {
+		got, ok := f.Lookup(tt.addr)
+		if ok != tt.ok || got.Name != tt.want {
+			t.Errorf("Lookup(%#x) = %q, %v, want %q, %v", tt.addr, got.Name, ok, tt.want, tt.ok)
+		}
+	}
+}
+
 // TestLookupUnknownIDs: line and INLINE records may name FILE and
 // INLINE_ORIGIN records that do not exist; the frame is kept with an
 // empty name.
