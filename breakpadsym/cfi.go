@@ -1,7 +1,9 @@
 package breakpadsym
 
 import (
+	"encoding/binary"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -146,6 +148,35 @@ type RegisterFunc func(name string) (uint64, bool)
 
 // ReadMemFunc reads a size-byte little-endian value at addr.
 type ReadMemFunc func(addr uint64, size int) (uint64, error)
+
+// Memory is memory read as walker.Memory reads it: up to len(p) bytes at
+// addr, the count read, and an error when that is short.
+type Memory interface {
+	ReadMemory(p []byte, addr uint64) (int, error)
+}
+
+// MemoryFunc adapts a Memory to a ReadMemFunc that reads little-endian
+// values of 4 or 8 bytes (every architecture Breakpad's CFI describes on
+// Apple platforms is little-endian).
+func MemoryFunc(m Memory) ReadMemFunc {
+	return func(addr uint64, size int) (uint64, error) {
+		var buf [8]byte
+		if size != 4 && size != 8 {
+			return 0, fmt.Errorf("breakpadsym: read of %d bytes: want 4 or 8", size)
+		}
+		n, err := m.ReadMemory(buf[:size], addr)
+		if n < size {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, err
+		}
+		if size == 4 {
+			return uint64(binary.LittleEndian.Uint32(buf[:4])), nil
+		}
+		return binary.LittleEndian.Uint64(buf[:]), nil
+	}
+}
 
 // MapRegisters adapts a map of register values to a RegisterFunc.
 func MapRegisters(regs map[string]uint64) RegisterFunc {

@@ -278,3 +278,52 @@ func TestRuleSplitting(t *testing.T) {
 		}
 	}
 }
+
+// sliceMemory is memory at base holding the bytes of b.
+type sliceMemory struct {
+	base uint64
+	b    []byte
+}
+
+func (m sliceMemory) ReadMemory(p []byte, addr uint64) (int, error) {
+	if addr < m.base || addr-m.base >= uint64(len(m.b)) {
+		return 0, errors.New("unmapped")
+	}
+	n := copy(p, m.b[addr-m.base:])
+	if n < len(p) {
+		return n, errors.New("short")
+	}
+	return n, nil
+}
+
+func TestMemoryFunc(t *testing.T) {
+	read := MemoryFunc(sliceMemory{0x1000, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}})
+	tests := []struct {
+		addr    uint64
+		size    int
+		want    uint64
+		wantErr bool
+	}{
+		{0x1000, 8, 0x0807060504030201, false},
+		{0x1002, 4, 0x06050403, false},
+		{0x1006, 4, 0x0a090807, false},
+		{0x1006, 8, 0, true}, // runs off the end
+		{0xfff, 4, 0, true},
+		{0x1000, 2, 0, true},
+	}
+	for _, tt := range tests {
+		got, err := read(tt.addr, tt.size)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("read(%#x, %d) = %#x, %v; want %#x, error %v", tt.addr, tt.size, got, err, tt.want, tt.wantErr)
+		}
+	}
+	// No error but a short count is still a failure.
+	short := MemoryFunc(shortMemory{})
+	if _, err := short(0, 8); err == nil {
+		t.Error("read from a memory that returns 3 bytes and no error: no error")
+	}
+}
+
+type shortMemory struct{}
+
+func (shortMemory) ReadMemory(p []byte, addr uint64) (int, error) { return 3, nil }

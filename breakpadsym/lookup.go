@@ -57,6 +57,17 @@ func (f *File) Lookup(addr uint64) (Symbol, bool) {
 	return Symbol{Name: pub.Name, Address: pub.Address, Public: true, Frames: []Frame{{Function: pub.Name}}}, true
 }
 
+// FunctionStart returns the start of the FUNC or PUBLIC that Lookup finds
+// for the module-relative address addr. Its shape is the walker's
+// FunctionStarter, for addresses made module-relative by the caller.
+func (f *File) FunctionStart(addr uint64) (uint64, bool) {
+	if fn, ok := f.funcAt(addr); ok {
+		return fn.Address, true
+	}
+	sym, ok := f.Lookup(addr)
+	return sym.Address, ok
+}
+
 // isMachHeader reports whether name is the linker's symbol for a Mach-O
 // image's header, with the one leading underscore dump_syms strips or not.
 func isMachHeader(name string) bool {

@@ -73,6 +73,19 @@ func TestLookupPublicBeforeFunc(t *testing.T) {
 	}
 }
 
+func TestFunctionStart(t *testing.T) {
+	f := mustParse(t, sampleText())
+	for _, tt := range []struct {
+		addr, want uint64
+		ok         bool
+	}{{0xfff, 0, false}, {0x1000, 0x1000, true}, {0x1023, 0x1000, true}, {0x105f, 0x1040, true}, {0x1060, 0, false}, {0x2345, 0x2000, true}} {
+		got, ok := f.FunctionStart(tt.addr)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("FunctionStart(%#x) = %#x, %v, want %#x, %v", tt.addr, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
 // TestLookupMachHeader: the header symbol at offset 0 that dump_syms
 // lists for Mach-O images names no code.
 func TestLookupMachHeader(t *testing.T) {
