@@ -1,6 +1,7 @@
 package breakpadsym
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -117,5 +118,36 @@ func TestLookupUnknownIDs(t *testing.T) {
 	want := []Frame{{Line: 3, Inlined: true}, {Function: "f", Line: 7}}
 	if diff := cmp.Diff(want, got.Frames); diff != "" {
 		t.Errorf("Lookup(0x104).Frames (-want +got):\n%s", diff)
+	}
+}
+
+// TestConcurrentUse: lookups and CFI evaluation from many goroutines at
+// once (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	f := mustParse(t, sampleText())
+	want, _ := f.Lookup(0x1012)
+	mem := memory{0x7000: 0xaaaa, 0x7008: 0x5555}
+	done := make(chan error)
+	for g := range 8 {
+		go func() {
+			for i := range 200 {
+				got, _ := f.Lookup(0x1012)
+				if !cmp.Equal(want, got) {
+					done <- fmt.Errorf("goroutine %d: Lookup(0x1012) = %+v, want %+v", g, got, want)
+					return
+				}
+				rules, _ := f.CFIRules(0x1000 + uint64(i%0x40))
+				if _, err := rules.Eval(MapRegisters(map[string]uint64{"rsp": 0x7000, "rbp": 0x7000}), mem.read, 8); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }
