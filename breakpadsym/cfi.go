@@ -71,6 +71,9 @@ func (r *CFIRules) apply(rules string) {
 				return
 			}
 		}
+		if len(r.Rules) >= maxRegisters+2 && reg != ".cfa" && reg != ".ra" {
+			return // no architecture has this many registers: a hostile file
+		}
 		r.Rules = append(r.Rules, CFIRule{Register: reg, Expr: expr})
 	})
 }
@@ -129,6 +132,9 @@ const (
 	maxExprLen   = 1024 // bytes in one rule's expression
 	maxStack     = 64   // postfix stack depth
 	maxVariables = 16   // distinct names assigned with "=" in one expression
+	// maxRegisters bounds the registers a rule set names (besides .cfa and
+	// .ra), so that building one stays linear in the records applied.
+	maxRegisters = 128
 )
 
 // EvalError reports why a rule could not be evaluated.

@@ -327,3 +327,25 @@ func TestMemoryFunc(t *testing.T) {
 type shortMemory struct{}
 
 func (shortMemory) ReadMemory(p []byte, addr uint64) (int, error) { return 3, nil }
+
+// TestCFIRulesBounded: a STACK CFI INIT followed by records naming a new
+// register each must not make building the rule set quadratic.
+func TestCFIRulesBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("MODULE mac arm64 0123456789ABCDEF0123456789ABCDEF0 m\nSTACK CFI INIT 0 100000 .cfa: sp .ra: x30\n")
+	for i := 1; i < 20000; i++ {
+		fmt.Fprintf(&b, "STACK CFI %x r%d: %d\n", i, i, i)
+	}
+	b.WriteString("STACK CFI 4e20 .cfa: sp 16 +\n")
+	f := mustParse(t, b.String())
+	r, ok := f.CFIRules(0xffff)
+	if !ok {
+		t.Fatal("CFIRules(0xffff): none")
+	}
+	if len(r.Rules) != maxRegisters+2 {
+		t.Errorf("%d rules, want %d", len(r.Rules), maxRegisters+2)
+	}
+	if expr, _ := r.Rule(".cfa"); expr != "sp 16 +" {
+		t.Errorf(".cfa rule = %q, want the last one, sp 16 +", expr)
+	}
+}
