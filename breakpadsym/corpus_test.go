@@ -1,6 +1,8 @@
 package breakpadsym
 
 import (
+	"debug/dwarf"
+	"debug/macho"
 	"encoding/hex"
 	"os"
 	"path"
@@ -244,4 +246,104 @@ func TestCorpusSymbolicatorMinidump(t *testing.T) {
 			t.Errorf("Lookup(0xdc72) = %+v, want callback at main.cpp:9", sym)
 		}
 	}
+}
+
+// TestCorpusAgainstDWARF reads the dSYM that crash.sym was made from with
+// the standard library's debug/macho and debug/dwarf, and checks that
+// each FUNC record is a subprogram and each line record starts a row of
+// the line table, once the address is moved by __TEXT's vmaddr: what
+// "module-relative" means for Mach-O.
+func TestCorpusAgainstDWARF(t *testing.T) {
+	f, _ := readCorpusSym(t, "symbolic/symbolic-testutils/fixtures/macos/crash.sym")
+	mf, err := macho.Open(testcorpus.File(t, "symbolic/symbolic-testutils/fixtures/macos/crash.dSYM/Contents/Resources/DWARF/crash"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mf.Close()
+	text := mf.Segment("__TEXT")
+	if text == nil {
+		t.Fatal("dSYM has no __TEXT segment")
+	}
+	if uuid := dsymUUID(t, mf); uuid != f.Module.UUID() {
+		t.Fatalf("dSYM UUID %x, symbol file %x", uuid, f.Module.UUID())
+	}
+	d, err := mf.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	subprograms := map[uint64]uint64{} // low_pc -> size
+	rows := map[uint64]int{}           // row address -> line
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e == nil {
+			break
+		}
+		switch e.Tag {
+		case dwarf.TagCompileUnit:
+			lr, err := d.LineReader(e)
+			if err != nil || lr == nil {
+				continue
+			}
+			var row dwarf.LineEntry
+			for lr.Next(&row) == nil {
+				if !row.EndSequence {
+					rows[row.Address] = row.Line
+				}
+			}
+		case dwarf.TagSubprogram:
+			low, ok := e.Val(dwarf.AttrLowpc).(uint64)
+			if !ok {
+				continue
+			}
+			switch high := e.Val(dwarf.AttrHighpc).(type) {
+			case uint64:
+				if e.AttrField(dwarf.AttrHighpc).Class == dwarf.ClassConstant {
+					subprograms[low] = high
+				} else {
+					subprograms[low] = high - low
+				}
+			case int64:
+				subprograms[low] = uint64(high)
+			}
+		}
+	}
+
+	var lines, rowMatches int
+	for _, fn := range f.Funcs() {
+		size, ok := subprograms[text.Addr+fn.Address]
+		if !ok || size != fn.Size {
+			t.Errorf("FUNC %#x+%#x %q: DWARF subprogram at %#x has size %#x (found %v)", fn.Address, fn.Size, fn.Name, text.Addr+fn.Address, size, ok)
+		}
+		for _, l := range fn.Lines {
+			lines++
+			if line, ok := rows[text.Addr+l.Address]; ok && line == int(l.Line) {
+				rowMatches++
+			}
+		}
+	}
+	// dump_syms starts a line record at every row whose line differs from
+	// the previous record's; every record start is a row.
+	t.Logf("%d FUNC records, %d line records, __TEXT at %#x", len(f.Funcs()), lines, text.Addr)
+	if lines == 0 || rowMatches != lines {
+		t.Errorf("%d of %d line records start a DWARF line-table row with the same line", rowMatches, lines)
+	}
+}
+
+// dsymUUID returns the LC_UUID of a Mach-O file.
+func dsymUUID(t *testing.T, mf *macho.File) [16]byte {
+	for _, l := range mf.Loads {
+		raw := l.Raw()
+		if len(raw) >= 24 && mf.ByteOrder.Uint32(raw) == 0x1b { // LC_UUID
+			var u [16]byte
+			copy(u[:], raw[8:24])
+			return u
+		}
+	}
+	t.Fatal("no LC_UUID")
+	return [16]byte{}
 }
