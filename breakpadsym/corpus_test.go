@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -346,4 +347,142 @@ func dsymUUID(t *testing.T, mf *macho.File) [16]byte {
 	}
 	t.Fatal("no LC_UUID")
 	return [16]byte{}
+}
+
+// inlinedSub is a DW_TAG_inlined_subroutine: its nesting among inlined
+// subroutines, its ranges, call line and the name of its origin.
+type inlinedSub struct {
+	depth    int
+	ranges   [][2]uint64
+	callLine int64
+	name     string
+}
+
+// TestCorpusInlinesAgainstDWARF checks the inlined frames Lookup builds
+// from crash.inlines.sym against the dSYM's DW_TAG_inlined_subroutine
+// entries, read with debug/dwarf: at the start of every INLINE range the
+// chain has the same length, and each outer frame's line is the call line
+// of the inlined subroutine it calls, as llvm-symbolizer reports.
+func TestCorpusInlinesAgainstDWARF(t *testing.T) {
+	f, _ := readCorpusSym(t, "symbolic/symbolic-testutils/fixtures/macos/crash.inlines.sym")
+	mf, err := macho.Open(testcorpus.File(t, "symbolic/symbolic-testutils/fixtures/macos/crash.dSYM/Contents/Resources/DWARF/crash"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mf.Close()
+	base := mf.Segment("__TEXT").Addr
+	d, err := mf.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	nameOf := func(off dwarf.Offset) string {
+		r := d.Reader()
+		for range 4 { // follow abstract_origin and specification links
+			r.Seek(off)
+			e, err := r.Next()
+			if err != nil || e == nil {
+				return ""
+			}
+			if name, ok := e.Val(dwarf.AttrName).(string); ok {
+				return name
+			}
+			next, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+			if !ok {
+				next, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
+			}
+			if !ok {
+				return ""
+			}
+			off = next
+		}
+		return ""
+	}
+	var subs []inlinedSub
+	var stack []dwarf.Tag // tags of the open DIEs with children
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e == nil {
+			break
+		}
+		if e.Tag == 0 {
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		}
+		if e.Tag == dwarf.TagInlinedSubroutine {
+			depth := 0
+			for _, tag := range stack {
+				if tag == dwarf.TagInlinedSubroutine {
+					depth++
+				}
+			}
+			ranges, err := d.Ranges(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			callLine, _ := e.Val(dwarf.AttrCallLine).(int64)
+			origin, _ := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+			subs = append(subs, inlinedSub{depth, ranges, callLine, nameOf(origin)})
+		}
+		if e.Children {
+			stack = append(stack, e.Tag)
+		}
+	}
+	if len(subs) == 0 {
+		t.Fatal("no inlined subroutines in the dSYM")
+	}
+	chainAt := func(addr uint64) []inlinedSub { // outermost first
+		var chain []inlinedSub
+		for _, s := range subs {
+			for _, rg := range s.ranges {
+				if rg[0] <= addr && addr < rg[1] {
+					chain = append(chain, s)
+					break
+				}
+			}
+		}
+		sort.Slice(chain, func(i, j int) bool { return chain[i].depth < chain[j].depth })
+		return chain
+	}
+
+	checked := 0
+	for _, fn := range f.Funcs() {
+		for _, in := range fn.Inlines {
+			addr := in.Address
+			sym, ok := f.Lookup(addr)
+			if !ok {
+				t.Errorf("Lookup(%#x): nothing", addr)
+				continue
+			}
+			chain := chainAt(base + addr)
+			n := len(chain)
+			if len(sym.Frames) != n+1 {
+				t.Errorf("Lookup(%#x): %d inlined frames, DWARF has %d", addr, len(sym.Frames)-1, n)
+				continue
+			}
+			for j := 1; j <= n; j++ {
+				c := chain[n-j]
+				if int64(sym.Frames[j].Line) != c.callLine {
+					t.Errorf("Lookup(%#x): frame %d (%s) at line %d, DWARF call line %d", addr, j, sym.Frames[j].Function, sym.Frames[j].Line, c.callLine)
+				}
+				// DWARF's name is unqualified and spells template
+				// arguments and operators its own way ("const T &" for
+				// "T const&", "operator T *" for "operator T*()"):
+				// compare up to the first "<", without spaces.
+				short, _, _ := strings.Cut(c.name, "<")
+				noSpace := func(s string) string { return strings.ReplaceAll(s, " ", "") }
+				if !strings.Contains(noSpace(sym.Frames[j-1].Function), noSpace(short)) {
+					t.Errorf("Lookup(%#x): frame %d is %q, DWARF says %q", addr, j-1, sym.Frames[j-1].Function, c.name)
+				}
+			}
+			checked++
+		}
+	}
+	t.Logf("%d INLINE ranges checked against %d inlined subroutines", checked, len(subs))
 }
