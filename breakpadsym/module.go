@@ -74,8 +74,8 @@ func ParseDebugID(id string) (uuid [16]byte, age uint32, err error) {
 // is four short fields and a base name.
 const maxModuleLine = 4096
 
-// ReadModuleLine reads the first line of a symbol file, at most 4096 bytes,
-// and parses it as a MODULE record, so that a directory of symbol files can
+// ReadModuleLine parses the first line of a symbol file as a MODULE
+// record, reading at most 4096 bytes of r (it may read past the line), so that a directory of symbol files can
 // be indexed by debug id without parsing them. The debug id must be well
 // formed (see ParseDebugID).
 func ReadModuleLine(r io.Reader) (Module, error) {
