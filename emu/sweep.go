@@ -603,15 +603,19 @@ func getPtr(p []byte) uint64 {
 
 // resolvePending reclassifies the misses of an activation that ends (or of
 // every activation still open, from index i on, at the end of a run): in a
-// function that never pushed its record, "before push" means nothing, so
-// its misses are "other" (frameless).
+// function that never pointed FP at its record, "before push" and
+// "push..FP set" mean nothing (a pair that looked like its record was
+// registers saved side by side, as code without frame pointers does), so
+// its misses are "other": frameless, or built without frame pointers. Its
+// entry stays "before push".
 func (s *sweeper) resolvePending(i int) {
 	for ; i < len(s.acts); i++ {
 		a := &s.acts[i]
-		if !a.pushed {
+		if !a.fpSet {
 			for _, k := range a.pending {
-				if s.misses[k].Phase == PhaseBeforePush && !s.atEntryOf(s.misses[k]) {
-					s.misses[k].Phase, s.misses[k].Why = PhaseOther, "in a function that never pushes a frame record (frameless)"
+				m := &s.misses[k]
+				if m.Phase == PhaseBeforeFPSet || m.Phase == PhaseBeforePush && !s.atEntryOf(*m) {
+					m.Phase, m.Why = PhaseOther, "in a function that never points FP at a frame record (frameless, or no frame pointers)"
 				}
 			}
 		}
