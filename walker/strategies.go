@@ -325,9 +325,10 @@ func (w *walk) recover(ctx *rowContext, reg unwind.Reg, rule unwind.Rule) (v uin
 
 // byScan looks up the stack from the innermost frame's SP for a word that
 // points just after a call instruction in an image's code: Breakpad's last
-// resort. It needs Options.Code and Options.Instructions, finds at most
-// maxScanRun frames in a row, and clears a stop reason the frame record
-// left when it finds one.
+// resort. It needs Options.Code and Options.Instructions; where the code
+// of the image cannot be read, a word in its code range is taken without
+// the call check. It finds at most maxScanRun frames in a row, and clears
+// a stop reason the frame record left when it finds one.
 func (w *walk) byScan() bool {
 	if w.opts.NoScan || w.opts.Code == nil || w.opts.Instructions == nil || w.scanRun >= maxScanRun {
 		return false
@@ -350,7 +351,10 @@ func (w *walk) byScan() bool {
 		if ra < minValidAddress || !w.opts.Code.IsCode(ra) {
 			continue
 		}
-		if c := w.ai.callBefore(w, raw&w.pacMask); c.kind != callDirect && c.kind != callIndirect {
+		// The word must follow a call. When the image's code cannot be
+		// read (no binary for it), lying in its code is all that can be
+		// checked, as Breakpad's scan checks.
+		if c := w.ai.callBefore(w, raw&w.pacMask); c.kind == callNone {
 			continue
 		}
 		f := Frame{ReturnAddress: ra, FoundBy: FoundByScan}

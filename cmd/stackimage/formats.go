@@ -11,6 +11,7 @@ import (
 
 	"github.com/stackimage/stackimage/crashreport"
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/minidump"
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symbolize"
 )
@@ -39,6 +40,7 @@ type inputFormat struct {
 // inputFormats are tried in order; the first whose sniff accepts the input
 // reads it. Binary formats, told by their magic, come first.
 var inputFormats = []inputFormat{
+	{dump.FormatMinidump, "minidump", isMinidump, readMinidump},
 	{dump.FormatSnapshot, "stackimage snapshot", isSnapshot, readSnapshotInput},
 	{dump.FormatIPS, "Apple .ips crash report", isCrashReport(crashreport.FormatIPS), readCrashReport},
 	{dump.FormatCrash, "Apple text crash report", isCrashReport(crashreport.FormatCrash), readCrashReport},
@@ -146,6 +148,19 @@ func symbolicate(z *symbolize.Symbolizer, in *input) (rep *symbolize.Report, par
 		return rep, parseErr, err
 	}
 	return nil, nil, fmt.Errorf("not a %s", knownFormats())
+}
+
+// isMinidump tells a minidump by its signature, "MDMP".
+func isMinidump(head []byte) bool { return bytes.HasPrefix(head, []byte("MDMP")) }
+
+// readMinidump opens a minidump in place: only its directory and streams
+// are read now, and stack memory as the walk needs it.
+func readMinidump(in *input) (*dump.Dump, error) {
+	md, err := minidump.Parse(in.r, in.size)
+	if md == nil {
+		return nil, err
+	}
+	return md.Model(), err
 }
 
 func readSnapshotInput(in *input) (*dump.Dump, error) {
