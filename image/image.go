@@ -7,6 +7,7 @@ package image
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -133,6 +134,10 @@ type File struct {
 	Path   string
 	Images []*Image
 	Fat    bool
+	// SliceErrors says which slices of a fat file could not be read, and
+	// why; Images holds the others. A file none of whose slices can be
+	// read is an error of Open and NewFile instead.
+	SliceErrors []error
 
 	closer io.Closer
 }
@@ -169,12 +174,12 @@ func NewFile(r io.ReaderAt, name string) (*File, error) {
 }
 
 func newFile(src source, name string) (*File, error) {
-	slices, err := readFat(src)
+	slices, bad, err := readFat(src)
 	if err != nil {
 		return nil, fmt.Errorf("image: %s: %w", name, err)
 	}
 	f := &File{Path: name}
-	if slices == nil {
+	if slices == nil && bad == nil {
 		im, err := newImage(src, name)
 		if err != nil {
 			return nil, fmt.Errorf("image: %s: %w", name, err)
@@ -183,12 +188,20 @@ func newFile(src source, name string) (*File, error) {
 		return f, nil
 	}
 	f.Fat = true
-	for i, s := range slices {
+	for _, err := range bad {
+		f.SliceErrors = append(f.SliceErrors, fmt.Errorf("image: %s: %w", name, err))
+	}
+	for _, s := range slices {
 		im, err := newImage(source{r: io.NewSectionReader(src.r, int64(s.off), int64(s.size)), size: int64(s.size)}, name)
 		if err != nil {
-			return nil, fmt.Errorf("image: %s: fat slice %d (%s): %w", name, i, archName(s.cpuType, s.cpuSubtype), err)
+			// One bad slice costs itself, not its neighbours.
+			f.SliceErrors = append(f.SliceErrors, fmt.Errorf("image: %s: fat slice %d (%s): %w", name, s.index, archName(s.cpuType, s.cpuSubtype), err))
+			continue
 		}
 		f.Images = append(f.Images, im)
+	}
+	if len(f.Images) == 0 {
+		return nil, errors.Join(f.SliceErrors...)
 	}
 	return f, nil
 }

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/debuginfo"
@@ -46,6 +47,8 @@ type Symbols struct {
 	// Skipped lists files that looked like Mach-O but could not be read,
 	// with the reason, so that a user can see why a UUID was not found.
 	Skipped []string
+	// warnings lists what the files opened by Lookup could not give.
+	warnings []string
 }
 
 // Entry is everything known about one UUID: the images found for it and
@@ -71,6 +74,11 @@ type Entry struct {
 	// DebugErrors says why an image's DWARF could not be used; its symbol
 	// table still answers.
 	DebugErrors []error
+
+	// symbolWarnings says which parts of the images' symbol tables were
+	// damaged and left out.
+	symbolWarnings []string
+	debugDone      atomic.Bool // Debug has run: debug and DebugErrors are final
 }
 
 // NewSymbols returns an empty index.
@@ -122,6 +130,9 @@ func (s *Symbols) AddFile(path string) error {
 		return err
 	}
 	defer f.Close()
+	for _, err := range f.SliceErrors {
+		s.skip(path, err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, im := range f.Images {
@@ -198,7 +209,9 @@ func (s *Symbols) UUIDs() []image.UUID {
 }
 
 // Lookup returns the entry for the UUID, opening and indexing its files the
-// first time. It returns nil when no file has the UUID.
+// first time. It returns nil when no file has the UUID, or none of them can
+// be read. A damaged file never makes an error: it costs the parts that are
+// damaged, or the file, and Warnings says which.
 func (s *Symbols) Lookup(u image.UUID) (*Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -209,39 +222,44 @@ func (s *Symbols) Lookup(u image.UUID) (*Entry, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	e := &Entry{UUID: u}
-	var errs []error
+	var images []*image.Image
 	for _, path := range sortBinariesFirst(paths) {
 		f, err := image.Open(path)
 		if err != nil {
-			errs = append(errs, err)
+			s.warnings = append(s.warnings, fmt.Sprintf("symbols for %s: %v", u, err))
 			continue
 		}
 		s.open = append(s.open, f)
 		im, err := f.ByUUID(u)
 		if err != nil {
-			errs = append(errs, err)
+			s.warnings = append(s.warnings, fmt.Sprintf("symbols for %s: %v", u, err))
 			continue
 		}
-		t, err := symtab.New(im)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", path, err))
-			continue
-		}
-		e.Images = append(e.Images, im)
-		e.Tables = append(e.Tables, t)
+		images = append(images, im)
 	}
-	if len(e.Images) == 0 {
-		return nil, fmt.Errorf("symbols for %s: %w", u, errors.Join(errs...))
+	if len(images) == 0 {
+		return nil, nil
 	}
+	e, _ := NewEntry(images...)
+	s.warnings = append(s.warnings, e.symbolWarnings...)
 	s.loaded[u] = e
 	return e, nil
 }
 
+// Warnings returns what the symbol files opened so far could not give:
+// files that could not be opened when they were needed, and damaged parts
+// of symbol tables, which were left out. It is safe for concurrent use.
+func (s *Symbols) Warnings() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.warnings...)
+}
+
 // LookupNoUUID returns the entry for an image that has no UUID, found by
 // its file's base name and architecture; nil when no such file was
-// indexed. Only images without a UUID are matched this way: a name is a
-// weaker key, and an image with a UUID must match it exactly.
+// indexed or none can be read. Only images without a UUID are matched this
+// way: a name is a weaker key, and an image with a UUID must match it
+// exactly. As with Lookup, damage is a warning, never an error.
 func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error) {
 	base := path.Base(strings.ReplaceAll(name, "\\", "/"))
 	key := base
@@ -257,7 +275,8 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 	for _, p := range s.noUUID[base] {
 		f, err := image.Open(p)
 		if err != nil {
-			return nil, err
+			s.warnings = append(s.warnings, fmt.Sprintf("symbols for %s: %v", base, err))
+			continue
 		}
 		s.open = append(s.open, f)
 		for _, im := range f.Images {
@@ -269,10 +288,8 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 	if len(images) == 0 {
 		return nil, nil
 	}
-	e, err := NewEntry(images...)
-	if err != nil {
-		return nil, err
-	}
+	e, _ := NewEntry(images...)
+	s.warnings = append(s.warnings, e.symbolWarnings...)
 	s.loadedNoUUID[key] = e
 	return e, nil
 }
@@ -297,19 +314,45 @@ func isDSYMPath(p string) bool {
 }
 
 // NewEntry indexes images the caller opened itself, such as the one file
-// given to atos; they need not carry a UUID.
+// given to atos; they need not carry a UUID. A damaged symbol table costs
+// its damaged parts, which Warnings lists; the error is always nil, and
+// stays for compatibility.
 func NewEntry(images ...*image.Image) (*Entry, error) {
 	e := &Entry{}
 	for _, im := range images {
 		t, err := symtab.New(im)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", im.Name, err)
+			// Only a table too large to index fails: answer without it.
+			e.symbolWarnings = append(e.symbolWarnings, fmt.Sprintf("%s: symbols left out: %v", im.Name, err))
+			t, _ = symtab.NewFromParts(image.RawSymtab{}, nil, nil, nil)
+		}
+		for _, w := range t.Warnings() {
+			e.symbolWarnings = append(e.symbolWarnings, fmt.Sprintf("%s: %v", im.Name, w))
 		}
 		e.UUID = im.UUID
 		e.Images = append(e.Images, im)
 		e.Tables = append(e.Tables, t)
 	}
 	return e, nil
+}
+
+// Warnings returns what the entry's files could not give: damaged parts of
+// their symbol tables, which were left out, and, once Debug has run, DWARF
+// that could not be used or was read only in part.
+func (e *Entry) Warnings() []string {
+	out := append([]string(nil), e.symbolWarnings...)
+	if !e.debugDone.Load() {
+		return out
+	}
+	for _, err := range e.DebugErrors {
+		out = append(out, err.Error())
+	}
+	for i, ix := range e.debug {
+		for _, w := range ix.Warnings() {
+			out = append(out, fmt.Sprintf("%s: DWARF: %s", e.debugNames[i], w))
+		}
+	}
+	return out
 }
 
 // Image returns the image to take segment layout from: the first file's.
@@ -364,6 +407,7 @@ func (e *Entry) Debug() []*debuginfo.Index {
 			e.debug = append(e.debug, ix)
 			e.debugNames = append(e.debugNames, im.Name)
 		}
+		e.debugDone.Store(true)
 	})
 	return e.debug
 }

@@ -37,6 +37,13 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	entry.NoDebugInfo = *noDebug
+	// What of the file could not be used (damaged symbol table parts,
+	// DWARF) is said on stderr once the answers are out, as atos warns.
+	defer func() {
+		for _, w := range entry.Warnings() {
+			fmt.Fprintf(stderr, "stackimage atos: warning: %s\n", w)
+		}
+	}()
 	var slide uint64
 	if *loadAddr != "" {
 		load, err := parseAddress(*loadAddr)

@@ -53,6 +53,8 @@ func runSymbolicate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", files[0], err)
 	}
+	// Damaged parts of the symbol files used were left out: say which.
+	rep.Warnings = appendNew(rep.Warnings, syms.Warnings()...)
 	if *asJSON {
 		err = writeJSON(stdout, rep)
 	} else {
@@ -116,6 +118,21 @@ func isSnapshot(data []byte) bool {
 		return bytes.Contains(trimmed[:min(len(trimmed), 256)], []byte(`"stackimage.snapshot/`))
 	}
 	return strings.HasPrefix(head.Format, "stackimage.snapshot/")
+}
+
+// appendNew appends to list the items it does not hold yet.
+func appendNew(list []string, items ...string) []string {
+	have := make(map[string]bool, len(list))
+	for _, s := range list {
+		have[s] = true
+	}
+	for _, s := range items {
+		if !have[s] {
+			have[s] = true
+			list = append(list, s)
+		}
+	}
+	return list
 }
 
 func readLimited(path string, limit int64) ([]byte, error) {
