@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -142,8 +143,13 @@ type File struct {
 	closer io.Closer
 }
 
-// Open opens a Mach-O file, thin or fat.
+// Open opens a Mach-O file, thin or fat. A path that is not a regular file
+// (a FIFO, a device, a directory) is refused before it is opened: opening a
+// FIFO blocks until someone writes to it, and a device can be endless.
 func Open(path string) (*File, error) {
+	if err := CheckRegular(path); err != nil {
+		return nil, fmt.Errorf("image: %w", err)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("image: %w", err)
@@ -160,6 +166,41 @@ func Open(path string) (*File, error) {
 	}
 	mf.closer = f
 	return mf, nil
+}
+
+// CheckRegular returns an error unless path (after symbolic links) is a
+// regular file. It stats without opening, so that a FIFO, a socket or a
+// device is refused before it can block or stream without end.
+func CheckRegular(path string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file (%s)", path, FileKind(info.Mode()))
+	}
+	return nil
+}
+
+// FileKind names the kind of file a mode describes, for messages.
+func FileKind(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "regular file"
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	}
+	return "irregular file"
 }
 
 // NewFile reads a Mach-O file, thin or fat, from r. When r has a Size method

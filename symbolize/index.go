@@ -87,29 +87,92 @@ func NewSymbols() *Symbols {
 		noUUID: map[string][]string{}, loadedNoUUID: map[string]*Entry{}}
 }
 
-// AddDir indexes every Mach-O file and dSYM bundle below dir by UUID. Paths
-// in dumps are never trusted: only the UUID decides which file is used.
+// AddDir indexes every Mach-O file and dSYM bundle below dir by UUID; dir
+// may also name one file. Paths in dumps are never trusted: only the UUID
+// decides which file is used.
+//
+// Symbolic links are followed, to directories and to files, each directory
+// and file indexed once however many links lead to it (by its path with
+// links resolved), so that a link loop ends. What is left out below dir (a
+// loop, a broken link, a FIFO or device, an unreadable directory or file)
+// is listed in Skipped with the reason. dir itself must be a directory or a
+// regular file: anything else is refused before it is opened.
 func (s *Symbols) AddDir(dir string) error {
 	info, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("symbols: %w", err)
 	}
-	if !info.IsDir() {
+	switch {
+	case info.Mode().IsRegular():
 		return s.AddFile(dir)
+	case !info.IsDir():
+		return fmt.Errorf("symbols: %s: not a regular file or directory (%s)", dir, image.FileKind(info.Mode()))
 	}
-	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			// An unreadable subdirectory should not hide the rest of the tree.
-			s.skip(path, err)
-			return nil
+	// Each directory and file is keyed by its path with links resolved:
+	// EvalSymlinks for the root and for what a link leads to, the parent's
+	// resolved path and the name otherwise (no system call per file).
+	type place struct{ path, real string }
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("symbols: %w", err)
+	}
+	seen := map[string]string{} // resolved path → the path it was first found at
+	stack := []place{{dir, root}}
+	for len(stack) > 0 {
+		d := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if !s.firstVisit(seen, d.path, d.real, "directory") {
+			continue
 		}
-		if d.Type().IsRegular() {
-			if err := s.AddFile(path); err != nil {
-				s.skip(path, err)
+		entries, err := os.ReadDir(d.path)
+		if err != nil {
+			// An unreadable directory should not hide the rest of the
+			// tree; the entries read before the error are kept.
+			s.skip(d.path, err)
+		}
+		// Pushed in reverse, popped in name order.
+		for i := len(entries) - 1; i >= 0; i-- {
+			p := place{filepath.Join(d.path, entries[i].Name()), filepath.Join(d.real, entries[i].Name())}
+			mode := entries[i].Type()
+			if mode&fs.ModeSymlink != 0 {
+				info, err := os.Stat(p.path)
+				if err != nil {
+					s.skip(p.path, fmt.Errorf("broken symbolic link: %w", err))
+					continue
+				}
+				if p.real, err = filepath.EvalSymlinks(p.path); err != nil {
+					s.skip(p.path, err)
+					continue
+				}
+				mode = info.Mode().Type()
+			}
+			switch {
+			case mode.IsDir():
+				stack = append(stack, p)
+			case mode.IsRegular():
+				if !s.firstVisit(seen, p.path, p.real, "file") {
+					continue
+				}
+				if err := s.AddFile(p.path); err != nil {
+					s.skip(p.path, err)
+				}
+			default:
+				s.skip(p.path, fmt.Errorf("not a regular file (%s)", image.FileKind(mode)))
 			}
 		}
-		return nil
-	})
+	}
+	return nil
+}
+
+// firstVisit reports whether a path, whose resolved form is real, is met
+// for the first time; a second meeting is listed in Skipped.
+func (s *Symbols) firstVisit(seen map[string]string, path, real, kind string) bool {
+	if first, ok := seen[real]; ok {
+		s.skip(path, fmt.Errorf("%s already indexed as %s (a symbolic link loop, or two links to one place)", kind, first))
+		return false
+	}
+	seen[real] = path
+	return true
 }
 
 func (s *Symbols) skip(path string, err error) {
@@ -119,8 +182,13 @@ func (s *Symbols) skip(path string, err error) {
 }
 
 // AddFile indexes one Mach-O file (thin or fat) by the UUIDs of its slices.
-// A file that is not Mach-O is ignored.
+// A file that is not Mach-O is ignored; a path that is not a regular file
+// (a FIFO, a device) is an error, found without opening it. Slices of a
+// fat file that cannot be read are listed in Skipped.
 func (s *Symbols) AddFile(path string) error {
+	if err := image.CheckRegular(path); err != nil {
+		return fmt.Errorf("symbols: %w", err)
+	}
 	ok, err := looksLikeMachO(path)
 	if err != nil || !ok {
 		return err

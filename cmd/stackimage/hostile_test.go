@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stackimage/stackimage/crashreport"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/hostile"
 )
@@ -98,4 +101,51 @@ func TestDamagedSymbolFile(t *testing.T) {
 			}
 		}
 	})
+}
+
+// zeros is an endless stream of zero bytes, like /dev/zero on stdin.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// TestSymbolicateStdin reads the dump from stdin ("-"): a snapshot is
+// symbolicated, and endless input is refused within the budget, from its
+// first bytes when they are in no known format and at the format's own
+// size limit when they are.
+func TestSymbolicateStdin(t *testing.T) {
+	t.Run("snapshot", func(t *testing.T) {
+		dump := snapshotJSON("/app/App", image.UUID{1}, "main", hostile.CodeAddr)
+		status, out, errOut := runCmd(dump, "symbolicate", "-")
+		if status != 0 || !strings.Contains(out, "Thread 1 Crashed (main):") {
+			t.Errorf("status %d, stderr %q, stdout:\n%s\nwant the thread", status, errOut, out)
+		}
+	})
+	tests := []struct {
+		name    string
+		stdin   io.Reader
+		read    int64 // bytes the command must read to know
+		wantErr string
+	}{
+		{"endless zeros", zeros{}, sniffSize, "not a stackimage snapshot"},
+		{"endless crash report", io.MultiReader(strings.NewReader("Process: App [1]\nThread 0 Crashed:\n"), zeros{}),
+			crashreport.MaxReportSize + 1,
+			fmt.Sprintf("larger than %d bytes, the limit for an Apple text crash report", crashreport.MaxReportSize)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var status int
+			var out, errOut bytes.Buffer
+			hostile.Returns(t, 60*time.Second, nil, func() {
+				hostile.Budget(t, tt.read, func() {
+					status = run([]string{"symbolicate", "-"}, tt.stdin, &out, &errOut)
+				})
+			})
+			if status != 1 || !strings.Contains(errOut.String(), tt.wantErr) {
+				t.Errorf("status %d, stderr %q; want 1 and %q", status, errOut.String(), tt.wantErr)
+			}
+		})
+	}
 }

@@ -19,6 +19,7 @@ const usage = `stackimage: symbolicate Apple-platform stacks and crash reports o
 Usage:
   stackimage symbolicate DUMP [--symbols DIR]... [--json]
       Walk every thread of a snapshot and print its symbolicated backtrace.
+      DUMP may also be a crash report; "-" reads it from stdin.
   stackimage atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]
       Look up addresses in a binary, as atos(1) does; reads stdin when no
       address is given.
@@ -50,7 +51,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "symbolicate":
-		err = runSymbolicate(args[1:], stdout, stderr)
+		err = runSymbolicate(args[1:], stdin, stdout, stderr)
 	case "atos":
 		err = runAtos(args[1:], stdin, stdout, stderr)
 	case "images":

@@ -10,16 +10,25 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/crashreport"
+	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symbolize"
 )
 
-// maxDumpSize bounds what is read of a dump file; a snapshot's own limits
-// are checked again by the parser.
+// maxDumpSize bounds what is read of a snapshot (or of JSON whose first
+// bytes do not tell its format); a snapshot's own limits are checked again
+// by the parser. Crash reports are read up to crashreport.MaxReportSize.
 const maxDumpSize = 1 << 30
 
-func runSymbolicate(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("symbolicate", "symbolicate DUMP [--symbols DIR]... [--json]", stderr)
+// sniffSize is how much of a dump is read first, to tell its format and so
+// how much more may be read.
+const sniffSize = 1 << 20
+
+// errNotADump says which formats symbolicate reads.
+var errNotADump = errors.New("not a stackimage snapshot, Apple .ips or .crash report, or KSCrash JSON report")
+
+func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("symbolicate", "symbolicate DUMP [--symbols DIR]... [--json]  (DUMP - reads stdin)", stderr)
 	var dirs stringList
 	fs.Var(&dirs, "symbols", "a directory (searched recursively) or file of binaries and dSYMs, matched by UUID; repeatable")
 	asJSON := fs.Bool("json", false, "print JSON instead of crash-report text")
@@ -32,7 +41,7 @@ func runSymbolicate(args []string, stdout, stderr io.Writer) error {
 	if len(files) != 1 {
 		return fmt.Errorf("%w: want one dump file, got %d", errUsage, len(files))
 	}
-	data, err := readLimited(files[0], maxDumpSize)
+	data, err := readDump(files[0], stdin)
 	if err != nil {
 		return err
 	}
@@ -91,7 +100,7 @@ func symbolicate(z *symbolize.Symbolizer, data []byte) (rep *symbolize.Report, p
 		return rep, nil, err
 	}
 	if _, ok := crashreport.Detect(data); !ok {
-		return nil, nil, errors.New("not a stackimage snapshot, Apple .ips or .crash report, or KSCrash JSON report")
+		return nil, nil, errNotADump
 	}
 	cr, parseErr := crashreport.Parse(data)
 	if cr == nil {
@@ -104,7 +113,7 @@ func symbolicate(z *symbolize.Symbolizer, data []byte) (rep *symbolize.Report, p
 // isSnapshot tells a stackimage snapshot by its format field; every other
 // JSON input is left to the crash report parsers.
 func isSnapshot(data []byte) bool {
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, utf8BOM), " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return false
 	}
@@ -135,20 +144,89 @@ func appendNew(list []string, items ...string) []string {
 	return list
 }
 
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
+// utf8BOM is the byte order mark some editors put before UTF-8 text.
+var utf8BOM = []byte("\ufeff")
+
+// readDump reads a dump from path, or from stdin when path is "-". A path
+// that is not a regular file (a FIFO, a device) is refused after a stat,
+// before it is opened. The first bytes tell the format, and so the limit:
+// maxDumpSize for a snapshot, crashreport.MaxReportSize for a crash report;
+// input in no known format is refused from its first bytes, so endless
+// input costs one read of sniffSize.
+func readDump(path string, stdin io.Reader) ([]byte, error) {
+	name, r, size := "stdin", stdin, int64(-1)
+	if path != "-" {
+		info, err := os.Stat(path)
+		if err != nil {
+			return nil, err
+		}
+		if !info.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s: not a regular file (%s)", path, image.FileKind(info.Mode()))
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		name, r, size = path, f, info.Size()
+	}
+	head := make([]byte, sniffSize)
+	if size >= 0 && size < sniffSize {
+		head = make([]byte, size+1) // +1: the file may have grown
+	}
+	n, err := io.ReadFull(r, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		return nil, err
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	head = head[:n]
+	limit, what, ok := dumpLimit(head)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", name, errNotADump)
+	}
+	tooLarge := fmt.Errorf("%s: larger than %d bytes, the limit for %s", name, limit, what)
+	if size > limit || int64(len(head)) > limit {
+		return nil, tooLarge
+	}
+	if n < len(head) || err != nil {
+		return head, nil // all of it
+	}
+	// Read the rest into one buffer when the size is known; from a pipe
+	// the buffer grows as data comes, up to the limit.
+	data := head
+	if size > int64(len(head)) {
+		data = make([]byte, len(head), size+1)
+		copy(data, head)
+	}
+	buf := bytes.NewBuffer(data)
+	if _, err := buf.ReadFrom(io.LimitReader(r, limit+1-int64(len(head)))); err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
+	if int64(buf.Len()) > limit {
+		return nil, tooLarge
 	}
-	return data, nil
+	return buf.Bytes(), nil
+}
+
+// dumpLimit tells from a dump's first bytes how large it may be, and what
+// it is, for messages; ok is false for a format symbolicate does not read.
+func dumpLimit(head []byte) (limit int64, what string, ok bool) {
+	if isSnapshot(head) {
+		return maxDumpSize, "a stackimage snapshot", true
+	}
+	if f, ok := crashreport.Detect(head); ok {
+		what := formatNames[string(f)]
+		if strings.HasPrefix(what, "A") {
+			return crashreport.MaxReportSize, "an " + what, true
+		}
+		return crashreport.MaxReportSize, "a " + what, true
+	}
+	trimmed := bytes.TrimLeft(bytes.TrimPrefix(head, utf8BOM), " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '{' {
+		// JSON whose format key comes late: only a snapshot can be this
+		// large, and the parsers say what it is once it is read.
+		return maxDumpSize, "a JSON dump", true
+	}
+	return 0, "", false
 }
 
 func writeText(w io.Writer, rep *symbolize.Report) {
