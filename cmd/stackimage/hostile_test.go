@@ -116,13 +116,15 @@ func (zeros) Read(p []byte) (int, error) {
 // first bytes when they are in no known format and at the format's own
 // size limit when they are.
 func TestSymbolicateStdin(t *testing.T) {
-	t.Run("snapshot", func(t *testing.T) {
-		dump := snapshotJSON("/app/App", image.UUID{1}, "main", hostile.CodeAddr)
-		status, out, errOut := runCmd(dump, "symbolicate", "-")
-		if status != 0 || !strings.Contains(out, "Thread 1 Crashed (main):") {
-			t.Errorf("status %d, stderr %q, stdout:\n%s\nwant the thread", status, errOut, out)
-		}
-	})
+	for name, prefix := range map[string]string{"snapshot": "", "snapshot with a byte order mark": "\ufeff"} {
+		t.Run(name, func(t *testing.T) {
+			dump := append([]byte(prefix), snapshotJSON("/app/App", image.UUID{1}, "main", hostile.CodeAddr)...)
+			status, out, errOut := runCmd(dump, "symbolicate", "-")
+			if status != 0 || !strings.Contains(out, "Thread 1 Crashed (main):") {
+				t.Errorf("status %d, stderr %q, stdout:\n%s\nwant the thread", status, errOut, out)
+			}
+		})
+	}
 	tests := []struct {
 		name    string
 		stdin   io.Reader
