@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stackimage/stackimage/crashreport"
 	"github.com/stackimage/stackimage/image"
@@ -38,11 +41,15 @@ func writeFile(t *testing.T, path string, data []byte) string {
 // image loaded at hostile.TextAddr (no slide), with one more image that no
 // symbol file has.
 func snapshotJSON(imageName string, uuid image.UUID, threadName string, pc uint64) []byte {
+	quote := func(s string) string {
+		b, _ := json.Marshal(s)
+		return string(b)
+	}
 	return fmt.Appendf(nil, `{"format": "stackimage.snapshot/v1", "arch": "arm64",
-  "images": [{"name": %q, "uuid": %q, "load_address": "%#x"},
+  "images": [{"name": %s, "uuid": "%s", "load_address": "%#x"},
              {"name": "/usr/lib/dyld", "uuid": "B70CE1EC-B902-3852-8268-05DE00BFA8D5", "load_address": "0x200000000"}],
-  "threads": [{"id": 1, "name": %q, "crashed": true, "registers": {"pc": "%#x", "lr": "0x0", "fp": "0x0", "sp": "0x16fdff000"}}],
-  "memory": []}`, imageName, uuid, uint64(hostile.TextAddr), threadName, pc)
+  "threads": [{"id": 1, "name": %s, "crashed": true, "registers": {"pc": "%#x", "lr": "0x0", "fp": "0x0", "sp": "0x16fdff000"}}],
+  "memory": []}`, quote(imageName), uuid, uint64(hostile.TextAddr), quote(threadName), pc)
 }
 
 // damagedMachO is a symbol file whose three symbol sources are each
@@ -149,5 +156,97 @@ func TestSymbolicateStdin(t *testing.T) {
 				t.Errorf("status %d, stderr %q; want 1 and %q", status, errOut.String(), tt.wantErr)
 			}
 		})
+	}
+}
+
+// evil is a name as a hostile symbol file or dump may spell it: a NUL,
+// terminal escape sequences (clear screen, set the title), a newline that
+// would forge a line of output, a byte that is not UTF-8, a C1 control
+// (CSI) and a right-to-left override.
+const evil = "ev\x00il\x1b[2J\x1b]0;owned\x07\nThread 9 Crashed:\xff\u009b31m\u202egnp.exe"
+
+// checkTerminalSafe fails when text holds a byte a terminal could act on:
+// a control character other than the newlines ending lines, invalid UTF-8,
+// a C1 control or a bidirectional override; and when a forged line starts
+// one of its own.
+func checkTerminalSafe(t *testing.T, what, text string) {
+	t.Helper()
+	if !utf8.ValidString(text) {
+		t.Errorf("%s: invalid UTF-8:\n%q", what, text)
+	}
+	for i, r := range text {
+		switch {
+		case r == '\n':
+		case unicode.IsControl(r), r == '\u202e':
+			t.Errorf("%s: raw %U at byte %d:\n%q", what, r, i, text)
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "Thread 9") {
+			t.Errorf("%s: a name forged the line %q", what, line)
+		}
+	}
+	if !strings.Contains(text, `\x1b[2J`) {
+		t.Errorf("%s: the escape sequence is not shown escaped:\n%s", what, text)
+	}
+}
+
+// TestTextOutputEscapesControls puts control characters and invalid UTF-8
+// in symbol names, image names, thread names and paths, and checks that
+// every text output shows them escaped, and that JSON output escapes them
+// too and keeps the names intact.
+func TestTextOutputEscapesControls(t *testing.T) {
+	dir := t.TempDir()
+	uuid := image.UUID{0xe1}
+	// A symbol table name ends at its first NUL.
+	evilSymbol := strings.ReplaceAll(evil, "\x00", "")
+	m := hostile.MachO{UUID: uuid, Symbols: []hostile.Symbol{{Name: "_" + evilSymbol, Addr: hostile.CodeAddr}}}.Bytes()
+	// A segment name from the file: __TEXT becomes "__T\x1b[XT".
+	seg := bytes.Index(m, []byte("__TEXT\x00"))
+	copy(m[seg:], "__T\x1b[XT")
+	bin := writeFile(t, filepath.Join(dir, "syms", "App\x1b[2J"), m)
+	dump := writeFile(t, filepath.Join(dir, "dump.json"), snapshotJSON("/app/App\x1b[2J", uuid, evil, hostile.CodeAddr+8))
+
+	status, out, errOut := runCmd(nil, "symbolicate", dump, "--symbols", filepath.Join(dir, "syms"))
+	if status != 0 {
+		t.Fatalf("symbolicate: status %d, stderr %q", status, errOut)
+	}
+	checkTerminalSafe(t, "symbolicate", out)
+	checkTerminalSafe(t, "symbolicate stderr", errOut+`\x1b[2J`)
+
+	status, out, errOut = runCmd(nil, "atos", "-o", bin, fmt.Sprintf("%#x", hostile.CodeAddr+8))
+	if status != 0 {
+		t.Fatalf("atos: status %d, stderr %q", status, errOut)
+	}
+	checkTerminalSafe(t, "atos", out)
+
+	status, out, errOut = runCmd(nil, "images", bin)
+	if status != 0 {
+		t.Fatalf("images: status %d, stderr %q", status, errOut)
+	}
+	checkTerminalSafe(t, "images", out)
+	if !strings.Contains(out, `__T\x1b[XT`) {
+		t.Errorf("images: the segment name is not shown escaped:\n%s", out)
+	}
+
+	status, out, errOut = runCmd(nil, "symbolicate", dump, "--symbols", filepath.Join(dir, "syms"), "--json")
+	if status != 0 {
+		t.Fatalf("symbolicate --json: status %d, stderr %q", status, errOut)
+	}
+	for i := 0; i < len(out); i++ {
+		if c := out[i]; c < 0x20 && c != '\n' {
+			t.Errorf("JSON output holds raw byte %#x at %d", c, i)
+		}
+	}
+	var rep jsonReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	// encoding/json writes invalid UTF-8 as U+FFFD and escapes the rest.
+	if got, want := rep.Threads[0].Name, strings.ToValidUTF8(evil, "\ufffd"); got != want {
+		t.Errorf("JSON thread name = %q, want %q", got, want)
+	}
+	if got, want := rep.Threads[0].Frames[0].Symbol, strings.ToValidUTF8(evilSymbol, "\ufffd"); got != want {
+		t.Errorf("JSON symbol = %q, want %q", got, want)
 	}
 }

@@ -71,10 +71,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.Is(err, errFlags):
 		return 2
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "stackimage %s: %v\n", args[0], err)
+		writeLine(stderr, "stackimage %s: %v", args[0], err)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "stackimage %s: %v\n", args[0], err)
+		// Errors quote paths and names from files: escape them too.
+		writeLine(stderr, "stackimage %s: %v", args[0], err)
 		return 1
 	}
 }

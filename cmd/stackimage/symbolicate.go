@@ -55,7 +55,7 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	// A file that looks like Mach-O but cannot be read is why a user's
 	// dSYM may not be used: say so, and go on with the rest.
 	for _, skipped := range syms.Skipped {
-		fmt.Fprintf(stderr, "stackimage symbolicate: skipped %s\n", skipped)
+		writeLine(stderr, "stackimage symbolicate: skipped %s", skipped)
 	}
 	z := &symbolize.Symbolizer{Symbols: syms, MaxDepth: *depth, NoDemangle: *noDemangle}
 	rep, parseErr, err := symbolicate(z, data)
@@ -229,43 +229,45 @@ func dumpLimit(head []byte) (limit int64, what string, ok bool) {
 	return 0, "", false
 }
 
+// writeText writes the report as text, every line through writeLine: the
+// names in it come from the dump and the symbol files.
 func writeText(w io.Writer, rep *symbolize.Report) {
 	ptrSize := 8
 	if rep.Arch != nil {
 		ptrSize = rep.Arch.PtrSize
 	}
-	fmt.Fprintf(w, "Format: %s\n", formatNames[rep.Format])
+	writeLine(w, "Format: %s", formatNames[rep.Format])
 	if cr := rep.CrashReport; cr != nil {
 		writeReportHeader(w, cr)
 	}
 	for _, th := range rep.Threads {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, threadHeading(th)+":")
+		writeLine(w, "%s:", threadHeading(th))
 		for _, f := range th.Frames {
-			fmt.Fprintln(w, f.Format(ptrSize))
+			writeLine(w, "%s", f.Format(ptrSize))
 		}
 		if th.StopReason != "" {
-			fmt.Fprintln(w, stopLine(th.StopReason, th.StopDetail))
+			writeLine(w, "%s", stopLine(th.StopReason, th.StopDetail))
 		}
 		if wk := th.Walk; wk != nil {
 			fmt.Fprintf(w, "\nOur walk of this thread from its registers and stack dump:\n")
 			for _, f := range wk.Frames {
-				fmt.Fprintln(w, f.Format(ptrSize))
+				writeLine(w, "%s", f.Format(ptrSize))
 			}
-			fmt.Fprintln(w, stopLine(wk.StopReason, wk.StopDetail))
+			writeLine(w, "%s", stopLine(wk.StopReason, wk.StopDetail))
 			writeComparison(w, wk)
 		}
 	}
 	if len(rep.Warnings) > 0 {
 		fmt.Fprintln(w, "\nWarnings:")
 		for _, warning := range rep.Warnings {
-			fmt.Fprintf(w, "  %s\n", warning)
+			writeLine(w, "  %s", warning)
 		}
 	}
 	if len(rep.Missing) > 0 {
 		fmt.Fprintln(w, "\nImages without symbols (no file with their UUID under --symbols):")
 		for _, m := range rep.Missing {
-			fmt.Fprintf(w, "  %s %s\n", m.UUID, m.Name)
+			writeLine(w, "  %s %s", m.UUID, m.Name)
 		}
 	}
 }
@@ -297,11 +299,11 @@ func writeComparison(w io.Writer, wk *symbolize.Walk) {
 	default:
 		fmt.Fprintf(w, "The walk differs from the report in %d of %s:\n", len(mismatches), both)
 		for _, d := range mismatches {
-			fmt.Fprintf(w, "  %s\n", d)
+			writeLine(w, "  %s", d)
 		}
 	}
 	for _, d := range explained {
-		fmt.Fprintf(w, "Note: %s.\n", d)
+		writeLine(w, "Note: %s.", d)
 	}
 }
 
@@ -329,7 +331,7 @@ func stopLine(reason, detail string) string {
 func writeReportHeader(w io.Writer, cr *crashreport.Report) {
 	field := func(name, value string) {
 		if value != "" {
-			fmt.Fprintf(w, "%-12s%s\n", name+":", value)
+			writeLine(w, "%-12s%s", name+":", value)
 		}
 	}
 	process := cr.Process
