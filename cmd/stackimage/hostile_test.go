@@ -171,6 +171,22 @@ const evil = "ev\x00il\x1b[2J\x1b]0;owned\x07\nThread 9 Crashed:\xff\u009b31m\u2
 // one of its own.
 func checkTerminalSafe(t *testing.T, what, text string) {
 	t.Helper()
+	checkNoRawControls(t, what, text)
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, "Thread 9") {
+			t.Errorf("%s: a name forged the line %q", what, line)
+		}
+	}
+	if !strings.Contains(text, `\x1b[2J`) {
+		t.Errorf("%s: the escape sequence is not shown escaped:\n%s", what, text)
+	}
+}
+
+// checkNoRawControls fails when text holds a byte a terminal could act
+// on: a control character other than the newlines ending lines, invalid
+// UTF-8, a C1 control or a bidirectional override.
+func checkNoRawControls(t *testing.T, what, text string) {
+	t.Helper()
 	if !utf8.ValidString(text) {
 		t.Errorf("%s: invalid UTF-8:\n%q", what, text)
 	}
@@ -180,14 +196,6 @@ func checkTerminalSafe(t *testing.T, what, text string) {
 		case unicode.IsControl(r), r == '\u202e':
 			t.Errorf("%s: raw %U at byte %d:\n%q", what, r, i, text)
 		}
-	}
-	for _, line := range strings.Split(text, "\n") {
-		if strings.HasPrefix(line, "Thread 9") {
-			t.Errorf("%s: a name forged the line %q", what, line)
-		}
-	}
-	if !strings.Contains(text, `\x1b[2J`) {
-		t.Errorf("%s: the escape sequence is not shown escaped:\n%s", what, text)
 	}
 }
 

@@ -43,6 +43,16 @@ type MachO struct {
 	FunctionStarts []byte
 	// ExportTrie is LC_DYLD_EXPORTS_TRIE's data; nil for none.
 	ExportTrie []byte
+	// DWARF holds sections of a __DWARF segment ("__debug_info", ...),
+	// written after the tables, in order.
+	DWARF []Section
+}
+
+// Section is a section of the __DWARF segment: its name (at most 16
+// bytes, as Mach-O cuts them) and contents.
+type Section struct {
+	Name string
+	Data []byte
 }
 
 // Mach-O constants, as <mach-o/loader.h> defines them.
@@ -101,6 +111,11 @@ func (m MachO) Bytes() []byte {
 	if m.ExportTrie != nil {
 		trieOff = place(m.ExportTrie)
 	}
+	linkeditSize := len(linkedit)
+	dwarfOffs := make([]uint32, len(m.DWARF))
+	for i, sec := range m.DWARF {
+		dwarfOffs[i] = place(sec.Data)
+	}
 
 	var cmds []byte
 	ncmds := 0
@@ -129,8 +144,23 @@ func (m MachO) Bytes() []byte {
 	le.PutUint32(sect[52:], 2)          // align 2^2
 	le.PutUint32(sect[64:], 0x80000400) // S_ATTR_PURE_INSTRUCTIONS|S_ATTR_SOME_INSTRUCTIONS
 	cmd(append(text, sect...))
-	linkSize := uint64(len(linkedit)+0xfff) &^ 0xfff
-	cmd(seg("__LINKEDIT", TextAddr+textSize, linkSize, textSize, uint64(len(linkedit)), 1, 0))
+	linkSize := uint64(linkeditSize+0xfff) &^ 0xfff
+	cmd(seg("__LINKEDIT", TextAddr+textSize, linkSize, textSize, uint64(linkeditSize), 1, 0))
+	if len(m.DWARF) > 0 {
+		start := uint64(dwarfOffs[0])
+		end := uint64(textSize + len(linkedit))
+		dw := seg("__DWARF", TextAddr+textSize+linkSize, end-start, start, end-start, 3, len(m.DWARF))
+		for i, sec := range m.DWARF {
+			b := make([]byte, sectSize)
+			copy(b[0:16], sec.Name)
+			copy(b[16:32], "__DWARF")
+			le.PutUint64(b[32:], TextAddr+textSize+linkSize+uint64(dwarfOffs[i])-start)
+			le.PutUint64(b[40:], uint64(len(sec.Data)))
+			le.PutUint32(b[48:], dwarfOffs[i])
+			dw = append(dw, b...)
+		}
+		cmd(dw)
+	}
 	uuid := make([]byte, 24)
 	le.PutUint32(uuid[0:], lcUUID)
 	le.PutUint32(uuid[4:], 24)
