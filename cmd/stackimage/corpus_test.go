@@ -69,8 +69,8 @@ func TestCorpusThroughCommand(t *testing.T) {
 				if status, out, errOut := cmd(atos...); status != 0 || (c.WantSymbol != "" && !strings.HasPrefix(out, c.WantSymbol+" (in input) + 8")) {
 					t.Errorf("atos: status %d, stdout %q, stderr %q; want 0 and %s", status, out, errOut, c.WantSymbol)
 				}
-				if status, _, errOut := cmd("images", path); status != 0 {
-					t.Errorf("images: status %d, stderr %q; want 0", status, errOut)
+				if status, _, errOut := cmd("images", path); status != 0 || (len(f.SliceErrors) > 0 && !strings.Contains(errOut, "fat slice")) {
+					t.Errorf("images: status %d, stderr %q; want 0, and the bad slices named", status, errOut)
 				}
 			case hostile.KindDump:
 				status, _, errOut := cmd("symbolicate", path)
