@@ -44,8 +44,11 @@ type Symbols struct {
 	// open holds the files behind loaded entries: their tables are read
 	// lazily, so the files stay open until Close.
 	open []*image.File
-	// Skipped lists files that looked like Mach-O but could not be read,
-	// with the reason, so that a user can see why a UUID was not found.
+	// Skipped lists what AddDir and AddFile left out, with the reason, so
+	// that a user can see why a UUID was not found: files that looked like
+	// Mach-O but could not be read, unreadable slices of fat files, and,
+	// below a directory, special files, broken links, link loops and
+	// unreadable directories.
 	Skipped []string
 	// warnings lists what the files opened by Lookup could not give.
 	warnings []string

@@ -258,3 +258,20 @@ func TestTextOutputEscapesControls(t *testing.T) {
 		t.Errorf("JSON symbol = %q, want %q", got, want)
 	}
 }
+
+// TestReadDumpAllocatesOnce reads an 8 MiB report from a regular file: its
+// size is known, so the bytes are read into one buffer of that size rather
+// than one grown by doubling.
+func TestReadDumpAllocatesOnce(t *testing.T) {
+	data := append([]byte("Process: App [1]\nThread 0 Crashed:\n"), bytes.Repeat([]byte("#\n"), 4<<20)...)
+	path := writeFile(t, filepath.Join(t.TempDir(), "big.crash"), data)
+	var got []byte
+	var err error
+	allocated := hostile.Allocated(func() { got, err = readDump(path, nil) })
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("readDump = %d bytes, %v; want the %d bytes of the file", len(got), err, len(data))
+	}
+	if limit := uint64(len(data)) + sniffSize + 64<<10; allocated > limit {
+		t.Errorf("readDump allocated %d bytes for a %d-byte file; want at most %d (one buffer and the first MiB)", allocated, len(data), limit)
+	}
+}

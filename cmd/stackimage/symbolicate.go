@@ -194,7 +194,8 @@ func readDump(path string, stdin io.Reader) ([]byte, error) {
 	// the buffer grows as data comes, up to the limit.
 	data := head
 	if size > int64(len(head)) {
-		data = make([]byte, len(head), size+1)
+		// MinRead spare: bytes.Buffer grows (doubling) when less is free.
+		data = make([]byte, len(head), size+bytes.MinRead)
 		copy(data, head)
 	}
 	buf := bytes.NewBuffer(data)
