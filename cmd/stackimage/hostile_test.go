@@ -147,11 +147,13 @@ func TestSymbolicateStdin(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var status int
 			var out, errOut bytes.Buffer
+			var allocated uint64
 			hostile.Returns(t, 60*time.Second, nil, func() {
-				hostile.Budget(t, tt.read, func() {
+				allocated = hostile.Budget(t, tt.read, func() {
 					status = run([]string{"symbolicate", "-"}, tt.stdin, &out, &errOut)
 				})
 			})
+			t.Logf("allocated %d bytes", allocated)
 			if status != 1 || !strings.Contains(errOut.String(), tt.wantErr) {
 				t.Errorf("status %d, stderr %q; want 1 and %q", status, errOut.String(), tt.wantErr)
 			}

@@ -61,11 +61,13 @@ func TestDevZeroRefused(t *testing.T) {
 	}
 	var status int
 	var stderr string
+	var allocated uint64
 	hostile.Returns(t, 60*time.Second, nil, func() {
-		hostile.Budget(t, 0, func() {
+		allocated = hostile.Budget(t, 0, func() {
 			status, _, stderr = runCmd(nil, "symbolicate", "/dev/zero")
 		})
 	})
+	t.Logf("symbolicate /dev/zero allocated %d bytes", allocated)
 	if status != 1 || !strings.Contains(stderr, "not a regular file") {
 		t.Errorf("status %d, stderr %q; want 1 and \"not a regular file\"", status, stderr)
 	}
