@@ -9,28 +9,32 @@ import (
 type fatSlice struct {
 	cpuType, cpuSubtype uint32
 	off, size           uint64
+	index               int // in the fat_arch table
 }
 
 // maxFatArch bounds nfat_arch: real universal files hold a handful of slices.
 const maxFatArch = 64
 
-// readFat returns the slices of a fat file, or nil when src is not one.
-func readFat(src source) ([]fatSlice, error) {
+// readFat returns the slices of a fat file, or nil when src is not one. A
+// fat_arch entry that cannot be right (a slice past the end of the file)
+// is left out and reported in bad; err is for a file whose slice table
+// cannot be read at all.
+func readFat(src source) (slices []fatSlice, bad []error, err error) {
 	var hb [8]byte
 	if err := readFull(src.r, hb[:], 0); err != nil {
 		// Too short to be fat; let the thin parser say what is wrong.
-		return nil, nil
+		return nil, nil, nil
 	}
 	magic := binary.BigEndian.Uint32(hb[:])
 	if magic != fatMagic && magic != fatMagic6 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	n := binary.BigEndian.Uint32(hb[4:])
 	if n == 0 {
-		return nil, &FormatError{4, "fat file holds no slices", nil}
+		return nil, nil, &FormatError{4, "fat file holds no slices", nil}
 	}
 	if n > maxFatArch {
-		return nil, &FormatError{4, "nfat_arch too large", n}
+		return nil, nil, &FormatError{4, "nfat_arch too large", n}
 	}
 	entSize := uint64(20) // sizeof(struct fat_arch)
 	if magic == fatMagic6 {
@@ -38,10 +42,10 @@ func readFat(src source) ([]fatSlice, error) {
 	}
 	tab, err := src.read(8, uint64(n)*entSize, "fat_arch table", 4)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	slices := make([]fatSlice, n)
-	for i := range slices {
+	slices = make([]fatSlice, 0, n)
+	for i := 0; i < int(n); i++ {
 		e := tab[uint64(i)*entSize:]
 		s := fatSlice{cpuType: binary.BigEndian.Uint32(e), cpuSubtype: binary.BigEndian.Uint32(e[4:])}
 		if magic == fatMagic6 {
@@ -52,9 +56,11 @@ func readFat(src source) ([]fatSlice, error) {
 		at := 8 + int64(i)*int64(entSize)
 		end := s.off + s.size
 		if end < s.off || end > 1<<62 || (src.size >= 0 && end > uint64(src.size)) {
-			return nil, &FormatError{at + 8, fmt.Sprintf("fat slice %d [%#x, +%#x) extends past the end of the file", i, s.off, s.size), nil}
+			bad = append(bad, &FormatError{at + 8, fmt.Sprintf("fat slice %d [%#x, +%#x) extends past the end of the file", i, s.off, s.size), nil})
+			continue
 		}
-		slices[i] = s
+		s.index = i
+		slices = append(slices, s)
 	}
-	return slices, nil
+	return slices, bad, nil
 }

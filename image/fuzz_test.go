@@ -5,10 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stackimage/stackimage/internal/hostile"
 )
 
 // FuzzOpen opens arbitrary bytes as a Mach-O file, thin or fat, and reads
-// every table: errors are fine, panics and unbounded allocations are not.
+// every table: errors are fine, panics and unbounded allocations are not;
+// the reads must keep the allocation budget of internal/hostile.
 // It is seeded with the synthetic file and, when the corpus is present,
 // real small files of every kind.
 func FuzzOpen(f *testing.F) {
@@ -33,7 +36,7 @@ func FuzzOpen(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		exercise(data)
+		hostile.Budget(t, int64(len(data)), func() { exercise(data) })
 		// The same bytes as captured memory: the header at a slid address.
 		if f, err := NewFile(bytes.NewReader(data), "input"); err == nil && !f.Fat {
 			mem := &testMemory{}

@@ -6,8 +6,10 @@ package image
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -96,12 +98,21 @@ type File struct {
 	Path   string
 	Images []*Image
 	Fat    bool
+	// SliceErrors says which slices of a fat file could not be read, and
+	// why; Images holds the others. A file none of whose slices can be
+	// read is an error of Open and NewFile instead.
+	SliceErrors []error
 
 	closer io.Closer
 }
 
-// Open opens a Mach-O file, thin or fat.
+// Open opens a Mach-O file, thin or fat. A path that is not a regular file
+// (a FIFO, a device, a directory) is refused before it is opened: opening a
+// FIFO blocks until someone writes to it, and a device can be endless.
 func Open(path string) (*File, error) {
+	if err := CheckRegular(path); err != nil {
+		return nil, fmt.Errorf("image: %w", err)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("image: %w", err)
@@ -120,6 +131,41 @@ func Open(path string) (*File, error) {
 	return mf, nil
 }
 
+// CheckRegular returns an error unless path (after symbolic links) is a
+// regular file. It stats without opening, so that a FIFO, a socket or a
+// device is refused before it can block or stream without end.
+func CheckRegular(path string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file (%s)", path, FileKind(info.Mode()))
+	}
+	return nil
+}
+
+// FileKind names the kind of file a mode describes, for messages.
+func FileKind(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "regular file"
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "block device"
+	}
+	return "irregular file"
+}
+
 // NewFile reads a Mach-O file, thin or fat, from r. When r has a Size method
 // (bytes.Reader, io.SectionReader), every table is checked against it before
 // it is read.
@@ -132,12 +178,12 @@ func NewFile(r io.ReaderAt, name string) (*File, error) {
 }
 
 func newFile(src source, name string) (*File, error) {
-	slices, err := readFat(src)
+	slices, bad, err := readFat(src)
 	if err != nil {
 		return nil, fmt.Errorf("image: %s: %w", name, err)
 	}
 	f := &File{Path: name}
-	if slices == nil {
+	if slices == nil && bad == nil {
 		im, err := newImage(src, name)
 		if err != nil {
 			return nil, fmt.Errorf("image: %s: %w", name, err)
@@ -146,12 +192,20 @@ func newFile(src source, name string) (*File, error) {
 		return f, nil
 	}
 	f.Fat = true
-	for i, s := range slices {
+	for _, err := range bad {
+		f.SliceErrors = append(f.SliceErrors, fmt.Errorf("image: %s: %w", name, err))
+	}
+	for _, s := range slices {
 		im, err := newImage(source{r: io.NewSectionReader(src.r, int64(s.off), int64(s.size)), size: int64(s.size)}, name)
 		if err != nil {
-			return nil, fmt.Errorf("image: %s: fat slice %d (%s): %w", name, i, archName(s.cpuType, s.cpuSubtype), err)
+			// One bad slice costs itself, not its neighbours.
+			f.SliceErrors = append(f.SliceErrors, fmt.Errorf("image: %s: fat slice %d (%s): %w", name, s.index, archName(s.cpuType, s.cpuSubtype), err))
+			continue
 		}
 		f.Images = append(f.Images, im)
+	}
+	if len(f.Images) == 0 {
+		return nil, errors.Join(f.SliceErrors...)
 	}
 	return f, nil
 }

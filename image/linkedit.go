@@ -2,6 +2,7 @@ package image
 
 import (
 	"bytes"
+	"cmp"
 	"compress/zlib"
 	"encoding/binary"
 	"fmt"
@@ -52,7 +53,8 @@ func (im *Image) readLinkedit(ref *linkeditRef) ([]byte, error) {
 // LC_FUNCTION_STARTS, sorted; nil when the image has none. The table is
 // ULEB128 deltas, the first from the __TEXT segment's vmaddr, ended by a
 // zero delta. On armv7 a Thumb function's start has bit 0 set, as the table
-// stores it.
+// stores it. When the table is damaged part way, the starts before the
+// damage come back with the error.
 func (im *Image) FunctionStarts() ([]uint64, error) {
 	ref := im.hdr.funcStarts
 	if ref == nil || ref.size == 0 {
@@ -68,14 +70,14 @@ func (im *Image) FunctionStarts() ([]uint64, error) {
 	for p := 0; p < len(data); {
 		delta, n, err := uleb128(data[p:])
 		if err != nil {
-			return nil, im.wrap(&FormatError{int64(ref.off) + int64(p), "LC_FUNCTION_STARTS: " + err.Error(), nil})
+			return starts, im.wrap(&FormatError{int64(ref.off) + int64(p), "LC_FUNCTION_STARTS: " + err.Error(), nil})
 		}
 		p += n
 		if delta == 0 {
 			break
 		}
 		if addr+delta < addr {
-			return nil, im.wrap(&FormatError{int64(ref.off) + int64(p-n), "LC_FUNCTION_STARTS: address overflows", delta})
+			return starts, im.wrap(&FormatError{int64(ref.off) + int64(p-n), "LC_FUNCTION_STARTS: address overflows", delta})
 		}
 		addr += delta
 		starts = append(starts, addr)
@@ -118,7 +120,8 @@ const (
 // C's leading underscore; addresses are unslid (__TEXT vmaddr + the trie's
 // offset; for a stub-and-resolver export, the stub). Re-exports (no address
 // in this image) and absolute symbols (not addresses) are left out; nil when
-// the image has no trie.
+// the image has no trie. A damaged trie gives the entries of its readable
+// nodes together with the error about the first damaged one.
 func (im *Image) Exports() ([]Export, error) {
 	ref := im.hdr.exports()
 	if ref == nil || ref.size == 0 {
@@ -134,14 +137,17 @@ func (im *Image) Exports() ([]Export, error) {
 		if fe, ok := err.(*FormatError); ok {
 			fe.Off += int64(ref.off)
 		}
-		return nil, im.wrap(err)
+		return exps, im.wrap(err)
 	}
 	return exps, nil
 }
 
 // parseExportTrie walks the trie iteratively. Each node may be entered once,
 // which rules out cycles and the exponential walk of a trie whose edges
-// share nodes. FormatError offsets are relative to the trie.
+// share nodes. A damaged node, or an edge to a node already entered, is
+// skipped and the walk goes on with the rest; the first problem is
+// returned with the entries found. FormatError offsets are relative to the
+// trie.
 func parseExportTrie(data []byte, base uint64) ([]Export, error) {
 	type item struct {
 		off  uint64
@@ -150,70 +156,30 @@ func parseExportTrie(data []byte, base uint64) ([]Export, error) {
 	seen := make([]bool, len(data))
 	budget := exportNamesPerByte*len(data) + maxExportName
 	var exps []Export
+	var firstErr error
 	stack := []item{{0, ""}}
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		bad := func(msg string, val any) error { return &FormatError{int64(it.off), "export trie: " + msg, val} }
-		if it.off >= uint64(len(data)) {
-			return nil, bad("node offset past the end of the trie", it.off)
+		exp, children, err := readExportNode(data, it.off, seen)
+		if exp != nil {
+			exps = append(exps, Export{Name: it.name, Addr: base + *exp})
 		}
-		if seen[it.off] {
-			return nil, bad("node reached twice", it.off)
-		}
-		seen[it.off] = true
-		p := int(it.off)
-		termSize, n, err := uleb128(data[p:])
-		if err != nil {
-			return nil, bad(err.Error(), nil)
-		}
-		p += n
-		if termSize > uint64(len(data)-p) {
-			return nil, bad("terminal size past the end of the trie", termSize)
-		}
-		children := p + int(termSize)
-		if termSize > 0 {
-			term := data[p:children]
-			flags, n, err := uleb128(term)
-			if err != nil {
-				return nil, bad("terminal flags: "+err.Error(), nil)
-			}
-			if flags&exportReexport == 0 && flags&exportKindMask != exportAbsolute {
-				// For a stub-and-resolver export the stub comes first, then
-				// the resolver: the stub is the symbol's address.
-				off, _, err := uleb128(term[n:])
-				if err != nil {
-					return nil, bad("terminal address: "+err.Error(), nil)
-				}
-				exps = append(exps, Export{Name: it.name, Addr: base + off})
-			}
-		}
-		if children >= len(data) {
-			return nil, bad("child count past the end of the trie", nil)
-		}
-		nchild := int(data[children])
-		p = children + 1
-		for i := 0; i < nchild; i++ {
-			nul := bytes.IndexByte(data[p:], 0)
-			if nul < 0 {
-				return nil, bad("unterminated edge label", nil)
-			}
-			label := data[p : p+nul]
-			p += nul + 1
-			child, n, err := uleb128(data[p:])
-			if err != nil {
-				return nil, bad("child offset: "+err.Error(), nil)
-			}
-			p += n
-			name := it.name + string(label)
+		for _, c := range children {
+			name := it.name + c.label
 			if len(name) > maxExportName {
-				return nil, bad("symbol name too long", len(name))
+				err = cmp.Or(err, error(&FormatError{int64(it.off), "export trie: symbol name too long", len(name)}))
+				break
 			}
 			if budget -= len(name); budget < 0 {
-				return nil, bad("names far larger than the trie", nil)
+				// Not one damaged node but the whole trie: stop.
+				err = cmp.Or(err, error(&FormatError{int64(it.off), "export trie: names far larger than the trie", nil}))
+				stack = nil
+				break
 			}
-			stack = append(stack, item{child, name})
+			stack = append(stack, item{c.off, name})
 		}
+		firstErr = cmp.Or(firstErr, err)
 	}
 	sort.Slice(exps, func(i, j int) bool {
 		if exps[i].Addr != exps[j].Addr {
@@ -221,7 +187,74 @@ func parseExportTrie(data []byte, base uint64) ([]Export, error) {
 		}
 		return exps[i].Name < exps[j].Name
 	})
-	return exps, nil
+	return exps, firstErr
+}
+
+// exportEdge is one edge of an export trie node.
+type exportEdge struct {
+	label string
+	off   uint64
+}
+
+// readExportNode reads the node at off, marking it seen: the address it
+// exports (nil for none) and its edges.
+func readExportNode(data []byte, off uint64, seen []bool) (*uint64, []exportEdge, error) {
+	bad := func(msg string, val any) error { return &FormatError{int64(off), "export trie: " + msg, val} }
+	if off >= uint64(len(data)) {
+		return nil, nil, bad("node offset past the end of the trie", off)
+	}
+	if seen[off] {
+		return nil, nil, bad("node reached twice", off)
+	}
+	seen[off] = true
+	p := int(off)
+	termSize, n, err := uleb128(data[p:])
+	if err != nil {
+		return nil, nil, bad(err.Error(), nil)
+	}
+	p += n
+	if termSize > uint64(len(data)-p) {
+		return nil, nil, bad("terminal size past the end of the trie", termSize)
+	}
+	children := p + int(termSize)
+	var exp *uint64
+	if termSize > 0 {
+		term := data[p:children]
+		flags, n, err := uleb128(term)
+		if err != nil {
+			return nil, nil, bad("terminal flags: "+err.Error(), nil)
+		}
+		if flags&exportReexport == 0 && flags&exportKindMask != exportAbsolute {
+			// For a stub-and-resolver export the stub comes first, then
+			// the resolver: the stub is the symbol's address.
+			addr, _, err := uleb128(term[n:])
+			if err != nil {
+				return nil, nil, bad("terminal address: "+err.Error(), nil)
+			}
+			exp = &addr
+		}
+	}
+	if children >= len(data) {
+		return exp, nil, bad("child count past the end of the trie", nil)
+	}
+	nchild := int(data[children])
+	p = children + 1
+	var edges []exportEdge
+	for i := 0; i < nchild; i++ {
+		nul := bytes.IndexByte(data[p:], 0)
+		if nul < 0 {
+			return exp, edges, bad("unterminated edge label", nil)
+		}
+		label := data[p : p+nul]
+		p += nul + 1
+		child, n, err := uleb128(data[p:])
+		if err != nil {
+			return exp, edges, bad("child offset: "+err.Error(), nil)
+		}
+		p += n
+		edges = append(edges, exportEdge{string(label), child})
+	}
+	return exp, edges, nil
 }
 
 // DWARFSections returns the contents of the __DWARF segment's sections (or

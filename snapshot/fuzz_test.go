@@ -5,11 +5,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/internal/hostile"
 )
 
 // FuzzParse feeds Parse arbitrary documents, seeded with valid snapshots of
 // every architecture: it must never panic, and whatever it accepts must
-// write back (Marshal) and parse again to the same snapshot.
+// write back (Marshal) and parse again to the same snapshot. Parsing must
+// keep the allocation budget of internal/hostile.
 func FuzzParse(f *testing.F) {
 	// Seeds stay small (a few hundred bytes of memory at most): the fuzzer
 	// minimizes every new input byte by byte.
@@ -27,7 +29,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"format": "stackimage.snapshot/v1", "arch": "i386",
 		"threads": [{"id": 7, "registers": {"pc": "0x1f62", "fp": "0xbffff000"}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := Parse(data)
+		var s *Snapshot
+		var err error
+		hostile.Budget(t, int64(len(data)), func() { s, err = Parse(data) })
 		if err != nil {
 			return
 		}

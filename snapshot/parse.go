@@ -78,7 +78,8 @@ type limits struct {
 var defaultLimits = limits{input: MaxInputSize, memory: MaxMemorySize}
 
 // Parse reads and validates a snapshot. Errors name the field
-// ("threads[0].thread_state.data: ...").
+// ("threads[0].thread_state.data: ..."). A UTF-8 byte order mark before
+// the document is ignored.
 func Parse(data []byte) (*Snapshot, error) {
 	return parseLimited(data, defaultLimits)
 }
@@ -95,6 +96,9 @@ func parse(data []byte, lim limits) (*Snapshot, error) {
 	if len(data) > lim.input {
 		return nil, fmt.Errorf("document is larger than %d bytes (MaxInputSize)", lim.input)
 	}
+	// Some editors start UTF-8 files with a byte order mark; JSON does
+	// not allow one, but the crash report parsers accept it too.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	var f fileJSON
 	if err := decodeStrict(data, &f); err != nil {
 		return nil, jsonError("", err)

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/debuginfo"
@@ -43,9 +44,14 @@ type Symbols struct {
 	// open holds the files behind loaded entries: their tables are read
 	// lazily, so the files stay open until Close.
 	open []*image.File
-	// Skipped lists files that looked like Mach-O but could not be read,
-	// with the reason, so that a user can see why a UUID was not found.
+	// Skipped lists what AddDir and AddFile left out, with the reason, so
+	// that a user can see why a UUID was not found: files that looked like
+	// Mach-O but could not be read, unreadable slices of fat files, and,
+	// below a directory, special files, broken links, link loops and
+	// unreadable directories.
 	Skipped []string
+	// warnings lists what the files opened by Lookup could not give.
+	warnings []string
 }
 
 // Entry is everything known about one UUID: the images found for it and
@@ -72,6 +78,11 @@ type Entry struct {
 	// DebugErrors says why an image's DWARF could not be used; its symbol
 	// table still answers.
 	DebugErrors []error
+
+	// symbolWarnings says which parts of the images' symbol tables were
+	// damaged and left out.
+	symbolWarnings []string
+	debugDone      atomic.Bool // Debug has run: debug and DebugErrors are final
 }
 
 // NewSymbols returns an empty index.
@@ -80,29 +91,92 @@ func NewSymbols() *Symbols {
 		noUUID: map[string][]string{}, loadedNoUUID: map[string]*Entry{}}
 }
 
-// AddDir indexes every Mach-O file and dSYM bundle below dir by UUID. Paths
-// in dumps are never trusted: only the UUID decides which file is used.
+// AddDir indexes every Mach-O file and dSYM bundle below dir by UUID; dir
+// may also name one file. Paths in dumps are never trusted: only the UUID
+// decides which file is used.
+//
+// Symbolic links are followed, to directories and to files, each directory
+// and file indexed once however many links lead to it (by its path with
+// links resolved), so that a link loop ends. What is left out below dir (a
+// loop, a broken link, a FIFO or device, an unreadable directory or file)
+// is listed in Skipped with the reason. dir itself must be a directory or a
+// regular file: anything else is refused before it is opened.
 func (s *Symbols) AddDir(dir string) error {
 	info, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("symbols: %w", err)
 	}
-	if !info.IsDir() {
+	switch {
+	case info.Mode().IsRegular():
 		return s.AddFile(dir)
+	case !info.IsDir():
+		return fmt.Errorf("symbols: %s: not a regular file or directory (%s)", dir, image.FileKind(info.Mode()))
 	}
-	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			// An unreadable subdirectory should not hide the rest of the tree.
-			s.skip(path, err)
-			return nil
+	// Each directory and file is keyed by its path with links resolved:
+	// EvalSymlinks for the root and for what a link leads to, the parent's
+	// resolved path and the name otherwise (no system call per file).
+	type place struct{ path, real string }
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("symbols: %w", err)
+	}
+	seen := map[string]string{} // resolved path → the path it was first found at
+	stack := []place{{dir, root}}
+	for len(stack) > 0 {
+		d := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if !s.firstVisit(seen, d.path, d.real, "directory") {
+			continue
 		}
-		if d.Type().IsRegular() {
-			if err := s.AddFile(path); err != nil {
-				s.skip(path, err)
+		entries, err := os.ReadDir(d.path)
+		if err != nil {
+			// An unreadable directory should not hide the rest of the
+			// tree; the entries read before the error are kept.
+			s.skip(d.path, err)
+		}
+		// Pushed in reverse, popped in name order.
+		for i := len(entries) - 1; i >= 0; i-- {
+			p := place{filepath.Join(d.path, entries[i].Name()), filepath.Join(d.real, entries[i].Name())}
+			mode := entries[i].Type()
+			if mode&fs.ModeSymlink != 0 {
+				info, err := os.Stat(p.path)
+				if err != nil {
+					s.skip(p.path, fmt.Errorf("broken symbolic link: %w", err))
+					continue
+				}
+				if p.real, err = filepath.EvalSymlinks(p.path); err != nil {
+					s.skip(p.path, err)
+					continue
+				}
+				mode = info.Mode().Type()
+			}
+			switch {
+			case mode.IsDir():
+				stack = append(stack, p)
+			case mode.IsRegular():
+				if !s.firstVisit(seen, p.path, p.real, "file") {
+					continue
+				}
+				if err := s.AddFile(p.path); err != nil {
+					s.skip(p.path, err)
+				}
+			default:
+				s.skip(p.path, fmt.Errorf("not a regular file (%s)", image.FileKind(mode)))
 			}
 		}
-		return nil
-	})
+	}
+	return nil
+}
+
+// firstVisit reports whether a path, whose resolved form is real, is met
+// for the first time; a second meeting is listed in Skipped.
+func (s *Symbols) firstVisit(seen map[string]string, path, real, kind string) bool {
+	if first, ok := seen[real]; ok {
+		s.skip(path, fmt.Errorf("%s already indexed as %s (a symbolic link loop, or two links to one place)", kind, first))
+		return false
+	}
+	seen[real] = path
+	return true
 }
 
 func (s *Symbols) skip(path string, err error) {
@@ -112,8 +186,13 @@ func (s *Symbols) skip(path string, err error) {
 }
 
 // AddFile indexes one Mach-O file (thin or fat) by the UUIDs of its slices.
-// A file that is not Mach-O is ignored.
+// A file that is not Mach-O is ignored; a path that is not a regular file
+// (a FIFO, a device) is an error, found without opening it. Slices of a
+// fat file that cannot be read are listed in Skipped.
 func (s *Symbols) AddFile(path string) error {
+	if err := image.CheckRegular(path); err != nil {
+		return fmt.Errorf("symbols: %w", err)
+	}
 	ok, err := looksLikeMachO(path)
 	if err != nil || !ok {
 		return err
@@ -123,6 +202,9 @@ func (s *Symbols) AddFile(path string) error {
 		return err
 	}
 	defer f.Close()
+	for _, err := range f.SliceErrors {
+		s.skip(path, err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, im := range f.Images {
@@ -199,7 +281,9 @@ func (s *Symbols) UUIDs() []image.UUID {
 }
 
 // Lookup returns the entry for the UUID, opening and indexing its files the
-// first time. It returns nil when no file has the UUID.
+// first time. It returns nil when no file has the UUID, or none of them can
+// be read. A damaged file never makes an error: it costs the parts that are
+// damaged, or the file, and Warnings says which.
 func (s *Symbols) Lookup(u image.UUID) (*Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -210,39 +294,44 @@ func (s *Symbols) Lookup(u image.UUID) (*Entry, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	e := &Entry{UUID: u}
-	var errs []error
+	var images []*image.Image
 	for _, path := range sortBinariesFirst(paths) {
 		f, err := image.Open(path)
 		if err != nil {
-			errs = append(errs, err)
+			s.warnings = append(s.warnings, fmt.Sprintf("symbols for %s: %v", u, err))
 			continue
 		}
 		s.open = append(s.open, f)
 		im, err := f.ByUUID(u)
 		if err != nil {
-			errs = append(errs, err)
+			s.warnings = append(s.warnings, fmt.Sprintf("symbols for %s: %v", u, err))
 			continue
 		}
-		t, err := symtab.New(im)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", path, err))
-			continue
-		}
-		e.Images = append(e.Images, im)
-		e.Tables = append(e.Tables, t)
+		images = append(images, im)
 	}
-	if len(e.Images) == 0 {
-		return nil, fmt.Errorf("symbols for %s: %w", u, errors.Join(errs...))
+	if len(images) == 0 {
+		return nil, nil
 	}
+	e, _ := NewEntry(images...)
+	s.warnings = append(s.warnings, e.symbolWarnings...)
 	s.loaded[u] = e
 	return e, nil
 }
 
+// Warnings returns what the symbol files opened so far could not give:
+// files that could not be opened when they were needed, and damaged parts
+// of symbol tables, which were left out. It is safe for concurrent use.
+func (s *Symbols) Warnings() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.warnings...)
+}
+
 // LookupNoUUID returns the entry for an image that has no UUID, found by
 // its file's base name and architecture; nil when no such file was
-// indexed. Only images without a UUID are matched this way: a name is a
-// weaker key, and an image with a UUID must match it exactly.
+// indexed or none can be read. Only images without a UUID are matched this
+// way: a name is a weaker key, and an image with a UUID must match it
+// exactly. As with Lookup, damage is a warning, never an error.
 func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error) {
 	base := path.Base(strings.ReplaceAll(name, "\\", "/"))
 	key := base
@@ -258,7 +347,8 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 	for _, p := range s.noUUID[base] {
 		f, err := image.Open(p)
 		if err != nil {
-			return nil, err
+			s.warnings = append(s.warnings, fmt.Sprintf("symbols for %s: %v", base, err))
+			continue
 		}
 		s.open = append(s.open, f)
 		for _, im := range f.Images {
@@ -270,10 +360,8 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 	if len(images) == 0 {
 		return nil, nil
 	}
-	e, err := NewEntry(images...)
-	if err != nil {
-		return nil, err
-	}
+	e, _ := NewEntry(images...)
+	s.warnings = append(s.warnings, e.symbolWarnings...)
 	s.loadedNoUUID[key] = e
 	return e, nil
 }
@@ -298,19 +386,45 @@ func isDSYMPath(p string) bool {
 }
 
 // NewEntry indexes images the caller opened itself, such as the one file
-// given to atos; they need not carry a UUID.
+// given to atos; they need not carry a UUID. A damaged symbol table costs
+// its damaged parts, which Warnings lists; the error is always nil, and
+// stays for compatibility.
 func NewEntry(images ...*image.Image) (*Entry, error) {
 	e := &Entry{}
 	for _, im := range images {
 		t, err := symtab.New(im)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", im.Name, err)
+			// Only a table too large to index fails: answer without it.
+			e.symbolWarnings = append(e.symbolWarnings, fmt.Sprintf("%s: symbols left out: %v", im.Name, err))
+			t, _ = symtab.NewFromParts(image.RawSymtab{}, nil, nil, nil)
+		}
+		for _, w := range t.Warnings() {
+			e.symbolWarnings = append(e.symbolWarnings, fmt.Sprintf("%s: %v", im.Name, w))
 		}
 		e.UUID = im.UUID
 		e.Images = append(e.Images, im)
 		e.Tables = append(e.Tables, t)
 	}
 	return e, nil
+}
+
+// Warnings returns what the entry's files could not give: damaged parts of
+// their symbol tables, which were left out, and, once Debug has run, DWARF
+// that could not be used or was read only in part.
+func (e *Entry) Warnings() []string {
+	out := append([]string(nil), e.symbolWarnings...)
+	if !e.debugDone.Load() {
+		return out
+	}
+	for _, err := range e.DebugErrors {
+		out = append(out, err.Error())
+	}
+	for i, ix := range e.debug {
+		for _, w := range ix.Warnings() {
+			out = append(out, fmt.Sprintf("%s: DWARF: %s", e.debugNames[i], w))
+		}
+	}
+	return out
 }
 
 // Image returns the image to take segment layout from: the first file's.
@@ -365,6 +479,7 @@ func (e *Entry) Debug() []*debuginfo.Index {
 			e.debug = append(e.debug, ix)
 			e.debugNames = append(e.debugNames, im.Name)
 		}
+		e.debugDone.Store(true)
 	})
 	return e.debug
 }

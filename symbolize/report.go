@@ -214,6 +214,11 @@ func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressR
 // frames found with the reporter's. A walked frame paired with a reported
 // one that we could not name takes the reporter's symbol.
 func (p *Process) walkReported(th dump.Thread, mem walker.Memory, rule AddressRule, opts walker.Options) *Walk {
+	// A reporter's stack dump holds a little of the stack around SP, and
+	// its backtrace already names the frames past it: a scan there finds
+	// stale words more often than callers, so ours ends where the records
+	// and tables do.
+	opts.NoScan = true
 	frames, res := p.Walk(th.Registers, mem, opts)
 	w := &Walk{Frames: frames, StopReason: res.Stop.String(), StopDetail: res.StopDetail, AddressRule: rule}
 	c := compareBacktraces(p.Arch, rule, res.Frames, th.Frames, th.SkippedFrames)

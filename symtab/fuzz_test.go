@@ -6,12 +6,14 @@ import (
 	"testing"
 
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/hostile"
 )
 
 // FuzzNewFromParts builds tables from arbitrary nlist bytes and string
 // tables, seeded from the symbol tables of corpus binaries and a synthetic
 // one, and looks up addresses around every entry. Nothing may panic, and
-// every answer must lie at or below the address it answers.
+// every answer must lie at or below the address it answers. Building the
+// table must keep the allocation budget of internal/hostile.
 func FuzzNewFromParts(f *testing.F) {
 	raw := rawSymtab(true, binary.LittleEndian, []nl{
 		{"_main", tSectExt, 1, 0x100003000}, {"_helper", tSect, 1, 0x100003040},
@@ -47,7 +49,11 @@ func FuzzNewFromParts(f *testing.F) {
 		}
 		starts := []uint64{addr &^ 0xf, addr + 8}
 		exports := []image.Export{{Name: string(strs[:min(len(strs), 8)]), Addr: addr &^ 0x3}}
-		tab, err := NewFromParts(raw, sections, starts, exports)
+		var tab *Table
+		var err error
+		hostile.Budget(t, int64(len(syms)+len(strs)), func() {
+			tab, err = NewFromParts(raw, sections, starts, exports)
+		})
 		if err != nil {
 			return
 		}

@@ -123,6 +123,15 @@ type Table struct {
 	extra  string // export names, NUL-terminated
 
 	sections []span // sorted by address; empty when the caller gave none
+
+	// ends holds the offsets of strtab's NULs while the table is built, so
+	// that finding where a name ends costs a binary search, not a scan of
+	// the name: names may overlap (a hostile table points thousands of
+	// symbols into one long string).
+	ends []uint32
+
+	warnings     []error // the first maxWarnings problems
+	moreWarnings int     // problems beyond those
 }
 
 // span is one section's half-open address range.
@@ -141,18 +150,20 @@ type entry struct {
 }
 
 // New indexes the image's symbols: LC_SYMTAB, LC_FUNCTION_STARTS and the
-// export trie, bounded by its sections.
+// export trie, bounded by its sections. A damaged part costs only itself:
+// what could be read of it is kept, and Warnings says what was left out.
 func New(im *image.Image) (*Table, error) {
+	var warnings []error
 	raw, ok, err := im.Symtab()
 	if err != nil {
-		return nil, fmt.Errorf("symtab: reading %s: %w", im.Name, err)
+		warnings = append(warnings, fmt.Errorf("symtab: LC_SYMTAB skipped: %w", err))
 	}
-	if !ok {
+	if !ok || err != nil {
 		raw = image.RawSymtab{}
 	}
 	starts, err := im.FunctionStarts()
 	if err != nil {
-		return nil, fmt.Errorf("symtab: reading %s's function starts: %w", im.Name, err)
+		warnings = append(warnings, fmt.Errorf("symtab: LC_FUNCTION_STARTS read up to the damage (%d starts): %w", len(starts), err))
 	}
 	if im.Arch != nil && im.Arch.CodeBits != 0 {
 		// LC_FUNCTION_STARTS sets bit 0 on Thumb functions, as a
@@ -161,9 +172,16 @@ func New(im *image.Image) (*Table, error) {
 	}
 	exports, err := im.Exports()
 	if err != nil {
-		return nil, fmt.Errorf("symtab: reading %s's exports: %w", im.Name, err)
+		warnings = append(warnings, fmt.Errorf("symtab: export trie read in part (%d exports): %w", len(exports), err))
 	}
-	return NewFromParts(raw, im.Sections, starts, exports)
+	t, err := NewFromParts(raw, im.Sections, starts, exports)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		t.warn(w)
+	}
+	return t, nil
 }
 
 // codeAddresses returns starts without the bits of a code pointer that are
@@ -189,17 +207,27 @@ func codeAddresses(starts []uint64, arch *archregs.Arch) []uint64 {
 // header's own symbol (__mh_execute_header and its kin), which would
 // otherwise swallow every address of a stripped image.
 //
-// When several symbols share an address, the one with the greatest name
-// (bytewise, leading underscore removed) is kept: that is what
-// llvm-symbolizer answers (it sorts by address, size and name and keeps the
-// last), and agreeing with it makes our answers comparable.
+// When several symbols share an address, a real name is kept over a
+// bitcode-hidden one ("__hidden#12_"), and among equals the greatest name
+// (bytewise, leading underscore removed): that is what llvm-symbolizer
+// answers (it sorts by address, size and name and keeps the last), and
+// agreeing with it makes our answers comparable. Names are compared on
+// their first maxNameCompare bytes only, so that a hostile table of long
+// names at one address costs linear time; names equal that far are ordered
+// by length, the longer kept. The work is linear in the number of symbols
+// and the size of the string table.
+//
+// A symbol whose name lies outside the string table is skipped, a symbol
+// table that cannot be read at all is left out, and the table says so in
+// Warnings. The error is only for a table too large to index.
 func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64, exports []image.Export) (*Table, error) {
 	t := &Table{strtab: string(raw.Strings)}
 	t.sections = makeSpans(sections)
 
 	entries, err := t.readSymtab(raw)
 	if err != nil {
-		return nil, err
+		// The export trie and function starts still name functions.
+		t.warn(err)
 	}
 	if len(entries)+len(starts)+len(exports) > maxEntries {
 		return nil, &FormatError{Msg: "too many symbols", Val: len(entries) + len(starts) + len(exports)}
@@ -231,10 +259,10 @@ func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64
 		entries = append(entries, entry{addr: a, name: noName, sect: sect, source: uint8(SourceFunctionStarts)})
 	}
 
-	// Order by address and section, then preference: symtab before
-	// exports before function starts, and among symtab entries the
-	// greatest name first (see the doc comment). The first entry of each
-	// (address, section) run is the one kept.
+	// Order by address and section, then source (symtab before exports
+	// before function starts), then name offset, which keeps exports in
+	// the trie's order. Every comparison is of integers: comparing names
+	// here would make a table of many names at one address quadratic.
 	slices.SortFunc(entries, func(a, b entry) int {
 		if c := cmp.Compare(a.addr, b.addr); c != 0 {
 			return c
@@ -245,20 +273,26 @@ func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64
 		if c := cmp.Compare(a.source, b.source); c != 0 {
 			return c
 		}
-		if a.source == uint8(SourceSymtab) {
-			return -strings.Compare(t.key(a.name), t.key(b.name))
-		}
-		return 0
+		return cmp.Compare(a.name, b.name)
 	})
+	// Keep one entry per (address, section): among symtab entries the
+	// preferred name (see the doc comment), found in one pass over the run;
+	// otherwise the run's first.
 	n := 0
-	for i, e := range entries {
-		if i > 0 && e.addr == entries[i-1].addr && e.sect == entries[i-1].sect {
-			continue
+	for i := 0; i < len(entries); {
+		best := entries[i]
+		j := i + 1
+		for ; j < len(entries) && entries[j].addr == best.addr && entries[j].sect == best.sect; j++ {
+			if e := entries[j]; e.source == uint8(SourceSymtab) && t.preferName(e.name, best.name) {
+				best = e
+			}
 		}
-		entries[n] = e
+		entries[n] = best
 		n++
+		i = j
 	}
 	entries = entries[:n]
+	t.ends = nil // only needed while building
 
 	t.addrs = make([]uint64, n)
 	t.names = make([]uint32, n)
@@ -283,12 +317,13 @@ func (t *Table) readSymtab(raw image.RawSymtab) ([]entry, error) {
 		size = nlist64Size
 	}
 	if raw.NSyms < 0 || raw.NSyms > len(raw.Syms)/size {
-		return nil, &FormatError{Msg: fmt.Sprintf("symbol count larger than the %d bytes of nlist data", len(raw.Syms)), Val: raw.NSyms}
+		return nil, &FormatError{Msg: fmt.Sprintf("LC_SYMTAB skipped: symbol count larger than the %d bytes of nlist data", len(raw.Syms)), Val: raw.NSyms}
 	}
 	if raw.ByteOrder == nil {
-		return nil, &FormatError{Msg: "symbol table without a byte order"}
+		return nil, &FormatError{Msg: "LC_SYMTAB skipped: symbol table without a byte order"}
 	}
 	bo := raw.ByteOrder
+	t.ends = nulOffsets(t.strtab)
 	// The count is bounded by the data, which the image package bounded
 	// by the file: allocating for all of it is safe.
 	entries := make([]entry, 0, raw.NSyms)
@@ -315,9 +350,11 @@ func (t *Table) readSymtab(raw image.RawSymtab) ([]entry, error) {
 			continue
 		}
 		if uint64(strx) >= uint64(len(t.strtab)) {
-			return nil, &FormatError{Off: int64(off), Msg: fmt.Sprintf("symbol %d's name offset is past the %d-byte string table", i, len(t.strtab)), Val: strx}
+			// One bad entry costs itself, not the table.
+			t.warn(&FormatError{Off: int64(off), Msg: fmt.Sprintf("LC_SYMTAB: symbol %d skipped: its name offset is past the %d-byte string table", i, len(t.strtab)), Val: strx})
+			continue
 		}
-		name := cstring(t.strtab[strx:])
+		name := t.name(strx)
 		if len(name) == 0 || isMachHeader(name) {
 			continue
 		}
@@ -354,14 +391,69 @@ func cstring(s string) string {
 	return s
 }
 
-// key is the name llvm-symbolizer orders same-address symbols by: the raw
-// name with one leading underscore removed.
-func (t *Table) key(off uint32) string {
-	name := cstring(t.strtab[off:])
+// maxNameCompare is how much of two names at one address is compared to
+// choose between them. Real names that differ do so well before it; a
+// hostile table gains nothing by making names longer.
+const maxNameCompare = 4096
+
+// nulOffsets returns the offsets of s's NUL bytes, in order.
+func nulOffsets(s string) []uint32 {
+	var ends []uint32
+	for off := 0; ; {
+		i := strings.IndexByte(s[off:], 0)
+		if i < 0 {
+			return ends
+		}
+		ends = append(ends, uint32(off+i))
+		off += i + 1
+	}
+}
+
+// name returns the NUL-terminated string table name at off, while the
+// table is built, in O(log n).
+func (t *Table) name(off uint32) string {
+	i, _ := slices.BinarySearch(t.ends, off)
+	if i == len(t.ends) {
+		return t.strtab[off:]
+	}
+	return t.strtab[off:t.ends[i]]
+}
+
+// preferName reports whether the string table name at a is preferred to
+// the one at b for one address: a real name over a bitcode-hidden one,
+// else the greater key on the first maxNameCompare bytes, else the longer.
+func (t *Table) preferName(a, b uint32) bool {
+	na, nb := t.name(a), t.name(b)
+	if ha, hb := isHidden(na), isHidden(nb); ha != hb {
+		return hb
+	}
+	ka, kb := key(na), key(nb)
+	if c := strings.Compare(ka[:min(len(ka), maxNameCompare)], kb[:min(len(kb), maxNameCompare)]); c != 0 {
+		return c > 0
+	}
+	return len(ka) > len(kb)
+}
+
+// key is what llvm-symbolizer orders same-address symbols by: the raw name
+// with one leading underscore removed.
+func key(name string) string {
 	if len(name) > 0 && name[0] == '_' {
 		name = name[1:]
 	}
 	return name
+}
+
+// isHidden reports whether a raw name is one the linker made up for a
+// symbol whose name bitcode compilation hid ("__hidden#12_"): any real name
+// at the same address says more.
+func isHidden(raw string) bool {
+	// Look past at most three underscores: a hostile name of nothing but
+	// underscores must not cost its length at every comparison.
+	i := 0
+	for i < len(raw) && i < 3 && raw[i] == '_' {
+		i++
+	}
+	return strings.HasPrefix(raw[i:], "hidden#")
 }
 
 // makeSpans returns the sections' ranges sorted by address, leaving out
@@ -472,6 +564,32 @@ func (t *Table) symbol(i int, addr uint64) Symbol {
 		s.Name = s.Name[1:]
 	}
 	return s
+}
+
+// maxWarnings bounds the problems a table keeps one by one; beyond it they
+// are counted. A hostile table can have a million bad entries.
+const maxWarnings = 10
+
+// warn records a part of the image that was skipped.
+func (t *Table) warn(err error) {
+	if len(t.warnings) < maxWarnings {
+		t.warnings = append(t.warnings, err)
+		return
+	}
+	t.moreWarnings++
+}
+
+// Warnings returns what of the image could not be read and was left out of
+// the table: symbols with a bad name, or a whole part (LC_SYMTAB, the
+// export trie, LC_FUNCTION_STARTS) that was damaged, each naming the part
+// and the byte offset. The table answers from the rest. It is nil when
+// nothing was left out.
+func (t *Table) Warnings() []error {
+	if t.moreWarnings == 0 {
+		return t.warnings
+	}
+	return append(t.warnings[:len(t.warnings):len(t.warnings)],
+		fmt.Errorf("symtab: and %d more problems like these", t.moreWarnings))
 }
 
 // Len returns the number of symbols indexed: one per address and section,

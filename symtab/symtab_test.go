@@ -155,6 +155,9 @@ func TestSameAddress(t *testing.T) {
 		{"punctuation sorts low", []string{"_typerel.*", "_type:*"}, "typerel.*"},
 		{"four at one address", []string{"_runtime.covctrs", "_runtime.ecovctrs", "_runtime.end", "_runtime.enoptrbss"}, "runtime.enoptrbss"},
 		{"underscore removed before comparing", []string{"__zeta", "_alpha"}, "alpha"},
+		{"real name over a hidden one", []string{"__hidden#0_", "_Abc"}, "Abc"},
+		{"real name over a hidden one, reversed", []string{"_Abc", "__hidden#0_"}, "Abc"},
+		{"among hidden names the greatest", []string{"__hidden#1_", "__hidden#2_"}, "_hidden#2_"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -348,33 +351,81 @@ func TestLayouts(t *testing.T) {
 	}
 }
 
+// TestBadInput checks that a damaged symbol table costs only what is
+// damaged: a bad entry is skipped, an unreadable table is left out, and
+// the export trie still answers; each problem is a warning naming where.
 func TestBadInput(t *testing.T) {
-	good := rawSymtab(true, binary.LittleEndian, []nl{{"_main", tSectExt, 1, 0x100003000}})
+	good := rawSymtab(true, binary.LittleEndian, []nl{{"_main", tSectExt, 1, 0x100003000}, {"_second", tSectExt, 1, 0x100003040}})
+	exports := []image.Export{{Name: "_exported", Addr: 0x100003080}}
 	tests := []struct {
-		name    string
-		raw     func() image.RawSymtab
-		wantMsg string
+		name      string
+		raw       func() image.RawSymtab
+		want      []string // names found at 0x100003000, 0x100003040, 0x100003080
+		wantWarns []string
 	}{
 		{"count larger than data", func() image.RawSymtab { r := good; r.NSyms = 1 << 40; return r },
-			"symtab: symbol count larger than the 16 bytes of nlist data (1099511627776) at offset 0x0"},
+			[]string{"", "", "exported"},
+			[]string{"symtab: LC_SYMTAB skipped: symbol count larger than the 32 bytes of nlist data (1099511627776) at offset 0x0"}},
 		{"negative count", func() image.RawSymtab { r := good; r.NSyms = -1; return r },
-			"symtab: symbol count larger than the 16 bytes of nlist data (-1) at offset 0x0"},
-		{"name past the string table", func() image.RawSymtab { r := good; r.Strings = r.Strings[:2]; return r },
-			"symtab: symbol 0's name offset is past the 2-byte string table (2) at offset 0x0"},
+			[]string{"", "", "exported"},
+			[]string{"symtab: LC_SYMTAB skipped: symbol count larger than the 32 bytes of nlist data (-1) at offset 0x0"}},
+		{"name past the string table", func() image.RawSymtab {
+			r := good
+			r.Syms = append([]byte(nil), r.Syms...)
+			binary.LittleEndian.PutUint32(r.Syms[16:], 0x7fffffff)
+			return r
+		},
+			[]string{"main", "main", "exported"},
+			[]string{"symtab: LC_SYMTAB: symbol 1 skipped: its name offset is past the 16-byte string table (2147483647) at offset 0x10"}},
 		{"no byte order", func() image.RawSymtab { r := good; r.ByteOrder = nil; return r },
-			"symtab: symbol table without a byte order at offset 0x0"},
+			[]string{"", "", "exported"},
+			[]string{"symtab: LC_SYMTAB skipped: symbol table without a byte order at offset 0x0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewFromParts(tt.raw(), testSections, nil, nil)
-			var fe *FormatError
-			if !errors.As(err, &fe) {
-				t.Fatalf("NewFromParts error = %v, want a *FormatError", err)
+			tab, err := NewFromParts(tt.raw(), testSections, nil, exports)
+			if err != nil {
+				t.Fatalf("NewFromParts error = %v, want a table and warnings", err)
 			}
-			if got := err.Error(); got != tt.wantMsg {
-				t.Errorf("NewFromParts error = %q, want %q", got, tt.wantMsg)
+			var got []string
+			for _, a := range []uint64{0x100003000, 0x100003040, 0x100003080} {
+				s, _ := tab.Lookup(a)
+				got = append(got, s.Name)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("names (-want +got):\n%s", diff)
+			}
+			var warns []string
+			for _, w := range tab.Warnings() {
+				var fe *FormatError
+				if !errors.As(w, &fe) {
+					t.Errorf("warning %v is a %T, want a *FormatError", w, w)
+				}
+				warns = append(warns, w.Error())
+			}
+			if diff := cmp.Diff(tt.wantWarns, warns); diff != "" {
+				t.Errorf("Warnings() (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestWarningsBounded checks that a table of many bad entries keeps a few
+// warnings and counts the rest.
+func TestWarningsBounded(t *testing.T) {
+	var syms []nl
+	for i := 0; i < 100; i++ {
+		syms = append(syms, nl{"_f", tSectExt, 1, 0x100003000 + uint64(i)})
+	}
+	raw := rawSymtab(true, binary.LittleEndian, syms)
+	raw.Strings = raw.Strings[:2]
+	tab, err := NewFromParts(raw, testSections, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := tab.Warnings()
+	if len(w) != maxWarnings+1 || w[maxWarnings].Error() != "symtab: and 90 more problems like these" {
+		t.Errorf("Warnings() = %d warnings ending %v; want %d and a count of 90 more", len(w), w[len(w)-1], maxWarnings+1)
 	}
 }
 

@@ -167,11 +167,27 @@ func (w *walk) byUnwindRow() bool {
 	if !ok {
 		return false
 	}
-	caller.FoundBy = FoundByCFI
-	if src == unwind.SourceCompactUnwind {
+	switch src {
+	case unwind.SourceCompactUnwind:
 		caller.FoundBy = FoundByCompactUnwind
+	case unwind.SourceCode:
+		// A row decoded from frame 0's prologue or epilogue: the return
+		// address is where those rules put it, in LR or near SP.
+		caller.FoundBy = FoundByStackPointer
+		if cur.Index == 0 && w.arch.LR != "" && raFromRegister(row, w.arch) {
+			caller.FoundBy = FoundByLinkRegister
+		}
+	default:
+		caller.FoundBy = FoundByCFI
 	}
 	return w.add(caller)
+}
+
+// raFromRegister reports whether row leaves the return address in a
+// register (a leaf's LR) rather than in memory.
+func raFromRegister(row *unwind.Row, arch *archregs.Arch) bool {
+	k := row.Rule(arch.DWARFRA).Kind
+	return k == unwind.Unspecified || k == unwind.SameValue || k == unwind.Register
 }
 
 // rowContext is the unwind.Context an expression of a row sees.
@@ -218,10 +234,10 @@ func (w *walk) applyRow(cur *Frame, row *unwind.Row) (Frame, bool) {
 	var caller Frame
 	regs := &caller.Regs
 	regs.Set(w.arch.DWARFSP, cfa)
-	raFromRegister := false
+	raInRegister := false
 	for _, rr := range row.Regs {
 		if rr.Reg == w.arch.DWARFRA && (rr.Rule.Kind == unwind.SameValue || rr.Rule.Kind == unwind.Register) {
-			raFromRegister = true
+			raInRegister = true
 		}
 		v, known, err := w.recover(ctx, rr.Reg, rr.Rule)
 		if err != nil {
@@ -239,7 +255,7 @@ func (w *walk) applyRow(cur *Frame, row *unwind.Row) (Frame, bool) {
 	if row.Rule(w.arch.DWARFRA).Kind == unwind.Unspecified {
 		if v, ok := cur.Regs.Get(w.arch.DWARFRA); ok {
 			regs.Set(w.arch.DWARFRA, v)
-			raFromRegister = true
+			raInRegister = true
 		}
 	}
 	if row.Rule(w.arch.DWARFRA).Kind == unwind.Undefined {
@@ -261,7 +277,7 @@ func (w *walk) applyRow(cur *Frame, row *unwind.Row) (Frame, bool) {
 		return Frame{}, false
 	}
 	sp, _ := cur.Regs.Get(w.arch.DWARFSP)
-	if newSP, _ := regs.Get(w.arch.DWARFSP); newSP < sp || newSP == sp && !raFromRegister {
+	if newSP, _ := regs.Get(w.arch.DWARFSP); newSP < sp || newSP == sp && !raInRegister {
 		return Frame{}, false
 	}
 	if fp, ok := regs.Get(w.arch.DWARFFP); ok {

@@ -37,6 +37,13 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	entry.NoDebugInfo = *noDebug
+	// What of the file could not be used (damaged symbol table parts,
+	// DWARF) is said on stderr once the answers are out, as atos warns.
+	defer func() {
+		for _, w := range entry.Warnings() {
+			writeLine(stderr, "stackimage atos: warning: %s", w)
+		}
+	}()
 	var slide uint64
 	if *loadAddr != "" {
 		load, err := parseAddress(*loadAddr)
@@ -125,11 +132,11 @@ func (a *atos) answer(addr uint64) []byte {
 			a.buf = a.appendName(a.buf, f.Symbol)
 			a.buf = append(a.buf, " ("...)
 			if a.fullPath {
-				a.buf = append(a.buf, f.File...)
+				a.buf = appendEscaped(a.buf, f.File)
 				a.buf = append(a.buf, ':')
 				a.buf = strconv.AppendInt(a.buf, int64(f.Line), 10)
 			} else {
-				a.buf = append(a.buf, f.SourceLocation()...)
+				a.buf = appendEscaped(a.buf, f.SourceLocation())
 			}
 			a.buf = append(a.buf, ')')
 		case f.HasOffset:
@@ -144,10 +151,12 @@ func (a *atos) answer(addr uint64) []byte {
 	return a.buf
 }
 
+// appendName appends "name (in image)", both escaped: they come from the
+// file and its path.
 func (a *atos) appendName(buf []byte, name string) []byte {
-	buf = append(buf, name...)
+	buf = appendEscaped(buf, name)
 	buf = append(buf, " (in "...)
-	buf = append(buf, a.image...)
+	buf = appendEscaped(buf, a.image)
 	return append(buf, ')')
 }
 

@@ -11,17 +11,20 @@ import (
 
 	"github.com/stackimage/stackimage/crashreport"
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/minidump"
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symbolize"
 )
 
 // sniffSize is how much of an input the sniffers see: enough for every
-// format's magic or header, however large the input.
-const sniffSize = 64 << 10
+// format's magic or header, however large the input. Input in no known
+// format is refused after this much.
+const sniffSize = 1 << 20
 
-// maxDumpSize bounds what is read of a dump that is read whole (the text
-// and JSON formats); each parser checks its own, smaller limit again.
+// maxDumpSize bounds what is read of a snapshot, and of a minidump read
+// from stdin (a file is read in place); each parser checks its own limits
+// again.
 const maxDumpSize = 1 << 30
 
 // An inputFormat is one format symbolicate reads, told apart from the
@@ -34,17 +37,30 @@ type inputFormat struct {
 	sniff func(head []byte) bool
 	// read reads the input into the dump model. A dump read only in part
 	// comes back together with the error that stopped it.
-	read func(in *input) (*dump.Dump, error)
+	read func(in *input, f *inputFormat) (*dump.Dump, error)
+	// limit is the most bytes of the format that are read whole (all of
+	// them, from stdin), so that endless input costs at most that.
+	limit int64
 }
 
 // inputFormats are tried in order; the first whose sniff accepts the input
 // reads it. Binary formats, told by their magic, come first.
 var inputFormats = []inputFormat{
-	{dump.FormatMinidump, "minidump", isMinidump, readMinidump},
-	{dump.FormatSnapshot, "stackimage snapshot", isSnapshot, readSnapshotInput},
-	{dump.FormatIPS, "Apple .ips crash report", isCrashReport(crashreport.FormatIPS), readCrashReport},
-	{dump.FormatCrash, "Apple text crash report", isCrashReport(crashreport.FormatCrash), readCrashReport},
-	{dump.FormatKSCrash, "KSCrash JSON report", isCrashReport(crashreport.FormatKSCrash), readCrashReport},
+	{dump.FormatSnapshot, "stackimage snapshot", isSnapshot, readSnapshotInput, maxDumpSize},
+	{dump.FormatIPS, "Apple .ips crash report", isCrashReport(crashreport.FormatIPS), readCrashReport, crashreport.MaxReportSize},
+	{dump.FormatCrash, "Apple text crash report", isCrashReport(crashreport.FormatCrash), readCrashReport, crashreport.MaxReportSize},
+	{dump.FormatKSCrash, "KSCrash JSON report", isCrashReport(crashreport.FormatKSCrash), readCrashReport, crashreport.MaxReportSize},
+	{dump.FormatMinidump, "minidump", isMinidump, readMinidump, maxDumpSize},
+}
+
+// sniff returns the format of an input from its first bytes.
+func sniff(head []byte) (*inputFormat, bool) {
+	for i := range inputFormats {
+		if inputFormats[i].sniff(head) {
+			return &inputFormats[i], true
+		}
+	}
+	return nil, false
 }
 
 // formatName describes a format for people.
@@ -57,13 +73,24 @@ func formatName(f dump.Format) string {
 	return string(f)
 }
 
+// errNotADump is the error for an input in no known format.
+var errNotADump = fmt.Errorf("not a %s", knownFormats())
+
 // knownFormats lists the formats' names for the error on an unknown input.
 func knownFormats() string {
 	var names []string
 	for _, in := range inputFormats {
 		names = append(names, in.name)
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// article is "an" before a vowel, "a" otherwise.
+func article(name string) string {
+	if strings.ContainsRune("AEIOUaeiou", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
 }
 
 // input is a dump to read: a file, or standard input read into memory.
@@ -75,40 +102,74 @@ type input struct {
 	file *os.File
 }
 
-// openInput opens path ("-" for stdin) and reads its head.
+// openInput opens path ("-" for stdin) and reads its head. A path that is
+// not a regular file (a FIFO, a device) is refused after a stat, before it
+// is opened. Standard input is read into memory up to the limit of the
+// format its head shows.
 func openInput(path string, stdin io.Reader) (*input, error) {
 	in := &input{name: path}
 	if path == "-" {
-		data, err := io.ReadAll(io.LimitReader(stdin, maxDumpSize+1))
-		if err != nil {
-			return nil, fmt.Errorf("reading standard input: %w", err)
-		}
-		if len(data) > maxDumpSize {
-			return nil, fmt.Errorf("standard input: larger than %d bytes", maxDumpSize)
-		}
-		in.r, in.size = bytes.NewReader(data), int64(len(data))
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		if !st.Mode().IsRegular() {
-			f.Close()
-			return nil, fmt.Errorf("%s: not a regular file", path)
-		}
-		in.r, in.size, in.file = f, st.Size(), f
+		return readStdin(stdin)
 	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, image.FileKind(info.Mode()))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	in.r, in.size, in.file = f, info.Size(), f
 	in.head = make([]byte, min(in.size, sniffSize))
 	if _, err := in.r.ReadAt(in.head, 0); err != nil && !errors.Is(err, io.EOF) {
 		in.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return in, nil
+}
+
+// readStdin reads standard input: its head, then the rest up to the limit
+// of the format the head shows. Input in no known format is refused after
+// its head, so endless input costs sniffSize bytes.
+func readStdin(stdin io.Reader) (*input, error) {
+	head := make([]byte, sniffSize)
+	n, err := io.ReadFull(stdin, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, fmt.Errorf("stdin: %w", err)
+	}
+	head = head[:n]
+	f, ok := sniff(head)
+	if !ok {
+		return nil, fmt.Errorf("stdin: %w", errNotADump)
+	}
+	buf := bytes.NewBuffer(head)
+	if n == sniffSize {
+		if _, err := buf.ReadFrom(io.LimitReader(stdin, f.limit+1-int64(n))); err != nil {
+			return nil, fmt.Errorf("stdin: %w", err)
+		}
+	}
+	if int64(buf.Len()) > f.limit {
+		return nil, fmt.Errorf("stdin: larger than %d bytes, the limit for %s", f.limit, article(f.name))
+	}
+	data := buf.Bytes()
+	return &input{name: "stdin", r: bytes.NewReader(data), size: int64(len(data)), head: head}, nil
+}
+
+// readDump reads a whole input of a format that is read whole.
+func readDump(path string, stdin io.Reader) ([]byte, error) {
+	in, err := openInput(path, stdin)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	f, ok := sniff(in.head)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", path, errNotADump)
+	}
+	return in.bytes(f)
 }
 
 // Close closes the file behind the input, if any.
@@ -119,10 +180,11 @@ func (in *input) Close() error {
 	return nil
 }
 
-// bytes reads the whole input, refusing one larger than limit.
-func (in *input) bytes(limit int64) ([]byte, error) {
-	if in.size > limit {
-		return nil, fmt.Errorf("larger than %d bytes", limit)
+// bytes reads the whole input, refusing one larger than its format's
+// limit.
+func (in *input) bytes(f *inputFormat) ([]byte, error) {
+	if in.size > f.limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes, the limit for %s", in.name, f.limit, article(f.name))
 	}
 	data := make([]byte, in.size)
 	if _, err := in.r.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
@@ -136,18 +198,16 @@ func (in *input) bytes(limit int64) ([]byte, error) {
 // with the part as rep and the reason as parseErr; err means nothing could
 // be read.
 func symbolicate(z *symbolize.Symbolizer, in *input) (rep *symbolize.Report, parseErr, err error) {
-	for _, f := range inputFormats {
-		if !f.sniff(in.head) {
-			continue
-		}
-		d, parseErr := f.read(in)
-		if d == nil {
-			return nil, nil, parseErr
-		}
-		rep, err := z.Symbolicate(d)
-		return rep, parseErr, err
+	f, ok := sniff(in.head)
+	if !ok {
+		return nil, nil, errNotADump
 	}
-	return nil, nil, fmt.Errorf("not a %s", knownFormats())
+	d, parseErr := f.read(in, f)
+	if d == nil {
+		return nil, nil, parseErr
+	}
+	rep, err = z.Symbolicate(d)
+	return rep, parseErr, err
 }
 
 // isMinidump tells a minidump by its signature, "MDMP".
@@ -155,7 +215,7 @@ func isMinidump(head []byte) bool { return bytes.HasPrefix(head, []byte("MDMP"))
 
 // readMinidump opens a minidump in place: only its directory and streams
 // are read now, and stack memory as the walk needs it.
-func readMinidump(in *input) (*dump.Dump, error) {
+func readMinidump(in *input, _ *inputFormat) (*dump.Dump, error) {
 	md, err := minidump.Parse(in.r, in.size)
 	if md == nil {
 		return nil, err
@@ -163,8 +223,8 @@ func readMinidump(in *input) (*dump.Dump, error) {
 	return md.Model(), err
 }
 
-func readSnapshotInput(in *input) (*dump.Dump, error) {
-	data, err := in.bytes(snapshot.MaxInputSize)
+func readSnapshotInput(in *input, f *inputFormat) (*dump.Dump, error) {
+	data, err := in.bytes(f)
 	if err != nil {
 		return nil, err
 	}
@@ -182,8 +242,8 @@ func isCrashReport(want crashreport.Format) func([]byte) bool {
 	}
 }
 
-func readCrashReport(in *input) (*dump.Dump, error) {
-	data, err := in.bytes(crashreport.MaxReportSize)
+func readCrashReport(in *input, f *inputFormat) (*dump.Dump, error) {
+	data, err := in.bytes(f)
 	if err != nil {
 		return nil, err
 	}

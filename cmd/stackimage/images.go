@@ -31,9 +31,12 @@ func runImages(args []string, stdout, stderr io.Writer) error {
 		if f.Fat {
 			kind = fmt.Sprintf("fat, %d slices", len(f.Images))
 		}
-		fmt.Fprintf(w, "%s (%s)\n", path, kind)
+		writeLine(w, "%s (%s)", path, kind)
 		for _, im := range f.Images {
 			writeImage(w, im)
+		}
+		for _, err := range f.SliceErrors {
+			writeLine(stderr, "stackimage images: warning: %v", err)
 		}
 		f.Close()
 	}
@@ -54,12 +57,13 @@ func writeImage(w io.Writer, im *image.Image) {
 	if !ok {
 		typ = fmt.Sprintf("filetype %d", im.Type)
 	}
-	fmt.Fprintf(w, "  %-7s %-8s %s\n", archName(im), typ, uuid)
+	writeLine(w, "  %-7s %-8s %s", archName(im), typ, uuid)
 	for _, s := range im.Segments {
 		name := s.Name
 		if name == "" {
 			name = "(unnamed)"
 		}
-		fmt.Fprintf(w, "    %-16s vm 0x%016x-0x%016x  file %#x+%#x\n", name, s.Addr, s.Addr+s.Size, s.Offset, s.FileSize)
+		// Segment names are 16 bytes of the file's choosing.
+		writeLine(w, "    %-16s vm 0x%016x-0x%016x  file %#x+%#x", name, s.Addr, s.Addr+s.Size, s.Offset, s.FileSize)
 	}
 }

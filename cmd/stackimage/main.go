@@ -19,6 +19,7 @@ const usage = `stackimage: symbolicate Apple-platform stacks and crash reports o
 Usage:
   stackimage symbolicate DUMP [--symbols DIR]... [--json]
       Walk every thread of a snapshot and print its symbolicated backtrace.
+      DUMP may also be a crash report; "-" reads it from stdin.
   stackimage atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]
       Look up addresses in a binary, as atos(1) does; reads stdin when no
       address is given.
@@ -70,10 +71,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case errors.Is(err, errFlags):
 		return 2
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "stackimage %s: %v\n", args[0], err)
+		writeLine(stderr, "stackimage %s: %v", args[0], err)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "stackimage %s: %v\n", args[0], err)
+		// Errors quote paths and names from files: escape them too.
+		writeLine(stderr, "stackimage %s: %v", args[0], err)
 		return 1
 	}
 }

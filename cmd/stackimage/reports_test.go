@@ -122,9 +122,9 @@ func TestSymbolicateSaysWhichSymbolFilesItSkipped(t *testing.T) {
 	}
 }
 
-// TestSymbolicateStdin reads the dump from standard input when it is "-",
+// TestSymbolicateStdinReport reads a crash report from standard input ("-"),
 // and tells its format by content as for a file.
-func TestSymbolicateStdin(t *testing.T) {
+func TestSymbolicateStdinReport(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(reportSamples, "arm64.ips"))
 	if err != nil {
 		t.Fatal(err)

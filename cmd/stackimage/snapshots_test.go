@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"github.com/stackimage/stackimage/archregs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -55,10 +56,18 @@ func TestSnapshotsSymbolicate(t *testing.T) {
 			want := readChain(t, filepath.Join(snapshotsDir, name+".chain"))
 			snap := readSnapshot(t, path)
 			jt := symbolicateJSON(t, path)
-			if jt.StopReason != "fp_zero" {
-				t.Errorf("stop_reason = %q (%s), want fp_zero: the chain ends at the entry's zero FP", jt.StopReason, jt.StopDetail)
+			checkFoundByTables(t, snap, jt.Frames)
+			// Without the unwind tables the frame-record rules find the
+			// same frames; the snapshots taken to exercise one of them
+			// check it.
+			fp := symbolicateJSON(t, path, "--no-unwind-info")
+			if fp.StopReason != "fp_zero" {
+				t.Errorf("--no-unwind-info: stop_reason = %q (%s), want fp_zero: the chain ends at the entry's zero FP", fp.StopReason, fp.StopDetail)
 			}
-			checkFoundBy(t, name, snap, jt.Frames)
+			checkFoundBy(t, name, snap, fp.Frames)
+			if diff := cmp.Diff(jsonNames(jt.Frames), jsonNames(fp.Frames)); diff != "" && !strings.Contains(name, "nofp") {
+				t.Errorf("the walk by unwind tables and by frame records differ (-tables +records):\n%s", diff)
+			}
 
 			checkSourceLines(t, name, jt.Frames)
 
@@ -119,9 +128,9 @@ func runOK(t *testing.T, args ...string) string {
 	return stdout.String()
 }
 
-func symbolicateJSON(t *testing.T, path string) jsonThread {
+func symbolicateJSON(t *testing.T, path string, flags ...string) jsonThread {
 	t.Helper()
-	out := runOK(t, "symbolicate", path, "--symbols", symbolsDir, "--json")
+	out := runOK(t, append([]string{"symbolicate", path, "--symbols", symbolsDir, "--json"}, flags...)...)
 	var rep jsonReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("symbolicate --json output: %v\n%s", err, out)
@@ -213,6 +222,32 @@ func checkFoundBy(t *testing.T, name string, snap *snapshot.Snapshot, frames []j
 		}
 		if f.FoundBy != want {
 			t.Errorf("frame %d (%s) found_by = %q, want %q", f.Index, f.Symbol, f.FoundBy, want)
+		}
+	}
+}
+
+// checkFoundByTables checks how each frame was found when the images'
+// unwind tables are read: frame 0 from the context, and every caller from
+// a table (compact unwind or CFI) or, for frame 1, from frame 0's decoded
+// prologue or epilogue; never by frame records or scanning. ld64.lld-16
+// writes no unwind tables for armv7, so the armv7 fixtures' callers come
+// from frame records and the link register.
+func checkFoundByTables(t *testing.T, snap *snapshot.Snapshot, frames []jsonFrame) {
+	t.Helper()
+	for _, f := range frames {
+		ok := false
+		switch {
+		case f.Index == 0:
+			ok = f.FoundBy == "context"
+		case snap.Arch == archregs.ARMV7:
+			ok = f.FoundBy == "frame pointer" || f.Index == 1 && f.FoundBy == "link register"
+		case f.Index == 1:
+			ok = f.FoundBy == "compact unwind" || f.FoundBy == "cfi" || f.FoundBy == "link register" || f.FoundBy == "stack pointer"
+		default:
+			ok = f.FoundBy == "compact unwind" || f.FoundBy == "cfi"
+		}
+		if !ok {
+			t.Errorf("%s frame %d (%s) found_by = %q, want it from the unwind tables", snap.Arch.Name, f.Index, f.Symbol, f.FoundBy)
 		}
 	}
 }

@@ -11,12 +11,14 @@ import (
 )
 
 func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("symbolicate", "symbolicate DUMP|- [--symbols DIR]... [--json]", stderr)
+	fs := newFlagSet("symbolicate", "symbolicate DUMP [--symbols DIR]... [--json]  (DUMP - reads stdin)", stderr)
 	var dirs stringList
 	fs.Var(&dirs, "symbols", "a directory (searched recursively) or file of binaries and dSYMs, matched by UUID; repeatable")
 	asJSON := fs.Bool("json", false, "print JSON instead of crash-report text")
 	depth := fs.Int("max-depth", 0, "the most frames to walk per thread (default 512)")
 	noDemangle := fs.Bool("no-demangle", false, "print C++ and Rust names as the binary spells them")
+	noUnwind := fs.Bool("no-unwind-info", false, "walk by frame records, link register and scanning only, ignoring unwind tables (for comparison)")
+	async := fs.Bool("async", false, "follow Swift async context chains instead of the thread's stack at async frames")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -39,13 +41,16 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	// A file that looks like Mach-O but cannot be read is why a user's
 	// dSYM may not be used: say so, and go on with the rest.
 	for _, skipped := range syms.Skipped {
-		fmt.Fprintf(stderr, "stackimage symbolicate: skipped %s\n", skipped)
+		writeLine(stderr, "stackimage symbolicate: skipped %s", skipped)
 	}
-	z := &symbolize.Symbolizer{Symbols: syms, MaxDepth: *depth, NoDemangle: *noDemangle}
+	z := &symbolize.Symbolizer{Symbols: syms, MaxDepth: *depth, NoDemangle: *noDemangle,
+		NoUnwindInfo: *noUnwind, Async: *async}
 	rep, parseErr, err := symbolicate(z, in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", files[0], err)
 	}
+	// Damaged parts of the symbol files used were left out: say which.
+	rep.Warnings = appendNew(rep.Warnings, syms.Warnings()...)
 	if *asJSON {
 		err = writeJSON(stdout, rep)
 	} else {
@@ -61,43 +66,60 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	return nil
 }
 
+// appendNew appends to list the items it does not hold yet.
+func appendNew(list []string, items ...string) []string {
+	have := make(map[string]bool, len(list))
+	for _, s := range list {
+		have[s] = true
+	}
+	for _, s := range items {
+		if !have[s] {
+			have[s] = true
+			list = append(list, s)
+		}
+	}
+	return list
+}
+
+// writeText writes the report as text, every line through writeLine: the
+// names in it come from the dump and the symbol files.
 func writeText(w io.Writer, rep *symbolize.Report) {
 	ptrSize := 8
 	if rep.Arch != nil {
 		ptrSize = rep.Arch.PtrSize
 	}
-	fmt.Fprintf(w, "Format: %s\n", formatName(rep.Format))
+	writeLine(w, "Format: %s", formatName(rep.Format))
 	if d := rep.Dump; d != nil && d.Format != dump.FormatSnapshot {
 		writeReportHeader(w, d)
 	}
 	for _, th := range rep.Threads {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, threadHeading(th)+":")
+		writeLine(w, "%s:", threadHeading(th))
 		for _, f := range th.Frames {
-			fmt.Fprintln(w, f.Format(ptrSize))
+			writeLine(w, "%s", f.Format(ptrSize))
 		}
 		if th.StopReason != "" {
-			fmt.Fprintln(w, stopLine(th.StopReason, th.StopDetail))
+			writeLine(w, "%s", stopLine(th.StopReason, th.StopDetail))
 		}
 		if wk := th.Walk; wk != nil {
 			fmt.Fprintf(w, "\nOur walk of this thread from its registers and stack dump:\n")
 			for _, f := range wk.Frames {
-				fmt.Fprintln(w, f.Format(ptrSize))
+				writeLine(w, "%s", f.Format(ptrSize))
 			}
-			fmt.Fprintln(w, stopLine(wk.StopReason, wk.StopDetail))
+			writeLine(w, "%s", stopLine(wk.StopReason, wk.StopDetail))
 			writeComparison(w, wk)
 		}
 	}
 	if len(rep.Warnings) > 0 {
 		fmt.Fprintln(w, "\nWarnings:")
 		for _, warning := range rep.Warnings {
-			fmt.Fprintf(w, "  %s\n", warning)
+			writeLine(w, "  %s", warning)
 		}
 	}
 	if len(rep.Missing) > 0 {
 		fmt.Fprintln(w, "\nImages without symbols (no file with their UUID under --symbols):")
 		for _, m := range rep.Missing {
-			fmt.Fprintf(w, "  %s %s\n", m.UUID, m.Name)
+			writeLine(w, "  %s %s", m.UUID, m.Name)
 		}
 	}
 }
@@ -129,11 +151,11 @@ func writeComparison(w io.Writer, wk *symbolize.Walk) {
 	default:
 		fmt.Fprintf(w, "The walk differs from the report in %d of %s:\n", len(mismatches), both)
 		for _, d := range mismatches {
-			fmt.Fprintf(w, "  %s\n", d)
+			writeLine(w, "  %s", d)
 		}
 	}
 	for _, d := range explained {
-		fmt.Fprintf(w, "Note: %s.\n", d)
+		writeLine(w, "Note: %s.", d)
 	}
 }
 
@@ -161,7 +183,7 @@ func stopLine(reason, detail string) string {
 func writeReportHeader(w io.Writer, d *dump.Dump) {
 	field := func(name, value string) {
 		if value != "" {
-			fmt.Fprintf(w, "%-12s%s\n", name+":", value)
+			writeLine(w, "%-12s%s", name+":", value)
 		}
 	}
 	pr := d.Process

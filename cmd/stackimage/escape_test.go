@@ -1,0 +1,27 @@
+package main
+
+import "testing"
+
+func TestEscapeText(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"plain", "-[ViewController viewDidLoad]", "-[ViewController viewDidLoad]"},
+		{"printable unicode kept", "größe·関数", "größe·関数"},
+		{"NUL and ESC", "a\x00b\x1b[31m", `a\x00b\x1b[31m`},
+		{"newline and tab", "a\nb\tc\r", `a\x0ab\x09c\x0d`},
+		{"DEL", "a\x7f", `a\x7f`},
+		{"invalid UTF-8", "a\xffb\xc3", `a\xffb\xc3`},
+		{"C1 CSI", "a\u009b31m", `a\u009b31m`},
+		{"bidi override", "abc\u202etxt.exe", `abc\u202etxt.exe`},
+		{"line separator", "a\u2028b", `a\u2028b`},
+		{"backslash kept", `C:\Windows`, `C:\Windows`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := escapeText(tt.in); got != tt.want {
+				t.Errorf("escapeText(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
