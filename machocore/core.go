@@ -221,7 +221,9 @@ func Open(r io.ReaderAt, size int64) (*Core, error) {
 	if err != nil {
 		p.warn(-1, 4, "threads are not decoded", err)
 	}
+	p.cmdOff = make(map[int]int64, len(cmds))
 	for _, lc := range cmds {
+		p.cmdOff[lc.Index] = lc.Offset
 		switch lc.Cmd {
 		case lcSegment, lcSegment64:
 			p.segment(lc)
@@ -249,9 +251,16 @@ type parser struct {
 	size int64
 	bo   binary.ByteOrder
 	c    *Core
+	// cmdOff holds each load command's offset, by index.
+	cmdOff map[int]int64
 }
 
-// warn records a warning about load command cmd at off.
+// warnCmd records a warning about load command cmd.
+func (p *parser) warnCmd(cmd int, msg string, err error) {
+	p.warn(cmd, p.cmdOff[cmd], msg, err)
+}
+
+// warn records a warning about load command cmd (-1 for none) at off.
 func (p *parser) warn(cmd int, off int64, msg string, err error) {
 	p.c.Warnings = append(p.c.Warnings, &Error{cmd, off, msg, err})
 }

@@ -38,7 +38,7 @@ func (p *parser) memory() *Memory {
 			continue
 		}
 		if n := len(m.maps); n > 0 && r.Addr < m.maps[n-1].end {
-			p.warn(r.Command, -1, fmt.Sprintf("segment [%#x, %#x) overlaps the one before it, which ends at %#x; not read", r.Addr, r.End(), m.maps[n-1].end), nil)
+			p.warnCmd(r.Command, fmt.Sprintf("segment [%#x, %#x) overlaps the one before it, which ends at %#x; not read", r.Addr, r.End(), m.maps[n-1].end), nil)
 			continue
 		}
 		m.maps = append(m.maps, mapping{

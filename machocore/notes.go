@@ -61,7 +61,7 @@ func (p *parser) notes() {
 	var all, others []Image
 	for _, n := range p.c.Notes {
 		if n.Offset > uint64(p.size) || n.Size > uint64(p.size)-n.Offset {
-			p.warn(n.Command, -1, fmt.Sprintf("%q note payload [%#x, +%#x) is not inside the file (%#x bytes)", n.Owner, n.Offset, n.Size, p.size), nil)
+			p.warnCmd(n.Command, fmt.Sprintf("%q note payload [%#x, +%#x) is not inside the file (%#x bytes)", n.Owner, n.Offset, n.Size, p.size), nil)
 			continue
 		}
 		switch n.Owner {
@@ -89,12 +89,17 @@ func (p *parser) notes() {
 	}
 }
 
+// warnNote records a warning about note n's payload.
+func (p *parser) warnNote(n Note, msg string, err error) {
+	p.warnCmd(n.Command, fmt.Sprintf("%q note at %#x: %s", n.Owner, n.Offset, msg), err)
+}
+
 // payload reads up to limit bytes of a note's payload, which notes checked
 // lies inside the file.
 func (p *parser) payload(n Note, limit uint64) ([]byte, bool) {
 	b := make([]byte, min(n.Size, limit))
 	if err := p.readAt(b, n.Offset); err != nil {
-		p.warn(n.Command, int64(n.Offset), fmt.Sprintf("cannot read the %q note payload", n.Owner), err)
+		p.warnNote(n, "cannot read the payload", err)
 		return nil, false
 	}
 	return b, true
@@ -138,17 +143,17 @@ func (p *parser) cstringAt(off uint64) (string, error) {
 func (p *parser) allImageInfos(n Note) []Image {
 	var hb [allImageInfosHeaderSize]byte
 	if n.Size < allImageInfosHeaderSize || p.readAt(hb[:], n.Offset) != nil {
-		p.warn(n.Command, int64(n.Offset), fmt.Sprintf("all image infos: payload of %d bytes is shorter than its %d-byte header", n.Size, allImageInfosHeaderSize), nil)
+		p.warnNote(n, fmt.Sprintf("payload of %d bytes is shorter than its %d-byte header", n.Size, allImageInfosHeaderSize), nil)
 		return nil
 	}
 	bo := p.bo
 	version, count := bo.Uint32(hb[0:]), uint64(bo.Uint32(hb[4:]))
 	entries, entrySize := bo.Uint64(hb[8:]), uint64(bo.Uint32(hb[16:]))
 	if version != 1 {
-		p.warn(n.Command, int64(n.Offset), fmt.Sprintf("all image infos: version %d, reading it as version 1", version), nil)
+		p.warnNote(n, fmt.Sprintf("version %d, reading it as version 1", version), nil)
 	}
 	if entrySize < imageEntrySize {
-		p.warn(n.Command, int64(n.Offset)+16, fmt.Sprintf("all image infos: entry_size %d is smaller than %d", entrySize, imageEntrySize), nil)
+		p.warnNote(n, fmt.Sprintf("entry_size %d is smaller than %d", entrySize, imageEntrySize), nil)
 		return nil
 	}
 	fit := uint64(0)
@@ -156,7 +161,7 @@ func (p *parser) allImageInfos(n Note) []Image {
 		fit = (uint64(p.size) - entries) / entrySize
 	}
 	if count > fit || count > maxImages {
-		p.warn(n.Command, int64(n.Offset)+4, fmt.Sprintf("all image infos: %d entries of %d bytes at %#x do not fit in the file (%#x bytes) or the limit of %d; reading %d", count, entrySize, entries, p.size, maxImages, min(fit, maxImages)), nil)
+		p.warnNote(n, fmt.Sprintf("%d entries of %d bytes at %#x do not fit in the file (%#x bytes) or the limit of %d; reading %d", count, entrySize, entries, p.size, maxImages, min(fit, maxImages)), nil)
 		count = min(fit, maxImages)
 	}
 	var ims []Image
@@ -164,7 +169,7 @@ func (p *parser) allImageInfos(n Note) []Image {
 	for i := uint64(0); i < count; i++ {
 		at := entries + i*entrySize
 		if err := p.readAt(eb[:], at); err != nil {
-			p.warn(n.Command, int64(at), fmt.Sprintf("all image infos: entry %d", i), err)
+			p.warnNote(n, fmt.Sprintf("entry %d at %#x", i, at), err)
 			break
 		}
 		im := Image{Source: ownerAllImageInfos, LoadAddress: bo.Uint64(eb[24:])}
@@ -172,7 +177,7 @@ func (p *parser) allImageInfos(n Note) []Image {
 		if pathOff := bo.Uint64(eb[0:]); pathOff != uint64Unknown {
 			name, err := p.cstringAt(pathOff)
 			if err != nil {
-				p.warn(n.Command, int64(at), fmt.Sprintf("all image infos: entry %d: path", i), err)
+				p.warnNote(n, fmt.Sprintf("entry %d: path", i), err)
 			}
 			im.Name = name
 		}
@@ -188,7 +193,7 @@ func (p *parser) allImageInfos(n Note) []Image {
 				}
 			}
 			if im.LoadAddress == 0 {
-				p.warn(n.Command, int64(at), fmt.Sprintf("all image infos: entry %d (%s %s) has no load address and no __TEXT segment; left out", i, im.Name, im.UUID), nil)
+				p.warnNote(n, fmt.Sprintf("entry %d (%s %s) has no load address and no __TEXT segment; left out", i, im.Name, im.UUID), nil)
 				continue
 			}
 		}
@@ -204,14 +209,14 @@ func (p *parser) imageSegments(n Note, entry, off, count uint64) []ImageSegment 
 		fit = (uint64(p.size) - off) / segmentVMAddrSize
 	}
 	if count > fit || count > maxImageSegments {
-		p.warn(n.Command, int64(n.Offset), fmt.Sprintf("all image infos: entry %d: %d segments at %#x do not fit in the file or the limit of %d; reading %d", entry, count, off, maxImageSegments, min(fit, maxImageSegments)), nil)
+		p.warnNote(n, fmt.Sprintf("entry %d: %d segments at %#x do not fit in the file or the limit of %d; reading %d", entry, count, off, maxImageSegments, min(fit, maxImageSegments)), nil)
 		count = min(fit, maxImageSegments)
 	}
 	var segs []ImageSegment
 	var sb [segmentVMAddrSize]byte
 	for i := uint64(0); i < count; i++ {
 		if err := p.readAt(sb[:], off+i*segmentVMAddrSize); err != nil {
-			p.warn(n.Command, int64(off+i*segmentVMAddrSize), fmt.Sprintf("all image infos: entry %d: segment %d", entry, i), err)
+			p.warnNote(n, fmt.Sprintf("entry %d: segment %d at %#x", entry, i, off+i*segmentVMAddrSize), err)
 			break
 		}
 		segs = append(segs, ImageSegment{Name: cstring(sb[:16]), Addr: p.bo.Uint64(sb[16:])})
@@ -227,16 +232,16 @@ func (p *parser) loadBinary(n Note) (Image, bool) {
 		return Image{}, false
 	}
 	if len(b) < loadBinaryMinSize {
-		p.warn(n.Command, int64(n.Offset), fmt.Sprintf("load binary: payload of %d bytes is shorter than %d", len(b), loadBinaryMinSize), nil)
+		p.warnNote(n, fmt.Sprintf("payload of %d bytes is shorter than %d", len(b), loadBinaryMinSize), nil)
 		return Image{}, false
 	}
 	if v := p.bo.Uint32(b); v != 1 {
-		p.warn(n.Command, int64(n.Offset), fmt.Sprintf("load binary: version %d, reading it as version 1", v), nil)
+		p.warnNote(n, fmt.Sprintf("version %d, reading it as version 1", v), nil)
 	}
 	im := Image{Source: ownerLoadBinary, LoadAddress: p.bo.Uint64(b[20:]), Name: cstring(b[36:])}
 	copy(im.UUID[:], b[4:20])
 	if im.LoadAddress == uint64Unknown {
-		p.warn(n.Command, int64(n.Offset), fmt.Sprintf("load binary: %s %s has no load address (slide %#x only); left out", im.Name, im.UUID, p.bo.Uint64(b[28:])), nil)
+		p.warnNote(n, fmt.Sprintf("%s %s has no load address (slide %#x only); left out", im.Name, im.UUID, p.bo.Uint64(b[28:])), nil)
 		return Image{}, false
 	}
 	return im, true
@@ -250,7 +255,7 @@ func (p *parser) mainBinSpec(n Note) (Image, bool) {
 		return Image{}, false
 	}
 	if len(b) < 8 {
-		p.warn(n.Command, int64(n.Offset), fmt.Sprintf("main bin spec: payload of %d bytes is too short", len(b)), nil)
+		p.warnNote(n, fmt.Sprintf("payload of %d bytes is too short", len(b)), nil)
 		return Image{}, false
 	}
 	version := p.bo.Uint32(b)
@@ -259,13 +264,13 @@ func (p *parser) mainBinSpec(n Note) (Image, bool) {
 		uuidAt, need = 24, mainBinSpecV2Size-8
 	}
 	if len(b) < need {
-		p.warn(n.Command, int64(n.Offset), fmt.Sprintf("main bin spec: version %d payload of %d bytes is shorter than %d", version, len(b), need), nil)
+		p.warnNote(n, fmt.Sprintf("version %d payload of %d bytes is shorter than %d", version, len(b), need), nil)
 		return Image{}, false
 	}
 	im := Image{Source: ownerMainBinSpec, LoadAddress: p.bo.Uint64(b[8:])}
 	copy(im.UUID[:], b[uuidAt:uuidAt+16])
 	if im.LoadAddress == uint64Unknown {
-		p.warn(n.Command, int64(n.Offset), fmt.Sprintf("main bin spec: %s has no load address; left out", im.UUID), nil)
+		p.warnNote(n, fmt.Sprintf("%s has no load address; left out", im.UUID), nil)
 		return Image{}, false
 	}
 	return im, true
@@ -279,7 +284,7 @@ func (p *parser) addrableBits(n Note) {
 		return
 	}
 	if len(b) < addrableBitsMinSize {
-		p.warn(n.Command, int64(n.Offset), fmt.Sprintf("addrable bits: payload of %d bytes is shorter than %d", len(b), addrableBitsMinSize), nil)
+		p.warnNote(n, fmt.Sprintf("payload of %d bytes is shorter than %d", len(b), addrableBitsMinSize), nil)
 		return
 	}
 	version, low := p.bo.Uint32(b), p.bo.Uint32(b[4:])
@@ -289,11 +294,11 @@ func (p *parser) addrableBits(n Note) {
 		high = p.bo.Uint32(b[8:])
 	case version == 3:
 	default:
-		p.warn(n.Command, int64(n.Offset), fmt.Sprintf("addrable bits: version %d with %d bytes is not known", version, len(b)), nil)
+		p.warnNote(n, fmt.Sprintf("version %d with %d bytes is not known", version, len(b)), nil)
 		return
 	}
 	if low == 0 || low > 64 || high > 64 {
-		p.warn(n.Command, int64(n.Offset)+4, fmt.Sprintf("addrable bits: %d (high %d) addressing bits is not a number of bits", low, high), nil)
+		p.warnNote(n, fmt.Sprintf("%d (high %d) addressing bits is not a number of bits", low, high), nil)
 		return
 	}
 	p.c.AddressingBits, p.c.HighAddressingBits = int(low), int(high)

@@ -51,7 +51,7 @@ func (p *parser) scanImages() {
 		first := (r.Addr + scanPageSize) &^ (scanPageSize - 1)
 		for a := first; a >= first && a-r.Addr+32 <= r.Present; a += scanPageSize {
 			if examined >= maxScanPages || headers >= maxHeaderReads {
-				p.warn(r.Command, -1, fmt.Sprintf("search for mach headers stopped at %#x after %d pages and %d headers", a, examined, headers), nil)
+				p.warnCmd(r.Command, fmt.Sprintf("search for mach headers stopped at %#x after %d pages and %d headers", a, examined, headers), nil)
 				goto done
 			}
 			examined++
