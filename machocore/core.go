@@ -235,6 +235,7 @@ func Open(r io.ReaderAt, size int64) (*Core, error) {
 	}
 	sort.SliceStable(c.Regions, func(i, j int) bool { return c.Regions[i].Addr < c.Regions[j].Addr })
 	c.Memory = p.memory()
+	p.mem = &fileMemory{m: c.Memory, left: maxHeaderBytes}
 	p.stackBounds()
 	p.notes()
 	if len(c.Images) == 0 {
@@ -253,6 +254,10 @@ type parser struct {
 	c    *Core
 	// cmdOff holds each load command's offset, by index.
 	cmdOff map[int]int64
+	// mem reads mach headers in memory, within a budget.
+	mem *fileMemory
+	// probe holds the start of a page that may hold a mach header.
+	probe [28]byte
 }
 
 // warnCmd records a warning about load command cmd.

@@ -55,6 +55,12 @@ func (p *parser) memory() *Memory {
 // of len(p), an error (wrapping ErrNotCaptured for memory the core does not
 // hold) naming the first address not read.
 func (m *Memory) ReadMemory(p []byte, addr uint64) (int, error) {
+	return m.read(p, addr, true)
+}
+
+// read is ReadMemory; without zeroTail, bytes past a segment's file data
+// are not captured either.
+func (m *Memory) read(p []byte, addr uint64, zeroTail bool) (int, error) {
 	n := 0
 	for n < len(p) {
 		a := addr + uint64(n)
@@ -80,11 +86,30 @@ func (m *Memory) ReadMemory(p []byte, addr uint64) (int, error) {
 				return n, fmt.Errorf("machocore: read %#x: file offset %#x: %w", a+uint64(got), mp.off+rel+uint64(got), err)
 			}
 			continue
-		case rel < mp.declared:
+		case rel < mp.declared || !zeroTail:
 			return n, fmt.Errorf("%w: %#x is past the end of the file's data for its segment", ErrNotCaptured, a)
 		}
 		clear(chunk)
 		n += len(chunk)
 	}
 	return n, nil
+}
+
+// fileMemory reads only the memory the core's file holds (not the zeros
+// past a segment's file data) and at most left bytes in all. Mach headers
+// found in memory are read through it, so that what a hostile core's
+// headers make Open read and allocate is bounded by the file and by
+// maxHeaderBytes, however much memory the segments declare.
+type fileMemory struct {
+	m    *Memory
+	left uint64
+}
+
+func (f *fileMemory) ReadMemory(p []byte, addr uint64) (int, error) {
+	if uint64(len(p)) > f.left {
+		return 0, fmt.Errorf("machocore: reading mach headers: more than %d bytes in all", maxHeaderBytes)
+	}
+	n, err := f.m.read(p, addr, false)
+	f.left -= uint64(n)
+	return n, err
 }

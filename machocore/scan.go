@@ -10,10 +10,11 @@ import (
 // core cannot make Open slow: each page examined costs one 4-byte read, and
 // each header found one image.FromMemory.
 const (
-	scanPageSize   = 4096    // the smallest page of any Apple platform
-	maxScanPages   = 1 << 16 // page starts examined inside regions (256 MiB of 4 KiB pages)
-	maxHeaderReads = 1024    // mach headers read with image.FromMemory
-	lcIDDylinker   = 0xf     // LC_ID_DYLINKER
+	scanPageSize   = 4096     // the smallest page of any Apple platform
+	maxScanPages   = 1 << 16  // page starts examined inside regions (256 MiB of 4 KiB pages)
+	maxHeaderReads = 1024     // mach headers read with image.FromMemory
+	maxHeaderBytes = 64 << 20 // bytes read from memory for them in all; real load commands take a few KiB
+	lcIDDylinker   = 0xf      // LC_ID_DYLINKER
 )
 
 // Mach-O file types an image loaded in a process has.
@@ -66,15 +67,11 @@ done:
 // starts: a plausible header has the core's magic and CPU type and the
 // file type of a loaded image.
 func (p *parser) headerAt(r Region, addr uint64) (Image, bool) {
-	var hb [28]byte
-	if err := p.readAt(hb[:], r.FileOffset+(addr-r.Addr)); err != nil {
+	hb := p.probe[:]
+	if err := p.readAt(hb, r.FileOffset+(addr-r.Addr)); err != nil {
 		return Image{}, false
 	}
-	magic := uint32(mhMagic)
-	if p.c.Is64 {
-		magic = mhMagic64
-	}
-	if p.bo.Uint32(hb[:]) != magic || p.bo.Uint32(hb[4:]) != p.c.CPUType || !imageFileTypes[image.FileType(p.bo.Uint32(hb[12:]))] {
+	if !imageFileTypes[image.FileType(p.bo.Uint32(hb[12:]))] {
 		return Image{}, false
 	}
 	im := Image{LoadAddress: addr, Source: "header scan"}
@@ -89,7 +86,22 @@ func (p *parser) headerAt(r Region, addr uint64) (Image, bool) {
 // UUID and name (LC_ID_DYLIB or LC_ID_DYLINKER). It reports whether the
 // image could be read.
 func (p *parser) describe(im *Image) bool {
-	mi, err := image.FromMemory(p.c.Memory, im.LoadAddress, "")
+	// A plausible header first: the core's magic and CPU type, and load
+	// commands the file holds and the budget allows, before image reads
+	// and allocates them.
+	var hb [28]byte
+	if _, err := p.mem.ReadMemory(hb[:], im.LoadAddress); err != nil {
+		return false
+	}
+	magic := uint32(mhMagic)
+	if p.c.Is64 {
+		magic = mhMagic64
+	}
+	sizeofcmds := uint64(p.bo.Uint32(hb[20:]))
+	if p.bo.Uint32(hb[:]) != magic || p.bo.Uint32(hb[4:]) != p.c.CPUType || sizeofcmds > p.mem.left || sizeofcmds > uint64(p.size) {
+		return false
+	}
+	mi, err := image.FromMemory(p.mem, im.LoadAddress, "")
 	if err != nil {
 		return false
 	}
@@ -121,7 +133,7 @@ func (p *parser) describe(im *Image) bool {
 
 // dylinkerName returns the LC_ID_DYLINKER name of the image at addr, or "".
 func (p *parser) dylinkerName(addr uint64) string {
-	h, cmds, _ := image.ReadLoadCommands(image.MemoryReaderAt(p.c.Memory, addr), -1)
+	h, cmds, _ := image.ReadLoadCommands(image.MemoryReaderAt(p.mem, addr), -1)
 	if h == nil {
 		return ""
 	}
