@@ -50,7 +50,7 @@ func testRegisters(t testing.TB, arch *archregs.Arch, seed, stack uint64) *archr
 // with a zero-filled tail and two images named in the notes.
 func testInput(t testing.TB, arch *archregs.Arch, stack, imageAddr uint64) *WriteInput {
 	t.Helper()
-	stackData := make([]byte, 0x200)
+	stackData := make([]byte, 0x40)
 	for i := range stackData {
 		stackData[i] = byte(i * 7)
 	}
@@ -168,7 +168,7 @@ func TestRoundTrip(t *testing.T) {
 				// the notes follow them.
 				want.Regions = []Region{
 					{Command: 2, Addr: ta.image, Size: 0x3000, FileSize: 29, Present: 29, MaxProt: 7, Prot: 5},
-					{Command: 3, Addr: ta.stack, Size: 0x1000, FileSize: 0x200, Present: 0x200, MaxProt: 3, Prot: 3},
+					{Command: 3, Addr: ta.stack, Size: 0x1000, FileSize: 0x40, Present: 0x40, MaxProt: 3, Prot: 3},
 				}
 				if loadBinary {
 					want.Owners = []string{ownerLoadBinary, ownerLoadBinary}
@@ -192,7 +192,7 @@ func TestRoundTrip(t *testing.T) {
 				if n, err := c.Memory.ReadMemory(stack, ta.stack); n != len(stack) || err != nil {
 					t.Fatalf("ReadMemory(%#x) = %d, %v", ta.stack, n, err)
 				}
-				if !bytes.Equal(stack, append(in.Regions[0].Data, make([]byte, 0x1000-0x200)...)) {
+				if !bytes.Equal(stack, append(in.Regions[0].Data, make([]byte, 0x1000-0x40)...)) {
 					t.Errorf("stack memory differs from what was written")
 				}
 				img := make([]byte, 0x40)

@@ -14,6 +14,10 @@ import (
 // architectures, with notes of both kinds, and a core whose image is found
 // by the header scan.
 func FuzzParse(f *testing.F) {
+	// Seeds without the page of padding before the data: small inputs
+	// fuzz and minimize faster.
+	defer func(a uint64) { dataAlign = a }(dataAlign)
+	dataAlign = 16
 	for _, ta := range testArches {
 		for _, lb := range []bool{false, true} {
 			in := testInput(f, ta.arch, ta.stack, ta.image)
@@ -23,7 +27,7 @@ func FuzzParse(f *testing.F) {
 	}
 	// A dyld for the header scan, its load commands in the file, the rest
 	// of its segment zero.
-	dyld := dylinkerImage(image.UUID{1}, "/usr/lib/dyld")[:0x100]
+	dyld := dylinkerImage(image.UUID{1}, "/usr/lib/dyld")[:0xc0]
 	f.Add(writeCore(f, &WriteInput{Arch: archregs.ARM64, Regions: []WriteRegion{{Addr: 0x180000000, Size: 0x4000, Data: dyld}}}))
 	f.Add(writeCore(f, &WriteInput{Arch: archregs.ARM64}))
 	f.Fuzz(func(t *testing.T, data []byte) {

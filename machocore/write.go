@@ -139,7 +139,7 @@ func Write(w io.Writer, in *WriteInput) error {
 		sizeofcmds += len(t)
 	}
 	ncmds := len(threads) + len(regions) + len(notes)
-	off := align(uint64(hdrSize+sizeofcmds), scanPageSize)
+	off := align(uint64(hdrSize+sizeofcmds), dataAlign)
 	segOffs := make([]uint64, len(regions))
 	for i, r := range regions {
 		segOffs[i] = off
@@ -331,6 +331,11 @@ func loadBinaryPayload(im Image) []byte {
 	p = bo.AppendUint64(p, uint64Unknown)
 	return append(append(p, im.Name...), 0)
 }
+
+// dataAlign is where the first segment's data starts: a page boundary, as
+// other writers put it, so that a reader may map the data. Fuzz seeds use
+// 16 to keep inputs small.
+var dataAlign uint64 = scanPageSize
 
 // align rounds n up to a multiple of a power of two.
 func align(n, a uint64) uint64 { return (n + a - 1) &^ (a - 1) }
