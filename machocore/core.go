@@ -218,8 +218,14 @@ func Open(r io.ReaderAt, size int64) (*Core, error) {
 		p.warn(-1, 16, "load commands", err)
 	}
 	c.Arch, err = archregs.ByCPU(h.CPUType, h.CPUSubtype)
-	if err != nil {
+	switch {
+	case err != nil:
 		p.warn(-1, 4, "threads are not decoded", err)
+	case h.ByteOrder != binary.LittleEndian:
+		// Every architecture archregs knows is little-endian, and so are
+		// the thread states it decodes: such a header is corrupt.
+		p.warn(-1, 0, fmt.Sprintf("big-endian header for little-endian %s: threads are not decoded", c.Arch.Name), nil)
+		c.Arch = nil
 	}
 	p.cmdOff = make(map[int]int64, len(cmds))
 	for _, lc := range cmds {

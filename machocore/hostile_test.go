@@ -273,6 +273,17 @@ func TestHostile(t *testing.T) {
 			}
 		},
 	}, {
+		name: "big-endian header",
+		data: func() []byte {
+			b := rawCore([][]byte{threadCmd(archregs.FlavorARMThreadState64, uint32(68), state)}, nil, 0, 0)
+			for i := 0; i < 32; i += 4 {
+				binary.BigEndian.PutUint32(b[i:], le.Uint32(b[i:]))
+			}
+			return b
+		},
+		// The command itself is read big-endian too: its size is wrong.
+		warn: []string{"at offset 0x10: load commands: load command 0 (0x4000000) has bad cmdsize", "at offset 0x0: big-endian header for little-endian arm64: threads are not decoded"},
+	}, {
 		name: "addrable bits out of range",
 		data: func() []byte {
 			cmds := [][]byte{noteCmd(ownerAddrableBits, 0, 16)}
