@@ -390,3 +390,71 @@ func TestTruncatedHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestThreadStates reads LC_THREAD commands as other writers lay them out:
+// a floating-point state before the general one (skipped, listed), the
+// unified flavors, and the exception state's fault address.
+func TestThreadStates(t *testing.T) {
+	x86 := testRegisters(t, archregs.X86_64, 1, 0x7000)
+	unified, err := x86.Encode(archregs.FlavorX86ThreadState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exc := le.AppendUint16(nil, 14)            // trapno: page fault
+	exc = le.AppendUint16(exc, 0)              // cpu
+	exc = le.AppendUint32(exc, 4)              // err
+	exc = le.AppendUint64(exc, 0xdeadbeef0000) // faultvaddr
+	arm := testRegisters(t, archregs.ARM64, 2, 0x7000)
+	armUnified, err := arm.Encode(archregs.FlavorARMUnifiedThreadState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		cpu    uint32
+		cmd    []byte
+		regs   *archregs.Registers
+		states []State
+		exc    *ExceptionState
+	}{{
+		name: "x86_64 float, unified, exception",
+		cpu:  archregs.CPUTypeX86_64,
+		cmd:  threadCmd(uint32(5), uint32(131), make([]byte, 524), uint32(7), uint32(44), unified, uint32(6), uint32(4), exc),
+		regs: x86,
+		states: []State{
+			{Flavor: 5, Count: 131, Offset: 0x30, Kind: "skipped"},
+			{Flavor: 7, Count: 44, Offset: 0x30 + 524 + 8, Kind: "general"},
+			{Flavor: 6, Count: 4, Offset: 0x30 + 524 + 8 + 176 + 8, Kind: "exception"},
+		},
+		exc: &ExceptionState{Flavor: 6, FaultAddress: 0xdeadbeef0000, Syndrome: 4, Exception: 14},
+	}, {
+		name:   "arm64 unified, then a terminator",
+		cpu:    archregs.CPUTypeARM64,
+		cmd:    threadCmd(uint32(1), uint32(70), armUnified, uint32(0), uint32(0), []byte{}),
+		regs:   arm,
+		states: []State{{Flavor: 1, Count: 70, Offset: 0x30, Kind: "general"}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := rawCore([][]byte{tt.cmd}, nil, 0, 0)
+			le.PutUint32(data[4:], tt.cpu)
+			c := openCore(t, data)
+			if len(c.Warnings) > 0 {
+				t.Errorf("warnings: %v", c.Warnings)
+			}
+			if len(c.Threads) != 1 || c.Threads[0].Registers == nil {
+				t.Fatalf("threads = %+v", c.Threads)
+			}
+			th := c.Threads[0]
+			if diff := cmp.Diff(tt.regs.Values(), th.Registers.Values()); diff != "" {
+				t.Errorf("registers (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.states, th.States); diff != "" {
+				t.Errorf("states (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.exc, th.Exception); diff != "" {
+				t.Errorf("exception (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
