@@ -3,7 +3,6 @@ package compactunwind
 import (
 	"encoding/binary"
 	"errors"
-	"io"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/unwind"
@@ -70,14 +69,16 @@ func Frame0Row(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind
 	// instruction that is not a prologue's.
 	s := d.entryState()
 	at := uint32(0)
-	for e.FuncStart+at < pc {
+	// An entry that continues a function (UNWIND_IS_NOT_FUNCTION_START)
+	// has no prologue at its start.
+	for e.Encoding&EncodingIsNotFunctionStart == 0 && e.FuncStart+at < pc {
 		n, ok := d.prologue(&s, pro[at:])
 		if !ok {
 			break
 		}
 		at += uint32(n)
 	}
-	inPrologue := e.FuncStart+at == pc
+	inPrologue := e.Encoding&EncodingIsNotFunctionStart == 0 && e.FuncStart+at == pc
 	// An epilogue from pc to a return or tail call. In a prologue the
 	// instruction at pc is a prologue's and the scan fails at once, unless
 	// the epilogue follows the prologue directly.
@@ -114,11 +115,13 @@ func readCode(code CodeReader, from, to uint32) ([]byte, bool) {
 		return nil, false
 	}
 	buf := make([]byte, to-from)
-	n, err := code.ReadAt(buf, int64(from))
-	if n == 0 || (err != nil && !errors.Is(err, io.EOF)) && n < len(buf) {
+	// A short read (the end of the mapped code) is what there is: the
+	// decoders stop where the bytes do.
+	n, _ := code.ReadAt(buf, int64(from))
+	if n <= 0 {
 		return nil, false
 	}
-	return buf[:n], true
+	return buf[:min(n, len(buf))], true
 }
 
 // frameState is the prologue's effect so far.
