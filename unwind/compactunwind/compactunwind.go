@@ -51,7 +51,8 @@ const (
 type Entry struct {
 	// FuncStart and FuncEnd bound the function, [FuncStart, FuncEnd),
 	// image-relative. FuncEnd is the start of the next entry (or the end
-	// of the table): padding after a function belongs to it.
+	// of the table): padding after a function belongs to it. Adjacent
+	// functions with the same encoding may share one entry (see Narrow).
 	FuncStart, FuncEnd uint32
 	// Encoding is the 32-bit compact unwind encoding; RowFor interprets it.
 	Encoding uint32
@@ -65,6 +66,23 @@ type Entry struct {
 	// was read from (in the common or page-local encodings array for
 	// compressed pages): the offset errors about the encoding name.
 	Off uint32
+}
+
+// Narrow returns e limited to the function [start, end), when that lies
+// inside e. Linkers fold adjacent functions with the same encoding into one
+// entry, whose FuncStart is then the first function's: Frame0Row decodes
+// the prologue from FuncStart, so a caller that knows the function's own
+// bounds (LC_FUNCTION_STARTS, the symbol table) narrows the entry first.
+// An end of 0 keeps e.FuncEnd.
+func (e Entry) Narrow(start, end uint32) Entry {
+	if end == 0 || end > e.FuncEnd {
+		end = e.FuncEnd
+	}
+	if start < e.FuncStart || start >= end {
+		return e
+	}
+	e.FuncStart, e.FuncEnd = start, end
+	return e
 }
 
 // DWARFOffset returns the offset in the image's __eh_frame section of the

@@ -245,3 +245,22 @@ func TestParseObject(t *testing.T) {
 		t.Error("ParseObject(ptrSize 2): no error")
 	}
 }
+
+func TestNarrow(t *testing.T) {
+	e := Entry{FuncStart: 0x100, FuncEnd: 0x200, Encoding: 0x01000000}
+	for _, tt := range []struct {
+		start, end         uint32
+		wantStart, wantEnd uint32
+	}{
+		{0x140, 0x180, 0x140, 0x180},
+		{0x140, 0, 0x140, 0x200},     // end unknown
+		{0x140, 0x300, 0x140, 0x200}, // end beyond the entry
+		{0x80, 0x180, 0x100, 0x200},  // start outside: unchanged
+		{0x200, 0x280, 0x100, 0x200},
+	} {
+		got := e.Narrow(tt.start, tt.end)
+		if got.FuncStart != tt.wantStart || got.FuncEnd != tt.wantEnd || got.Encoding != e.Encoding {
+			t.Errorf("Narrow(%#x, %#x) = [%#x, %#x), want [%#x, %#x)", tt.start, tt.end, got.FuncStart, got.FuncEnd, tt.wantStart, tt.wantEnd)
+		}
+	}
+}

@@ -623,7 +623,14 @@ func TestUnwindInfoFixtures(t *testing.T) {
 				linked[fn.name] = fn.start
 			}
 			textSeg := f.Segment("__TEXT")
-			for _, fn := range functions(t, obj, objText) {
+			_, objCode := section(t, obj, "__TEXT", "__text")
+			_, linkedCode := section(t, f, "__TEXT", "__text")
+			objReader := sectionReader{objText.Addr, objCode}
+			linkedReader := sectionReader{linkedText.Addr - textSeg.Addr, linkedCode}
+			objFns := functions(t, obj, objText)
+			readOracle(t, fx, objFns) // for the instruction boundaries
+			frame0, folded := 0, 0
+			for _, fn := range objFns {
 				oe, err := ot.Lookup(fn.start)
 				if err != nil {
 					continue
@@ -643,7 +650,32 @@ func TestUnwindInfoFixtures(t *testing.T) {
 				if le.Encoding != oe.Encoding && !(lDWARF && oDWARF) {
 					t.Errorf("%s: linked encoding %#08x, object's %#08x", fn.name, le.Encoding, oe.Encoding)
 				}
+				// The image gives Frame0Row the same answers as the object
+				// (which TestFrame0RowFixtures checks against the oracle),
+				// the entry narrowed to the function: the linker folds
+				// adjacent functions with the same encoding.
+				start := uint32(uint64(addr) - textSeg.Addr)
+				if le.FuncStart != start {
+					folded++
+				}
+				le = le.Narrow(start, start+(fn.end-fn.start))
+				for _, in := range fn.insns {
+					if in.addr >= oe.FuncEnd {
+						break
+					}
+					lpc := le.FuncStart + (in.addr - fn.start)
+					want, wantOK, wantErr := Frame0Row(fx.arch, oe, in.addr, objReader)
+					got, gotOK, gotErr := Frame0Row(fx.arch, le, lpc, linkedReader)
+					if gotOK != wantOK || (gotErr == nil) != (wantErr == nil) || !rowsEqual(got, want) {
+						t.Errorf("%s: Frame0Row(image %#x) = %+v, %v, %v; the object's (%#x) = %+v, %v, %v", fn.name, lpc, got, gotOK, gotErr, in.addr, want, wantOK, wantErr)
+					}
+					frame0++
+				}
 			}
+			if frame0 == 0 {
+				t.Error("no instruction compared")
+			}
+			t.Logf("%d instructions compared; %d functions share an entry with the one before", frame0, folded)
 		})
 	}
 }

@@ -36,6 +36,12 @@ const (
 //   - In the body it gives RowFor's row when the encoding has one, else the
 //     row the prologue built.
 //
+// The prologue is decoded from e.FuncStart: narrow e to the function's own
+// bounds first when they are known (Entry.Narrow), as linkers fold
+// adjacent functions that share an encoding into one entry. Unnarrowed,
+// the prologue rows of the second and later functions of such an entry
+// are the body's.
+//
 // It returns ok=false, and the caller should rely on RowFor or other
 // strategies, when the code cannot be read or the prologue has a shape it
 // does not know (no instruction was decoded and the body was reached), or
