@@ -629,7 +629,7 @@ func TestUnwindInfoFixtures(t *testing.T) {
 			linkedReader := sectionReader{linkedText.Addr - textSeg.Addr, linkedCode}
 			objFns := functions(t, obj, objText)
 			readOracle(t, fx, objFns) // for the instruction boundaries
-			frame0, folded := 0, 0
+			frame0, folded, nfuncs := 0, 0, 0
 			for _, fn := range objFns {
 				oe, err := ot.Lookup(fn.start)
 				if err != nil {
@@ -655,6 +655,7 @@ func TestUnwindInfoFixtures(t *testing.T) {
 				// the entry narrowed to the function: the linker folds
 				// adjacent functions with the same encoding.
 				start := uint32(uint64(addr) - textSeg.Addr)
+				nfuncs++
 				if le.FuncStart != start {
 					folded++
 				}
@@ -675,7 +676,7 @@ func TestUnwindInfoFixtures(t *testing.T) {
 			if frame0 == 0 {
 				t.Error("no instruction compared")
 			}
-			t.Logf("%d instructions compared; %d functions share an entry with the one before", frame0, folded)
+			t.Logf("%d instructions compared; %d of %d functions share an entry with the one before", frame0, folded, nfuncs)
 		})
 	}
 }
