@@ -21,8 +21,9 @@ import (
 // emits for every function, and the disassembly llvm-objdump-16 printed.
 
 type fixture struct {
-	name string
-	arch *archregs.Arch
+	name  string
+	arch  *archregs.Arch
+	thumb bool // Frame0Row is told by bit 0 of the PC
 }
 
 // compactObject is the object file whose __compact_unwind the fixture's
@@ -42,10 +43,10 @@ func (fx fixture) compactObject(t testing.TB) (*macho.File, []byte) {
 }
 
 var fixtures = []fixture{
-	{"x86_64-fp", archregs.X86_64}, {"x86_64-nofp", archregs.X86_64},
-	{"i386-fp", archregs.I386}, {"i386-nofp", archregs.I386},
-	{"arm64-fp", archregs.ARM64}, {"arm64-nofp", archregs.ARM64},
-	{"armv7k-fp", archregs.ARMV7},
+	{"x86_64-fp", archregs.X86_64, false}, {"x86_64-nofp", archregs.X86_64, false},
+	{"i386-fp", archregs.I386, false}, {"i386-nofp", archregs.I386, false},
+	{"arm64-fp", archregs.ARM64, false}, {"arm64-nofp", archregs.ARM64, false},
+	{"armv7k-fp", archregs.ARMV7, false}, {"armv7k-thumb", archregs.ARMV7, true},
 }
 
 // function is one function of a fixture's object file.
@@ -378,8 +379,9 @@ func armEpilogue(fn *function, i int) bool {
 		switch op, args, _ := strings.Cut(in.text, "\t"); {
 		case op == "bx" && args == "lr" || op == "pop" && strings.Contains(args, "pc"):
 			return true
-		case op == "pop" || op == "vpop" || op == "ldr" && strings.Contains(args, "[sp], #") ||
-			(op == "add" || op == "sub") && (strings.HasPrefix(args, "sp, sp,") || strings.HasPrefix(args, "sp, r7,")):
+		case op == "pop" || op == "pop.w" || op == "vpop" || op == "ldr" && strings.Contains(args, "[sp], #") ||
+			args == "sp, r7" || (op == "add" || op == "sub" || op == "add.w" || op == "sub.w") &&
+			(strings.HasPrefix(args, "sp, sp,") || strings.HasPrefix(args, "sp, r7,") || strings.HasPrefix(args, "sp, #")):
 		default:
 			return false
 		}
@@ -528,7 +530,11 @@ func TestFrame0RowFixtures(t *testing.T) {
 						// checks epilogues.
 						continue
 					}
-					got, ok, err := Frame0Row(fx.arch, e, in.addr, reader)
+					pc := in.addr
+					if fx.thumb {
+						pc |= 1
+					}
+					got, ok, err := Frame0Row(fx.arch, e, pc, reader)
 					if err != nil {
 						t.Errorf("%s: Frame0Row(%#x) error: %v", fn.name, in.addr, err)
 						continue

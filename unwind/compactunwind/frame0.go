@@ -46,8 +46,9 @@ const (
 // strategies, when the code cannot be read or the prologue has a shape it
 // does not know (no instruction was decoded and the body was reached), or
 // the architecture has no decoder. On armv7 the instruction set is ARM
-// unless bit 0 of pc is set, which says Thumb (set it from CPSR.T); only
-// ARM-mode code is decoded. Errors are those of RowFor, returned only when
+// unless bit 0 of pc is set, which says Thumb (set it from CPSR.T, as a
+// return address's bit 0 says it for callers). Errors are those of RowFor,
+// returned only when
 // the body row is needed and the code does not give one either.
 func Frame0Row(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind.Row, bool, error) {
 	var d *decoder
@@ -57,10 +58,14 @@ func Frame0Row(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind
 	case archregs.CPUTypeARM64:
 		d = arm64Decoder(arch)
 	case archregs.CPUTypeARM:
-		if pc&1 != 0 {
-			return unwind.Row{}, false, nil
-		}
+		// Bit 0 of pc says Thumb, as it does in a return address; the
+		// function's addresses are those of its halfwords.
 		d = armDecoder(arch)
+		if pc&1 != 0 {
+			d = thumbDecoder(arch)
+			pc &^= 1
+			e.FuncStart &^= 1
+		}
 	default:
 		return unwind.Row{}, false, nil
 	}
