@@ -231,19 +231,12 @@ func TestCorpusUnwindInfo(t *testing.T) {
 // prologueRow decodes e's prologue to its first non-prologue instruction
 // and returns the frame it built; false when it decodes no instruction.
 func prologueRow(arch *archregs.Arch, e Entry, code CodeReader) (unwind.Row, bool) {
-	var d *decoder
 	start := e.FuncStart
-	switch {
-	case arch.CPUType == archregs.CPUTypeX86_64 || arch.CPUType == archregs.CPUTypeX86:
-		d = x86Decoder(arch)
-	case arch.CPUType == archregs.CPUTypeARM64:
-		d = arm64Decoder(arch)
-	case start&1 != 0: // Thumb
-		d = thumbDecoder(arch)
+	thumb := arch.CPUType == archregs.CPUTypeARM && start&1 != 0
+	if thumb {
 		start &^= 1
-	default:
-		d = armDecoder(arch)
 	}
+	d := decoderFor(arch, thumb)
 	pro, ok := readCode(code, start, min(e.FuncEnd, start+maxPrologueBytes))
 	if !ok {
 		return unwind.Row{}, false

@@ -3,6 +3,7 @@ package compactunwind
 import (
 	"encoding/binary"
 	"errors"
+	"sync"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/unwind"
@@ -51,22 +52,15 @@ const (
 // returned only when
 // the body row is needed and the code does not give one either.
 func Frame0Row(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind.Row, bool, error) {
-	var d *decoder
-	switch arch.CPUType {
-	case archregs.CPUTypeX86_64, archregs.CPUTypeX86:
-		d = x86Decoder(arch)
-	case archregs.CPUTypeARM64:
-		d = arm64Decoder(arch)
-	case archregs.CPUTypeARM:
+	thumb := arch.CPUType == archregs.CPUTypeARM && pc&1 != 0
+	if thumb {
 		// Bit 0 of pc says Thumb, as it does in a return address; the
 		// function's addresses are those of its halfwords.
-		d = armDecoder(arch)
-		if pc&1 != 0 {
-			d = thumbDecoder(arch)
-			pc &^= 1
-			e.FuncStart &^= 1
-		}
-	default:
+		pc &^= 1
+		e.FuncStart &^= 1
+	}
+	d := decoderFor(arch, thumb)
+	if d == nil {
 		return unwind.Row{}, false, nil
 	}
 	if code == nil || pc < e.FuncStart || pc >= e.FuncEnd {
@@ -117,6 +111,39 @@ func Frame0Row(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind
 		d.body(&row, pc, code)
 	}
 	return row, true, nil
+}
+
+// decoders holds the decoder of each architecture (and Thumb), built on
+// first use: a decoder holds no state of its own.
+var decoders sync.Map // decoderKey → *decoder
+
+type decoderKey struct {
+	arch  *archregs.Arch
+	thumb bool
+}
+
+// decoderFor returns the instruction decoder for arch, nil when there is
+// none.
+func decoderFor(arch *archregs.Arch, thumb bool) *decoder {
+	key := decoderKey{arch, thumb}
+	if d, ok := decoders.Load(key); ok {
+		return d.(*decoder)
+	}
+	var d *decoder
+	switch {
+	case arch.CPUType == archregs.CPUTypeX86_64 || arch.CPUType == archregs.CPUTypeX86:
+		d = x86Decoder(arch)
+	case arch.CPUType == archregs.CPUTypeARM64:
+		d = arm64Decoder(arch)
+	case arch.CPUType == archregs.CPUTypeARM && thumb:
+		d = thumbDecoder(arch)
+	case arch.CPUType == archregs.CPUTypeARM:
+		d = armDecoder(arch)
+	default:
+		return nil
+	}
+	actual, _ := decoders.LoadOrStore(key, d)
+	return actual.(*decoder)
 }
 
 // readCode reads [from, to) and returns what could be read, false when
