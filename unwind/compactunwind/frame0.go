@@ -43,14 +43,17 @@ const (
 // the prologue rows of the second and later functions of such an entry
 // are the body's.
 //
+// On armv7 the instruction set is ARM unless bit 0 of pc is set, which
+// says Thumb (set it from CPSR.T, as a return address's bit 0 says it for
+// callers).
+//
 // It returns ok=false, and the caller should rely on RowFor or other
-// strategies, when the code cannot be read or the prologue has a shape it
-// does not know (no instruction was decoded and the body was reached), or
-// the architecture has no decoder. On armv7 the instruction set is ARM
-// unless bit 0 of pc is set, which says Thumb (set it from CPSR.T, as a
-// return address's bit 0 says it for callers). Errors are those of RowFor,
-// returned only when
-// the body row is needed and the code does not give one either.
+// strategies, when the code cannot be read, pc is outside e, the prologue
+// has a shape it does not know and the encoding gives no row, or the
+// architecture has no decoder. Errors are RowFor's, returned only when the
+// body row is needed and the code does not give one either. Safe for
+// concurrent use; it reads at most 128 bytes from the function start and
+// 64 from pc.
 func Frame0Row(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind.Row, bool, error) {
 	thumb := arch.CPUType == archregs.CPUTypeARM && pc&1 != 0
 	if thumb {
