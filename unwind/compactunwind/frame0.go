@@ -191,6 +191,10 @@ func (s *frameState) row(d *decoder) unwind.Row {
 	}
 	if d.raOnStack {
 		row.SetRule(d.arch.DWARFRA, saved(-int64(d.arch.PtrSize)))
+	} else {
+		// Until the prologue saves it, the return address is in LR, which
+		// is not callee-saved: say it explicitly.
+		row.SetRule(d.arch.DWARFRA, unwind.Rule{Kind: unwind.SameValue})
 	}
 	for _, r := range s.saved {
 		row.SetRule(r.Reg, r.Rule)

@@ -60,7 +60,7 @@ func TestFrame0RowARM(t *testing.T) {
 		cases []frame0Case
 	}{
 		{"saves", 0x24, []frame0Case{
-			{0x24, r(13, 0)},                   // push {r4, r5, r6, r7, lr}
+			{0x24, r(13, 0, 14, 1)},            // push {r4, r5, r6, r7, lr}
 			{0x28, r(13, 20, first...)},        // add r7, sp, #12
 			{0x2c, r(7, 8, first...)},          // str r8, [sp, #-4]!
 			{0x30, r(7, 8, with(8, -24)...)},   // sub sp, sp, #8
@@ -75,7 +75,7 @@ func TestFrame0RowARM(t *testing.T) {
 			{0x164, r(13, 20, first...)},                          // pop {r4, r5, r6, r7, pc}
 		}},
 		{"locals", 0x1e4, []frame0Case{
-			{0x1e4, r(13, 0)},
+			{0x1e4, r(13, 0, 14, 1)},
 			{0x1e8, r(13, 8, 7, -8, 14, -4)}, // mov r7, sp
 			{0x224, r(7, 8, 7, -8, 14, -4)},  // mov sp, r7
 			{0x228, r(13, 8, 7, -8, 14, -4)}, // pop {r7, pc}
@@ -132,7 +132,7 @@ func TestFrame0RowThumb(t *testing.T) {
 		cases []frame0Case
 	}{
 		{"saves", 0x16, []frame0Case{
-			{0x16, r(13, 0)},                   // push {r4, r5, r6, r7, lr}
+			{0x16, r(13, 0, 14, 1)},            // push {r4, r5, r6, r7, lr}
 			{0x18, r(13, 20, first...)},        // add r7, sp, #12
 			{0x1a, r(7, 8, first...)},          // str.w r8, [sp, #-4]!
 			{0x1e, r(7, 8, with(8, -24)...)},   // sub sp, #8
@@ -249,8 +249,8 @@ func TestFrame0RowShapes(t *testing.T) {
 		)
 		e := Entry{FuncStart: 0, FuncEnd: 0x18, Encoding: 0x03000000}
 		checkFrame0(t, a, e, codeAt{0, code}, []frame0Case{
-			{0x0, ar(false, 31, 0)},
-			{0x4, ar(true, 31, 0)},
+			{0x0, ar(false, 31, 0, 30, 1)},
+			{0x4, ar(true, 31, 0, 30, 1)},
 			{0x8, ar(true, 31, 16, 29, -16, 30, -8)},
 			{0xc, ar(true, 31, 16, 29, -16, 30, -8)}, // a nop ahead of the epilogue: part of it
 			{0x10, ar(true, 31, 16, 29, -16, 30, -8)},
