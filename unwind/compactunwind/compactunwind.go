@@ -10,7 +10,10 @@
 // stores. The caller subtracts the image's load address (or __TEXT vmaddr
 // plus slide) from a PC before asking.
 //
-// The layout follows Apple's <mach-o/compact_unwind_encoding.h>.
+// The layout follows Apple's <mach-o/compact_unwind_encoding.h>. A Table
+// is read-only once parsed, and every function of the package is safe for
+// concurrent use. docs/unwind-compact.md describes what is decoded and how
+// it is checked.
 package compactunwind
 
 import (
@@ -89,8 +92,8 @@ func (e Entry) Narrow(start, end uint32) Entry {
 // function's FDE, and true, when the encoding defers to DWARF on arch (the
 // case RowFor reports as ErrDWARF).
 func (e Entry) DWARFOffset(arch *archregs.Arch) (uint32, bool) {
-	m, ok := modesOf(arch)
-	if !ok || e.Encoding&encodingModeMask != m.dwarf {
+	mode, ok := dwarfMode(arch)
+	if !ok || e.Encoding&encodingModeMask != mode {
 		return 0, false
 	}
 	return e.Encoding & encodingDWARFOffsetMask, true
