@@ -10,7 +10,10 @@
 // stores. The caller subtracts the image's load address (or __TEXT vmaddr
 // plus slide) from a PC before asking.
 //
-// The layout follows Apple's <mach-o/compact_unwind_encoding.h>.
+// The layout follows Apple's <mach-o/compact_unwind_encoding.h>. A Table
+// is read-only once parsed, and every function of the package is safe for
+// concurrent use. docs/unwind-compact.md describes what is decoded and how
+// it is checked.
 package compactunwind
 
 import (
@@ -51,7 +54,8 @@ const (
 type Entry struct {
 	// FuncStart and FuncEnd bound the function, [FuncStart, FuncEnd),
 	// image-relative. FuncEnd is the start of the next entry (or the end
-	// of the table): padding after a function belongs to it.
+	// of the table): padding after a function belongs to it. Adjacent
+	// functions with the same encoding may share one entry (see Narrow).
 	FuncStart, FuncEnd uint32
 	// Encoding is the 32-bit compact unwind encoding; RowFor interprets it.
 	Encoding uint32
@@ -67,12 +71,29 @@ type Entry struct {
 	Off uint32
 }
 
+// Narrow returns e limited to the function [start, end), when that lies
+// inside e. Linkers fold adjacent functions with the same encoding into one
+// entry, whose FuncStart is then the first function's: Frame0Row decodes
+// the prologue from FuncStart, so a caller that knows the function's own
+// bounds (LC_FUNCTION_STARTS, the symbol table) narrows the entry first.
+// An end of 0 keeps e.FuncEnd.
+func (e Entry) Narrow(start, end uint32) Entry {
+	if end == 0 || end > e.FuncEnd {
+		end = e.FuncEnd
+	}
+	if start < e.FuncStart || start >= end {
+		return e
+	}
+	e.FuncStart, e.FuncEnd = start, end
+	return e
+}
+
 // DWARFOffset returns the offset in the image's __eh_frame section of the
 // function's FDE, and true, when the encoding defers to DWARF on arch (the
 // case RowFor reports as ErrDWARF).
 func (e Entry) DWARFOffset(arch *archregs.Arch) (uint32, bool) {
-	m, ok := modesOf(arch)
-	if !ok || e.Encoding&encodingModeMask != m.dwarf {
+	mode, ok := dwarfMode(arch)
+	if !ok || e.Encoding&encodingModeMask != mode {
 		return 0, false
 	}
 	return e.Encoding & encodingDWARFOffsetMask, true

@@ -3,11 +3,13 @@ package compactunwind
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/unwind"
 )
 
@@ -243,5 +245,57 @@ func TestParseObject(t *testing.T) {
 	wantError(t, "ParseObject(33 bytes)", err, 32, "not a multiple")
 	if _, err := ParseObject(nil, 2); err == nil {
 		t.Error("ParseObject(ptrSize 2): no error")
+	}
+}
+
+func TestNarrow(t *testing.T) {
+	e := Entry{FuncStart: 0x100, FuncEnd: 0x200, Encoding: 0x01000000}
+	for _, tt := range []struct {
+		start, end         uint32
+		wantStart, wantEnd uint32
+	}{
+		{0x140, 0x180, 0x140, 0x180},
+		{0x140, 0, 0x140, 0x200},     // end unknown
+		{0x140, 0x300, 0x140, 0x200}, // end beyond the entry
+		{0x80, 0x180, 0x100, 0x200},  // start outside: unchanged
+		{0x200, 0x280, 0x100, 0x200},
+	} {
+		got := e.Narrow(tt.start, tt.end)
+		if got.FuncStart != tt.wantStart || got.FuncEnd != tt.wantEnd || got.Encoding != e.Encoding {
+			t.Errorf("Narrow(%#x, %#x) = [%#x, %#x), want [%#x, %#x)", tt.start, tt.end, got.FuncStart, got.FuncEnd, tt.wantStart, tt.wantEnd)
+		}
+	}
+}
+
+// TestConcurrentUse looks up and decodes from several goroutines at once
+// (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	data := (&tableBuilder{funcs: syntheticFuncs(), end: 0x1400, common: []uint32{0x01010005}, personalities: []uint32{0x5000, 0x5008}, perPage: 2, compressed: true}).build()
+	table, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := codeAt{0x1000, make([]byte, 0x400)}
+	want, _ := table.Lookup(0x1044)
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for i := 0; i < 200; i++ {
+				e, err := table.Lookup(0x1044)
+				if err != nil || e != want {
+					done <- fmt.Errorf("Lookup(0x1044) = %+v, %v; want %+v", e, err, want)
+					return
+				}
+				for _, arch := range archregs.All {
+					Frame0Row(arch, e, 0x1044, code)
+				}
+			}
+			done <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }

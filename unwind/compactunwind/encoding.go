@@ -30,18 +30,17 @@ const (
 	armModeDWARF  = 0x04000000 // UNWIND_ARM_MODE_DWARF
 )
 
-type modes struct{ dwarf uint32 }
-
-func modesOf(arch *archregs.Arch) (modes, bool) {
+// dwarfMode returns arch's mode that defers to DWARF.
+func dwarfMode(arch *archregs.Arch) (uint32, bool) {
 	switch arch.CPUType {
 	case archregs.CPUTypeX86_64, archregs.CPUTypeX86:
-		return modes{dwarf: x86ModeDWARF}, true
+		return x86ModeDWARF, true
 	case archregs.CPUTypeARM64:
-		return modes{dwarf: arm64ModeDWARF}, true
+		return arm64ModeDWARF, true
 	case archregs.CPUTypeARM:
-		return modes{dwarf: armModeDWARF}, true
+		return armModeDWARF, true
 	}
-	return modes{}, false
+	return 0, false
 }
 
 // RowFor translates e's encoding into the row that holds once the
@@ -60,7 +59,7 @@ func modesOf(arch *archregs.Arch) (modes, bool) {
 // on x86 saved at CFA-PtrSize; on arm64 and armv7 with a frame, in the
 // frame record; on arm64 frameless functions, still in LR (SameValue).
 func RowFor(arch *archregs.Arch, e Entry, code CodeReader) (unwind.Row, error) {
-	if e.Encoding&encodingModeMask == 0 {
+	if e.Encoding&encodingModeMask == 0 { // encoding 0, or only personality and LSDA bits
 		return unwind.Row{}, ErrNoInfo
 	}
 	switch arch.CPUType {

@@ -21,8 +21,9 @@ import (
 // emits for every function, and the disassembly llvm-objdump-16 printed.
 
 type fixture struct {
-	name string
-	arch *archregs.Arch
+	name  string
+	arch  *archregs.Arch
+	thumb bool // Frame0Row is told by bit 0 of the PC
 }
 
 // compactObject is the object file whose __compact_unwind the fixture's
@@ -42,10 +43,10 @@ func (fx fixture) compactObject(t testing.TB) (*macho.File, []byte) {
 }
 
 var fixtures = []fixture{
-	{"x86_64-fp", archregs.X86_64}, {"x86_64-nofp", archregs.X86_64},
-	{"i386-fp", archregs.I386}, {"i386-nofp", archregs.I386},
-	{"arm64-fp", archregs.ARM64}, {"arm64-nofp", archregs.ARM64},
-	{"armv7k-fp", archregs.ARMV7},
+	{"x86_64-fp", archregs.X86_64, false}, {"x86_64-nofp", archregs.X86_64, false},
+	{"i386-fp", archregs.I386, false}, {"i386-nofp", archregs.I386, false},
+	{"arm64-fp", archregs.ARM64, false}, {"arm64-nofp", archregs.ARM64, false},
+	{"armv7k-fp", archregs.ARMV7, false}, {"armv7k-thumb", archregs.ARMV7, true},
 }
 
 // function is one function of a fixture's object file.
@@ -378,8 +379,9 @@ func armEpilogue(fn *function, i int) bool {
 		switch op, args, _ := strings.Cut(in.text, "\t"); {
 		case op == "bx" && args == "lr" || op == "pop" && strings.Contains(args, "pc"):
 			return true
-		case op == "pop" || op == "vpop" || op == "ldr" && strings.Contains(args, "[sp], #") ||
-			(op == "add" || op == "sub") && (strings.HasPrefix(args, "sp, sp,") || strings.HasPrefix(args, "sp, r7,")):
+		case op == "pop" || op == "pop.w" || op == "vpop" || op == "ldr" && strings.Contains(args, "[sp], #") ||
+			args == "sp, r7" || (op == "add" || op == "sub" || op == "add.w" || op == "sub.w") &&
+			(strings.HasPrefix(args, "sp, sp,") || strings.HasPrefix(args, "sp, r7,") || strings.HasPrefix(args, "sp, #")):
 		default:
 			return false
 		}
@@ -528,7 +530,11 @@ func TestFrame0RowFixtures(t *testing.T) {
 						// checks epilogues.
 						continue
 					}
-					got, ok, err := Frame0Row(fx.arch, e, in.addr, reader)
+					pc := in.addr
+					if fx.thumb {
+						pc |= 1
+					}
+					got, ok, err := Frame0Row(fx.arch, e, pc, reader)
 					if err != nil {
 						t.Errorf("%s: Frame0Row(%#x) error: %v", fn.name, in.addr, err)
 						continue
@@ -623,7 +629,14 @@ func TestUnwindInfoFixtures(t *testing.T) {
 				linked[fn.name] = fn.start
 			}
 			textSeg := f.Segment("__TEXT")
-			for _, fn := range functions(t, obj, objText) {
+			_, objCode := section(t, obj, "__TEXT", "__text")
+			_, linkedCode := section(t, f, "__TEXT", "__text")
+			objReader := sectionReader{objText.Addr, objCode}
+			linkedReader := sectionReader{linkedText.Addr - textSeg.Addr, linkedCode}
+			objFns := functions(t, obj, objText)
+			readOracle(t, fx, objFns) // for the instruction boundaries
+			frame0, folded, nfuncs := 0, 0, 0
+			for _, fn := range objFns {
 				oe, err := ot.Lookup(fn.start)
 				if err != nil {
 					continue
@@ -643,7 +656,33 @@ func TestUnwindInfoFixtures(t *testing.T) {
 				if le.Encoding != oe.Encoding && !(lDWARF && oDWARF) {
 					t.Errorf("%s: linked encoding %#08x, object's %#08x", fn.name, le.Encoding, oe.Encoding)
 				}
+				// The image gives Frame0Row the same answers as the object
+				// (which TestFrame0RowFixtures checks against the oracle),
+				// the entry narrowed to the function: the linker folds
+				// adjacent functions with the same encoding.
+				start := uint32(uint64(addr) - textSeg.Addr)
+				nfuncs++
+				if le.FuncStart != start {
+					folded++
+				}
+				le = le.Narrow(start, start+(fn.end-fn.start))
+				for _, in := range fn.insns {
+					if in.addr >= oe.FuncEnd {
+						break
+					}
+					lpc := le.FuncStart + (in.addr - fn.start)
+					want, wantOK, wantErr := Frame0Row(fx.arch, oe, in.addr, objReader)
+					got, gotOK, gotErr := Frame0Row(fx.arch, le, lpc, linkedReader)
+					if gotOK != wantOK || (gotErr == nil) != (wantErr == nil) || !rowsEqual(got, want) {
+						t.Errorf("%s: Frame0Row(image %#x) = %+v, %v, %v; the object's (%#x) = %+v, %v, %v", fn.name, lpc, got, gotOK, gotErr, in.addr, want, wantOK, wantErr)
+					}
+					frame0++
+				}
 			}
+			if frame0 == 0 {
+				t.Error("no instruction compared")
+			}
+			t.Logf("%d instructions compared; %d of %d functions share an entry with the one before", frame0, folded, nfuncs)
 		})
 	}
 }

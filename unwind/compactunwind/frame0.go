@@ -3,7 +3,7 @@ package compactunwind
 import (
 	"encoding/binary"
 	"errors"
-	"io"
+	"sync"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/unwind"
@@ -37,13 +37,23 @@ const (
 //   - In the body it gives RowFor's row when the encoding has one, else the
 //     row the prologue built.
 //
+// The prologue is decoded from e.FuncStart: narrow e to the function's own
+// bounds first when they are known (Entry.Narrow), as linkers fold
+// adjacent functions that share an encoding into one entry. Unnarrowed,
+// the prologue rows of the second and later functions of such an entry
+// are the body's.
+//
+// On armv7 the instruction set is ARM unless bit 0 of pc is set, which
+// says Thumb (set it from CPSR.T, as a return address's bit 0 says it for
+// callers).
+//
 // It returns ok=false, and the caller should rely on RowFor or other
-// strategies, when the code cannot be read or the prologue has a shape it
-// does not know (no instruction was decoded and the body was reached), or
-// the architecture has no decoder. On armv7 the instruction set is ARM
-// unless bit 0 of pc is set, which says Thumb (set it from CPSR.T); only
-// ARM-mode code is decoded. Errors are those of RowFor, returned only when
-// the body row is needed and the code does not give one either.
+// strategies, when the code cannot be read, pc is outside e, the prologue
+// has a shape it does not know and the encoding gives no row, or the
+// architecture has no decoder. Errors are RowFor's, returned only when the
+// body row is needed and the code does not give one either. Safe for
+// concurrent use; it reads at most 128 bytes from the function start and
+// 64 from pc.
 func Frame0Row(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind.Row, bool, error) {
 	row, _, ok, err := Frame0(arch, e, pc, code)
 	return row, ok, err
@@ -64,18 +74,15 @@ const (
 // make asynchronous in epilogues) takes Frame0's row only in the prologue
 // and the epilogue.
 func Frame0(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind.Row, Phase, bool, error) {
-	var d *decoder
-	switch arch.CPUType {
-	case archregs.CPUTypeX86_64, archregs.CPUTypeX86:
-		d = x86Decoder(arch)
-	case archregs.CPUTypeARM64:
-		d = arm64Decoder(arch)
-	case archregs.CPUTypeARM:
-		if pc&1 != 0 {
-			return unwind.Row{}, PhaseBody, false, nil
-		}
-		d = armDecoder(arch)
-	default:
+	thumb := arch.CPUType == archregs.CPUTypeARM && pc&1 != 0
+	if thumb {
+		// Bit 0 of pc says Thumb, as it does in a return address; the
+		// function's addresses are those of its halfwords.
+		pc &^= 1
+		e.FuncStart &^= 1
+	}
+	d := decoderFor(arch, thumb)
+	if d == nil {
 		return unwind.Row{}, PhaseBody, false, nil
 	}
 	if code == nil || pc < e.FuncStart || pc >= e.FuncEnd {
@@ -89,14 +96,16 @@ func Frame0(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind.Ro
 	// instruction that is not a prologue's.
 	s := d.entryState()
 	at := uint32(0)
-	for e.FuncStart+at < pc {
+	// An entry that continues a function (UNWIND_IS_NOT_FUNCTION_START)
+	// has no prologue at its start.
+	for e.Encoding&EncodingIsNotFunctionStart == 0 && e.FuncStart+at < pc {
 		n, ok := d.prologue(&s, pro[at:])
 		if !ok {
 			break
 		}
 		at += uint32(n)
 	}
-	inPrologue := e.FuncStart+at == pc
+	inPrologue := e.Encoding&EncodingIsNotFunctionStart == 0 && e.FuncStart+at == pc
 	// An epilogue from pc to a return or tail call. In a prologue the
 	// instruction at pc is a prologue's and the scan fails at once, unless
 	// the epilogue follows the prologue directly.
@@ -126,6 +135,39 @@ func Frame0(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind.Ro
 	return row, PhaseBody, true, nil
 }
 
+// decoders holds the decoder of each architecture (and Thumb), built on
+// first use: a decoder holds no state of its own.
+var decoders sync.Map // decoderKey → *decoder
+
+type decoderKey struct {
+	arch  *archregs.Arch
+	thumb bool
+}
+
+// decoderFor returns the instruction decoder for arch, nil when there is
+// none.
+func decoderFor(arch *archregs.Arch, thumb bool) *decoder {
+	key := decoderKey{arch, thumb}
+	if d, ok := decoders.Load(key); ok {
+		return d.(*decoder)
+	}
+	var d *decoder
+	switch {
+	case arch.CPUType == archregs.CPUTypeX86_64 || arch.CPUType == archregs.CPUTypeX86:
+		d = x86Decoder(arch)
+	case arch.CPUType == archregs.CPUTypeARM64:
+		d = arm64Decoder(arch)
+	case arch.CPUType == archregs.CPUTypeARM && thumb:
+		d = thumbDecoder(arch)
+	case arch.CPUType == archregs.CPUTypeARM:
+		d = armDecoder(arch)
+	default:
+		return nil
+	}
+	actual, _ := decoders.LoadOrStore(key, d)
+	return actual.(*decoder)
+}
+
 // readCode reads [from, to) and returns what could be read, false when
 // nothing could.
 func readCode(code CodeReader, from, to uint32) ([]byte, bool) {
@@ -133,11 +175,13 @@ func readCode(code CodeReader, from, to uint32) ([]byte, bool) {
 		return nil, false
 	}
 	buf := make([]byte, to-from)
-	n, err := code.ReadAt(buf, int64(from))
-	if n == 0 || (err != nil && !errors.Is(err, io.EOF)) && n < len(buf) {
+	// A short read (the end of the mapped code) is what there is: the
+	// decoders stop where the bytes do.
+	n, _ := code.ReadAt(buf, int64(from))
+	if n <= 0 {
 		return nil, false
 	}
-	return buf[:n], true
+	return buf[:min(n, len(buf))], true
 }
 
 // frameState is the prologue's effect so far.
@@ -166,6 +210,10 @@ func (s *frameState) row(d *decoder) unwind.Row {
 	}
 	if d.raOnStack {
 		row.SetRule(d.arch.DWARFRA, saved(-int64(d.arch.PtrSize)))
+	} else {
+		// Until the prologue saves it, the return address is in LR, which
+		// is not callee-saved: say it explicitly.
+		row.SetRule(d.arch.DWARFRA, unwind.Rule{Kind: unwind.SameValue})
 	}
 	for _, r := range s.saved {
 		row.SetRule(r.Reg, r.Rule)

@@ -60,7 +60,7 @@ func TestFrame0RowARM(t *testing.T) {
 		cases []frame0Case
 	}{
 		{"saves", 0x24, []frame0Case{
-			{0x24, r(13, 0)},                   // push {r4, r5, r6, r7, lr}
+			{0x24, r(13, 0, 14, 1)},            // push {r4, r5, r6, r7, lr}
 			{0x28, r(13, 20, first...)},        // add r7, sp, #12
 			{0x2c, r(7, 8, first...)},          // str r8, [sp, #-4]!
 			{0x30, r(7, 8, with(8, -24)...)},   // sub sp, sp, #8
@@ -75,7 +75,7 @@ func TestFrame0RowARM(t *testing.T) {
 			{0x164, r(13, 20, first...)},                          // pop {r4, r5, r6, r7, pc}
 		}},
 		{"locals", 0x1e4, []frame0Case{
-			{0x1e4, r(13, 0)},
+			{0x1e4, r(13, 0, 14, 1)},
 			{0x1e8, r(13, 8, 7, -8, 14, -4)}, // mov r7, sp
 			{0x224, r(7, 8, 7, -8, 14, -4)},  // mov sp, r7
 			{0x228, r(13, 8, 7, -8, 14, -4)}, // pop {r7, pc}
@@ -102,10 +102,77 @@ func TestFrame0RowARM(t *testing.T) {
 			checkFrame0(t, a, e, reader, tt.cases)
 		})
 	}
-	// Thumb code is not decoded.
-	e, _ := table.Lookup(0x24)
-	if _, ok, err := Frame0Row(a, e, 0x28|1, reader); ok || err != nil {
-		t.Errorf("Frame0Row(Thumb) = ok %v, %v; want not ok", ok, err)
+}
+
+// TestFrame0RowThumb checks the Thumb-2 prologues and epilogues of the
+// armv7k-thumb fixture (bit 0 of the PC says Thumb).
+func TestFrame0RowThumb(t *testing.T) {
+	f, err := macho.Open(filepath.Join("testdata", "armv7k-thumb.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	text, code := section(t, f, "__TEXT", "__text")
+	_, cu := section(t, f, "__LD", "__compact_unwind")
+	table, err := ParseObject(cu, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := sectionReader{text.Addr, code}
+	a := archregs.ARMV7
+	r := func(cfaReg unwind.Reg, cfaOff int64, regs ...int64) unwind.Row {
+		return rowOf(a, cfaReg, cfaOff, regs...)
+	}
+	first := []int64{4, -20, 5, -16, 6, -12, 7, -8, 14, -4} // push {r4, r5, r6, r7, lr}
+	with := func(extra ...int64) []int64 { return append(append([]int64{}, first...), extra...) }
+	big := []int64{4, -16, 5, -12, 7, -8, 14, -4} // push {r4, r5, r7, lr}
+	tests := []struct {
+		name  string
+		start uint32
+		cases []frame0Case
+	}{
+		{"saves", 0x16, []frame0Case{
+			{0x16, r(13, 0, 14, 1)},            // push {r4, r5, r6, r7, lr}
+			{0x18, r(13, 20, first...)},        // add r7, sp, #12
+			{0x1a, r(7, 8, first...)},          // str.w r8, [sp, #-4]!
+			{0x1e, r(7, 8, with(8, -24)...)},   // sub sp, #8
+			{0x20, r(7, 8, with(8, -24)...)},   // the body
+			{0x4c, r(13, 32, with(8, -24)...)}, // add sp, #8
+			{0x4e, r(13, 24, with(8, -24)...)}, // ldr.w r8, [sp], #4
+			{0x52, r(13, 20, first...)},        // pop {r4, r5, r6, r7, pc}
+		}},
+		{"many", 0x54, []frame0Case{
+			{0x58, r(7, 8, first...)}, // push.w {r8, r10, r11}
+			{0x5c, r(7, 8, with(8, -32, 10, -28, 11, -24)...)},
+			{0xd2, r(13, 64, with(8, -32, 10, -28, 11, -24)...)}, // add sp, #0x20
+			{0xd4, r(13, 32, with(8, -32, 10, -28, 11, -24)...)}, // pop.w {r8, r10, r11}
+			{0xd8, r(13, 20, first...)},                          // pop {r4, r5, r6, r7, pc}
+		}},
+		{"big", 0xda, []frame0Case{
+			{0xdc, r(13, 16, big...)},    // add r7, sp, #8
+			{0xde, r(7, 8, big...)},      // sub.w sp, sp, #0xbc0
+			{0xe2, r(7, 8, big...)},      // the body
+			{0x11c, r(13, 3024, big...)}, // add.w sp, sp, #0xbc0
+			{0x120, r(13, 16, big...)},   // pop {r4, r5, r7, pc}
+		}},
+		{"locals", 0x122, []frame0Case{
+			{0x124, r(13, 8, 7, -8, 14, -4)},  // mov r7, sp
+			{0x126, r(7, 8, 7, -8, 14, -4)},   // sub sp, #0x48
+			{0x14a, r(13, 80, 7, -8, 14, -4)}, // add sp, #0x48
+			{0x14c, r(13, 8, 7, -8, 14, -4)},  // pop {r7, pc}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := table.Lookup(tt.start)
+			if err != nil || e.FuncStart != tt.start {
+				t.Fatalf("Lookup(%#x) = %+v, %v", tt.start, e, err)
+			}
+			for i := range tt.cases {
+				tt.cases[i].pc |= 1
+			}
+			checkFrame0(t, a, e, reader, tt.cases)
+		})
 	}
 }
 
@@ -182,8 +249,8 @@ func TestFrame0RowShapes(t *testing.T) {
 		)
 		e := Entry{FuncStart: 0, FuncEnd: 0x18, Encoding: 0x03000000}
 		checkFrame0(t, a, e, codeAt{0, code}, []frame0Case{
-			{0x0, ar(false, 31, 0)},
-			{0x4, ar(true, 31, 0)},
+			{0x0, ar(false, 31, 0, 30, 1)},
+			{0x4, ar(true, 31, 0, 30, 1)},
 			{0x8, ar(true, 31, 16, 29, -16, 30, -8)},
 			{0xc, ar(true, 31, 16, 29, -16, 30, -8)}, // a nop ahead of the epilogue: part of it
 			{0x10, ar(true, 31, 16, 29, -16, 30, -8)},

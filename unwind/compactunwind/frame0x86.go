@@ -65,7 +65,63 @@ func x86Decoder(arch *archregs.Arch) *decoder {
 		}
 		return 0, 0, false
 	}
+	// movMem decodes `mov [bp/sp + disp], reg` (op 0x89, a store) or
+	// `mov reg, [bp/sp + disp]` (op 0x8B, a load), disp 8 or 32 bits, the way hand-written
+	// and older compilers' prologues save registers: the register, the
+	// base (x86RegBP or x86RegSP), the displacement and the length.
+	movMem := func(code []byte, op byte) (r unwind.Reg, base byte, disp int64, n int, ok bool) {
+		c, p := code, 0
+		var regHigh byte
+		if is64 {
+			if len(c) == 0 || c[0]&^4 != 0x48 { // REX.W, with or without REX.R
+				return 0, 0, 0, 0, false
+			}
+			regHigh = (c[0] >> 2 & 1) << 3
+			c, p = c[1:], 1
+		}
+		if len(c) < 2 || c[0] != op {
+			return 0, 0, 0, 0, false
+		}
+		mod, reg := c[1]>>6, regHigh|c[1]>>3&7
+		at := 2 // the displacement, after the SIB byte of [sp + disp]
+		switch c[1] & 7 {
+		case x86RegBP:
+			base = x86RegBP
+		case x86RegSP:
+			if len(c) < 3 || c[2] != 0x24 {
+				return 0, 0, 0, 0, false
+			}
+			base, at = x86RegSP, 3
+		default:
+			return 0, 0, 0, 0, false
+		}
+		switch {
+		case mod == 1 && len(c) >= at+1: // disp8
+			disp, n = int64(int8(c[at])), p+at+1
+		case mod == 2 && len(c) >= at+4: // disp32
+			disp, n = int64(int32(binary.LittleEndian.Uint32(c[at:]))), p+at+4
+		default:
+			return 0, 0, 0, 0, false
+		}
+		if is64 {
+			r = x86_64InsnReg[reg]
+		} else {
+			r = i386InsnReg[reg]
+		}
+		return r, base, disp, n, true
+	}
 	d.prologue = func(s *frameState, code []byte) (int, bool) {
+		if r, base, disp, n, ok := movMem(code, 0x89); ok && arch.IsCalleeSaved(r) {
+			switch {
+			case base == x86RegSP:
+				s.save(r, disp)
+			case s.fpSet: // SP = CFA - depth, BP = CFA - fpOff
+				s.save(r, s.depth-s.fpOff+disp)
+			default:
+				return 0, false
+			}
+			return n, true
+		}
 		if r, n, ok := reg(code, 0x50); ok { // push reg
 			s.depth += ptr
 			if arch.IsCalleeSaved(r) {
@@ -99,6 +155,17 @@ func x86Decoder(arch *archregs.Arch) *decoder {
 			}
 			if imm, n, ok := spImm(c, 0); ok { // add sp, imm
 				s.up += imm
+				at += n
+				continue
+			}
+			if r, base, disp, n, ok := movMem(c, 0x8B); ok && arch.IsCalleeSaved(r) {
+				if base == x86RegSP {
+					s.load(r, disp)
+				} else {
+					// Reloaded from the frame: until then BP still holds
+					// the frame and the body's row is right.
+					restoresSP = true
+				}
 				at += n
 				continue
 			}

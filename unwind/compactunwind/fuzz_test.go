@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/internal/testcorpus"
 	"github.com/stackimage/stackimage/unwind"
 )
 
@@ -28,6 +29,20 @@ func FuzzParse(f *testing.F) {
 		_, ui := section(f, m, "__TEXT", "__unwind_info")
 		f.Add(ui)
 		m.Close()
+	}
+	// The corpus's real tables, when it is there.
+	if dir, err := testcorpus.Find(); err == nil {
+		for _, rel := range []string{"symbolic/symbolic-testutils/fixtures/macos/crash",
+			"plcrashreporter/Resources/Tests/PLCrashAsyncDwarfEncodingTests/regression-bins/tbin.unwind_test_x86_64_frameless_big.s.8"} {
+			if m, err := macho.Open(filepath.Join(dir, rel)); err == nil {
+				if s := m.Section("__unwind_info"); s != nil {
+					if b, err := s.Data(); err == nil {
+						f.Add(b)
+					}
+				}
+				m.Close()
+			}
+		}
 	}
 	f.Add((&tableBuilder{funcs: syntheticFuncs(), end: 0x1400, common: []uint32{0x01010005}, personalities: []uint32{0x5000, 0x5008}, perPage: 3, compressed: true}).build())
 	f.Add((&tableBuilder{funcs: syntheticFuncs(), end: 0x1400, perPage: 2}).build())

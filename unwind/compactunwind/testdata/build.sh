@@ -12,7 +12,8 @@
 #   NAME.unwind_info.txt llvm-objdump-16 --unwind-info NAME
 #   NAME.disasm.txt      llvm-objdump-16 -d --no-show-raw-insn --mattr=+vfp3 NAME.o
 # armv7k (watchOS) is the only 32-bit ARM target for which clang writes
-# compact unwind and CFI; -marm keeps it in ARM mode.
+# compact unwind and CFI: armv7k-fp is ARM code (-marm), armv7k-thumb
+# Thumb-2.
 set -eu
 cd "$(dirname "$0")"
 flags="-O1 -fasynchronous-unwind-tables -ffreestanding -nostdlib -fno-stack-protector -fno-builtin -c"
@@ -43,7 +44,12 @@ build arm64-nofp arm64-apple-macos11 arm64 macos 11.0 -fomit-frame-pointer
 build i386-fp i386-apple-macos10.12 none macos 10.12 -fno-omit-frame-pointer
 build i386-nofp i386-apple-macos10.12 none macos 10.12 -fomit-frame-pointer
 build armv7k-fp armv7k-apple-watchos5 none watchos 5.0 -marm
-for o in *-fp.o *-nofp.o; do
-	case $o in armv7*) mattr=--mattr=+vfp3 ;; *) mattr= ;; esac
+build armv7k-thumb armv7k-apple-watchos5 none watchos 5.0 -mthumb
+for o in *-fp.o *-nofp.o *-thumb.o; do
+	case $o in
+	armv7k-thumb*) mattr="--triple=thumbv7k-apple-watchos --mattr=+vfp3" ;;
+	armv7*) mattr=--mattr=+vfp3 ;;
+	*) mattr= ;;
+	esac
 	llvm-objdump-16 -d --no-show-raw-insn $mattr "$o" >"${o%.o}.disasm.txt"
 done
