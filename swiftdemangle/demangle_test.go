@@ -1,0 +1,72 @@
+package swiftdemangle
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// doublingDictionaries nests Dictionary<T, T> levels deep, each level
+// naming the one below twice through a substitution, so its printed form
+// doubles with every 7 mangled bytes.
+func doublingDictionaries(levels int) string {
+	var b strings.Builder
+	b.WriteString("$sSDyS2iG")
+	for i := 0; i < levels; i++ {
+		b.WriteString("SDyA2" + string(rune('A'+i)) + "G")
+	}
+	return b.String()
+}
+
+// Names from real iOS binaries and the forms Apple's tools print for them.
+func TestDemangleAppSymbols(t *testing.T) {
+	tests := []struct {
+		name, mangled string
+		style         Style
+		want          string
+	}{
+		{"specialized static", "$s15iOSCrashingTest10CrashClassC06pleaseC0yyFZTf4d_n", Simplified, "specialized static CrashClass.pleaseCrash()"},
+		{"specialized static full", "$s15iOSCrashingTest10CrashClassC06pleaseC0yyFZTf4d_n", Full,
+			"function signature specialization <Arg[0] = Dead> of static iOSCrashingTest.CrashClass.pleaseCrash() -> ()"},
+		{"Mach-O underscore", "_$s15iOSCrashingTest10CrashClassC06pleaseC0yyFZTf4d_n", Simplified, "specialized static CrashClass.pleaseCrash()"},
+		{"labels only", "$s8mangling14varargsVsArray3arr1nySaySiGd_SStF", Simplified, "varargsVsArray(arr:n:)"},
+		{"name only", "$s8mangling14varargsVsArray3arr1nySaySiGd_SStF", NameOnly, "varargsVsArray"},
+		{"with types", "$s8mangling14varargsVsArray3arr1nySaySiGd_SStF", SimplifiedTypes, "varargsVsArray(arr: [Int]..., n: String)"},
+		{"punycode", "$s8mangling0030Proprostnemluvesky_uybCEdmaEBayyF", Full, "mangling.Pročprostěnemluvíčesky() -> ()"},
+		{"Swift 4.0", "__T08mangling3ZimC4zangyx_qd__tlF", Full, "mangling.Zim.zang<A>(A, A1) -> ()"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Demangle(tt.mangled, tt.style)
+			if err != nil || got != tt.want {
+				t.Errorf("Demangle(%q, %d) = %q, %v; want %q", tt.mangled, tt.style, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDemangleErrors(t *testing.T) {
+	tests := []struct {
+		name, mangled string
+		want          error
+	}{
+		{"C", "main", ErrNotMangled},
+		{"C++", "_ZN3foo3barEv", ErrNotMangled},
+		{"old mangling", "_TF3foog3barSi", ErrUnsupported},
+		{"identifier past the end", "$s8mangling3Zi", ErrMalformed},
+		{"unknown operator", "$s8mangling3ZimC4zangyy$F", ErrMalformed},
+		{"repetition counts", "$s" + strings.Repeat("S2048i", 40), ErrTooComplex},
+		{"doubling substitutions", doublingDictionaries(24), ErrTooComplex},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Demangle(tt.mangled, Full)
+			if !errors.Is(err, tt.want) {
+				if len(got) > 200 {
+					got = got[:200] + "..."
+				}
+				t.Errorf("Demangle(%q) = %q, %v; want error %v", tt.mangled, got, err, tt.want)
+			}
+		})
+	}
+}
