@@ -1050,6 +1050,9 @@ func (d *demangler) popFunctionType(k Kind, hasClangType bool) *Node {
 	if hasClangType {
 		addChild(fn, d.demangleClangType())
 	}
+	// Swift pops a "transferring" result first, though it prints it last
+	// and so loses an "async" mangled before it; we do as Swift does.
+	addChild(fn, d.popKind(KindTransferringResultFunctionType))
 	addChild(fn, d.popKind(KindIsolatedAnyFunctionType))
 	addChild(fn, d.popKind(KindNonIsolatedCallerFunctionType))
 	addChild(fn, d.popKind(KindGlobalActorFunctionType))
@@ -1058,7 +1061,6 @@ func (d *demangler) popFunctionType(k Kind, hasClangType bool) *Node {
 	addChild(fn, d.popIf(func(k Kind) bool { return k == KindThrowsAnnotation || k == KindTypedThrowsAnnotation }))
 	addChild(fn, d.popKind(KindConcurrentFunctionType))
 	addChild(fn, d.popKind(KindAsyncAnnotation))
-	addChild(fn, d.popKind(KindTransferringResultFunctionType))
 	fn = addChild(fn, d.popFunctionParams(KindArgumentTuple))
 	fn = addChild(fn, d.popFunctionParams(KindReturnType))
 	return d.typeNode(fn)
@@ -1089,7 +1091,7 @@ func (d *demangler) popFunctionParamLabels(ty *Node) *Node {
 		return nil
 	}
 	first := 0
-	for _, k := range [...]Kind{KindIsolatedAnyFunctionType, KindNonIsolatedCallerFunctionType,
+	for _, k := range [...]Kind{KindTransferringResultFunctionType, KindIsolatedAnyFunctionType, KindNonIsolatedCallerFunctionType,
 		KindGlobalActorFunctionType, KindDifferentiableFunctionType, KindSelfLifetimeDependence} {
 		if fn.child(first).kind() == k {
 			first++

@@ -493,12 +493,12 @@ func (p *printer) printImplFunctionType(fn *Node, depth int) {
 	p.wb(')')
 	if patternSubs != nil {
 		p.w(" for <")
-		p.printChildren(patternSubs.child(1), depth, ", ")
+		p.printChildren(patternSubs.child(1), depth, "")
 		p.wb('>')
 	}
 	if invocationSubs != nil {
 		p.w(" for <")
-		p.printChildren(invocationSubs.firstChild(), depth, ", ")
+		p.printChildren(invocationSubs.firstChild(), depth, "")
 		p.wb('>')
 	}
 }
