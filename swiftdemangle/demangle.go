@@ -7,8 +7,8 @@
 // symbol is parsed into a tree of Nodes shaped like those of Swift's own
 // demangler (lib/Demangling), which prints in one of several Styles: Full is
 // what swift-demangle prints, Simplified what Apple's crash reports show.
-// The pre-Swift-4 mangling ("_T" not followed by "0") is recognised but not
-// demangled (ErrUnsupported).
+// The pre-Swift-4 mangling ("_T" not followed by "0", and the "_Tt" type
+// names of Objective-C metadata) is read too.
 //
 // Every function here is safe for concurrent use. Input is untrusted: work
 // and output are bounded (see MaxOutput), and malformed names give errors,
@@ -49,8 +49,6 @@ const MaxOutput = 1 << 16
 var (
 	// ErrNotMangled: the name has no Swift mangling prefix.
 	ErrNotMangled = errors.New("not a Swift mangled name")
-	// ErrUnsupported: the name uses the pre-Swift-4 mangling ("_T...").
-	ErrUnsupported = errors.New("pre-Swift 4 mangling is not supported")
 	// ErrMalformed: the name has a Swift prefix but does not parse.
 	ErrMalformed = errors.New("malformed Swift mangled name")
 	// ErrTooComplex: the name needs more nodes, nesting or output than
@@ -90,9 +88,8 @@ func trimMachO(name string) string {
 }
 
 // IsMangled reports whether name starts like a Swift mangled symbol, in
-// any of the manglings this package knows (including the old "_T" one it
-// cannot demangle), with or without Mach-O's extra underscore. It does not
-// parse the name.
+// any of the manglings this package knows, with or without Mach-O's extra
+// underscore. It does not parse the name.
 func IsMangled(name string) bool {
 	name = trimMachO(name)
 	return manglingPrefixLength(name) > 0 || strings.HasPrefix(name, "_T")
@@ -104,14 +101,18 @@ func Parse(mangled string) (*Node, error) {
 }
 
 func parse(name string) (*Node, error) {
-	if manglingPrefixLength(name) == 0 {
-		if strings.HasPrefix(name, "_T") {
-			return nil, newError(name, 0, ErrUnsupported)
-		}
+	d := demangler{}
+	var root *Node
+	switch {
+	case manglingPrefixLength(name) > 0:
+		root = d.demangleSymbol(name)
+	case strings.HasPrefix(name, "_T"):
+		o := oldDemangler{d: &d, text: name}
+		root = o.demangleTopLevel()
+		d.pos = len(name) - len(o.text)
+	default:
 		return nil, newError(name, 0, ErrNotMangled)
 	}
-	d := demangler{}
-	root := d.demangleSymbol(name)
 	if d.tooMany || d.depth > maxRecursion {
 		return nil, newError(name, min(d.pos, len(name)), ErrTooComplex)
 	}
@@ -139,8 +140,8 @@ func (n *Node) format(style Style) (string, bool) {
 }
 
 // Demangle returns the demangled form of a Swift symbol name in the given
-// style. Names that are not Swift, use the unsupported pre-Swift-4
-// mangling, are malformed or too complex give an *Error.
+// style. Names that are not Swift, are malformed or too complex give an
+// *Error.
 func Demangle(mangled string, style Style) (string, error) {
 	root, err := Parse(mangled)
 	if err != nil {

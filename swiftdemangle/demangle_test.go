@@ -34,6 +34,8 @@ func TestDemangleAppSymbols(t *testing.T) {
 		{"with types", "$s8mangling14varargsVsArray3arr1nySaySiGd_SStF", SimplifiedTypes, "varargsVsArray(arr: [Int]..., n: String)"},
 		{"punycode", "$s8mangling0030Proprostnemluvesky_uybCEdmaEBayyF", Full, "mangling.Pročprostěnemluvíčesky() -> ()"},
 		{"Swift 4.0", "__T08mangling3ZimC4zangyx_qd__tlF", Full, "mangling.Zim.zang<A>(A, A1) -> ()"},
+		{"Swift 3", "__TFC3foo3bar3basfT3zimCS_3zim_T_", Simplified, "bar.bas(zim:)"},
+		{"ObjC class name", "_TtC10attributes10SwiftClass", Full, "attributes.SwiftClass"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,7 +54,7 @@ func TestDemangleErrors(t *testing.T) {
 	}{
 		{"C", "main", ErrNotMangled},
 		{"C++", "_ZN3foo3barEv", ErrNotMangled},
-		{"old mangling", "_TF3foog3barSi", ErrUnsupported},
+		{"old mangling, truncated", "_TF3foog3bar", ErrMalformed},
 		{"identifier past the end", "$s8mangling3Zi", ErrMalformed},
 		{"unknown operator", "$s8mangling3ZimC4zangyy$F", ErrMalformed},
 		{"repetition counts", "$s" + strings.Repeat("S2048i", 40), ErrTooComplex},
