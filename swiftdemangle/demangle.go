@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Style chooses how much of a demangled name is printed.
@@ -101,13 +102,32 @@ func Parse(mangled string) (*Node, error) {
 }
 
 func parse(name string) (*Node, error) {
-	d := demangler{}
+	return parseWith(&demangler{}, name)
+}
+
+// demanglers are reused by Demangle, whose trees do not outlive the call:
+// their node and child-list slabs then cost no allocation.
+var demanglers = sync.Pool{New: func() any { return new(demangler) }}
+
+func (d *demangler) reset() {
+	nodes, kids := d.nodes[:0], d.kids[:0]
+	// Size the slabs for the largest name seen so far, so that the next
+	// name of that size needs no new slab.
+	if n := d.nodeCount; n > cap(nodes) && n <= maxNodes {
+		nodes = make([]Node, 0, n+n/2)
+		kids = make([]*Node, 0, 4*(n+n/2))
+	}
+	stack, subst := d.stack[:0], d.subst[:0]
+	*d = demangler{nodes: nodes, kids: kids, stack: stack, subst: subst}
+}
+
+func parseWith(d *demangler, name string) (*Node, error) {
 	var root *Node
 	switch {
 	case manglingPrefixLength(name) > 0:
 		root = d.demangleSymbol(name)
 	case strings.HasPrefix(name, "_T"):
-		o := oldDemangler{d: &d, text: name}
+		o := oldDemangler{d: d, text: name}
 		root = o.demangleTopLevel()
 		d.pos = len(name) - len(o.text)
 	default:
@@ -132,6 +152,7 @@ func (n *Node) String(style Style) string {
 
 func (n *Node) format(style Style) (string, bool) {
 	p := printer{opts: optionsFor(style), limit: MaxOutput}
+	p.b.Grow(128)
 	s, ok := p.printRoot(n)
 	if !ok || len(s) > MaxOutput || s == "" {
 		return "", false
@@ -143,7 +164,10 @@ func (n *Node) format(style Style) (string, bool) {
 // style. Names that are not Swift, are malformed or too complex give an
 // *Error.
 func Demangle(mangled string, style Style) (string, error) {
-	root, err := Parse(mangled)
+	d := demanglers.Get().(*demangler)
+	defer demanglers.Put(d)
+	d.reset()
+	root, err := parseWith(d, trimMachO(mangled))
 	if err != nil {
 		return "", err
 	}

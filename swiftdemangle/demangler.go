@@ -31,8 +31,10 @@ type demangler struct {
 	nw    int
 
 	oldFunctionTypeMangling bool
+	sawOpaqueReturnType     bool // only then link opaque types to their declaration
 
-	nodes     []Node // slab the nodes are carved from
+	nodes     []Node  // slab the nodes are carved from
+	kids      []*Node // slab the nodes' child lists are carved from
 	nodeCount int
 	tooMany   bool
 	depth     int
@@ -44,14 +46,16 @@ func (d *demangler) newNode(k Kind) *Node {
 		d.tooMany = true
 	}
 	if len(d.nodes) == cap(d.nodes) {
-		size := 32
+		size := 64
 		if d.nodeCount > 64 {
-			size = 128
+			size = 256
 		}
 		d.nodes = make([]Node, 0, size)
 	}
 	d.nodes = append(d.nodes, Node{Kind: k})
-	return &d.nodes[len(d.nodes)-1]
+	n := &d.nodes[len(d.nodes)-1]
+	n.Children = d.childList(3)
+	return n
 }
 
 func (d *demangler) textNode(k Kind, text string) *Node {
@@ -143,12 +147,26 @@ func addChild(parent, child *Node) *Node {
 	return parent
 }
 
+// childList returns an empty child list with room for n children, carved
+// from a slab so that small lists cost no allocation of their own.
+func (d *demangler) childList(n int) []*Node {
+	if n > 16 {
+		return make([]*Node, 0, n)
+	}
+	if cap(d.kids)-len(d.kids) < n {
+		d.kids = make([]*Node, 0, 256)
+	}
+	l := d.kids[len(d.kids) : len(d.kids) : len(d.kids)+n]
+	d.kids = d.kids[:len(d.kids)+n]
+	return l
+}
+
 func (d *demangler) withChild(k Kind, c *Node) *Node {
 	if c == nil {
 		return nil
 	}
 	n := d.newNode(k)
-	n.Children = []*Node{c}
+	n.Children = append(n.Children, c)
 	return n
 }
 
@@ -159,7 +177,10 @@ func (d *demangler) withChildren(k Kind, cs ...*Node) *Node {
 		}
 	}
 	n := d.newNode(k)
-	n.Children = append(make([]*Node, 0, len(cs)), cs...)
+	if len(cs) > 2 {
+		n.Children = d.childList(len(cs))
+	}
+	n.Children = append(n.Children, cs...)
 	return n
 }
 
@@ -739,6 +760,19 @@ func (d *demangler) demangleIdentifier() *Node {
 			hasWordSubsts = true
 		}
 	}
+	if !hasWordSubsts && !punycoded {
+		// The common case: the identifier is a slice of the name itself.
+		n := d.demangleNatural()
+		if n <= 0 || d.pos+n > len(d.text) {
+			return nil
+		}
+		slice := d.text[d.pos : d.pos+n]
+		d.addWords(slice)
+		d.pos += n
+		ident := d.textNode(KindIdentifier, slice)
+		d.addSubst(ident)
+		return ident
+	}
 	var ident []byte
 	for {
 		for hasWordSubsts && isLetter(d.peek()) {
@@ -777,23 +811,7 @@ func (d *demangler) demangleIdentifier() *Node {
 			ident = append(ident, s...)
 		} else {
 			ident = append(ident, slice...)
-			wordStart := -1
-			for i := 0; i <= len(slice); i++ {
-				var c byte
-				if i < len(slice) {
-					c = slice[i]
-				}
-				if wordStart >= 0 && isWordEnd(c, slice[i-1]) {
-					if i-wordStart >= 2 && d.nw < maxNumWords {
-						d.words[d.nw] = slice[wordStart:i]
-						d.nw++
-					}
-					wordStart = -1
-				}
-				if wordStart < 0 && isWordStart(c) {
-					wordStart = i
-				}
-			}
+			d.addWords(slice)
 		}
 		d.pos += n
 		if !hasWordSubsts {
@@ -806,6 +824,29 @@ func (d *demangler) demangleIdentifier() *Node {
 	n := d.textNode(KindIdentifier, string(ident))
 	d.addSubst(n)
 	return n
+}
+
+// addWords records the words of an identifier for later word
+// substitutions: runs of two or more characters split at '_', digits and
+// lower-to-upper case changes.
+func (d *demangler) addWords(slice string) {
+	wordStart := -1
+	for i := 0; i <= len(slice) && d.nw < maxNumWords; i++ {
+		var c byte
+		if i < len(slice) {
+			c = slice[i]
+		}
+		if wordStart >= 0 && isWordEnd(c, slice[i-1]) {
+			if i-wordStart >= 2 {
+				d.words[d.nw] = slice[wordStart:i]
+				d.nw++
+			}
+			wordStart = -1
+		}
+		if wordStart < 0 && isWordStart(c) {
+			wordStart = i
+		}
+	}
 }
 
 const opCharTable = "& @/= >    <*!|+?%-~   ^ ."
@@ -1013,6 +1054,9 @@ func (d *demangler) setParentForOpaqueReturnTypeNodes(parent, visited *Node, bud
 }
 
 func (d *demangler) opaqueParents(parent, ty *Node) *Node {
+	if !d.sawOpaqueReturnType {
+		return parent
+	}
 	budget := 4096
 	return d.setParentForOpaqueReturnTypeNodes(parent, ty, &budget)
 }
@@ -1824,8 +1868,10 @@ func (d *demangler) demangleArchetype() *Node {
 		d.addSubst(ty)
 		return ty
 	case 'r':
+		d.sawOpaqueReturnType = true
 		return d.typeNode(d.newNode(KindOpaqueReturnType))
 	case 'R':
+		d.sawOpaqueReturnType = true
 		ord := d.demangleIndex()
 		if ord < 0 {
 			return nil

@@ -177,6 +177,33 @@ var textKinds = map[Kind]bool{
 	KindMetatypeRepresentation: true, KindImplConvention: true, KindImplFunctionAttribute: true,
 }
 
+// The tables above, indexed by kind for the printer's hot path.
+var (
+	simpleChildPrefixByKind [kindCount]string
+	abstractStorageByKind   [kindCount]string
+	thunkPrefixByKind       [kindCount]string
+	plainTextByKind         [kindCount]string
+	textKindByKind          [kindCount]bool
+)
+
+func init() {
+	for k, s := range simpleChildPrefixes {
+		simpleChildPrefixByKind[k] = s
+	}
+	for k, s := range abstractStorageNames {
+		abstractStorageByKind[k] = s
+	}
+	for k, s := range thunkPrefixes {
+		thunkPrefixByKind[k] = s
+	}
+	for k, s := range plainTexts {
+		plainTextByKind[k] = s
+	}
+	for k := range textKinds {
+		textKindByKind[k] = true
+	}
+}
+
 func (p *printer) print(n *Node, depth int, asPrefixContext bool) *Node {
 	if depth > printerMaxDepth || p.b.Len() > p.limit {
 		p.invalid = true
@@ -187,25 +214,29 @@ func (p *printer) print(n *Node, depth int, asPrefixContext bool) *Node {
 		return nil
 	}
 	k := n.Kind
-	if s, ok := simpleChildPrefixes[k]; ok {
+	if k >= kindCount {
+		p.invalid = true
+		return nil
+	}
+	if s := simpleChildPrefixByKind[k]; s != "" {
 		p.w(s)
 		p.print(n.firstChild(), depth+1, false)
 		return nil
 	}
-	if s, ok := abstractStorageNames[k]; ok {
+	if s := abstractStorageByKind[k]; s != "" {
 		return p.printAbstractStorage(n.firstChild(), depth, asPrefixContext, s)
 	}
-	if s, ok := thunkPrefixes[k]; ok {
+	if s := thunkPrefixByKind[k]; s != "" {
 		if !p.opts.shortenThunk {
 			p.w(s)
 		}
 		return nil
 	}
-	if s, ok := plainTexts[k]; ok {
+	if s := plainTextByKind[k]; s != "" {
 		p.w(s)
 		return nil
 	}
-	if textKinds[k] {
+	if textKindByKind[k] {
 		p.w(n.Text)
 		return nil
 	}
