@@ -32,6 +32,7 @@ type demangler struct {
 
 	oldFunctionTypeMangling bool
 	sawOpaqueReturnType     bool // only then link opaque types to their declaration
+	opaqueBudget            int  // nodes the linking may still visit
 
 	nodes     []Node  // slab the nodes are carved from
 	kids      []*Node // slab the nodes' child lists are carved from
@@ -1032,10 +1033,10 @@ func (d *demangler) setParentForOpaqueReturnTypeNodes(parent, visited *Node, bud
 	if parent == nil || visited == nil {
 		return nil
 	}
-	*budget--
-	if *budget < 0 {
+	if *budget <= 1 {
 		return parent
 	}
+	*budget--
 	if visited.Kind == KindOpaqueReturnType {
 		if last := visited.lastChild(); last != nil && last.Kind == KindOpaqueReturnTypeParent {
 			return parent
@@ -1057,8 +1058,10 @@ func (d *demangler) opaqueParents(parent, ty *Node) *Node {
 	if !d.sawOpaqueReturnType {
 		return parent
 	}
-	budget := 4096
-	return d.setParentForOpaqueReturnTypeNodes(parent, ty, &budget)
+	if d.opaqueBudget == 0 {
+		d.opaqueBudget = 1 << 16 // for the whole symbol
+	}
+	return d.setParentForOpaqueReturnTypeNodes(parent, ty, &d.opaqueBudget)
 }
 
 func (d *demangler) demanglePlainFunction() *Node {

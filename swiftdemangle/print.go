@@ -205,7 +205,8 @@ func init() {
 }
 
 func (p *printer) print(n *Node, depth int, asPrefixContext bool) *Node {
-	if depth > printerMaxDepth || p.b.Len() > p.limit {
+	*p.calls++
+	if depth > printerMaxDepth || p.b.Len() > p.limit || *p.calls > maxPrintCalls {
 		p.invalid = true
 		return nil
 	}
@@ -320,7 +321,7 @@ func (p *printer) print(n *Node, depth int, asPrefixContext bool) *Node {
 			KindPreambleAttachedMacroExpansion:        "preamble",
 			KindBodyAttachedMacroExpansion:            "body",
 		}[k]
-		q := printer{opts: p.opts, limit: p.limit, nested: p.nested}
+		q := printer{opts: p.opts, limit: p.limit, nested: p.nested, calls: p.calls}
 		q.print(n.child(2), depth+1, false)
 		return p.printEntity(n, depth, asPrefixContext, noType, true,
 			role+" macro @"+q.b.String()+" expansion #", int(n.child(3).Index)+1, "")

@@ -94,7 +94,15 @@ type printer struct {
 	invalid           bool
 	limit             int
 	nested            int // depth of demangling nested in specialization payloads
+	// calls counts print calls, shared with nested printers: trees share
+	// subtrees, and some subtrees print nothing (module names in the
+	// Simplified style), so output size alone does not bound the work.
+	calls *int
 }
+
+// maxPrintCalls bounds the nodes one demangling may visit while printing.
+// Real symbols need a few hundred.
+const maxPrintCalls = 1 << 18
 
 func (p *printer) w(s string)  { p.b.WriteString(s) }
 func (p *printer) wb(c byte)   { p.b.WriteByte(c) }
@@ -580,7 +588,7 @@ func (p *printer) demangleNested(text string) string {
 	if err != nil {
 		return ""
 	}
-	q := printer{opts: p.opts, limit: p.limit, nested: p.nested + 1}
+	q := printer{opts: p.opts, limit: p.limit, nested: p.nested + 1, calls: p.calls}
 	s, ok := q.printRoot(root)
 	if !ok {
 		return ""
@@ -755,6 +763,9 @@ func quoted(s string) string {
 }
 
 func (p *printer) printRoot(root *Node) (string, bool) {
+	if p.calls == nil {
+		p.calls = new(int)
+	}
 	p.print(root, 0, false)
 	if p.invalid {
 		return "", false
