@@ -115,7 +115,9 @@ func (d *demangler) reset() {
 	// name of that size needs no new slab.
 	if n := d.nodeCount; n > cap(nodes) && n <= maxNodes {
 		nodes = make([]Node, 0, n+n/2)
-		kids = make([]*Node, 0, 4*(n+n/2))
+	}
+	if n := d.kidCount; n > cap(kids) && n <= 4*maxNodes {
+		kids = make([]*Node, 0, n+n/2)
 	}
 	stack, subst := d.stack[:0], d.subst[:0]
 	*d = demangler{nodes: nodes, kids: kids, stack: stack, subst: subst}

@@ -36,6 +36,7 @@ type demangler struct {
 
 	nodes     []Node  // slab the nodes are carved from
 	kids      []*Node // slab the nodes' child lists are carved from
+	kidCount  int     // child-list slots carved so far
 	nodeCount int
 	tooMany   bool
 	depth     int
@@ -154,6 +155,7 @@ func (d *demangler) childList(n int) []*Node {
 	if n > 16 {
 		return make([]*Node, 0, n)
 	}
+	d.kidCount += n
 	if cap(d.kids)-len(d.kids) < n {
 		d.kids = make([]*Node, 0, 256)
 	}

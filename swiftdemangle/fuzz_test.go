@@ -8,6 +8,11 @@ import (
 // appSymbols are names of the kinds iOS app binaries are full of: methods,
 // closures, specializations, thunks, accessors, async partial functions.
 var appSymbols = []string{
+	"_$s5MyApp14ViewControllerC11viewDidLoadyyFTo",
+	"_$s5MyApp14ViewControllerC11viewDidLoadyyFyycfU_",
+	"_$s5MyApp14ViewControllerC11viewDidLoadyyFyycfU_TA",
+	"_$s5MyApp14ViewControllerC3foo3barySi_tF",
+	"_$s5MyApp14ViewControllerC3foo3barySi_tF.cold.1",
 	"$s15iOSCrashingTest10CrashClassC06pleaseC0yyFZTf4d_n",
 	"_$s8mangling14varargsVsArray3arr1nySaySiGd_SStF",
 	"$s7ranking22propertyVersusFunctionyyAA1P_p_xtAaCRzlFyAaC_pcAaC_pcfu_",
