@@ -110,7 +110,7 @@ func parse(name string) (*Node, error) {
 var demanglers = sync.Pool{New: func() any { return new(demangler) }}
 
 func (d *demangler) reset() {
-	nodes, kids := d.nodes[:0], d.kids[:0]
+	nodes, kids, out := d.nodes[:0], d.kids[:0], d.out[:0]
 	// Size the slabs for the largest name seen so far, so that the next
 	// name of that size needs no new slab.
 	if n := d.nodeCount; n > cap(nodes) && n <= maxNodes {
@@ -120,7 +120,7 @@ func (d *demangler) reset() {
 		kids = make([]*Node, 0, n+n/2)
 	}
 	stack, subst := d.stack[:0], d.subst[:0]
-	*d = demangler{nodes: nodes, kids: kids, stack: stack, subst: subst}
+	*d = demangler{nodes: nodes, kids: kids, stack: stack, subst: subst, out: out}
 }
 
 func parseWith(d *demangler, name string) (*Node, error) {
@@ -153,8 +153,16 @@ func (n *Node) String(style Style) string {
 }
 
 func (n *Node) format(style Style) (string, bool) {
+	return n.formatInto(style, nil)
+}
+
+// formatInto prints into buf's storage, which the caller may reuse.
+func (n *Node) formatInto(style Style, buf *[]byte) (string, bool) {
 	p := printer{opts: optionsFor(style), limit: MaxOutput}
-	p.b.Grow(128)
+	if buf != nil {
+		p.buf = (*buf)[:0]
+		defer func() { *buf = p.buf[:0] }()
+	}
 	s, ok := p.printRoot(n)
 	if !ok || len(s) > MaxOutput || s == "" {
 		return "", false
@@ -173,7 +181,7 @@ func Demangle(mangled string, style Style) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s, ok := root.format(style)
+	s, ok := root.formatInto(style, &d.out)
 	if !ok {
 		return "", newError(trimMachO(mangled), len(trimMachO(mangled)), ErrTooComplex)
 	}

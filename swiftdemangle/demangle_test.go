@@ -79,3 +79,63 @@ func TestDemangleErrors(t *testing.T) {
 		})
 	}
 }
+
+// Demangle reuses pooled buffers; concurrent callers must not see each
+// other's output.
+func TestDemangleConcurrent(t *testing.T) {
+	want := make([]string, len(appSymbols))
+	for i, s := range appSymbols {
+		var err error
+		if want[i], err = Demangle(s, Full); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for n := 0; n < 200; n++ {
+				i := (n + g) % len(appSymbols)
+				if got, err := Demangle(appSymbols[i], Full); err != nil || got != want[i] {
+					t.Errorf("Demangle(%q) = %q, %v; want %q", appSymbols[i], got, err, want[i])
+					return
+				}
+			}
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		<-done
+	}
+}
+
+func TestIsMangled(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want bool
+	}{
+		{"$s4main3fooyyF", true}, {"_$s4main3fooyyF", true}, {"$S4main3fooyyF", true},
+		{"_T04main3fooyyF", true}, {"__T04main3fooyyF", true}, {"_TtC3foo3bar", true},
+		{"$e4main3fooyyF", true}, {"main", false}, {"_ZN3foo3barEv", false}, {"", false},
+	} {
+		if got := IsMangled(tt.name); got != tt.want {
+			t.Errorf("IsMangled(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestParseTree(t *testing.T) {
+	root, err := Parse("$s4main3fooyyF")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := root.Children[0]
+	if root.Kind != KindGlobal || fn.Kind != KindFunction || fn.Kind.String() != "Function" {
+		t.Fatalf("Parse: root %v, first child %v; want Global, Function", root.Kind, fn.Kind)
+	}
+	if mod, name := fn.Children[0], fn.Children[1]; !mod.HasText() || mod.Text != "main" || name.Text != "foo" || name.HasIndex() {
+		t.Errorf("Parse: context %q, name %q; want main, foo", mod.Text, name.Text)
+	}
+	if got := root.String(Simplified); got != "foo()" {
+		t.Errorf("String(Simplified) = %q, want %q", got, "foo()")
+	}
+}

@@ -37,6 +37,9 @@ type demangler struct {
 	nodes     []Node  // slab the nodes are carved from
 	kids      []*Node // slab the nodes' child lists are carved from
 	kidCount  int     // child-list slots carved so far
+	out       []byte  // Demangle's print buffer, kept with the pool
+	scratch   []byte  // identifiers built from word substitutions
+	lists     [8]*Node
 	nodeCount int
 	tooMany   bool
 	depth     int
@@ -776,7 +779,8 @@ func (d *demangler) demangleIdentifier() *Node {
 		d.addSubst(ident)
 		return ident
 	}
-	var ident []byte
+	ident := d.scratch[:0]
+	defer func() { d.scratch = ident[:0] }()
 	for {
 		for hasWordSubsts && isLetter(d.peek()) {
 			c := d.next()
@@ -1381,6 +1385,7 @@ func (d *demangler) popRetroactiveConformances() *Node {
 
 func (d *demangler) demangleBoundGenerics() (lists []*Node, retro *Node, ok bool) {
 	retro = d.popRetroactiveConformances()
+	lists = d.lists[:0] // callers use the lists before demangling further
 	for {
 		list := d.newNode(KindTypeList)
 		lists = append(lists, list)

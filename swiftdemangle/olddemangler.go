@@ -460,13 +460,9 @@ func (o *oldDemangler) demangleFunctionSignatureSpecialization(spec *Node, depth
 }
 
 func (o *oldDemangler) demangleSpecializedAttribute(depth int) *Node {
-	notReAbstracted := false
-	if o.nextIf('g') || func() bool { notReAbstracted = o.nextIf('r'); return notReAbstracted }() {
-		k := KindGenericSpecialization
-		if notReAbstracted {
-			k = KindGenericSpecializationNotReAbstracted
-		}
-		spec := o.node(k)
+	if c := o.peek(); c == 'g' || c == 'r' {
+		o.next()
+		spec := o.node(pick(c == 'g', KindGenericSpecialization, KindGenericSpecializationNotReAbstracted))
 		if o.nextIf('q') {
 			addChild(spec, o.node(KindIsSerialized))
 		}
@@ -879,10 +875,10 @@ func (o *oldDemangler) demangleEntity(depth int) *Node {
 		name = o.demangleDeclName(depth + 1)
 		return name != nil
 	}
-	accessors := map[byte]Kind{'g': KindGetter, 'G': KindGlobalGetter, 's': KindSetter,
-		'm': KindMaterializeForSet, 'w': KindWillSet, 'W': KindDidSet, 'r': KindReadAccessor, 'M': KindModifyAccessor}
 	c := o.peek()
 	switch {
+	case o.empty():
+		return nil
 	case o.nextIf('D'):
 		kind, hasType = KindDeallocator, false
 	case o.nextIf('d'):
@@ -895,7 +891,8 @@ func (o *oldDemangler) demangleEntity(depth int) *Node {
 		kind = KindAllocator
 	case o.nextIf('c'):
 		kind = KindConstructor
-	case o.nextIf('a'), o.peek() == 'l' && o.nextIf('l'):
+	case c == 'a' || c == 'l': // mutable and immutable addressors
+		o.next()
 		wrap = true
 		mutable := c == 'a'
 		switch {
@@ -913,9 +910,9 @@ func (o *oldDemangler) demangleEntity(depth int) *Node {
 		if !declName() {
 			return nil
 		}
-	case accessors[c] != KindUnknown:
+	case oldAccessors[c] != KindUnknown:
 		o.next()
-		wrap, kind = true, accessors[c]
+		wrap, kind = true, oldAccessors[c]
 		if !declName() {
 			return nil
 		}
@@ -995,6 +992,10 @@ func (o *oldDemangler) demangleEntity(depth int) *Node {
 	}
 	return entity
 }
+
+// oldAccessors are the accessor entity names of the old mangling.
+var oldAccessors = [256]Kind{'g': KindGetter, 'G': KindGlobalGetter, 's': KindSetter,
+	'm': KindMaterializeForSet, 'w': KindWillSet, 'W': KindDidSet, 'r': KindReadAccessor, 'M': KindModifyAccessor}
 
 func pick(cond bool, a, b Kind) Kind {
 	if cond {

@@ -205,8 +205,8 @@ func init() {
 }
 
 func (p *printer) print(n *Node, depth int, asPrefixContext bool) *Node {
-	*p.calls++
-	if depth > printerMaxDepth || p.b.Len() > p.limit || *p.calls > maxPrintCalls {
+	p.calls++
+	if depth > printerMaxDepth || len(p.buf) > p.limit || p.calls > maxPrintCalls {
 		p.invalid = true
 		return nil
 	}
@@ -323,8 +323,9 @@ func (p *printer) print(n *Node, depth int, asPrefixContext bool) *Node {
 		}[k]
 		q := printer{opts: p.opts, limit: p.limit, nested: p.nested, calls: p.calls}
 		q.print(n.child(2), depth+1, false)
+		p.calls = q.calls
 		return p.printEntity(n, depth, asPrefixContext, noType, true,
-			role+" macro @"+q.b.String()+" expansion #", int(n.child(3).Index)+1, "")
+			role+" macro @"+string(q.buf)+" expansion #", int(n.child(3).Index)+1, "")
 	case KindFreestandingMacroExpansion:
 		return p.printEntity(n, depth, asPrefixContext, noType, true, "freestanding macro expansion #", int(n.child(2).Index)+1, "")
 	case KindMacroExpansionUniqueName:
@@ -1372,9 +1373,9 @@ func (p *printer) printEntity(entity *Node, depth int, asPrefixContext bool, tp 
 		if multiWord {
 			postfix = ctx
 		} else {
-			pos := p.b.Len()
+			pos := len(p.buf)
 			postfix = p.print(ctx, depth+1, true)
-			if p.b.Len() != pos {
+			if len(p.buf) != pos {
 				p.wb('.')
 			}
 		}
@@ -1388,7 +1389,7 @@ func (p *printer) printEntity(entity *Node, depth int, asPrefixContext bool, tp 
 			p.w(" of ")
 			extraName, extraIndex = "", -1
 		}
-		pos := p.b.Len()
+		pos := len(p.buf)
 		if overwriteName != "" {
 			p.w(overwriteName)
 		} else {
@@ -1399,7 +1400,7 @@ func (p *printer) printEntity(entity *Node, depth int, asPrefixContext bool, tp 
 				p.print(private, depth+1, false)
 			}
 		}
-		if p.b.Len() != pos && extraName != "" {
+		if len(p.buf) != pos && extraName != "" {
 			p.wb('.')
 		}
 	}

@@ -88,7 +88,7 @@ func optionsFor(s Style) options {
 const printerMaxDepth = 768 // as NodePrinter::MaxDepth
 
 type printer struct {
-	b                 strings.Builder
+	buf               []byte
 	opts              options
 	specPrefixPrinted bool
 	invalid           bool
@@ -97,16 +97,16 @@ type printer struct {
 	// calls counts print calls, shared with nested printers: trees share
 	// subtrees, and some subtrees print nothing (module names in the
 	// Simplified style), so output size alone does not bound the work.
-	calls *int
+	calls int
 }
 
 // maxPrintCalls bounds the nodes one demangling may visit while printing.
 // Real symbols need a few hundred.
 const maxPrintCalls = 1 << 18
 
-func (p *printer) w(s string)  { p.b.WriteString(s) }
-func (p *printer) wb(c byte)   { p.b.WriteByte(c) }
-func (p *printer) wu(n uint64) { p.b.WriteString(strconv.FormatUint(n, 10)) }
+func (p *printer) w(s string)  { p.buf = append(p.buf, s...) }
+func (p *printer) wb(c byte)   { p.buf = append(p.buf, c) }
+func (p *printer) wu(n uint64) { p.buf = strconv.AppendUint(p.buf, n, 10) }
 
 func (p *printer) printChildren(n *Node, depth int, sep string) {
 	if n == nil {
@@ -590,6 +590,7 @@ func (p *printer) demangleNested(text string) string {
 	}
 	q := printer{opts: p.opts, limit: p.limit, nested: p.nested + 1, calls: p.calls}
 	s, ok := q.printRoot(root)
+	p.calls = q.calls
 	if !ok {
 		return ""
 	}
@@ -763,12 +764,9 @@ func quoted(s string) string {
 }
 
 func (p *printer) printRoot(root *Node) (string, bool) {
-	if p.calls == nil {
-		p.calls = new(int)
-	}
 	p.print(root, 0, false)
 	if p.invalid {
 		return "", false
 	}
-	return p.b.String(), true
+	return string(p.buf), true
 }
