@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Style chooses how much of a demangled name is printed.
@@ -123,8 +124,16 @@ func (d *demangler) reset() {
 	*d = demangler{nodes: nodes, kids: kids, stack: stack, subst: subst, out: out}
 }
 
-func parseWith(d *demangler, name string) (*Node, error) {
-	var root *Node
+// errInternal marks a panic recovered inside the demangler: a bug, which
+// FuzzDemangle looks for, reported to callers as a malformed name.
+var errInternal = fmt.Errorf("%w (internal error)", ErrMalformed)
+
+func parseWith(d *demangler, name string) (root *Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			root, err = nil, newError(name, min(d.pos, len(name)), errInternal)
+		}
+	}()
 	switch {
 	case manglingPrefixLength(name) > 0:
 		root = d.demangleSymbol(name)
@@ -156,14 +165,24 @@ func (n *Node) format(style Style) (string, bool) {
 	return n.formatInto(style, nil)
 }
 
+// printPanics counts panics recovered while printing (bugs, like
+// errInternal); FuzzDemangle checks it stays zero.
+var printPanics atomic.Int64
+
 // formatInto prints into buf's storage, which the caller may reuse.
-func (n *Node) formatInto(style Style, buf *[]byte) (string, bool) {
+func (n *Node) formatInto(style Style, buf *[]byte) (s string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			s, ok = "", false
+			printPanics.Add(1)
+		}
+	}()
 	p := printer{opts: optionsFor(style), limit: MaxOutput}
 	if buf != nil {
 		p.buf = (*buf)[:0]
 		defer func() { *buf = p.buf[:0] }()
 	}
-	s, ok := p.printRoot(n)
+	s, ok = p.printRoot(n)
 	if !ok || len(s) > MaxOutput || s == "" {
 		return "", false
 	}

@@ -1,6 +1,7 @@
 package swiftdemangle
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -43,6 +44,14 @@ func FuzzDemangle(f *testing.F) {
 			return // symbol names are shorter; keep each run quick
 		}
 		root, err := Parse(name)
+		if errors.Is(err, errInternal) {
+			t.Fatalf("Parse(%q) panicked: %v", name, err)
+		}
+		defer func() {
+			if printPanics.Load() != 0 {
+				t.Fatalf("printing %q panicked", name)
+			}
+		}()
 		for _, style := range []Style{Full, Simplified, NameOnly, SimplifiedTypes} {
 			s, derr := Demangle(name, style)
 			if (derr == nil) != (err == nil) && derr == nil {
