@@ -23,9 +23,10 @@ import (
 // belongs to and the source position. Several frames share one address when
 // code was inlined.
 type Frame struct {
-	// Function is the readable name: the demangled linkage name for C++ and
-	// Rust, else the DWARF name (C functions, ObjC methods such as
-	// "-[MyClass crashingMethod]"); Swift names are left mangled for now.
+	// Function is the readable name: the demangled linkage name for C++,
+	// Rust and Swift (Swift as Apple's crash reports print it), else the
+	// DWARF name (C functions, ObjC methods such as
+	// "-[MyClass crashingMethod]").
 	Function string
 	// LinkageName is the mangled name as the DWARF records it (no Mach-O
 	// leading underscore); empty when the compiler recorded none.

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
+
+	"github.com/stackimage/stackimage/swiftdemangle"
 )
 
 // Lang is the language a symbol name was recognised as, from its mangling.
@@ -14,7 +16,7 @@ const (
 	LangC     Lang = "C"     // plain C, or a name with no mangling we know
 	LangCPP   Lang = "C++"   // Itanium C++ ABI (_Z...)
 	LangRust  Lang = "Rust"  // Rust v0 (_R...) or legacy (_ZN...17h<hash>E)
-	LangSwift Lang = "Swift" // Swift ($s, $S, _T0...): left mangled for now
+	LangSwift Lang = "Swift" // Swift ($s, $S, _T0...)
 	LangObjC  Lang = "ObjC"  // Objective-C method: -[Class sel], +[Class sel]
 )
 
@@ -28,10 +30,18 @@ var maxDemangled = demangle.MaxLength(16)
 // Demangle returns the readable form of a symbol name and the language its
 // mangling says it is in. It accepts names as DWARF records them (_ZN...) and
 // as Mach-O symbol tables do, with one more leading underscore (__ZN...).
-// C++ and Rust names are demangled; Swift and ObjC names and names that fail
-// to demangle are returned unchanged.
+// C++ and Rust names are demangled as llvm-symbolizer prints them, Swift
+// names as Apple's crash reports print them ("closure #1 in
+// ViewController.viewDidLoad()", swiftdemangle.Simplified); ObjC names and
+// names that fail to demangle are returned unchanged.
 func Demangle(name string) (string, Lang) {
 	lang := Language(name)
+	if lang == LangSwift {
+		if s, err := swiftdemangle.Demangle(name, swiftdemangle.Simplified); err == nil {
+			return s, lang
+		}
+		return name, lang
+	}
 	if lang != LangCPP && lang != LangRust {
 		return name, lang
 	}

@@ -1,0 +1,208 @@
+// Package swiftdemangle demangles Swift symbol names in pure Go.
+//
+// It reads the manglings Swift compilers emit: "$s" (Swift 5 and later),
+// "$S" (Swift 4.2), "_T0" (Swift 4.0), "$e" (Embedded Swift), each with or
+// without the extra leading underscore of Mach-O symbol tables ("_$s...",
+// "__T0..."), and the "@__swiftmacro_" names of macro expansion buffers. A
+// symbol is parsed into a tree of Nodes shaped like those of Swift's own
+// demangler (lib/Demangling), which prints in one of several Styles: Full is
+// what swift-demangle prints, Simplified what Apple's crash reports show.
+// The pre-Swift-4 mangling ("_T" not followed by "0", and the "_Tt" type
+// names of Objective-C metadata) is read too.
+//
+// Every function here is safe for concurrent use. Input is untrusted: work
+// and output are bounded (see MaxOutput), and malformed names give errors,
+// never panics.
+package swiftdemangle
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Style chooses how much of a demangled name is printed.
+type Style int
+
+const (
+	// Full prints everything, as swift-demangle does by default:
+	// "static mangling.HasVarInit.state : Swift.Bool".
+	Full Style = iota
+	// Simplified prints what Apple's crash reports and Xcode show
+	// (swift-demangle -simplified, SimplifiedUIDemangleOptions): no module
+	// names, argument labels but no argument types, "specialized" for any
+	// specialization: "closure #1 in ViewController.viewDidLoad()".
+	Simplified
+	// NameOnly prints the qualified name with generic parameters but no
+	// parameter list: "Zim.zang<A>" (symbolic's DemangleOptions::name_only).
+	NameOnly
+	// SimplifiedTypes is Simplified with argument types and without return
+	// types: "r13757744(x: [Int])" (symbolic's name_only().parameters(true)).
+	SimplifiedTypes
+)
+
+// MaxOutput bounds the length of a demangled name, in bytes. Substitutions
+// let a short mangled name describe a type whose printed form doubles with
+// every few bytes; such names fail with ErrTooComplex.
+const MaxOutput = 1 << 16
+
+var (
+	// ErrNotMangled: the name has no Swift mangling prefix.
+	ErrNotMangled = errors.New("not a Swift mangled name")
+	// ErrMalformed: the name has a Swift prefix but does not parse.
+	ErrMalformed = errors.New("malformed Swift mangled name")
+	// ErrTooComplex: the name needs more nodes, nesting or output than
+	// this package allows.
+	ErrTooComplex = errors.New("Swift mangled name too complex")
+)
+
+// Error tells why a name did not demangle and, for malformed names, the
+// byte offset in the name (after any Mach-O underscore) where parsing gave
+// up. It wraps one of the Err values above, for errors.Is.
+type Error struct {
+	Name   string // the name as given, cut to 80 bytes
+	Offset int
+	Err    error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("swiftdemangle: %q: %v at byte %d", e.Name, e.Err, e.Offset)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func newError(name string, offset int, err error) *Error {
+	if len(name) > 80 {
+		name = name[:80]
+	}
+	return &Error{Name: name, Offset: offset, Err: err}
+}
+
+// trimMachO drops the extra underscore Mach-O symbol tables prepend, as
+// swift-demangle does for any name starting with "__".
+func trimMachO(name string) string {
+	if strings.HasPrefix(name, "__") {
+		return name[1:]
+	}
+	return name
+}
+
+// IsMangled reports whether name starts like a Swift mangled symbol, in
+// any of the manglings this package knows, with or without Mach-O's extra
+// underscore. It does not parse the name.
+func IsMangled(name string) bool {
+	name = trimMachO(name)
+	return manglingPrefixLength(name) > 0 || strings.HasPrefix(name, "_T")
+}
+
+// Parse demangles name into its node tree.
+func Parse(mangled string) (*Node, error) {
+	return parse(trimMachO(mangled))
+}
+
+func parse(name string) (*Node, error) {
+	return parseWith(&demangler{}, name)
+}
+
+// demanglers are reused by Demangle, whose trees do not outlive the call:
+// their node and child-list slabs then cost no allocation.
+var demanglers = sync.Pool{New: func() any { return new(demangler) }}
+
+func (d *demangler) reset() {
+	nodes, kids, out := d.nodes[:0], d.kids[:0], d.out[:0]
+	// Size the slabs for the largest name seen so far, so that the next
+	// name of that size needs no new slab.
+	if n := d.nodeCount; n > cap(nodes) && n <= maxNodes {
+		nodes = make([]Node, 0, n+n/2)
+	}
+	if n := d.kidCount; n > cap(kids) && n <= 4*maxNodes {
+		kids = make([]*Node, 0, n+n/2)
+	}
+	stack, subst := d.stack[:0], d.subst[:0]
+	*d = demangler{nodes: nodes, kids: kids, stack: stack, subst: subst, out: out}
+}
+
+// errInternal marks a panic recovered inside the demangler: a bug, which
+// FuzzDemangle looks for, reported to callers as a malformed name.
+var errInternal = fmt.Errorf("%w (internal error)", ErrMalformed)
+
+func parseWith(d *demangler, name string) (root *Node, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			root, err = nil, newError(name, min(d.pos, len(name)), errInternal)
+		}
+	}()
+	switch {
+	case manglingPrefixLength(name) > 0:
+		root = d.demangleSymbol(name)
+	case strings.HasPrefix(name, "_T"):
+		o := oldDemangler{d: d, text: name}
+		root = o.demangleTopLevel()
+		d.pos = len(name) - len(o.text)
+	default:
+		return nil, newError(name, 0, ErrNotMangled)
+	}
+	if d.tooMany || d.depth > maxRecursion {
+		return nil, newError(name, min(d.pos, len(name)), ErrTooComplex)
+	}
+	if root == nil {
+		return nil, newError(name, min(d.pos, len(name)), ErrMalformed)
+	}
+	return root, nil
+}
+
+// String prints the tree in the given style. It returns "" if the tree
+// cannot be printed (a shape Swift's printer rejects too) or its printed
+// form would exceed MaxOutput.
+func (n *Node) String(style Style) string {
+	s, _ := n.format(style)
+	return s
+}
+
+func (n *Node) format(style Style) (string, bool) {
+	return n.formatInto(style, nil)
+}
+
+// printPanics counts panics recovered while printing (bugs, like
+// errInternal); FuzzDemangle checks it stays zero.
+var printPanics atomic.Int64
+
+// formatInto prints into buf's storage, which the caller may reuse.
+func (n *Node) formatInto(style Style, buf *[]byte) (s string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			s, ok = "", false
+			printPanics.Add(1)
+		}
+	}()
+	p := printer{opts: optionsFor(style), limit: MaxOutput}
+	if buf != nil {
+		p.buf = (*buf)[:0]
+		defer func() { *buf = p.buf[:0] }()
+	}
+	s, ok = p.printRoot(n)
+	if !ok || len(s) > MaxOutput || s == "" {
+		return "", false
+	}
+	return s, true
+}
+
+// Demangle returns the demangled form of a Swift symbol name in the given
+// style. Names that are not Swift, are malformed or too complex give an
+// *Error.
+func Demangle(mangled string, style Style) (string, error) {
+	d := demanglers.Get().(*demangler)
+	defer demanglers.Put(d)
+	d.reset()
+	root, err := parseWith(d, trimMachO(mangled))
+	if err != nil {
+		return "", err
+	}
+	s, ok := root.formatInto(style, &d.out)
+	if !ok {
+		return "", newError(trimMachO(mangled), len(trimMachO(mangled)), ErrTooComplex)
+	}
+	return s, nil
+}

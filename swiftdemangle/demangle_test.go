@@ -1,0 +1,141 @@
+package swiftdemangle
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// doublingDictionaries nests Dictionary<T, T> levels deep, each level
+// naming the one below twice through a substitution, so its printed form
+// doubles with every 7 mangled bytes.
+func doublingDictionaries(levels int) string {
+	var b strings.Builder
+	b.WriteString("$sSDyS2iG")
+	for i := 0; i < levels; i++ {
+		b.WriteString("SDyA2" + string(rune('A'+i)) + "G")
+	}
+	return b.String()
+}
+
+// Names from real iOS binaries and the forms Apple's tools print for them.
+func TestDemangleAppSymbols(t *testing.T) {
+	tests := []struct {
+		name, mangled string
+		style         Style
+		want          string
+	}{
+		{"specialized static", "$s15iOSCrashingTest10CrashClassC06pleaseC0yyFZTf4d_n", Simplified, "specialized static CrashClass.pleaseCrash()"},
+		{"specialized static full", "$s15iOSCrashingTest10CrashClassC06pleaseC0yyFZTf4d_n", Full,
+			"function signature specialization <Arg[0] = Dead> of static iOSCrashingTest.CrashClass.pleaseCrash() -> ()"},
+		{"@objc thunk", "_$s5MyApp14ViewControllerC11viewDidLoadyyFTo", Simplified, "@objc ViewController.viewDidLoad()"},
+		{"closure", "_$s5MyApp14ViewControllerC11viewDidLoadyyFyycfU_", Simplified, "closure #1 in ViewController.viewDidLoad()"},
+		{"partial apply", "_$s5MyApp14ViewControllerC11viewDidLoadyyFyycfU_TA", Simplified, "partial apply for closure #1 in ViewController.viewDidLoad()"},
+		{"argument labels", "_$s5MyApp14ViewControllerC3foo3barySi_tF", Simplified, "ViewController.foo(bar:)"},
+		{"argument labels full", "_$s5MyApp14ViewControllerC3foo3barySi_tF", Full, "MyApp.ViewController.foo(bar: Swift.Int) -> ()"},
+		{"cold split suffix", "_$s5MyApp14ViewControllerC3foo3barySi_tF.cold.1", Simplified, "ViewController.foo(bar:)"},
+		{"cold split suffix full", "_$s5MyApp14ViewControllerC3foo3barySi_tF.cold.1", Full, `MyApp.ViewController.foo(bar: Swift.Int) -> () with unmangled suffix ".cold.1"`},
+		{"Mach-O underscore", "_$s15iOSCrashingTest10CrashClassC06pleaseC0yyFZTf4d_n", Simplified, "specialized static CrashClass.pleaseCrash()"},
+		{"labels only", "$s8mangling14varargsVsArray3arr1nySaySiGd_SStF", Simplified, "varargsVsArray(arr:n:)"},
+		{"name only", "$s8mangling14varargsVsArray3arr1nySaySiGd_SStF", NameOnly, "varargsVsArray"},
+		{"with types", "$s8mangling14varargsVsArray3arr1nySaySiGd_SStF", SimplifiedTypes, "varargsVsArray(arr: [Int]..., n: String)"},
+		{"punycode", "$s8mangling0030Proprostnemluvesky_uybCEdmaEBayyF", Full, "mangling.Pročprostěnemluvíčesky() -> ()"},
+		{"Swift 4.0", "__T08mangling3ZimC4zangyx_qd__tlF", Full, "mangling.Zim.zang<A>(A, A1) -> ()"},
+		{"Swift 3", "__TFC3foo3bar3basfT3zimCS_3zim_T_", Simplified, "bar.bas(zim:)"},
+		{"ObjC class name", "_TtC10attributes10SwiftClass", Full, "attributes.SwiftClass"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Demangle(tt.mangled, tt.style)
+			if err != nil || got != tt.want {
+				t.Errorf("Demangle(%q, %d) = %q, %v; want %q", tt.mangled, tt.style, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDemangleErrors(t *testing.T) {
+	tests := []struct {
+		name, mangled string
+		want          error
+	}{
+		{"C", "main", ErrNotMangled},
+		{"C++", "_ZN3foo3barEv", ErrNotMangled},
+		{"old mangling, truncated", "_TF3foog3bar", ErrMalformed},
+		{"identifier past the end", "$s8mangling3Zi", ErrMalformed},
+		{"unknown operator", "$s8mangling3ZimC4zangyy$F", ErrMalformed},
+		{"repetition counts", "$s" + strings.Repeat("S2048i", 40), ErrTooComplex},
+		{"doubling substitutions", doublingDictionaries(24), ErrTooComplex},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Demangle(tt.mangled, Full)
+			if !errors.Is(err, tt.want) {
+				if len(got) > 200 {
+					got = got[:200] + "..."
+				}
+				t.Errorf("Demangle(%q) = %q, %v; want error %v", tt.mangled, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// Demangle reuses pooled buffers; concurrent callers must not see each
+// other's output.
+func TestDemangleConcurrent(t *testing.T) {
+	want := make([]string, len(appSymbols))
+	for i, s := range appSymbols {
+		var err error
+		if want[i], err = Demangle(s, Full); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for n := 0; n < 200; n++ {
+				i := (n + g) % len(appSymbols)
+				if got, err := Demangle(appSymbols[i], Full); err != nil || got != want[i] {
+					t.Errorf("Demangle(%q) = %q, %v; want %q", appSymbols[i], got, err, want[i])
+					return
+				}
+			}
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		<-done
+	}
+}
+
+func TestIsMangled(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want bool
+	}{
+		{"$s4main3fooyyF", true}, {"_$s4main3fooyyF", true}, {"$S4main3fooyyF", true},
+		{"_T04main3fooyyF", true}, {"__T04main3fooyyF", true}, {"_TtC3foo3bar", true},
+		{"$e4main3fooyyF", true}, {"main", false}, {"_ZN3foo3barEv", false}, {"", false},
+	} {
+		if got := IsMangled(tt.name); got != tt.want {
+			t.Errorf("IsMangled(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestParseTree(t *testing.T) {
+	root, err := Parse("$s4main3fooyyF")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := root.Children[0]
+	if root.Kind != KindGlobal || fn.Kind != KindFunction || fn.Kind.String() != "Function" {
+		t.Fatalf("Parse: root %v, first child %v; want Global, Function", root.Kind, fn.Kind)
+	}
+	if mod, name := fn.Children[0], fn.Children[1]; !mod.HasText() || mod.Text != "main" || name.Text != "foo" || name.HasIndex() {
+		t.Errorf("Parse: context %q, name %q; want main, foo", mod.Text, name.Text)
+	}
+	if got := root.String(Simplified); got != "foo()" {
+		t.Errorf("String(Simplified) = %q, want %q", got, "foo()")
+	}
+}
