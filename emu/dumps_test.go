@@ -7,15 +7,18 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/machocore"
 	"github.com/stackimage/stackimage/minidump"
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symbolize"
 )
 
-// TestMinidumpRoundTrip writes every committed capture (fixtures/snapshots:
-// real program states of all four architectures) as a minidump, reads it
-// back, and walks and symbolicates both: the frames must be the same.
-func TestMinidumpRoundTrip(t *testing.T) {
+// TestDumpRoundTrip writes every committed capture (fixtures/snapshots:
+// real program states of all four architectures) as a minidump and as a
+// Mach-O core, reads each back, and walks and symbolicates all three: the
+// frames must be the same.
+func TestDumpRoundTrip(t *testing.T) {
 	paths, err := filepath.Glob("../fixtures/snapshots/*.json")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no snapshots: %v", err)
@@ -38,31 +41,40 @@ func TestMinidumpRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			arches[snap.Arch.Name] = true
-			var buf bytes.Buffer
-			if err := WriteMinidump(&buf, snap); err != nil {
-				t.Fatal(err)
-			}
-			md, err := minidump.Parse(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-			if err != nil {
-				t.Fatalf("reading our minidump back: %v", err)
-			}
 			want, err := z.Symbolicate(snap.Dump())
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := z.Symbolicate(md.Model())
-			if err != nil {
+			var md, core bytes.Buffer
+			if err := WriteMinidump(&md, snap); err != nil {
 				t.Fatal(err)
 			}
-			if len(got.Threads) != len(want.Threads) {
-				t.Fatalf("minidump has %d threads, the snapshot %d", len(got.Threads), len(want.Threads))
+			if err := WriteCore(&core, snap); err != nil {
+				t.Fatal(err)
 			}
-			for i := range want.Threads {
-				if len(want.Threads[i].Frames) < 2 {
-					t.Errorf("thread %d: the snapshot walks only %d frames", i, len(want.Threads[i].Frames))
+			m, err := minidump.Parse(bytes.NewReader(md.Bytes()), int64(md.Len()))
+			if err != nil {
+				t.Fatalf("reading our minidump back: %v", err)
+			}
+			c, err := machocore.Open(bytes.NewReader(core.Bytes()), int64(core.Len()))
+			if err != nil || len(c.Warnings) > 0 {
+				t.Fatalf("reading our core back: %v %v", err, c.Warnings)
+			}
+			for _, d := range []*dump.Dump{m.Model(), c.Model()} {
+				got, err := z.Symbolicate(d)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if diff := cmp.Diff(want.Threads[i].Frames, got.Threads[i].Frames); diff != "" {
-					t.Errorf("thread %d frames (-snapshot +minidump):\n%s", i, diff)
+				if len(got.Threads) != len(want.Threads) {
+					t.Fatalf("%s has %d threads, the snapshot %d", d.Format, len(got.Threads), len(want.Threads))
+				}
+				for i := range want.Threads {
+					if len(want.Threads[i].Frames) < 2 {
+						t.Errorf("thread %d: the snapshot walks only %d frames", i, len(want.Threads[i].Frames))
+					}
+					if diff := cmp.Diff(want.Threads[i].Frames, got.Threads[i].Frames); diff != "" {
+						t.Errorf("%s thread %d frames (-snapshot +%s):\n%s", d.Format, i, d.Format, diff)
+					}
 				}
 			}
 		})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/stackimage/stackimage/crashreport"
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/machocore"
 	"github.com/stackimage/stackimage/minidump"
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symbolize"
@@ -51,6 +53,7 @@ var inputFormats = []inputFormat{
 	{dump.FormatCrash, "Apple text crash report", isCrashReport(crashreport.FormatCrash), readCrashReport, crashreport.MaxReportSize},
 	{dump.FormatKSCrash, "KSCrash JSON report", isCrashReport(crashreport.FormatKSCrash), readCrashReport, crashreport.MaxReportSize},
 	{dump.FormatMinidump, "minidump", isMinidump, readMinidump, maxDumpSize},
+	{dump.FormatCore, "Mach-O core", isCore, readCore, maxDumpSize},
 }
 
 // sniff returns the format of an input from its first bytes.
@@ -221,6 +224,25 @@ func readMinidump(in *input, _ *inputFormat) (*dump.Dump, error) {
 		return nil, err
 	}
 	return md.Model(), err
+}
+
+// isCore tells a Mach-O core by its magic and file type (MH_CORE).
+func isCore(head []byte) bool {
+	if len(head) < 16 {
+		return false
+	}
+	magic := binary.LittleEndian.Uint32(head)
+	return (magic == 0xfeedface || magic == 0xfeedfacf) && binary.LittleEndian.Uint32(head[12:]) == 4
+}
+
+// readCore opens a Mach-O core in place: its load commands are read, and
+// memory as the walk needs it.
+func readCore(in *input, _ *inputFormat) (*dump.Dump, error) {
+	c, err := machocore.Open(in.r, in.size)
+	if c == nil {
+		return nil, err
+	}
+	return c.Model(), err
 }
 
 func readSnapshotInput(in *input, f *inputFormat) (*dump.Dump, error) {
