@@ -156,12 +156,30 @@ func (t *unwindTables) compactEntry(p *Process, l *image.Loaded, pc uint64) (com
 	case err != nil:
 		return compactunwind.Entry{}, false, err
 	}
-	if start, ok := p.FunctionStart(l.LoadAddress + uint64(off)); ok && start >= l.LoadAddress {
-		if rel := start - l.LoadAddress; rel > uint64(entry.FuncStart) && rel <= uint64(off) {
-			entry.FuncStart = uint32(rel)
-		}
+	if start, end, ok := p.functionBounds(l, pc); ok && start >= t.textAddr && end-t.textAddr <= 0xffffffff {
+		entry = entry.Narrow(uint32(start-t.textAddr), uint32(end-t.textAddr))
 	}
 	return entry, true, nil
+}
+
+// functionBounds returns the unslid [start, end) of the function holding
+// the unslid pc, from the image's symbols.
+func (p *Process) functionBounds(l *image.Loaded, pc uint64) (start, end uint64, ok bool) {
+	e := p.entries[l]
+	if e == nil {
+		return 0, 0, false
+	}
+	sym, ok := e.Symbol(pc)
+	if !ok {
+		return 0, 0, false
+	}
+	start, end = sym.Addr, ^uint64(0)
+	for _, t := range e.Tables {
+		if x, ok := t.End(pc); ok && x > pc {
+			end = min(end, x)
+		}
+	}
+	return start, end, end != ^uint64(0)
 }
 
 // callerRow is the row at a call site from compact unwind, or from the FDE

@@ -521,6 +521,25 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 	return t.symbol(i, addr), true
 }
 
+// End returns where the symbol answering for addr ends: the next symbol's
+// start, or its section's end, whichever comes first. An unwinder decoding
+// a function's epilogue needs to know where the function stops.
+func (t *Table) End(addr uint64) (uint64, bool) {
+	i, ok := t.find(addr)
+	if !ok {
+		return 0, false
+	}
+	j := upperBound(t.addrs, t.addrs[i])
+	end := uint64(0)
+	if j < len(t.addrs) {
+		end = t.addrs[j]
+	}
+	if sec, ok := t.spanOf(addr); ok && (end == 0 || sec.end < end) {
+		end = sec.end
+	}
+	return end, end != 0
+}
+
 // find returns the index of the entry answering for addr.
 func (t *Table) find(addr uint64) (int, bool) {
 	i := upperBound(t.addrs, addr) - 1

@@ -448,3 +448,22 @@ func TestSourceString(t *testing.T) {
 		})
 	}
 }
+
+// TestEnd checks that a symbol ends at the next one's start, or at its
+// section's end for the last.
+func TestEnd(t *testing.T) {
+	syms := []nl{{"_a", tSectExt, 1, 0x1000}, {"_b", tSectExt, 1, 0x1010}, {"_b2", tSectExt, 1, 0x1010}, {"_c", tSectExt, 1, 0x1040}}
+	tab, err := NewFromParts(rawSymtab(true, binary.LittleEndian, syms),
+		[]image.Section{{Index: 1, Segment: "__TEXT", Name: "__text", Addr: 0x1000, Size: 0x80}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ addr, want uint64 }{{0x1000, 0x1010}, {0x100f, 0x1010}, {0x1010, 0x1040}, {0x1050, 0x1080}} {
+		if got, ok := tab.End(tt.addr); !ok || got != tt.want {
+			t.Errorf("End(%#x) = %#x, %v; want %#x", tt.addr, got, ok, tt.want)
+		}
+	}
+	if _, ok := tab.End(0x2000); ok {
+		t.Error("End of an address in no section found an end")
+	}
+}

@@ -59,6 +59,14 @@ func arm64Pair(insn uint32, load bool) (r1, r2 unwind.Reg, off int64, mode int, 
 	return base + arm64Rt(insn), base + arm64Rt2(insn), arm64Imm7(insn, 8), mode, true
 }
 
+// The instructions a Swift async function's prologue and epilogue add
+// around the frame record: set, and clear again, bit 60 of the caller's
+// frame pointer, which marks an extended frame record.
+const (
+	arm64TagAsyncFrame   = 0xB24403BD // orr x29, x29, #0x1000000000000000
+	arm64UntagAsyncFrame = 0x9243FBBD // and x29, x29, #0xefffffffffffffff
+)
+
 // arm64Decoder decodes the shapes clang emits for arm64: sub sp; stp
 // pairs (the first with pre-index); stp x29, x30; add x29, sp; and ldp
 // pairs, add sp, ret / retab or a tail branch.
@@ -77,6 +85,8 @@ func arm64Decoder(arch *archregs.Arch) *decoder {
 			s.signed = true
 			return 4, true
 		case insn&0xFFFFF01F == 0xD503201F: // other hints: bti, nop
+			return 4, true
+		case insn == arm64TagAsyncFrame: // Swift async: tag the caller's FP before saving it
 			return 4, true
 		case insn&0xFF8003FF == 0xD10003FF: // sub sp, sp, #imm
 			s.depth += arm64AddSubImm(insn)
@@ -132,6 +142,8 @@ func arm64Decoder(arch *archregs.Arch) *decoder {
 				signed = true
 				continue
 			case insn&0xFFFFF01F == 0xD503201F: // other hints
+				continue
+			case insn == arm64UntagAsyncFrame: // Swift async: clear the restored FP's tag
 				continue
 			case insn&0xFC000000 == 0x14000000: // b: a tail call when it leaves the function
 				target := int64(pc) + int64(at) + signExtend(insn, 26)*4

@@ -19,6 +19,14 @@ const (
 	x86RegBP = 5 // rbp/ebp
 )
 
+// The instructions a Swift async function's prologue and epilogue add
+// around the frame record: set, and clear again, bit 60 of the caller's
+// frame pointer, which marks an extended frame record.
+var (
+	x86TagAsyncFrame   = [5]byte{0x48, 0x0F, 0xBA, 0xED, 0x3C} // btsq $0x3c, %rbp
+	x86UntagAsyncFrame = [5]byte{0x48, 0x0F, 0xBA, 0xF5, 0x3C} // btrq $0x3c, %rbp
+)
+
 // x86Decoder decodes the prologue and epilogue shapes clang emits for
 // x86_64 and i386: push bp; mov bp, sp; push reg...; sub sp, imm; and
 // add sp, imm / lea sp, [bp-n] / pop reg... / leave / pop bp; ret.
@@ -111,6 +119,15 @@ func x86Decoder(arch *archregs.Arch) *decoder {
 		return r, base, disp, n, true
 	}
 	d.prologue = func(s *frameState, code []byte) (int, bool) {
+		if is64 && len(code) >= 5 && [5]byte(code[:5]) == x86TagAsyncFrame {
+			return 5, true
+		}
+		// lea bp, [sp + disp8]: a Swift async frame points BP at its
+		// record above the async context it pushed.
+		if is64 && len(code) >= 5 && code[0] == 0x48 && code[1] == 0x8D && code[2] == 0x6C && code[3] == 0x24 {
+			s.fpSet, s.fpOff = true, s.depth-int64(int8(code[4]))
+			return 5, true
+		}
 		if r, base, disp, n, ok := movMem(code, 0x89); ok && arch.IsCalleeSaved(r) {
 			switch {
 			case base == x86RegSP:
@@ -167,6 +184,10 @@ func x86Decoder(arch *archregs.Arch) *decoder {
 					restoresSP = true
 				}
 				at += n
+				continue
+			}
+			if is64 && len(c) >= 5 && [5]byte(c[:5]) == x86UntagAsyncFrame {
+				at += 5
 				continue
 			}
 			switch {
