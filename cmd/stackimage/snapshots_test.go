@@ -7,6 +7,7 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -277,5 +278,41 @@ func checkSourceLines(t *testing.T, name string, frames []jsonFrame) {
 	}
 	if inFixture == 0 {
 		t.Errorf("no frame in the fixture image")
+	}
+}
+
+// TestSymbolicateAsyncChain walks the Swift-async capture with --async, as
+// thread_stack_async_pcs does: the thread's frames up to the first frame
+// with an extended frame record (level2 here, from async-arm64-O1-deepest's
+// .chain), then the resume functions of the async contexts from that
+// frame's context outwards. The truth for those is the fixture's recorded
+// context chain (fixtures/src/async.asyncchain), from level2's own
+// context: the entries after level2_resume, the resume point level2's
+// caller left in level2's child.
+func TestSymbolicateAsyncChain(t *testing.T) {
+	path := filepath.Join(snapshotsDir, "async-arm64-O1-deepest.json")
+	chain := readChain(t, filepath.Join(fixturesDir, "src", "async.asyncchain"))
+	i := slices.Index(chain, "level2_resume")
+	if i < 0 {
+		t.Fatalf("async.asyncchain has no level2_resume: %q", chain)
+	}
+	want := append([]string{"deepest", "level2"}, chain[i+1:]...)
+	jt := symbolicateJSON(t, path, "--async")
+	if diff := cmp.Diff(want, jsonNames(jt.Frames)); diff != "" {
+		t.Errorf("--async frames (-want +got):\n%s", diff)
+	}
+	if jt.StopReason != "async_chain_end" {
+		t.Errorf("stop_reason = %q, want async_chain_end", jt.StopReason)
+	}
+	for _, f := range jt.Frames[2:] {
+		if f.FoundBy != "async" {
+			t.Errorf("frame %d (%s) found_by = %q, want async", f.Index, f.Symbol, f.FoundBy)
+		}
+	}
+	// Without --async the same capture walks the thread's stack, the tag of
+	// the saved frame pointers stripped.
+	stack := readChain(t, filepath.Join(snapshotsDir, "async-arm64-O1-deepest.chain"))
+	if diff := cmp.Diff(stack, jsonNames(symbolicateJSON(t, path).Frames)); diff != "" {
+		t.Errorf("frames without --async (-want +got):\n%s", diff)
 	}
 }
