@@ -105,6 +105,23 @@ func Frame0(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind.Ro
 		}
 		at += uint32(n)
 	}
+	// A shrink-wrapped function returns early before building its frame,
+	// and its prologue starts after that return: decode from there.
+	if at == 0 && pc > e.FuncStart && d.wrapped != nil && pc-e.FuncStart < uint32(len(pro)) {
+		if start, ok := d.wrapped(pro, int(pc-e.FuncStart)); ok {
+			s, at = d.entryState(), uint32(start)
+			for e.FuncStart+at < pc {
+				n, ok := d.prologue(&s, pro[at:])
+				if !ok {
+					break
+				}
+				at += uint32(n)
+			}
+			if e.FuncStart+at != pc {
+				s, at = d.entryState(), 0
+			}
+		}
+	}
 	inPrologue := e.Encoding&EncodingIsNotFunctionStart == 0 && e.FuncStart+at == pc
 	// An epilogue from pc to a return or tail call. In a prologue the
 	// instruction at pc is a prologue's and the scan fails at once, unless
@@ -237,6 +254,11 @@ type decoder struct {
 	// body, when set, corrects the body's row for an instruction at pc
 	// that moves SP for a moment.
 	body func(row *unwind.Row, pc uint32, code CodeReader)
+	// wrapped, when set, finds a shrink-wrapped prologue: code is the
+	// function from its start, off the PC's offset in it. It returns
+	// where a prologue that begins right after a return starts, when off
+	// is at or just past that prologue's first instruction.
+	wrapped func(code []byte, off int) (start int, ok bool)
 }
 
 func (d *decoder) entryState() frameState {

@@ -220,6 +220,26 @@ func TestFrame0RowShapes(t *testing.T) {
 			{0x10b, xr(7, 8)},
 		})
 	})
+	t.Run("x86_64 shrink-wrapped", func(t *testing.T) {
+		// check of the noreturn fixture: an early return, then the frame.
+		code := []byte{
+			0x40, 0xF6, 0xC7, 0x01, // 0x100 test dil, 1
+			0x75, 0x05, // 0x104 jne 0x10b
+			0xD1, 0xEF, // 0x106 shr edi
+			0x89, 0xF8, // 0x108 mov eax, edi
+			0xC3,             // 0x10a ret
+			0x55,             // 0x10b push rbp
+			0x48, 0x89, 0xE5, // 0x10c mov rbp, rsp
+			0xE8, 0, 0, 0, 0, // 0x10f call
+		}
+		e := Entry{FuncStart: 0x100, FuncEnd: 0x114, Encoding: 0x01000000}
+		checkFrame0(t, x, e, codeAt{0x100, code}, []frame0Case{
+			{0x10a, xr(7, 8)},
+			{0x10b, xr(7, 8)},
+			{0x10c, xr(7, 16, 6, -16)},
+			{0x10f, xr(6, 16, 6, -16)},
+		})
+	})
 	t.Run("x86_64 jump inside the function", func(t *testing.T) {
 		code := append(append([]byte{}, prologue...), 0x5B, 0xEB, 0xFC) // 0x10a pop rbx; 0x10b jmp 0x109
 		e := Entry{FuncStart: 0x100, FuncEnd: 0x10d, Encoding: dwarf}

@@ -122,6 +122,20 @@ func arm64Decoder(arch *archregs.Arch) *decoder {
 		}
 		return 4, true
 	}
+	// A shrink-wrapped prologue starts with a pre-indexed store of a pair
+	// right after a ret.
+	d.wrapped = func(code []byte, off int) (int, bool) {
+		for _, p := range []int{off, off - 4} {
+			if p < 4 || p+4 > len(code) || p%4 != 0 {
+				continue
+			}
+			_, _, _, mode, ok := arm64Pair(le32(code[p:]), false)
+			if ok && mode == 2 && le32(code[p-4:]) == 0xD65F03C0 {
+				return p, true
+			}
+		}
+		return 0, false
+	}
 	d.epilogue = func(code []byte, pc uint32, e Entry) (unwind.Row, bool, bool) {
 		var s epilogueState
 		restoresSP, signed := false, false

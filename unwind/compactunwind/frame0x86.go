@@ -225,6 +225,18 @@ func x86Decoder(arch *archregs.Arch) *decoder {
 		}
 		return unwind.Row{}, false, false
 	}
+	// A shrink-wrapped prologue starts with a push right after a ret.
+	d.wrapped = func(code []byte, off int) (int, bool) {
+		for _, p := range []int{off, off - 1, off - 2} {
+			if p < 1 || p >= len(code) || code[p-1] != 0xC3 {
+				continue
+			}
+			if _, n, ok := reg(code[p:], 0x50); ok && p+n >= off {
+				return p, true
+			}
+		}
+		return 0, false
+	}
 	// i386 position-independent code reads its own address with `call
 	// next; next: pop reg`: between the two, the return address the call
 	// pushed is on the stack.
