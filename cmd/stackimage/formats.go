@@ -11,6 +11,7 @@ import (
 
 	"github.com/stackimage/stackimage/crashreport"
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/hangreport"
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symbolize"
 )
@@ -40,6 +41,7 @@ type inputFormat struct {
 // reads it. Binary formats, told by their magic, come first.
 var inputFormats = []inputFormat{
 	{dump.FormatSnapshot, "stackimage snapshot", isSnapshot, readSnapshotInput},
+	{dump.FormatSample, "macOS sample or spindump report", hangreport.Detect, readHangReport},
 	{dump.FormatIPS, "Apple .ips crash report", isCrashReport(crashreport.FormatIPS), readCrashReport},
 	{dump.FormatCrash, "Apple text crash report", isCrashReport(crashreport.FormatCrash), readCrashReport},
 	{dump.FormatKSCrash, "KSCrash JSON report", isCrashReport(crashreport.FormatKSCrash), readCrashReport},
@@ -127,6 +129,16 @@ func (in *input) bytes(limit int64) ([]byte, error) {
 		return nil, err
 	}
 	return data, nil
+}
+
+// detectFormat tells the input's format from its content.
+func detectFormat(in *input) (inputFormat, bool) {
+	for _, f := range inputFormats {
+		if f.sniff(in.head) {
+			return f, true
+		}
+	}
+	return inputFormat{}, false
 }
 
 // symbolicate tells the input's format from its content, reads it and
