@@ -53,8 +53,8 @@ func (r *Report) Dump() *dump.Dump { return r.ProcessDump(r.Target()) }
 // children, siblings in order). Frames[0] is the first root, not a PC,
 // and a node's caller is its parent, not the frame before it in Frames:
 // the list is there so that every address of the graph is symbolicated.
-// To print names back into the graph use Write. A spindump's "Heaviest
-// stack" summary is left out: its addresses are in the threads.
+// To print names back into the graph use Write. A spindump's Heaviest
+// stack is left out: its addresses are in the threads.
 func (r *Report) ProcessDump(i int) *dump.Dump {
 	d := &dump.Dump{Format: dump.FormatSample, Warnings: append([]string(nil), r.Warnings...)}
 	header := map[string]string{}
@@ -114,7 +114,7 @@ func (r *Report) ProcessDump(i int) *dump.Dump {
 		}
 		dt := dump.Thread{Index: len(d.Threads), ID: th.ID, Name: threadName(th.Heading)}
 		for ni := range th.Nodes {
-			f := &th.Nodes[ni].Frame
+			f := r.Frame(th.Nodes[ni].Text)
 			if !f.HasAddress {
 				continue
 			}

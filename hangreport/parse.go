@@ -101,8 +101,17 @@ func Parse(data []byte) (*Report, error) {
 	return r, err
 }
 
-// finish checks what the end of input left open.
+// finish gives a sample's process its header fields and checks what the
+// end of input left open.
 func (p *parser) finish() {
+	if p.r.Kind == KindSample {
+		pr := p.process()
+		fields := append([]Field(nil), p.r.Header...)
+		for _, f := range fields {
+			p.processField(pr, f.Key, f.Value)
+		}
+		pr.Fields = append(fields, pr.Fields...)
+	}
 	if t := p.thread; t != nil && len(t.Nodes) == 0 && !t.Heaviest {
 		p.lineNo++
 		p.lineOff = len(p.r.text)
@@ -156,8 +165,8 @@ func (p *parser) line(line string, off int) {
 		return
 	case strings.HasPrefix(line, "Heaviest stack for "):
 		p.setKind(KindSpindump)
-		pr := p.process()
-		p.startThread(pr, Thread{Line: p.lineNo, Heading: trimmed, Heaviest: true})
+		p.r.Heaviest = &Thread{Line: p.lineNo, Heading: trimmed, Heaviest: true}
+		p.thread, p.stack, p.lastRoot, p.sawGraph = p.r.Heaviest, p.stack[:0], -1, true
 		p.sec = secThread
 		return
 	case strings.HasPrefix(line, "Process:") && p.r.Kind == KindSpindump:
@@ -223,11 +232,6 @@ func (p *parser) field(line string) {
 		return
 	}
 	p.r.Header = append(p.r.Header, f)
-	if p.r.Kind != KindSpindump {
-		pr := p.process()
-		pr.Fields = append(pr.Fields, f)
-		p.processField(pr, key, value)
-	}
 }
 
 func (p *parser) processField(pr *Process, key, value string) {
@@ -342,6 +346,10 @@ func (p *parser) callGraphLine(line string, off int) {
 		p.errorf("sample count %.40q does not fit 64 bits", line[col:])
 	}
 	rest := line[text:]
+	if rest == "" {
+		p.errorf("call graph line has a count and no frame: %.80q", line)
+		return
+	}
 	if strings.HasPrefix(rest, "Thread_") || p.thread == nil {
 		th := Thread{Line: p.lineNo, Heading: rest, Count: count}
 		id := strings.TrimPrefix(rest, "Thread_")
@@ -378,6 +386,10 @@ func (p *parser) nodeLine(line string, off int) {
 		p.errorf("sample count %.40q does not fit 64 bits", line[col:])
 	}
 	rest := line[text:]
+	if rest == "" {
+		p.errorf("call graph line has a count and no frame: %.80q", line)
+		return
+	}
 	samples := ""
 	// The sample range after the frame: "[0x...] 1-49".
 	if i := strings.LastIndexByte(rest, ' '); i >= 0 && isRange(rest[i+1:]) &&
@@ -427,7 +439,7 @@ func (p *parser) addNode(col int, count uint64, kernel bool, text string, textOf
 		depth = t.Nodes[parent].Depth + 1
 	}
 	n := Node{Count: count, Depth: depth, Line: p.lineNo, Parent: parent, FirstChild: -1, NextSibling: -1,
-		Kernel: kernel, Samples: samples, Frame: parseFrame(p.r.Kind, text, textOff)}
+		Kernel: kernel, Samples: samples, Text: Span{textOff, textOff + len(text)}}
 	idx := len(t.Nodes)
 	t.Nodes = append(t.Nodes, n)
 	switch {
@@ -458,7 +470,7 @@ func (p *parser) entryLine(line string, off int) {
 			p.errorf("sample count does not fit 64 bits")
 		}
 		e.Count = count
-		e.Frame = parseFrame(KindSample, strings.TrimRight(line[text:], " \t"), off+text)
+		e.Text = Span{off + text, off + len(strings.TrimRight(line, " \t"))}
 	} else {
 		i := strings.LastIndexAny(body, " \t")
 		if i < 0 {
@@ -471,7 +483,7 @@ func (p *parser) entryLine(line string, off int) {
 			return
 		}
 		e.Count = v
-		e.Frame = parseFrame(KindSample, strings.TrimRight(body[:i], " \t"), off+lead)
+		e.Text = Span{off + lead, off + lead + len(strings.TrimRight(body[:i], " \t"))}
 	}
 	if p.sec == secTotal {
 		pr.TotalInStack = append(pr.TotalInStack, e)

@@ -48,6 +48,10 @@ type Report struct {
 	// Processes are the sampled processes: one for a sample, one per
 	// "Process:" section for a spindump.
 	Processes []*Process
+	// Heaviest is a spindump's "Heaviest stack for the main thread of the
+	// target process": a single path, in the target's address space (see
+	// Target); nil when absent.
+	Heaviest *Thread
 	// Warnings lists what could not be read but did not stop the rest.
 	Warnings []string
 
@@ -74,8 +78,7 @@ type Process struct {
 	// process section; for a sample the header fields are in
 	// Report.Header and repeated here).
 	Fields []Field
-	// Threads are the call graphs, in the report's order. A spindump's
-	// "Heaviest stack" is a Thread with Heaviest set.
+	// Threads are the call graphs, in the report's order.
 	Threads []Thread
 	// TotalInStack and TopOfStack are sample's summary sections "Total
 	// number in stack" and "Sort by top of stack".
@@ -96,15 +99,17 @@ type Thread struct {
 	ID uint64
 	// Count is the samples the heading counts; 0 when it gives none.
 	Count uint64
-	// Heaviest marks a spindump's "Heaviest stack" summary: a single
-	// path, each node the child of the one before.
+	// Heaviest marks Report.Heaviest: a single path, each node the child
+	// of the one before.
 	Heaviest bool
 	// Nodes are the call graph's nodes in the report's (pre-)order: a
 	// node's children follow it. Use Roots and Children to walk the tree.
 	Nodes []Node
 }
 
-// Node is one line of a call graph.
+// Node is one line of a call graph. Its frame is read from the input
+// when asked for (Report.Frame), which keeps a node small: a call graph
+// can have a node for every few bytes of input.
 type Node struct {
 	Count uint64 // samples in which this frame was on the stack
 	Depth int    // 0 for a root
@@ -116,7 +121,8 @@ type Node struct {
 	// Samples is a spindump's trailing sample range ("1-49"); empty when
 	// absent.
 	Samples string
-	Frame   Frame
+	// Text is where the frame's text lies in the input.
+	Text Span
 
 	lastChild int // the last child linked so far, while parsing
 }
@@ -126,8 +132,11 @@ type Node struct {
 type Entry struct {
 	Count uint64
 	Line  int
-	Frame Frame
+	Text  Span // the frame's text, without the count
 }
+
+// Span is a range of the input's bytes, [Start, End).
+type Span struct{ Start, End int }
 
 // Image is one line of "Binary Images:".
 type Image struct {
@@ -171,6 +180,19 @@ func (t *Thread) Children(i int) []int {
 
 // Text returns the input the report was parsed from.
 func (r *Report) Text() string { return r.text }
+
+// String returns the input's text in s; empty when s is not within it.
+func (r *Report) String(s Span) string {
+	if s.Start < 0 || s.Start > s.End || s.End > len(r.text) {
+		return ""
+	}
+	return r.text[s.Start:s.End]
+}
+
+// Frame reads the frame whose text is s (a Node's or Entry's Text).
+func (r *Report) Frame(s Span) Frame {
+	return parseFrame(r.Kind, r.String(s), s.Start)
+}
 
 // Error is a problem with one line of the input.
 type Error struct {

@@ -51,7 +51,8 @@ type edit struct {
 // summary sections are filled. Write returns the first error of w.
 func (r *Report) Write(w io.Writer, names Namer, style Style) error {
 	var edits []edit
-	fill := func(proc int, f *Frame) {
+	fill := func(proc int, s Span) {
+		f := r.Frame(s)
 		if f.Named() || !f.HasAddress || names == nil {
 			return
 		}
@@ -59,20 +60,26 @@ func (r *Report) Write(w io.Writer, names Namer, style Style) error {
 		if !ok || n.Symbol == "" {
 			return
 		}
-		edits = append(edits, edit{f.Start, f.End, r.spell(f, n, style)})
+		edits = append(edits, edit{f.Start, f.End, r.spell(&f, n, style)})
 	}
 	for pi, pr := range r.Processes {
 		for ti := range pr.Threads {
 			th := &pr.Threads[ti]
 			for ni := range th.Nodes {
-				fill(pi, &th.Nodes[ni].Frame)
+				fill(pi, th.Nodes[ni].Text)
 			}
 		}
 		for i := range pr.TotalInStack {
-			fill(pi, &pr.TotalInStack[i].Frame)
+			fill(pi, pr.TotalInStack[i].Text)
 		}
 		for i := range pr.TopOfStack {
-			fill(pi, &pr.TopOfStack[i].Frame)
+			fill(pi, pr.TopOfStack[i].Text)
+		}
+	}
+	if th := r.Heaviest; th != nil {
+		target := r.Target()
+		for ni := range th.Nodes {
+			fill(target, th.Nodes[ni].Text)
 		}
 	}
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
