@@ -44,7 +44,9 @@ func FuzzParse(f *testing.F) {
 		if err := r.Write(&out, nil, StyleReport); err != nil || out.n != len(data) {
 			t.Errorf("Write without names gave %d bytes (err %v), want the input's %d", out.n, err, len(data))
 		}
-		all := func(int, uint64) (Name, bool) { return Name{Symbol: "f", HasOffset: true, File: "a/b.c", Line: 1}, true }
+		all := func(int, uint64) (Name, bool) {
+			return Name{Symbol: "f", HasOffset: true, File: "a/b.c", Line: 1}, true
+		}
 		for _, style := range []Style{StyleReport, StyleAtos} {
 			if err := r.Write(io.Discard, all, style); err != nil {
 				t.Fatal(err)
