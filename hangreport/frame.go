@@ -21,6 +21,8 @@ import (
 //	??? (Image + 490548) [0x1030c3c34]
 //
 // Anything else ("<patched truncated backtrace>") is kept as Text alone.
+// A frame sample collapsed over several addresses ("+ 264,516,...
+// [0x100c2d17c,0x100c2d278,...]") has no Address: no one name fits it.
 type Frame struct {
 	// Text is the frame as written, from its first byte to the closing
 	// "]" of its address (or the end of what could be read).
@@ -45,6 +47,7 @@ type Frame struct {
 	// LoadAddress is sample's "load address 0x...", 0 when not given.
 	LoadAddress uint64
 	// Address is the frame's address, "[0x...]"; AddressText as written.
+	// HasAddress is false when there is none or it is not one number.
 	Address     uint64
 	HasAddress  bool
 	AddressText string
@@ -144,8 +147,8 @@ func sourcePosition(f *Frame, s string) {
 func parseSampleFrame(s string, base int) Frame {
 	f := Frame{Text: s, Start: base, End: base + len(s)}
 	addr, open, close, ok := address(s)
-	if ok {
-		f.Address, f.HasAddress, f.AddressText = addr, true, s[open+1:close]
+	if open >= 0 {
+		f.Address, f.HasAddress, f.AddressText = addr, ok, s[open+1:close]
 		f.Text, f.End = s[:close+1], base+close+1
 		// sample writes a source position two spaces after the address.
 		sourcePosition(&f, s[close+1:])
@@ -153,7 +156,14 @@ func parseSampleFrame(s string, base int) Frame {
 		open = len(s)
 	}
 	head := s[:open]
-	in := strings.Index(head, "(in ")
+	// sample puts two spaces before "(in Image)"; a C++ name may hold
+	// "(in " of its own with one.
+	in := strings.Index(head, "  (in ")
+	if in >= 0 {
+		in += 2
+	} else {
+		in = strings.Index(head, "(in ")
+	}
 	if in < 0 {
 		symbolPart(&f, head)
 		return f
@@ -193,8 +203,8 @@ func parseSampleFrame(s string, base int) Frame {
 func parseSpindumpFrame(s string, base int) Frame {
 	f := Frame{Text: s, Start: base, End: base + len(s)}
 	head := s
-	if addr, open, close, ok := address(s); ok {
-		f.Address, f.HasAddress, f.AddressText = addr, true, s[open+1:close]
+	if addr, open, close, ok := address(s); open >= 0 {
+		f.Address, f.HasAddress, f.AddressText = addr, ok, s[open+1:close]
 		f.Text, f.End = s[:close+1], base+close+1
 		head = strings.TrimRight(s[:open], " ")
 	}

@@ -457,3 +457,52 @@ func TestDump(t *testing.T) {
 		t.Errorf("image 0 size %#x UUID %s", im.Size, im.UUID)
 	}
 }
+
+// TestSampleGuidesAndCollapsedFrames reads a call graph drawn with every
+// guide character, a C++ name holding "(in ", and a frame sample
+// collapsed over several addresses, which keeps no address and is left as
+// written.
+func TestSampleGuidesAndCollapsedFrames(t *testing.T) {
+	input := "Call graph:\n" +
+		"    10 Thread_7\n" +
+		"      10 start  (in dyld) + 1  [0x10]\n" +
+		"      + 9 f(int (in))  (in A) + 2  [0x20]  f.cc:3\n" +
+		"      + ! 8 ???  (in A)  load address 0x0 + 0x30  [0x30]\n" +
+		"      + ! : 7 g  (in A) + 4,8,...  [0x40,0x44,...]  g.cc:9\n" +
+		"      + ! : | 6 ???  (in A)  load address 0x0 + 0x50  [0x50]\n" +
+		"      + ! : | + 5 h  (in A) + 1  [0x60]\n" +
+		"      + ! 1 ???  (in A)  load address 0x0 + 0x70  [0x70]\n" +
+		"      1 ???  (in A)  load address 0x0 + 0x80  [0x80]\n"
+	r, err := Parse([]byte(input))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	want := []string{
+		"0 10 parent=-1 start in dyld +1",
+		"1 9 parent=0 f(int (in)) in A +2 f.cc:3",
+		"2 8 parent=1 ??? 0x30 in A image+0x30",
+		"3 7 parent=2 g in A g.cc:9",
+		"4 6 parent=3 ??? 0x50 in A image+0x50",
+		"5 5 parent=4 h in A +1",
+		"2 1 parent=1 ??? 0x70 in A image+0x70",
+		"0 1 parent=-1 ??? 0x80 in A image+0x80",
+	}
+	th := &r.Processes[0].Threads[0]
+	if diff := cmp.Diff(want, threadStrings(r, th)); diff != "" {
+		t.Errorf("call graph (-want +got):\n%s", diff)
+	}
+	var buf bytes.Buffer
+	all := func(int, uint64) (Name, bool) { return Name{Symbol: "n"}, true }
+	if err := r.Write(&buf, all, StyleReport); err != nil {
+		t.Fatal(err)
+	}
+	wantOut := strings.NewReplacer(
+		"???  (in A)  load address 0x0 + 0x30  [0x30]", "n  (in A)  [0x30]",
+		"???  (in A)  load address 0x0 + 0x50  [0x50]", "n  (in A)  [0x50]",
+		"???  (in A)  load address 0x0 + 0x70  [0x70]", "n  (in A)  [0x70]",
+		"???  (in A)  load address 0x0 + 0x80  [0x80]", "n  (in A)  [0x80]",
+	).Replace(input)
+	if diff := cmp.Diff(strings.Split(wantOut, "\n"), strings.Split(buf.String(), "\n")); diff != "" {
+		t.Errorf("Write (-want +got):\n%s", diff)
+	}
+}

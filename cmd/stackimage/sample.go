@@ -32,7 +32,7 @@ func writeSame(z *symbolize.Symbolizer, in *input, w io.Writer, style hangreport
 		return nil, err
 	}
 	r, parseErr := hangreport.Parse(data)
-	if len(r.Processes) == 0 {
+	if r == nil || len(r.Processes) == 0 {
 		return nil, parseErr
 	}
 	names, nameErr := hangNamer(z, r)
