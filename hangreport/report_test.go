@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stackimage/stackimage/internal/testcorpus"
 )
 
 func readTestdata(t *testing.T, name string) []byte {
@@ -504,5 +506,39 @@ func TestSampleGuidesAndCollapsedFrames(t *testing.T) {
 	).Replace(input)
 	if diff := cmp.Diff(strings.Split(wantOut, "\n"), strings.Split(buf.String(), "\n")); diff != "" {
 		t.Errorf("Write (-want +got):\n%s", diff)
+	}
+}
+
+// TestDetectFiles runs Detect over the crash reports crashreport's tests
+// use, which it must not claim, and over the sample and spindump here and
+// the corpus's sample, which it must.
+func TestDetectFiles(t *testing.T) {
+	type detectCase struct {
+		path string
+		want bool
+	}
+	tests := []detectCase{
+		{"../crashreport/testdata/arm64.crash", false},
+		{"../crashreport/testdata/arm64.ips", false},
+		{"../crashreport/testdata/x86_64-kscrash.json", false},
+		{"testdata/branches-sample.txt", true},
+		{"testdata/spindump.txt", true},
+	}
+	if dir, err := testcorpus.Find(); err == nil {
+		res := filepath.Join(dir, "macsymbolicator", "MacSymbolicatorTests", "Resources")
+		tests = append(tests,
+			detectCase{filepath.Join(res, "Samples", "singlethread-sample.txt"), true},
+			detectCase{filepath.Join(res, "Crashes", "single-target-crash.crash"), false})
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.path), func(t *testing.T) {
+			data, err := os.ReadFile(tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := Detect(data); got != tt.want {
+				t.Errorf("Detect(%s) = %v, want %v", tt.path, got, tt.want)
+			}
+		})
 	}
 }
