@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stackimage/stackimage/internal/testcorpus"
@@ -63,4 +64,39 @@ type countingWriter struct{ n int }
 func (w *countingWriter) Write(p []byte) (int, error) {
 	w.n += len(p)
 	return len(p), nil
+}
+
+// TestAllocationBudget parses inputs made of the shortest line of each
+// kind, repeated to 1 MiB: allocations stay within FuzzParse's budget.
+func TestAllocationBudget(t *testing.T) {
+	const size = 1 << 20
+	spindump := "Data Source: x\nSteps: 1\n"
+	tests := []struct{ name, head, line string }{
+		{"sample nodes", "Call graph:\n    1 Thread_1\n", "      1 x\n"},
+		{"sample threads", "Call graph:\n", "1 Thread_\n"},
+		{"summary entries", "Call graph:\n    1 Thread_1\nSort by top of stack\n", "x 1\n"},
+		{"images", "Binary Images:\n", "0x1 - 0x2 a\n"},
+		{"header fields", "Call graph:\n", "a: b\n"},
+		{"spindump processes", spindump, "Process: a\n"},
+		{"spindump threads", spindump + "Process: a\n", "Thread 0x1\n"},
+		{"spindump nodes", spindump + "Process: a\nThread 0x1\n", " 1 x\n"},
+		{"garbage", "Call graph:\n    1 Thread_1\n", "x\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := []byte(tt.head + strings.Repeat(tt.line, size/len(tt.line)))
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			r, _ := Parse(data)
+			runtime.ReadMemStats(&after)
+			got, limit := after.TotalAlloc-before.TotalAlloc, 64*uint64(len(data))+1<<20
+			t.Logf("%.1f bytes allocated per input byte", float64(got)/float64(len(data)))
+			if got > limit {
+				t.Errorf("Parse of %d bytes allocated %d bytes (%.1f per input byte), more than %d", len(data), got, float64(got)/float64(len(data)), limit)
+			}
+			if r == nil {
+				t.Fatal("no report")
+			}
+		})
+	}
 }

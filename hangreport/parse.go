@@ -36,6 +36,9 @@ type parser struct {
 	nErrs    int
 	sawGraph bool
 	lastRoot int // the current thread's last root node, -1 for none
+	// arena holds every thread's nodes; used counts those given out.
+	arena []Node
+	used  int
 }
 
 // stackEntry is an open call-graph node: its count's column and index.
@@ -64,7 +67,7 @@ func Parse(data []byte) (*Report, error) {
 		return nil, fmt.Errorf("hangreport: input of %d bytes is larger than %d", len(data), MaxInputSize)
 	}
 	r := &Report{text: string(data)}
-	p := &parser{r: r}
+	p := &parser{r: r, arena: make([]Node, 0, countNodeLines(r.text))}
 	text := r.text
 	for off := 0; off < len(text); {
 		end := strings.IndexByte(text[off:], '\n')
@@ -83,6 +86,7 @@ func Parse(data []byte) (*Report, error) {
 		off = next
 	}
 	p.finish()
+	p.setThread(nil)
 	var err error
 	switch {
 	case r.Kind == "":
@@ -147,32 +151,43 @@ func (p *parser) line(line string, off int) {
 		return
 	case trimmed == "Call graph:":
 		p.setKind(KindSample)
-		p.sec, p.thread, p.stack = secCallGraph, nil, p.stack[:0]
+		p.sec = secCallGraph
+		p.setThread(nil)
 		p.process()
 		return
 	case strings.HasPrefix(line, "Total number in stack"):
-		p.sec, p.thread = secTotal, nil
+		p.sec = secTotal
+		p.setThread(nil)
+		pr := p.process()
+		pr.TotalInStack = grow(pr.TotalInStack, p.blockLines(off))
 		return
 	case strings.HasPrefix(line, "Sort by top of stack"):
-		p.sec, p.thread = secTop, nil
+		p.sec = secTop
+		p.setThread(nil)
+		pr := p.process()
+		pr.TopOfStack = grow(pr.TopOfStack, p.blockLines(off))
 		return
 	case trimmed == "Binary Images:":
-		p.sec, p.thread = secImages, nil
-		p.process()
+		p.sec = secImages
+		p.setThread(nil)
+		pr := p.process()
+		pr.Images = grow(pr.Images, p.blockLines(off))
 		return
 	case strings.HasPrefix(line, "Sample analysis of process "):
 		p.sec = secTail
 		return
 	case strings.HasPrefix(line, "Heaviest stack for "):
 		p.setKind(KindSpindump)
+		p.setThread(nil)
 		p.r.Heaviest = &Thread{Line: p.lineNo, Heading: trimmed, Heaviest: true}
-		p.thread, p.stack, p.lastRoot, p.sawGraph = p.r.Heaviest, p.stack[:0], -1, true
+		p.setThread(p.r.Heaviest)
+		p.sawGraph = true
 		p.sec = secThread
 		return
 	case strings.HasPrefix(line, "Process:") && p.r.Kind == KindSpindump:
 		p.proc = &Process{}
 		p.r.Processes = append(p.r.Processes, p.proc)
-		p.thread = nil
+		p.setThread(nil)
 		p.sec = secProcess
 		p.field(line)
 		return
@@ -194,7 +209,7 @@ func (p *parser) line(line string, off int) {
 	}
 	if trimmed == "" {
 		if p.sec == secThread {
-			p.thread = nil
+			p.setThread(nil)
 		}
 		return
 	}
@@ -294,11 +309,88 @@ func analysisLine(line string) (string, int, bool) {
 }
 
 func (p *parser) startThread(pr *Process, th Thread) {
-	pr.Threads = append(pr.Threads, th)
-	p.thread = &pr.Threads[len(pr.Threads)-1]
+	p.setThread(nil) // before the append moves the threads
+	pr.Threads = append(grow(pr.Threads, 1), th)
+	p.setThread(&pr.Threads[len(pr.Threads)-1])
+	p.sawGraph = true
+}
+
+// setThread closes the current thread and makes t (nil for none) the one
+// nodes are added to. A thread's nodes are the next part of the report's
+// node arena: threads never interleave, so each one's nodes lie together.
+func (p *parser) setThread(t *Thread) {
+	if old := p.thread; old != nil {
+		// The arena has room for every node line, so appends stayed in
+		// it; min keeps the next slice of it in bounds all the same.
+		n := len(old.Nodes)
+		old.Nodes = old.Nodes[:n:n]
+		p.used = min(p.used+n, cap(p.arena))
+	}
+	p.thread = t
 	p.stack = p.stack[:0]
 	p.lastRoot = -1
-	p.sawGraph = true
+	if t != nil {
+		t.Nodes = p.arena[p.used:p.used]
+	}
+}
+
+// grow makes room for n more elements: exactly n when s is full, since
+// n is counted from the input (an upper bound), else doubling. Go's own
+// growth by a quarter would allocate five times a large slice's size in
+// all.
+func grow[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	if len(s) == 0 {
+		return make([]T, 0, n)
+	}
+	out := make([]T, len(s), max(len(s)+n, 2*cap(s)))
+	copy(out, s)
+	return out
+}
+
+// blockLines counts the non-blank lines after the line at off, up to the
+// next blank line: the lines of a section.
+func (p *parser) blockLines(off int) int {
+	text := p.r.text[off:]
+	if nl := strings.IndexByte(text, '\n'); nl >= 0 {
+		text = text[nl+1:]
+	} else {
+		return 0
+	}
+	n := 0
+	for text != "" {
+		line := text
+		if nl := strings.IndexByte(text, '\n'); nl >= 0 {
+			line, text = text[:nl], text[nl+1:]
+		} else {
+			text = ""
+		}
+		if strings.TrimSpace(line) == "" {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// countNodeLines counts the lines of text that could be call-graph nodes:
+// a count and something after it. It bounds the node arena.
+func countNodeLines(text string) int {
+	n := 0
+	for text != "" {
+		line := text
+		if nl := strings.IndexByte(text, '\n'); nl >= 0 {
+			line, text = text[:nl], text[nl+1:]
+		} else {
+			text = ""
+		}
+		if _, _, start, _, ok, _ := countPrefix(strings.TrimSuffix(line, "\r")); ok && start < len(strings.TrimSuffix(line, "\r")) {
+			n++
+		}
+	}
+	return n
 }
 
 // countPrefix reads a call-graph line's tree characters and count: the
@@ -486,9 +578,9 @@ func (p *parser) entryLine(line string, off int) {
 		e.Text = Span{off + lead, off + lead + len(strings.TrimRight(body[:i], " \t"))}
 	}
 	if p.sec == secTotal {
-		pr.TotalInStack = append(pr.TotalInStack, e)
+		pr.TotalInStack = append(grow(pr.TotalInStack, 1), e)
 	} else {
-		pr.TopOfStack = append(pr.TopOfStack, e)
+		pr.TopOfStack = append(grow(pr.TopOfStack, 1), e)
 	}
 }
 
@@ -546,7 +638,8 @@ func (p *parser) imageLine(line string) {
 	} else {
 		im.Name = desc
 	}
-	p.process().Images = append(p.process().Images, im)
+	pr := p.process()
+	pr.Images = append(grow(pr.Images, 1), im)
 }
 
 // shortName is the name frames give an image: its file name.
