@@ -36,6 +36,9 @@ type parser struct {
 	nErrs    int
 	sawGraph bool
 	lastRoot int // the current thread's last root node, -1 for none
+	// blockLine is the line whose section blockCount counted.
+	blockLine, blockCount int
+	scanned               int // bytes countBlock read, for a test
 	// arena holds every thread's nodes; used counts those given out.
 	arena []Node
 	used  int
@@ -66,8 +69,17 @@ func Parse(data []byte) (*Report, error) {
 	if len(data) > MaxInputSize {
 		return nil, fmt.Errorf("hangreport: input of %d bytes is larger than %d", len(data), MaxInputSize)
 	}
+	return newParser(data).run()
+}
+
+func newParser(data []byte) *parser {
 	r := &Report{text: string(data)}
-	p := &parser{r: r, arena: make([]Node, 0, countNodeLines(r.text))}
+	return &parser{r: r, arena: make([]Node, 0, countNodeLines(r.text))}
+}
+
+// run parses the whole input.
+func (p *parser) run() (*Report, error) {
+	r := p.r
 	text := r.text
 	for off := 0; off < len(text); {
 		end := strings.IndexByte(text[off:], '\n')
@@ -215,12 +227,11 @@ func (p *parser) line(line string, off int) {
 	}
 	switch p.sec {
 	case secHeader, secProcess:
-		if key, value, ok := field(line); ok {
+		if key, _, ok := field(line); ok {
 			if key == "Data Source" {
 				p.setKind(KindSpindump)
 			}
 			p.field(line)
-			_ = value
 		}
 	case secCallGraph:
 		p.callGraphLine(line, off)
@@ -350,10 +361,22 @@ func grow[T any](s []T, n int) []T {
 	return out
 }
 
-// blockLines counts the non-blank lines after the line at off, up to the
-// next blank line: the lines of a section.
+// blockLines counts the non-blank lines after the line at off (the
+// current line), up to the next blank line: the lines of a section. A
+// heading inside a block counted before takes its count from that one,
+// so that a run of headings does not rescan the rest each time.
 func (p *parser) blockLines(off int) int {
+	if p.blockLine > 0 && p.lineNo <= p.blockLine+p.blockCount {
+		return p.blockCount - (p.lineNo - p.blockLine)
+	}
+	n := p.countBlock(off)
+	p.blockLine, p.blockCount = p.lineNo, n
+	return n
+}
+
+func (p *parser) countBlock(off int) int {
 	text := p.r.text[off:]
+	defer func(before int) { p.scanned += before - len(text) }(len(text))
 	if nl := strings.IndexByte(text, '\n'); nl >= 0 {
 		text = text[nl+1:]
 	} else {

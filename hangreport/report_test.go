@@ -542,3 +542,19 @@ func TestDetectFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestManySectionHeadings parses a run of section headings with no blank
+// line between them: each is sized from the first one's count, so the
+// input is scanned once, not once per heading.
+func TestManySectionHeadings(t *testing.T) {
+	for _, heading := range []string{"Total number in stack\n", "Sort by top of stack\n", "Binary Images:\n"} {
+		input := "Call graph:\n    1 Thread_1\n" + strings.Repeat(heading, 10000)
+		p := newParser([]byte(input))
+		if r, _ := p.run(); len(r.Processes) != 1 {
+			t.Fatalf("%q: no report", heading)
+		}
+		if p.scanned > len(input) {
+			t.Errorf("%q: sections scanned %d bytes of a %d-byte input", heading, p.scanned, len(input))
+		}
+	}
+}
