@@ -120,6 +120,9 @@ func (r *Report) ProcessDump(i int) *dump.Dump {
 			}
 			df := dump.Frame{Address: f.Address, ImageIndex: imageOf(f.Address), ImageName: f.Image,
 				Symbol: f.Symbol, SymbolOffset: f.SymbolOffset, File: f.File, Line: f.Line}
+			if strings.HasPrefix(df.ImageName, "<") {
+				df.ImageName = "" // sample's "<unknown binary>"
+			}
 			if df.ImageIndex >= 0 {
 				df.ImageOffset = f.Address - d.Images[df.ImageIndex].LoadAddress
 			}

@@ -558,3 +558,18 @@ func TestManySectionHeadings(t *testing.T) {
 		}
 	}
 }
+
+// TestDumpUnknownBinary: sample's "<unknown binary>" is no image name.
+func TestDumpUnknownBinary(t *testing.T) {
+	r, err := Parse(readTestdata(t, "branches-sample.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.Dump()
+	if len(d.Threads) != 2 || len(d.Threads[1].Frames) != 2 {
+		t.Fatalf("Dump threads = %+v", d.Threads)
+	}
+	if f := d.Threads[1].Frames[1]; f.Address != 0x1234 || f.ImageName != "" || f.ImageIndex != -1 {
+		t.Errorf("frame in <unknown binary> = %+v, want address 0x1234, no image", f)
+	}
+}
