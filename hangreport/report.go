@@ -201,6 +201,7 @@ type Error struct {
 	Msg    string
 }
 
+// Error formats the error with its line and byte offset.
 func (e *Error) Error() string {
 	return fmt.Sprintf("hangreport: line %d (byte %d): %s", e.Line, e.Offset, e.Msg)
 }
