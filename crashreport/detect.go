@@ -13,13 +13,20 @@ const detectWindow = 64 << 10
 // textMarkers are lines only a text crash report has.
 var textMarkers = regexp.MustCompile(`(?m)^(Incident Identifier:|Process:\s|Exception Type:|Crashed Thread:|Binary Images:|Thread \d+( Crashed)?::?)`)
 
+// hangMarkers are lines of macOS sample and spindump hang reports, which
+// share "Process:" and "Binary Images:" with a .crash but are call graphs,
+// read by package hangreport.
+var hangMarkers = regexp.MustCompile(`(?m)^(Analysis of sampling |Sampling process \d+ for |Call graph:\r?$|Data Source:\s)`)
+
 // Detect tells which format data is in, from its content: JSON whose
 // first line is an object with "bug_type" is .ips; a JSON object with
 // "crash" together with "binary_images" or "report" (or an array of such
 // objects) is KSCrash; text with the lines of an Apple crash report
 // ("Incident Identifier:", "Process:", "Binary Images:", "Thread 0
-// Crashed:") is .crash. A truncated report is still recognized as long as
-// its first key or header line survives.
+// Crashed:") is .crash, unless it has the lines of a sample or spindump
+// report ("Analysis of sampling", "Call graph:", "Data Source:"). A
+// truncated report is still recognized as long as its first key or header
+// line survives.
 func Detect(data []byte) (Format, bool) {
 	data = bytes.TrimLeft(data, "\ufeff \t\r\n")
 	if len(data) == 0 {
@@ -49,7 +56,7 @@ func Detect(data []byte) (Format, bool) {
 	if len(window) > detectWindow {
 		window = window[:detectWindow]
 	}
-	if textMarkers.Match(window) {
+	if textMarkers.Match(window) && !hangMarkers.Match(window) {
 		return FormatCrash, true
 	}
 	return "", false

@@ -270,6 +270,11 @@ func TestDetect(t *testing.T) {
 		{"crash header", "Incident Identifier: X\n", FormatCrash, true},
 		{"crash process", "Process:   T [1]\n", FormatCrash, true},
 		{"crash thread only", "Thread 0 Crashed::  Dispatch queue: q\n", FormatCrash, true},
+		// sample and spindump reports have "Process:" and "Binary Images:"
+		// too, but are call graphs for package hangreport.
+		{"sample", "Analysis of sampling T (pid 1) every 1 millisecond\nProcess:         T [1]\nCall graph:\n    1 Thread_1\nBinary Images:\n", "", false},
+		{"sample without its first lines", "Process:         T [1]\n\nCall graph:\n    1 Thread_1\n", "", false},
+		{"spindump", "Date/Time:        2024-01-01\nData Source:      Stackshots\nSteps:            1\n\nProcess:          T [1]\n", "", false},
 		{"other json", `{"crash":1}`, "", false},
 		{"other text", "hello\n", "", false},
 		{"empty", "", "", false},

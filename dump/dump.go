@@ -26,6 +26,7 @@ const (
 	FormatKSCrash  Format = "kscrash"  // KSCrash JSON report
 	FormatMinidump Format = "minidump" // Breakpad or Crashpad minidump
 	FormatCore     Format = "core"     // Mach-O core file (MH_CORE)
+	FormatSample   Format = "sample"   // macOS sample or spindump hang report
 )
 
 // Memory reads captured process memory. It has io.ReaderAt semantics with
@@ -203,9 +204,9 @@ func (d *Dump) CrashedThread() int {
 	return -1
 }
 
-// IsReport reports whether the format is a crash report, whose threads
-// carry the reporter's backtraces, rather than a memory dump whose threads
-// must be walked.
+// IsReport reports whether the format is a report whose threads carry the
+// reporter's backtraces (a crash report, or a sample's call graph), rather
+// than a memory dump whose threads must be walked.
 func (f Format) IsReport() bool {
-	return f == FormatIPS || f == FormatCrash || f == FormatKSCrash
+	return f == FormatIPS || f == FormatCrash || f == FormatKSCrash || f == FormatSample
 }

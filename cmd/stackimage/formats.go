@@ -15,6 +15,7 @@ import (
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/machocore"
 	"github.com/stackimage/stackimage/minidump"
+	"github.com/stackimage/stackimage/hangreport"
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symbolize"
 )
@@ -49,6 +50,7 @@ type inputFormat struct {
 // reads it. Binary formats, told by their magic, come first.
 var inputFormats = []inputFormat{
 	{dump.FormatSnapshot, "stackimage snapshot", isSnapshot, readSnapshotInput, maxDumpSize},
+	{dump.FormatSample, "macOS sample or spindump report", hangreport.Detect, readHangReport, hangreport.MaxInputSize},
 	{dump.FormatIPS, "Apple .ips crash report", isCrashReport(crashreport.FormatIPS), readCrashReport, crashreport.MaxReportSize},
 	{dump.FormatCrash, "Apple text crash report", isCrashReport(crashreport.FormatCrash), readCrashReport, crashreport.MaxReportSize},
 	{dump.FormatKSCrash, "KSCrash JSON report", isCrashReport(crashreport.FormatKSCrash), readCrashReport, crashreport.MaxReportSize},
@@ -194,6 +196,16 @@ func (in *input) bytes(f *inputFormat) ([]byte, error) {
 		return nil, err
 	}
 	return data, nil
+}
+
+// detectFormat tells the input's format from its content.
+func detectFormat(in *input) (inputFormat, bool) {
+	for _, f := range inputFormats {
+		if f.sniff(in.head) {
+			return f, true
+		}
+	}
+	return inputFormat{}, false
 }
 
 // symbolicate tells the input's format from its content, reads it and

@@ -1,7 +1,7 @@
 // Command stackimage symbolicates captured thread stacks and crash reports
 // of Apple platforms, looks up addresses like atos, and lists Mach-O images.
 //
-//	stackimage symbolicate DUMP [--symbols DIR]... [--json]
+//	stackimage symbolicate DUMP [--symbols DIR]... [--format text|json|same]
 //	stackimage atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]
 //	stackimage images FILE...
 package main
@@ -17,9 +17,10 @@ import (
 const usage = `stackimage: symbolicate Apple-platform stacks and crash reports on any OS
 
 Usage:
-  stackimage symbolicate DUMP [--symbols DIR]... [--json]
-      Walk every thread of a snapshot and print its symbolicated backtrace.
-      DUMP may also be a crash report; "-" reads it from stdin.
+  stackimage symbolicate DUMP [--symbols DIR]... [--format text|json|same]
+      Walk every thread of a dump (snapshot, minidump, Mach-O core) or read a
+      crash or hang report, and print the symbolicated backtraces; "-" reads
+      stdin. --format same prints the input in its own layout.
   stackimage atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]
       Look up addresses in a binary, as atos(1) does; reads stdin when no
       address is given.

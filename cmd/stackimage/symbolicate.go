@@ -7,14 +7,16 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/hangreport"
 	"github.com/stackimage/stackimage/symbolize"
 )
 
 func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("symbolicate", "symbolicate DUMP [--symbols DIR]... [--json]  (DUMP - reads stdin)", stderr)
+	fs := newFlagSet("symbolicate", "symbolicate DUMP|- [--symbols DIR]... [--format text|json|same]", stderr)
 	var dirs stringList
 	fs.Var(&dirs, "symbols", "a directory (searched recursively) or file of binaries and dSYMs, matched by UUID; repeatable")
-	asJSON := fs.Bool("json", false, "print JSON instead of crash-report text")
+	asJSON := fs.Bool("json", false, "the same as --format json")
+	format := fs.String("format", "text", "text: crash-report text; json; same: the input's own layout with names filled in (sample and spindump reports)")
 	depth := fs.Int("max-depth", 0, "the most frames to walk per thread (default 512)")
 	noDemangle := fs.Bool("no-demangle", false, "print C++ and Rust names as the binary spells them")
 	noUnwind := fs.Bool("no-unwind-info", false, "walk by frame records, link register and scanning only, ignoring unwind tables (for comparison)")
@@ -25,6 +27,12 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	}
 	if len(files) != 1 {
 		return fmt.Errorf("%w: want one dump file, got %d", errUsage, len(files))
+	}
+	if *asJSON {
+		*format = "json"
+	}
+	if *format != "text" && *format != "json" && *format != "same" {
+		return fmt.Errorf("%w: --format %q: want text, json or same", errUsage, *format)
 	}
 	in, err := openInput(files[0], stdin)
 	if err != nil {
@@ -45,13 +53,16 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	}
 	z := &symbolize.Symbolizer{Symbols: syms, MaxDepth: *depth, NoDemangle: *noDemangle,
 		NoUnwindInfo: *noUnwind, Async: *async}
+	if *format == "same" {
+		return runSame(z, in, files[0], stdout)
+	}
 	rep, parseErr, err := symbolicate(z, in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", files[0], err)
 	}
 	// Damaged parts of the symbol files used were left out: say which.
 	rep.Warnings = appendNew(rep.Warnings, syms.Warnings()...)
-	if *asJSON {
+	if *format == "json" {
 		err = writeJSON(stdout, rep)
 	} else {
 		writeText(stdout, rep)
@@ -79,6 +90,26 @@ func appendNew(list []string, items ...string) []string {
 		}
 	}
 	return list
+}
+
+// runSame prints a symbolicated input in its own layout; only sample and
+// spindump reports can be, so far.
+func runSame(z *symbolize.Symbolizer, in *input, name string, stdout io.Writer) error {
+	f, ok := sniff(in.head)
+	if !ok {
+		return fmt.Errorf("%s: %w", name, errNotADump)
+	}
+	if f.format != dump.FormatSample {
+		return fmt.Errorf("%s: --format same is not yet supported for %s", name, f.name)
+	}
+	parseErr, err := writeSame(z, in, f, stdout, hangreport.StyleReport)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if parseErr != nil {
+		return fmt.Errorf("%s: incomplete %s: %w", name, f.name, parseErr)
+	}
+	return nil
 }
 
 // writeText writes the report as text, every line through writeLine: the

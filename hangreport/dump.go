@@ -1,0 +1,180 @@
+package hangreport
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/dump"
+)
+
+// Target returns the index in Processes of the process the report is
+// about: for a spindump, the process the header's "Command:" or "PID:"
+// names, else the first; -1 when there is none.
+func (r *Report) Target() int {
+	if len(r.Processes) == 0 {
+		return -1
+	}
+	var command string
+	var pid int
+	for _, f := range r.Header {
+		switch f.Key {
+		case "Command":
+			command = f.Value
+		case "PID":
+			pid, _ = atoi(f.Value)
+		}
+	}
+	for i, pr := range r.Processes {
+		if pid != 0 && pr.PID == pid || pid == 0 && command != "" && pr.Name == command {
+			return i
+		}
+	}
+	return 0
+}
+
+func atoi(s string) (int, bool) {
+	v, ok := parseNumber(s)
+	if !ok || v > 1<<31 {
+		return 0, false
+	}
+	return int(v), true
+}
+
+// Dump returns the target process (see Target) in the common dump model;
+// ProcessDump returns any other.
+func (r *Report) Dump() *dump.Dump { return r.ProcessDump(r.Target()) }
+
+// ProcessDump returns process i of the report in the common dump model.
+//
+// A call graph is a tree, not a stack; the model's threads hold stacks.
+// Each call-graph thread becomes one dump.Thread whose Frames are every
+// node that has an address, in the report's order (each node before its
+// children, siblings in order). Frames[0] is the first root, not a PC,
+// and a node's caller is its parent, not the frame before it in Frames:
+// the list is there so that every address of the graph is symbolicated.
+// To print names back into the graph use Write. A spindump's Heaviest
+// stack is left out: its addresses are in the threads.
+func (r *Report) ProcessDump(i int) *dump.Dump {
+	d := &dump.Dump{Format: dump.FormatSample, Warnings: append([]string(nil), r.Warnings...)}
+	header := map[string]string{}
+	for _, f := range r.Header {
+		if _, ok := header[f.Key]; !ok {
+			header[f.Key] = f.Value
+		}
+	}
+	d.System.OS = header["OS Version"]
+	d.System.Hardware = header["Hardware model"]
+	d.Process.Time = header["Date/Time"]
+	if i < 0 || i >= len(r.Processes) {
+		d.Arch = archFor(header["Architecture"])
+		return d
+	}
+	pr := r.Processes[i]
+	d.Process.Name, d.Process.PID, d.Process.Path = pr.Name, pr.PID, pr.Path
+	d.Process.Identifier, d.Process.Version = pr.Identifier, pr.Version
+	arch := pr.Arch
+	if arch == "" {
+		arch = header["Architecture"]
+	}
+	d.Arch = archFor(arch)
+	if d.Arch == nil && arch != "" {
+		d.Warnings = append(d.Warnings, "architecture "+arch+" is not one this package knows")
+	}
+	for _, im := range pr.Images {
+		di := dump.Image{Name: im.shortName(), Path: im.Path, UUID: im.UUID, LoadAddress: im.Start, Version: im.Version}
+		if im.Path == "???" {
+			di.Path = ""
+		}
+		if im.HasEnd && im.End >= im.Start {
+			di.Size = im.End - im.Start + 1
+		}
+		d.Images = append(d.Images, di)
+	}
+	byStart := make([]int, len(d.Images))
+	for j := range byStart {
+		byStart[j] = j
+	}
+	sort.SliceStable(byStart, func(a, b int) bool { return d.Images[byStart[a]].LoadAddress < d.Images[byStart[b]].LoadAddress })
+	imageOf := func(addr uint64) int {
+		k := sort.Search(len(byStart), func(j int) bool { return d.Images[byStart[j]].LoadAddress > addr }) - 1
+		if k < 0 {
+			return -1
+		}
+		im := d.Images[byStart[k]]
+		if im.Size != 0 && addr-im.LoadAddress >= im.Size {
+			return -1
+		}
+		return byStart[k]
+	}
+	for ti := range pr.Threads {
+		th := &pr.Threads[ti]
+		if th.Heaviest {
+			continue
+		}
+		dt := dump.Thread{Index: len(d.Threads), ID: th.ID, Name: threadName(th.Heading)}
+		for ni := range th.Nodes {
+			f := r.Frame(th.Nodes[ni].Text)
+			if !f.HasAddress {
+				continue
+			}
+			df := dump.Frame{Address: f.Address, ImageIndex: imageOf(f.Address), ImageName: f.Image,
+				Symbol: f.Symbol, SymbolOffset: f.SymbolOffset, File: f.File, Line: f.Line}
+			if strings.HasPrefix(df.ImageName, "<") {
+				df.ImageName = "" // sample's "<unknown binary>"
+			}
+			if df.ImageIndex >= 0 {
+				df.ImageOffset = f.Address - d.Images[df.ImageIndex].LoadAddress
+			}
+			dt.Frames = append(dt.Frames, df)
+		}
+		d.Threads = append(d.Threads, dt)
+	}
+	return d
+}
+
+// threadName picks a thread's name or queue from its heading: sample's
+// "DispatchQueue_1: com.apple.main-thread  (serial)", spindump's
+// `Thread name "x"` or `DispatchQueue "x"(1)`.
+func threadName(heading string) string {
+	for _, key := range []string{`Thread name "`, `DispatchQueue "`} {
+		if i := strings.Index(heading, key); i >= 0 {
+			rest := heading[i+len(key):]
+			if j := strings.IndexByte(rest, '"'); j >= 0 {
+				return rest[:j]
+			}
+		}
+	}
+	if i := strings.Index(heading, "DispatchQueue_"); i >= 0 {
+		if _, rest, ok := strings.Cut(heading[i:], ": "); ok {
+			if j := strings.Index(rest, "  "); j >= 0 {
+				rest = rest[:j]
+			}
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
+}
+
+// archFor maps "X86-64", "ARM64", "arm64e", "x86_64h" to an Arch.
+func archFor(name string) *archregs.Arch {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if i := strings.IndexByte(n, ' '); i >= 0 {
+		n = n[:i] // "x86-64 (native)"
+	}
+	switch n {
+	case "x86-64", "x86_64h":
+		n = "x86_64"
+	case "arm-64":
+		n = "arm64"
+	case "arm-64e":
+		n = "arm64e"
+	case "x86":
+		n = "i386"
+	}
+	a, err := archregs.ByName(n)
+	if err != nil {
+		return nil
+	}
+	return a
+}
