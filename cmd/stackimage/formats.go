@@ -12,10 +12,10 @@ import (
 
 	"github.com/stackimage/stackimage/crashreport"
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/hangreport"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/machocore"
 	"github.com/stackimage/stackimage/minidump"
-	"github.com/stackimage/stackimage/hangreport"
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symbolize"
 )
