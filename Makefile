@@ -13,16 +13,19 @@ build:
 	$(GO) build -o bin/stackimage ./cmd/stackimage
 
 # deps installs what the tests need on Debian when it is missing: the Unicorn
-# C library for emu/ (cgo, behind the unicorn build tag).
+# C library for emu/ (cgo, behind the unicorn build tag), and lldb-16, the
+# external check that our Mach-O cores read the same in lldb (the test
+# skips without it).
 deps:
-	@pkg-config --exists unicorn 2>/dev/null || { \
-	  echo "installing libunicorn-dev"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunicorn-dev pkg-config; }
+	@pkg-config --exists unicorn 2>/dev/null && command -v lldb-16 >/dev/null || { \
+	  echo "installing libunicorn-dev and lldb-16"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunicorn-dev pkg-config lldb-16; }
 
-# fixture-deps adds the compilers `make fixtures` needs.
+# fixture-deps adds the compilers `make fixtures` needs, and dsymutil-16
+# (llvm-16) for the fixtures' dSYMs.
 fixture-deps: deps
-	@command -v clang-16 >/dev/null && command -v ld64.lld-16 >/dev/null || { \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-16 lld-16; }
+	@command -v clang-16 >/dev/null && command -v ld64.lld-16 >/dev/null && command -v dsymutil-16 >/dev/null || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang-16 lld-16 llvm-16; }
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -74,7 +77,10 @@ FUZZ_TARGETS := \
 	archregs:FuzzDecode image:FuzzOpen symtab:FuzzNewFromParts walker:FuzzWalk \
 	snapshot:FuzzParse debuginfo:FuzzIndex debuginfo:FuzzDemangle \
 	crashreport:FuzzParseIPS crashreport:FuzzParseCrash crashreport:FuzzParseKSCrash \
-	fixtures:FuzzParseManifest emu:FuzzScanLoadCommands
+	fixtures:FuzzParseManifest emu:FuzzScanLoadCommands \
+	unwind/compactunwind:FuzzParse unwind/dwarfcfi:FuzzParse \
+	minidump:FuzzParse machocore:FuzzParse breakpadsym:FuzzParse \
+	swiftdemangle:FuzzDemangle hangreport:FuzzParse
 fuzz: deps
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 	  echo "== $$pkg $$fn"; \
