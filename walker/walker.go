@@ -93,9 +93,6 @@ const (
 	// StopUnwindEnd: the unwind tables mark the frame as the outermost one
 	// (its return address is undefined).
 	StopUnwindEnd
-	// StopSPNotAbove: an unwind rule or a scan gave a caller whose SP is not
-	// above the frame's, which only corruption or bad tables produce.
-	StopSPNotAbove
 	// StopAsyncChainEnd: the walk followed a Swift async context chain to
 	// its end (Options.Async).
 	StopAsyncChainEnd
@@ -684,7 +681,6 @@ var stopNames = [...]string{
 	StopReturnAddressNotCode:   "return_address_not_code",
 	StopBadUnwindInfo:          "bad_unwind_info",
 	StopUnwindEnd:              "unwind_end",
-	StopSPNotAbove:             "sp_not_above",
 	StopAsyncChainEnd:          "async_chain_end",
 	StopNoCaller:               "no_caller",
 }

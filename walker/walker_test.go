@@ -711,7 +711,11 @@ func TestStrings(t *testing.T) {
 		{"link register", FoundByLinkRegister, "link register"},
 		{"frame pointer", FoundByFramePointer, "frame pointer"},
 		{"stack pointer", FoundByStackPointer, "stack pointer"},
-		{"unknown FoundBy", FoundBy(9), "FoundBy(9)"},
+		{"compact unwind", FoundByCompactUnwind, "compact unwind"},
+		{"cfi", FoundByCFI, "cfi"},
+		{"scan", FoundByScan, "scan"},
+		{"async", FoundByAsync, "async"},
+		{"unknown FoundBy", FoundBy(99), "FoundBy(99)"},
 		{"fp zero", StopFramePointerZero, "fp_zero"},
 		{"misaligned", StopFramePointerMisaligned, "fp_misaligned"},
 		{"not above", StopFramePointerNotAbove, "fp_not_above"},
@@ -721,6 +725,10 @@ func TestStrings(t *testing.T) {
 		{"max depth", StopMaxDepth, "max_depth"},
 		{"no registers", StopNoRegisters, "no_registers"},
 		{"not code", StopReturnAddressNotCode, "return_address_not_code"},
+		{"bad unwind info", StopBadUnwindInfo, "bad_unwind_info"},
+		{"unwind end", StopUnwindEnd, "unwind_end"},
+		{"async chain end", StopAsyncChainEnd, "async_chain_end"},
+		{"no caller", StopNoCaller, "no_caller"},
 		{"unknown stop", StopReason(-1), "StopReason(-1)"},
 	}
 	for _, tt := range tests {
