@@ -32,7 +32,22 @@ type unwindTables struct {
 	textAddr uint64
 	// errs says why a table could not be read; the others still answer.
 	errs []error
+
+	// callerRows caches the rows found for callers, by unslid address: a
+	// walk of many threads meets the same call sites again and again. The
+	// rows are never modified once made. It is emptied when full.
+	mu         sync.Mutex
+	callerRows map[uint64]cachedRow
 }
+
+// cachedRow is one answer of rowAt for a caller: a row or none.
+type cachedRow struct {
+	row *unwind.Row
+	src unwind.Source
+}
+
+// maxCachedRows bounds an image's cache of caller rows.
+const maxCachedRows = 1 << 16
 
 // tables returns the entry's unwind tables, reading them on first use.
 func (e *Entry) unwindTables() *unwindTables {
@@ -125,26 +140,43 @@ func (p *Process) UnwindRow(q walker.UnwindQuery) (*unwind.Row, unwind.Source, e
 
 func (t *unwindTables) rowAt(p *Process, l *image.Loaded, pc uint64, q walker.UnwindQuery) (*unwind.Row, unwind.Source, error) {
 	code := &imageCode{p: p, base: l.LoadAddress}
-	entry, haveEntry, err := t.compactEntry(p, l, pc)
+	if !q.Frame0 {
+		t.mu.Lock()
+		c, ok := t.callerRows[pc]
+		t.mu.Unlock()
+		if ok {
+			return c.row, c.src, nil
+		}
+	}
+	entry, haveEntry, err := t.compactEntry(pc)
 	if err != nil {
 		return nil, 0, err
 	}
 	if q.Frame0 {
 		return t.frame0Row(p, l, pc, q, entry, haveEntry, code)
 	}
+	var row *unwind.Row
+	var src unwind.Source
 	if haveEntry {
-		row, src, err := t.callerRow(p, pc, entry, code)
-		if row != nil || err != nil {
-			return row, src, err
-		}
+		row, src, err = t.callerRow(p, pc, entry, code)
 	}
-	return t.cfiRow(pc)
+	if row == nil && err == nil {
+		row, src, err = t.cfiRow(pc)
+	}
+	if err == nil {
+		t.mu.Lock()
+		if t.callerRows == nil || len(t.callerRows) >= maxCachedRows {
+			t.callerRows = map[uint64]cachedRow{}
+		}
+		t.callerRows[pc] = cachedRow{row, src}
+		t.mu.Unlock()
+	}
+	return row, src, err
 }
 
 // compactEntry returns the compact unwind entry of the function holding
-// pc, with its start moved to the function's own start where a linker gave
-// one entry to a run of functions that share an encoding.
-func (t *unwindTables) compactEntry(p *Process, l *image.Loaded, pc uint64) (compactunwind.Entry, bool, error) {
+// pc.
+func (t *unwindTables) compactEntry(pc uint64) (compactunwind.Entry, bool, error) {
 	if t.compact == nil || pc < t.textAddr || pc-t.textAddr > 0xffffffff {
 		return compactunwind.Entry{}, false, nil
 	}
@@ -155,9 +187,6 @@ func (t *unwindTables) compactEntry(p *Process, l *image.Loaded, pc uint64) (com
 		return compactunwind.Entry{}, false, nil
 	case err != nil:
 		return compactunwind.Entry{}, false, err
-	}
-	if start, end, ok := p.functionBounds(l, pc); ok && start >= t.textAddr && end-t.textAddr <= 0xffffffff {
-		entry = entry.Narrow(uint32(start-t.textAddr), uint32(end-t.textAddr))
 	}
 	return entry, true, nil
 }
@@ -212,6 +241,11 @@ func (t *unwindTables) callerRow(p *Process, pc uint64, entry compactunwind.Entr
 // compact unwind, gives the row.
 func (t *unwindTables) frame0Row(p *Process, l *image.Loaded, pc uint64, q walker.UnwindQuery, entry compactunwind.Entry, haveEntry bool, code *imageCode) (*unwind.Row, unwind.Source, error) {
 	cfi, cfiSrc, fde, cfiErr := t.cfiRowFDE(pc)
+	// A linker may give one entry to a run of functions that share an
+	// encoding; the prologue to decode is the function's own.
+	if start, end, ok := p.functionBounds(l, pc); ok && haveEntry && start >= t.textAddr && end-t.textAddr <= 0xffffffff {
+		entry = entry.Narrow(uint32(start-t.textAddr), uint32(end-t.textAddr))
+	}
 	if !haveEntry {
 		// No compact entry: the FDE bounds the function for the decoder.
 		if cfi == nil || fde.PCBegin < t.textAddr || fde.PCEnd-t.textAddr > 0xffffffff {

@@ -214,7 +214,10 @@ func (c *rowContext) ReadMemory(p []byte, addr uint64) (int, error) {
 // except when the return address came from a register); a rule saying
 // the stack ends stops the walk.
 func (w *walk) applyRow(cur *Frame, row *unwind.Row) (Frame, bool) {
-	ctx := &rowContext{w: w, regs: &cur.Regs}
+	// One context per walk: handing a new one to an expression would cost
+	// an allocation per frame.
+	ctx := &w.rowCtx
+	*ctx = rowContext{w: w, regs: &cur.Regs}
 	var cfa uint64
 	if row.CFA.Expr != nil {
 		v, err := row.CFA.Expr.Eval(ctx)

@@ -301,6 +301,8 @@ type walk struct {
 	fpChecked bool
 	// thumb says frame 0 executes Thumb code (armv7 CPSR.T).
 	thumb bool
+	// rowCtx is what the expressions of the row being applied see.
+	rowCtx rowContext
 }
 
 func newWalk(arch *archregs.Arch, ai *archInfo, mem Memory, opts Options) *walk {
@@ -313,7 +315,7 @@ func newWalk(arch *archregs.Arch, ai *archInfo, mem Memory, opts Options) *walk 
 		w.pacMask = pacMask(opts)
 	}
 	// Enough for most stacks without sizing anything from the input.
-	w.res.Frames = make([]Frame, 0, min(w.maxDepth, 64))
+	w.res.Frames = make([]Frame, 0, min(w.maxDepth, 16))
 	return w
 }
 
