@@ -88,7 +88,7 @@ func (im *Image) dwarfSections(want map[string]bool) (map[string][]byte, error) 
 			return nil, im.wrap(&FormatError{int64(s.Offset), fmt.Sprintf("%s: the DWARF sections read total more than the file's %d bytes", what, im.src.size), s.Size})
 		}
 		readBudget -= s.Size
-		data, err := im.src.read(uint64(s.Offset), s.Size, what, 0)
+		data, err := im.readSection(s, what)
 		if err != nil {
 			return nil, im.wrap(err)
 		}
@@ -101,6 +101,21 @@ func (im *Image) dwarfSections(want map[string]bool) (map[string][]byte, error) 
 		out[key] = data
 	}
 	return out, nil
+}
+
+// readSection reads a section's bytes. When the file's size is known and
+// bounds the section, that is one allocation and one read, copying the
+// bytes once; otherwise source.read grows the buffer as data arrives.
+func (im *Image) readSection(s Section, what string) ([]byte, error) {
+	off, n := uint64(s.Offset), s.Size
+	if im.src.size < 0 || im.src.mapped != nil || n > uint64(im.src.size) || off > uint64(im.src.size)-n {
+		return im.src.read(off, n, what, 0) // for its bounds and its error
+	}
+	buf := make([]byte, n)
+	if err := readFull(im.src.r, buf, off); err != nil {
+		return nil, &FormatError{int64(off), fmt.Sprintf("cannot read %s [%#x, %#x): %v", what, off, off+n, err), nil}
+	}
+	return buf, nil
 }
 
 // dwarfSectionKey returns the key a DWARF section is returned under and
