@@ -2,8 +2,10 @@ package debuginfo
 
 import (
 	"debug/macho"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -108,4 +110,46 @@ func TestLookupParsesOneUnit(t *testing.T) {
 	if st := ix.Stats(); st.Parsed != 1 || st.Functions == 0 || st.Rows == 0 {
 		t.Errorf("after one lookup, Stats() = %+v, want one unit parsed with functions and rows", st)
 	}
+}
+
+// TestConcurrentLookups: lookups from several goroutines, with a cache so
+// small that units are parsed and dropped all the time, answer as one
+// goroutine does (run with -race).
+func TestConcurrentLookups(t *testing.T) {
+	units := make([]synthUnit, 20)
+	var addrs []uint64
+	for i := range units {
+		units[i] = synthUnit{name: fmt.Sprintf("u%d.c", i), fn: fmt.Sprintf("f%d", i), lo: uint64(0x1000 * (i + 1)), size: 0x10, line: i + 1}
+		addrs = append(addrs, units[i].lo, units[i].lo+8)
+	}
+	secs := buildSynth(units).sections()
+	ref, err := New(secs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([][]Frame, len(addrs))
+	for i, a := range addrs {
+		want[i], _ = ref.Lookup(a)
+	}
+	ix, err := New(secs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.cache.budget = 1
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range 50 {
+				i := (g*7 + k) % len(addrs)
+				if got, _ := ix.Lookup(addrs[i]); !cmp.Equal(want[i], got) {
+					t.Errorf("goroutine %d: Lookup(%#x) = %v, want %v", g, addrs[i], got, want[i])
+				}
+				ix.Warnings()
+				ix.Stats()
+			}
+		}()
+	}
+	wg.Wait()
 }
