@@ -31,8 +31,10 @@ func (c *unitCache) get(unit int) *unitIndex {
 	if e == nil {
 		return nil
 	}
-	c.unlink(e)
-	c.pushFront(e)
+	if c.head != e {
+		c.unlink(e)
+		c.pushFront(e)
+	}
 	return e.ui
 }
 
