@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 )
 
 // Limits on what reading an image's DWARF may cost. Hostile files name the
@@ -57,6 +58,8 @@ func (im *Image) DWARFSectionsNamed(names ...string) (map[string][]byte, error) 
 
 // dwarfSections reads the first DWARF section of each name in want (every
 // name when want is nil) within the image's read and decompression budgets.
+// The sections are read concurrently: from the page cache a read is a
+// memory copy, and the largest sections are megabytes.
 func (im *Image) dwarfSections(want map[string]bool) (map[string][]byte, error) {
 	readBudget := uint64(maxTotalReadLength)
 	zBudget := uint64(maxDecompressTotal)
@@ -68,37 +71,64 @@ func (im *Image) dwarfSections(want map[string]bool) (map[string][]byte, error) 
 		off, size uint64
 		z         bool
 	}
-	done := map[extent][]byte{} // sections already read, by where their bytes lie
-	out := map[string][]byte{}
+	type read struct {
+		s          Section
+		what       string
+		compressed bool
+		keys       []string // the names that share these bytes
+		data       []byte
+		err        error
+	}
+	var reads []*read
+	byExtent := map[extent]*read{} // sections to read, by where their bytes lie
+	seen := map[string]bool{}
 	for _, s := range im.Sections {
 		key, compressed, ok := dwarfSectionKey(s)
-		if !ok || (want != nil && !want[key]) {
-			continue
-		}
-		if _, seen := out[key]; seen {
+		if !ok || (want != nil && !want[key]) || seen[key] {
 			continue // only the first of each name counts
 		}
-		what := fmt.Sprintf("section %s,%s", s.Segment, s.Name)
+		seen[key] = true
 		ext := extent{uint64(s.Offset), s.Size, compressed}
-		if data, ok := done[ext]; ok {
-			out[key] = data // another name for the same bytes: read once
+		if r, ok := byExtent[ext]; ok {
+			r.keys = append(r.keys, key) // another name for the same bytes: read once
 			continue
 		}
+		what := fmt.Sprintf("section %s,%s", s.Segment, s.Name)
 		if s.Size > readBudget {
 			return nil, im.wrap(&FormatError{int64(s.Offset), fmt.Sprintf("%s: the DWARF sections read total more than the file's %d bytes", what, im.src.size), s.Size})
 		}
 		readBudget -= s.Size
-		data, err := im.readSection(s, what)
-		if err != nil {
-			return nil, im.wrap(err)
+		r := &read{s: s, what: what, compressed: compressed, keys: []string{key}}
+		byExtent[ext] = r
+		reads = append(reads, r)
+	}
+
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, 4) // a few readers; files hold many small sections
+	for _, r := range reads {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			r.data, r.err = im.readSection(r.s, r.what)
+		}()
+	}
+	wg.Wait()
+
+	out := map[string][]byte{}
+	for _, r := range reads {
+		if r.err != nil {
+			return nil, im.wrap(r.err)
 		}
-		if compressed {
-			if data, err = unzdebug(data, &zBudget); err != nil {
-				return nil, im.wrap(&FormatError{int64(s.Offset), fmt.Sprintf("%s: %v", what, err), nil})
+		if r.compressed {
+			var err error
+			if r.data, err = unzdebug(r.data, &zBudget); err != nil {
+				return nil, im.wrap(&FormatError{int64(r.s.Offset), fmt.Sprintf("%s: %v", r.what, err), nil})
 			}
 		}
-		done[ext] = data
-		out[key] = data
+		for _, k := range r.keys {
+			out[k] = r.data
+		}
 	}
 	return out, nil
 }
