@@ -188,7 +188,6 @@ type unitBuilder struct {
 	// a byte of debug_info or of a range list, except where hostile DIEs
 	// share one list.
 	spansLeft int
-	strSize   int64
 }
 
 // rangesKey identifies a DW_AT_ranges value within a unit.

@@ -24,7 +24,8 @@ import (
 
 // Frame is one source-level frame at an address: the function the code
 // belongs to and the source position. Several frames share one address when
-// code was inlined.
+// code was inlined. A Frame is a plain value that shares nothing with the
+// Index.
 type Frame struct {
 	// Function is the readable name: the demangled linkage name for C++ and
 	// Rust, else the DWARF name (C functions, ObjC methods such as
@@ -322,7 +323,8 @@ func (ix *Index) Bounds() (lo, hi uint64, ok bool) {
 	return ix.byAddr[0].lo, ix.byAddr[len(ix.byAddr)-1].hi, true
 }
 
-// Stats describes the size of an Index, for logs and benchmarks.
+// Stats describes the size of an Index, for logs and benchmarks: a
+// snapshot, a plain value.
 type Stats struct {
 	Units     int   // compile units (and other units) in debug_info
 	Parsed    int   // units parsed and in the cache now

@@ -18,7 +18,7 @@ const (
 // parses the table of every unit's distinct debug_abbrev offset from there
 // to its terminating zero code, so units pointing into one long table at
 // different offsets cost the square of its size. checkAbbrevs returns how
-// many units, from the first, stay within abrevRatio times the section's
+// many units, from the first, stay within abbrevRatio times the section's
 // size; when that is not all of them, msg says why.
 func checkAbbrevs(spans []unitSpan, abbrev []byte) (n int, msg string) {
 	budget := abbrevRatio*len(abbrev) + abbrevSlack
