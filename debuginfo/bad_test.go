@@ -60,6 +60,7 @@ func TestBadInput(t *testing.T) {
 			case err != nil:
 				return
 			}
+			parseAll(ix)
 			w := ix.Warnings()
 			switch {
 			case tt.wantWarn == "" && len(w) != 0:

@@ -18,20 +18,186 @@ const attrMIPSLinkageName dwarf.Attr = 0x2007
 // lookup follows; real chains are two or three long, hostile ones may loop.
 const maxOriginHops = 16
 
-// builder holds the state of one Index build.
-type builder struct {
-	d       *dwarf.Data
-	secs    map[string][]byte
-	ix      *Index
-	strIdx  map[string]int32
-	names   map[dwarf.Offset]nameRef // resolved names by DIE offset
-	entries *dwarf.Reader            // for following origin links
-	links   []link                   // node spans before grouping
-	warn    warnings
+// build checks the sections, builds the debug/dwarf reader and finds each
+// compile unit's address ranges. Units without ranges of their own (no
+// aranges entry and no DW_AT_low_pc/high_pc or DW_AT_ranges on the unit
+// DIE) are parsed at once, their ranges being those of their functions and
+// line sequences.
+func build(secs map[string][]byte) (ix *Index, err error) {
+	// debug/dwarf is documented as not hardened against hostile input and
+	// may panic; turn that into an error rather than crash the caller.
+	// (Panics inside one unit are caught per unit.)
+	defer func() {
+		if r := recover(); r != nil {
+			ix, err = nil, fmt.Errorf("debuginfo: malformed DWARF: %v", r)
+		}
+	}()
+	ix = &Index{secs: secs, cache: unitCache{budget: cacheBudget}}
+	spans, spansOK := unitSpans(secs["debug_info"])
+
+	// dwarf.New parses the abbreviation table of every unit before
+	// anything else; bound that work first, cutting debug_info before the
+	// unit that would exceed it.
+	if n, msg := checkAbbrevs(spans, secs["debug_abbrev"]); n < len(spans) {
+		if n == 0 {
+			return nil, fmt.Errorf("debuginfo: %s", msg)
+		}
+		cut := spans[n].hdr
+		ix.warn.add("%s: the %d bytes of debug_info from its unit at %#x on are skipped", msg, int64(len(secs["debug_info"]))-cut, cut)
+		secs["debug_info"] = secs["debug_info"][:cut] // secs is New's own map
+		spans, spansOK = spans[:n], true
+	}
+
+	d, err := newData(secs)
+	if err != nil {
+		// dwarf.New checks every unit header up front, so one bad header
+		// would cost all units. When the header scan finds where it goes
+		// wrong, index the units before it.
+		if spansOK || len(spans) == 0 {
+			return nil, fmt.Errorf("debuginfo: %w", err)
+		}
+		cut := spans[len(spans)-1].end
+		info := secs["debug_info"]
+		secs["debug_info"] = info[:cut]
+		if d, err = newData(secs); err != nil {
+			return nil, fmt.Errorf("debuginfo: %w", err)
+		}
+		ix.warn.add("debug_info: unit header at %#x unreadable: the %d bytes from there to the end of the section are skipped",
+			cut, int64(len(info))-cut)
+		spansOK = true
+	}
+	if !spansOK {
+		// The header scan lost its way where debug/dwarf did not (a
+		// big-endian file, say): treat everything as one unit, walked as
+		// far as it decodes.
+		spans = []unitSpan{{first: 0, end: int64(len(secs["debug_info"])), hdr: -1}}
+	}
+	ix.d, ix.units = d, spans
+	ix.reported = make([]bool, len(spans))
+	ix.byAddr = ix.unitRanges()
+	if len(ix.byAddr) == 0 && ix.warn.count() > 0 {
+		// Nothing survived: the DWARF is unusable, not merely damaged.
+		return nil, fmt.Errorf("debuginfo: nothing could be indexed: %s", ix.warn.kept[0])
+	}
+	return ix, nil
 }
 
-// nameRef is a DIE's resolved name and linkage name, as strs indexes.
-type nameRef struct{ name, linkage int32 }
+// unitRanges finds the address ranges of every unit: from debug_aranges
+// when it is sane, else (and for units it leaves out) from each unit DIE,
+// else by parsing the unit. It returns them flattened into disjoint
+// segments, each naming its unit.
+func (ix *Index) unitRanges() []seg {
+	var links []link
+	covered := make([]bool, len(ix.units))
+	if ar, ok := parseAranges(ix.secs["debug_aranges"], ix.units); ok {
+		for _, l := range ar {
+			covered[l.node] = true
+		}
+		links = append(links, ar...)
+	}
+	r := ix.d.Reader()
+	seenLines := make(map[*lineTable]bool)
+	for u := range ix.units {
+		if covered[u] {
+			continue
+		}
+		if rs := ix.unitDIERanges(r, u); len(rs) > 0 {
+			for _, rg := range rs {
+				links = append(links, link{lo: rg[0], hi: rg[1], node: int32(u)})
+			}
+			continue
+		}
+		// No ranges of its own: parse it, and let its functions and line
+		// sequences say what it covers. A line program shared with an
+		// earlier unit is that unit's already.
+		ui := ix.unit(u)
+		for _, s := range ui.segs[ui.root.lo:ui.root.hi] {
+			links = append(links, link{lo: s.lo, hi: s.hi, node: int32(u)})
+		}
+		if lt := ui.lines; lt != nil && !seenLines[lt] {
+			seenLines[lt] = true
+			start := -1
+			for i, rw := range lt.rows {
+				if start < 0 {
+					start = i
+				}
+				if rw.endSeq {
+					links = append(links, link{lo: lt.rows[start].addr, hi: rw.addr, node: int32(u)})
+					start = -1
+				}
+			}
+		}
+	}
+	sortLinks(links)
+	return flatten(nil, links)
+}
+
+// unitDIERanges reads unit u's first DIE alone (not its children) and
+// returns its address ranges, nil when it has none or cannot be read.
+func (ix *Index) unitDIERanges(r *dwarf.Reader, u int) (rs [][2]uint64) {
+	defer func() {
+		if recover() != nil {
+			rs = nil // the unit's own parse will report it
+		}
+	}()
+	r.Seek(dwarf.Offset(ix.units[u].first))
+	e, err := r.Next()
+	if err != nil || e == nil || int64(e.Offset) >= ix.units[u].end {
+		return nil
+	}
+	switch e.Tag {
+	case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSkeletonUnit:
+	default:
+		return nil
+	}
+	rs, err = ix.d.Ranges(e)
+	if err != nil {
+		return nil
+	}
+	return slices.DeleteFunc(rs, func(r [2]uint64) bool { return r[0] >= r[1] })
+}
+
+// unit returns unit u parsed, from the cache or by parsing it now.
+func (ix *Index) unit(u int) *unitIndex {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ui := ix.cache.get(u); ui != nil {
+		return ui
+	}
+	b := &unitBuilder{ix: ix, u: ix.units[u], lineOff: -1, report: !ix.reported[u]}
+	ui := b.parse()
+	ix.reported[u] = true
+	ix.cache.put(u, b.lineOff, ui)
+	return ui
+}
+
+// unitBuilder parses one unit. It runs under Index.mu.
+type unitBuilder struct {
+	ix      *Index
+	u       unitSpan
+	report  bool // add warnings (false when the unit was parsed before)
+	cu      unitLabel
+	ui      *unitIndex
+	lineOff int64 // the unit's DW_AT_stmt_list, -1 when none or unread
+	files   []string
+	entries *dwarf.Reader // for following origin links
+	names   map[dwarf.Offset]nameRef
+	ranges  map[rangesKey][][2]uint64 // decoded range lists by attribute value
+	links   []link
+	// spansLeft bounds the function ranges one unit may record: each needs
+	// a byte of debug_info or of a range list, except where hostile DIEs
+	// share one list.
+	spansLeft int
+}
+
+// rangesKey identifies a DW_AT_ranges value within a unit.
+type rangesKey struct {
+	class dwarf.Class
+	val   int64
+}
+
+// nameRef is a DIE's resolved name and linkage name, "" when absent.
+type nameRef struct{ name, linkage string }
 
 // link is one address range of a node and the node it is nested in.
 type link struct {
@@ -40,70 +206,9 @@ type link struct {
 	node   int32
 }
 
-// build reads every compile unit once, recording line rows and function
-// nodes, then sorts them into the Index's search structures. A compile unit
-// whose line table or DIEs cannot be read costs only what failed: the
-// failure becomes a warning and the other units are indexed as usual.
-func build(secs map[string][]byte) (ix *Index, err error) {
-	// debug/dwarf is documented as not hardened against hostile input and
-	// may panic; turn that into an error rather than crash the caller.
-	// (Panics inside one unit are caught per unit, in unit.)
-	defer func() {
-		if r := recover(); r != nil {
-			ix, err = nil, fmt.Errorf("debuginfo: malformed DWARF: %v", r)
-		}
-	}()
-	var warn warnings
-	d, err := newData(secs)
-	if err != nil {
-		// dwarf.New checks every unit header up front, so one bad header
-		// would cost all units. When the header scan finds where it goes
-		// wrong, index the units before it.
-		spans, ok := unitSpans(secs["debug_info"])
-		if ok || len(spans) == 0 {
-			return nil, fmt.Errorf("debuginfo: %w", err)
-		}
-		cut := spans[len(spans)-1].end
-		info := secs["debug_info"]
-		secs["debug_info"] = info[:cut] // secs is New's own copy
-		if d, err = newData(secs); err != nil {
-			return nil, fmt.Errorf("debuginfo: %w", err)
-		}
-		warn.add("debug_info: unit header at %#x unreadable: the %d bytes from there to the end of the section are skipped",
-			cut, int64(len(info))-cut)
-	}
-	b := &builder{
-		warn:    warn,
-		d:       d,
-		secs:    secs,
-		ix:      &Index{},
-		strIdx:  make(map[string]int32),
-		names:   make(map[dwarf.Offset]nameRef),
-		entries: d.Reader(),
-	}
-	b.units()
-	if len(b.ix.rows) == 0 && len(b.ix.nodes) == 0 && b.warn.count() > 0 {
-		// Nothing survived: the DWARF is unusable, not merely damaged.
-		return nil, fmt.Errorf("debuginfo: nothing could be indexed: %s", b.warn.kept[0])
-	}
-	b.finish()
-	b.ix.warnings = b.warn.list()
-	return b.ix, nil
-}
-
-// units walks the compile units one at a time, each from its own first
-// DIE, so that one that fails to decode does not hide the ones after it.
-func (b *builder) units() {
-	r := b.d.Reader()
-	spans, ok := unitSpans(b.secs["debug_info"])
-	if !ok {
-		// The header scan lost its way where debug/dwarf did not (a
-		// big-endian file, say): walk everything in one go, as far as it
-		// decodes.
-		spans = []unitSpan{{first: 0, end: int64(len(b.secs["debug_info"]))}}
-	}
-	for _, u := range spans {
-		b.unit(r, u)
+func (b *unitBuilder) warnf(format string, args ...any) {
+	if b.report {
+		b.ix.warn.add("%v: "+format, append([]any{b.cu}, args...)...)
 	}
 }
 
@@ -121,18 +226,29 @@ func (l unitLabel) String() string {
 	return fmt.Sprintf("compile unit at %#x (%s)", l.off, l.name)
 }
 
-// unit indexes the DIEs of one unit, [u.first, u.end) of debug_info. What
+// parse indexes the DIEs of one unit, [u.first, u.end) of debug_info. What
 // it cannot read becomes a warning; what it read before stays indexed.
-func (b *builder) unit(r *dwarf.Reader, u unitSpan) {
-	cu := unitLabel{off: u.first}
+func (b *unitBuilder) parse() *unitIndex {
+	b.ui = &unitIndex{}
+	b.cu = unitLabel{off: b.u.first}
+	b.entries = b.ix.d.Reader()
+	b.names = make(map[dwarf.Offset]nameRef)
+	b.ranges = make(map[rangesKey][][2]uint64)
+	b.spansLeft = int(b.u.end-b.u.first) + len(b.ix.secs["debug_ranges"]) + len(b.ix.secs["debug_rnglists"])
+	b.walk()
+	b.finish()
+	return b.ui
+}
+
+func (b *unitBuilder) walk() {
 	defer func() {
 		if p := recover(); p != nil {
-			b.warn.add("%v: malformed DWARF: %v", cu, p)
+			b.warnf("malformed DWARF: %v", p)
 		}
 	}()
-	r.Seek(dwarf.Offset(u.first)) // 0 means the first unit's first DIE
+	r := b.ix.d.Reader()
+	r.Seek(dwarf.Offset(b.u.first)) // 0 means the first unit's first DIE
 	var (
-		files  []int32 // this unit's line-table files as strs indexes
 		stack  []int32 // enclosing function node per open DIE, -1 for none
 		opened bool    // the unit's first DIE has been read
 		nulls  int64   // null entries read
@@ -142,7 +258,7 @@ func (b *builder) unit(r *dwarf.Reader, u unitSpan) {
 		if err != nil {
 			var de dwarf.DecodeError
 			if errors.As(err, &de) && de.Name == "info" {
-				if int64(de.Offset) >= u.end {
+				if int64(de.Offset) >= b.u.end {
 					return // the next unit's failure: its own walk reports it
 				}
 			} else if opened && len(stack) == 0 {
@@ -151,7 +267,7 @@ func (b *builder) unit(r *dwarf.Reader, u unitSpan) {
 				// walk will meet it again.
 				return
 			}
-			b.warn.add("%v: DIEs: %v", cu, err)
+			b.warnf("DIEs: %v", err)
 			return
 		}
 		if e == nil {
@@ -163,8 +279,8 @@ func (b *builder) unit(r *dwarf.Reader, u unitSpan) {
 			// unit, or is stuck: debug/dwarf reads an abbreviation code
 			// whose ULEB128 never ends as 0 without consuming anything,
 			// and would return null entries forever.
-			if nulls++; nulls > u.end-u.first {
-				b.warn.add("%v: DIEs: more null entries than the unit has bytes (an unterminated abbreviation code?)", cu)
+			if nulls++; nulls > b.u.end-b.u.first {
+				b.warnf("DIEs: more null entries than the unit has bytes (an unterminated abbreviation code?)")
 				return
 			}
 			// The null entry that ends a list of children. A stray one, or
@@ -174,15 +290,15 @@ func (b *builder) unit(r *dwarf.Reader, u unitSpan) {
 			}
 			continue
 		}
-		if int64(e.Offset) < u.first || int64(e.Offset) >= u.end {
+		if int64(e.Offset) < b.u.first || int64(e.Offset) >= b.u.end {
 			return // the reader moved on to the next unit
 		}
 		switch e.Tag {
 		case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSkeletonUnit:
 			opened = true
-			cu = unitLabel{off: int64(e.Offset)}
-			cu.name, _ = e.Val(dwarf.AttrName).(string)
-			files = b.lineTable(e, cu)
+			b.cu = unitLabel{off: int64(e.Offset)}
+			b.cu.name, _ = e.Val(dwarf.AttrName).(string)
+			b.lineTable(e)
 			stack = stack[:0]
 			if e.Children {
 				stack = append(stack, -1)
@@ -201,11 +317,11 @@ func (b *builder) unit(r *dwarf.Reader, u unitSpan) {
 			// Functions are top-level even when nested in another DIE
 			// (a local class's methods have their own code).
 			childCtx = -1
-			if n := b.function(e, -1, files, cu); n >= 0 {
+			if n := b.function(e, -1); n >= 0 {
 				childCtx = n
 			}
 		case dwarf.TagInlinedSubroutine:
-			if n := b.function(e, ctx, files, cu); n >= 0 {
+			if n := b.function(e, ctx); n >= 0 {
 				childCtx = n
 			}
 		}
@@ -215,33 +331,41 @@ func (b *builder) unit(r *dwarf.Reader, u unitSpan) {
 	}
 }
 
-// lineTable reads the unit's line program into rows and returns its file
-// table as strs indexes (indexed as DW_AT_call_file values are). A line
-// program that fails part way keeps its sequences read before the failure;
-// one whose header cannot be read adds no rows and no files. Either way the
-// unit's functions are still indexed.
-func (b *builder) lineTable(e *dwarf.Entry, cu unitLabel) []int32 {
-	if off, ok := e.Val(dwarf.AttrStmtList).(int64); ok {
-		if err := checkLineHeader(b.secs["debug_line"], off); err != nil {
-			b.warn.add("%v: %v", cu, err)
-			return nil
-		}
+// lineTable finds the unit's line program, decoded once per debug_line
+// offset and shared by the units naming it, and sets the unit's file table
+// (indexed as DW_AT_call_file values are). A line program that fails part
+// way keeps its sequences read before the failure; one whose header cannot
+// be read adds no rows and no files. Either way the unit's functions are
+// still indexed.
+func (b *unitBuilder) lineTable(e *dwarf.Entry) {
+	off, ok := e.Val(dwarf.AttrStmtList).(int64)
+	if !ok {
+		return // no DW_AT_stmt_list
 	}
-	lr, err := b.d.LineReader(e)
+	if lt := b.ix.cache.line(off); lt != nil {
+		b.ui.lines, b.lineOff, b.files = lt, off, lt.files
+		return
+	}
+	if err := checkLineHeader(b.ix.secs["debug_line"], off); err != nil {
+		b.warnf("%v", err)
+		return
+	}
+	lr, err := b.ix.d.LineReader(e)
 	if err != nil {
-		b.warn.add("%v: line table: %v", cu, err)
-		return nil
+		b.warnf("line table: %v", err)
+		return
 	}
 	if lr == nil {
-		return nil // no DW_AT_stmt_list
+		return
 	}
+	lt := &lineTable{}
 	fileIdx := make(map[*dwarf.LineFile]int32)
 	var seq []row
 	var le dwarf.LineEntry
 	for {
 		if err := lr.Next(&le); err != nil {
 			if !errors.Is(err, io.EOF) {
-				b.warn.add("%v: line table: %v", cu, err)
+				b.warnf("line table: %v", err)
 			}
 			break
 		}
@@ -249,58 +373,62 @@ func (b *builder) lineTable(e *dwarf.Entry, cu unitLabel) []int32 {
 		if le.File != nil {
 			var ok bool
 			if f, ok = fileIdx[le.File]; !ok {
-				f = b.intern(le.File.Name)
+				f = int32(len(lt.names))
+				lt.names = append(lt.names, le.File.Name)
+				lt.size += int64(len(le.File.Name))
 				fileIdx[le.File] = f
 			}
 		}
 		seq = append(seq, row{addr: le.Address, file: f, line: uint32(le.Line), col: uint32(le.Column), endSeq: le.EndSequence})
 		if le.EndSequence {
-			b.addSequence(seq)
+			if len(seq) >= 2 && seq[0].addr < seq[len(seq)-1].addr {
+				lt.rows = append(lt.rows, seq...)
+			}
 			seq = seq[:0]
 		}
 	}
 	// A sequence without its end_sequence row is truncated: its last row's
 	// extent is unknown, so it is dropped rather than guessed.
 
-	lf := lr.Files()
-	files := make([]int32, len(lf))
-	for i, f := range lf {
-		files[i] = -1
+	for _, f := range lr.Files() {
+		name := ""
 		if f != nil {
-			files[i] = b.intern(f.Name)
+			name = f.Name
 		}
+		lt.files = append(lt.files, name)
 	}
-	return files
-}
-
-// sequences collects whole sequences; finish sorts them by start address.
-func (b *builder) addSequence(seq []row) {
-	if len(seq) < 2 || seq[0].addr >= seq[len(seq)-1].addr {
-		return // covers no address
-	}
-	b.ix.rows = append(b.ix.rows, seq...)
+	lt.rows = sortSequences(lt.rows)
+	lt.size += int64(cap(lt.rows))*rowSize + int64(len(lt.names)+len(lt.files))*16
+	b.ui.lines, b.lineOff, b.files = lt, off, lt.files
 }
 
 // function records a subprogram or inlined subroutine that has code and
 // returns its node index, or -1 when it has none (a declaration, or an
 // abstract instance of an inline function) or its ranges cannot be read
 // (a warning; its children are still indexed).
-func (b *builder) function(e *dwarf.Entry, parent int32, files []int32, cu unitLabel) int32 {
-	ranges, err := b.d.Ranges(e)
+func (b *unitBuilder) function(e *dwarf.Entry, parent int32) int32 {
+	ranges, err := b.rangesOf(e)
 	if err != nil {
-		b.warn.add("%v: DIE at %#x: ranges: %v", cu, e.Offset, err)
+		b.warnf("DIE at %#x: ranges: %v", e.Offset, err)
 		return -1
 	}
-	ranges = slices.DeleteFunc(ranges, func(r [2]uint64) bool { return r[0] >= r[1] })
 	if len(ranges) == 0 {
 		return -1
 	}
+	if len(ranges) > b.spansLeft {
+		if b.spansLeft >= 0 {
+			b.warnf("DIE at %#x: more address ranges than the unit and its range lists have bytes: the unit's remaining functions are dropped", e.Offset)
+			b.spansLeft = -1
+		}
+		return -1
+	}
+	b.spansLeft -= len(ranges)
 	nr := b.nameOf(e)
-	nd := node{name: nr.name, linkage: nr.linkage, callFile: -1, inlined: e.Tag == dwarf.TagInlinedSubroutine}
-	nd.display, nd.lang = b.display(nr)
+	nd := node{linkage: nr.linkage, inlined: e.Tag == dwarf.TagInlinedSubroutine}
+	nd.display, nd.lang = display(nr)
 	if nd.inlined {
-		if v, ok := e.Val(dwarf.AttrCallFile).(int64); ok && v >= 0 && v < int64(len(files)) {
-			nd.callFile = files[v]
+		if v, ok := e.Val(dwarf.AttrCallFile).(int64); ok && v >= 0 && v < int64(len(b.files)) {
+			nd.callFile = b.files[v]
 		}
 		nd.callLine = uint32(attrInt(e, dwarf.AttrCallLine))
 		nd.callCol = uint32(attrInt(e, dwarf.AttrCallColumn))
@@ -308,31 +436,57 @@ func (b *builder) function(e *dwarf.Entry, parent int32, files []int32, cu unitL
 	// The node and its links are added together, after everything that
 	// could panic on hostile input, so that a unit abandoned part way never
 	// leaves a link to a node that does not exist.
-	n := int32(len(b.ix.nodes))
-	b.ix.nodes = append(b.ix.nodes, nd)
+	n := int32(len(b.ui.nodes))
+	b.ui.nodes = append(b.ui.nodes, nd)
 	for _, r := range ranges {
 		b.links = append(b.links, link{parent: parent, lo: r[0], hi: r[1], node: n})
 	}
 	return n
 }
 
+// rangesOf returns a DIE's non-empty address ranges. A range list is
+// decoded once per unit, however many DIEs name it.
+func (b *unitBuilder) rangesOf(e *dwarf.Entry) ([][2]uint64, error) {
+	f := e.AttrField(dwarf.AttrRanges)
+	var key rangesKey
+	if f != nil {
+		v, ok := f.Val.(int64)
+		if !ok {
+			return nil, fmt.Errorf("DW_AT_ranges of class %v", f.Class)
+		}
+		key = rangesKey{f.Class, v}
+		if rs, ok := b.ranges[key]; ok {
+			return rs, nil
+		}
+	}
+	rs, err := b.ix.d.Ranges(e)
+	if err != nil {
+		return nil, err
+	}
+	rs = slices.DeleteFunc(rs, func(r [2]uint64) bool { return r[0] >= r[1] })
+	if f != nil {
+		b.ranges[key] = rs
+	}
+	return rs, nil
+}
+
 // display picks the readable name: demangled linkage name when the
 // language has a demangler, else the DWARF name.
-func (b *builder) display(nr nameRef) (int32, Lang) {
-	if nr.linkage < 0 {
-		if nr.name < 0 {
-			return -1, LangC
+func display(nr nameRef) (string, Lang) {
+	if nr.linkage == "" {
+		if nr.name == "" {
+			return "", LangC
 		}
-		_, lang := Demangle(b.ix.strs[nr.name])
+		_, lang := Demangle(nr.name)
 		return nr.name, lang
 	}
-	s, lang := Demangle(b.ix.strs[nr.linkage])
-	if lang == LangC && nr.name >= 0 {
+	s, lang := Demangle(nr.linkage)
+	if lang == LangC && nr.name != "" {
 		// A linkage name that is not mangled (C, or one we do not know):
 		// the DWARF name is as good and is what compilers intend to show.
 		return nr.name, lang
 	}
-	return b.intern(s), lang
+	return s, lang
 }
 
 func attrInt(e *dwarf.Entry, a dwarf.Attr) int64 {
@@ -354,8 +508,8 @@ func attrInt(e *dwarf.Entry, a dwarf.Attr) int64 {
 // nameOf resolves a DIE's name and linkage name, following
 // DW_AT_abstract_origin and DW_AT_specification links: an inlined or
 // out-of-line instance carries neither name itself.
-func (b *builder) nameOf(e *dwarf.Entry) nameRef {
-	nr := nameRef{name: -1, linkage: -1}
+func (b *unitBuilder) nameOf(e *dwarf.Entry) nameRef {
+	var nr nameRef
 	var seen []dwarf.Offset
 	for hops := 0; e != nil && hops < maxOriginHops; hops++ {
 		if cached, ok := b.names[e.Offset]; ok {
@@ -363,19 +517,19 @@ func (b *builder) nameOf(e *dwarf.Entry) nameRef {
 			break
 		}
 		seen = append(seen, e.Offset)
-		if nr.linkage < 0 {
+		if nr.linkage == "" {
 			if s, ok := e.Val(dwarf.AttrLinkageName).(string); ok && s != "" {
-				nr.linkage = b.intern(s)
+				nr.linkage = s
 			} else if s, ok := e.Val(attrMIPSLinkageName).(string); ok && s != "" {
-				nr.linkage = b.intern(s)
+				nr.linkage = s
 			}
 		}
-		if nr.name < 0 {
-			if s, ok := e.Val(dwarf.AttrName).(string); ok && s != "" {
-				nr.name = b.intern(s)
+		if nr.name == "" {
+			if s, ok := e.Val(dwarf.AttrName).(string); ok {
+				nr.name = s
 			}
 		}
-		if nr.name >= 0 && nr.linkage >= 0 {
+		if nr.name != "" && nr.linkage != "" {
 			break
 		}
 		off, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
@@ -397,17 +551,17 @@ func (b *builder) nameOf(e *dwarf.Entry) nameRef {
 
 // merge fills the names a has not found yet from c.
 func merge(a, c nameRef) nameRef {
-	if a.name < 0 {
+	if a.name == "" {
 		a.name = c.name
 	}
-	if a.linkage < 0 {
+	if a.linkage == "" {
 		a.linkage = c.linkage
 	}
 	return a
 }
 
 // entryAt reads the DIE at off, or returns nil when it cannot be read.
-func (b *builder) entryAt(off dwarf.Offset) *dwarf.Entry {
+func (b *unitBuilder) entryAt(off dwarf.Offset) *dwarf.Entry {
 	b.entries.Seek(off)
 	e, err := b.entries.Next()
 	if err != nil {
@@ -416,22 +570,37 @@ func (b *builder) entryAt(off dwarf.Offset) *dwarf.Entry {
 	return e
 }
 
-func (b *builder) intern(s string) int32 {
-	if i, ok := b.strIdx[s]; ok {
-		return i
+// finish groups the node ranges by parent into disjoint, address-sorted
+// segments and estimates the unit's size.
+func (b *unitBuilder) finish() {
+	links := b.links
+	sortLinks(links)
+	ui := b.ui
+	for i := 0; i < len(links); {
+		j := i
+		for j < len(links) && links[j].parent == links[i].parent {
+			j++
+		}
+		lo := int32(len(ui.segs))
+		ui.segs = flatten(ui.segs, links[i:j])
+		g := group{lo: lo, hi: int32(len(ui.segs))}
+		if p := links[i].parent; p < 0 {
+			ui.root = g
+		} else {
+			ui.nodes[p].children = g
+		}
+		i = j
 	}
-	i := int32(len(b.ix.strs))
-	b.ix.strs = append(b.ix.strs, s)
-	b.strIdx[s] = i
-	return i
+	b.links = nil
+	ui.size = int64(cap(ui.nodes))*nodeSize + int64(cap(ui.segs))*segSize
+	for i := range ui.nodes {
+		ui.size += int64(len(ui.nodes[i].display) + len(ui.nodes[i].linkage))
+	}
 }
 
-// finish sorts the line sequences by address and groups the node spans by
-// parent into address-sorted lists.
-func (b *builder) finish() {
-	b.ix.rows = sortSequences(b.ix.rows)
-
-	links := b.links
+// sortLinks orders links by parent, then start, the enclosing range first
+// among those starting together.
+func sortLinks(links []link) {
 	sort.Slice(links, func(i, j int) bool {
 		if links[i].parent != links[j].parent {
 			return links[i].parent < links[j].parent
@@ -439,26 +608,54 @@ func (b *builder) finish() {
 		if links[i].lo != links[j].lo {
 			return links[i].lo < links[j].lo
 		}
-		return links[i].hi > links[j].hi // the enclosing range first
+		return links[i].hi > links[j].hi
 	})
-	spans := make([]span, len(links))
-	for i := 0; i < len(links); {
-		j := i
-		var maxHi uint64
-		for ; j < len(links) && links[j].parent == links[i].parent; j++ {
-			maxHi = max(maxHi, links[j].hi)
-			spans[j] = span{lo: links[j].lo, hi: links[j].hi, maxHi: maxHi, node: links[j].node}
+}
+
+// flatten appends to out the disjoint segments of links (one parent's,
+// sorted by sortLinks): each address goes to the covering range that sorts
+// last, which starts last, the innermost in practice. It keeps a stack of
+// the ranges enclosing the current position, so the result has at most
+// twice as many segments as links, and a lookup is one binary search
+// however the ranges overlap.
+func flatten(out []seg, links []link) []seg {
+	emit := func(lo, hi uint64, n int32) {
+		if lo >= hi {
+			return
 		}
-		g := group{lo: int32(i), hi: int32(j)}
-		if p := links[i].parent; p < 0 {
-			b.ix.root = g
-		} else {
-			b.ix.nodes[p].children = g
+		if k := len(out) - 1; k >= 0 && out[k].node == n && out[k].hi == lo {
+			out[k].hi = hi
+			return
 		}
-		i = j
+		out = append(out, seg{lo: lo, hi: hi, node: n})
 	}
-	b.ix.spans = spans
-	b.links = nil
+	var stack []link
+	var pos uint64 // where the next segment starts
+	for _, l := range links {
+		// Close the ranges that end before l starts, innermost first.
+		for len(stack) > 0 && stack[len(stack)-1].hi <= l.lo {
+			top := stack[len(stack)-1]
+			if top.hi > pos {
+				emit(pos, top.hi, top.node)
+				pos = top.hi
+			}
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) > 0 {
+			emit(pos, l.lo, stack[len(stack)-1].node)
+		}
+		pos = max(pos, l.lo)
+		stack = append(stack, l)
+	}
+	for len(stack) > 0 {
+		top := stack[len(stack)-1]
+		if top.hi > pos {
+			emit(pos, top.hi, top.node)
+			pos = top.hi
+		}
+		stack = stack[:len(stack)-1]
+	}
+	return out
 }
 
 // sortSequences reorders whole sequences (runs of rows ending with an

@@ -2,12 +2,15 @@
 // and what was inlined there" from an image's DWARF (a dSYM's or a Mach-O
 // file's __DWARF sections), and demangles C++ and Rust names.
 //
-// An Index is built once per image: the line tables of all compile units are
-// flattened into one address-sorted array, and the subprogram and
-// inlined-subroutine ranges into a tree of address-sorted span lists, so a
-// lookup is a few binary searches and never walks the compile units. The
-// DWARF itself is decoded by the standard library's debug/dwarf from the
-// section bytes the image package hands over.
+// An Index is lazy: New reads only the unit headers, the abbreviation
+// tables and each compile unit's address ranges (from debug_aranges, or
+// else from the compile unit's own DIE, not its children). The first lookup
+// in a compile unit parses that unit's line program and function tree into
+// address-sorted arrays of disjoint intervals; parsed units are kept in a
+// cache bounded in bytes and evicted least recently used first. The DWARF
+// itself is decoded by the standard library's debug/dwarf from the section
+// bytes the image package hands over, after checks that bound what hostile
+// input can make it allocate.
 package debuginfo
 
 import (
@@ -15,13 +18,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
+	"sync"
 )
 
 // Frame is one source-level frame at an address: the function the code
 // belongs to and the source position. Several frames share one address when
-// code was inlined.
+// code was inlined. A Frame is a plain value that shares nothing with the
+// Index.
 type Frame struct {
 	// Function is the readable name: the demangled linkage name for C++,
 	// Rust and Swift (Swift as Apple's crash reports print it), else the
@@ -45,23 +49,45 @@ type Frame struct {
 }
 
 // Index answers address lookups for one image's DWARF. Addresses are unslid
-// (the image's vmaddr space). An Index is immutable once built and safe for
-// concurrent use.
+// (the image's vmaddr space). Compile units are parsed on first use and
+// cached (see the package documentation). An Index is safe for concurrent
+// use: the cache is guarded by a mutex, and a parsed unit is immutable.
 type Index struct {
-	strs  []string // interned file paths and function names
-	rows  []row    // all line-table sequences, concatenated in address order
-	nodes []node   // subprograms and inlined subroutines
-	spans []span   // grouped by parent; each group sorted by lo
-	root  group    // the spans of the top-level subprograms
+	d      *dwarf.Data
+	secs   map[string][]byte
+	units  []unitSpan
+	byAddr []seg // every unit's address ranges, disjoint; node is the unit's index in units
 
-	warnings []string // what could not be read, see Warnings
+	mu       sync.Mutex
+	cache    unitCache
+	reported []bool   // per unit: its parse warnings are already in warn
+	warn     warnings // what could not be read, see Warnings
+}
+
+// unitIndex is one parsed compile unit: its line table and the tree of its
+// subprograms and inlined subroutines. It is immutable once built.
+type unitIndex struct {
+	lines *lineTable // nil when the unit has no readable line program
+	nodes []node
+	segs  []seg // grouped by parent; each group disjoint and sorted by lo
+	root  group // the segments of the top-level subprograms
+	size  int64 // estimated bytes, for the cache budget (lines excluded)
+}
+
+// lineTable is one decoded line program, shared by the units naming it.
+type lineTable struct {
+	rows  []row    // whole sequences, sorted by start address
+	names []string // file paths rows refer to
+	files []string // the program's file table by DWARF file number, for DW_AT_call_file
+	size  int64
+	refs  int // cached units using it
 }
 
 // row is one line-table row. It covers [addr, next row's addr) unless it
 // ends a sequence, in which case it covers nothing.
 type row struct {
 	addr   uint64
-	file   int32 // index into strs, -1 when unknown
+	file   int32 // index into lineTable.names, -1 when unknown
 	line   uint32
 	col    uint32
 	endSeq bool
@@ -69,26 +95,23 @@ type row struct {
 
 // node is one DW_TAG_subprogram or DW_TAG_inlined_subroutine with code.
 type node struct {
-	name, linkage int32 // indexes into strs, -1 when absent
-	lang          Lang
-	display       int32 // readable name, index into strs, -1 when absent
+	display, linkage string // readable and mangled names, "" when absent
+	lang             Lang
 	// callFile/callLine/callCol are where an inlined subroutine was called
 	// from (DW_AT_call_*): the source position of the caller's frame.
-	callFile          int32
+	callFile          string
 	callLine, callCol uint32
 	inlined           bool
 	children          group
 }
 
-// group is a [lo, hi) range of Index.spans.
+// group is a [lo, hi) range of unitIndex.segs.
 type group struct{ lo, hi int32 }
 
-// span is one address range [lo, hi) of a node. maxHi is the largest hi of
-// this span and the spans before it in its group, which bounds how far back
-// a search must look when ranges overlap.
-type span struct {
-	lo, hi, maxHi uint64
-	node          int32
+// seg is a disjoint address interval [lo, hi) owned by one node (or unit).
+type seg struct {
+	lo, hi uint64
+	node   int32
 }
 
 // maxDepth bounds the inline nesting a lookup follows: real code nests a
@@ -96,20 +119,30 @@ type span struct {
 // frame lists as long as the file.
 const maxDepth = 256
 
+// SectionNames lists the DWARF sections New uses, keyed as New expects.
+// An image reader need not read or decompress any other.
+var SectionNames = []string{
+	"debug_info", "debug_abbrev", "debug_line", "debug_str", "debug_ranges", "debug_aranges",
+	"debug_addr", "debug_line_str", "debug_rnglists", "debug_str_offsets",
+}
+
 // New builds an Index from DWARF section contents keyed by name without
 // the leading underscores or dot: "debug_info", "debug_abbrev",
 // "debug_line", "debug_str", "debug_ranges", "debug_aranges", and for
 // DWARF 5 "debug_addr", "debug_line_str", "debug_rnglists",
-// "debug_str_offsets" (Mach-O truncates it to "debug_str_offs") and
-// "debug_loclists". Keys spelled "__debug_info" or ".debug_info" are also
-// accepted.
+// "debug_str_offsets" (Mach-O truncates it to "debug_str_offs"). Keys
+// spelled "__debug_info" or ".debug_info" are also accepted; other
+// sections are ignored. The Index keeps the section slices (it does not
+// copy them): the caller must not modify them afterwards.
 //
-// A compile unit whose line table or DIEs cannot be read is indexed as far
-// as it can be and reported by Warnings; the other units are unaffected.
-// New fails only when the sections are unusable as a whole (no debug_info,
-// or debug/dwarf rejects them, for instance an unreadable abbreviation
-// table or a bad first unit header) or when not one unit yielded a line
-// or a function.
+// New reads only what it needs to find an address's compile unit; units
+// are parsed by the lookups that need them. A compile unit whose line table
+// or DIEs cannot be read is indexed as far as it can be and reported by
+// Warnings; the other units are unaffected. New fails when the sections
+// are unusable as a whole (no debug_info, or debug/dwarf rejects them, for
+// instance an unreadable first abbreviation table or a bad first unit
+// header) or when no unit has an address range and none of those parsed
+// yielded a line or a function.
 func New(sections map[string][]byte) (*Index, error) {
 	secs := normalize(sections)
 	if len(secs["debug_info"]) == 0 {
@@ -126,23 +159,39 @@ type SectionSource interface {
 	DWARFSections() (map[string][]byte, error)
 }
 
-// normalize rekeys sections as "debug_xxx", whatever the prefix.
+// namedSectionSource is implemented by sources that can read only some
+// sections (*image.Image does); NewFromImage then reads SectionNames alone.
+type namedSectionSource interface {
+	DWARFSectionsNamed(names ...string) (map[string][]byte, error)
+}
+
+// normalize rekeys sections as "debug_xxx", whatever the prefix, keeping
+// only those New uses.
 func normalize(sections map[string][]byte) map[string][]byte {
-	secs := make(map[string][]byte, len(sections))
+	secs := make(map[string][]byte, len(SectionNames))
 	for k, v := range sections {
 		k = strings.TrimLeft(k, "._")
 		if k == "debug_str_offs" {
 			k = "debug_str_offsets" // Mach-O section names stop at 16 bytes
 		}
-		secs[k] = v
+		if slices.Contains(SectionNames, k) {
+			secs[k] = v
+		}
 	}
 	return secs
 }
 
 // NewFromImage builds an Index from an image's DWARF sections, for
-// instance a dSYM's *image.Image.
+// instance a dSYM's *image.Image. When the source can read sections by name
+// it reads SectionNames only.
 func NewFromImage(im SectionSource) (*Index, error) {
-	secs, err := im.DWARFSections()
+	var secs map[string][]byte
+	var err error
+	if n, ok := im.(namedSectionSource); ok {
+		secs, err = n.DWARFSectionsNamed(SectionNames...)
+	} else {
+		secs, err = im.DWARFSections()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("debuginfo: reading DWARF sections: %w", err)
 	}
@@ -154,124 +203,162 @@ func NewFromImage(im SectionSource) (*Index, error) {
 // llvm-symbolizer --inlines orders them. For a caller's frame pass the
 // return address minus one, so that the call instruction is looked up. ok is
 // false when the DWARF covers the address with neither a function nor a
-// line.
+// line. The first lookup in a compile unit parses it.
 func (ix *Index) Lookup(addr uint64) (frames []Frame, ok bool) {
-	var path []int32 // outermost first
-	g := ix.root
+	u := findSeg(ix.byAddr, addr)
+	if u < 0 {
+		return nil, false
+	}
+	return ix.unit(int(u)).lookup(addr)
+}
+
+func (ui *unitIndex) lookup(addr uint64) (frames []Frame, ok bool) {
+	var buf [16]int32
+	path := buf[:0] // outermost first
+	g := ui.root
 	for len(path) < maxDepth {
-		n := ix.find(g, addr)
+		n := findSeg(ui.segs[g.lo:g.hi], addr)
 		if n < 0 {
 			break
 		}
 		path = append(path, n)
-		g = ix.nodes[n].children
+		g = ui.nodes[n].children
 	}
-	r, haveRow := ix.row(addr)
+	r, haveRow := ui.lines.row(addr)
 	if len(path) == 0 {
 		if !haveRow {
 			return nil, false
 		}
-		return []Frame{{File: ix.str(r.file), Line: int(r.line), Column: int(r.col)}}, true
+		return []Frame{{File: ui.lines.name(r.file), Line: int(r.line), Column: int(r.col)}}, true
 	}
 
 	frames = make([]Frame, 0, len(path))
 	for k := len(path) - 1; k >= 0; k-- {
-		n := &ix.nodes[path[k]]
-		f := Frame{
-			Function:    ix.str(n.display),
-			LinkageName: ix.str(n.linkage),
-			Lang:        n.lang,
-			Inlined:     n.inlined,
-		}
+		n := &ui.nodes[path[k]]
+		f := Frame{Function: n.display, LinkageName: n.linkage, Lang: n.lang, Inlined: n.inlined}
 		if k == len(path)-1 {
 			// The innermost frame's position is the line table's.
 			if haveRow {
-				f.File, f.Line, f.Column = ix.str(r.file), int(r.line), int(r.col)
+				f.File, f.Line, f.Column = ui.lines.name(r.file), int(r.line), int(r.col)
 			}
 		} else {
 			// An outer frame is where the frame inside it was called from.
-			in := &ix.nodes[path[k+1]]
-			f.File, f.Line, f.Column = ix.str(in.callFile), int(in.callLine), int(in.callCol)
+			in := &ui.nodes[path[k+1]]
+			f.File, f.Line, f.Column = in.callFile, int(in.callLine), int(in.callCol)
 		}
 		frames = append(frames, f)
 	}
 	return frames, true
 }
 
-// find returns the node of the span in g that holds addr, or -1. When spans
-// overlap it prefers the one that starts last, the innermost in practice.
-func (ix *Index) find(g group, addr uint64) int32 {
-	spans := ix.spans[g.lo:g.hi]
-	i := sort.Search(len(spans), func(i int) bool { return spans[i].lo > addr }) - 1
-	for ; i >= 0 && spans[i].maxHi > addr; i-- {
-		if spans[i].hi > addr {
-			return spans[i].node
+// findSeg returns the node of the segment holding addr, or -1: a binary
+// search, segments being disjoint and sorted.
+func findSeg(segs []seg, addr uint64) int32 {
+	lo, hi := 0, len(segs)
+	for lo < hi { // first segment starting after addr
+		m := int(uint(lo+hi) >> 1)
+		if segs[m].lo <= addr {
+			lo = m + 1
+		} else {
+			hi = m
 		}
 	}
-	return -1
+	if lo == 0 || segs[lo-1].hi <= addr {
+		return -1
+	}
+	return segs[lo-1].node
 }
 
 // row returns the line-table row covering addr: the last row at or before
 // it, unless that row ends its sequence.
-func (ix *Index) row(addr uint64) (row, bool) {
-	i := sort.Search(len(ix.rows), func(i int) bool { return ix.rows[i].addr > addr }) - 1
-	if i < 0 || ix.rows[i].endSeq {
+func (lt *lineTable) row(addr uint64) (row, bool) {
+	if lt == nil {
 		return row{}, false
 	}
-	return ix.rows[i], true
+	rows := lt.rows
+	lo, hi := 0, len(rows)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if rows[m].addr <= addr {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 || rows[lo-1].endSeq {
+		return row{}, false
+	}
+	return rows[lo-1], true
 }
 
-func (ix *Index) str(i int32) string {
+func (lt *lineTable) name(i int32) string {
 	if i < 0 {
 		return ""
 	}
-	return ix.strs[i]
+	return lt.names[i]
 }
 
-// Warnings describes what New skipped because it could not be read: one
-// line per failure, naming the compile unit (its DIE offset in debug_info
-// and its name when known) and the error, such as a line table with a bad
-// header or a DIE with an unknown abbreviation. Lookups in the other
-// compile units are unaffected; in a unit whose line table failed,
-// functions resolve without file and line; in one whose DIEs failed part
-// way, the DIEs read before the failure are kept. At most 100 warnings are
-// kept; a last line then counts the rest. Nil when everything was read.
+// Warnings describes what could not be read: one line per failure, naming
+// the compile unit (its DIE offset in debug_info and its name when known)
+// and the error, such as a line table with a bad header or a DIE with an
+// unknown abbreviation. Units are parsed lazily, so the list holds what New
+// found and what the units parsed so far reported (each unit once). Lookups
+// in the other compile units are unaffected; in a unit whose line table
+// failed, functions resolve without file and line; in one whose DIEs failed
+// part way, the DIEs read before the failure are kept. At most 100 warnings
+// are kept; a last line then counts the rest. Nil when everything was read.
 // The slice is the caller's to modify.
 func (ix *Index) Warnings() []string {
-	return slices.Clone(ix.warnings)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.warn.list()
 }
 
-// Bounds returns the lowest and highest address the line tables cover, for
-// callers that sample addresses (benchmarks); ok is false when there are
-// no line rows.
+// Bounds returns the lowest and highest address the compile units cover,
+// for callers that sample addresses (benchmarks); ok is false when no unit
+// covers any address.
 func (ix *Index) Bounds() (lo, hi uint64, ok bool) {
-	if len(ix.rows) == 0 {
+	if len(ix.byAddr) == 0 {
 		return 0, 0, false
 	}
-	return ix.rows[0].addr, ix.rows[len(ix.rows)-1].addr, true
+	return ix.byAddr[0].lo, ix.byAddr[len(ix.byAddr)-1].hi, true
 }
 
-// Stats describes the size of an Index, for logs and benchmarks.
+// Stats describes the size of an Index, for logs and benchmarks: a
+// snapshot, a plain value.
 type Stats struct {
-	Rows      int // line-table rows
-	Functions int // subprograms and inlined subroutines with code
-	Spans     int // their address ranges
+	Units     int   // compile units (and other units) in debug_info
+	Parsed    int   // units parsed and in the cache now
+	Rows      int   // line-table rows of the cached units
+	Functions int   // subprograms and inlined subroutines with code, of the cached units
+	Spans     int   // their disjoint address intervals
+	Bytes     int64 // estimated size of the cache
 }
 
-// Stats returns the Index's size.
+// Stats returns the Index's size now.
 func (ix *Index) Stats() Stats {
-	return Stats{Rows: len(ix.rows), Functions: len(ix.nodes), Spans: len(ix.spans)}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	st := Stats{Units: len(ix.units), Parsed: len(ix.cache.entries), Bytes: ix.cache.bytes}
+	for _, lt := range ix.cache.lines {
+		st.Rows += len(lt.rows)
+	}
+	for _, e := range ix.cache.entries {
+		st.Functions += len(e.ui.nodes)
+		st.Spans += len(e.ui.segs)
+	}
+	return st
 }
 
 // newData builds the debug/dwarf reader over the sections.
 func newData(secs map[string][]byte) (*dwarf.Data, error) {
-	d, err := dwarf.New(secs["debug_abbrev"], secs["debug_aranges"], secs["debug_frame"],
-		secs["debug_info"], secs["debug_line"], secs["debug_pubnames"],
+	d, err := dwarf.New(secs["debug_abbrev"], secs["debug_aranges"], nil,
+		secs["debug_info"], secs["debug_line"], nil,
 		secs["debug_ranges"], secs["debug_str"])
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range []string{"debug_addr", "debug_line_str", "debug_rnglists", "debug_str_offsets", "debug_loclists"} {
+	for _, name := range []string{"debug_addr", "debug_line_str", "debug_rnglists", "debug_str_offsets"} {
 		if b, ok := secs[name]; ok {
 			if err := d.AddSection("."+name, b); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)

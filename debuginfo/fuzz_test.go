@@ -8,7 +8,8 @@ import (
 // FuzzIndex mutates the four sections the index reads most (info, abbrev,
 // line, str) of real DWARF and checks that New either fails cleanly or
 // yields an index whose lookups do not panic and whose warnings stay
-// bounded. Seeds are the committed
+// bounded, and that New, parsing every unit and the lookups allocate at
+// most 64 bytes per input byte plus 64 MiB. Seeds are the committed
 // fixtures (DWARF 2, 4, 5) and, when present, small corpus dSYMs.
 func FuzzIndex(f *testing.F) {
 	seeds := []struct {
@@ -23,6 +24,7 @@ func FuzzIndex(f *testing.F) {
 		addSeed(f, dwarfSections(f, s.path, s.cpu))
 	}
 	addSeed(f, buildSynth(synthUnits).sections()) // three units, one line table each
+	addSeed(f, hugeRangeSections(100))
 	if dir, err := findCorpus(); err == nil {
 		addSeed(f, dwarfSections(f, dir+"/pprof/internal/binutils/testdata/lib_mac_64.dSYM/Contents/Resources/DWARF/lib_mac_64", macho.CpuAmd64))
 		addSeed(f, dwarfSections(f, dir+"/symbolic/symbolic-testutils/fixtures/macos/overlapping_funcs.dSYM/Contents/Resources/DWARF/overlapping_funcs", macho.CpuAmd64))
@@ -37,21 +39,30 @@ func FuzzIndex(f *testing.F) {
 			secs[k] = v
 		}
 		secs["debug_info"], secs["debug_abbrev"], secs["debug_line"], secs["debug_str"] = info, abbrev, line, str
-		ix, err := New(secs)
+		var ix *Index
+		var err error
+		// New, every unit parsed and the lookups together stay within the
+		// allocation budget the hostile-input tests hold the index to.
+		withinBudget(t, sectionsSize(secs), func() {
+			if ix, err = New(secs); err != nil {
+				return
+			}
+			parseAll(ix)
+			for _, a := range []uint64{addr, 0, addr + 1, ^uint64(0)} {
+				frames, ok := ix.Lookup(a)
+				if ok != (len(frames) > 0) {
+					t.Fatalf("Lookup(%#x) = %d frames, ok %v", a, len(frames), ok)
+				}
+				if len(frames) > maxDepth {
+					t.Fatalf("Lookup(%#x) = %d frames, more than maxDepth", a, len(frames))
+				}
+			}
+		})
 		if err != nil {
 			return
 		}
 		if w := ix.Warnings(); len(w) > maxWarnings+1 {
 			t.Fatalf("Warnings() = %d lines, want at most %d", len(w), maxWarnings+1)
-		}
-		for _, a := range []uint64{addr, 0, addr + 1, ^uint64(0)} {
-			frames, ok := ix.Lookup(a)
-			if ok != (len(frames) > 0) {
-				t.Fatalf("Lookup(%#x) = %d frames, ok %v", a, len(frames), ok)
-			}
-			if len(frames) > maxDepth {
-				t.Fatalf("Lookup(%#x) = %d frames, more than maxDepth", a, len(frames))
-			}
 		}
 	})
 }

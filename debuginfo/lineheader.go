@@ -111,6 +111,14 @@ func (c *cursor) u64() uint64 {
 	return 0
 }
 
+// offset reads a section offset: 8 bytes in 64-bit DWARF, else 4.
+func (c *cursor) offset(dwarf64 bool) uint64 {
+	if dwarf64 {
+		return c.u64()
+	}
+	return uint64(c.u32())
+}
+
 func (c *cursor) uleb() uint64 {
 	var v uint64
 	for shift := uint(0); ; shift += 7 {

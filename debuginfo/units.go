@@ -2,11 +2,13 @@ package debuginfo
 
 import "fmt"
 
-// unitSpan is where one unit of debug_info keeps its DIEs: first is the
-// offset of its first DIE (just after the unit header), end the offset
-// just past the unit.
+// unitSpan is where one unit of debug_info keeps its DIEs: hdr is the
+// offset of its header, first the offset of its first DIE (just after the
+// header), end the offset just past the unit; abbrev is the debug_abbrev
+// offset its header names.
 type unitSpan struct {
-	first, end int64
+	hdr, first, end int64
+	abbrev          uint64
 }
 
 // unitSpans splits debug_info into its units by their headers, so that the
@@ -20,6 +22,7 @@ type unitSpan struct {
 func unitSpans(info []byte) (spans []unitSpan, ok bool) {
 	c := cursor{b: info}
 	for c.off < len(info) {
+		hdr := int64(c.off)
 		length := uint64(c.u32())
 		dwarf64 := length == 0xffffffff
 		if dwarf64 {
@@ -37,12 +40,15 @@ func unitSpans(info []byte) (spans []unitSpan, ok bool) {
 			offSize = 8
 		}
 		c.b = info[:end] // the header must fit in its unit
+		var abbrev uint64
 		switch v := c.u16(); {
 		case v >= 2 && v <= 4:
-			c.skip(offSize + 1) // debug_abbrev_offset, address_size
+			abbrev = c.offset(dwarf64)
+			c.skip(1) // address_size
 		case v == 5:
 			utype := c.u8()
-			c.skip(1 + offSize) // address_size, debug_abbrev_offset
+			c.skip(1) // address_size
+			abbrev = c.offset(dwarf64)
 			switch utype {
 			case 0x04, 0x05: // DW_UT_skeleton, DW_UT_split_compile: unit ID
 				c.skip(8)
@@ -56,7 +62,7 @@ func unitSpans(info []byte) (spans []unitSpan, ok bool) {
 			return spans, false
 		}
 		if c.off < end {
-			spans = append(spans, unitSpan{first: int64(c.off), end: int64(end)})
+			spans = append(spans, unitSpan{hdr: hdr, first: int64(c.off), end: int64(end), abbrev: abbrev})
 		}
 		c.b, c.off = info, end
 	}

@@ -3,12 +3,8 @@ package image
 import (
 	"bytes"
 	"cmp"
-	"compress/zlib"
-	"encoding/binary"
 	"fmt"
-	"io"
 	"sort"
-	"strings"
 )
 
 // Symtab returns the raw LC_SYMTAB data; ok is false when there is none.
@@ -255,74 +251,6 @@ func readExportNode(data []byte, off uint64, seen []bool) (*uint64, []exportEdge
 		edges = append(edges, exportEdge{string(label), child})
 	}
 	return exp, edges, nil
-}
-
-// DWARFSections returns the contents of the __DWARF segment's sections (or
-// __debug_* sections in objects), keyed by name without the leading
-// underscores ("debug_info", "debug_line", ...). Section names are cut at 16
-// bytes in Mach-O: "__debug_str_offs" is returned as "debug_str_offsets" and
-// "__apple_namespac" as "apple_namespace".
-// Sections Go's linker compresses ("__zdebug_*": "ZLIB", big-endian size,
-// zlib data) are returned decompressed under the plain name. Empty when the
-// image has no DWARF.
-func (im *Image) DWARFSections() (map[string][]byte, error) {
-	out := map[string][]byte{}
-	for _, s := range im.Sections {
-		name := s.Name
-		compressed := strings.HasPrefix(name, "__zdebug_")
-		if s.Segment != "__DWARF" && !strings.HasPrefix(name, "__debug_") && !compressed {
-			continue
-		}
-		if s.Flags&0xff == 0x1 { // S_ZEROFILL: no file data
-			continue
-		}
-		key := strings.TrimLeft(name, "_")
-		if compressed {
-			key = "debug_" + strings.TrimPrefix(name, "__zdebug_")
-		}
-		if full, ok := truncatedSectionNames[key]; ok {
-			key = full
-		}
-		data, err := im.src.read(uint64(s.Offset), s.Size, fmt.Sprintf("section %s,%s", s.Segment, s.Name), 0)
-		if err != nil {
-			return nil, im.wrap(err)
-		}
-		if compressed {
-			if data, err = unzdebug(data); err != nil {
-				return nil, im.wrap(&FormatError{int64(s.Offset), fmt.Sprintf("section %s: %v", s.Name, err), nil})
-			}
-		}
-		out[key] = data
-	}
-	return out, nil
-}
-
-// truncatedSectionNames restores the names Mach-O's 16-byte section names
-// cut.
-var truncatedSectionNames = map[string]string{
-	"debug_str_offs": "debug_str_offsets",
-	"apple_namespac": "apple_namespace",
-}
-
-// unzdebug decompresses a section in Go's __zdebug_ format. zlib cannot
-// expand data more than about 1032 times, which bounds the size claimed.
-func unzdebug(data []byte) ([]byte, error) {
-	if len(data) < 12 || string(data[:4]) != "ZLIB" {
-		return nil, fmt.Errorf("no ZLIB header")
-	}
-	size := binary.BigEndian.Uint64(data[4:])
-	if size > 1032*uint64(len(data)) {
-		return nil, fmt.Errorf("claimed size %d too large for %d compressed bytes", size, len(data))
-	}
-	zr, err := zlib.NewReader(bytes.NewReader(data[12:]))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]byte, size)
-	if _, err := io.ReadFull(zr, out); err != nil {
-		return nil, fmt.Errorf("decompressing: %v", err)
-	}
-	return out, nil
 }
 
 // ReadSegment returns a segment's file bytes (FileSize of them).

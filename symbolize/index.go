@@ -463,7 +463,7 @@ func (e *Entry) Debug() []*debuginfo.Index {
 	}
 	e.debugOnce.Do(func() {
 		for _, im := range e.Images {
-			secs, err := im.DWARFSections()
+			secs, err := im.DWARFSectionsNamed(debuginfo.SectionNames...)
 			if err != nil {
 				e.DebugErrors = append(e.DebugErrors, fmt.Errorf("%s: %w", im.Name, err))
 				continue

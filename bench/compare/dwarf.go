@@ -50,7 +50,7 @@ func dwarfAddresses(bin, arch string, n int) ([]uint64, error) {
 			return nil, err
 		}
 	}
-	secs, err := im.DWARFSections()
+	secs, err := im.DWARFSectionsNamed(debuginfo.SectionNames...)
 	if err != nil {
 		return nil, err
 	}

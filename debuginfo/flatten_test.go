@@ -1,0 +1,71 @@
+package debuginfo
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestFlatten(t *testing.T) {
+	tests := []struct {
+		name  string
+		links []link
+		want  []seg
+	}{
+		{"nested", []link{{lo: 0, hi: 100, node: 0}, {lo: 10, hi: 20, node: 1}, {lo: 30, hi: 40, node: 2}},
+			[]seg{{0, 10, 0}, {10, 20, 1}, {20, 30, 0}, {30, 40, 2}, {40, 100, 0}}},
+		{"same start, enclosing first", []link{{lo: 0, hi: 100, node: 0}, {lo: 0, hi: 10, node: 1}},
+			[]seg{{0, 10, 1}, {10, 100, 0}}},
+		{"partial overlap: the later start wins", []link{{lo: 0, hi: 10, node: 0}, {lo: 5, hi: 15, node: 1}},
+			[]seg{{0, 5, 0}, {5, 15, 1}}},
+		{"gap", []link{{lo: 0, hi: 10, node: 0}, {lo: 20, hi: 30, node: 1}},
+			[]seg{{0, 10, 0}, {20, 30, 1}}},
+		{"deep nesting ends together", []link{{lo: 0, hi: 50, node: 0}, {lo: 10, hi: 50, node: 1}, {lo: 20, hi: 30, node: 2}},
+			[]seg{{0, 10, 0}, {10, 20, 1}, {20, 30, 2}, {30, 50, 1}}},
+		{"adjacent pieces of one node merge", []link{{lo: 0, hi: 10, node: 0}, {lo: 10, hi: 20, node: 0}},
+			[]seg{{0, 20, 0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sortLinks(tt.links)
+			if diff := cmp.Diff(tt.want, flatten(nil, tt.links), cmp.AllowUnexported(seg{})); diff != "" {
+				t.Errorf("flatten differs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestFlattenMatchesScan checks flatten against the definition on random
+// ranges: each address belongs to the covering range that sorts last.
+func TestFlattenMatchesScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 200 {
+		links := make([]link, 1+r.IntN(20))
+		for i := range links {
+			lo := r.Uint64N(200)
+			links[i] = link{lo: lo, hi: lo + 1 + r.Uint64N(60), node: int32(i)}
+		}
+		sortLinks(links)
+		segs := flatten(nil, links)
+		for k := 1; k < len(segs); k++ {
+			if segs[k].lo < segs[k-1].hi || segs[k].lo >= segs[k].hi {
+				t.Fatalf("trial %d: segments %v and %v not disjoint and sorted", trial, segs[k-1], segs[k])
+			}
+		}
+		if len(segs) > 2*len(links) {
+			t.Fatalf("trial %d: %d segments for %d ranges", trial, len(segs), len(links))
+		}
+		for a := uint64(0); a < 300; a++ {
+			want := int32(-1)
+			for _, l := range links {
+				if l.lo <= a && a < l.hi {
+					want = l.node
+				}
+			}
+			if got := findSeg(segs, a); got != want {
+				t.Fatalf("trial %d: findSeg(%d) = %d, want %d (links %v)", trial, a, got, want, links)
+			}
+		}
+	}
+}
