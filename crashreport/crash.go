@@ -563,7 +563,7 @@ func (tp *textParser) finish() {
 			fl := loads[i]
 			res.resolve(f, fl.load, fl.ok)
 			if f.ImageIndex < 0 && fl.ok {
-				f.ImageOffset = fl.offset
+				f.ImageOffset, f.ImageLoadAddress = fl.offset, fl.load
 			}
 		}
 	}
