@@ -11,13 +11,19 @@ import (
 )
 
 func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("symbolicate", "symbolicate DUMP|- [--symbols DIR]... [--json]", stderr)
+	fs := newFlagSet("symbolicate", "symbolicate DUMP|- [--symbols DIR]... [--format text|json|same] [--exact-addresses]", stderr)
 	var dirs stringList
 	fs.Var(&dirs, "symbols", "a directory (searched recursively) or file of binaries and dSYMs, matched by UUID; repeatable")
-	asJSON := fs.Bool("json", false, "print JSON instead of crash-report text")
+	output := addOutputFlags(fs)
 	depth := fs.Int("max-depth", 0, "the most frames to walk per thread (default 512)")
 	noDemangle := fs.Bool("no-demangle", false, "print C++ and Rust names as the binary spells them")
+	exact := fs.Bool("exact-addresses", false,
+		"look callers up at their return address, as atos and Apple's tools do, not one instruction back at the call")
 	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	format, err := output.chosen()
 	if err != nil {
 		return err
 	}
@@ -41,12 +47,22 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	for _, skipped := range syms.Skipped {
 		fmt.Fprintf(stderr, "stackimage symbolicate: skipped %s\n", skipped)
 	}
-	z := &symbolize.Symbolizer{Symbols: syms, MaxDepth: *depth, NoDemangle: *noDemangle}
+	z := &symbolize.Symbolizer{Symbols: syms, MaxDepth: *depth, NoDemangle: *noDemangle, ExactAddresses: *exact}
+	if format == outputSame {
+		f, parseErr, err := symbolicateSame(z, in, stdout)
+		if err != nil {
+			return fmt.Errorf("%s: %w", files[0], err)
+		}
+		if parseErr != nil {
+			return fmt.Errorf("%s: incomplete %s: %w", files[0], formatName(f), parseErr)
+		}
+		return nil
+	}
 	rep, parseErr, err := symbolicate(z, in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", files[0], err)
 	}
-	if *asJSON {
+	if format == outputJSON {
 		err = writeJSON(stdout, rep)
 	} else {
 		writeText(stdout, rep)
