@@ -320,56 +320,25 @@ func patchIPSFrame(raw []byte, n FrameName, inline bool) []byte {
 	if inline {
 		values["inline"] = []byte("true")
 	}
-
-	// Find where each member's value lies.
-	type member struct{ start, end int }
-	seen := map[string]member{}
-	present := map[string]bool{}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	members, closing, ok := objectMembers(raw)
+	if !ok {
 		return raw
 	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return raw
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return raw
-		}
-		end := int(dec.InputOffset())
-		if _, ok := values[key]; ok {
-			seen[key] = member{end - len(v), end}
-			present[key] = true
-		}
-	}
-	closing := bytes.LastIndexByte(raw, '}')
-	if closing < 0 {
-		return raw
-	}
-
 	out := make([]byte, 0, len(raw)+64)
 	pos := 0
-	// Replace the values already there, in the order they appear.
-	for {
-		next, nextKey := -1, ""
-		for k, m := range seen {
-			if m.start >= pos && (next < 0 || m.start < next) {
-				next, nextKey = m.start, k
-			}
+	present := map[string]bool{}
+	for _, m := range members {
+		v, ok := values[m.key]
+		if !ok {
+			continue
 		}
-		if next < 0 {
-			break
-		}
-		out = append(out, raw[pos:next]...)
-		out = append(out, values[nextKey]...)
-		pos = seen[nextKey].end
-		delete(seen, nextKey)
+		out = append(out, raw[pos:m.start]...)
+		out = append(out, v...)
+		pos = m.end
+		present[m.key] = true
 	}
 	out = append(out, raw[pos:closing]...)
-	empty := len(bytes.TrimSpace(raw[1:closing])) == 0
+	empty := len(members) == 0
 	for _, k := range ipsFrameKeys {
 		v, ok := values[k]
 		if !ok || present[k] {
@@ -386,9 +355,128 @@ func patchIPSFrame(raw []byte, n FrameName, inline bool) []byte {
 	return append(out, raw[closing:]...)
 }
 
+// jsonMember is one member of a JSON object: its key and where its value
+// lies, [start, end).
+type jsonMember struct {
+	key        string
+	start, end int
+}
+
+// objectMembers lists the members of raw, a JSON object the decoder has
+// already checked, and returns the offset of its closing brace. It is a
+// scanner for valid JSON only: anything unexpected returns false.
+func objectMembers(raw []byte) (members []jsonMember, closing int, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, 0, false
+	}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return nil, i, true
+	}
+	for i < len(raw) {
+		keyEnd := skipString(raw, i)
+		if keyEnd < 0 {
+			return nil, 0, false
+		}
+		key := string(raw[i+1 : keyEnd-1])
+		if strings.IndexByte(key, '\\') >= 0 && json.Unmarshal(raw[i:keyEnd], &key) != nil {
+			return nil, 0, false
+		}
+		i = skipSpace(raw, keyEnd)
+		if i >= len(raw) || raw[i] != ':' {
+			return nil, 0, false
+		}
+		start := skipSpace(raw, i+1)
+		end := skipValue(raw, start)
+		if end < 0 {
+			return nil, 0, false
+		}
+		members = append(members, jsonMember{key, start, end})
+		i = skipSpace(raw, end)
+		switch {
+		case i < len(raw) && raw[i] == ',':
+			i = skipSpace(raw, i+1)
+		case i < len(raw) && raw[i] == '}':
+			return members, i, true
+		default:
+			return nil, 0, false
+		}
+	}
+	return nil, 0, false
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the offset past the string starting at b[i], or -1.
+func skipString(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the offset past the value starting at b[i], or -1.
+// Containers are skipped by counting brackets outside strings; the depth
+// is bounded by the value's length.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				if i = skipString(b, i); i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	}
+	for i < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[i])) {
+		i++
+	}
+	return i
+}
+
 // jsonString encodes s as a JSON string without HTML escaping, so that
 // "operator<" stays readable.
 func jsonString(s string) []byte {
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		c := s[i]
+		plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\'
+	}
+	if plain {
+		return append(append(append(make([]byte, 0, len(s)+2), '"'), s...), '"')
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -60,6 +60,25 @@ func fuzzWrite(t *testing.T, data []byte, format Format) {
 	if budget := allocBudget(data, frames); alloc > budget {
 		t.Fatalf("allocated %d bytes for %d bytes of input and %d frames: more than %d", alloc, len(data), frames, budget)
 	}
+
+	// A well-formed .ips stays one, with its threads, and every frame
+	// object of it named.
+	if format != FormatIPS {
+		return
+	}
+	if in, err := ParseIPS(data); err == nil && in.Format == FormatIPS {
+		r, err := ParseIPS(out.Bytes())
+		if err != nil || len(r.Threads) != len(in.Threads) {
+			t.Fatalf("output of a well-formed .ips: %v; %d threads, want %d\n%s", err, len(r.Threads), len(in.Threads), out.Bytes())
+		}
+		for i, th := range r.Threads {
+			for j, f := range th.Frames {
+				if want := []string{fuzzName.Inlined[0].Symbol, fuzzName.Symbol}[j%2]; f.Symbol != want {
+					t.Fatalf("output thread %d frame %d is %q, want %q", i, j, f.Symbol, want)
+				}
+			}
+		}
+	}
 }
 
 func FuzzWriteSymbolicatedCrash(f *testing.F) {
