@@ -324,6 +324,11 @@ func (b *ksBody) exception() Exception {
 			x.Codes = fmt.Sprintf("%#x, %#x", uint64(e.Mach.Code), uint64(e.Mach.Subcode))
 		}
 	}
+	if e.Mach == nil && e.Type == "memory_termination" {
+		// KSCrash's out-of-memory report: no Mach exception, a SIGKILL
+		// added after the fact; the type is what says what happened.
+		x.Type = e.Type
+	}
 	if e.Signal != nil {
 		x.Signal = e.Signal.Name
 		if x.Signal == "" {

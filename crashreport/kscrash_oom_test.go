@@ -45,8 +45,9 @@ func TestKSCrashOOMWithoutImages(t *testing.T) {
 	if len(r.Images) != 0 {
 		t.Errorf("%d images, want none", len(r.Images))
 	}
-	if r.Exception.Signal != "SIGKILL" || r.Process != "MemoryHog" || r.CrashedThread != 0 {
-		t.Errorf("Exception.Signal %q, Process %q, CrashedThread %d; want SIGKILL, MemoryHog, 0", r.Exception.Signal, r.Process, r.CrashedThread)
+	if r.Exception.Type != "memory_termination" || r.Exception.Signal != "SIGKILL" || r.Process != "MemoryHog" || r.CrashedThread != 0 {
+		t.Errorf("Exception %q (%q), Process %q, CrashedThread %d; want memory_termination (SIGKILL), MemoryHog, 0",
+			r.Exception.Type, r.Exception.Signal, r.Process, r.CrashedThread)
 	}
 	if len(r.Threads) != 1 || len(r.Threads[0].Frames) != 2 {
 		t.Fatalf("threads = %+v, want one of 2 frames", r.Threads)
