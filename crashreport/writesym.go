@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -324,21 +325,52 @@ func patchIPSFrame(raw []byte, n FrameName, inline bool) []byte {
 	if !ok {
 		return raw
 	}
-	out := make([]byte, 0, len(raw)+64)
-	pos := 0
-	present := map[string]bool{}
-	for _, m := range members {
-		v, ok := values[m.key]
-		if !ok {
-			continue
-		}
-		out = append(out, raw[pos:m.start]...)
-		out = append(out, v...)
-		pos = m.end
-		present[m.key] = true
+	// The fields of the old name that the new one lacks would describe
+	// the old one: they go.
+	stale := func(key string) bool {
+		_, have := values[key]
+		return !have && (key == "symbolLocation" || key == "sourceFile" || key == "sourceLine")
 	}
-	out = append(out, raw[pos:closing]...)
-	empty := len(members) == 0
+	out := make([]byte, 0, len(raw)+64)
+	present := map[string]bool{}
+	kept := len(members)
+	if slices.ContainsFunc(members, func(m jsonMember) bool { return stale(m.key) }) {
+		// Rebuild the members, each as it was written or with its new
+		// value; only the space between them is not kept.
+		out = append(out, raw[:members[0].keyStart]...)
+		n := 0
+		for _, m := range members {
+			if stale(m.key) {
+				continue
+			}
+			if n > 0 {
+				out = append(out, ',')
+			}
+			n++
+			if v, ok := values[m.key]; ok {
+				out = append(append(out, raw[m.keyStart:m.start]...), v...)
+				present[m.key] = true
+			} else {
+				out = append(out, raw[m.keyStart:m.end]...)
+			}
+		}
+		out = append(out, raw[members[len(members)-1].end:closing]...)
+		kept = n
+	} else {
+		pos := 0
+		for _, m := range members {
+			v, ok := values[m.key]
+			if !ok {
+				continue
+			}
+			out = append(out, raw[pos:m.start]...)
+			out = append(out, v...)
+			pos = m.end
+			present[m.key] = true
+		}
+		out = append(out, raw[pos:closing]...)
+	}
+	empty := kept == 0
 	for _, k := range ipsFrameKeys {
 		v, ok := values[k]
 		if !ok || present[k] {
@@ -355,10 +387,11 @@ func patchIPSFrame(raw []byte, n FrameName, inline bool) []byte {
 	return append(out, raw[closing:]...)
 }
 
-// jsonMember is one member of a JSON object: its key and where its value
-// lies, [start, end).
+// jsonMember is one member of a JSON object: its key, where the key
+// starts, and where its value lies, [start, end).
 type jsonMember struct {
 	key        string
+	keyStart   int // offset of the key's opening quote
 	start, end int
 }
 
@@ -375,6 +408,7 @@ func objectMembers(raw []byte) (members []jsonMember, closing int, ok bool) {
 		return nil, i, true
 	}
 	for i < len(raw) {
+		keyStart := i
 		keyEnd := skipString(raw, i)
 		if keyEnd < 0 {
 			return nil, 0, false
@@ -392,7 +426,7 @@ func objectMembers(raw []byte) (members []jsonMember, closing int, ok bool) {
 		if end < 0 {
 			return nil, 0, false
 		}
-		members = append(members, jsonMember{key, start, end})
+		members = append(members, jsonMember{key, keyStart, start, end})
 		i = skipSpace(raw, end)
 		switch {
 		case i < len(raw) && raw[i] == ',':

@@ -194,3 +194,31 @@ func TestPatchIPSFrameEscapes(t *testing.T) {
 		t.Errorf("crashFrameText = %q, want %q", got, "a b")
 	}
 }
+
+// TestPatchIPSFrameStaleFields: the old name's offset and source position
+// go when the new name has none of its own; everything else stays.
+func TestPatchIPSFrameStaleFields(t *testing.T) {
+	tests := []struct {
+		name, raw string
+		n         FrameName
+		inline    bool
+		want      string
+	}{
+		{"replaced in place", `{ "imageOffset" : 1, "symbol" : "old", "symbolLocation" : 9 }`, FrameName{Symbol: "new", SymbolOffset: 3, HasOffset: true},
+			false, `{ "imageOffset" : 1, "symbol" : "new", "symbolLocation" : 3 }`},
+		{"stale offset and position removed", `{"imageOffset":1,"symbol":"old","symbolLocation":9,"sourceFile":"a.m","sourceLine":4,"imageIndex":0}`,
+			FrameName{Symbol: "new"}, false, `{"imageOffset":1,"symbol":"new","imageIndex":0}`},
+		{"stale first member", `{"symbolLocation":9, "imageIndex":0 }`, FrameName{Symbol: "new"}, false, `{"imageIndex":0 ,"symbol":"new"}`},
+		{"only stale members", `{"sourceLine":9}`, FrameName{Symbol: "g"}, true, `{"symbol":"g","inline":true}`},
+		{"nested values and escaped keys kept", `{"x":{"symbol":[1,"}"]},"sym\u0062ol":"old"}`, FrameName{Symbol: "new"}, false,
+			`{"x":{"symbol":[1,"}"]},"sym\u0062ol":"new"}`},
+		{"not an object", `[1]`, FrameName{Symbol: "new"}, false, `[1]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := string(patchIPSFrame([]byte(tt.raw), tt.n, tt.inline)); got != tt.want {
+				t.Errorf("patchIPSFrame(%s) = %s, want %s", tt.raw, got, tt.want)
+			}
+		})
+	}
+}
