@@ -47,8 +47,11 @@ type FrameName struct {
 }
 
 // LookupFunc returns the name found for a frame; false keeps the frame as
-// the report wrote it. It is called at most once per frame, in the order
-// the frames appear in the input.
+// the report wrote it. It is called once for each frame line or frame
+// object, in the order they appear in the input, with the reference Parse
+// gives that frame; callers must not trust a reference blindly (a hostile
+// report that repeats a key can repeat or misnumber one), only use it to
+// look up what they hold.
 type LookupFunc func(FrameRef) (FrameName, bool)
 
 // WriteSymbolicated writes data, a report in format (.crash or .ips; ""
