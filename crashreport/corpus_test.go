@@ -101,6 +101,9 @@ func checkInvariants(t testing.TB, r *Report) {
 			if f.ImageIndex < -1 || f.ImageIndex >= len(r.Images) {
 				t.Fatalf("%s frame %d: ImageIndex = %d, want -1..%d", what, i, f.ImageIndex, len(r.Images)-1)
 			}
+			if f.ImageIndex >= 0 && f.ImageLoadAddress != 0 {
+				t.Fatalf("%s frame %d: ImageLoadAddress %#x set on a frame whose image is listed", what, i, f.ImageLoadAddress)
+			}
 			if f.ImageIndex >= 0 && f.Address-r.Images[f.ImageIndex].LoadAddress != f.ImageOffset {
 				t.Fatalf("%s frame %d: ImageOffset %#x != Address %#x - load address %#x", what, i, f.ImageOffset, f.Address, r.Images[f.ImageIndex].LoadAddress)
 			}

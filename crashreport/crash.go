@@ -46,6 +46,10 @@ type textParser struct {
 	// "Handler crashed while reporting:" (KSCrash), -1 before it.
 	recrashFrom int
 
+	// spans, when not nil, receives the place of every frame line's
+	// description (what follows its address), for WriteSymbolicated.
+	spans *[]frameSpan
+
 	crashedNum   int // "Crashed Thread:" header; -1 when absent
 	sawImages    bool
 	imagesLine   int
@@ -203,9 +207,9 @@ func (tp *textParser) parse(data []byte) {
 				continue
 			}
 			if sec == secLastException {
-				tp.frame(s, lineNo, &lastExc, &tp.excLoads)
+				tp.frame(s, lineNo, LastExceptionBacktrace, &lastExc, &tp.excLoads)
 			} else if cur >= 0 {
-				tp.frame(s, lineNo, &r.Threads[cur].Frames, &tp.threadLoads[cur])
+				tp.frame(s, lineNo, cur, &r.Threads[cur].Frames, &tp.threadLoads[cur])
 			}
 		case secState:
 			if trimmed == "" {
@@ -375,13 +379,16 @@ func setThreadName(t *Thread, s string) {
 	}
 }
 
-// frame reads one backtrace line into frames.
-func (tp *textParser) frame(s string, lineNo int, frames *[]Frame, loads *[]frameLoad) {
-	m := reFrame.FindStringSubmatch(s)
-	if m == nil {
+// frame reads one backtrace line into frames, which belong to thread
+// owner (an index into r.Threads as read so far, or
+// LastExceptionBacktrace).
+func (tp *textParser) frame(s string, lineNo, owner int, frames *[]Frame, loads *[]frameLoad) {
+	mi := reFrame.FindStringSubmatchIndex(s)
+	if mi == nil {
 		tp.p.warn("line %d: not a frame line: %.80q", lineNo, s)
 		return
 	}
+	m := submatches(s, mi)
 	if len(*frames) >= MaxFrames {
 		tp.p.fail("", lineNo, "more than %d frames", MaxFrames)
 		return
@@ -414,6 +421,26 @@ func (tp *textParser) frame(s string, lineNo int, frames *[]Frame, loads *[]fram
 	}
 	*frames = append(*frames, f)
 	*loads = append(*loads, fl)
+	if tp.spans != nil {
+		// What follows the address is what symbolication rewrites.
+		sp := frameSpan{line: lineNo, owner: owner, frame: len(*frames) - 1, start: mi[7], end: mi[7]}
+		if mi[8] >= 0 {
+			sp.start, sp.end = mi[8], mi[9]
+		}
+		*tp.spans = append(*tp.spans, sp)
+	}
+}
+
+// submatches returns the submatches of s that FindStringSubmatchIndex
+// located at loc, "" for a group that did not take part.
+func submatches(s string, loc []int) []string {
+	m := make([]string, len(loc)/2)
+	for i := range m {
+		if loc[2*i] >= 0 {
+			m[i] = s[loc[2*i]:loc[2*i+1]]
+		}
+	}
+	return m
 }
 
 // parseSymbol reads "symbol + 36", "main + 20 (main.m:28)",
@@ -563,7 +590,7 @@ func (tp *textParser) finish() {
 			fl := loads[i]
 			res.resolve(f, fl.load, fl.ok)
 			if f.ImageIndex < 0 && fl.ok {
-				f.ImageOffset = fl.offset
+				f.ImageOffset, f.ImageLoadAddress = fl.offset, fl.load
 			}
 		}
 	}

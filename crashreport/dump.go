@@ -24,20 +24,20 @@ func (r *Report) Dump() *dump.Dump {
 			LoadAddress: im.LoadAddress, Size: im.Size, VMAddress: im.VMAddress, Arch: im.Arch, Version: im.Version})
 	}
 	for _, th := range r.Threads {
-		d.Threads = append(d.Threads, dumpThread(th))
+		d.Threads = append(d.Threads, r.dumpThread(th))
 	}
-	d.LastExceptionBacktrace = dumpFrames(r.LastExceptionBacktrace)
+	d.LastExceptionBacktrace = r.dumpFrames(r.LastExceptionBacktrace)
 	if r.RecrashThread != nil {
-		t := dumpThread(*r.RecrashThread)
+		t := r.dumpThread(*r.RecrashThread)
 		d.RecrashThread = &t
 	}
 	return d
 }
 
-func dumpThread(th Thread) dump.Thread {
+func (r *Report) dumpThread(th Thread) dump.Thread {
 	t := dump.Thread{Index: th.Index, KernelID: th.ID, ID: uint64(th.Index), Name: th.Name, Queue: th.Queue,
 		Crashed: th.Crashed, Registers: th.Registers, OtherRegisters: th.OtherRegisters,
-		Frames: dumpFrames(th.Frames), SkippedFrames: th.SkippedFrames}
+		Frames: r.dumpFrames(th.Frames), SkippedFrames: th.SkippedFrames}
 	if th.Stack != nil {
 		t.Stack = th.Stack
 		if n := uint64(len(th.Stack.Data)); n > 0 {
@@ -47,7 +47,9 @@ func dumpThread(th Thread) dump.Thread {
 	return t
 }
 
-func dumpFrames(frames []Frame) []dump.Frame {
+// dumpFrames converts frames, giving each the load address of its image:
+// the listed image's, else the one the frame line gave.
+func (r *Report) dumpFrames(frames []Frame) []dump.Frame {
 	if frames == nil {
 		return nil
 	}
@@ -55,7 +57,10 @@ func dumpFrames(frames []Frame) []dump.Frame {
 	for i, f := range frames {
 		out[i] = dump.Frame{Address: f.Address, ImageIndex: f.ImageIndex, ImageOffset: f.ImageOffset,
 			ImageName: f.ImageName, Symbol: f.Symbol, SymbolOffset: f.SymbolOffset,
-			File: f.File, Line: f.Line, Inlined: f.Inlined}
+			File: f.File, Line: f.Line, Inlined: f.Inlined, ImageLoadAddress: f.ImageLoadAddress}
+		if f.ImageIndex >= 0 && f.ImageIndex < len(r.Images) {
+			out[i].ImageLoadAddress = r.Images[f.ImageIndex].LoadAddress
+		}
 	}
 	return out
 }

@@ -31,13 +31,14 @@ type ipsImage struct {
 	Path string `json:"path"`
 }
 
+// ipsThread is one element of "threads", read key by key (ipsThread.field).
 type ipsThread struct {
-	ID          num                        `json:"id"`
-	Name        string                     `json:"name"`
-	Queue       string                     `json:"queue"`
-	Triggered   bool                       `json:"triggered"`
-	Frames      []json.RawMessage          `json:"frames"`
-	ThreadState map[string]json.RawMessage `json:"threadState"`
+	ID          num
+	Name        string
+	Queue       string
+	Triggered   bool
+	Frames      []json.RawMessage
+	ThreadState map[string]json.RawMessage
 }
 
 type ipsFrame struct {
@@ -173,17 +174,16 @@ func (b *ipsBody) field(s *jsonStream, key string) error {
 			b.faultingThread = &v
 		}
 	case "threads":
+		// Threads are read field by field and frame by frame, so that a
+		// report cut inside a thread keeps the thread and every frame of
+		// it that was complete.
 		err = s.array(key, MaxThreads, func(i int) error {
-			var t ipsThread
-			ok, err := s.decode(fmt.Sprintf("threads[%d]", i), &t)
-			if ok {
-				b.threads = append(b.threads, t)
-			} else if err == nil {
-				// Keep the numbering: a thread that could not be read
-				// still had its place.
-				b.threads = append(b.threads, ipsThread{Frames: nil})
-			}
-			return err
+			path := fmt.Sprintf("threads[%d]", i)
+			// A thread that is not an object still keeps its place in
+			// the numbering.
+			b.threads = append(b.threads, ipsThread{})
+			t := &b.threads[len(b.threads)-1]
+			return s.object(path, func(k string) error { return t.field(s, path, k) })
 		})
 	case "usedImages":
 		b.haveImages = true
@@ -205,6 +205,37 @@ func (b *ipsBody) field(s *jsonStream, key string) error {
 		})
 	default:
 		err = s.skip(key)
+	}
+	return err
+}
+
+// field reads the value of one key of a thread object at path.
+func (t *ipsThread) field(s *jsonStream, path, key string) error {
+	path += "." + key
+	var err error
+	switch key {
+	case "id":
+		_, err = s.decode(path, &t.ID)
+	case "name":
+		_, err = s.decode(path, &t.Name)
+	case "queue":
+		_, err = s.decode(path, &t.Queue)
+	case "triggered":
+		_, err = s.decode(path, &t.Triggered)
+	case "threadState":
+		_, err = s.decode(path, &t.ThreadState)
+	case "frames":
+		t.Frames = nil
+		err = s.array(path, MaxFrames, func(j int) error {
+			var raw json.RawMessage
+			ok, err := s.decode(fmt.Sprintf("%s[%d]", path, j), &raw)
+			if ok {
+				t.Frames = append(t.Frames, raw)
+			}
+			return err
+		})
+	default:
+		err = s.skip(path)
 	}
 	return err
 }

@@ -138,6 +138,9 @@ type ksBody struct {
 	system     ksSystem
 	report     ksReportInfo
 	recrash    *ksThread
+	// complete says the top-level value was read to its end: a field it
+	// lacks was left out by KSCrash, not cut off.
+	complete bool
 }
 
 // ParseKSCrash parses a KSCrash JSON report. A top-level array of reports
@@ -153,8 +156,9 @@ func ParseKSCrash(data []byte) (*Report, error) {
 	data = data[start:]
 	var b ksBody
 	s := newJSONStream(data, int64(start), p)
+	var err error
 	if len(data) > 0 && data[0] == '[' {
-		_ = s.array("", 1<<20, func(i int) error {
+		err = s.array("", 1<<20, func(i int) error {
 			if i > 0 {
 				if i == 1 {
 					p.warn("the file holds more than one report; only the first is read")
@@ -164,8 +168,9 @@ func ParseKSCrash(data []byte) (*Report, error) {
 			return s.object("[0]", func(key string) error { return b.field(s, key) })
 		})
 	} else {
-		_ = s.object("", func(key string) error { return b.field(s, key) })
+		err = s.object("", func(key string) error { return b.field(s, key) })
 	}
+	b.complete = err == nil
 	b.build(r, p)
 	return p.finish(r)
 }
@@ -263,7 +268,15 @@ func (b *ksBody) build(r *Report, p *problems) {
 		}
 		r.Images = append(r.Images, img)
 	}
-	if !b.haveImages {
+	switch {
+	case b.haveImages:
+	case b.complete:
+		// KSCrash leaves the images out of reports that have no stack to
+		// symbolicate: its out-of-memory report (KSCrashMonitor_Memory,
+		// omitBinaryImages) is written ahead of time and sent after the
+		// kill. Such a report is whole.
+		p.warn("binary_images: absent (KSCrash omits them from its out-of-memory report); frames keep their addresses")
+	default:
 		p.fail("binary_images", 0, "missing (report truncated?)")
 	}
 	if !b.haveCrash {
@@ -310,6 +323,11 @@ func (b *ksBody) exception() Exception {
 		} else {
 			x.Codes = fmt.Sprintf("%#x, %#x", uint64(e.Mach.Code), uint64(e.Mach.Subcode))
 		}
+	}
+	if e.Mach == nil && e.Type == "memory_termination" {
+		// KSCrash's out-of-memory report: no Mach exception, a SIGKILL
+		// added after the fact; the type is what says what happened.
+		x.Type = e.Type
 	}
 	if e.Signal != nil {
 		x.Signal = e.Signal.Name
@@ -359,7 +377,7 @@ func (b *ksBody) thread(p *problems, path string, kt ksThread, idx int, arch *ar
 			}
 			res.resolve(&f, load, kf.ObjectAddr != nil)
 			if f.ImageIndex < 0 && kf.ObjectAddr != nil {
-				f.ImageOffset = f.Address - load
+				f.ImageOffset, f.ImageLoadAddress = f.Address-load, load
 			}
 			if kf.SymbolAddr != nil && f.Symbol != "" {
 				f.SymbolOffset = f.Address - uint64(*kf.SymbolAddr)

@@ -150,6 +150,11 @@ type Frame struct {
 	// ImageName is the image name the frame line itself gave (text and
 	// KSCrash); it stays set when the image is not in Report.Images.
 	ImageName string
+	// ImageLoadAddress is, for a frame whose image is not in
+	// Report.Images (ImageIndex -1), the load address the frame itself
+	// gave (text "0x7fff61bc6000 + 3114", KSCrash object_addr), so that it
+	// can still be shown as the report wrote it; 0 otherwise.
+	ImageLoadAddress uint64
 	// Symbol is the reporter's symbol, when it gave one, and SymbolOffset
 	// is Address − the symbol's start.
 	Symbol       string

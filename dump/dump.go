@@ -176,6 +176,11 @@ type Frame struct {
 	// ImageName is the image name the frame itself gave; it stays set
 	// when the image is not in Dump.Images.
 	ImageName string
+	// ImageLoadAddress is the load address of the frame's image: that of
+	// Dump.Images[ImageIndex], else the one the frame itself gave (a text
+	// report's "0x7fff61bc6000 + 3114" naming an image its Binary Images
+	// lack); 0 when unknown.
+	ImageLoadAddress uint64
 	// Symbol and SymbolOffset are the reporter's symbol, when it gave one.
 	Symbol       string
 	SymbolOffset uint64

@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,7 +14,9 @@ import (
 // in its .ips and its .crash form, against the stripped fat binary and its
 // dSYM: the crashed thread must read -[MyClass crashingMethod] at main.m:21,
 // then main at main.m:28, with frame 0 looked up at its exact address and
-// callers at the return address minus one, as atos does.
+// callers at the return address minus one instruction (call-site lookup,
+// the default) or at the return address itself (ExactAddresses, Apple's
+// convention).
 func TestCrashingTestReports(t *testing.T) {
 	root := filepath.Join(corpusDir(t), "macsymbolicator", "MacSymbolicatorTests")
 	syms := NewSymbols()
@@ -22,20 +25,35 @@ func TestCrashingTestReports(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	z := &Symbolizer{Symbols: syms}
-
 	type frame struct {
 		Symbol, File string
 		Line         int
 		Lookup       uint64
 		Source       string
 	}
-	want := []frame{
+	callSite := []frame{
 		{"-[MyClass crashingMethod]", "main.m", 21, 0x10e311e45, "symtab"},
 		{"main", "main.m", 28, 0x10e311e80 - 1, "symtab"},
 	}
-	for _, name := range []string{"single-target-crash.ips", "single-target-crash.crash"} {
-		t.Run(name, func(t *testing.T) {
+	// atos and MacSymbolicator name the same lines at the exact address
+	// (single-target-crash_symbolicated.crash).
+	exact := []frame{
+		{"-[MyClass crashingMethod]", "main.m", 21, 0x10e311e45, "symtab"},
+		{"main", "main.m", 28, 0x10e311e80, "symtab"},
+	}
+	for _, tc := range []struct {
+		name  string
+		exact bool
+		want  []frame
+	}{
+		{"single-target-crash.ips", false, callSite},
+		{"single-target-crash.crash", false, callSite},
+		{"single-target-crash.ips", true, exact},
+		{"single-target-crash.crash", true, exact},
+	} {
+		name, want := tc.name, tc.want
+		z := &Symbolizer{Symbols: syms, ExactAddresses: tc.exact}
+		t.Run(fmt.Sprintf("%s/exact=%v", name, tc.exact), func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(root, "Resources", "Crashes", name))
 			if err != nil {
 				t.Fatal(err)

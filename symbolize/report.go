@@ -155,8 +155,9 @@ func hasStackDump(d *dump.Dump) bool {
 
 // reportedLookupAddress returns the address at which to symbolize a
 // reporter's frame. Frame 0 is the PC and is looked up as it is. A return
-// address is looked up one instruction back, as atos does, so that a call
-// that ends its function (a noreturn callee) is attributed to it.
+// address is looked up one instruction back, so that a call that ends its
+// function (a noreturn callee) is attributed to it. Apple's tools look the
+// return address itself up (Symbolizer.ExactAddresses does the same).
 //
 // A KSCrash 2.x caller address A is the return address R rounded down: A
 // lies in [R − (2·ptr − 1), R]. On 32-bit targets it is still looked up one
@@ -180,6 +181,16 @@ func reportedLookupAddress(arch *archregs.Arch, rule AddressRule, index int, add
 	}
 }
 
+// exactLookupAddress returns the address at which Apple's tools (atos,
+// symbolicatecrash, MacSymbolicator) look a reporter's frame up: the
+// address as given, for callers too, only without armv7's Thumb bit.
+func exactLookupAddress(arch *archregs.Arch, index int, addr uint64) uint64 {
+	if index == 0 || arch == nil {
+		return addr
+	}
+	return arch.CodeAddress(addr)
+}
+
 // reportedFrames symbolicates a reporter's backtrace, looking each frame up
 // as reportedLookupAddress says. When the reporter skipped frames, even the
 // first frame given is a caller.
@@ -188,14 +199,18 @@ func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressR
 	for i, rf := range frames {
 		index := i + skipped
 		lookup := reportedLookupAddress(p.Arch, rule, index, rf.Address)
+		if p.ExactAddresses {
+			lookup = exactLookupAddress(p.Arch, index, rf.Address)
+		}
 		fs := p.Frames(index, rf.Address, lookup, "report")
 		last := &fs[len(fs)-1]
 		if last.Image == "" && rf.ImageName != "" {
 			// The report names an image our list cannot place (it gave no
-			// size or load address): keep the reporter's word.
+			// size, or its Binary Images lack it): keep the reporter's
+			// word, "0x7fff61bc6000 + 3114" as the frame line wrote it.
 			last.Image, last.ImagePath = rf.ImageName, rf.ImageName
-			if rf.ImageIndex >= 0 {
-				last.ImageOffset = rf.ImageOffset
+			if rf.ImageIndex >= 0 || rf.ImageLoadAddress != 0 {
+				last.ImageLoadAddress, last.ImageOffset = rf.ImageLoadAddress, rf.ImageOffset
 			}
 		}
 		if last.Symbol == "" && rf.Symbol != "" {

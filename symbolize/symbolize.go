@@ -110,6 +110,14 @@ type Symbolizer struct {
 	NoUnwindInfo bool
 	// Async follows Swift async context chains (walker.Options.Async).
 	Async bool
+	// ExactAddresses looks every frame up at the address the report or
+	// walk gives, as atos, symbolicatecrash and MacSymbolicator do,
+	// instead of looking callers up at their return address minus one
+	// instruction. The default names the call site, which is what a
+	// caller's frame means; a caller whose call ends its function (a
+	// noreturn callee) is then named after the next function, as Apple's
+	// tools name it. Set it to compare output with theirs line for line.
+	ExactAddresses bool
 }
 
 // Process holds the images of one process with their symbols attached,
@@ -119,18 +127,20 @@ type Process struct {
 	List *image.List
 	// NoDemangle keeps names as the binary spells them.
 	NoDemangle bool
-	// NoUnwindInfo and Async are the Symbolizer's options of those names.
-	NoUnwindInfo bool
-	Async        bool
-	entries      map[*image.Loaded]*Entry
-	imageEnd     uint64
-	Missing      []MissingImage
+	// NoUnwindInfo, Async and ExactAddresses are the Symbolizer's options
+	// of those names.
+	NoUnwindInfo   bool
+	Async          bool
+	ExactAddresses bool
+	entries        map[*image.Loaded]*Entry
+	imageEnd       uint64
+	Missing        []MissingImage
 }
 
 // NewProcess matches the loaded images with symbol files by UUID.
 func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*Process, error) {
 	p := &Process{Arch: arch, entries: map[*image.Loaded]*Entry{}, NoDemangle: z.NoDemangle,
-		NoUnwindInfo: z.NoUnwindInfo, Async: z.Async}
+		NoUnwindInfo: z.NoUnwindInfo, Async: z.Async, ExactAddresses: z.ExactAddresses}
 	for _, l := range loaded {
 		e, err := z.entryFor(arch, l)
 		if err != nil {
@@ -346,7 +356,11 @@ func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.
 	res := walker.Walk(regs, mem, opts)
 	frames := make([]Frame, 0, len(res.Frames))
 	for _, wf := range res.Frames {
-		frames = append(frames, p.Frames(wf.Index, wf.ReturnAddress, wf.LookupAddress, wf.FoundBy.String())...)
+		lookup := wf.LookupAddress
+		if p.ExactAddresses {
+			lookup = wf.ReturnAddress
+		}
+		frames = append(frames, p.Frames(wf.Index, wf.ReturnAddress, lookup, wf.FoundBy.String())...)
 	}
 	return frames, res
 }
@@ -378,8 +392,8 @@ func (p *Process) Warnings() []string {
 //
 //	0   App                           0x0000000104ccc074 -[ViewController viewDidLoad] + 20 (ViewController.m:42)
 //
-// An address without a symbol is shown as load address + offset, and one in
-// no known image as the bare address. Inlined frames end in "[inlined]".
+// An address without a symbol is shown as load address + offset, and one
+// whose image or load address is unknown as "???". Inlined frames end in "[inlined]".
 func (f Frame) Format(ptrSize int) string {
 	width := 16
 	if ptrSize == 4 {
@@ -395,7 +409,7 @@ func (f Frame) Format(ptrSize int) string {
 		what = fmt.Sprintf("%s + %d", f.Symbol, f.SymbolOffset)
 	case f.Symbol != "":
 		what = f.Symbol
-	case f.Image != "":
+	case f.Image != "" && f.ImageLoadAddress != 0:
 		what = fmt.Sprintf("%#x + %d", f.ImageLoadAddress, f.ImageOffset)
 	default:
 		what = "???"

@@ -102,8 +102,9 @@ func TestSymbolicateSampleSame(t *testing.T) {
 	}
 }
 
-// TestSymbolicateSameErrors: --format same is for samples only so far,
-// and --format takes only its three values.
+// TestSymbolicateSameErrors: --format same writes back only the formats
+// that have a layout of their own (not KSCrash JSON), and --format takes
+// only its three values.
 func TestSymbolicateSameErrors(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -111,8 +112,8 @@ func TestSymbolicateSameErrors(t *testing.T) {
 		status   int
 		inStderr string
 	}{
-		{"crash report", []string{"symbolicate", filepath.Join(reportSamples, "arm64.crash"), "--format", "same"}, 1,
-			"--format same is not yet supported for Apple text crash report"},
+		{"KSCrash report", []string{"symbolicate", filepath.Join(reportSamples, "x86_64-kscrash.json"), "--format", "same"}, 1,
+			"--format same writes .crash, .ips, sample and spindump reports; this is a KSCrash JSON report"},
 		{"unknown format", []string{"symbolicate", filepath.Join(reportSamples, "arm64.crash"), "--format", "xml"}, 2,
 			`--format "xml": want text, json or same`},
 	}

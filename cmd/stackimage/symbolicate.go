@@ -12,27 +12,26 @@ import (
 )
 
 func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("symbolicate", "symbolicate DUMP|- [--symbols DIR]... [--format text|json|same]", stderr)
+	fs := newFlagSet("symbolicate", "symbolicate DUMP|- [--symbols DIR]... [--format text|json|same] [--exact-addresses]", stderr)
 	var dirs stringList
 	fs.Var(&dirs, "symbols", "a directory (searched recursively) or file of binaries and dSYMs, matched by UUID; repeatable")
-	asJSON := fs.Bool("json", false, "the same as --format json")
-	format := fs.String("format", "text", "text: crash-report text; json; same: the input's own layout with names filled in (sample and spindump reports)")
+	output := addOutputFlags(fs)
 	depth := fs.Int("max-depth", 0, "the most frames to walk per thread (default 512)")
-	noDemangle := fs.Bool("no-demangle", false, "print C++ and Rust names as the binary spells them")
+	noDemangle := fs.Bool("no-demangle", false, "print C++, Rust and Swift names as the binary spells them")
+	exact := fs.Bool("exact-addresses", false,
+		"look callers up at their return address, as atos and Apple's tools do, not one instruction back at the call")
 	noUnwind := fs.Bool("no-unwind-info", false, "walk by frame records, link register and scanning only, ignoring unwind tables (for comparison)")
 	async := fs.Bool("async", false, "follow Swift async context chains instead of the thread's stack at async frames")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
+	format, err := output.chosen()
+	if err != nil {
+		return err
+	}
 	if len(files) != 1 {
 		return fmt.Errorf("%w: want one dump file, got %d", errUsage, len(files))
-	}
-	if *asJSON {
-		*format = "json"
-	}
-	if *format != "text" && *format != "json" && *format != "same" {
-		return fmt.Errorf("%w: --format %q: want text, json or same", errUsage, *format)
 	}
 	in, err := openInput(files[0], stdin)
 	if err != nil {
@@ -52,8 +51,8 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		writeLine(stderr, "stackimage symbolicate: skipped %s", skipped)
 	}
 	z := &symbolize.Symbolizer{Symbols: syms, MaxDepth: *depth, NoDemangle: *noDemangle,
-		NoUnwindInfo: *noUnwind, Async: *async}
-	if *format == "same" {
+		ExactAddresses: *exact, NoUnwindInfo: *noUnwind, Async: *async}
+	if format == outputSame {
 		return runSame(z, in, files[0], stdout)
 	}
 	rep, parseErr, err := symbolicate(z, in)
@@ -62,7 +61,7 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	}
 	// Damaged parts of the symbol files used were left out: say which.
 	rep.Warnings = appendNew(rep.Warnings, syms.Warnings()...)
-	if *format == "json" {
+	if format == outputJSON {
 		err = writeJSON(stdout, rep)
 	} else {
 		writeText(stdout, rep)
@@ -92,17 +91,22 @@ func appendNew(list []string, items ...string) []string {
 	return list
 }
 
-// runSame prints a symbolicated input in its own layout; only sample and
-// spindump reports can be, so far.
+// runSame prints a symbolicated input in its own layout: a .crash or .ips
+// report, or a sample or spindump report.
 func runSame(z *symbolize.Symbolizer, in *input, name string, stdout io.Writer) error {
 	f, ok := sniff(in.head)
 	if !ok {
 		return fmt.Errorf("%s: %w", name, errNotADump)
 	}
-	if f.format != dump.FormatSample {
-		return fmt.Errorf("%s: --format same is not yet supported for %s", name, f.name)
+	var parseErr, err error
+	switch f.format {
+	case dump.FormatSample:
+		parseErr, err = writeSame(z, in, f, stdout, hangreport.StyleReport)
+	case dump.FormatCrash, dump.FormatIPS:
+		parseErr, err = symbolicateSame(z, in, f, stdout)
+	default:
+		return fmt.Errorf("%s: --format same writes .crash, .ips, sample and spindump reports; this is %s", name, article(f.name))
 	}
-	parseErr, err := writeSame(z, in, f, stdout, hangreport.StyleReport)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
