@@ -80,7 +80,8 @@ FUZZ_TARGETS := \
 	fixtures:FuzzParseManifest emu:FuzzScanLoadCommands \
 	unwind/compactunwind:FuzzParse unwind/dwarfcfi:FuzzParse \
 	minidump:FuzzParse machocore:FuzzParse breakpadsym:FuzzParse \
-	swiftdemangle:FuzzDemangle hangreport:FuzzParse
+	swiftdemangle:FuzzDemangle hangreport:FuzzParse \
+	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS
 fuzz: deps
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 	  echo "== $$pkg $$fn"; \
