@@ -244,12 +244,12 @@ func (e *Entry) setName(f *Frame, raw, name string, noDemangle bool) {
 // maxDemangledNames bounds the entry's cache of demangled names.
 const maxDemangledNames = 1 << 16
 
-// demangle demangles a symbol table name, remembering the answer: a dump
-// names the same functions over and over, and demangling costs far more
-// than the lookup that found the name.
+// demangle demangles a symbol table name (C++, Rust, Swift), remembering
+// the answer: a dump names the same functions over and over, and
+// demangling costs far more than the lookup that found the name.
 func (e *Entry) demangle(raw string) (string, debuginfo.Lang) {
 	lang := debuginfo.Language(raw)
-	if lang != debuginfo.LangCPP && lang != debuginfo.LangRust {
+	if lang != debuginfo.LangCPP && lang != debuginfo.LangRust && lang != debuginfo.LangSwift {
 		return raw, lang
 	}
 	e.namesMu.Lock()
