@@ -213,14 +213,19 @@ func (e *Entry) Resolve(f Frame, unslid uint64, noDemangle bool) []Frame {
 		frames = append(frames, in)
 	}
 	outer := src[len(src)-1]
-	if outer.Function != "" && (f.Symbol == "" || f.SymbolSource != "symtab") {
+	if outer.Function != "" && (f.Symbol == "" || f.SymbolSource != "symtab" ||
+		isHiddenName(f.Symbol) && !isHiddenName(outer.Function)) {
 		// DWARF knows the function where the symbol table only had an
-		// export or a bare function start.
+		// export, a bare function start or a bitcode-hidden name.
 		setDebugName(&f, outer, noDemangle)
 		f.SymbolSource = "dwarf"
 	}
 	f.File, f.Line, f.Column = outer.File, outer.Line, outer.Column
-	return append(frames, f)
+	frames = append(frames, f)
+	for i := range frames {
+		e.unhideFrame(&frames[i])
+	}
+	return frames
 }
 
 // setName fills in a symbol table name, demangled unless told not to.
