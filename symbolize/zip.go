@@ -224,6 +224,19 @@ func (o *offsetReader) readFull(p []byte) error {
 	return nil
 }
 
+// readUpTo reads n bytes, growing its buffer only as they come.
+func (o *offsetReader) readUpTo(n uint64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(o.r, int64(n)))
+	o.off += uint64(len(data))
+	if err == nil && uint64(len(data)) < n {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return nil, fmt.Errorf("zip member: at offset %#x: %w", o.off, err)
+	}
+	return data, nil
+}
+
 // skipTo discards up to off.
 func (o *offsetReader) skipTo(off uint64) error {
 	if off < o.off {
@@ -241,7 +254,7 @@ func (o *offsetReader) skipTo(off uint64) error {
 // commands, and returns LC_UUID's value.
 func readSliceUUID(r *offsetReader, magic []byte) (image.UUID, bool, error) {
 	is64 := magic[0] == 0xcf || magic[3] == 0xcf
-	hdr := make([]byte, 28, 32+maxZipSizeofcmds)
+	hdr := make([]byte, 28, 32)
 	copy(hdr, magic)
 	if is64 {
 		hdr = hdr[:32]
@@ -257,12 +270,14 @@ func readSliceUUID(r *offsetReader, magic []byte) (image.UUID, bool, error) {
 	if sizeofcmds > maxZipSizeofcmds {
 		return image.UUID{}, false, fmt.Errorf("zip member: sizeofcmds %d is larger than %d", sizeofcmds, maxZipSizeofcmds)
 	}
-	data := append(hdr, make([]byte, sizeofcmds)...)
-	if err := r.readFull(data[len(hdr):]); err != nil {
+	// Read, not allocated up front: memory grows with the bytes there.
+	cmds, err := r.readUpTo(uint64(sizeofcmds))
+	if err != nil {
 		return image.UUID{}, false, err
 	}
-	_, cmds, err := image.ReadLoadCommands(bytes.NewReader(data), int64(len(data)))
-	for _, c := range cmds {
+	data := append(hdr, cmds...)
+	_, list, err := image.ReadLoadCommands(bytes.NewReader(data), int64(len(data)))
+	for _, c := range list {
 		if c.Cmd == lcUUID && len(c.Data) >= 24 {
 			var u image.UUID
 			copy(u[:], c.Data[8:24])

@@ -15,7 +15,7 @@ import (
 
 func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("atos", "atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]", stderr)
-	binary := fs.String("o", "", "the binary (or dSYM DWARF file) to look addresses up in")
+	binary := fs.String("o", "", "the binary, dSYM DWARF file, or .app or .dSYM bundle to look addresses up in")
 	arch := fs.String("arch", "", "the slice of a fat binary: arm64, arm64e, x86_64, armv7, i386")
 	loadAddr := fs.String("l", "", "the address the binary was loaded at (hex); addresses are then taken as slid")
 	inlines := fs.Bool("i", false, "print the functions inlined at each address too, innermost first")
