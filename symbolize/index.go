@@ -439,9 +439,9 @@ func (e *Entry) Image() *image.Image { return e.Images[0] }
 
 // Symbol returns the best answer among the entry's tables for an unslid
 // address: a real name beats a bitcode-hidden one ("__hidden#12_") at the
-// same address, a name from a symbol table beats one from the export trie, which beats a bare
-// function start; among equals the closest symbol wins. Hidden names the
-// entry's SymbolMap knows are restored.
+// same address, a name from a symbol table beats one from the export trie,
+// which beats a bare function start; among equals the closest symbol
+// wins. Hidden names the entry's SymbolMap knows are restored.
 func (e *Entry) Symbol(addr uint64) (symtab.Symbol, bool) {
 	var best symtab.Symbol
 	found := false
@@ -458,7 +458,8 @@ func (e *Entry) Symbol(addr uint64) (symtab.Symbol, bool) {
 }
 
 func better(a, b symtab.Symbol) bool {
-	if ha, hb := isHiddenName(a.RawName), isHiddenName(b.RawName); ha != hb && a.Addr == b.Addr && a.RawName != "" && b.RawName != "" {
+	ha, hb := isHiddenName(a.RawName), isHiddenName(b.RawName)
+	if ha != hb && a.Addr == b.Addr && a.RawName != "" && b.RawName != "" {
 		return hb // a real name over a bitcode-hidden one for one function
 	}
 	if a.Source != b.Source {
