@@ -288,7 +288,7 @@ func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64
 			case e.source == uint8(SourceSymtab) && t.preferName(e.name, best.name):
 				best = e
 			case e.source == uint8(SourceExports) && best.source == uint8(SourceSymtab) &&
-				isHidden(t.name(best.name)) && !isHidden(cstring(t.extra[e.name:])):
+				isHidden(prefix(t.strtab, best.name)) && !isHidden(prefix(t.extra, e.name)):
 				// A real exported name over a bitcode-hidden one.
 				best = e
 			}
@@ -387,6 +387,12 @@ func (t *Table) sectionStartsAtZero(n uint8) bool {
 func isMachHeader(raw string) bool {
 	const prefix, suffix = "__mh_", "_header"
 	return len(raw) >= len(prefix)+len(suffix) && raw[:len(prefix)] == prefix && raw[len(raw)-len(suffix):] == suffix
+}
+
+// prefix returns the first bytes of the string at off in a table of
+// NUL-terminated strings: enough for isHidden, in constant time.
+func prefix(table string, off uint32) string {
+	return table[off:min(int(off)+len("___hidden#"), len(table))]
 }
 
 // cstring returns s up to its first NUL, or all of s.
