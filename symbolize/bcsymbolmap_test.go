@@ -144,6 +144,43 @@ func TestBCSymbolMap(t *testing.T) {
 	}
 }
 
+// TestBCSymbolMapDWARF hides the name of an inlined function, which only
+// DWARF knows, and checks that the map gives it back.
+func TestBCSymbolMapDWARF(t *testing.T) {
+	dwarf := hide(t, readFixture(t, chainDWARF), "step_to_deepest", "__hidden#00001_")
+	u := uuidOf(t, dwarf)[0]
+	const addr = 0x1000005b8 // step_to_deepest inlined in inline_host
+	for _, tt := range []struct {
+		name string
+		maps bool
+		want string
+	}{{"no map", false, "__hidden#00001_"}, {"map", true, "step_to_deepest"}} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "chain"), dwarf, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tt.maps {
+				if err := os.WriteFile(filepath.Join(dir, u.String()+".bcsymbolmap"), []byte("BCSymbolMap Version: 2.0\nunused\nstep_to_deepest\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			syms := NewSymbols()
+			if err := syms.AddDir(dir); err != nil {
+				t.Fatal(err)
+			}
+			e, err := syms.Lookup(u)
+			if err != nil || e == nil {
+				t.Fatalf("Lookup(%s) = %v, %v", u, e, err)
+			}
+			frames := e.Resolve(Frame{Address: addr, LookupAddress: addr}, addr, false)
+			if len(frames) != 2 || !frames[0].Inlined || frames[0].Symbol != tt.want || frames[1].Symbol != "inline_host" {
+				t.Errorf("Resolve(%#x) = %q, want [%q (inlined) inline_host]", addr, frameText(frames), tt.want)
+			}
+		})
+	}
+}
+
 // TestUnhideFrame checks that DWARF's hidden file names and linkage names
 // are restored too.
 func TestUnhideFrame(t *testing.T) {
