@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/stackimage/stackimage/image"
 )
@@ -61,12 +63,18 @@ type zipMember struct {
 	name    string // the member's name in the archive
 }
 
-// addSideFile indexes path when it is a zip archive or a UUID.bcsymbolmap
-// file, and reports whether it was one of those.
+// addSideFile indexes path when it is a zip archive (.zip, or an app's
+// .ipa) or a UUID.bcsymbolmap file, and reports whether it was one of
+// those.
 func (s *Symbols) addSideFile(path string) (bool, error) {
 	if u, ok := symbolMapUUID(path); ok {
 		s.addSymbolMap(path, u)
 		return true, nil
+	}
+	// Only names ending in .zip or .ipa are opened to check: a symbols
+	// tree holds many files, and each is opened once already.
+	if ext := strings.ToLower(filepath.Ext(path)); ext != ".zip" && ext != ".ipa" {
+		return false, nil
 	}
 	if ok, err := looksLikeZip(path); err != nil || !ok {
 		return false, err
