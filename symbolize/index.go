@@ -52,6 +52,7 @@ type Symbols struct {
 	Skipped []string
 	// warnings lists what the files opened by Lookup could not give.
 	warnings []string
+	side     sideFiles // zip archives' members and .bcsymbolmap files (zip.go, bcsymbolmap.go)
 }
 
 // Entry is everything known about one UUID: the images found for it and
@@ -65,6 +66,8 @@ type Entry struct {
 
 	// NoDebugInfo makes the entry answer from symbol tables alone.
 	NoDebugInfo bool
+	// SymbolMap restores the names a bitcode build hid; nil for none.
+	SymbolMap *SymbolMap
 
 	namesMu   sync.Mutex
 	demangled map[string]string // raw symbol table name → readable
@@ -193,6 +196,9 @@ func (s *Symbols) AddFile(path string) error {
 	if err := image.CheckRegular(path); err != nil {
 		return fmt.Errorf("symbols: %w", err)
 	}
+	if handled, err := s.addSideFile(path); handled {
+		return err
+	}
 	ok, err := looksLikeMachO(path)
 	if err != nil || !ok {
 		return err
@@ -296,7 +302,7 @@ func (s *Symbols) Lookup(u image.UUID) (*Entry, error) {
 	}
 	var images []*image.Image
 	for _, path := range sortBinariesFirst(paths) {
-		f, err := image.Open(path)
+		f, err := s.openIndexed(path)
 		if err != nil {
 			s.warnings = append(s.warnings, fmt.Sprintf("symbols for %s: %v", u, err))
 			continue
@@ -313,6 +319,7 @@ func (s *Symbols) Lookup(u image.UUID) (*Entry, error) {
 		return nil, nil
 	}
 	e, _ := NewEntry(images...)
+	s.attachSymbolMap(e)
 	s.warnings = append(s.warnings, e.symbolWarnings...)
 	s.loaded[u] = e
 	return e, nil
@@ -431,8 +438,10 @@ func (e *Entry) Warnings() []string {
 func (e *Entry) Image() *image.Image { return e.Images[0] }
 
 // Symbol returns the best answer among the entry's tables for an unslid
-// address: a name from a symbol table beats one from the export trie, which
-// beats a bare function start; among equals the closest symbol wins.
+// address: a real name beats a bitcode-hidden one ("__hidden#12_") at the
+// same address, a name from a symbol table beats one from the export trie,
+// which beats a bare function start; among equals the closest symbol
+// wins. Hidden names the entry's SymbolMap knows are restored.
 func (e *Entry) Symbol(addr uint64) (symtab.Symbol, bool) {
 	var best symtab.Symbol
 	found := false
@@ -445,10 +454,14 @@ func (e *Entry) Symbol(addr uint64) (symtab.Symbol, bool) {
 			best, found = sym, true
 		}
 	}
-	return best, found
+	return e.unhide(best), found
 }
 
 func better(a, b symtab.Symbol) bool {
+	ha, hb := isHiddenName(a.RawName), isHiddenName(b.RawName)
+	if ha != hb && a.Addr == b.Addr && a.RawName != "" && b.RawName != "" {
+		return hb // a real name over a bitcode-hidden one for one function
+	}
 	if a.Source != b.Source {
 		return a.Source < b.Source // SourceSymtab < SourceExports < SourceFunctionStarts
 	}

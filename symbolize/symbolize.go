@@ -223,14 +223,19 @@ func (e *Entry) Resolve(f Frame, unslid uint64, noDemangle bool) []Frame {
 		frames = append(frames, in)
 	}
 	outer := src[len(src)-1]
-	if outer.Function != "" && (f.Symbol == "" || f.SymbolSource != "symtab") {
+	if outer.Function != "" && (f.Symbol == "" || f.SymbolSource != "symtab" ||
+		isHiddenName(f.Symbol) && !isHiddenName(outer.Function)) {
 		// DWARF knows the function where the symbol table only had an
-		// export or a bare function start.
+		// export, a bare function start or a bitcode-hidden name.
 		setDebugName(&f, outer, noDemangle)
 		f.SymbolSource = "dwarf"
 	}
 	f.File, f.Line, f.Column = outer.File, outer.Line, outer.Column
-	return append(frames, f)
+	frames = append(frames, f)
+	for i := range frames {
+		e.unhideFrame(&frames[i])
+	}
+	return frames
 }
 
 // setName fills in a symbol table name, demangled unless told not to.
@@ -254,12 +259,12 @@ func (e *Entry) setName(f *Frame, raw, name string, noDemangle bool) {
 // maxDemangledNames bounds the entry's cache of demangled names.
 const maxDemangledNames = 1 << 16
 
-// demangle demangles a symbol table name, remembering the answer: a dump
-// names the same functions over and over, and demangling costs far more
-// than the lookup that found the name.
+// demangle demangles a symbol table name (C++, Rust, Swift), remembering
+// the answer: a dump names the same functions over and over, and
+// demangling costs far more than the lookup that found the name.
 func (e *Entry) demangle(raw string) (string, debuginfo.Lang) {
 	lang := debuginfo.Language(raw)
-	if lang != debuginfo.LangCPP && lang != debuginfo.LangRust {
+	if lang != debuginfo.LangCPP && lang != debuginfo.LangRust && lang != debuginfo.LangSwift {
 		return raw, lang
 	}
 	e.namesMu.Lock()

@@ -208,7 +208,8 @@ func codeAddresses(starts []uint64, arch *archregs.Arch) []uint64 {
 // otherwise swallow every address of a stripped image.
 //
 // When several symbols share an address, a real name is kept over a
-// bitcode-hidden one ("__hidden#12_"), and among equals the greatest name
+// bitcode-hidden one ("__hidden#12_"), an exported name over a hidden
+// symbol table one too, and among equals the greatest name
 // (bytewise, leading underscore removed): that is what llvm-symbolizer
 // answers (it sorts by address, size and name and keeps the last), and
 // agreeing with it makes our answers comparable. Names are compared on
@@ -283,7 +284,12 @@ func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64
 		best := entries[i]
 		j := i + 1
 		for ; j < len(entries) && entries[j].addr == best.addr && entries[j].sect == best.sect; j++ {
-			if e := entries[j]; e.source == uint8(SourceSymtab) && t.preferName(e.name, best.name) {
+			switch e := entries[j]; {
+			case e.source == uint8(SourceSymtab) && t.preferName(e.name, best.name):
+				best = e
+			case e.source == uint8(SourceExports) && best.source == uint8(SourceSymtab) &&
+				isHidden(prefix(t.strtab, best.name)) && !isHidden(prefix(t.extra, e.name)):
+				// A real exported name over a bitcode-hidden one.
 				best = e
 			}
 		}
@@ -381,6 +387,12 @@ func (t *Table) sectionStartsAtZero(n uint8) bool {
 func isMachHeader(raw string) bool {
 	const prefix, suffix = "__mh_", "_header"
 	return len(raw) >= len(prefix)+len(suffix) && raw[:len(prefix)] == prefix && raw[len(raw)-len(suffix):] == suffix
+}
+
+// prefix returns the first bytes of the string at off in a table of
+// NUL-terminated strings: enough for isHidden, in constant time.
+func prefix(table string, off uint32) string {
+	return table[off:min(int(off)+len("___hidden#"), len(table))]
 }
 
 // cstring returns s up to its first NUL, or all of s.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,7 +15,7 @@ import (
 
 func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("atos", "atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]", stderr)
-	binary := fs.String("o", "", "the binary (or dSYM DWARF file) to look addresses up in")
+	binary := fs.String("o", "", "the binary, dSYM DWARF file, or .app or .dSYM bundle to look addresses up in")
 	arch := fs.String("arch", "", "the slice of a fat binary: arm64, arm64e, x86_64, armv7, i386")
 	loadAddr := fs.String("l", "", "the address the binary was loaded at (hex); addresses are then taken as slid")
 	inlines := fs.Bool("i", false, "print the functions inlined at each address too, innermost first")
@@ -28,7 +29,11 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *binary == "" {
 		return fmt.Errorf("%w: -o BINARY is required", errUsage)
 	}
-	im, err := openSlice(dsymBundleFile(*binary), *arch)
+	file, err := bundleFile(*binary)
+	if err != nil {
+		return err
+	}
+	im, err := openSlice(file, *arch)
 	if err != nil {
 		return err
 	}
@@ -52,18 +57,21 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		slide = im.Slide(load)
 	}
-	name := filepath.Base(*binary)
-	if strings.HasSuffix(strings.TrimSuffix(*binary, "/"), ".dSYM") {
-		name = strings.TrimSuffix(filepath.Base(strings.TrimSuffix(*binary, "/")), ".dSYM")
-		name = strings.TrimSuffix(name, filepath.Ext(name)) // App.app.dSYM -> App
-	}
+	// atos names the image after the file it read: the executable of an
+	// app bundle, the DWARF file of a dSYM (App.app.dSYM -> App).
+	name := filepath.Base(file)
 	a := &atos{entry: entry, image: name, slide: slide, inlines: *inlines, noDemangle: *noDemangle, fullPath: *fullPath}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
+	// A token that is not an address is echoed on its own line and the
+	// batch goes on, as llvm-symbolizer echoes input it cannot parse; like
+	// llvm-symbolizer (16), the exit status stays 0.
 	answer := func(text []byte) error {
 		addr, ok := parseHex(text)
 		if !ok {
-			return fmt.Errorf("%w: bad address %q: want hex such as 0x100003f60", errUsage, text)
+			a.buf = appendEscaped(a.buf[:0], string(text))
+			_, err := w.Write(append(a.buf, '\n'))
+			return err
 		}
 		_, err := w.Write(a.answer(addr))
 		return err
@@ -124,31 +132,39 @@ func (a *atos) answer(addr uint64) []byte {
 		frames = frames[len(frames)-1:]
 	}
 	for _, f := range frames {
-		switch {
-		case f.Symbol == "":
-			a.buf = append(a.buf, "0x"...)
-			a.buf = strconv.AppendUint(a.buf, addr, 16)
-		case f.File != "" && f.Line != 0:
-			a.buf = a.appendName(a.buf, f.Symbol)
-			a.buf = append(a.buf, " ("...)
-			if a.fullPath {
-				a.buf = appendEscaped(a.buf, f.File)
-				a.buf = append(a.buf, ':')
-				a.buf = strconv.AppendInt(a.buf, int64(f.Line), 10)
-			} else {
-				a.buf = appendEscaped(a.buf, f.SourceLocation())
-			}
-			a.buf = append(a.buf, ')')
-		case f.HasOffset:
-			a.buf = a.appendName(a.buf, f.Symbol)
-			a.buf = append(a.buf, " + "...)
-			a.buf = strconv.AppendUint(a.buf, f.SymbolOffset, 10)
-		default:
-			a.buf = a.appendName(a.buf, f.Symbol)
-		}
-		a.buf = append(a.buf, '\n')
+		a.buf = a.appendFrame(a.buf, f, addr)
 	}
 	return a.buf
+}
+
+// appendFrame appends one frame's line: "name (in Image) (file:line)" when
+// the source file is known, even at line 0 ("(File.swift:0)", as atos
+// prints Swift's thunks and compiler-generated code), else "name (in
+// Image) + offset", else the address.
+func (a *atos) appendFrame(buf []byte, f symbolize.Frame, addr uint64) []byte {
+	switch {
+	case f.Symbol == "":
+		buf = append(buf, "0x"...)
+		buf = strconv.AppendUint(buf, addr, 16)
+	case f.File != "":
+		buf = a.appendName(buf, f.Symbol)
+		buf = append(buf, " ("...)
+		file := f.File
+		if !a.fullPath {
+			file = path.Base(strings.ReplaceAll(file, "\\", "/"))
+		}
+		buf = appendEscaped(buf, file)
+		buf = append(buf, ':')
+		buf = strconv.AppendInt(buf, int64(f.Line), 10)
+		buf = append(buf, ')')
+	case f.HasOffset:
+		buf = a.appendName(buf, f.Symbol)
+		buf = append(buf, " + "...)
+		buf = strconv.AppendUint(buf, f.SymbolOffset, 10)
+	default:
+		buf = a.appendName(buf, f.Symbol)
+	}
+	return append(buf, '\n')
 }
 
 // appendName appends "name (in image)", both escaped: they come from the
@@ -161,24 +177,20 @@ func (a *atos) appendName(buf []byte, name string) []byte {
 }
 
 // mayBeMangled reports whether a symbol table name could be a C++, Rust or
-// Swift mangling, which the slow path demangles.
+// Swift mangling, which the slow path demangles. Swift's prefixes are
+// those debuginfo.Language knows, with or without Mach-O's underscore.
 func mayBeMangled(raw string) bool {
-	return strings.HasPrefix(raw, "__Z") || strings.HasPrefix(raw, "_Z") ||
-		strings.HasPrefix(raw, "__R") || strings.HasPrefix(raw, "_R") ||
-		strings.HasPrefix(raw, "_$s") || strings.HasPrefix(raw, "$s") || strings.HasPrefix(raw, "__T")
+	for _, p := range manglingPrefixes {
+		if strings.HasPrefix(raw, p) {
+			return true
+		}
+	}
+	return false
 }
 
-// dsymBundleFile turns a path to a .dSYM bundle into the DWARF file inside
-// it, so that "-o App.dSYM" works as it does with atos.
-func dsymBundleFile(path string) string {
-	if !strings.HasSuffix(strings.TrimSuffix(path, "/"), ".dSYM") {
-		return path
-	}
-	matches, _ := filepath.Glob(filepath.Join(path, "Contents", "Resources", "DWARF", "*"))
-	if len(matches) == 1 {
-		return matches[0]
-	}
-	return path
+var manglingPrefixes = []string{
+	"_Z", "__Z", "_R", "__R", // C++, Rust
+	"$s", "_$s", "$S", "_$S", "$e", "_$e", "_T0", "__T", // Swift
 }
 
 // openSlice opens a Mach-O file and picks the slice: the only one of a thin

@@ -9,7 +9,7 @@ import (
 )
 
 func runImages(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("images", "images FILE...", stderr)
+	fs := newFlagSet("images", "images FILE|BUNDLE...", stderr)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -22,6 +22,10 @@ func runImages(args []string, stdout, stderr io.Writer) error {
 	for i, path := range files {
 		if i > 0 {
 			fmt.Fprintln(w)
+		}
+		// A bundle (.app, .dSYM) is listed by the Mach-O file inside.
+		if path, err = bundleFile(path); err != nil {
+			return err
 		}
 		f, err := image.Open(path)
 		if err != nil {

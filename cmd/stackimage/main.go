@@ -23,9 +23,10 @@ Usage:
       stdin. --format same prints the input in its own layout.
   stackimage atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]
       Look up addresses in a binary, as atos(1) does; reads stdin when no
-      address is given.
+      address is given. BINARY may be a .app or .dSYM bundle.
   stackimage images FILE...
-      Print the UUID, architecture, type and segments of every slice.
+      Print the UUID, architecture, type and segments of every slice
+      (of the executable, for a .app or .dSYM bundle).
 
 Run "stackimage COMMAND --help" for a command's options.
 `

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+	"testing"
+
+	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symtab"
+)
+
+// chainDSYM is a fixture dSYM whose DWARF names start (chain.c) at
+// 0x1000002f0 and recurse at 0x100000380.
+const (
+	chainBinary = "../../fixtures/bin/chain-arm64-O1"
+	chainDSYM   = "../../fixtures/bin/chain-arm64-O1.dSYM"
+)
+
+// atosRun runs "stackimage atos" and returns its status, stdout and stderr.
+func atosRun(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	status := run(append([]string{"atos"}, args...), strings.NewReader(stdin), &stdout, &stderr)
+	return status, stdout.String(), stderr.String()
+}
+
+// TestAtosBadTokenEchoed checks that a token that is not an address is
+// echoed on its own line, as llvm-symbolizer echoes input it cannot parse,
+// and the batch goes on; the status stays 0, as llvm-symbolizer-16's does.
+func TestAtosBadTokenEchoed(t *testing.T) {
+	answer := func(addr string) string {
+		status, out, stderr := atosRun(t, "", "-o", chainDSYM, addr)
+		if status != 0 || out == "" {
+			t.Fatalf("atos %s: status %d, stdout %q, stderr %q", addr, status, out, stderr)
+		}
+		return out
+	}
+	first, second := answer("0x1000002f0"), answer("0x100000384")
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"stdin, one line", "0x1000002f0 zzz 0x100000384\n", nil, first + "zzz\n" + second},
+		{"stdin, lines", "0x1000002f0\n0xzz\n\n0x100000384\n", nil, first + "0xzz\n" + second},
+		{"stdin, too long", "0x1000002f0 0x11112222333344445 0x100000384", nil, first + "0x11112222333344445\n" + second},
+		{"arguments", "", []string{"0x1000002f0", "main", "0x100000384"}, first + "main\n" + second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, out, stderr := atosRun(t, tt.stdin, append([]string{"-o", chainDSYM}, tt.args...)...)
+			if status != 0 {
+				t.Errorf("status %d, want 0 (llvm-symbolizer's); stderr %q", status, stderr)
+			}
+			if out != tt.want {
+				t.Errorf("stdout = %q, want %q", out, tt.want)
+			}
+		})
+	}
+}
+
+// TestAtosEscapesEchoedToken checks that an echoed token is escaped like
+// every other text from the input.
+func TestAtosEscapesEchoedToken(t *testing.T) {
+	_, out, _ := atosRun(t, "a\x1bb\n", "-o", chainDSYM)
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("stdout = %q: the escape character was echoed raw", out)
+	}
+}
+
+func TestMayBeMangled(t *testing.T) {
+	tests := []struct {
+		raw  string
+		want bool
+	}{
+		{"__ZN3foo3barEv", true},
+		{"_ZN3foo3barEv", true},
+		{"__RNvC4main", true},
+		{"_$s5MyApp3fooyyF", true},
+		{"$s5MyApp3fooyyF", true},
+		{"_$S5MyApp3fooyyF", true},
+		{"$S5MyApp3fooyyF", true},
+		{"_$e5MyApp3fooyyF", true},
+		{"$e5MyApp3fooyyF", true},
+		{"_T05MyApp3fooyyF", true},
+		{"__T05MyApp3fooyyF", true},
+		{"_main", false},
+		{"-[Foo bar]", false},
+	}
+	for _, tt := range tests {
+		if got := mayBeMangled(tt.raw); got != tt.want {
+			t.Errorf("mayBeMangled(%q) = %v, want %v", tt.raw, got, tt.want)
+		}
+	}
+}
+
+// symbolEntry returns an entry answering from a symbol table alone: one
+// 64-bit little-endian symbol named raw at 0x100003000, in a __text
+// section of 0x100 bytes.
+func symbolEntry(t *testing.T, raw string) *symbolize.Entry {
+	t.Helper()
+	strs := append([]byte(" \x00"), raw...)
+	strs = append(strs, 0)
+	sym := make([]byte, 16)
+	binary.LittleEndian.PutUint32(sym[0:], 2)
+	sym[4], sym[5] = 0x0f, 1 // N_SECT|N_EXT, section 1
+	binary.LittleEndian.PutUint64(sym[8:], 0x100003000)
+	tab, err := symtab.NewFromParts(image.RawSymtab{Is64: true, ByteOrder: binary.LittleEndian, NSyms: 1, Syms: sym, Strings: strs},
+		[]image.Section{{Index: 1, Segment: "__TEXT", Name: "__text", Addr: 0x100003000, Size: 0x100}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &symbolize.Entry{Tables: []*symtab.Table{tab}}
+}
+
+// TestAtosDemanglesSwift checks that a Swift name in a symbol table is
+// printed demangled, as atos prints it, and as the table spells it with
+// --no-demangle.
+func TestAtosDemanglesSwift(t *testing.T) {
+	const raw = "_$s5MyApp14ViewControllerC11viewDidLoadyyFTo"
+	tests := []struct {
+		name       string
+		noDemangle bool
+		want       string
+	}{
+		{"demangled", false, "@objc ViewController.viewDidLoad() (in App) + 4\n"},
+		{"no-demangle", true, "$s5MyApp14ViewControllerC11viewDidLoadyyFTo (in App) + 4\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &atos{entry: symbolEntry(t, raw), image: "App", noDemangle: tt.noDemangle}
+			if got := string(a.answer(0x100003004)); got != tt.want {
+				t.Errorf("answer(0x100003004) = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAtosLineZero checks that a frame whose file is known but whose line
+// is 0 (Swift's @objc thunks, compiler-generated code) keeps its file, as
+// atos prints it: "name (in Image) (File.swift:0)".
+func TestAtosLineZero(t *testing.T) {
+	tests := []struct {
+		name     string
+		frame    symbolize.Frame
+		fullPath bool
+		want     string
+	}{
+		{"line 0", symbolize.Frame{Symbol: "thunk", File: "/src/App/File.swift"}, false, "thunk (in App) (File.swift:0)\n"},
+		{"line 0, full path", symbolize.Frame{Symbol: "thunk", File: "/src/App/File.swift"}, true, "thunk (in App) (/src/App/File.swift:0)\n"},
+		{"compiler-generated", symbolize.Frame{Symbol: "thunk", File: "<compiler-generated>"}, false, "thunk (in App) (<compiler-generated>:0)\n"},
+		{"line 12", symbolize.Frame{Symbol: "f", File: "/src/a.c", Line: 12}, false, "f (in App) (a.c:12)\n"},
+		{"no file, offset", symbolize.Frame{Symbol: "f", HasOffset: true, SymbolOffset: 8}, false, "f (in App) + 8\n"},
+		{"nothing", symbolize.Frame{}, false, "0x1000\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &atos{image: "App", fullPath: tt.fullPath}
+			if got := string(a.appendFrame(nil, tt.frame, 0x1000)); got != tt.want {
+				t.Errorf("appendFrame(%+v) = %q, want %q", tt.frame, got, tt.want)
+			}
+		})
+	}
+}
