@@ -1,9 +1,11 @@
 package symbolize
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/debuginfo"
@@ -114,6 +116,12 @@ type Symbolizer struct {
 
 // Process holds the images of one process with their symbols attached,
 // ready to answer address queries.
+//
+// A Process is safe for concurrent use once NewProcess has returned: its
+// fields are settings to leave as they are, its lookups and walks only
+// read them, and the entries it shares with other processes synchronize
+// what they build lazily. It holds references to the entries it took from
+// Symbols until Close.
 type Process struct {
 	Arch *archregs.Arch
 	List *image.List
@@ -123,18 +131,29 @@ type Process struct {
 	NoUnwindInfo bool
 	Async        bool
 	entries      map[*image.Loaded]*Entry
-	imageEnd     uint64
-	Missing      []MissingImage
+	// held lists the entries taken from Symbols, one per Lookup, for Close
+	// to release.
+	held     []*Entry
+	heldMu   sync.Mutex
+	imageEnd uint64
+	Missing  []MissingImage
 }
 
-// NewProcess matches the loaded images with symbol files by UUID.
+// NewProcess matches the loaded images with symbol files by UUID. It sets
+// the Image of each loaded image it finds symbols for. Call Close when done
+// with the process, so that the symbol files it uses can be closed once the
+// Symbols is.
 func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*Process, error) {
 	p := &Process{Arch: arch, entries: map[*image.Loaded]*Entry{}, NoDemangle: z.NoDemangle,
 		NoUnwindInfo: z.NoUnwindInfo, Async: z.Async}
 	for _, l := range loaded {
-		e, err := z.entryFor(arch, l)
+		e, fromSymbols, err := z.entryFor(arch, l)
 		if err != nil {
+			p.Close()
 			return nil, err
+		}
+		if fromSymbols && e != nil {
+			p.held = append(p.held, e)
 		}
 		if e == nil {
 			if l.Name != "" || !l.UUID.IsZero() {
@@ -152,19 +171,40 @@ func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*P
 
 // entryFor finds the symbols of a loaded image: the image the caller
 // attached, else the files with its UUID, else, for an image without a
-// UUID, the files without one that have its name.
-func (z *Symbolizer) entryFor(arch *archregs.Arch, l *image.Loaded) (*Entry, error) {
+// UUID, the files without one that have its name. fromSymbols says the
+// entry came from Symbols and holds a reference to release.
+func (z *Symbolizer) entryFor(arch *archregs.Arch, l *image.Loaded) (e *Entry, fromSymbols bool, err error) {
 	switch {
 	case l.Image != nil:
-		return NewEntry(l.Image)
+		e, err = NewEntry(l.Image)
+		return e, false, err
 	case z.Symbols == nil:
-		return nil, nil
+		return nil, false, nil
 	case !l.UUID.IsZero():
-		return z.Symbols.Lookup(l.UUID)
+		e, err = z.Symbols.Lookup(l.UUID)
+		return e, true, err
 	case l.Name != "":
-		return z.Symbols.LookupNoUUID(l.Name, arch)
+		e, err = z.Symbols.LookupNoUUID(l.Name, arch)
+		return e, true, err
 	}
-	return nil, nil
+	return nil, false, nil
+}
+
+// Close releases the process's hold on the entries it took from Symbols
+// (see Symbols.Close). The process must not be used afterwards. Calling
+// Close again does nothing.
+func (p *Process) Close() error {
+	p.heldMu.Lock()
+	held := p.held
+	p.held = nil
+	p.heldMu.Unlock()
+	var errs []error
+	for _, e := range held {
+		if err := e.Release(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Frames symbolizes one address: the machine frame, preceded by the
@@ -352,7 +392,8 @@ func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.
 }
 
 // Warnings returns what the symbol files used so far could not give: DWARF
-// that could not be indexed, or only in part.
+// that could not be indexed, or only in part. An entry whose DWARF another
+// goroutine is still indexing has nothing to say yet.
 func (p *Process) Warnings() []string {
 	var out []string
 	seen := map[*Entry]bool{}
@@ -362,14 +403,7 @@ func (p *Process) Warnings() []string {
 			continue
 		}
 		seen[e] = true
-		for _, err := range e.DebugErrors {
-			out = append(out, err.Error())
-		}
-		for i, ix := range e.debug {
-			for _, w := range ix.Warnings() {
-				out = append(out, fmt.Sprintf("%s: DWARF: %s", e.debugNames[i], w))
-			}
-		}
+		out = append(out, e.debugWarnings()...)
 	}
 	return out
 }
