@@ -562,6 +562,41 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 	return ld.entry, nil
 }
 
+// Resolve names an address of the image with the UUID, in one call: addr
+// is unslid (as in the binary, where atos -l would take the load address
+// away), and is looked up as it is, so pass a caller's return address
+// minus one instruction (walker.CallerLookupAddress). It returns the frame
+// at addr preceded by the functions inlined there, innermost first, as
+// Process.Frames does; Address and LookupAddress are addr, and
+// ImageLoadAddress is the image's unslid __TEXT address; FoundBy is left
+// zero. arch, when not nil, must be the architecture of the UUID's slice.
+//
+// The error wraps ErrNoSymbols when no indexed file has the UUID, and is
+// a *SymbolFileError when the files with it could not be read or are of
+// another architecture. An address the image's symbols do not cover gives
+// one frame without a symbol, not an error. Resolve is safe for concurrent
+// use, and holds the entry only for the call.
+func (s *Symbols) Resolve(u image.UUID, arch *archregs.Arch, addr uint64) ([]Frame, error) {
+	e, errs := s.lookup(u)
+	if e == nil {
+		if len(errs) > 0 {
+			return nil, errors.Join(errs...)
+		}
+		return nil, fmt.Errorf("%w %s", ErrNoSymbols, u)
+	}
+	defer e.Release()
+	im := e.Image()
+	if arch != nil && im.Arch != arch {
+		return nil, &SymbolFileError{Path: im.Name, UUID: u,
+			Err: fmt.Errorf("the slice is %s, not %s", im.ArchName(), arch.Name)}
+	}
+	f := Frame{Address: addr, LookupAddress: addr, Image: filepath.Base(im.Name), ImagePath: im.Name}
+	if text, ok := im.TextSegment(); ok && addr >= text.Addr {
+		f.ImageLoadAddress, f.ImageOffset = text.Addr, addr-text.Addr
+	}
+	return e.Resolve(f, addr, false), nil
+}
+
 // sortBinariesFirst orders paths so that binaries come before dSYM
 // companions: a binary knows its function starts and exports, and the dSYM
 // fills in what the binary's stripped symbol table lacks.

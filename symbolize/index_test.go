@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/walker"
 )
 
 // fixtureUUID returns the UUID of a fixture binary's (only) slice.
@@ -107,7 +108,7 @@ func TestCloseKeepsHeldEntries(t *testing.T) {
 	if n, err := p.ReadMemory(code[:], slid); n != len(code) || err != nil {
 		t.Errorf("after Close: ReadMemory(%#x) = %d, %v; want the code", slid, n, err)
 	}
-	if frames := p.Frames(0, slid, slid, "context"); frames[len(frames)-1].File == "" {
+	if frames := p.Frames(0, slid, slid, FoundBy(walker.FoundByContext)); frames[len(frames)-1].File == "" {
 		t.Errorf("after Close: Frames(%#x) = %+v; want a source file from DWARF", slid, frames)
 	}
 	if n := openFiles(e); n != 2 {

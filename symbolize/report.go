@@ -188,7 +188,7 @@ func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressR
 	for i, rf := range frames {
 		index := i + skipped
 		lookup := reportedLookupAddress(p.Arch, rule, index, rf.Address)
-		fs := p.Frames(index, rf.Address, lookup, "report")
+		fs := p.Frames(index, rf.Address, lookup, FoundByReport)
 		last := &fs[len(fs)-1]
 		if last.Image == "" && rf.ImageName != "" {
 			// The report names an image our list cannot place (it gave no
@@ -200,7 +200,7 @@ func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressR
 		}
 		if last.Symbol == "" && rf.Symbol != "" {
 			last.Symbol, last.SymbolOffset, last.HasOffset = rf.Symbol, rf.SymbolOffset, true
-			last.SymbolSource = "report"
+			last.SymbolSource = SourceReport
 			if rf.File != "" {
 				last.File, last.Line = rf.File, rf.Line
 			}
@@ -249,7 +249,7 @@ func nameFromReport(frames []Frame, index int, rf dump.Frame) {
 	if start > f.LookupAddress {
 		return
 	}
-	f.Symbol, f.SymbolOffset, f.HasOffset, f.SymbolSource = rf.Symbol, f.Address-start, true, "report"
+	f.Symbol, f.SymbolOffset, f.HasOffset, f.SymbolSource = rf.Symbol, f.Address-start, true, SourceReport
 }
 
 // outerFrame returns the frame for walk index that is not an inlined one

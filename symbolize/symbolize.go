@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/symtab"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -43,15 +45,124 @@ type Frame struct {
 	// (inlined frames, or a name known only from DWARF).
 	SymbolOffset uint64
 	HasOffset    bool
-	// SymbolSource says which data named the symbol: "dwarf", "symtab",
-	// "exports" or "function starts".
-	SymbolSource string
+	// SymbolSource says which data named the symbol; SourceNone when no
+	// symbol was found.
+	SymbolSource SymbolSource
 	// File, Line and Column give the source position from DWARF; File is
 	// empty when unknown.
 	File         string
 	Line, Column int
 	Inlined      bool
-	FoundBy      string
+	// FoundBy says how the frame was found: by which of the walker's
+	// strategies, or taken from a reporter's backtrace (FoundByReport).
+	FoundBy FoundBy
+}
+
+// FoundBy says how a frame was found. Its values are the walker's
+// strategies, converted (FoundBy(walker.FoundByFramePointer)), and
+// FoundByReport for a frame a crash reporter recorded: the walker knows
+// nothing of reporters, so that value lives here, outside walker's range.
+// String gives the walker's names and "report"; it is also the text form
+// (encoding.TextMarshaler), so JSON shows the same strings.
+type FoundBy walker.FoundBy
+
+// FoundByReport marks a frame taken from a reporter's backtrace.
+const FoundByReport FoundBy = -1
+
+// Walker returns the walker's strategy, and false for FoundByReport.
+func (f FoundBy) Walker() (walker.FoundBy, bool) {
+	if f == FoundByReport {
+		return 0, false
+	}
+	return walker.FoundBy(f), true
+}
+
+// String returns "report" for FoundByReport, else the walker's name of the
+// strategy ("context", "link register", "frame pointer", ...).
+func (f FoundBy) String() string {
+	if w, ok := f.Walker(); ok {
+		return w.String()
+	}
+	return "report"
+}
+
+// MarshalText returns String's text.
+func (f FoundBy) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+// UnmarshalText reads what MarshalText writes.
+func (f *FoundBy) UnmarshalText(text []byte) error {
+	if string(text) == "report" {
+		*f = FoundByReport
+		return nil
+	}
+	// walker names its strategies from 0 up, and unknown values
+	// "FoundBy(n)".
+	for w := walker.FoundBy(0); !strings.HasPrefix(w.String(), "FoundBy("); w++ {
+		if w.String() == string(text) {
+			*f = FoundBy(w)
+			return nil
+		}
+	}
+	return fmt.Errorf("symbolize: unknown found-by %q", text)
+}
+
+// SymbolSource says which data named a frame's symbol.
+type SymbolSource int
+
+const (
+	SourceNone           SymbolSource = iota // no symbol was found
+	SourceSymtab                             // LC_SYMTAB (symtab.SourceSymtab)
+	SourceExports                            // the export trie (symtab.SourceExports)
+	SourceFunctionStarts                     // LC_FUNCTION_STARTS: a synthetic name (symtab.SourceFunctionStarts)
+	SourceDWARF                              // DWARF debug info
+	SourceReport                             // the crash reporter's own symbol
+	SourceBreakpad                           // a Breakpad .sym file
+)
+
+var symbolSourceNames = [...]string{
+	SourceNone:           "",
+	SourceSymtab:         "symtab",
+	SourceExports:        "exports",
+	SourceFunctionStarts: "function-starts",
+	SourceDWARF:          "dwarf",
+	SourceReport:         "report",
+	SourceBreakpad:       "breakpad",
+}
+
+// SymbolSourceOf returns the SymbolSource of a symbol table's answer.
+func SymbolSourceOf(s symtab.Source) SymbolSource {
+	switch s {
+	case symtab.SourceSymtab:
+		return SourceSymtab
+	case symtab.SourceExports:
+		return SourceExports
+	case symtab.SourceFunctionStarts:
+		return SourceFunctionStarts
+	}
+	return SourceNone
+}
+
+// String returns "symtab", "exports", "function-starts" (as symtab.Source
+// names them), "dwarf", "report" or "breakpad"; "" for SourceNone.
+func (s SymbolSource) String() string {
+	if s >= 0 && int(s) < len(symbolSourceNames) {
+		return symbolSourceNames[s]
+	}
+	return "SymbolSource(" + strconv.Itoa(int(s)) + ")"
+}
+
+// MarshalText returns String's text.
+func (s SymbolSource) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads what MarshalText writes.
+func (s *SymbolSource) UnmarshalText(text []byte) error {
+	for i, name := range symbolSourceNames {
+		if name == string(text) {
+			*s = SymbolSource(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("symbolize: unknown symbol source %q", text)
 }
 
 // Thread is one symbolicated thread: walked from a snapshot, or as a crash
@@ -210,7 +321,7 @@ func (p *Process) Close() error {
 // Frames symbolizes one address: the machine frame, preceded by the
 // functions inlined at that point. lookup is the address to attribute (the
 // return address minus one instruction for callers).
-func (p *Process) Frames(index int, addr, lookup uint64, foundBy string) []Frame {
+func (p *Process) Frames(index int, addr, lookup uint64, foundBy FoundBy) []Frame {
 	f := Frame{Index: index, Address: addr, LookupAddress: lookup, FoundBy: foundBy}
 	loc, ok := p.List.Lookup(lookup)
 	if !ok {
@@ -238,7 +349,7 @@ func (e *Entry) Resolve(f Frame, unslid uint64, noDemangle bool) []Frame {
 		// address, as Apple's reports do; both lie in the same function.
 		f.SymbolOffset = f.Address - (f.LookupAddress - sym.Offset)
 		f.HasOffset = true
-		f.SymbolSource = sym.Source.String()
+		f.SymbolSource = SymbolSourceOf(sym.Source)
 	}
 	src := e.Source(unslid)
 	if len(src) == 0 {
@@ -247,17 +358,17 @@ func (e *Entry) Resolve(f Frame, unslid uint64, noDemangle bool) []Frame {
 	frames := make([]Frame, 0, len(src))
 	for _, sf := range src[:len(src)-1] {
 		in := f
-		in.HasOffset, in.SymbolOffset, in.SymbolSource = false, 0, "dwarf"
+		in.HasOffset, in.SymbolOffset, in.SymbolSource = false, 0, SourceDWARF
 		setDebugName(&in, sf, noDemangle)
 		in.Inlined = true
 		frames = append(frames, in)
 	}
 	outer := src[len(src)-1]
-	if outer.Function != "" && (f.Symbol == "" || f.SymbolSource != "symtab") {
+	if outer.Function != "" && (f.Symbol == "" || f.SymbolSource != SourceSymtab) {
 		// DWARF knows the function where the symbol table only had an
 		// export or a bare function start.
 		setDebugName(&f, outer, noDemangle)
-		f.SymbolSource = "dwarf"
+		f.SymbolSource = SourceDWARF
 	}
 	f.File, f.Line, f.Column = outer.File, outer.Line, outer.Column
 	return append(frames, f)
@@ -386,7 +497,7 @@ func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.
 	res := walker.Walk(regs, mem, opts)
 	frames := make([]Frame, 0, len(res.Frames))
 	for _, wf := range res.Frames {
-		frames = append(frames, p.Frames(wf.Index, wf.ReturnAddress, wf.LookupAddress, wf.FoundBy.String())...)
+		frames = append(frames, p.Frames(wf.Index, wf.ReturnAddress, wf.LookupAddress, FoundBy(wf.FoundBy))...)
 	}
 	return frames, res
 }
