@@ -39,6 +39,7 @@ cross:
 
 test: deps fmt-check vet cross
 	$(GO) test -tags $(TAGS) $(GOFLAGS) $(PKGS)
+	$(GO) test -race $(GOFLAGS) ./symbolize/ ./debuginfo/ ./symtab/
 
 run: build
 	./bin/stackimage symbolicate $(SAMPLE) --symbols fixtures/bin

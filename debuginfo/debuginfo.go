@@ -21,7 +21,7 @@ import (
 
 // Frame is one source-level frame at an address: the function the code
 // belongs to and the source position. Several frames share one address when
-// code was inlined.
+// code was inlined. A Frame is a plain value, safe to copy and share.
 type Frame struct {
 	// Function is the readable name: the demangled linkage name for C++,
 	// Rust and Swift (Swift as Apple's crash reports print it), else the
@@ -120,7 +120,9 @@ func New(sections map[string][]byte) (*Index, error) {
 
 // SectionSource is what NewFromImage needs of an image: *image.Image
 // satisfies it. An interface rather than the concrete type keeps this
-// package free of the Mach-O reader.
+// package free of the Mach-O reader. NewFromImage calls DWARFSections once,
+// in the caller's goroutine; an implementation need not be safe for
+// concurrent use unless the caller shares it.
 type SectionSource interface {
 	// DWARFSections returns the DWARF sections keyed as New expects.
 	DWARFSections() (map[string][]byte, error)
@@ -251,7 +253,8 @@ func (ix *Index) Bounds() (lo, hi uint64, ok bool) {
 	return ix.rows[0].addr, ix.rows[len(ix.rows)-1].addr, true
 }
 
-// Stats describes the size of an Index, for logs and benchmarks.
+// Stats describes the size of an Index, for logs and benchmarks. It is a
+// plain value, safe to copy and share.
 type Stats struct {
 	Rows      int // line-table rows
 	Functions int // subprograms and inlined subroutines with code

@@ -125,7 +125,8 @@ func (r *fileRefs) release() error {
 var testHookLoad func(key string)
 
 // SymbolFileError reports a symbol file that could not be used: Path is the
-// file, UUID the one looked up (zero when none was).
+// file, UUID the one looked up (zero when none was). It is a plain value,
+// safe to share once returned.
 type SymbolFileError struct {
 	Path string
 	UUID image.UUID

@@ -18,7 +18,8 @@ import (
 
 // Frame is one symbolicated frame. A machine frame whose code was inlined
 // is preceded by one Frame per inlined function, innermost first, with the
-// same Index and addresses and Inlined set.
+// same Index and addresses and Inlined set. A Frame is a plain value, safe
+// to copy and share; it does not refer to the symbol files.
 type Frame struct {
 	Index int
 	// Address is the PC for frame 0 and the return address for callers.
@@ -63,7 +64,8 @@ type Frame struct {
 // FoundByReport for a frame a crash reporter recorded: the walker knows
 // nothing of reporters, so that value lives here, outside walker's range.
 // String gives the walker's names and "report"; it is also the text form
-// (encoding.TextMarshaler), so JSON shows the same strings.
+// (encoding.TextMarshaler), so JSON shows the same strings. A FoundBy is a
+// plain value, safe to share.
 type FoundBy walker.FoundBy
 
 // FoundByReport marks a frame taken from a reporter's backtrace.
@@ -106,7 +108,9 @@ func (f *FoundBy) UnmarshalText(text []byte) error {
 	return fmt.Errorf("symbolize: unknown found-by %q", text)
 }
 
-// SymbolSource says which data named a frame's symbol.
+// SymbolSource says which data named a frame's symbol. Its String is the
+// name the command prints ("symtab", "dwarf", ...), and its text form.
+// A SymbolSource is a plain value, safe to share.
 type SymbolSource int
 
 const (
@@ -166,7 +170,8 @@ func (s *SymbolSource) UnmarshalText(text []byte) error {
 }
 
 // Thread is one symbolicated thread: walked from a snapshot, or as a crash
-// reporter recorded it.
+// reporter recorded it. Like the Report that holds it, it is not modified
+// after Symbolicate returns, and readers may share it freely.
 type Thread struct {
 	// ID is the snapshot's thread id, or the reporter's thread number.
 	ID uint64
@@ -187,7 +192,10 @@ type Thread struct {
 	LastException bool
 }
 
-// Report is a symbolicated dump.
+// Report is a symbolicated dump. Symbolicate makes a new one per call and
+// does not touch it afterwards: readers may share it freely, and a writer
+// (one appending warnings, say) must not share it meanwhile. It refers to
+// the input Dump, which it does not modify.
 type Report struct {
 	// Format is the input's format.
 	Format dump.Format
@@ -204,13 +212,19 @@ type Report struct {
 	Warnings []string
 }
 
-// MissingImage is an image of the dump without symbols.
+// MissingImage is an image of the dump without symbols. It is a plain
+// value, safe to copy and share.
 type MissingImage struct {
 	Name string
 	UUID image.UUID
 }
 
 // Symbolizer symbolicates dumps against a symbol index.
+//
+// A Symbolizer is safe for concurrent use: Symbolicate and NewProcess only
+// read its fields, so one Symbolizer (and its Symbols) can serve many
+// goroutines at once. Set the fields before sharing it, and do not change
+// them while calls run.
 type Symbolizer struct {
 	Symbols *Symbols
 	// MaxDepth bounds each walk; zero means the walker's default.
