@@ -127,3 +127,68 @@ func TestConcurrentSymbolicate(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseDuringSymbolicate closes the shared Symbols over and over while
+// dumps are symbolicated against it: each report must still be the one
+// made alone, with no file read failing under it.
+func TestCloseDuringSymbolicate(t *testing.T) {
+	dumps := fixtureDumps(t)
+	syms := NewSymbols()
+	if err := syms.AddDir(filepath.Join("..", "fixtures", "bin")); err != nil {
+		t.Fatal(err)
+	}
+	defer syms.Close()
+	z := &Symbolizer{Symbols: syms}
+	want := map[string]reportResult{}
+	for name, d := range dumps {
+		rep, err := z.Symbolicate(d)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want[name] = resultOf(rep)
+	}
+	if err := syms.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	stop := make(chan struct{})
+	closed := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				closed <- n
+				return
+			default:
+				if err := syms.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+				n++
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for name, d := range dumps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				rep, err := z.Symbolicate(d)
+				if err != nil {
+					t.Errorf("%s: Symbolicate: %v", name, err)
+					return
+				}
+				if diff := cmp.Diff(want[name], resultOf(rep)); diff != "" {
+					t.Errorf("%s: report with Close running differs (-alone +with Close):\n%s", name, diff)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	if n := <-closed; n == 0 {
+		t.Error("Close never ran while the dumps were symbolicated")
+	}
+}
