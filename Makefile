@@ -42,6 +42,7 @@ cross:
 
 test: deps fmt-check vet cross
 	$(GO) test -tags $(TAGS) $(GOFLAGS) $(PKGS)
+	$(GO) test -race $(GOFLAGS) ./symbolize/ ./debuginfo/ ./symtab/
 
 run: build
 	./bin/stackimage symbolicate $(SAMPLE) --symbols fixtures/bin

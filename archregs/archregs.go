@@ -129,7 +129,23 @@ func ByName(name string) (*Arch, error) {
 			return a, nil
 		}
 	}
-	return nil, fmt.Errorf("archregs: unknown architecture %q", name)
+	return nil, &UnknownArchError{Name: name}
+}
+
+// UnknownArchError is ByName's error for a name no supported architecture
+// has.
+type UnknownArchError struct{ Name string }
+
+func (e *UnknownArchError) Error() string {
+	return fmt.Sprintf("archregs: unknown architecture %q", e.Name)
+}
+
+// UnknownCPUError is ByCPU's error for a CPU type and subtype no supported
+// architecture has.
+type UnknownCPUError struct{ CPUType, CPUSubtype uint32 }
+
+func (e *UnknownCPUError) Error() string {
+	return fmt.Sprintf("archregs: unsupported CPU type %#x subtype %#x", e.CPUType, e.CPUSubtype)
 }
 
 // ByCPU returns the architecture a Mach-O header's cputype and cpusubtype
@@ -159,7 +175,7 @@ func ByCPU(cpuType, cpuSubtype uint32) (*Arch, error) {
 	case CPUTypeX86:
 		return I386, nil
 	}
-	return nil, fmt.Errorf("archregs: unsupported CPU type %#x subtype %#x", cpuType, cpuSubtype)
+	return nil, &UnknownCPUError{CPUType: cpuType, CPUSubtype: cpuSubtype}
 }
 
 // RegisterName returns the name under which Registers knows the register

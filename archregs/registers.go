@@ -215,15 +215,42 @@ func Decode(arch *Arch, flavor uint32, data []byte) (*Registers, error) {
 	switch {
 	case flavor == nat.flavor:
 		if len(data) != 4*nat.count {
-			return nil, fmt.Errorf("archregs: %s %s (flavor %d): %d bytes of data, want %d (count %d)",
-				arch.Name, nat.name, flavor, len(data), 4*nat.count, nat.count)
+			return nil, &StateSizeError{Arch: arch, Flavor: flavor, FlavorName: nat.name, Size: len(data),
+				Want: []int{4 * nat.count}, want: fmt.Sprintf("%d (count %d)", 4*nat.count, nat.count)}
 		}
 		return decodeFlat(arch, nat, data)
 	case states.unified != nil && flavor == states.unified.flavor:
 		return decodeUnified(arch, states, data)
 	}
-	return nil, fmt.Errorf("archregs: %s has no thread state flavor %d (want %s)",
-		arch.Name, flavor, states.flavorList())
+	return nil, &FlavorError{Arch: arch, Flavor: flavor, want: states.flavorList()}
+}
+
+// StateSizeError is Decode's error for thread state bytes of a size the
+// flavor does not have.
+type StateSizeError struct {
+	Arch       *Arch
+	Flavor     uint32
+	FlavorName string // Apple's name of the flavor ("ARM_THREAD_STATE64")
+	Size       int    // the bytes given
+	Want       []int  // the sizes the flavor accepts
+	want       string // Want, explained
+}
+
+func (e *StateSizeError) Error() string {
+	return fmt.Sprintf("archregs: %s %s (flavor %d): %d bytes of data, want %s",
+		e.Arch.Name, e.FlavorName, e.Flavor, e.Size, e.want)
+}
+
+// FlavorError is the error of Decode and Encode for a thread state flavor
+// the architecture does not have.
+type FlavorError struct {
+	Arch   *Arch
+	Flavor uint32
+	want   string // the flavors it has
+}
+
+func (e *FlavorError) Error() string {
+	return fmt.Sprintf("archregs: %s has no thread state flavor %d (want %s)", e.Arch.Name, e.Flavor, e.want)
 }
 
 // decodeUnified checks a unified state's header and decodes the flat state
@@ -231,9 +258,18 @@ func Decode(arch *Arch, flavor uint32, data []byte) (*Registers, error) {
 func decodeUnified(arch *Arch, states *archStates, data []byte) (*Registers, error) {
 	u, nat := states.unified, &states.native
 	const hdrSize = 4 * countStateHeader
+	full, compact := 4*u.count, hdrSize+4*nat.count
+	sizeError := func() error {
+		e := &StateSizeError{Arch: arch, Flavor: u.flavor, FlavorName: u.name, Size: len(data),
+			Want: []int{full}, want: fmt.Sprintf("%d (count %d)", full, u.count)}
+		if compact != full {
+			e.Want = append(e.Want, compact)
+			e.want += fmt.Sprintf(" or %d (header and %s)", compact, nat.name)
+		}
+		return e
+	}
 	if len(data) < hdrSize {
-		return nil, fmt.Errorf("archregs: %s %s (flavor %d): %d bytes of data, want %d (count %d)",
-			arch.Name, u.name, u.flavor, len(data), 4*u.count, u.count)
+		return nil, sizeError()
 	}
 	var hdr stateHeader
 	if _, err := binary.Decode(data, binary.LittleEndian, &hdr); err != nil {
@@ -243,14 +279,8 @@ func decodeUnified(arch *Arch, states *archStates, data []byte) (*Registers, err
 		return nil, fmt.Errorf("archregs: %s %s (flavor %d): header names flavor %d count %d, want flavor %d (%s) count %d",
 			arch.Name, u.name, u.flavor, hdr.Flavor, hdr.Count, nat.flavor, nat.name, nat.count)
 	}
-	full, compact := 4*u.count, hdrSize+4*nat.count
 	if len(data) != full && len(data) != compact {
-		want := fmt.Sprintf("%d (count %d)", full, u.count)
-		if compact != full {
-			want += fmt.Sprintf(" or %d (header and %s)", compact, nat.name)
-		}
-		return nil, fmt.Errorf("archregs: %s %s (flavor %d): %d bytes of data, want %s",
-			arch.Name, u.name, u.flavor, len(data), want)
+		return nil, sizeError()
 	}
 	return decodeFlat(arch, nat, data[hdrSize:compact])
 }
@@ -305,8 +335,7 @@ func (r *Registers) Encode(flavor uint32) ([]byte, error) {
 		// The union is as large as its 64-bit member; the rest is zero.
 		return append(out, make([]byte, 4*states.unified.count-len(out))...), nil
 	}
-	return nil, fmt.Errorf("archregs: %s has no thread state flavor %d (want %s)",
-		r.Arch.Name, flavor, states.flavorList())
+	return nil, &FlavorError{Arch: r.Arch, Flavor: flavor, want: states.flavorList()}
 }
 
 // encodeFlat writes the registers as the flat state f.

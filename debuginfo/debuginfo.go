@@ -153,7 +153,9 @@ func New(sections map[string][]byte) (*Index, error) {
 
 // SectionSource is what NewFromImage needs of an image: *image.Image
 // satisfies it. An interface rather than the concrete type keeps this
-// package free of the Mach-O reader.
+// package free of the Mach-O reader. NewFromImage calls DWARFSections once,
+// in the caller's goroutine; an implementation need not be safe for
+// concurrent use unless the caller shares it.
 type SectionSource interface {
 	// DWARFSections returns the DWARF sections keyed as New expects.
 	DWARFSections() (map[string][]byte, error)

@@ -9,6 +9,7 @@ import (
 )
 
 // Lang is the language a symbol name was recognised as, from its mangling.
+// Its values are constants, safe to share.
 type Lang string
 
 // The languages Demangle tells apart.

@@ -94,7 +94,7 @@ func parseLimited(data []byte, lim limits) (*Snapshot, error) {
 
 func parse(data []byte, lim limits) (*Snapshot, error) {
 	if len(data) > lim.input {
-		return nil, fmt.Errorf("document is larger than %d bytes (MaxInputSize)", lim.input)
+		return nil, &FieldError{Err: fmt.Errorf("document is larger than %d bytes (MaxInputSize)", lim.input)}
 	}
 	// Some editors start UTF-8 files with a byte order mark; JSON does
 	// not allow one, but the crash report parsers accept it too.
@@ -107,7 +107,7 @@ func parse(data []byte, lim limits) (*Snapshot, error) {
 		return nil, err
 	}
 	if f.Arch == "" {
-		return nil, errors.New("arch: missing")
+		return nil, fieldErrorf("arch", "missing")
 	}
 	arch, err := archregs.ByName(f.Arch)
 	if err != nil {
@@ -115,13 +115,15 @@ func parse(data []byte, lim limits) (*Snapshot, error) {
 		for i, a := range archregs.All {
 			names[i] = a.Name
 		}
-		return nil, fmt.Errorf("arch: unknown architecture %q (want one of %s)", f.Arch, strings.Join(names, ", "))
+		// The archregs error stays reachable (errors.As) for its name.
+		return nil, &FieldError{Path: "arch", Err: &archError{err: err,
+			msg: fmt.Sprintf("unknown architecture %q (want one of %s)", f.Arch, strings.Join(names, ", "))}}
 	}
 	s := &Snapshot{Arch: arch}
 	p := parser{arch: arch, maxMemory: lim.memory}
 
 	if len(f.Images) > MaxImages {
-		return nil, fmt.Errorf("images: %d images, more than %d (MaxImages)", len(f.Images), MaxImages)
+		return nil, fieldErrorf("images", "%d images, more than %d (MaxImages)", len(f.Images), MaxImages)
 	}
 	for i, raw := range f.Images {
 		img, err := p.image(fmt.Sprintf("images[%d]", i), raw)
@@ -132,10 +134,10 @@ func parse(data []byte, lim limits) (*Snapshot, error) {
 	}
 
 	if len(f.Threads) == 0 {
-		return nil, errors.New("threads: missing or empty; a snapshot needs at least one thread")
+		return nil, fieldErrorf("threads", "missing or empty; a snapshot needs at least one thread")
 	}
 	if len(f.Threads) > MaxThreads {
-		return nil, fmt.Errorf("threads: %d threads, more than %d (MaxThreads)", len(f.Threads), MaxThreads)
+		return nil, fieldErrorf("threads", "%d threads, more than %d (MaxThreads)", len(f.Threads), MaxThreads)
 	}
 	seen := make(map[uint64]int)
 	for i, raw := range f.Threads {
@@ -145,14 +147,14 @@ func parse(data []byte, lim limits) (*Snapshot, error) {
 			return nil, err
 		}
 		if j, dup := seen[th.ID]; dup {
-			return nil, fmt.Errorf("%s.id: %d is also the id of threads[%d]", path, th.ID, j)
+			return nil, fieldErrorf(path+".id", "%d is also the id of threads[%d]", th.ID, j)
 		}
 		seen[th.ID] = i
 		s.Threads = append(s.Threads, th)
 	}
 
 	if len(f.Memory) > MaxRegions {
-		return nil, fmt.Errorf("memory: %d regions, more than %d (MaxRegions)", len(f.Memory), MaxRegions)
+		return nil, fieldErrorf("memory", "%d regions, more than %d (MaxRegions)", len(f.Memory), MaxRegions)
 	}
 	regions := make([]Region, 0, len(f.Memory))
 	for i, raw := range f.Memory {
@@ -175,11 +177,11 @@ func checkFormat(format string) error {
 	case format == FormatV1:
 		return nil
 	case format == "":
-		return fmt.Errorf("format: missing (want %q)", FormatV1)
+		return fieldErrorf("format", "missing (want %q)", FormatV1)
 	case strings.HasPrefix(format, formatPrefix):
-		return fmt.Errorf("format: unsupported version %q (this reader knows %q)", format, FormatV1)
+		return fieldErrorf("format", "unsupported version %q (this reader knows %q)", format, FormatV1)
 	}
-	return fmt.Errorf("format: %q is not a stackimage snapshot (want %q)", format, FormatV1)
+	return fieldErrorf("format", "%q is not a stackimage snapshot (want %q)", format, FormatV1)
 }
 
 // parser carries what element parsing needs: the architecture, for
@@ -197,15 +199,15 @@ func (p *parser) image(path string, raw []byte) (Image, error) {
 	}
 	var img Image
 	if j.Name == "" {
-		return Image{}, fmt.Errorf("%s.name: missing", path)
+		return Image{}, fieldErrorf(path+".name", "missing")
 	}
 	img.Name = j.Name
 	if j.UUID == "" {
-		return Image{}, fmt.Errorf("%s.uuid: missing", path)
+		return Image{}, fieldErrorf(path+".uuid", "missing")
 	}
 	u, err := uuid.Parse(j.UUID)
 	if err != nil {
-		return Image{}, fmt.Errorf("%s.uuid: %v", path, err)
+		return Image{}, &FieldError{Path: path + ".uuid", Err: err}
 	}
 	img.UUID = u
 	if img.LoadAddress, err = p.address(path+".load_address", j.LoadAddress); err != nil {
@@ -216,11 +218,11 @@ func (p *parser) image(path string, raw []byte) (Image, error) {
 			return Image{}, err
 		}
 		if img.Size == 0 {
-			return Image{}, fmt.Errorf("%s.size: zero (omit size when unknown)", path)
+			return Image{}, fieldErrorf(path+".size", "zero (omit size when unknown)")
 		}
 		if img.Size-1 > p.maxAddress()-img.LoadAddress {
-			return Image{}, fmt.Errorf("%s.size: %#x bytes at %#x run past the end of the %d-bit address space",
-				path, img.Size, img.LoadAddress, 8*p.arch.PtrSize)
+			return Image{}, fieldErrorf(path+".size", "%#x bytes at %#x run past the end of the %d-bit address space",
+				img.Size, img.LoadAddress, 8*p.arch.PtrSize)
 		}
 	}
 	return img, nil
@@ -232,19 +234,19 @@ func (p *parser) thread(path string, raw []byte) (Thread, error) {
 		return Thread{}, jsonError(path, err)
 	}
 	if j.ID == nil {
-		return Thread{}, fmt.Errorf("%s.id: missing", path)
+		return Thread{}, fieldErrorf(path+".id", "missing")
 	}
 	th := Thread{ID: *j.ID, Name: j.Name, Crashed: j.Crashed}
 	var err error
 	switch {
 	case j.ThreadState != nil && j.Registers != nil:
-		return Thread{}, fmt.Errorf("%s: has both thread_state and registers; give one", path)
+		return Thread{}, fieldErrorf(path, "has both thread_state and registers; give one")
 	case j.ThreadState != nil:
 		th.Registers, err = p.threadState(path+".thread_state", j.ThreadState)
 	case j.Registers != nil:
 		th.Registers, err = p.registers(path+".registers", j.Registers)
 	default:
-		return Thread{}, fmt.Errorf("%s: has neither thread_state nor registers", path)
+		return Thread{}, fieldErrorf(path, "has neither thread_state nor registers")
 	}
 	if err != nil {
 		return Thread{}, err
@@ -257,7 +259,7 @@ func (p *parser) thread(path string, raw []byte) (Thread, error) {
 			return Thread{}, err
 		}
 		if th.StackLow >= th.StackHigh {
-			return Thread{}, fmt.Errorf("%s.stack: low %#x is not below high %#x", path, th.StackLow, th.StackHigh)
+			return Thread{}, fieldErrorf(path+".stack", "low %#x is not below high %#x", th.StackLow, th.StackHigh)
 		}
 	}
 	return th, nil
@@ -265,28 +267,28 @@ func (p *parser) thread(path string, raw []byte) (Thread, error) {
 
 func (p *parser) threadState(path string, j *threadStateJSON) (*archregs.Registers, error) {
 	if j.Flavor == nil {
-		return nil, fmt.Errorf("%s.flavor: missing", path)
+		return nil, fieldErrorf(path+".flavor", "missing")
 	}
 	if j.Data == "" {
-		return nil, fmt.Errorf("%s.data: missing", path)
+		return nil, fieldErrorf(path+".data", "missing")
 	}
 	if len(j.Data) > maxStateData {
-		return nil, fmt.Errorf("%s.data: %d characters, more than any thread state (%d)", path, len(j.Data), maxStateData)
+		return nil, fieldErrorf(path+".data", "%d characters, more than any thread state (%d)", len(j.Data), maxStateData)
 	}
 	data, err := base64.StdEncoding.DecodeString(j.Data)
 	if err != nil {
-		return nil, fmt.Errorf("%s.data: bad base64: %v", path, err)
+		return nil, fieldErrorf(path+".data", "bad base64: %v", err)
 	}
 	regs, err := archregs.Decode(p.arch, *j.Flavor, data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, &FieldError{Path: path, Err: err}
 	}
 	return regs, nil
 }
 
 func (p *parser) registers(path string, m map[string]json.RawMessage) (*archregs.Registers, error) {
 	if len(m) == 0 {
-		return nil, fmt.Errorf("%s: empty", path)
+		return nil, fieldErrorf(path, "empty")
 	}
 	// Sorted, so that the first error is the same on every run.
 	names := make([]string, 0, len(m))
@@ -299,10 +301,10 @@ func (p *parser) registers(path string, m map[string]json.RawMessage) (*archregs
 	for _, n := range names {
 		canon, ok := p.arch.RegisterName(n)
 		if !ok {
-			return nil, fmt.Errorf("%s.%s: %s has no register %q", path, n, p.arch.Name, n)
+			return nil, fieldErrorf(path+"."+n, "%s has no register %q", p.arch.Name, n)
 		}
 		if other, dup := givenAs[canon]; dup {
-			return nil, fmt.Errorf("%s.%s: register %s is also given as %q", path, n, canon, other)
+			return nil, fieldErrorf(path+"."+n, "register %s is also given as %q", canon, other)
 		}
 		givenAs[canon] = n
 		var hexValue string
@@ -314,15 +316,15 @@ func (p *parser) registers(path string, m map[string]json.RawMessage) (*archregs
 			return nil, err
 		}
 		if err := regs.Set(canon, v); err != nil {
-			return nil, fmt.Errorf("%s.%s: %v", path, n, err)
+			return nil, &FieldError{Path: path + "." + n, Err: err}
 		}
 	}
 	if _, ok := regs.PC(); !ok {
-		return nil, fmt.Errorf("%s: no %s (the program counter is required)", path, p.arch.PC)
+		return nil, fieldErrorf(path, "no %s (the program counter is required)", p.arch.PC)
 	}
 	// Values too wide for their field would not survive Marshal.
 	if _, err := regs.Encode(archregs.NativeFlavor(p.arch)); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, &FieldError{Path: path, Err: err}
 	}
 	return regs, nil
 }
@@ -337,23 +339,23 @@ func (p *parser) region(path string, raw []byte) (Region, error) {
 		return Region{}, err
 	}
 	if j.Data == "" {
-		return Region{}, fmt.Errorf("%s.data: missing or empty", path)
+		return Region{}, fieldErrorf(path+".data", "missing or empty")
 	}
 	// Bound the allocation before decoding.
 	if decodedSize(j.Data) > p.maxMemory-p.memoryUsed {
-		return Region{}, fmt.Errorf("%s.data: captured memory would exceed %d bytes (MaxMemorySize)", path, p.maxMemory)
+		return Region{}, fieldErrorf(path+".data", "captured memory would exceed %d bytes (MaxMemorySize)", p.maxMemory)
 	}
 	data, err := base64.StdEncoding.DecodeString(j.Data)
 	if err != nil {
-		return Region{}, fmt.Errorf("%s.data: bad base64: %v", path, err)
+		return Region{}, fieldErrorf(path+".data", "bad base64: %v", err)
 	}
 	if len(data) == 0 {
-		return Region{}, fmt.Errorf("%s.data: no bytes", path)
+		return Region{}, fieldErrorf(path+".data", "no bytes")
 	}
 	p.memoryUsed += len(data)
 	if uint64(len(data))-1 > p.maxAddress()-addr {
-		return Region{}, fmt.Errorf("%s.data: %d bytes at %#x run past the end of the %d-bit address space",
-			path, len(data), addr, 8*p.arch.PtrSize)
+		return Region{}, fieldErrorf(path+".data", "%d bytes at %#x run past the end of the %d-bit address space",
+			len(data), addr, 8*p.arch.PtrSize)
 	}
 	return Region{Address: addr, Data: data}, nil
 }
@@ -380,14 +382,14 @@ func (p *parser) maxAddress() uint64 {
 // address parses a required hex address that must fit the architecture.
 func (p *parser) address(path, s string) (uint64, error) {
 	if s == "" {
-		return 0, fmt.Errorf("%s: missing", path)
+		return 0, fieldErrorf(path, "missing")
 	}
 	v, err := parseHex(path, s)
 	if err != nil {
 		return 0, err
 	}
 	if v > p.maxAddress() {
-		return 0, fmt.Errorf("%s: %#x does not fit a %d-bit %s address", path, v, 8*p.arch.PtrSize, p.arch.Name)
+		return 0, fieldErrorf(path, "%#x does not fit a %d-bit %s address", v, 8*p.arch.PtrSize, p.arch.Name)
 	}
 	return v, nil
 }
@@ -400,11 +402,11 @@ func parseHex(path, s string) (uint64, error) {
 		digits, ok = strings.CutPrefix(s, "0X")
 	}
 	if !ok || len(digits) == 0 || len(digits) > 16 {
-		return 0, fmt.Errorf("%s: bad hex value %q: want 0x and 1 to 16 hex digits", path, s)
+		return 0, fieldErrorf(path, "bad hex value %q: want 0x and 1 to 16 hex digits", s)
 	}
 	v, err := strconv.ParseUint(digits, 16, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%s: bad hex value %q: want 0x and 1 to 16 hex digits", path, s)
+		return 0, fieldErrorf(path, "bad hex value %q: want 0x and 1 to 16 hex digits", s)
 	}
 	return v, nil
 }
@@ -428,14 +430,19 @@ func decodeStrict(data []byte, v any) error {
 func jsonError(path string, err error) error {
 	join := func(field string) string {
 		switch {
-		case path == "" && field == "":
-			return "document"
 		case path == "":
 			return field
 		case field == "":
 			return path
 		}
 		return path + "." + field
+	}
+	// The whole document, when no field is named.
+	at := func(p, format string, args ...any) error {
+		if p == "" {
+			return &FieldError{Err: fmt.Errorf("document: "+format, args...)}
+		}
+		return fieldErrorf(p, format, args...)
 	}
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
@@ -452,17 +459,49 @@ func jsonError(path string, err error) error {
 		case reflect.Map, reflect.Struct:
 			want = "an object"
 		}
-		return fmt.Errorf("%s: got JSON %s, want %s", join(typeErr.Field), typeErr.Value, want)
+		return at(join(typeErr.Field), "got JSON %s, want %s", typeErr.Value, want)
 	case errors.As(err, &syntaxErr):
-		return fmt.Errorf("%s: invalid JSON at byte %d: %v", join(""), syntaxErr.Offset, strings.TrimPrefix(err.Error(), "json: "))
+		return at(path, "invalid JSON at byte %d: %v", syntaxErr.Offset, strings.TrimPrefix(err.Error(), "json: "))
 	case errors.Is(err, io.EOF):
-		return fmt.Errorf("%s: empty document", join(""))
+		return at(path, "empty document")
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%s: invalid JSON: unexpected end of input", join(""))
+		return at(path, "invalid JSON: unexpected end of input")
 	}
 	msg := strings.TrimPrefix(err.Error(), "json: ")
-	if path == "" {
-		return errors.New(msg)
-	}
-	return fmt.Errorf("%s: %s", path, msg)
+	return &FieldError{Path: path, Err: errors.New(msg)}
 }
+
+// FieldError reports a snapshot that is not valid: Path names the field as
+// a path from the document's root ("threads[0].thread_state.data",
+// "arch"), empty for the document as a whole; Err says what is wrong with
+// it, and wraps the cause from another package when there is one (an
+// *archregs.StateSizeError for thread state bytes of the wrong size, for
+// instance). Parse's errors are *FieldError, behind a "snapshot: " prefix;
+// find them with errors.As.
+type FieldError struct {
+	Path string
+	Err  error
+}
+
+func (e *FieldError) Error() string {
+	if e.Path == "" {
+		return e.Err.Error()
+	}
+	return e.Path + ": " + e.Err.Error()
+}
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
+func fieldErrorf(path, format string, args ...any) error {
+	return &FieldError{Path: path, Err: fmt.Errorf(format, args...)}
+}
+
+// archError says an architecture is unknown in the snapshot's words while
+// keeping archregs' error to unwrap.
+type archError struct {
+	msg string
+	err error
+}
+
+func (e *archError) Error() string { return e.msg }
+func (e *archError) Unwrap() error { return e.err }

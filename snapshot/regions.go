@@ -40,11 +40,11 @@ func newRegions(regions []Region, label string) (*Regions, error) {
 	order := make([]int, len(regions))
 	for i, r := range regions {
 		if len(r.Data) == 0 {
-			return nil, fmt.Errorf("%s[%d]: empty region at %#x", label, i, r.Address)
+			return nil, fieldErrorf(fmt.Sprintf("%s[%d]", label, i), "empty region at %#x", r.Address)
 		}
 		if uint64(len(r.Data)) > math.MaxUint64-r.Address {
-			return nil, fmt.Errorf("%s[%d]: %d bytes at %#x run past the end of the address space",
-				label, i, len(r.Data), r.Address)
+			return nil, fieldErrorf(fmt.Sprintf("%s[%d]", label, i), "%d bytes at %#x run past the end of the address space",
+				len(r.Data), r.Address)
 		}
 		order[i] = i
 	}
@@ -57,8 +57,8 @@ func newRegions(regions []Region, label string) (*Regions, error) {
 		}
 		prev := sorted[i-1]
 		if cur := sorted[i]; cur.Address < prev.end() {
-			return nil, fmt.Errorf("%s[%d]: [%#x, %#x) overlaps %s[%d] [%#x, %#x)",
-				label, j, cur.Address, cur.end(), label, order[i-1], prev.Address, prev.end())
+			return nil, fieldErrorf(fmt.Sprintf("%s[%d]", label, j), "[%#x, %#x) overlaps %s[%d] [%#x, %#x)",
+				cur.Address, cur.end(), label, order[i-1], prev.Address, prev.end())
 		}
 	}
 	return &Regions{regions: sorted}, nil

@@ -132,27 +132,15 @@ func readSymbolMap(path string) (*SymbolMap, error) {
 // UUID is looked up.
 func (s *Symbols) addSymbolMap(path string, u image.UUID) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.side.symbolMaps == nil {
 		s.side.symbolMaps = map[image.UUID]string{}
 	}
 	s.side.symbolMaps[u] = path
-	delete(s.loaded, u) // reload with the map
-}
-
-// attachSymbolMap gives a freshly made entry its UUID's symbol map, if
-// one was indexed. s.mu is held.
-func (s *Symbols) attachSymbolMap(e *Entry) {
-	path, ok := s.side.symbolMaps[e.UUID]
-	if !ok {
-		return
+	stale := s.forgetLoad(u) // reload with the map
+	s.mu.Unlock()
+	if stale != nil {
+		stale.refs.release()
 	}
-	m, err := readSymbolMap(path)
-	if err != nil {
-		s.warnings = append(s.warnings, fmt.Sprintf("symbols for %s: %v", e.UUID, err))
-		return
-	}
-	e.SymbolMap = m
 }
 
 // unhide restores hidden names in a symbol table answer.

@@ -80,7 +80,7 @@ func TestCrashingTestReports(t *testing.T) {
 			}
 			var got []frame
 			for _, f := range crashed.Frames[:len(want)] {
-				got = append(got, frame{f.Symbol, filepath.Base(f.File), f.Line, f.LookupAddress, f.SymbolSource})
+				got = append(got, frame{f.Symbol, filepath.Base(f.File), f.Line, f.LookupAddress, f.SymbolSource.String()})
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("crashed thread (-want +got):\n%s", diff)

@@ -24,6 +24,7 @@ func (z *Symbolizer) Symbolicate(d *dump.Dump) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer p.Close()
 	rep := &Report{Format: d.Format, Dump: d, Arch: d.Arch, Missing: p.Missing}
 	add := func(th dump.Thread, name string) {
 		t := Thread{ID: th.ID, KernelID: th.KernelID, Name: name, Crashed: th.Crashed}

@@ -31,32 +31,135 @@ var machoMagics = [][]byte{
 	{0xca, 0xfe, 0xba, 0xbe}, {0xca, 0xfe, 0xba, 0xbf}, // FAT_MAGIC, FAT_MAGIC_64
 }
 
-// Symbols finds symbol files by UUID and keeps the opened ones. It is safe
-// for concurrent use.
+// Symbols finds symbol files by UUID and keeps the opened ones.
+//
+// A Symbols is safe for concurrent use, and meant to be shared: a service
+// makes one, indexes its symbol directories, and symbolicates many dumps
+// at once against it. Each UUID's files are opened and indexed once, by the
+// first Lookup that needs them; a Lookup of another UUID meanwhile answers
+// at once, and a Lookup of the same UUID waits for that one load and
+// shares its entry.
+//
+// Entries are reference-counted (see Close and Entry.Release): closing a
+// Symbols never breaks an entry a caller still holds.
 type Symbols struct {
 	mu     sync.Mutex
 	byUUID map[image.UUID][]string // paths of files holding a slice with the UUID
-	loaded map[image.UUID]*Entry
 	// noUUID indexes files with a slice that has no LC_UUID (object files,
 	// old toolchains) by base name: for those the name is all there is.
-	noUUID       map[string][]string
-	loadedNoUUID map[string]*Entry
-	// open holds the files behind loaded entries: their tables are read
-	// lazily, so the files stay open until Close.
-	open []*image.File
+	noUUID map[string][]string
+	// loads holds the entries loaded or being loaded, by UUID and, for
+	// images without one, by base name and architecture (noUUIDKey).
+	loads       map[image.UUID]*load
+	loadsNoUUID map[string]*load
 	// Skipped lists what AddDir and AddFile left out, with the reason, so
 	// that a user can see why a UUID was not found: files that looked like
 	// Mach-O but could not be read, unreadable slices of fat files, and,
 	// below a directory, special files, broken links, link loops and
-	// unreadable directories.
+	// unreadable directories. AddDir and AddFile append to it: read it
+	// once they have returned, not while another goroutine adds files.
 	Skipped []string
 	// warnings lists what the files opened by Lookup could not give.
 	warnings []string
 	side     sideFiles // zip archives' members and .bcsymbolmap files (zip.go, bcsymbolmap.go)
 }
 
+// load is one key's entry, loaded once by the first Lookup that needs it.
+// refs counts its holders: the index while the load is in loads, and each
+// Lookup until its caller releases the entry. The files it opened are
+// closed when the count reaches zero.
+type load struct {
+	once  sync.Once
+	entry *Entry  // nil when no file could be read
+	errs  []error // *SymbolFileError for each file that could not be read
+	refs  *fileRefs
+}
+
+func newLoad() *load { return &load{refs: &fileRefs{n: 1}} }
+
+// fileRefs counts the holders of an entry and owns the files behind it.
+type fileRefs struct {
+	mu    sync.Mutex
+	n     int
+	files []*image.File
+}
+
+func (r *fileRefs) acquire() {
+	r.mu.Lock()
+	r.n++
+	r.mu.Unlock()
+}
+
+// add makes f one of the files closed with the last reference.
+func (r *fileRefs) add(f *image.File) {
+	r.mu.Lock()
+	r.files = append(r.files, f)
+	r.mu.Unlock()
+}
+
+// release drops one reference and closes the files when it was the last.
+// Releasing more often than acquiring does nothing more.
+func (r *fileRefs) release() error {
+	r.mu.Lock()
+	if r.n == 0 {
+		r.mu.Unlock()
+		return nil
+	}
+	r.n--
+	var files []*image.File
+	if r.n == 0 {
+		files, r.files = r.files, nil
+	}
+	r.mu.Unlock()
+	var errs []error
+	for _, f := range files {
+		if err := f.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// testHookLoad, when set by a test, is called at the start of each load
+// with its key (a UUID's string, or a base name), before any file is
+// opened and without any lock held.
+var testHookLoad func(key string)
+
+// SymbolFileError reports a symbol file that could not be used: Path is the
+// file, UUID the one looked up (zero when none was). It is a plain value,
+// safe to share once returned.
+type SymbolFileError struct {
+	Path string
+	UUID image.UUID
+	Err  error
+}
+
+func (e *SymbolFileError) Error() string {
+	msg := e.Err.Error()
+	if !strings.Contains(msg, e.Path) {
+		// The cause does not name the file (os errors do): say which.
+		msg = e.Path + ": " + msg
+	}
+	if !e.UUID.IsZero() {
+		return fmt.Sprintf("symbols for %s: %s", e.UUID, msg)
+	}
+	return "symbols: " + msg
+}
+
+func (e *SymbolFileError) Unwrap() error { return e.Err }
+
+// ErrNoSymbols is the error of Resolve for a UUID no indexed file has.
+var ErrNoSymbols = errors.New("symbols: no symbol file with the UUID")
+
 // Entry is everything known about one UUID: the images found for it and
 // their indexed symbols.
+//
+// An Entry is safe for concurrent use once it is handed out: its lookups
+// only read what NewEntry built, and what it builds lazily (DWARF indexes,
+// unwind tables, code pages, demangled names) is built once under its own
+// synchronization. NoDebugInfo is the one field to set, and only before the
+// entry is shared. An entry from Symbols.Lookup holds a reference to its
+// files until Release.
 type Entry struct {
 	UUID image.UUID
 	// Images holds one image per file found with the UUID, binaries before
@@ -64,10 +167,15 @@ type Entry struct {
 	Images []*image.Image
 	Tables []*symtab.Table
 
-	// NoDebugInfo makes the entry answer from symbol tables alone.
+	// NoDebugInfo makes the entry answer from symbol tables alone. Set it
+	// before the entry is used or shared.
 	NoDebugInfo bool
 	// SymbolMap restores the names a bitcode build hid; nil for none.
 	SymbolMap *SymbolMap
+
+	// refs counts the holders of the files behind the entry; nil for an
+	// entry made by NewEntry, whose files are its caller's.
+	refs *fileRefs
 
 	namesMu   sync.Mutex
 	demangled map[string]string // raw symbol table name → readable
@@ -75,23 +183,25 @@ type Entry struct {
 	code   codeCache    // pages of the images' code, for the walker
 	unwind unwindTables // the images' unwind tables, for the walker
 
-	debugOnce  sync.Once
-	debug      []*debuginfo.Index
-	debugNames []string // the file each index was built from
-	// DebugErrors says why an image's DWARF could not be used; its symbol
-	// table still answers.
-	DebugErrors []error
+	// debug, debugNames and debugErrors are written once, by Debug's
+	// once-body, before debugDone is set; they are read only after
+	// debugOnce.Do or a true debugDone.Load, which order the reads after
+	// the writes.
+	debugOnce   sync.Once
+	debug       []*debuginfo.Index
+	debugNames  []string // the file each index was built from
+	debugErrors []error  // why an image's DWARF could not be used
+	debugDone   atomic.Bool
 
 	// symbolWarnings says which parts of the images' symbol tables were
 	// damaged and left out.
 	symbolWarnings []string
-	debugDone      atomic.Bool // Debug has run: debug and DebugErrors are final
 }
 
 // NewSymbols returns an empty index.
 func NewSymbols() *Symbols {
-	return &Symbols{byUUID: map[image.UUID][]string{}, loaded: map[image.UUID]*Entry{},
-		noUUID: map[string][]string{}, loadedNoUUID: map[string]*Entry{}}
+	return &Symbols{byUUID: map[image.UUID][]string{}, loads: map[image.UUID]*load{},
+		noUUID: map[string][]string{}, loadsNoUUID: map[string]*load{}}
 }
 
 // AddDir indexes every Mach-O file and dSYM bundle below dir by UUID; dir
@@ -191,43 +301,76 @@ func (s *Symbols) skip(path string, err error) {
 // AddFile indexes one Mach-O file (thin or fat) by the UUIDs of its slices.
 // A file that is not Mach-O is ignored; a path that is not a regular file
 // (a FIFO, a device) is an error, found without opening it. Slices of a
-// fat file that cannot be read are listed in Skipped.
+// fat file that cannot be read are listed in Skipped. Errors are
+// *SymbolFileError.
+//
+// A file added for a UUID already loaded makes the next Lookup load it
+// again, with the new file; entries already handed out stay as they were.
 func (s *Symbols) AddFile(path string) error {
 	if err := image.CheckRegular(path); err != nil {
-		return fmt.Errorf("symbols: %w", err)
+		return &SymbolFileError{Path: path, Err: err}
 	}
 	if handled, err := s.addSideFile(path); handled {
 		return err
 	}
 	ok, err := looksLikeMachO(path)
-	if err != nil || !ok {
-		return err
+	if err != nil {
+		return &SymbolFileError{Path: path, Err: err}
+	}
+	if !ok {
+		return nil
 	}
 	f, err := image.Open(path)
 	if err != nil {
-		return err
+		return &SymbolFileError{Path: path, Err: err}
 	}
 	defer f.Close()
 	for _, err := range f.SliceErrors {
 		s.skip(path, err)
 	}
+	var stale []*load
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, im := range f.Images {
 		if im.UUID.IsZero() {
 			base := filepath.Base(path)
 			if !contains(s.noUUID[base], path) {
 				s.noUUID[base] = append(s.noUUID[base], path)
+				for key, ld := range s.loadsNoUUID {
+					if name, _, _ := strings.Cut(key, "\x00"); name == base {
+						stale = append(stale, ld)
+						delete(s.loadsNoUUID, key)
+					}
+				}
 			}
 			continue
 		}
 		paths := s.byUUID[im.UUID]
 		if !contains(paths, path) {
 			s.byUUID[im.UUID] = append(paths, path)
-			delete(s.loaded, im.UUID) // a new file for the UUID: reload lazily
+			if ld, ok := s.loads[im.UUID]; ok {
+				// A new file for the UUID: reload lazily.
+				stale = append(stale, ld)
+				delete(s.loads, im.UUID)
+			}
 		}
 	}
+	s.mu.Unlock()
+	for _, ld := range stale {
+		ld.refs.release()
+	}
 	return nil
+}
+
+// forgetLoad drops the load of u, if any, so the next lookup loads u again
+// with the files added since; the caller holds the lock, and releases the
+// returned load's reference (nil when there was none) after unlocking.
+func (s *Symbols) forgetLoad(u image.UUID) *load {
+	ld, ok := s.loads[u]
+	if !ok {
+		return nil
+	}
+	delete(s.loads, u)
+	return ld
 }
 
 func contains(list []string, s string) bool {
@@ -257,20 +400,33 @@ func looksLikeMachO(path string) (bool, error) {
 	return false, nil
 }
 
-// Close closes the files opened for lookups and forgets what was loaded;
-// the index itself stays, and later lookups open files again.
+// Close drops the index's hold on the entries it loaded and forgets them;
+// the index of paths stays, and later lookups open files again.
+//
+// Entries are reference-counted: the files behind an entry are closed
+// when its last holder lets go, the index (here) or a caller of Lookup
+// (Entry.Release, or Process.Close for the entries of a Process). So Close
+// never breaks a lookup, walk or Symbolicate still running; their files are
+// closed when they finish. Close is safe to call at any time, and more than
+// once.
 func (s *Symbols) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	var held []*load
+	for _, ld := range s.loads {
+		held = append(held, ld)
+	}
+	for _, ld := range s.loadsNoUUID {
+		held = append(held, ld)
+	}
+	s.loads = map[image.UUID]*load{}
+	s.loadsNoUUID = map[string]*load{}
+	s.mu.Unlock()
 	var errs []error
-	for _, f := range s.open {
-		if err := f.Close(); err != nil {
+	for _, ld := range held {
+		if err := ld.refs.release(); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	s.open = nil
-	s.loaded = map[image.UUID]*Entry{}
-	s.loadedNoUUID = map[string]*Entry{}
 	return errors.Join(errs...)
 }
 
@@ -290,39 +446,90 @@ func (s *Symbols) UUIDs() []image.UUID {
 // first time. It returns nil when no file has the UUID, or none of them can
 // be read. A damaged file never makes an error: it costs the parts that are
 // damaged, or the file, and Warnings says which.
+//
+// The UUID's files are loaded without holding up lookups of other UUIDs;
+// concurrent lookups of one UUID share one load. The entry holds a
+// reference to its files: call its Release when done with it, after which
+// Close (now or later) closes them.
 func (s *Symbols) Lookup(u image.UUID) (*Entry, error) {
+	e, _ := s.lookup(u)
+	return e, nil
+}
+
+// lookup is Lookup, also returning why no entry could be made.
+func (s *Symbols) lookup(u image.UUID) (*Entry, []error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.loaded[u]; ok {
-		return e, nil
-	}
 	paths := s.byUUID[u]
 	if len(paths) == 0 {
+		s.mu.Unlock()
 		return nil, nil
 	}
-	var images []*image.Image
-	for _, path := range sortBinariesFirst(paths) {
-		f, err := s.openIndexed(path)
-		if err != nil {
-			s.warnings = append(s.warnings, fmt.Sprintf("symbols for %s: %v", u, err))
-			continue
-		}
-		s.open = append(s.open, f)
-		im, err := f.ByUUID(u)
-		if err != nil {
-			s.warnings = append(s.warnings, fmt.Sprintf("symbols for %s: %v", u, err))
-			continue
-		}
-		images = append(images, im)
+	ld := s.loads[u]
+	if ld == nil {
+		ld = newLoad()
+		s.loads[u] = ld
 	}
-	if len(images) == 0 {
-		return nil, nil
+	// Taken while the index still holds its own reference, so the files
+	// cannot be closed in between.
+	ld.refs.acquire()
+	paths = append([]string(nil), paths...)
+	// What the load needs of the side indexes (zip members, symbol maps),
+	// read while the lock is held.
+	members := s.side.membersOf(paths)
+	mapPath, hasMap := s.side.symbolMaps[u]
+	s.mu.Unlock()
+
+	ld.once.Do(func() {
+		if testHookLoad != nil {
+			testHookLoad(u.String())
+		}
+		var images []*image.Image
+		var warnings []string
+		for _, path := range sortBinariesFirst(paths) {
+			f, err := openSymbolFile(path, members)
+			if err == nil {
+				ld.refs.add(f)
+				var im *image.Image
+				if im, err = f.ByUUID(u); err == nil {
+					images = append(images, im)
+					continue
+				}
+			}
+			ld.errs = append(ld.errs, &SymbolFileError{Path: path, UUID: u, Err: err})
+			warnings = append(warnings, fmt.Sprintf("symbols for %s: %v", u, err))
+		}
+		s.finishLoad(ld, images, warnings)
+		if ld.entry != nil && hasMap {
+			if m, err := readSymbolMap(mapPath); err != nil {
+				s.addWarnings(fmt.Sprintf("symbols for %s: %v", u, err))
+			} else {
+				ld.entry.SymbolMap = m
+			}
+		}
+	})
+	if ld.entry == nil {
+		ld.refs.release()
+		return nil, ld.errs
 	}
-	e, _ := NewEntry(images...)
-	s.attachSymbolMap(e)
-	s.warnings = append(s.warnings, e.symbolWarnings...)
-	s.loaded[u] = e
-	return e, nil
+	return ld.entry, nil
+}
+
+// finishLoad makes the load's entry from the images read (none when no
+// file could be read) and records the warnings.
+func (s *Symbols) finishLoad(ld *load, images []*image.Image, warnings []string) {
+	if len(images) > 0 {
+		ld.entry, _ = NewEntry(images...)
+		ld.entry.refs = ld.refs
+		warnings = append(warnings, ld.entry.symbolWarnings...)
+	}
+	s.addWarnings(warnings...)
+}
+
+// addWarnings records warnings; it takes the lock.
+func (s *Symbols) addWarnings(warnings ...string) {
+	s.mu.Lock()
+	s.warnings = append(s.warnings, warnings...)
+	s.mu.Unlock()
 }
 
 // Warnings returns what the symbol files opened so far could not give:
@@ -338,7 +545,8 @@ func (s *Symbols) Warnings() []string {
 // its file's base name and architecture; nil when no such file was
 // indexed or none can be read. Only images without a UUID are matched this
 // way: a name is a weaker key, and an image with a UUID must match it
-// exactly. As with Lookup, damage is a warning, never an error.
+// exactly. As with Lookup, damage is a warning, never an error, loads run
+// without holding up other lookups, and the entry must be released.
 func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error) {
 	base := path.Base(strings.ReplaceAll(name, "\\", "/"))
 	key := base
@@ -346,31 +554,83 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 		key += "\x00" + arch.Name
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.loadedNoUUID[key]; ok {
-		return e, nil
-	}
-	var images []*image.Image
-	for _, p := range s.noUUID[base] {
-		f, err := image.Open(p)
-		if err != nil {
-			s.warnings = append(s.warnings, fmt.Sprintf("symbols for %s: %v", base, err))
-			continue
-		}
-		s.open = append(s.open, f)
-		for _, im := range f.Images {
-			if im.UUID.IsZero() && (arch == nil || im.Arch == arch) {
-				images = append(images, im)
-			}
-		}
-	}
-	if len(images) == 0 {
+	paths := s.noUUID[base]
+	if len(paths) == 0 {
+		s.mu.Unlock()
 		return nil, nil
 	}
-	e, _ := NewEntry(images...)
-	s.warnings = append(s.warnings, e.symbolWarnings...)
-	s.loadedNoUUID[key] = e
-	return e, nil
+	ld := s.loadsNoUUID[key]
+	if ld == nil {
+		ld = newLoad()
+		s.loadsNoUUID[key] = ld
+	}
+	ld.refs.acquire()
+	paths = append([]string(nil), paths...)
+	members := s.side.membersOf(paths)
+	s.mu.Unlock()
+
+	ld.once.Do(func() {
+		if testHookLoad != nil {
+			testHookLoad(base)
+		}
+		var images []*image.Image
+		var warnings []string
+		for _, p := range paths {
+			f, err := openSymbolFile(p, members)
+			if err != nil {
+				ld.errs = append(ld.errs, &SymbolFileError{Path: p, Err: err})
+				warnings = append(warnings, fmt.Sprintf("symbols for %s: %v", base, err))
+				continue
+			}
+			ld.refs.add(f)
+			for _, im := range f.Images {
+				if im.UUID.IsZero() && (arch == nil || im.Arch == arch) {
+					images = append(images, im)
+				}
+			}
+		}
+		s.finishLoad(ld, images, warnings)
+	})
+	if ld.entry == nil {
+		ld.refs.release()
+		return nil, nil
+	}
+	return ld.entry, nil
+}
+
+// Resolve names an address of the image with the UUID, in one call: addr
+// is unslid (as in the binary, where atos -l would take the load address
+// away), and is looked up as it is, so pass a caller's return address
+// minus one instruction (walker.CallerLookupAddress). It returns the frame
+// at addr preceded by the functions inlined there, innermost first, as
+// Process.Frames does; Address and LookupAddress are addr, and
+// ImageLoadAddress is the image's unslid __TEXT address; FoundBy is left
+// zero. arch, when not nil, must be the architecture of the UUID's slice.
+//
+// The error wraps ErrNoSymbols when no indexed file has the UUID, and is
+// a *SymbolFileError when the files with it could not be read or are of
+// another architecture. An address the image's symbols do not cover gives
+// one frame without a symbol, not an error. Resolve is safe for concurrent
+// use, and holds the entry only for the call.
+func (s *Symbols) Resolve(u image.UUID, arch *archregs.Arch, addr uint64) ([]Frame, error) {
+	e, errs := s.lookup(u)
+	if e == nil {
+		if len(errs) > 0 {
+			return nil, errors.Join(errs...)
+		}
+		return nil, fmt.Errorf("%w %s", ErrNoSymbols, u)
+	}
+	defer e.Release()
+	im := e.Image()
+	if arch != nil && im.Arch != arch {
+		return nil, &SymbolFileError{Path: im.Name, UUID: u,
+			Err: fmt.Errorf("the slice is %s, not %s", im.ArchName(), arch.Name)}
+	}
+	f := Frame{Address: addr, LookupAddress: addr, Image: filepath.Base(im.Name), ImagePath: im.Name}
+	if text, ok := im.TextSegment(); ok && addr >= text.Addr {
+		f.ImageLoadAddress, f.ImageOffset = text.Addr, addr-text.Addr
+	}
+	return e.Resolve(f, addr, false), nil
 }
 
 // sortBinariesFirst orders paths so that binaries come before dSYM
@@ -415,15 +675,33 @@ func NewEntry(images ...*image.Image) (*Entry, error) {
 	return e, nil
 }
 
+// Release drops the caller's hold on an entry from Symbols.Lookup or
+// LookupNoUUID; when the Symbols was closed and this was the last holder,
+// the entry's files are closed, and the entry must not be used again.
+// Each Lookup is released once; an entry made by NewEntry has nothing to
+// release (its files are the caller's), and Release does nothing.
+func (e *Entry) Release() error {
+	if e == nil || e.refs == nil {
+		return nil
+	}
+	return e.refs.release()
+}
+
 // Warnings returns what the entry's files could not give: damaged parts of
 // their symbol tables, which were left out, and, once Debug has run, DWARF
 // that could not be used or was read only in part.
 func (e *Entry) Warnings() []string {
-	out := append([]string(nil), e.symbolWarnings...)
+	return append(append([]string(nil), e.symbolWarnings...), e.debugWarnings()...)
+}
+
+// debugWarnings returns what the entry's DWARF could not give, once Debug
+// has run; nil before, or while it runs in another goroutine.
+func (e *Entry) debugWarnings() []string {
 	if !e.debugDone.Load() {
-		return out
+		return nil
 	}
-	for _, err := range e.DebugErrors {
+	var out []string
+	for _, err := range e.debugErrors {
 		out = append(out, err.Error())
 	}
 	for i, ix := range e.debug {
@@ -432,6 +710,16 @@ func (e *Entry) Warnings() []string {
 		}
 	}
 	return out
+}
+
+// DebugErrors says why an image's DWARF could not be used (its symbol
+// table still answers): one error per image, once Debug has run; nil
+// before.
+func (e *Entry) DebugErrors() []error {
+	if !e.debugDone.Load() {
+		return nil
+	}
+	return append([]error(nil), e.debugErrors...)
 }
 
 // Image returns the image to take segment layout from: the first file's.
@@ -470,6 +758,7 @@ func better(a, b symtab.Symbol) bool {
 
 // Debug returns the DWARF indexes of the entry's images that have DWARF,
 // building them on first use: most lookups of a dump touch few images.
+// Concurrent first calls build them once; the others wait for it.
 func (e *Entry) Debug() []*debuginfo.Index {
 	if e.NoDebugInfo {
 		return nil
@@ -478,7 +767,7 @@ func (e *Entry) Debug() []*debuginfo.Index {
 		for _, im := range e.Images {
 			secs, err := im.DWARFSectionsNamed(debuginfo.SectionNames...)
 			if err != nil {
-				e.DebugErrors = append(e.DebugErrors, fmt.Errorf("%s: %w", im.Name, err))
+				e.debugErrors = append(e.debugErrors, fmt.Errorf("%s: %w", im.Name, err))
 				continue
 			}
 			if len(secs) == 0 {
@@ -486,7 +775,7 @@ func (e *Entry) Debug() []*debuginfo.Index {
 			}
 			ix, err := debuginfo.New(secs)
 			if err != nil {
-				e.DebugErrors = append(e.DebugErrors, fmt.Errorf("%s: DWARF: %w", im.Name, err))
+				e.debugErrors = append(e.debugErrors, fmt.Errorf("%s: DWARF: %w", im.Name, err))
 				continue
 			}
 			e.debug = append(e.debug, ix)

@@ -3,27 +3,47 @@ package symbolize
 import (
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/walker"
 )
 
-// TestSymbolsByUUIDAndClose indexes the fixture binaries, finds one by its
-// UUID, and checks that Close forgets the loaded entry while the index
-// still answers afterwards.
-func TestSymbolsByUUIDAndClose(t *testing.T) {
-	path := filepath.Join("..", "fixtures", "bin", "chain-x86_64-O1")
-	f, err := image.Open(path)
+// fixtureUUID returns the UUID of a fixture binary's (only) slice.
+func fixtureUUID(t testing.TB, name string) image.UUID {
+	t.Helper()
+	f, err := image.Open(filepath.Join("..", "fixtures", "bin", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := f.Images[0].UUID
-	f.Close()
+	defer f.Close()
+	return f.Images[0].UUID
+}
 
+func fixtureSymbols(t *testing.T) *Symbols {
+	t.Helper()
 	syms := NewSymbols()
 	if err := syms.AddDir(filepath.Join("..", "fixtures", "bin")); err != nil {
 		t.Fatal(err)
 	}
+	return syms
+}
+
+// openFiles returns how many files the entry's references keep open.
+func openFiles(e *Entry) int {
+	e.refs.mu.Lock()
+	defer e.refs.mu.Unlock()
+	return len(e.refs.files)
+}
+
+// TestSymbolsByUUIDAndClose indexes the fixture binaries, finds one by its
+// UUID, and checks that Close forgets the loaded entry and closes its
+// files once released, while the index still answers afterwards.
+func TestSymbolsByUUIDAndClose(t *testing.T) {
+	want := fixtureUUID(t, "chain-x86_64-O1")
+	syms := fixtureSymbols(t)
 	for round := 0; round < 2; round++ {
 		e, err := syms.Lookup(want)
 		if err != nil || e == nil {
@@ -32,11 +52,20 @@ func TestSymbolsByUUIDAndClose(t *testing.T) {
 		if e.Image().UUID != want {
 			t.Errorf("round %d: Lookup(%s) gave an image with UUID %s", round, want, e.Image().UUID)
 		}
+		if n := openFiles(e); n != 2 {
+			t.Errorf("round %d: entry keeps %d files open, want 2 (binary and dSYM)", round, n)
+		}
+		if err := e.Release(); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
 		if err := syms.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
 		}
-		if len(syms.loaded) != 0 || len(syms.open) != 0 {
-			t.Errorf("after Close: %d entries loaded, %d files open; want none", len(syms.loaded), len(syms.open))
+		if len(syms.loads) != 0 {
+			t.Errorf("after Close: %d entries loaded; want none", len(syms.loads))
+		}
+		if n := openFiles(e); n != 0 {
+			t.Errorf("after Release and Close: %d files open; want none", n)
 		}
 	}
 	if e, err := syms.Lookup(image.UUID{1}); e != nil || err != nil {
@@ -44,8 +73,137 @@ func TestSymbolsByUUIDAndClose(t *testing.T) {
 	}
 }
 
+// TestCloseKeepsHeldEntries closes a Symbols while an entry and a Process
+// still hold their files: both keep answering from DWARF and code, and the
+// files are closed when the last holder lets go.
+func TestCloseKeepsHeldEntries(t *testing.T) {
+	u := fixtureUUID(t, "dwarf-x86_64-O1")
+	syms := fixtureSymbols(t)
+	e, err := syms.Lookup(u)
+	if err != nil || e == nil {
+		t.Fatalf("Lookup(%s) = %v, %v", u, e, err)
+	}
+	loaded := []*image.Loaded{{Name: "dwarf-x86_64-O1", UUID: u, LoadAddress: 0x100000000}}
+	p, err := (&Symbolizer{Symbols: syms}).NewProcess(nil, loaded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syms.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	// The DWARF sections are read only now, after Close.
+	if len(e.Debug()) == 0 || len(e.DebugErrors()) != 0 {
+		t.Fatalf("after Close: Debug() = %d indexes, DebugErrors() = %v; want the dSYM's DWARF read", len(e.Debug()), e.DebugErrors())
+	}
+	text, ok := e.Image().TextSegment()
+	if !ok {
+		t.Fatal("no __TEXT")
+	}
+	lo, _, ok := e.Debug()[0].Bounds()
+	if !ok {
+		t.Fatal("the dSYM's DWARF has no line rows")
+	}
+	slid := lo - text.Addr + loaded[0].LoadAddress
+	var code [4]byte
+	if n, err := p.ReadMemory(code[:], slid); n != len(code) || err != nil {
+		t.Errorf("after Close: ReadMemory(%#x) = %d, %v; want the code", slid, n, err)
+	}
+	if frames := p.Frames(0, slid, slid, FoundBy(walker.FoundByContext)); frames[len(frames)-1].File == "" {
+		t.Errorf("after Close: Frames(%#x) = %+v; want a source file from DWARF", slid, frames)
+	}
+	if n := openFiles(e); n != 2 {
+		t.Errorf("after Close with holders: %d files open, want 2", n)
+	}
+	if err := e.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if n := openFiles(e); n != 2 {
+		t.Errorf("after one of two holders released: %d files open, want 2", n)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := openFiles(e); n != 0 {
+		t.Errorf("after the last holder released: %d files open, want 0", n)
+	}
+	if err := p.Close(); err != nil {
+		t.Errorf("second Process.Close: %v", err)
+	}
+}
+
+// TestLookupLoadsPerUUID blocks the load of one UUID in the test hook and
+// checks that a lookup of another UUID answers meanwhile, and that a
+// second lookup of the blocked UUID waits for the same load instead of
+// starting its own.
+func TestLookupLoadsPerUUID(t *testing.T) {
+	a, b := fixtureUUID(t, "chain-x86_64-O1"), fixtureUUID(t, "chain-arm64-O1")
+	syms := fixtureSymbols(t)
+	defer syms.Close()
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	loads := map[string]int{}
+	testHookLoad = func(key string) {
+		mu.Lock()
+		loads[key]++
+		mu.Unlock()
+		if key == b.String() {
+			close(entered)
+			<-release
+		}
+	}
+	defer func() { testHookLoad = nil }()
+
+	type result struct {
+		e   *Entry
+		err error
+	}
+	lookupB := func() chan result {
+		c := make(chan result, 1)
+		go func() {
+			e, err := syms.Lookup(b)
+			c <- result{e, err}
+		}()
+		return c
+	}
+	first := lookupB()
+	<-entered // B's load is now blocked in the hook
+
+	doneA := make(chan result, 1)
+	go func() {
+		e, err := syms.Lookup(a)
+		doneA <- result{e, err}
+	}()
+	select {
+	case r := <-doneA:
+		if r.e == nil || r.err != nil || r.e.UUID != a {
+			t.Errorf("Lookup(A) while B loads = %v, %v; want A's entry", r.e, r.err)
+		}
+		r.e.Release()
+	case <-time.After(time.Minute):
+		// Only a lock held across B's load gets here; the bound keeps the
+		// test from hanging.
+		t.Fatal("Lookup(A) did not return while B's load was blocked")
+	}
+
+	second := lookupB()
+	close(release)
+	r1, r2 := <-first, <-second
+	if r1.e == nil || r1.e != r2.e || r1.e.UUID != b {
+		t.Errorf("concurrent Lookup(B) = %p and %p; want one shared entry for B", r1.e, r2.e)
+	}
+	r1.e.Release()
+	r2.e.Release()
+	mu.Lock()
+	defer mu.Unlock()
+	if loads[b.String()] != 1 || loads[a.String()] != 1 {
+		t.Errorf("loads = %v; want one load each of A and B", loads)
+	}
+}
+
 // TestProcessWarnings checks that a symbol file whose DWARF could not be
-// used is reported once, however many images share it.
+// used is reported once, however many images share it, and only once
+// Debug has run.
 func TestProcessWarnings(t *testing.T) {
 	path := filepath.Join("..", "fixtures", "bin", "chain-arm64-O1")
 	f, err := image.Open(path)
@@ -62,7 +220,10 @@ func TestProcessWarnings(t *testing.T) {
 		t.Fatalf("Warnings() = %q before any problem, want none", got)
 	}
 	for _, e := range p.entries {
-		e.DebugErrors = append(e.DebugErrors, errors.New("chain-arm64-O1: DWARF: bad abbreviation"))
+		e.debugOnce.Do(func() {
+			e.debugErrors = append(e.debugErrors, errors.New("chain-arm64-O1: DWARF: bad abbreviation"))
+			e.debugDone.Store(true)
+		})
 	}
 	got := p.Warnings()
 	if len(got) != 1 || got[0] != "chain-arm64-O1: DWARF: bad abbreviation" {

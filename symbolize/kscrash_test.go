@@ -422,7 +422,7 @@ func checkKSCrashWalk(t *testing.T, cr *crashreport.Report, th crashreport.Threa
 		}
 		// Either kind is our frame 1 read from LR, in an image the
 		// report lists.
-		if f.FoundBy != walker.FoundByLinkRegister.String() || f.Address != lr&^1 {
+		if f.FoundBy != FoundBy(walker.FoundByLinkRegister) || f.Address != lr&^1 {
 			t.Errorf("frame %d = %#x found by %s, want LR %#x found by link register", d.WalkIndex, f.Address, f.FoundBy, lr&^1)
 		}
 		if img := imageHolding(cr, f.Address); img == nil || img.Name != f.Image {
@@ -464,7 +464,7 @@ func checkKSCrashWalk(t *testing.T, cr *crashreport.Report, th crashreport.Threa
 		if rf.ImageIndex < 0 || f.Image != path.Base(rf.ImageName) || f.ImageLoadAddress != cr.Images[rf.ImageIndex].LoadAddress {
 			t.Errorf("walk frame %d in %s loaded at %#x, want the report's %s (image %d)", f.Index, f.Image, f.ImageLoadAddress, rf.ImageName, rf.ImageIndex)
 		}
-		if start := rf.Address - rf.SymbolOffset; f.Symbol != rf.Symbol || f.SymbolSource != "report" ||
+		if start := rf.Address - rf.SymbolOffset; f.Symbol != rf.Symbol || f.SymbolSource != SourceReport ||
 			start > f.LookupAddress || f.SymbolOffset != f.Address-start {
 			t.Errorf("walk frame %d = %s + %d (from %s, lookup %#x), want the report's %s starting at %#x",
 				f.Index, f.Symbol, f.SymbolOffset, f.SymbolSource, f.LookupAddress, rf.Symbol, start)

@@ -20,6 +20,9 @@ import (
 // comparison of the frames after it. A walk and a report may still differ
 // in length: a reporter's walker has its own stop rules, and a stack dump
 // may hold only the first few frame records.
+//
+// A Walk is a result: it is not modified after Symbolicate returns, and
+// readers may share it freely.
 type Walk struct {
 	Frames     []Frame
 	StopReason string
@@ -36,7 +39,8 @@ type Walk struct {
 	Differences []Difference
 }
 
-// AddressRule says what a reporter's caller addresses are.
+// AddressRule says what a reporter's caller addresses are. Its values are
+// constants, safe to share.
 type AddressRule string
 
 const (
@@ -52,7 +56,8 @@ const (
 	RuleRoundedReturnAddress AddressRule = "rounded_return_address"
 )
 
-// DifferenceKind classifies a Difference.
+// DifferenceKind classifies a Difference. Its values are constants, safe
+// to share.
 type DifferenceKind string
 
 const (
@@ -78,6 +83,7 @@ const (
 )
 
 // Difference is one place where our walk and the reporter's backtrace part.
+// It is a plain value, safe to copy and share.
 type Difference struct {
 	Kind DifferenceKind
 	// WalkIndex is the frame's index in our walk, -1 when only the report
@@ -202,7 +208,7 @@ func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressR
 		if p.ExactAddresses {
 			lookup = exactLookupAddress(p.Arch, index, rf.Address)
 		}
-		fs := p.Frames(index, rf.Address, lookup, "report")
+		fs := p.Frames(index, rf.Address, lookup, FoundByReport)
 		last := &fs[len(fs)-1]
 		if last.Image == "" && rf.ImageName != "" {
 			// The report names an image our list cannot place (it gave no
@@ -215,7 +221,7 @@ func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressR
 		}
 		if last.Symbol == "" && rf.Symbol != "" {
 			last.Symbol, last.SymbolOffset, last.HasOffset = rf.Symbol, rf.SymbolOffset, true
-			last.SymbolSource = "report"
+			last.SymbolSource = SourceReport
 			if rf.File != "" {
 				last.File, last.Line = rf.File, rf.Line
 			}
@@ -264,7 +270,7 @@ func nameFromReport(frames []Frame, index int, rf dump.Frame) {
 	if start > f.LookupAddress {
 		return
 	}
-	f.Symbol, f.SymbolOffset, f.HasOffset, f.SymbolSource = rf.Symbol, f.Address-start, true, "report"
+	f.Symbol, f.SymbolOffset, f.HasOffset, f.SymbolSource = rf.Symbol, f.Address-start, true, SourceReport
 }
 
 // outerFrame returns the frame for walk index that is not an inlined one

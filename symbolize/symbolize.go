@@ -1,20 +1,25 @@
 package symbolize
 
 import (
+	"errors"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/symtab"
 	"github.com/stackimage/stackimage/walker"
 )
 
 // Frame is one symbolicated frame. A machine frame whose code was inlined
 // is preceded by one Frame per inlined function, innermost first, with the
-// same Index and addresses and Inlined set.
+// same Index and addresses and Inlined set. A Frame is a plain value, safe
+// to copy and share; it does not refer to the symbol files.
 type Frame struct {
 	Index int
 	// Address is the PC for frame 0 and the return address for callers.
@@ -41,19 +46,132 @@ type Frame struct {
 	// (inlined frames, or a name known only from DWARF).
 	SymbolOffset uint64
 	HasOffset    bool
-	// SymbolSource says which data named the symbol: "dwarf", "symtab",
-	// "exports" or "function starts".
-	SymbolSource string
+	// SymbolSource says which data named the symbol; SourceNone when no
+	// symbol was found.
+	SymbolSource SymbolSource
 	// File, Line and Column give the source position from DWARF; File is
 	// empty when unknown.
 	File         string
 	Line, Column int
 	Inlined      bool
-	FoundBy      string
+	// FoundBy says how the frame was found: by which of the walker's
+	// strategies, or taken from a reporter's backtrace (FoundByReport).
+	FoundBy FoundBy
+}
+
+// FoundBy says how a frame was found. Its values are the walker's
+// strategies, converted (FoundBy(walker.FoundByFramePointer)), and
+// FoundByReport for a frame a crash reporter recorded: the walker knows
+// nothing of reporters, so that value lives here, outside walker's range.
+// String gives the walker's names and "report"; it is also the text form
+// (encoding.TextMarshaler), so JSON shows the same strings. A FoundBy is a
+// plain value, safe to share.
+type FoundBy walker.FoundBy
+
+// FoundByReport marks a frame taken from a reporter's backtrace.
+const FoundByReport FoundBy = -1
+
+// Walker returns the walker's strategy, and false for FoundByReport.
+func (f FoundBy) Walker() (walker.FoundBy, bool) {
+	if f == FoundByReport {
+		return 0, false
+	}
+	return walker.FoundBy(f), true
+}
+
+// String returns "report" for FoundByReport, else the walker's name of the
+// strategy ("context", "link register", "frame pointer", ...).
+func (f FoundBy) String() string {
+	if w, ok := f.Walker(); ok {
+		return w.String()
+	}
+	return "report"
+}
+
+// MarshalText returns String's text.
+func (f FoundBy) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+// UnmarshalText reads what MarshalText writes.
+func (f *FoundBy) UnmarshalText(text []byte) error {
+	if string(text) == "report" {
+		*f = FoundByReport
+		return nil
+	}
+	// walker names its strategies from 0 up, and unknown values
+	// "FoundBy(n)".
+	for w := walker.FoundBy(0); !strings.HasPrefix(w.String(), "FoundBy("); w++ {
+		if w.String() == string(text) {
+			*f = FoundBy(w)
+			return nil
+		}
+	}
+	return fmt.Errorf("symbolize: unknown found-by %q", text)
+}
+
+// SymbolSource says which data named a frame's symbol. Its String is the
+// name the command prints ("symtab", "dwarf", ...), and its text form.
+// A SymbolSource is a plain value, safe to share.
+type SymbolSource int
+
+const (
+	SourceNone           SymbolSource = iota // no symbol was found
+	SourceSymtab                             // LC_SYMTAB (symtab.SourceSymtab)
+	SourceExports                            // the export trie (symtab.SourceExports)
+	SourceFunctionStarts                     // LC_FUNCTION_STARTS: a synthetic name (symtab.SourceFunctionStarts)
+	SourceDWARF                              // DWARF debug info
+	SourceReport                             // the crash reporter's own symbol
+	SourceBreakpad                           // a Breakpad .sym file
+)
+
+var symbolSourceNames = [...]string{
+	SourceNone:           "",
+	SourceSymtab:         "symtab",
+	SourceExports:        "exports",
+	SourceFunctionStarts: "function-starts",
+	SourceDWARF:          "dwarf",
+	SourceReport:         "report",
+	SourceBreakpad:       "breakpad",
+}
+
+// SymbolSourceOf returns the SymbolSource of a symbol table's answer.
+func SymbolSourceOf(s symtab.Source) SymbolSource {
+	switch s {
+	case symtab.SourceSymtab:
+		return SourceSymtab
+	case symtab.SourceExports:
+		return SourceExports
+	case symtab.SourceFunctionStarts:
+		return SourceFunctionStarts
+	}
+	return SourceNone
+}
+
+// String returns "symtab", "exports", "function-starts" (as symtab.Source
+// names them), "dwarf", "report" or "breakpad"; "" for SourceNone.
+func (s SymbolSource) String() string {
+	if s >= 0 && int(s) < len(symbolSourceNames) {
+		return symbolSourceNames[s]
+	}
+	return "SymbolSource(" + strconv.Itoa(int(s)) + ")"
+}
+
+// MarshalText returns String's text.
+func (s SymbolSource) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads what MarshalText writes.
+func (s *SymbolSource) UnmarshalText(text []byte) error {
+	for i, name := range symbolSourceNames {
+		if name == string(text) {
+			*s = SymbolSource(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("symbolize: unknown symbol source %q", text)
 }
 
 // Thread is one symbolicated thread: walked from a snapshot, or as a crash
-// reporter recorded it.
+// reporter recorded it. Like the Report that holds it, it is not modified
+// after Symbolicate returns, and readers may share it freely.
 type Thread struct {
 	// ID is the snapshot's thread id, or the reporter's thread number.
 	ID uint64
@@ -74,7 +192,10 @@ type Thread struct {
 	LastException bool
 }
 
-// Report is a symbolicated dump.
+// Report is a symbolicated dump. Symbolicate makes a new one per call and
+// does not touch it afterwards: readers may share it freely, and a writer
+// (one appending warnings, say) must not share it meanwhile. It refers to
+// the input Dump, which it does not modify.
 type Report struct {
 	// Format is the input's format.
 	Format dump.Format
@@ -91,13 +212,19 @@ type Report struct {
 	Warnings []string
 }
 
-// MissingImage is an image of the dump without symbols.
+// MissingImage is an image of the dump without symbols. It is a plain
+// value, safe to copy and share.
 type MissingImage struct {
 	Name string
 	UUID image.UUID
 }
 
 // Symbolizer symbolicates dumps against a symbol index.
+//
+// A Symbolizer is safe for concurrent use: Symbolicate and NewProcess only
+// read its fields, so one Symbolizer (and its Symbols) can serve many
+// goroutines at once. Set the fields before sharing it, and do not change
+// them while calls run.
 type Symbolizer struct {
 	Symbols *Symbols
 	// MaxDepth bounds each walk; zero means the walker's default.
@@ -122,6 +249,12 @@ type Symbolizer struct {
 
 // Process holds the images of one process with their symbols attached,
 // ready to answer address queries.
+//
+// A Process is safe for concurrent use once NewProcess has returned: its
+// fields are settings to leave as they are, its lookups and walks only
+// read them, and the entries it shares with other processes synchronize
+// what they build lazily. It holds references to the entries it took from
+// Symbols until Close.
 type Process struct {
 	Arch *archregs.Arch
 	List *image.List
@@ -133,18 +266,29 @@ type Process struct {
 	Async          bool
 	ExactAddresses bool
 	entries        map[*image.Loaded]*Entry
-	imageEnd       uint64
-	Missing        []MissingImage
+	// held lists the entries taken from Symbols, one per Lookup, for Close
+	// to release.
+	held     []*Entry
+	heldMu   sync.Mutex
+	imageEnd uint64
+	Missing  []MissingImage
 }
 
-// NewProcess matches the loaded images with symbol files by UUID.
+// NewProcess matches the loaded images with symbol files by UUID. It sets
+// the Image of each loaded image it finds symbols for. Call Close when done
+// with the process, so that the symbol files it uses can be closed once the
+// Symbols is.
 func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*Process, error) {
 	p := &Process{Arch: arch, entries: map[*image.Loaded]*Entry{}, NoDemangle: z.NoDemangle,
 		NoUnwindInfo: z.NoUnwindInfo, Async: z.Async, ExactAddresses: z.ExactAddresses}
 	for _, l := range loaded {
-		e, err := z.entryFor(arch, l)
+		e, fromSymbols, err := z.entryFor(arch, l)
 		if err != nil {
+			p.Close()
 			return nil, err
+		}
+		if fromSymbols && e != nil {
+			p.held = append(p.held, e)
 		}
 		if e == nil {
 			if l.Name != "" || !l.UUID.IsZero() {
@@ -162,25 +306,46 @@ func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*P
 
 // entryFor finds the symbols of a loaded image: the image the caller
 // attached, else the files with its UUID, else, for an image without a
-// UUID, the files without one that have its name.
-func (z *Symbolizer) entryFor(arch *archregs.Arch, l *image.Loaded) (*Entry, error) {
+// UUID, the files without one that have its name. fromSymbols says the
+// entry came from Symbols and holds a reference to release.
+func (z *Symbolizer) entryFor(arch *archregs.Arch, l *image.Loaded) (e *Entry, fromSymbols bool, err error) {
 	switch {
 	case l.Image != nil:
-		return NewEntry(l.Image)
+		e, err = NewEntry(l.Image)
+		return e, false, err
 	case z.Symbols == nil:
-		return nil, nil
+		return nil, false, nil
 	case !l.UUID.IsZero():
-		return z.Symbols.Lookup(l.UUID)
+		e, err = z.Symbols.Lookup(l.UUID)
+		return e, true, err
 	case l.Name != "":
-		return z.Symbols.LookupNoUUID(l.Name, arch)
+		e, err = z.Symbols.LookupNoUUID(l.Name, arch)
+		return e, true, err
 	}
-	return nil, nil
+	return nil, false, nil
+}
+
+// Close releases the process's hold on the entries it took from Symbols
+// (see Symbols.Close). The process must not be used afterwards. Calling
+// Close again does nothing.
+func (p *Process) Close() error {
+	p.heldMu.Lock()
+	held := p.held
+	p.held = nil
+	p.heldMu.Unlock()
+	var errs []error
+	for _, e := range held {
+		if err := e.Release(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Frames symbolizes one address: the machine frame, preceded by the
 // functions inlined at that point. lookup is the address to attribute (the
 // return address minus one instruction for callers).
-func (p *Process) Frames(index int, addr, lookup uint64, foundBy string) []Frame {
+func (p *Process) Frames(index int, addr, lookup uint64, foundBy FoundBy) []Frame {
 	f := Frame{Index: index, Address: addr, LookupAddress: lookup, FoundBy: foundBy}
 	loc, ok := p.List.Lookup(lookup)
 	if !ok {
@@ -208,7 +373,7 @@ func (e *Entry) Resolve(f Frame, unslid uint64, noDemangle bool) []Frame {
 		// address, as Apple's reports do; both lie in the same function.
 		f.SymbolOffset = f.Address - (f.LookupAddress - sym.Offset)
 		f.HasOffset = true
-		f.SymbolSource = sym.Source.String()
+		f.SymbolSource = SymbolSourceOf(sym.Source)
 	}
 	src := e.Source(unslid)
 	if len(src) == 0 {
@@ -217,18 +382,18 @@ func (e *Entry) Resolve(f Frame, unslid uint64, noDemangle bool) []Frame {
 	frames := make([]Frame, 0, len(src))
 	for _, sf := range src[:len(src)-1] {
 		in := f
-		in.HasOffset, in.SymbolOffset, in.SymbolSource = false, 0, "dwarf"
+		in.HasOffset, in.SymbolOffset, in.SymbolSource = false, 0, SourceDWARF
 		setDebugName(&in, sf, noDemangle)
 		in.Inlined = true
 		frames = append(frames, in)
 	}
 	outer := src[len(src)-1]
-	if outer.Function != "" && (f.Symbol == "" || f.SymbolSource != "symtab" ||
+	if outer.Function != "" && (f.Symbol == "" || f.SymbolSource != SourceSymtab ||
 		isHiddenName(f.Symbol) && !isHiddenName(outer.Function)) {
 		// DWARF knows the function where the symbol table only had an
 		// export, a bare function start or a bitcode-hidden name.
 		setDebugName(&f, outer, noDemangle)
-		f.SymbolSource = "dwarf"
+		f.SymbolSource = SourceDWARF
 	}
 	f.File, f.Line, f.Column = outer.File, outer.Line, outer.Column
 	frames = append(frames, f)
@@ -365,13 +530,14 @@ func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.
 		if p.ExactAddresses {
 			lookup = wf.ReturnAddress
 		}
-		frames = append(frames, p.Frames(wf.Index, wf.ReturnAddress, lookup, wf.FoundBy.String())...)
+		frames = append(frames, p.Frames(wf.Index, wf.ReturnAddress, lookup, FoundBy(wf.FoundBy))...)
 	}
 	return frames, res
 }
 
 // Warnings returns what the symbol files used so far could not give: DWARF
-// that could not be indexed, or only in part.
+// that could not be indexed, or only in part. An entry whose DWARF another
+// goroutine is still indexing has nothing to say yet.
 func (p *Process) Warnings() []string {
 	var out []string
 	seen := map[*Entry]bool{}
@@ -381,14 +547,7 @@ func (p *Process) Warnings() []string {
 			continue
 		}
 		seen[e] = true
-		for _, err := range e.DebugErrors {
-			out = append(out, err.Error())
-		}
-		for i, ix := range e.debug {
-			for _, w := range ix.Warnings() {
-				out = append(out, fmt.Sprintf("%s: DWARF: %s", e.debugNames[i], w))
-			}
-		}
+		out = append(out, e.debugWarnings()...)
 	}
 	return out
 }

@@ -49,15 +49,12 @@ func BenchmarkWalkUnwindTables(b *testing.B) {
 	if err := syms.AddFile("../fixtures/bin/chain-nofp-x86_64-O1"); err != nil {
 		b.Fatal(err)
 	}
-	e, err := syms.Lookup(fixtureUUID(b, "../fixtures/bin/chain-nofp-x86_64-O1"))
-	if err != nil || e == nil {
-		b.Fatalf("no entry for the fixture: %v", err)
-	}
-	loaded := []*image.Loaded{{Name: "chain-nofp-x86_64-O1", UUID: e.UUID, LoadAddress: 0x100000000}}
+	loaded := []*image.Loaded{{Name: "chain-nofp-x86_64-O1", UUID: fixtureUUID(b, "chain-nofp-x86_64-O1"), LoadAddress: 0x100000000}}
 	p, err := (&Symbolizer{Symbols: syms}).NewProcess(archregs.X86_64, loaded)
-	if err != nil {
-		b.Fatal(err)
+	if err != nil || len(p.Missing) > 0 {
+		b.Fatalf("no symbols for the fixture: %v", err)
 	}
+	defer p.Close()
 	mem := &stackMemory{base: stack, data: make([]byte, frames*16)}
 	for i := 0; i < frames; i++ {
 		ra := uint64(retAddr)
@@ -90,15 +87,4 @@ func BenchmarkWalkUnwindTables(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "frames/s")
-}
-
-// fixtureUUID returns the UUID of the one slice of a fixture binary.
-func fixtureUUID(tb testing.TB, path string) image.UUID {
-	tb.Helper()
-	f, err := image.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	return f.Images[0].UUID
 }

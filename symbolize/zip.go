@@ -130,6 +130,7 @@ func (s *Symbols) addZip(path string) error {
 		if len(uuids) == 0 {
 			continue
 		}
+		var stale []*load
 		s.mu.Lock()
 		if s.side.members == nil {
 			s.side.members = map[string]zipMember{}
@@ -138,10 +139,15 @@ func (s *Symbols) addZip(path string) error {
 		for _, u := range uuids {
 			if !contains(s.byUUID[u], where) {
 				s.byUUID[u] = append(s.byUUID[u], where)
-				delete(s.loaded, u)
+				if ld := s.forgetLoad(u); ld != nil {
+					stale = append(stale, ld)
+				}
 			}
 		}
 		s.mu.Unlock()
+		for _, ld := range stale {
+			ld.refs.release()
+		}
 	}
 	return nil
 }
@@ -367,10 +373,25 @@ func readFatUUIDs(r *offsetReader, is64 bool, size uint64) ([]image.UUID, error)
 	return uuids, nil
 }
 
-// openIndexed opens an indexed symbol file: a zip member, inflated into
-// memory, or a file on disk. s.mu is held.
-func (s *Symbols) openIndexed(path string) (*image.File, error) {
-	m, ok := s.side.members[path]
+// membersOf returns the zip members among paths: paths that name a
+// member of an archive rather than a file. The caller holds the lock.
+func (si *sideFiles) membersOf(paths []string) map[string]zipMember {
+	var out map[string]zipMember
+	for _, p := range paths {
+		if m, ok := si.members[p]; ok {
+			if out == nil {
+				out = map[string]zipMember{}
+			}
+			out[p] = m
+		}
+	}
+	return out
+}
+
+// openSymbolFile opens a symbol file: a file on disk, or a member of a
+// zip archive (read into memory, bounded by its declared size).
+func openSymbolFile(path string, members map[string]zipMember) (*image.File, error) {
+	m, ok := members[path]
 	if !ok {
 		return image.Open(path)
 	}

@@ -28,7 +28,8 @@ import (
 	"github.com/stackimage/stackimage/image"
 )
 
-// Source says which data answered a lookup.
+// Source says which data answered a lookup. It is a plain value, safe to
+// share.
 type Source int
 
 const (
@@ -58,7 +59,9 @@ func (s Source) String() string {
 // "fcn."), so nobody mistakes it for a real symbol.
 const SyntheticPrefix = "func_"
 
-// Symbol is the answer to a lookup.
+// Symbol is the answer to a lookup. It is a plain value, safe to copy and
+// share; its names are strings of their own, which stay valid however
+// long the Table lives.
 type Symbol struct {
 	// Name is the symbol's name with C's leading underscore removed;
 	// for a function known only by its start, "func_<hex address>".
@@ -73,7 +76,8 @@ type Symbol struct {
 
 // FormatError reports a malformed symbol table: what is wrong, the
 // offending value when there is one, and where. Off is the byte offset in
-// the nlist array, or the index in the list the error names.
+// the nlist array, or the index in the list the error names. It is a plain
+// value, safe to share once returned.
 type FormatError struct {
 	Off int64
 	Msg string
@@ -106,6 +110,10 @@ const (
 const noName = ^uint32(0)
 
 // Table is an image's symbols sorted by address.
+//
+// A Table is immutable once New or NewFromParts returns, and safe for
+// concurrent use: Lookup, Warnings and the size methods only read it, and
+// it keeps no reference to the image or its file.
 //
 // The entries are held in parallel arrays (14 bytes per entry) so that the
 // binary search touches only addrs; names are offsets into strtab (symtab

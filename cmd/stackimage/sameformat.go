@@ -131,7 +131,7 @@ func (n *frameNames) lookup(ref crashreport.FrameRef) (crashreport.FrameName, bo
 	group := frames[starts[ref.Frame]:end]
 	outer := group[len(group)-1]
 	// A name the report itself gave is already in the input.
-	if outer.Symbol == "" || outer.SymbolSource == "report" || outer.Index != ref.Frame+th.SkippedFrames {
+	if outer.Symbol == "" || outer.SymbolSource == symbolize.SourceReport || outer.Index != ref.Frame+th.SkippedFrames {
 		return crashreport.FrameName{}, false
 	}
 	name := frameName(outer)

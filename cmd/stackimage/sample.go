@@ -81,7 +81,7 @@ func hangNamer(z *symbolize.Symbolizer, r *hangreport.Report) (hangreport.Namer,
 			}
 			procs[pi] = p
 		}
-		fs := p.Frames(0, addr, addr, "report")
+		fs := p.Frames(0, addr, addr, symbolize.FoundByReport)
 		f := fs[len(fs)-1]
 		if f.Symbol == "" {
 			return hangreport.Name{}, false

@@ -343,12 +343,12 @@ func jsonFrames(frames []symbolize.Frame) []jsonFrame {
 	out := []jsonFrame{}
 	for _, f := range frames {
 		jf := jsonFrame{Index: f.Index, Address: hex(f.Address), LookupAddress: hex(f.LookupAddress),
-			Image: f.Image, FoundBy: f.FoundBy}
+			Image: f.Image, FoundBy: f.FoundBy.String()}
 		if f.Image != "" {
 			jf.ImageOffset = hex(f.ImageOffset)
 		}
 		if f.Symbol != "" {
-			jf.Symbol, jf.SymbolSource = f.Symbol, f.SymbolSource
+			jf.Symbol, jf.SymbolSource = f.Symbol, f.SymbolSource.String()
 			jf.MangledSymbol, jf.Lang = f.MangledSymbol, f.Lang
 		}
 		if f.HasOffset {
