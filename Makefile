@@ -82,7 +82,8 @@ FUZZ_TARGETS := \
 	unwind/compactunwind:FuzzParse unwind/dwarfcfi:FuzzParse \
 	minidump:FuzzParse machocore:FuzzParse breakpadsym:FuzzParse \
 	swiftdemangle:FuzzDemangle hangreport:FuzzParse \
-	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS
+	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
+	symbolize:FuzzZipMemberUUIDs symbolize:FuzzParseSymbolMap
 fuzz: deps
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 	  echo "== $$pkg $$fn"; \
