@@ -131,7 +131,7 @@ func writeText(w io.Writer, rep *symbolize.Report) {
 		fmt.Fprintln(w)
 		writeLine(w, "%s:", threadHeading(th))
 		for _, f := range th.Frames {
-			writeLine(w, "%s", f.Format(ptrSize))
+			writeLine(w, "%s", frameLine(f, ptrSize))
 		}
 		if th.StopReason != "" {
 			writeLine(w, "%s", stopLine(th.StopReason, th.StopDetail))
@@ -139,7 +139,7 @@ func writeText(w io.Writer, rep *symbolize.Report) {
 		if wk := th.Walk; wk != nil {
 			fmt.Fprintf(w, "\nOur walk of this thread from its registers and stack dump:\n")
 			for _, f := range wk.Frames {
-				writeLine(w, "%s", f.Format(ptrSize))
+				writeLine(w, "%s", frameLine(f, ptrSize))
 			}
 			writeLine(w, "%s", stopLine(wk.StopReason, wk.StopDetail))
 			writeComparison(w, wk)
@@ -157,6 +157,17 @@ func writeText(w io.Writer, rep *symbolize.Report) {
 			writeLine(w, "  %s %s", m.UUID, m.Name)
 		}
 	}
+}
+
+// frameLine formats a frame as a crash report line, and says how a walked
+// caller was found: the trust a reader gives it differs between a frame an
+// unwind table gave and one a stack scan guessed.
+func frameLine(f symbolize.Frame, ptrSize int) string {
+	line := f.Format(ptrSize)
+	if f.Index == 0 || f.Inlined || f.FoundBy == symbolize.FoundByReport {
+		return line
+	}
+	return line + "  [found by " + f.FoundBy.String() + "]"
 }
 
 // ruleNames describe symbolize.AddressRule values for people.
