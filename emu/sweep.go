@@ -410,7 +410,9 @@ func (s *sweeper) truthNames(pc uint64) []string {
 	for i, a := range chain {
 		n, ok := s.names[a]
 		if !ok {
-			n = MachineNames(s.proc.Frames(i, a, a, ""))[0]
+			// The truth is named as the walk's frames are; how a frame
+			// was found does not enter a name.
+			n = MachineNames(s.proc.Frames(i, a, a, symbolize.FoundBy(walker.FoundByContext)))[0]
 			s.names[a] = n
 		}
 		names[i] = n
