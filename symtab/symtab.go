@@ -112,7 +112,7 @@ const noName = ^uint32(0)
 // entries) or extra (export names, which the trie does not give as one
 // table).
 type Table struct {
-	addrs  []uint64 // sorted; unique per (address, section)
+	addrs []uint64 // sorted; unique per (address, section)
 	// top holds every blockSize-th address of addrs: a lookup searches it
 	// first (it is small enough to stay in cache), then one block of
 	// addrs, instead of jumping across all of addrs.
