@@ -19,6 +19,7 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/symtab"
 )
 
@@ -41,6 +42,8 @@ type Symbols struct {
 	// old toolchains) by base name: for those the name is all there is.
 	noUUID       map[string][]string
 	loadedNoUUID map[string]*Entry
+	// indexes holds the paths of symindex files by UUID (symindex.go).
+	indexes map[image.UUID][]string
 	// open holds the files behind loaded entries: their tables are read
 	// lazily, so the files stay open until Close.
 	open []*image.File
@@ -65,6 +68,10 @@ type Entry struct {
 
 	// NoDebugInfo makes the entry answer from symbol tables alone.
 	NoDebugInfo bool
+
+	// stored answers Symbol and Source when the entry comes from an index
+	// file (symindex.go).
+	stored *symindex.Index
 
 	namesMu   sync.Mutex
 	demangled map[string]string // raw symbol table name → readable
@@ -193,6 +200,9 @@ func (s *Symbols) AddFile(path string) error {
 	if err := image.CheckRegular(path); err != nil {
 		return fmt.Errorf("symbols: %w", err)
 	}
+	if s.addIndexFile(path) {
+		return nil
+	}
 	ok, err := looksLikeMachO(path)
 	if err != nil || !ok {
 		return err
@@ -288,6 +298,10 @@ func (s *Symbols) Lookup(u image.UUID) (*Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.loaded[u]; ok {
+		return e, nil
+	}
+	if e := s.lookupIndex(u); e != nil {
+		s.loaded[u] = e
 		return e, nil
 	}
 	paths := s.byUUID[u]
@@ -434,6 +448,9 @@ func (e *Entry) Image() *image.Image { return e.Images[0] }
 // address: a name from a symbol table beats one from the export trie, which
 // beats a bare function start; among equals the closest symbol wins.
 func (e *Entry) Symbol(addr uint64) (symtab.Symbol, bool) {
+	if e.stored != nil {
+		return e.stored.Symbol(addr)
+	}
 	var best symtab.Symbol
 	found := false
 	for _, t := range e.Tables {
@@ -487,6 +504,13 @@ func (e *Entry) Debug() []*debuginfo.Index {
 // Source returns the source-level frames at an unslid address, innermost
 // first, from the first of the entry's DWARF indexes that knows it.
 func (e *Entry) Source(addr uint64) []debuginfo.Frame {
+	if e.stored != nil {
+		if e.NoDebugInfo {
+			return nil
+		}
+		frames, _ := e.stored.Source(addr)
+		return frames
+	}
 	for _, ix := range e.Debug() {
 		if frames, ok := ix.Lookup(addr); ok {
 			return frames
