@@ -28,11 +28,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *binary == "" {
 		return fmt.Errorf("%w: -o BINARY is required", errUsage)
 	}
-	im, err := openSlice(dsymBundleFile(*binary), *arch)
-	if err != nil {
-		return err
-	}
-	entry, err := symbolize.NewEntry(im)
+	entry, im, err := openAtosEntry(dsymBundleFile(*binary), *arch)
 	if err != nil {
 		return err
 	}
@@ -56,6 +52,11 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if strings.HasSuffix(strings.TrimSuffix(*binary, "/"), ".dSYM") {
 		name = strings.TrimSuffix(filepath.Base(strings.TrimSuffix(*binary, "/")), ".dSYM")
 		name = strings.TrimSuffix(name, filepath.Ext(name)) // App.app.dSYM -> App
+	}
+	if im.Name != "" && symbolize.IsIndexFile(dsymBundleFile(*binary)) {
+		// An index file is named after its architecture; it keeps the
+		// name of the file it was made from.
+		name = filepath.Base(filepath.ToSlash(im.Name))
 	}
 	a := &atos{entry: entry, image: name, slide: slide, inlines: *inlines, noDemangle: *noDemangle, fullPath: *fullPath}
 	w := bufio.NewWriter(stdout)
@@ -108,7 +109,7 @@ type atos struct {
 // the next call.
 func (a *atos) answer(addr uint64) []byte {
 	a.buf = a.buf[:0]
-	if len(a.entry.Debug()) == 0 {
+	if !a.entry.HasDebugInfo() {
 		// Without DWARF only the symbol table can answer: skip building
 		// frames.
 		if sym, ok := a.entry.Symbol(addr - a.slide); ok && (a.noDemangle || !mayBeMangled(sym.RawName)) {
@@ -179,6 +180,24 @@ func dsymBundleFile(path string) string {
 		return matches[0]
 	}
 	return path
+}
+
+// openAtosEntry opens a symindex file, or a Mach-O file's slice, as the
+// entry atos answers from.
+func openAtosEntry(path, arch string) (*symbolize.Entry, *image.Image, error) {
+	if symbolize.IsIndexFile(path) {
+		e, err := symbolize.NewIndexEntry(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return e, e.Image(), nil
+	}
+	im, err := openSlice(path, arch)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := symbolize.NewEntry(im)
+	return e, im, err
 }
 
 // openSlice opens a Mach-O file and picks the slice: the only one of a thin
