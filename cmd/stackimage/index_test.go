@@ -116,4 +116,3 @@ func symbolicateFrames(t *testing.T, snap, symbols string) []sourceFrame {
 	}
 	return frames
 }
-
