@@ -71,6 +71,7 @@ const (
 	kindLineBlocks  = 10 // lineBlockSize records
 	kindLineStream  = 11 // varint-coded ranges
 	kindImageName   = 12 // u32 string ref: the file the index was made from
+	kindLangs       = 13 // string ref per language name of the nodes
 	maxSectionKinds = 64 // bounds the directory of a hostile file
 	maxTables       = 16 // symbol tables per file (binary, dSYM, ...)
 )
@@ -79,13 +80,28 @@ const (
 const (
 	segmentSize   = 24 // name ref u32, prot u32, addr u64, size u64
 	rangeSize     = 24 // start u64, end u64, index u8, 7 bytes padding
-	nodeSize      = 32 // see node
+	nodeSize      = 24 // see builder.node
 	lineBlockSize = 16 // first address u64, stream offset u32, count u32
 )
 
 // blockSize is the number of symbols one top-level address stands for, and
 // the most ranges one line block holds.
 const blockSize = 64
+
+// maxAddrDelta bounds the address step between two ranges of the line
+// stream, which shares its varint with four flag bits.
+const maxAddrDelta = 1<<59 - 1
+
+// Line stream flag bits, in the low bits of each range's first varint.
+const (
+	flagFound    = 1 << 0 // the DWARF answers here
+	flagLeaf     = 1 << 1 // the innermost node differs from the previous range's
+	flagFile     = 1 << 2 // the file differs
+	flagColumn   = 1 << 3 // the column is not 0
+	lineFlagBits = 4
+	maxColumn    = 1<<16 - 1 // columns above are stored as this
+	maxLangs     = 255
+)
 
 // noString marks an absent string reference.
 const noString = ^uint32(0)

@@ -31,6 +31,7 @@ type Index struct {
 	tables   []table
 	nodes    []byte
 	files    []byte
+	langs    []byte
 	blocks   []byte
 	stream   []byte
 }
@@ -124,6 +125,11 @@ func Parse(data []byte) (*Index, error) {
 				return nil, sizeError(at, "file table", size, 4)
 			}
 			ix.files = b
+		case kindLangs:
+			if size%4 != 0 {
+				return nil, sizeError(at, "language table", size, 4)
+			}
+			ix.langs = b
 		case kindLineBlocks:
 			if size%lineBlockSize != 0 {
 				return nil, sizeError(at, "line blocks", size, lineBlockSize)
@@ -385,11 +391,11 @@ func (ix *Index) Source(addr uint64) (frames []debuginfo.Frame, ok bool) {
 		frames = append(frames, debuginfo.Frame{
 			Function:    ix.str(le.Uint32(b[4:])),
 			LinkageName: ix.str(le.Uint32(b[8:])),
-			Lang:        debuginfo.Lang(ix.str(le.Uint32(b[12:]))),
-			Inlined:     b[16] != 0,
+			Lang:        debuginfo.Lang(ix.lang(b[22])),
+			Inlined:     b[23]&1 != 0,
 			File:        file, Line: line, Column: col,
 		})
-		file, line, col = ix.str(le.Uint32(b[20:])), int(le.Uint32(b[24:])), int(le.Uint32(b[28:]))
+		file, line, col = ix.file(le.Uint32(b[12:])), int(le.Uint32(b[16:])), int(le.Uint16(b[20:]))
 		parent := int64(int32(le.Uint32(b)))
 		if parent >= n {
 			break // parents come first: anything else is a loop
@@ -405,6 +411,15 @@ func (ix *Index) file(id uint32) string {
 		return ""
 	}
 	return ix.str(le.Uint32(ix.files[4*(id-1):]))
+}
+
+// lang returns the name of language table entry id-1; "" for 0 or a bad
+// id.
+func (ix *Index) lang(id uint8) string {
+	if id == 0 || int(id) > len(ix.langs)/4 {
+		return ""
+	}
+	return ix.str(le.Uint32(ix.langs[4*(int(id)-1):]))
 }
 
 // errStream marks a damaged line stream.
@@ -466,29 +481,39 @@ func (d *decoder) varint() (int64, error) {
 }
 
 func (d *decoder) next(prev lineRange) (lineRange, error) {
-	delta, err := d.uvarint()
-	if err != nil || len(d.b) == 0 {
-		return lineRange{}, errStream
+	head, err := d.uvarint()
+	if err != nil {
+		return lineRange{}, err
 	}
-	r := lineRange{addr: prev.addr + delta, ok: d.b[0]&1 != 0}
-	d.b = d.b[1:]
-	var dl, df, dn int64
-	if dl, err = d.varint(); err != nil {
-		return r, err
+	r := prev
+	r.addr = prev.addr + head>>lineFlagBits
+	r.ok = head&flagFound != 0
+	r.col = 0
+	if head&flagLeaf != 0 {
+		v, err := d.varint()
+		if err != nil {
+			return r, err
+		}
+		r.leaf = uint32(int64(prev.leaf) + v)
 	}
-	if df, err = d.varint(); err != nil {
-		return r, err
+	if head&flagFile != 0 {
+		v, err := d.varint()
+		if err != nil {
+			return r, err
+		}
+		r.file = uint32(int64(prev.file) + v)
 	}
-	if dn, err = d.varint(); err != nil {
-		return r, err
-	}
-	col, err := d.uvarint()
+	v, err := d.varint()
 	if err != nil {
 		return r, err
 	}
-	r.leaf = uint32(int64(prev.leaf) + dl)
-	r.file = uint32(int64(prev.file) + df)
-	r.line = uint32(int64(prev.line) + dn)
-	r.col = uint32(col)
+	r.line = uint32(int64(prev.line) + v)
+	if head&flagColumn != 0 {
+		col, err := d.uvarint()
+		if err != nil {
+			return r, err
+		}
+		r.col = uint32(col)
+	}
 	return r, nil
 }

@@ -48,7 +48,7 @@ func Write(w io.Writer, in Input) error {
 	if len(in.Symbols) > maxTables {
 		return fmt.Errorf("symindex: %d symbol tables, at most %d fit a file", len(in.Symbols), maxTables)
 	}
-	b := &builder{strs: map[string]uint32{}, nodeIDs: map[nodeKey]int32{}, fileIDs: map[string]uint32{}}
+	b := &builder{strs: map[string]uint32{}, nodeIDs: map[nodeKey]int32{}, fileIDs: map[string]uint32{}, langIDs: map[debuginfo.Lang]uint8{}}
 	var secs []section
 	add := func(kind, table uint32, data []byte) {
 		secs = append(secs, section{kind: kind, table: table, data: data})
@@ -99,6 +99,11 @@ func Write(w io.Writer, in Input) error {
 		files = le.AppendUint32(files, ref)
 	}
 	add(kindFiles, 0, files)
+	var langs []byte
+	for _, ref := range b.langs {
+		langs = le.AppendUint32(langs, ref)
+	}
+	add(kindLangs, 0, langs)
 	add(kindLineBlocks, 0, blocks)
 	add(kindLineStream, 0, stream)
 	add(kindStrings, 0, b.blob)
@@ -178,6 +183,26 @@ type builder struct {
 	nodeIDs map[nodeKey]int32
 	files   []uint32 // string refs
 	fileIDs map[string]uint32
+	langs   []uint32 // string refs
+	langIDs map[debuginfo.Lang]uint8
+}
+
+// lang returns the language table index of l plus one; 0 for none, and
+// for languages beyond the first maxLangs (there are six).
+func (b *builder) lang(l debuginfo.Lang) uint8 {
+	if l == "" {
+		return 0
+	}
+	if id, ok := b.langIDs[l]; ok {
+		return id
+	}
+	if len(b.langs) >= maxLangs {
+		return 0
+	}
+	b.langs = append(b.langs, b.str(string(l)))
+	id := uint8(len(b.langs))
+	b.langIDs[l] = id
+	return id
 }
 
 // str returns the reference of s in the string blob, adding it once.
@@ -218,10 +243,12 @@ type nodeKey struct {
 	callLine, callCol int
 }
 
-// node returns the node for k, adding it once. A node record is:
-// parent i32 (-1 for none; always below the node's own index), function,
-// linkage and language string refs, inlined u8 and 3 bytes padding, call
-// file string ref, call line u32, call column u32.
+// node returns the node for k, adding it once. A node record (nodeSize
+// bytes) is: parent u32 (^0 for none; always below the node's own
+// index), function and linkage name string refs, call file (file table
+// index plus one, 0 for none), call line u32, call column u16 (at most
+// maxColumn), language (table index plus one) u8, flags u8 (bit 0:
+// inlined).
 func (b *builder) node(k nodeKey) int32 {
 	if id, ok := b.nodeIDs[k]; ok {
 		return id
@@ -230,15 +257,14 @@ func (b *builder) node(k nodeKey) int32 {
 	b.nodes = le.AppendUint32(b.nodes, uint32(k.parent))
 	b.nodes = le.AppendUint32(b.nodes, b.optStr(k.function))
 	b.nodes = le.AppendUint32(b.nodes, b.optStr(k.linkage))
-	b.nodes = le.AppendUint32(b.nodes, b.optStr(string(k.lang)))
-	inl := byte(0)
-	if k.inlined {
-		inl = 1
-	}
-	b.nodes = append(b.nodes, inl, 0, 0, 0)
-	b.nodes = le.AppendUint32(b.nodes, b.optStr(k.callFile))
+	b.nodes = le.AppendUint32(b.nodes, b.file(k.callFile))
 	b.nodes = le.AppendUint32(b.nodes, clampU32(k.callLine))
-	b.nodes = le.AppendUint32(b.nodes, clampU32(k.callCol))
+	b.nodes = le.AppendUint16(b.nodes, uint16(min(clampU32(k.callCol), maxColumn)))
+	flags := byte(0)
+	if k.inlined {
+		flags = 1
+	}
+	b.nodes = append(b.nodes, b.lang(k.lang), flags)
 	b.nodeIDs[k] = id
 	return id
 }
@@ -294,6 +320,13 @@ func (b *builder) lines(debug []*debuginfo.Index) (blocks, stream []byte) {
 		if len(ranges) == 0 && !r.ok {
 			continue // nothing below the first range is found either
 		}
+		// A gap too wide for the stream's address step is bridged by
+		// repeating the previous answer.
+		for n := len(ranges); n > 0 && r.addr-ranges[n-1].addr > maxAddrDelta; n++ {
+			bridge := ranges[n-1]
+			bridge.addr += maxAddrDelta
+			ranges = append(ranges, bridge)
+		}
 		ranges = append(ranges, r)
 	}
 	for i := 0; i < len(ranges); i += blockSize {
@@ -310,20 +343,36 @@ func (b *builder) lines(debug []*debuginfo.Index) (blocks, stream []byte) {
 	return blocks, stream
 }
 
-// encodeRange appends one range: the address as a delta from the
-// previous range's, a flags byte (bit 0: found), then the leaf node, file
-// and line as zigzag deltas from the previous range's and the column.
+// encodeRange appends one range: a uvarint holding the address step from
+// the previous range and the flag bits, then the leaf node and file as
+// zigzag deltas from the previous range's when they differ, the line as a
+// zigzag delta, and the column when it is not 0.
 func encodeRange(out []byte, prev, r lineRange) []byte {
-	out = binary.AppendUvarint(out, r.addr-prev.addr)
-	flags := byte(0)
+	flags := uint64(0)
 	if r.ok {
-		flags = 1
+		flags |= flagFound
 	}
-	out = append(out, flags)
-	out = binary.AppendVarint(out, int64(r.leaf)-int64(prev.leaf))
-	out = binary.AppendVarint(out, int64(r.file)-int64(prev.file))
+	if r.leaf != prev.leaf {
+		flags |= flagLeaf
+	}
+	if r.file != prev.file {
+		flags |= flagFile
+	}
+	if r.col != 0 {
+		flags |= flagColumn
+	}
+	out = binary.AppendUvarint(out, (r.addr-prev.addr)<<lineFlagBits|flags)
+	if flags&flagLeaf != 0 {
+		out = binary.AppendVarint(out, int64(r.leaf)-int64(prev.leaf))
+	}
+	if flags&flagFile != 0 {
+		out = binary.AppendVarint(out, int64(r.file)-int64(prev.file))
+	}
 	out = binary.AppendVarint(out, int64(r.line)-int64(prev.line))
-	return binary.AppendUvarint(out, uint64(r.col))
+	if flags&flagColumn != 0 {
+		out = binary.AppendUvarint(out, uint64(r.col))
+	}
+	return out
 }
 
 func sameAnswer(a, b lineRange) bool {

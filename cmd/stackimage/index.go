@@ -89,5 +89,10 @@ func writeIndexFile(path string, e *symbolize.Entry) (int64, error) {
 	if err := tmp.Close(); err != nil {
 		return 0, err
 	}
+	// CreateTemp makes the file private; an index is as readable as the
+	// symbol files it was made from.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return 0, err
+	}
 	return st.Size(), os.Rename(tmp.Name(), path)
 }
