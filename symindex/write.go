@@ -320,14 +320,7 @@ func (b *builder) lines(debug []*debuginfo.Index) (blocks, stream []byte) {
 		if len(ranges) == 0 && !r.ok {
 			continue // nothing below the first range is found either
 		}
-		// A gap too wide for the stream's address step is bridged by
-		// repeating the previous answer.
-		for n := len(ranges); n > 0 && r.addr-ranges[n-1].addr > maxAddrDelta; n++ {
-			bridge := ranges[n-1]
-			bridge.addr += maxAddrDelta
-			ranges = append(ranges, bridge)
-		}
-		ranges = append(ranges, r)
+		ranges = appendRange(ranges, r)
 	}
 	for i := 0; i < len(ranges); i += blockSize {
 		blk := ranges[i:min(i+blockSize, len(ranges))]
@@ -341,6 +334,17 @@ func (b *builder) lines(debug []*debuginfo.Index) (blocks, stream []byte) {
 		}
 	}
 	return blocks, stream
+}
+
+// appendRange appends r to ranges. A gap too wide for the stream's
+// address step is bridged by repeating the answer before it.
+func appendRange(ranges []lineRange, r lineRange) []lineRange {
+	for n := len(ranges); n > 0 && r.addr-ranges[n-1].addr > maxAddrDelta; n++ {
+		bridge := ranges[n-1]
+		bridge.addr += maxAddrDelta
+		ranges = append(ranges, bridge)
+	}
+	return append(ranges, r)
 }
 
 // encodeRange appends one range: a uvarint holding the address step from
