@@ -112,11 +112,7 @@ const noName = ^uint32(0)
 // entries) or extra (export names, which the trie does not give as one
 // table).
 type Table struct {
-	addrs []uint64 // sorted; unique per (address, section)
-	// top holds every blockSize-th address of addrs: a lookup searches it
-	// first (it is small enough to stay in cache), then one block of
-	// addrs, instead of jumping across all of addrs.
-	top    []uint64
+	addrs  []uint64 // sorted; unique per (address, section)
 	names  []uint32 // offset of the NUL-terminated name in strtab or extra; noName for none
 	sects  []uint8  // 1-based section index (n_sect); 0 when unknown
 	source []uint8  // Source of the entry
@@ -308,39 +304,7 @@ func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64
 		t.sects[i] = e.sect
 		t.source[i] = e.source
 	}
-	t.top = makeTop(t.addrs)
 	return t, nil
-}
-
-// blockSize is how many addresses one entry of Table.top stands for. 64
-// addresses are 512 bytes, eight cache lines: the search within a block
-// costs few memory loads, and top stays 1/64 of addrs (16k entries, 128
-// KiB, for a million symbols), which a core's cache holds.
-const blockSize = 64
-
-// makeTop returns every blockSize-th element of the sorted addrs.
-func makeTop(addrs []uint64) []uint64 {
-	top := make([]uint64, 0, (len(addrs)+blockSize-1)/blockSize)
-	for i := 0; i < len(addrs); i += blockSize {
-		top = append(top, addrs[i])
-	}
-	return top
-}
-
-// upper returns the index of the first address greater than x, or
-// len(t.addrs): upperBound(t.addrs, x), found through t.top. On a million
-// symbols a plain binary search misses the cache at most of its 20 steps;
-// this one misses in the last few only.
-func (t *Table) upper(x uint64) int {
-	k := upperBound(t.top, x) // blocks before k start at or below x
-	if k == 0 {
-		return 0
-	}
-	lo := (k - 1) * blockSize
-	hi := min(lo+blockSize, len(t.addrs))
-	// When every address of the block is at or below x, the answer is hi:
-	// the next block starts above x.
-	return lo + upperBound(t.addrs[lo:hi], x)
 }
 
 // readSymtab returns the LC_SYMTAB entries worth keeping.
@@ -518,25 +482,18 @@ func (t *Table) sectionOf(addr uint64) (uint8, bool) {
 
 // upperBound returns the index of the first element of the sorted a that is
 // greater than x, or len(a). It is sort.Search without the closure call per
-// step, and without a branch on the comparison (the compiler makes the
-// step a conditional move), which on random addresses would be
-// mispredicted half the time.
+// step, which is most of the cost of a lookup.
 func upperBound(a []uint64, x uint64) int {
-	if len(a) == 0 {
-		return 0
-	}
-	base, n := 0, len(a)
-	for n > 1 {
-		half := n >> 1
-		if a[base+half-1] <= x {
-			base += half
+	lo, hi := 0, len(a)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if a[m] > x {
+			hi = m
+		} else {
+			lo = m + 1
 		}
-		n -= half
 	}
-	if a[base] <= x {
-		base++
-	}
-	return base
+	return lo
 }
 
 // spanOf returns the section holding addr.
@@ -566,7 +523,7 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 
 // find returns the index of the entry answering for addr.
 func (t *Table) find(addr uint64) (int, bool) {
-	i := t.upper(addr) - 1
+	i := upperBound(t.addrs, addr) - 1
 	if i < 0 {
 		return 0, false
 	}
@@ -642,7 +599,7 @@ func (t *Table) Len() int { return len(t.addrs) }
 // Bytes returns the memory the table holds besides its string table
 // (StringBytes).
 func (t *Table) Bytes() int {
-	return cap(t.addrs)*8 + cap(t.top)*8 + cap(t.names)*4 + cap(t.sects) + cap(t.source) + len(t.extra) + cap(t.sections)*24
+	return cap(t.addrs)*8 + cap(t.names)*4 + cap(t.sects) + cap(t.source) + len(t.extra) + cap(t.sections)*24
 }
 
 // StringBytes returns the size of the string table the table keeps.
