@@ -54,9 +54,13 @@ func NewIndexEntry(path string) (*Entry, error) {
 	return entryFromIndex(ix), nil
 }
 
-// IsIndexFile reports whether the file at path starts with the symindex
-// magic.
+// IsIndexFile reports whether the file at path is a regular file that
+// starts with the symindex magic. Anything but a regular file (a FIFO
+// would block the open) is refused before it is opened.
 func IsIndexFile(path string) bool {
+	if image.CheckRegular(path) != nil {
+		return false
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false

@@ -36,6 +36,13 @@ func (r readBytes) bytes() []byte { return r }
 func (r readBytes) close() error  { return nil }
 
 func openMapping(path string) (mapping, error) {
+	// Refuse anything but a regular file before opening it: opening a
+	// FIFO blocks until a writer comes.
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -257,3 +257,9 @@ func ExampleIndex_Lookup() {
 	a := ix.Lookup(0x100003f60)
 	fmt.Println(a.Symbol.Name, a.Frames)
 }
+
+func TestOpenNotRegular(t *testing.T) {
+	if _, err := symindex.Open(t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Open(a directory) = %v, want an error saying it is not a regular file", err)
+	}
+}
