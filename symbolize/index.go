@@ -19,6 +19,7 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/symtab"
 )
 
@@ -48,6 +49,8 @@ type Symbols struct {
 	// noUUID indexes files with a slice that has no LC_UUID (object files,
 	// old toolchains) by base name: for those the name is all there is.
 	noUUID map[string][]string
+	// indexes holds the paths of symindex files by UUID (symindex.go).
+	indexes map[image.UUID][]string
 	// loads holds the entries loaded or being loaded, by UUID and, for
 	// images without one, by base name and architecture (noUUIDKey).
 	loads       map[image.UUID]*load
@@ -81,7 +84,7 @@ func newLoad() *load { return &load{refs: &fileRefs{n: 1}} }
 type fileRefs struct {
 	mu    sync.Mutex
 	n     int
-	files []*image.File
+	files []io.Closer // image files, index files
 }
 
 func (r *fileRefs) acquire() {
@@ -91,7 +94,7 @@ func (r *fileRefs) acquire() {
 }
 
 // add makes f one of the files closed with the last reference.
-func (r *fileRefs) add(f *image.File) {
+func (r *fileRefs) add(f io.Closer) {
 	r.mu.Lock()
 	r.files = append(r.files, f)
 	r.mu.Unlock()
@@ -106,7 +109,7 @@ func (r *fileRefs) release() error {
 		return nil
 	}
 	r.n--
-	var files []*image.File
+	var files []io.Closer
 	if r.n == 0 {
 		files, r.files = r.files, nil
 	}
@@ -176,6 +179,10 @@ type Entry struct {
 	// refs counts the holders of the files behind the entry; nil for an
 	// entry made by NewEntry, whose files are its caller's.
 	refs *fileRefs
+
+	// stored answers Symbol and Source when the entry comes from an index
+	// file (symindex.go).
+	stored *symindex.Index
 
 	namesMu   sync.Mutex
 	demangled map[string]string // raw symbol table name → readable
@@ -312,6 +319,9 @@ func (s *Symbols) AddFile(path string) error {
 	}
 	if handled, err := s.addSideFile(path); handled {
 		return err
+	}
+	if s.addIndexFile(path) {
+		return nil
 	}
 	ok, err := looksLikeMachO(path)
 	if err != nil {
@@ -460,7 +470,8 @@ func (s *Symbols) Lookup(u image.UUID) (*Entry, error) {
 func (s *Symbols) lookup(u image.UUID) (*Entry, []error) {
 	s.mu.Lock()
 	paths := s.byUUID[u]
-	if len(paths) == 0 {
+	indexPaths := append([]string(nil), s.indexes[u]...)
+	if len(paths) == 0 && len(indexPaths) == 0 {
 		s.mu.Unlock()
 		return nil, nil
 	}
@@ -482,6 +493,12 @@ func (s *Symbols) lookup(u image.UUID) (*Entry, []error) {
 	ld.once.Do(func() {
 		if testHookLoad != nil {
 			testHookLoad(u.String())
+		}
+		// An index file answers first; a damaged one is skipped and the
+		// symbol files answer.
+		if e := s.entryFromIndexFiles(u, indexPaths, ld.refs); e != nil {
+			ld.entry = e
+			return
 		}
 		var images []*image.Image
 		var warnings []string
@@ -731,6 +748,9 @@ func (e *Entry) Image() *image.Image { return e.Images[0] }
 // which beats a bare function start; among equals the closest symbol
 // wins. Hidden names the entry's SymbolMap knows are restored.
 func (e *Entry) Symbol(addr uint64) (symtab.Symbol, bool) {
+	if e.stored != nil {
+		return e.stored.Symbol(addr)
+	}
 	var best symtab.Symbol
 	found := false
 	for _, t := range e.Tables {
@@ -789,6 +809,13 @@ func (e *Entry) Debug() []*debuginfo.Index {
 // Source returns the source-level frames at an unslid address, innermost
 // first, from the first of the entry's DWARF indexes that knows it.
 func (e *Entry) Source(addr uint64) []debuginfo.Frame {
+	if e.stored != nil {
+		if e.NoDebugInfo {
+			return nil
+		}
+		frames, _ := e.stored.Source(addr)
+		return frames
+	}
 	for _, ix := range e.Debug() {
 		if frames, ok := ix.Lookup(addr); ok {
 			return frames

@@ -3,7 +3,7 @@
 // functions, and prints how their time and peak memory compare. `make
 // bench` runs it.
 //
-//	go run ./bench/compare [-mode symtab|dwarf] [-bin MACHO] [-arch ARCH] [-n 100000] [-runs 5]
+//	go run ./bench/compare [-mode symtab|dwarf|index] [-bin MACHO] [-arch ARCH] [-n 100000] [-runs 5]
 //
 // Without -bin it builds GOOS=darwin GOARCH=arm64 cmd/go (about 20k
 // symbols) into the user's cache directory, once per Go version. Addresses
@@ -47,7 +47,7 @@ func run() error {
 	arch := flag.String("arch", "", "the slice of a fat file")
 	n := flag.Int("n", 100_000, "how many addresses")
 	runs := flag.Int("runs", 5, "runs of each program; the best is kept")
-	mode := flag.String("mode", "symtab", `what to compare: "symtab" (names from the symbol table) or "dwarf" (functions, files and lines with inline chains)`)
+	mode := flag.String("mode", "symtab", `what to compare: "symtab" (names from the symbol table), "dwarf" (functions, files and lines with inline chains) or "index" (dwarf, answered from a symindex file of -bin)`)
 	llvm := flag.String("llvm", "llvm-symbolizer", "the llvm-symbolizer to compare with")
 	flag.Parse()
 
@@ -71,8 +71,10 @@ func run() error {
 		c, err = symtabComparison(*bin, *arch, *n, ours, *llvm)
 	case "dwarf":
 		c, err = dwarfComparison(*bin, *arch, *n, ours, *llvm)
+	case "index":
+		c, err = indexComparison(*bin, *arch, *n, ours, *llvm, tmp, *runs)
 	default:
-		return fmt.Errorf("-mode %q: want symtab or dwarf", *mode)
+		return fmt.Errorf("-mode %q: want symtab, dwarf or index", *mode)
 	}
 	if err != nil {
 		return err

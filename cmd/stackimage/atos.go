@@ -33,11 +33,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	im, err := openSlice(file, *arch)
-	if err != nil {
-		return err
-	}
-	entry, err := symbolize.NewEntry(im)
+	entry, im, err := openAtosEntry(file, *arch)
 	if err != nil {
 		return err
 	}
@@ -60,6 +56,11 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	// atos names the image after the file it read: the executable of an
 	// app bundle, the DWARF file of a dSYM (App.app.dSYM -> App).
 	name := filepath.Base(file)
+	if im.Name != "" && symbolize.IsIndexFile(file) {
+		// An index file is named after its architecture; it keeps the
+		// name of the file it was made from.
+		name = filepath.Base(filepath.ToSlash(im.Name))
+	}
 	a := &atos{entry: entry, image: name, slide: slide, inlines: *inlines, noDemangle: *noDemangle, fullPath: *fullPath}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
@@ -116,7 +117,7 @@ type atos struct {
 // the next call.
 func (a *atos) answer(addr uint64) []byte {
 	a.buf = a.buf[:0]
-	if len(a.entry.Debug()) == 0 {
+	if !a.entry.HasDebugInfo() {
 		// Without DWARF only the symbol table can answer: skip building
 		// frames.
 		if sym, ok := a.entry.Symbol(addr - a.slide); ok && (a.noDemangle || !mayBeMangled(sym.RawName)) {
@@ -191,6 +192,24 @@ func mayBeMangled(raw string) bool {
 var manglingPrefixes = []string{
 	"_Z", "__Z", "_R", "__R", // C++, Rust
 	"$s", "_$s", "$S", "_$S", "$e", "_$e", "_T0", "__T", // Swift
+}
+
+// openAtosEntry opens a symindex file, or a Mach-O file's slice, as the
+// entry atos answers from.
+func openAtosEntry(path, arch string) (*symbolize.Entry, *image.Image, error) {
+	if symbolize.IsIndexFile(path) {
+		e, err := symbolize.NewIndexEntry(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return e, e.Image(), nil
+	}
+	im, err := openSlice(path, arch)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := symbolize.NewEntry(im)
+	return e, im, err
 }
 
 // openSlice opens a Mach-O file and picks the slice: the only one of a thin

@@ -4,6 +4,7 @@
 //	stackimage symbolicate DUMP [--symbols DIR]... [--format text|json|same]
 //	stackimage atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]
 //	stackimage images FILE...
+//	stackimage index --symbols DIR --out STORE
 package main
 
 import (
@@ -27,6 +28,9 @@ Usage:
   stackimage images FILE...
       Print the UUID, architecture, type and segments of every slice
       (of the executable, for a .app or .dSYM bundle).
+  stackimage index --symbols DIR --out STORE
+      Write STORE/UUID/ARCH.symindex for every binary and dSYM under DIR;
+      --symbols STORE (and atos -o FILE.symindex) then answer from them.
 
 Run "stackimage COMMAND --help" for a command's options.
 `
@@ -58,6 +62,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runAtos(args[1:], stdin, stdout, stderr)
 	case "images":
 		err = runImages(args[1:], stdout, stderr)
+	case "index":
+		err = runIndex(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symindex"
+)
+
+// runIndex writes a symindex file for every binary and dSYM found under
+// the --symbols directories: STORE/UUID/ARCH.symindex, the UUID in
+// Apple's upper-case 8-4-4-4-12 form and ARCH as Apple's tools name it
+// (arm64, x86_64, armv7s, ...). A binary and its dSYM, which share a UUID,
+// make one file. Files are written under a temporary name and renamed, so
+// that a reader never maps a file being written.
+func runIndex(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("index", "index --symbols DIR [--symbols DIR]... --out STORE", stderr)
+	var dirs stringList
+	fs.Var(&dirs, "symbols", "a binary, a dSYM or a directory of them (repeatable)")
+	out := fs.String("out", "", "the directory to write STORE/UUID/ARCH.symindex files into")
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, rest[0])
+	}
+	if len(dirs) == 0 || *out == "" {
+		return fmt.Errorf("%w: --symbols DIR and --out STORE are required", errUsage)
+	}
+	syms := symbolize.NewSymbols()
+	defer syms.Close()
+	for _, d := range dirs {
+		if err := syms.AddDir(d); err != nil {
+			return err
+		}
+	}
+	for _, s := range syms.Skipped {
+		writeLine(stderr, "stackimage index: skipped %s", s)
+	}
+	written := 0
+	for _, u := range syms.UUIDs() {
+		e, err := syms.Lookup(u)
+		if err != nil || e == nil {
+			writeLine(stderr, "stackimage index: %s: no readable file", u)
+			continue
+		}
+		path := filepath.Join(*out, u.String(), e.Image().ArchName()+symindex.Extension)
+		size, err := writeIndexFile(path, e)
+		if err != nil {
+			writeLine(stderr, "stackimage index: %s: %v", u, err)
+			continue
+		}
+		for _, w := range e.Warnings() {
+			writeLine(stderr, "stackimage index: warning: %s", w)
+		}
+		writeLine(stdout, "%s %s (%d bytes)", u, path, size)
+		written++
+	}
+	if written == 0 {
+		return fmt.Errorf("no image with a UUID found under %v", []string(dirs))
+	}
+	return nil
+}
+
+// writeIndexFile writes e's index to path through a temporary file in the
+// same directory, and returns its size.
+func writeIndexFile(path string, e *symbolize.Entry) (int64, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return 0, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".symindex-*")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
+	if err := e.WriteIndex(tmp); err != nil {
+		tmp.Close()
+		return 0, err
+	}
+	st, err := tmp.Stat()
+	if err != nil {
+		tmp.Close()
+		return 0, err
+	}
+	if err := tmp.Close(); err != nil {
+		return 0, err
+	}
+	// CreateTemp makes the file private; an index is as readable as the
+	// symbol files it was made from.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return 0, err
+	}
+	return st.Size(), os.Rename(tmp.Name(), path)
+}

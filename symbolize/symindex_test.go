@@ -1,0 +1,93 @@
+package symbolize
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stackimage/stackimage/image"
+)
+
+// TestIndexFiles checks that Symbols answers a UUID from its index file,
+// as the Mach-O files would, and falls back to the Mach-O files when the
+// index file is damaged.
+func TestIndexFiles(t *testing.T) {
+	bin := filepath.Join("..", "fixtures", "bin", "chain-arm64-O1")
+	dsym := filepath.Join(bin+".dSYM", "Contents", "Resources", "DWARF", "chain-arm64-O1")
+	files := NewSymbols()
+	for _, p := range []string{bin, dsym} {
+		if err := files.AddFile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer files.Close()
+	uuids := files.UUIDs()
+	if len(uuids) != 1 {
+		t.Fatalf("UUIDs() = %v, want one", uuids)
+	}
+	u := uuids[0]
+	fromFiles, err := files.Lookup(u)
+	if err != nil || fromFiles == nil {
+		t.Fatalf("Lookup(%s) = %v, %v", u, fromFiles, err)
+	}
+	var buf bytes.Buffer
+	if err := fromFiles.WriteIndex(&buf); err != nil {
+		t.Fatal(err)
+	}
+
+	good := filepath.Join(t.TempDir(), "arm64.symindex")
+	if err := os.WriteFile(good, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stored := NewSymbols()
+	if err := stored.AddDir(filepath.Dir(good)); err != nil {
+		t.Fatal(err)
+	}
+	e, err := stored.Lookup(u)
+	if err != nil || e == nil || e.stored == nil {
+		t.Fatalf("Lookup(%s) from the index = %+v, %v; want an entry made from the index", u, e, err)
+	}
+	if !e.HasDebugInfo() {
+		t.Errorf("HasDebugInfo() = false for an index with line tables")
+	}
+	text, _ := fromFiles.Image().TextSegment()
+	for a := text.Addr; a < text.Addr+text.Size; a += 2 {
+		f := Frame{Address: a, LookupAddress: a}
+		want := fromFiles.Resolve(f, a, false)
+		got := e.Resolve(f, a, false)
+		if len(got) != len(want) {
+			t.Fatalf("Resolve(%#x) = %d frames, want %d", a, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("Resolve(%#x)[%d] = %+v, want %+v", a, i, got[i], want[i])
+			}
+		}
+	}
+
+	// A damaged index is skipped with its reason; the Mach-O files answer.
+	damaged := filepath.Join(t.TempDir(), "arm64.symindex")
+	if err := os.WriteFile(damaged, buf.Bytes()[:buf.Len()-10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	both := NewSymbols()
+	defer both.Close()
+	for _, p := range []string{damaged, bin} {
+		if err := both.AddFile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(both.Skipped) != 1 || !strings.Contains(both.Skipped[0], "truncated") {
+		t.Errorf("Skipped = %q, want the damaged index, truncated", both.Skipped)
+	}
+	e, err = both.Lookup(u)
+	if err != nil || e == nil || e.stored != nil || len(e.Images) != 1 || e.Images[0].UUID != u {
+		t.Fatalf("Lookup(%s) with a damaged index = %+v, %v; want the binary's entry", u, e, err)
+	}
+	var zero image.UUID
+	if e.UUID == zero {
+		t.Errorf("entry without UUID")
+	}
+}

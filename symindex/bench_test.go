@@ -1,0 +1,80 @@
+package symindex_test
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stackimage/stackimage/internal/testcorpus"
+	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symindex"
+)
+
+// goDarwinIndex writes the index of a GOOS=darwin build of cmd/go (built
+// once per Go version by testcorpus) and returns its path and the
+// entry it was made from.
+func goDarwinIndex(b *testing.B) (string, *symbolize.Entry) {
+	bin, err := testcorpus.GoDarwinBinary()
+	if err != nil {
+		b.Skipf("no darwin cmd/go build: %v", err)
+	}
+	for _, images := range openImages(b, bin) {
+		e, _ := symbolize.NewEntry(images...)
+		path := filepath.Join(b.TempDir(), "go"+symindex.Extension)
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := e.WriteIndex(f); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		return path, e
+	}
+	b.Fatal("no image")
+	return "", nil
+}
+
+// BenchmarkIndex times, on the darwin cmd/go: opening the index file and
+// answering one address (the cost of a first answer in a process), and
+// warm lookups of random addresses (symbol and frames).
+func BenchmarkIndex(b *testing.B) {
+	path, e := goDarwinIndex(b)
+	lo, hi, ok := e.Debug()[0].Bounds()
+	if !ok {
+		b.Fatal("no line tables")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	addrs := make([]uint64, 100_000)
+	for i := range addrs {
+		addrs[i] = lo + rng.Uint64N(hi-lo)
+	}
+	b.Run("open+first", func(b *testing.B) {
+		for b.Loop() {
+			ix, err := symindex.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if a := ix.Lookup(addrs[0]); !a.HasSymbol {
+				b.Fatalf("Lookup(%#x): no symbol", addrs[0])
+			}
+			ix.Close()
+		}
+	})
+	b.Run("lookup", func(b *testing.B) {
+		ix, err := symindex.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ix.Close()
+		for b.Loop() {
+			for _, a := range addrs {
+				ix.Lookup(a)
+			}
+		}
+		b.ReportMetric(float64(len(addrs))*float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
+	})
+}

@@ -1,0 +1,130 @@
+// Package symindex writes and reads persisted symbol indexes: one file per
+// image (UUID and architecture) holding everything needed to answer "which
+// symbol, file:line and inlined functions at this address" without the
+// binary or its DWARF.
+//
+// A file holds the image's symbol tables as package symtab builds them
+// (LC_SYMTAB names, export-trie names and bare function starts, with the
+// section ranges that bound lookups), its segments, the address ranges of
+// its DWARF answers (line-table rows merged with function and
+// inlined-subroutine ranges) with the tree of inlined calls, and one string
+// table. Write builds it from symtab.Tables and debuginfo.Indexes; Open maps
+// it (mmap where the system has it) and answers lookups straight from the
+// mapped bytes.
+//
+// The reader trusts nothing: the header's magic, version, length and a
+// CRC-32C of the body are checked when the file is opened, every section
+// must lie inside the file, and every offset read at lookup time is
+// bounds-checked, so a damaged file gives errors or empty answers, never a
+// panic or a read past its end. docs/symindex.md describes the format.
+package symindex
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+)
+
+// Magic starts every index file.
+const Magic = "STKSYMIX"
+
+// Version is the format version this package writes and reads. A reader
+// refuses any other version with ErrVersion.
+const Version = 1
+
+// Extension is the file name extension of an index file.
+const Extension = ".symindex"
+
+// headerSize is the size of the fixed header; the section directory
+// follows it.
+const headerSize = 64
+
+// Header field offsets.
+const (
+	offMagic      = 0  // [8]byte
+	offVersion    = 8  // u32
+	offSections   = 12 // u32: number of directory entries
+	offUUID       = 16 // [16]byte
+	offCPUType    = 32 // u32
+	offCPUSubtype = 36 // u32
+	offFileSize   = 40 // u64: the whole file
+	offChecksum   = 48 // u32: CRC-32C of bytes [headerSize, file size)
+	offFileType   = 52 // u32: the Mach-O file type (MH_EXECUTE, ...)
+)
+
+// dirEntrySize is one section directory entry: kind u32, table u32,
+// offset u64, size u64.
+const dirEntrySize = 24
+
+// Section kinds.
+const (
+	kindStrings     = 1  // string blob: uvarint length, bytes
+	kindSegments    = 2  // segmentSize records
+	kindSymRanges   = 3  // per table: section ranges, rangeSize records
+	kindSymAddrs    = 4  // per table: u64 per entry, sorted
+	kindSymTop      = 5  // per table: every blockSize-th address, u64
+	kindSymNames    = 6  // per table: string ref per entry, noString for none
+	kindSymInfo     = 7  // per table: section u8, source u8 per entry
+	kindNodes       = 8  // functions and inlined calls, nodeSize records
+	kindFiles       = 9  // string ref per source file
+	kindLineBlocks  = 10 // lineBlockSize records
+	kindLineStream  = 11 // varint-coded ranges
+	kindImageName   = 12 // u32 string ref: the file the index was made from
+	kindLangs       = 13 // string ref per language name of the nodes
+	maxSectionKinds = 64 // bounds the directory of a hostile file
+	maxTables       = 16 // symbol tables per file (binary, dSYM, ...)
+)
+
+// Record sizes.
+const (
+	segmentSize   = 24 // name ref u32, prot u32, addr u64, size u64
+	rangeSize     = 24 // start u64, end u64, index u8, 7 bytes padding
+	nodeSize      = 24 // see builder.node
+	lineBlockSize = 16 // first address u64, stream offset u32, count u32
+)
+
+// blockSize is the number of symbols one top-level address stands for, and
+// the most ranges one line block holds.
+const blockSize = 64
+
+// maxAddrDelta bounds the address step between two ranges of the line
+// stream, which shares its varint with four flag bits.
+const maxAddrDelta = 1<<59 - 1
+
+// Line stream flag bits, in the low bits of each range's first varint.
+const (
+	flagFound    = 1 << 0 // the DWARF answers here
+	flagLeaf     = 1 << 1 // the innermost node differs from the previous range's
+	flagFile     = 1 << 2 // the file differs
+	flagColumn   = 1 << 3 // the column is not 0
+	lineFlagBits = 4
+	maxColumn    = 1<<16 - 1 // columns above are stored as this
+	maxLangs     = 255
+)
+
+// noString marks an absent string reference.
+const noString = ^uint32(0)
+
+// castagnoli is the CRC-32C table (hardware-accelerated on amd64 and arm64).
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+var le = binary.LittleEndian
+
+// ErrVersion is wrapped by the error for a file of another format version.
+var ErrVersion = errors.New("symindex: unsupported format version")
+
+// ErrUUID is wrapped by the error for a file whose UUID is not the one
+// asked for.
+var ErrUUID = errors.New("symindex: UUID mismatch")
+
+// FormatError reports a malformed index file: what is wrong and where (the
+// byte offset in the file of the field or record).
+type FormatError struct {
+	Off int64
+	Msg string
+}
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("symindex: %s at offset %#x", e.Msg, e.Off)
+}

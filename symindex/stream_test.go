@@ -1,0 +1,61 @@
+package symindex
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestLineStream round-trips ranges through the stream encoding, with
+// every field changing, staying and taking extreme values.
+func TestLineStream(t *testing.T) {
+	ranges := []lineRange{
+		{addr: 0x1000},
+		{addr: 0x1004, ok: true, leaf: 1, file: 1, line: 10, col: 3},
+		{addr: 0x1008, ok: true, leaf: 1, file: 1, line: 9},
+		{addr: 0x1008 + maxAddrDelta, ok: true, leaf: 70000, file: 2, line: 1<<32 - 1, col: 1<<32 - 1},
+		{addr: 0x1009 + maxAddrDelta, leaf: 0, file: 0, line: 0},
+	}
+	var stream []byte
+	prev := lineRange{addr: ranges[0].addr}
+	for _, r := range ranges {
+		stream = encodeRange(stream, prev, r)
+		prev = r
+	}
+	d := decoder{b: stream}
+	prev = lineRange{addr: ranges[0].addr}
+	var got []lineRange
+	for range ranges {
+		r, err := d.next(prev)
+		if err != nil {
+			t.Fatalf("next after %d ranges: %v", len(got), err)
+		}
+		got = append(got, r)
+		prev = r
+	}
+	if diff := cmp.Diff(ranges, got, cmp.AllowUnexported(lineRange{})); diff != "" {
+		t.Errorf("decoded ranges differ (-written +read):\n%s", diff)
+	}
+	if len(d.b) != 0 {
+		t.Errorf("%d bytes left after the last range", len(d.b))
+	}
+	if _, err := (&decoder{b: stream[:1]}).next(lineRange{}); err == nil {
+		// One byte is a complete head; the line delta is missing.
+		t.Errorf("next on a cut stream: no error")
+	}
+}
+
+// TestWideGap checks that a gap wider than the stream's address step is
+// bridged by repeating the answer before it.
+func TestWideGap(t *testing.T) {
+	first := lineRange{addr: 0x10, ok: true, line: 5}
+	r := lineRange{addr: 0x10 + 2*maxAddrDelta + 1, ok: true, line: 6}
+	got := appendRange(appendRange(nil, first), r)
+	want := []lineRange{first,
+		{addr: 0x10 + maxAddrDelta, ok: true, line: 5},
+		{addr: 0x10 + 2*maxAddrDelta, ok: true, line: 5},
+		r}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(lineRange{})); diff != "" {
+		t.Errorf("appendRange (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,265 @@
+package symindex_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/testcorpus"
+	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symindex"
+)
+
+// fixtureDir returns the repository's fixtures/bin.
+func fixtureDir(t testing.TB) string {
+	root, err := testcorpus.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(root, "fixtures", "bin")
+}
+
+// dsymFile returns the DWARF file inside bundle, or "" when there is none.
+func dsymFile(bundle string) string {
+	files, _ := filepath.Glob(filepath.Join(bundle, "Contents", "Resources", "DWARF", "*"))
+	if len(files) == 0 {
+		return ""
+	}
+	return files[0]
+}
+
+// openImages opens the files and returns their slices by UUID, in file
+// order (the binary before its dSYM).
+func openImages(t testing.TB, paths ...string) map[image.UUID][]*image.Image {
+	out := map[image.UUID][]*image.Image{}
+	for _, p := range paths {
+		f, err := image.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		for _, im := range f.Images {
+			out[im.UUID] = append(out[im.UUID], im)
+		}
+	}
+	return out
+}
+
+// roundTrip writes the entry's index and parses it back.
+func roundTrip(t testing.TB, e *symbolize.Entry) (*symindex.Index, []byte) {
+	var buf bytes.Buffer
+	if err := e.WriteIndex(&buf); err != nil {
+		t.Fatalf("WriteIndex: %v", err)
+	}
+	ix, err := symindex.Parse(buf.Bytes())
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return ix, buf.Bytes()
+}
+
+// compareAt checks that the index answers as the entry does at addr.
+func compareAt(t *testing.T, e *symbolize.Entry, ix *symindex.Index, addr uint64) bool {
+	t.Helper()
+	wantSym, wantOK := e.Symbol(addr)
+	gotSym, gotOK := ix.Symbol(addr)
+	if gotOK != wantOK || gotSym != wantSym {
+		t.Errorf("Symbol(%#x) = %+v, %v; want %+v, %v", addr, gotSym, gotOK, wantSym, wantOK)
+		return false
+	}
+	want := e.Source(addr)
+	got, _ := ix.Source(addr)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Source(%#x) mismatch (-symbol file +index):\n%s", addr, diff)
+		return false
+	}
+	return true
+}
+
+// TestFixtures compares the index with the binary and dSYM at every
+// address of every fixture's segments.
+func TestFixtures(t *testing.T) {
+	dir := fixtureDir(t)
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := 0
+	for _, n := range names {
+		if n.IsDir() || !(strings.HasSuffix(n.Name(), ".o") || !strings.Contains(n.Name(), ".")) {
+			continue
+		}
+		t.Run(n.Name(), func(t *testing.T) {
+			paths := []string{filepath.Join(dir, n.Name())}
+			if d := dsymFile(filepath.Join(dir, n.Name()+".dSYM")); d != "" {
+				paths = append(paths, d)
+			}
+			for u, images := range openImages(t, paths...) {
+				e, _ := symbolize.NewEntry(images...)
+				ix, _ := roundTrip(t, e)
+				if ix.UUID() != u {
+					t.Errorf("UUID() = %s, want %s", ix.UUID(), u)
+				}
+				if diff := cmp.Diff(images[0].Segments, segmentsOf(ix, images[0].Segments)); diff != "" {
+					t.Errorf("segments differ (-image +index):\n%s", diff)
+				}
+				for _, seg := range images[0].Segments {
+					if seg.Name == "__PAGEZERO" || seg.Size > 1<<20 {
+						continue
+					}
+					for a := seg.Addr; a < seg.Addr+seg.Size; a++ {
+						if !compareAt(t, e, ix, a) {
+							return
+						}
+					}
+				}
+				tested++
+			}
+		})
+	}
+	if tested < 20 {
+		t.Errorf("compared %d fixture images, want at least 20", tested)
+	}
+}
+
+// segmentsOf returns the index's segments in the image's form, with the
+// fields the index does not keep copied from want.
+func segmentsOf(ix *symindex.Index, want []image.Segment) []image.Segment {
+	var out []image.Segment
+	for i, s := range ix.Segments() {
+		seg := image.Segment{Name: s.Name, Addr: s.Addr, Size: s.Size, Prot: s.Prot}
+		if i < len(want) {
+			seg.Offset, seg.FileSize, seg.MaxProt = want[i].Offset, want[i].FileSize, want[i].MaxProt
+		}
+		out = append(out, seg)
+	}
+	return out
+}
+
+// TestCorpusDSYMs compares the index with real dSYMs at every DWARF
+// boundary, one byte either side, and every 4th address of __text.
+func TestCorpusDSYMs(t *testing.T) {
+	corpus := testcorpus.Dir(t)
+	bundles := []string{
+		"macsymbolicator/MacSymbolicatorTests/Resources/dSYMs/CrashingTest.dSYM",
+		"macsymbolicator/MacSymbolicatorTests/Resources/dSYMs/SingleThreadHangingTest.dSYM",
+		"symbolic/symbolic-testutils/fixtures/macos/overlapping_funcs.dSYM",
+		"symbolic/symbolic-testutils/fixtures/macos/Example.framework.dSYM",
+		"symbolic/symbolic-testutils/fixtures/macos/crash.dSYM",
+		"pprof/internal/binutils/testdata/lib_mac_64.dSYM",
+		"pprof/internal/binutils/testdata/exe_mac_64.dSYM",
+	}
+	for _, b := range bundles {
+		t.Run(filepath.Base(b), func(t *testing.T) {
+			file := dsymFile(filepath.Join(corpus, b))
+			if file == "" {
+				t.Fatalf("%s: no DWARF file", b)
+			}
+			for _, images := range openImages(t, file) {
+				e, _ := symbolize.NewEntry(images...)
+				ix, data := roundTrip(t, e)
+				var addrs []uint64
+				for _, d := range e.Debug() {
+					for _, a := range d.Boundaries() {
+						addrs = append(addrs, a-1, a, a+1)
+					}
+				}
+				if s, ok := images[0].Section("__TEXT", "__text"); ok {
+					for a := s.Addr; a < s.Addr+s.Size; a += 4 {
+						addrs = append(addrs, a)
+					}
+				}
+				for _, a := range addrs {
+					if !compareAt(t, e, ix, a) {
+						return
+					}
+				}
+				t.Logf("%s: %d addresses compared, index %d bytes", images[0].ArchName(), len(addrs), len(data))
+			}
+		})
+	}
+}
+
+func TestBadFiles(t *testing.T) {
+	dir := fixtureDir(t)
+	images := openImages(t, filepath.Join(dir, "chain-arm64-O1"), dsymFile(filepath.Join(dir, "chain-arm64-O1.dSYM")))
+	var u image.UUID
+	var e *symbolize.Entry
+	for k, ims := range images {
+		u = k
+		e, _ = symbolize.NewEntry(ims...)
+	}
+	_, good := roundTrip(t, e)
+	mutate := func(f func(b []byte) []byte) []byte {
+		return f(bytes.Clone(good))
+	}
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "shorter than the 64-byte header"},
+		{"truncated header", good[:40], "shorter than the 64-byte header"},
+		{"truncated", good[:len(good)-1], "truncated or extended"},
+		{"extended", append(bytes.Clone(good), 0), "truncated or extended"},
+		{"bad magic", mutate(func(b []byte) []byte { b[0] = 'X'; return b }), "bad magic"},
+		{"version 2", mutate(func(b []byte) []byte { b[8] = 2; return b }), "unsupported format version"},
+		{"flipped byte", mutate(func(b []byte) []byte { b[len(b)/2] ^= 0x40; return b }), "checksum"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := symindex.Parse(tc.data)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Parse = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := symindex.Parse(mutate(func(b []byte) []byte { b[8] = 2; return b })); !errors.Is(err, symindex.ErrVersion) {
+		t.Errorf("Parse(version 2) = %v, want ErrVersion", err)
+	}
+
+	path := filepath.Join(t.TempDir(), "x.symindex")
+	if err := os.WriteFile(path, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := symindex.OpenUUID(path, u)
+	if err != nil {
+		t.Fatalf("OpenUUID(right UUID) = %v", err)
+	}
+	ix.Close()
+	other := u
+	other[0] ^= 1
+	if _, err := symindex.OpenUUID(path, other); !errors.Is(err, symindex.ErrUUID) {
+		t.Errorf("OpenUUID(other UUID) = %v, want ErrUUID", err)
+	}
+	if err := os.WriteFile(path, good[:100], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := symindex.Open(path); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("Open(truncated) = %v, want an error naming the file", err)
+	}
+}
+
+func ExampleIndex_Lookup() {
+	ix, err := symindex.Open("store/UUID/arm64.symindex")
+	if err != nil {
+		fmt.Println(err) // the caller falls back to the symbol file
+		return
+	}
+	defer ix.Close()
+	a := ix.Lookup(0x100003f60)
+	fmt.Println(a.Symbol.Name, a.Frames)
+}
+
+func TestOpenNotRegular(t *testing.T) {
+	if _, err := symindex.Open(t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Open(a directory) = %v, want an error saying it is not a regular file", err)
+	}
+}
