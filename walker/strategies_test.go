@@ -321,3 +321,28 @@ func TestX86CallBefore(t *testing.T) {
 		})
 	}
 }
+
+// TestWalkStopsOutsideImages: with unwind tables in use, a caller whose PC
+// is in no known image is kept and ends the walk, even when a frame
+// record would lead on; without an Unwinder the record is followed.
+func TestWalkStopsOutsideImages(t *testing.T) {
+	ta := testArchs[3] // x86_64
+	f := ta.pc(0x100)
+	jit := uint64(0x7f0000001000) // code of no image
+	var rec, next label
+	s := newStack(t, ta.stack, 8)
+	s.Ptr(jit).Mark(&rec).Record(&next, ta.pc(0x500)).Mark(&next).Ptr(0).Ptr(0)
+	mem := s.Memory()
+	table := rowTable{{start: f, end: f + 0x40, src: unwind.SourceCompactUnwind, row: unwind.Row{
+		CFA: unwind.CFA{Reg: 7, Offset: 8}, RA: 16,
+		Regs: []unwind.RegRule{{Reg: 16, Rule: unwind.Rule{Kind: unwind.Offset, Offset: -8}}}}}}
+	regs := ta.regs(t, map[string]uint64{"pc": f, "sp": ta.stack, "fp": rec.addr})
+	got := Walk(regs, mem, Options{Unwinder: table, Code: ta.codeRanges()})
+	if len(got.Frames) != 2 || got.Frames[1].ReturnAddress != jit || got.Stop != StopPCNotInImage {
+		t.Errorf("with tables: %+v, stop %v; want frame 1 at %#x and %v", summarize(got.Frames, ta.arch), got.Stop, jit, StopPCNotInImage)
+	}
+	got = Walk(regs, mem, Options{Code: ta.codeRanges()})
+	if len(got.Frames) < 2 || got.Frames[len(got.Frames)-1].ReturnAddress != ta.pc(0x500) {
+		t.Errorf("frame records only: %+v; want the record's caller %#x last", summarize(got.Frames, ta.arch), ta.pc(0x500))
+	}
+}

@@ -99,6 +99,10 @@ const (
 	// StopNoCaller: no strategy found the caller: the frame pointer is
 	// unknown and no unwind rule or scan applied.
 	StopNoCaller
+	// StopPCNotInImage: a caller's PC lies in no known image (Options.Code
+	// says so): no table describes how to unwind it, and the frame record
+	// of unknown code is not trusted. The frame is kept.
+	StopPCNotInImage
 )
 
 // Frame is one recovered frame.
@@ -418,6 +422,9 @@ func (w *walk) walkCallers() {
 		if w.res.StopDetail != "" {
 			return
 		}
+		if w.outsideImages() {
+			return
+		}
 		if w.byUnwindRow() {
 			continue
 		}
@@ -438,6 +445,19 @@ func (w *walk) walkCallers() {
 		}
 		return
 	}
+}
+
+// outsideImages stops the walk at a caller whose PC lies in no known
+// image: with the unwind tables in use, nothing describes that code, and a
+// frame pointer inside it (a JIT's, or garbage) is not followed. Without
+// an Unwinder the walk is the frame-record walk, which follows it.
+func (w *walk) outsideImages() bool {
+	cur := w.last()
+	if cur.Index == 0 || w.opts.Code == nil || w.opts.Unwinder == nil || w.opts.Code.IsCode(cur.ReturnAddress) {
+		return false
+	}
+	w.stop(StopPCNotInImage, "the PC %#x of frame %d is in no known image: end of the walk", cur.ReturnAddress, cur.Index)
+	return true
 }
 
 func (w *walk) stopNoCaller() {
@@ -685,6 +705,7 @@ var stopNames = [...]string{
 	StopUnwindEnd:              "unwind_end",
 	StopAsyncChainEnd:          "async_chain_end",
 	StopNoCaller:               "no_caller",
+	StopPCNotInImage:           "pc_not_in_image",
 }
 
 // String returns a short, stable, machine-friendly name such as "fp_zero".

@@ -729,6 +729,7 @@ func TestStrings(t *testing.T) {
 		{"unwind end", StopUnwindEnd, "unwind_end"},
 		{"async chain end", StopAsyncChainEnd, "async_chain_end"},
 		{"no caller", StopNoCaller, "no_caller"},
+		{"pc not in image", StopPCNotInImage, "pc_not_in_image"},
 		{"unknown stop", StopReason(-1), "StopReason(-1)"},
 	}
 	for _, tt := range tests {

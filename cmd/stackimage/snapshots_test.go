@@ -155,8 +155,11 @@ func symbolicateText(t *testing.T, path string) []string {
 	for _, line := range strings.Split(out, "\n") {
 		if strings.HasPrefix(line, "Walk stopped: ") {
 			sawStop = true
-			if !strings.HasPrefix(line, "Walk stopped: fp_zero") {
-				t.Errorf("text output: %q, want the walk stopped at fp_zero", line)
+			// The last frame is the emulator's sentinel, in no image: the
+			// walk by unwind tables ends there, the frame-record walk (armv7,
+			// whose fixtures have no tables) at the entry's zero FP.
+			if !strings.HasPrefix(line, "Walk stopped: fp_zero") && !strings.HasPrefix(line, "Walk stopped: pc_not_in_image") {
+				t.Errorf("text output: %q, want the walk stopped at fp_zero or pc_not_in_image", line)
 			}
 			continue
 		}
