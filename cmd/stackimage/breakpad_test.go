@@ -182,4 +182,23 @@ func TestSymbolicateMinidumpBreakpad(t *testing.T) {
 	if got, ok := sym.Lookup(callback); !ok || got.Address != callback || !strings.Contains(got.Name, "callback") {
 		t.Errorf("symbolicator's frame 1 %#x (%#x in crash) = %+v; want the first byte of callback", snapAddrs[1], callback, got)
 	}
+
+	// With the binary beside the .sym (same UUID), the Mach-O file answers
+	// first: frame 0's name comes from its symbol table, and its compact
+	// unwind info for main finds the libdyld frame the .sym could not.
+	bin := filepath.Join(filepath.Dir(symPath), "crash")
+	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(bin, filepath.Join(dir, "bin", "crash")); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(runOK(t, "symbolicate", dmp, "--symbols", dir, "--json")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	fr := rep.Threads[0].Frames
+	if len(fr) < 2 || fr[0].Symbol != "main" || fr[0].SymbolSource != "symtab" ||
+		fr[1].Address != hex(snapAddrs[2]) || fr[1].FoundBy != "compact unwind" {
+		t.Errorf("with the binary: frames %+v; want main from symtab, then symbolicator's libdyld frame %#x by compact unwind", fr, snapAddrs[2])
+	}
 }
