@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,7 +90,7 @@ func (s *Symbols) attachSymFiles(ld *load, u image.UUID, paths []string) {
 	if !machO {
 		ld.entry = &Entry{UUID: u, refs: ld.refs}
 	}
-	ld.entry.sym.paths = paths
+	ld.entry.sym.paths = slices.Sorted(slices.Values(paths))
 	if machO {
 		return
 	}

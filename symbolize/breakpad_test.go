@@ -112,7 +112,7 @@ func bpFrames(frames []Frame) []bpFrame {
 }
 
 func TestBreakpadNames(t *testing.T) {
-	_, p := syntheticProcess(t)
+	s, p := syntheticProcess(t)
 	tests := []struct {
 		name string
 		addr uint64 // module-relative
@@ -140,6 +140,18 @@ func TestBreakpadNames(t *testing.T) {
 				}
 			}
 		})
+	}
+	// Symbols.Resolve takes the module-relative address for a UUID known
+	// only from a .sym file.
+	resolved, err := s.Resolve(syntheticUUID, nil, 0x100c)
+	if err != nil {
+		t.Fatalf("Resolve(%#x): %v", 0x100c, err)
+	}
+	if diff := cmp.Diff([]bpFrame{
+		{"inlined_fn", 0, SourceBreakpad, "inline.h:3", true},
+		{"inner", 0xc, SourceBreakpad, "app.c:12", false},
+	}, bpFrames(resolved)); diff != "" {
+		t.Errorf("Resolve(%#x) mismatch (-want +got):\n%s", 0x100c, diff)
 	}
 	if start, ok := p.FunctionStart(syntheticBase + 0x1150); !ok || start != syntheticBase+0x1100 {
 		t.Errorf("FunctionStart(%#x) = %#x, %v; want %#x", syntheticBase+0x1150, start, ok, syntheticBase+0x1100)
@@ -216,6 +228,36 @@ func TestBreakpadCFIWalk(t *testing.T) {
 	if len(res.Frames) == 3 {
 		if rbp, ok := res.Frames[2].Regs.Get(archregs.X86_64.DWARFFP); !ok || rbp != sp0+0x80 {
 			t.Errorf("frame 2 rbp = %#x, %v; want %#x", rbp, ok, sp0+0x80)
+		}
+	}
+}
+
+// TestBreakpadConcurrentLoad: lookups of one .sym-only UUID from many
+// goroutines share one load and one parse (run with -race).
+func TestBreakpadConcurrentLoad(t *testing.T) {
+	s := NewSymbols()
+	defer s.Close()
+	if err := s.AddDir(writeSymStore(t)); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	names := make([]string, n)
+	done := make(chan int)
+	for i := range n {
+		go func() {
+			defer func() { done <- i }()
+			frames, err := s.Resolve(syntheticUUID, nil, 0x1150)
+			if err == nil {
+				names[i] = frames[len(frames)-1].Symbol
+			}
+		}()
+	}
+	for range n {
+		<-done
+	}
+	for i, name := range names {
+		if name != "middle" {
+			t.Errorf("goroutine %d: Resolve(%#x) named %q, want middle", i, 0x1150, name)
 		}
 	}
 }
