@@ -246,6 +246,19 @@ func (r *CFIRules) Eval(regs RegisterFunc, readMem ReadMemFunc, ptrSize int) (ma
 	return caller, nil
 }
 
+// EvalExpr evaluates one postfix expression of a rule on its own, for an
+// unwinder that applies rules register by register: regs gives the
+// callee's registers by name, readMem and ptrSize are as for Eval, and cfa
+// is the value of ".cfa" when haveCFA is true (a .cfa rule has none).
+// undef reports an expression that is ".undef". The limits of Eval apply.
+func EvalExpr(expr string, regs RegisterFunc, readMem ReadMemFunc, ptrSize int, cfa uint64, haveCFA bool) (val uint64, undef bool, err error) {
+	if ptrSize != 4 && ptrSize != 8 {
+		return 0, false, fmt.Errorf("breakpadsym: pointer size %d is neither 4 nor 8", ptrSize)
+	}
+	ev := evaluator{regs: regs, readMem: readMem, ptrSize: ptrSize, cfa: cfa, haveCFA: haveCFA}
+	return ev.eval(expr)
+}
+
 // evaluator evaluates Breakpad postfix expressions.
 type evaluator struct {
 	regs    RegisterFunc

@@ -349,3 +349,40 @@ func TestCFIRulesBounded(t *testing.T) {
 		t.Errorf(".cfa rule = %q, want the last one, sp 16 +", expr)
 	}
 }
+
+func TestEvalExpr(t *testing.T) {
+	regs := MapRegisters(map[string]uint64{"rsp": 0x1000, "rbp": 0x2000})
+	mem := func(addr uint64, size int) (uint64, error) {
+		if addr == 0x2008 && size == 8 {
+			return 0xabc, nil
+		}
+		return 0, fmt.Errorf("no memory at %#x", addr)
+	}
+	tests := []struct {
+		name     string
+		expr     string
+		cfa      uint64
+		haveCFA  bool
+		want     uint64
+		wantUndf bool
+		wantErr  bool
+	}{
+		{"register plus", "$rsp 16 +", 0, false, 0x1010, false, false},
+		{"read", "$rbp 8 + ^", 0, false, 0xabc, false, false},
+		{"cfa", ".cfa -8 +", 0x3000, true, 0x2ff8, false, false},
+		{"cfa unknown", ".cfa -8 +", 0, false, 0, false, true},
+		{"undef", ".undef", 0, false, 0, true, false},
+		{"unreadable", "$rsp ^", 0, false, 0, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, undef, err := EvalExpr(tt.expr, regs, mem, 8, tt.cfa, tt.haveCFA)
+			if (err != nil) != tt.wantErr || undef != tt.wantUndf || err == nil && v != tt.want {
+				t.Errorf("EvalExpr(%q) = %#x, %v, %v; want %#x, undef %v, error %v", tt.expr, v, undef, err, tt.want, tt.wantUndf, tt.wantErr)
+			}
+		})
+	}
+	if _, _, err := EvalExpr("1", regs, mem, 2, 0, false); err == nil {
+		t.Errorf("EvalExpr with pointer size 2: no error")
+	}
+}

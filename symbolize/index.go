@@ -187,8 +187,9 @@ type Entry struct {
 	namesMu   sync.Mutex
 	demangled map[string]string // raw symbol table name → readable
 
-	code   codeCache    // pages of the images' code, for the walker
-	unwind unwindTables // the images' unwind tables, for the walker
+	code   codeCache      // pages of the images' code, for the walker
+	unwind unwindTables   // the images' unwind tables, for the walker
+	sym    breakpadSource // a Breakpad .sym file with the UUID (breakpad.go)
 
 	// debug, debugNames and debugErrors are written once, by Debug's
 	// once-body, before debugDone is set; they are read only after
@@ -211,8 +212,9 @@ func NewSymbols() *Symbols {
 		noUUID: map[string][]string{}, loadsNoUUID: map[string]*load{}}
 }
 
-// AddDir indexes every Mach-O file and dSYM bundle below dir by UUID; dir
-// may also name one file. Paths in dumps are never trusted: only the UUID
+// AddDir indexes every Mach-O file, dSYM bundle and Breakpad .sym file
+// below dir by UUID (a symbol store's NAME/DEBUGID/NAME.sym too); dir may
+// also name one file. Paths in dumps are never trusted: only the UUID
 // decides which file is used.
 //
 // Symbolic links are followed, to directories and to files, each directory
@@ -305,8 +307,9 @@ func (s *Symbols) skip(path string, err error) {
 	s.Skipped = append(s.Skipped, fmt.Sprintf("%s: %v", path, err))
 }
 
-// AddFile indexes one Mach-O file (thin or fat) by the UUIDs of its slices.
-// A file that is not Mach-O is ignored; a path that is not a regular file
+// AddFile indexes one Mach-O file (thin or fat) by the UUIDs of its slices,
+// and a Breakpad .sym file by the UUID of its MODULE line (breakpad.go).
+// Any other file is ignored; a path that is not a regular file
 // (a FIFO, a device) is an error, found without opening it. Slices of a
 // fat file that cannot be read are listed in Skipped. Errors are
 // *SymbolFileError.
@@ -322,6 +325,9 @@ func (s *Symbols) AddFile(path string) error {
 	}
 	if s.addIndexFile(path) {
 		return nil
+	}
+	if isSymPath(path) {
+		return s.addSymFile(path)
 	}
 	ok, err := looksLikeMachO(path)
 	if err != nil {
@@ -448,6 +454,11 @@ func (s *Symbols) UUIDs() []image.UUID {
 	for u := range s.byUUID {
 		out = append(out, u)
 	}
+	for u := range s.side.symFiles {
+		if _, ok := s.byUUID[u]; !ok {
+			out = append(out, u)
+		}
+	}
 	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i][:], out[j][:]) < 0 })
 	return out
 }
@@ -471,7 +482,8 @@ func (s *Symbols) lookup(u image.UUID) (*Entry, []error) {
 	s.mu.Lock()
 	paths := s.byUUID[u]
 	indexPaths := append([]string(nil), s.indexes[u]...)
-	if len(paths) == 0 && len(indexPaths) == 0 {
+	symPaths := append([]string(nil), s.side.symFiles[u]...)
+	if len(paths) == 0 && len(indexPaths) == 0 && len(symPaths) == 0 {
 		s.mu.Unlock()
 		return nil, nil
 	}
@@ -516,6 +528,9 @@ func (s *Symbols) lookup(u image.UUID) (*Entry, []error) {
 			warnings = append(warnings, fmt.Sprintf("symbols for %s: %v", u, err))
 		}
 		s.finishLoad(ld, images, warnings)
+		if len(symPaths) > 0 {
+			s.attachSymFiles(ld, u, symPaths)
+		}
 		if ld.entry != nil && hasMap {
 			if m, err := readSymbolMap(mapPath); err != nil {
 				s.addWarnings(fmt.Sprintf("symbols for %s: %v", u, err))
@@ -617,7 +632,8 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 
 // Resolve names an address of the image with the UUID, in one call: addr
 // is unslid (as in the binary, where atos -l would take the load address
-// away), and is looked up as it is, so pass a caller's return address
+// away; for a UUID known only from a Breakpad .sym file, relative to the
+// module's base, as the file's addresses are), and is looked up as it is, so pass a caller's return address
 // minus one instruction (walker.CallerLookupAddress). It returns the frame
 // at addr preceded by the functions inlined there, innermost first, as
 // Process.Frames does; Address and LookupAddress are addr, and
@@ -639,6 +655,15 @@ func (s *Symbols) Resolve(u image.UUID, arch *archregs.Arch, addr uint64) ([]Fra
 	}
 	defer e.Release()
 	im := e.Image()
+	if im == nil {
+		// Only a .sym file: its addresses are module-relative, and an
+		// unslid address has no known __TEXT to count from.
+		f := Frame{Address: addr, LookupAddress: addr, ImageOffset: addr}
+		if bf := e.breakpad(); bf != nil {
+			f.Image = bf.Module.Name
+		}
+		return e.Resolve(f, addr, false), nil
+	}
 	if arch != nil && im.Arch != arch {
 		return nil, &SymbolFileError{Path: im.Name, UUID: u,
 			Err: fmt.Errorf("the slice is %s, not %s", im.ArchName(), arch.Name)}
@@ -717,7 +742,7 @@ func (e *Entry) debugWarnings() []string {
 	if !e.debugDone.Load() {
 		return nil
 	}
-	var out []string
+	out := e.sym.warnings()
 	for _, err := range e.debugErrors {
 		out = append(out, err.Error())
 	}
@@ -739,8 +764,14 @@ func (e *Entry) DebugErrors() []error {
 	return append([]error(nil), e.debugErrors...)
 }
 
-// Image returns the image to take segment layout from: the first file's.
-func (e *Entry) Image() *image.Image { return e.Images[0] }
+// Image returns the image to take segment layout from: the first file's;
+// nil for an entry known only from a Breakpad .sym file.
+func (e *Entry) Image() *image.Image {
+	if len(e.Images) == 0 {
+		return nil
+	}
+	return e.Images[0]
+}
 
 // Symbol returns the best answer among the entry's tables for an unslid
 // address: a real name beats a bitcode-hidden one ("__hidden#12_") at the

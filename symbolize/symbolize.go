@@ -366,7 +366,23 @@ func (p *Process) Frames(index int, addr, lookup uint64, foundBy FoundBy) []Fram
 // Resolve names a frame whose address lies in the entry's image at the
 // unslid address: it returns the frame, preceded by the functions inlined
 // at that point. f carries the addresses and image placement already.
+//
+// When the Mach-O files find nothing there, or only a synthetic
+// function-start name and no DWARF, the entry's Breakpad .sym file answers
+// at the module-relative address f.LookupAddress − f.ImageLoadAddress.
 func (e *Entry) Resolve(f Frame, unslid uint64, noDemangle bool) []Frame {
+	frames := e.resolveMachO(f, unslid, noDemangle)
+	if last := frames[len(frames)-1]; len(e.sym.paths) > 0 && len(frames) == 1 &&
+		(last.SymbolSource == SourceNone || last.SymbolSource == SourceFunctionStarts) {
+		if bp, ok := e.resolveBreakpad(f, f.LookupAddress-f.ImageLoadAddress, noDemangle); ok {
+			return bp
+		}
+	}
+	return frames
+}
+
+// resolveMachO is Resolve from the Mach-O files' symbol tables and DWARF.
+func (e *Entry) resolveMachO(f Frame, unslid uint64, noDemangle bool) []Frame {
 	if sym, ok := e.Symbol(unslid); ok {
 		e.setName(&f, sym.RawName, sym.Name, noDemangle)
 		// The offset is taken from the address itself, not the lookup
@@ -481,6 +497,12 @@ func (p *Process) FunctionStart(addr uint64) (uint64, bool) {
 	}
 	sym, ok := e.Symbol(loc.Unslid)
 	if !ok {
+		if bf := e.breakpad(); bf != nil && len(e.Images) == 0 {
+			// Only a .sym file: its addresses count from the load address.
+			if start, ok := bf.FunctionStart(loc.Offset); ok {
+				return loc.Loaded.LoadAddress + start, true
+			}
+		}
 		return 0, false
 	}
 	return addr - sym.Offset, true

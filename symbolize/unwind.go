@@ -113,7 +113,9 @@ func parseCFI(t *unwindTables, im *image.Image, s image.Section, parse func([]by
 // trusts only rules valid at every instruction: DWARF CFI (asynchronous,
 // as Apple's toolchains emit it), or compact unwind once the function's
 // prologue and epilogue are decoded. Without either it answers nothing,
-// and the walker falls back to its own frame-0 rules.
+// and the walker falls back to its own frame-0 rules. Where the Mach-O
+// files have no rule, or the image has only a Breakpad .sym file, the
+// .sym file's STACK CFI answers (breakpad.go).
 func (p *Process) UnwindRow(q walker.UnwindQuery) (*unwind.Row, unwind.Source, error) {
 	if p.NoUnwindInfo {
 		return nil, 0, nil
@@ -133,6 +135,13 @@ func (p *Process) UnwindRow(q walker.UnwindQuery) (*unwind.Row, unwind.Source, e
 		return nil, 0, fmt.Errorf("%s: %w", loc.Loaded.Name, err)
 	}
 	if row == nil {
+		// The Mach-O files have no rule here (or there are none): a
+		// Breakpad .sym file's STACK CFI may. Like DWARF CFI, dump_syms
+		// describes every instruction it covers, so it answers frame 0
+		// too. Its addresses count from the load address.
+		if row = e.breakpadRow(p.Arch, loc.Offset); row != nil {
+			return row, unwind.SourceBreakpad, nil
+		}
 		return nil, 0, nil
 	}
 	return row, src, nil

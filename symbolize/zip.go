@@ -55,6 +55,9 @@ type sideFiles struct {
 	members map[string]zipMember
 	// symbolMaps maps a UUID to its .bcsymbolmap file.
 	symbolMaps map[image.UUID]string
+	// symFiles maps a UUID to the Breakpad .sym files that describe it
+	// (breakpad.go).
+	symFiles map[image.UUID][]string
 }
 
 // zipMember is a Mach-O file inside a zip archive.
