@@ -65,7 +65,8 @@ bench-deps:
 # llvm-symbolizer as whole processes on the same addresses, and prints the
 # ratios (docs/bench.md explains them).
 bench: bench-deps
-	$(GO) test -run='^$$' -bench=. -benchmem ./symtab/ ./walker/ ./snapshot/ ./debuginfo/ ./cmd/stackimage/
+	$(GO) test -run='^$$' -bench=. -benchmem ./symtab/ ./walker/ ./snapshot/ ./debuginfo/ ./cmd/stackimage/ \
+	  ./symbolize/ ./unwind/... ./minidump/ ./machocore/ ./breakpadsym/ ./swiftdemangle/ ./hangreport/ ./symindex/
 	$(GO) run ./bench/compare
 	@if [ -f "$(DWARF_OBJ)" ]; then $(GO) run ./bench/compare -mode dwarf -bin "$(DWARF_OBJ)"; \
 	else echo "bench: $(DWARF_OBJ) absent, DWARF comparison not run"; fi

@@ -148,7 +148,6 @@ func (p *Process) UnwindRow(q walker.UnwindQuery) (*unwind.Row, unwind.Source, e
 }
 
 func (t *unwindTables) rowAt(p *Process, l *image.Loaded, pc uint64, q walker.UnwindQuery) (*unwind.Row, unwind.Source, error) {
-	code := &imageCode{p: p, base: l.LoadAddress}
 	if !q.Frame0 {
 		t.mu.Lock()
 		c, ok := t.callerRows[pc]
@@ -161,6 +160,7 @@ func (t *unwindTables) rowAt(p *Process, l *image.Loaded, pc uint64, q walker.Un
 	if err != nil {
 		return nil, 0, err
 	}
+	code := &imageCode{p: p, base: l.LoadAddress}
 	if q.Frame0 {
 		return t.frame0Row(p, l, pc, q, entry, haveEntry, code)
 	}

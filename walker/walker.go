@@ -319,7 +319,7 @@ func newWalk(arch *archregs.Arch, ai *archInfo, mem Memory, opts Options) *walk 
 		w.pacMask = pacMask(opts)
 	}
 	// Enough for most stacks without sizing anything from the input.
-	w.res.Frames = make([]Frame, 0, min(w.maxDepth, 16))
+	w.res.Frames = make([]Frame, 0, min(w.maxDepth, 64))
 	return w
 }
 
