@@ -226,7 +226,7 @@ func SweepOutput(dir string, prog fixtures.Program, out fixtures.Output, cell *S
 		if err != nil {
 			return nil, err
 		}
-		halt = (halt + s.loaded.Slide) &^ 1
+		halt = s.m.Arch.CodeAddress(halt + s.loaded.Slide)
 		opts.StopAt = func(pc uint64) bool { return pc == halt }
 	}
 	reason, err := s.m.Run(opts)

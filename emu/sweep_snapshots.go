@@ -135,7 +135,7 @@ func pointStep(dir string, prog fixtures.Program, out fixtures.Output, pt Snapsh
 	if err != nil {
 		return 0, err
 	}
-	fn = (fn + s.loaded.Slide) &^ 1
+	fn = s.m.Arch.CodeAddress(fn + s.loaded.Slide)
 	type boundary struct {
 		step  int
 		phase Phase
@@ -174,7 +174,7 @@ func pointStep(dir string, prog fixtures.Program, out fixtures.Output, pt Snapsh
 		if err != nil {
 			return 0, err
 		}
-		stopAt = (halt + s.loaded.Slide) &^ 1
+		stopAt = s.m.Arch.CodeAddress(halt + s.loaded.Slide)
 	}
 	if stopAt != 0 {
 		opts.StopAt = func(pc uint64) bool { return pc == stopAt }
