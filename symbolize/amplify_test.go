@@ -1,0 +1,121 @@
+package symbolize
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stackimage/stackimage/internal/hostile"
+	"github.com/stackimage/stackimage/snapshot"
+)
+
+func sharedStackDump(t testing.TB, threads, frames int, distinct bool) *snapshot.Snapshot {
+	t.Helper()
+	snap, err := snapshot.Parse(hostile.SharedStackSnapshot(threads, frames, distinct))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+// TestMaxTotalFrames checks the report-wide bound on frames: the threads
+// before it keep all their frames, the one at it keeps what fits, the
+// later ones none; each cut thread says so, and so does the report.
+func TestMaxTotalFrames(t *testing.T) {
+	// Each walk: frame 0 (PC), its caller from LR, and one frame per
+	// frame record.
+	const threads, frames, walked = 10, 100, 102
+	for _, distinct := range []bool{false, true} {
+		snap := sharedStackDump(t, threads, frames, distinct)
+		z := &Symbolizer{MaxTotalFrames: 250}
+		rep, err := z.Symbolicate(snap.Dump())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		total := 0
+		for _, th := range rep.Threads {
+			got = append(got, len(th.Frames))
+			total += len(th.Frames)
+			cut := th.StopReason == StopMaxTotalFrames
+			if wantCut := len(th.Frames) < walked; cut != wantCut {
+				t.Errorf("distinct=%v: thread %d has %d frames, stop %q (%s); want cut=%v",
+					distinct, th.ID, len(th.Frames), th.StopReason, th.StopDetail, wantCut)
+			}
+			if cut && !strings.Contains(th.StopDetail, "250 frames") {
+				t.Errorf("thread %d: stop detail %q does not name the bound", th.ID, th.StopDetail)
+			}
+		}
+		want := []int{walked, walked, 250 - 2*walked, 0, 0, 0, 0, 0, 0, 0}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("distinct=%v: frames per thread (-want +got):\n%s", distinct, diff)
+		}
+		if total > 250 {
+			t.Errorf("distinct=%v: %d frames in all, above the bound of 250", distinct, total)
+		}
+		if w := strings.Join(rep.Warnings, "\n"); !strings.Contains(w, "at most 250 frames (MaxTotalFrames): 8 threads") {
+			t.Errorf("distinct=%v: warnings %q lack the bound", distinct, rep.Warnings)
+		}
+	}
+}
+
+// TestIdenticalThreadsWalkedOnce checks that threads with the same state
+// share one walk's frames, each with its own ID, and that threads that
+// differ are walked apart.
+func TestIdenticalThreadsWalkedOnce(t *testing.T) {
+	for _, distinct := range []bool{false, true} {
+		snap := sharedStackDump(t, 5, 20, distinct)
+		rep, err := (&Symbolizer{}).Symbolicate(snap.Dump())
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := rep.Threads[0]
+		for i, th := range rep.Threads {
+			if th.ID != uint64(i+1) {
+				t.Errorf("thread %d has ID %d, want %d", i, th.ID, i+1)
+			}
+			shared := &th.Frames[0] == &first.Frames[0]
+			if shared == distinct && i > 0 {
+				t.Errorf("distinct=%v: thread %d shares thread 1's frames: %v", distinct, th.ID, shared)
+			}
+			if diff := cmp.Diff(first.Frames[1:], th.Frames[1:]); diff != "" {
+				t.Errorf("thread %d's callers differ from thread 1's (-1 +%d):\n%s", th.ID, th.ID, diff)
+			}
+		}
+	}
+}
+
+// TestSymbolicateEachMatchesSymbolicate checks that the threads handed
+// over one by one are those Symbolicate returns, and that an error from
+// the callback stops the work.
+func TestSymbolicateEachMatchesSymbolicate(t *testing.T) {
+	snap := sharedStackDump(t, 20, 30, true)
+	z := &Symbolizer{MaxTotalFrames: 300}
+	rep, err := z.Symbolicate(snap.Dump())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Thread
+	head, err := z.SymbolicateEach(snap.Dump(), func(th Thread) error {
+		got = append(got, th)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rep.Threads, got); diff != "" {
+		t.Errorf("SymbolicateEach's threads differ from Symbolicate's (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(rep.Warnings, head.Warnings); diff != "" || head.Threads != nil {
+		t.Errorf("SymbolicateEach's report: threads %d, warnings (-want +got):\n%s", len(head.Threads), diff)
+	}
+	stop := errStop{}
+	n := 0
+	if _, err := z.SymbolicateEach(snap.Dump(), func(Thread) error { n++; return stop }); err != stop || n != 1 {
+		t.Errorf("SymbolicateEach after an error: err %v after %d calls; want errStop after 1", err, n)
+	}
+}
+
+type errStop struct{}
+
+func (errStop) Error() string { return "stop" }
