@@ -119,3 +119,42 @@ func TestSymbolicateEachMatchesSymbolicate(t *testing.T) {
 type errStop struct{}
 
 func (errStop) Error() string { return "stop" }
+
+// FuzzSymbolicateSnapshot symbolicates any snapshot under a small bound:
+// the report never holds more frames than the bound, and the threads
+// handed over one by one are those Symbolicate returns.
+func FuzzSymbolicateSnapshot(f *testing.F) {
+	f.Add(hostile.SharedStackSnapshot(3, 10, false), uint16(25))
+	f.Add(hostile.SharedStackSnapshot(4, 8, true), uint16(7))
+	f.Fuzz(func(t *testing.T, data []byte, bound uint16) {
+		if len(data) > 1<<20 {
+			return
+		}
+		snap, err := snapshot.Parse(data)
+		if err != nil {
+			return
+		}
+		z := &Symbolizer{MaxTotalFrames: 1 + int(bound%2048), MaxDepth: 64}
+		rep, err := z.Symbolicate(snap.Dump())
+		if err != nil {
+			return
+		}
+		total := 0
+		for _, th := range rep.Threads {
+			total += len(th.Frames)
+			if th.Walk != nil {
+				total += len(th.Walk.Frames)
+			}
+		}
+		if total > z.MaxTotalFrames {
+			t.Errorf("%d frames in the report, above the bound of %d", total, z.MaxTotalFrames)
+		}
+		var each []Thread
+		if _, err := z.SymbolicateEach(snap.Dump(), func(th Thread) error { each = append(each, th); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(rep.Threads, each); diff != "" {
+			t.Errorf("SymbolicateEach differs from Symbolicate (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -127,3 +127,36 @@ func TestStreamedJSONIsTheWholeDocument(t *testing.T) {
 		})
 	}
 }
+
+// FuzzStreamedJSON checks that the streamed JSON is the whole document's
+// for any names, warnings and counts of threads and frames.
+func FuzzStreamedJSON(f *testing.F) {
+	f.Add("main", "App", "warning", uint8(2), uint8(3), true)
+	f.Add("\x1b[2J<\u2028>\xff", "", "", uint8(0), uint8(0), false)
+	f.Fuzz(func(t *testing.T, name, symbol, warning string, threads, frames uint8, walk bool) {
+		rep := &symbolize.Report{Format: dump.FormatSnapshot}
+		if warning != "" {
+			rep.Warnings = []string{warning, name}
+		}
+		if symbol != "" {
+			rep.Missing = []symbolize.MissingImage{{Name: symbol}}
+		}
+		for i := 0; i < int(threads%16); i++ {
+			th := symbolize.Thread{ID: uint64(i), Name: name, StopReason: symbolize.StopMaxTotalFrames, StopDetail: warning}
+			for j := 0; j < int(frames%32); j++ {
+				th.Frames = append(th.Frames, symbolize.Frame{Index: j, Address: uint64(j) << 40, Image: name, Symbol: symbol, File: warning, Line: j})
+			}
+			if walk && i%2 == 0 {
+				th.Walk = &symbolize.Walk{Frames: th.Frames, StopReason: name}
+			}
+			rep.Threads = append(rep.Threads, th)
+		}
+		var b bytes.Buffer
+		if err := writeJSON(&b, rep); err != nil {
+			t.Fatal(err)
+		}
+		if want := encodeWholeJSON(rep); b.String() != want {
+			t.Errorf("streamed JSON differs from the whole document's:\n%s", cmp.Diff(want, b.String()))
+		}
+	})
+}
