@@ -1,8 +1,10 @@
 package symbolize
 
 import (
+	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/internal/hostile"
@@ -157,4 +159,43 @@ func FuzzSymbolicateSnapshot(f *testing.F) {
 			t.Errorf("SymbolicateEach differs from Symbolicate (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// TestSymbolicateEachHoldsOneThread checks that a caller handed threads
+// one by one holds one thread's frames at a time, plus the caches: the
+// live heap while 1,000 distinct threads of 512 frames go by (about
+// 100 MB of frames all told) stays far below the report's size.
+func TestSymbolicateEachHoldsOneThread(t *testing.T) {
+	const threads, frames = 1000, 512
+	snap := sharedStackDump(t, threads, frames, true)
+	d := snap.Dump()
+	z := &Symbolizer{MaxTotalFrames: 1 << 30}
+	var stats runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&stats)
+	base := stats.HeapAlloc
+	var peak uint64
+	var total, size int
+	_, err := z.SymbolicateEach(d, func(th Thread) error {
+		total += len(th.Frames)
+		size += len(th.Frames) * int(unsafe.Sizeof(Frame{}))
+		if th.ID%100 == 0 {
+			runtime.GC()
+			runtime.ReadMemStats(&stats)
+			peak = max(peak, stats.HeapAlloc)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total < threads*frames {
+		t.Fatalf("%d frames in all, want at least %d: the threads were not walked", total, threads*frames)
+	}
+	const limit = 32 << 20
+	t.Logf("%d frames, %d bytes of frames; live heap grew by at most %d bytes", total, size, peak-base)
+	if peak > base && peak-base > limit {
+		t.Errorf("live heap grew by %d bytes while threads went by, above %d: the threads' frames (%d bytes in all) are kept",
+			peak-base, limit, size)
+	}
 }
