@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/internal/hostile"
 	"github.com/stackimage/stackimage/snapshot"
 )
@@ -197,5 +198,51 @@ func TestSymbolicateEachHoldsOneThread(t *testing.T) {
 	if peak > base && peak-base > limit {
 		t.Errorf("live heap grew by %d bytes while threads went by, above %d: the threads' frames (%d bytes in all) are kept",
 			peak-base, limit, size)
+	}
+}
+
+// TestMaxTotalFramesReported checks the bound on a crash report's threads:
+// the reporter's frames and our walk beside them both count, and a thread
+// past the bound says what it lost.
+func TestMaxTotalFramesReported(t *testing.T) {
+	d := sharedStackDump(t, 4, 10, false).Dump()
+	d.Format = dump.FormatIPS
+	for i := range d.Threads {
+		for j := 0; j < 5; j++ {
+			d.Threads[i].Frames = append(d.Threads[i].Frames, dump.Frame{Address: hostile.SharedStackImage + 0x1004 + 4*uint64(j), ImageIndex: 0})
+		}
+	}
+	// Thread 1: 5 reported, 12 walked; thread 2: 5 reported, 3 of its
+	// walk; thread 3: 0 reported and no walk; thread 4 the same.
+	rep, err := (&Symbolizer{MaxTotalFrames: 25}).Symbolicate(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		Frames, Walked         int
+		Stop, WalkStop, Detail string
+	}
+	var got []outcome
+	for _, th := range rep.Threads {
+		o := outcome{Frames: len(th.Frames), Walked: -1, Stop: th.StopReason}
+		if strings.Contains(th.StopDetail, "walk of this thread is left out") {
+			o.Detail = "walk left out"
+		}
+		if th.Walk != nil {
+			o.Walked, o.WalkStop = len(th.Walk.Frames), th.Walk.StopReason
+		}
+		got = append(got, o)
+	}
+	want := []outcome{
+		{Frames: 5, Walked: 12, WalkStop: "fp_zero"},
+		{Frames: 5, Walked: 3, WalkStop: StopMaxTotalFrames},
+		{Frames: 0, Walked: -1, Stop: StopMaxTotalFrames, Detail: "walk left out"},
+		{Frames: 0, Walked: -1, Stop: StopMaxTotalFrames, Detail: "walk left out"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("threads (-want +got):\n%s", diff)
+	}
+	if w := strings.Join(rep.Warnings, "\n"); !strings.Contains(w, "3 threads were cut") {
+		t.Errorf("warnings %q do not count 3 threads cut", rep.Warnings)
 	}
 }

@@ -58,7 +58,9 @@ func (z *Symbolizer) Symbolicate(d *dump.Dump) (*Report, error) {
 // bound is reached, the thread being symbolicated keeps the frames that
 // fit, every later thread keeps none, each such thread (or its Walk) has
 // StopReason StopMaxTotalFrames and a StopDetail saying how many frames it
-// kept, and the report has a warning saying so.
+// kept, and the report has a warning saying so. A reporter's backtrace and
+// our walk beside it both count; a reported thread left without room for
+// the walk has no Walk, and its StopDetail says the walk is left out.
 //
 // Threads whose registers and stack bounds are the same, over the same
 // memory, are walked once: their Frames share one slice, which readers
@@ -163,7 +165,16 @@ func (s *dumpSymbolizer) thread(th dump.Thread, name string) Thread {
 		if s.bound(&t.Frames, false) {
 			t.StopReason, t.StopDetail = StopMaxTotalFrames, s.cutDetail(len(t.Frames))
 		}
-		if th.Registers != nil && mem != nil && s.left > 0 {
+		switch {
+		case th.Registers == nil || mem == nil:
+		case s.left == 0:
+			// No room for our walk beside the report's frames: say so.
+			if t.StopReason == "" {
+				t.StopReason, t.StopDetail = StopMaxTotalFrames, s.cutDetail(len(t.Frames))
+				s.cut++
+			}
+			t.StopDetail += "; our walk of this thread is left out"
+		default:
 			opts.MaxDepth = min(opts.MaxDepth, s.left)
 			t.Walk = p.walkReported(th, mem, rule, opts)
 			if s.bound(&t.Walk.Frames, opts.MaxDepth < s.maxDepth && t.Walk.StopReason == walker.StopMaxDepth.String()) {
