@@ -229,6 +229,11 @@ type Symbolizer struct {
 	Symbols *Symbols
 	// MaxDepth bounds each walk; zero means the walker's default.
 	MaxDepth int
+	// MaxTotalFrames bounds the frames of one report, all threads
+	// together; zero means DefaultMaxTotalFrames. At the bound, threads
+	// are cut with StopReason StopMaxTotalFrames and the report says so
+	// in a warning (see SymbolicateEach).
+	MaxTotalFrames int
 	// NoDemangle keeps C++ and Rust names as the binary spells them.
 	NoDemangle bool
 	// NoUnwindInfo walks by frame records, link register and scanning
@@ -272,7 +277,18 @@ type Process struct {
 	heldMu   sync.Mutex
 	imageEnd uint64
 	Missing  []MissingImage
+	// named caches Frames' answers by address: a dump names the same
+	// return addresses over and over (threads parked in the same calls).
+	namedMu sync.Mutex
+	named   map[namedKey][]Frame
 }
+
+// namedKey is what Frames' answer depends on, besides the index and
+// found-by it copies in.
+type namedKey struct{ addr, lookup uint64 }
+
+// maxNamed bounds Process.named; when full it is emptied and refilled.
+const maxNamed = 4096
 
 // NewProcess matches the loaded images with symbol files by UUID. It sets
 // the Image of each loaded image it finds symbols for. Call Close when done
@@ -345,8 +361,39 @@ func (p *Process) Close() error {
 // Frames symbolizes one address: the machine frame, preceded by the
 // functions inlined at that point. lookup is the address to attribute (the
 // return address minus one instruction for callers).
+//
+// The caller owns the frames returned: they are a fresh copy even when the
+// answer came from the process's cache.
 func (p *Process) Frames(index int, addr, lookup uint64, foundBy FoundBy) []Frame {
-	f := Frame{Index: index, Address: addr, LookupAddress: lookup, FoundBy: foundBy}
+	return p.appendFrames(nil, index, addr, lookup, foundBy)
+}
+
+// appendFrames appends Frames' answer to dst.
+func (p *Process) appendFrames(dst []Frame, index int, addr, lookup uint64, foundBy FoundBy) []Frame {
+	key := namedKey{addr, lookup}
+	p.namedMu.Lock()
+	cached, ok := p.named[key]
+	p.namedMu.Unlock()
+	if !ok {
+		cached = p.name(addr, lookup)
+		p.namedMu.Lock()
+		if p.named == nil || len(p.named) >= maxNamed {
+			p.named = map[namedKey][]Frame{}
+		}
+		p.named[key] = cached
+		p.namedMu.Unlock()
+	}
+	for _, f := range cached {
+		f.Index, f.FoundBy = index, foundBy
+		dst = append(dst, f)
+	}
+	return dst
+}
+
+// name symbolizes one address for Frames, with index and found-by left
+// zero: the frames are cached and shared, and must not be modified.
+func (p *Process) name(addr, lookup uint64) []Frame {
+	f := Frame{Address: addr, LookupAddress: lookup}
 	loc, ok := p.List.Lookup(lookup)
 	if !ok {
 		return []Frame{f}
@@ -552,7 +599,7 @@ func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.
 		if p.ExactAddresses {
 			lookup = wf.ReturnAddress
 		}
-		frames = append(frames, p.Frames(wf.Index, wf.ReturnAddress, lookup, FoundBy(wf.FoundBy))...)
+		frames = p.appendFrames(frames, wf.Index, wf.ReturnAddress, lookup, FoundBy(wf.FoundBy))
 	}
 	return frames, res
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/stackimage/stackimage/machocore"
 	"github.com/stackimage/stackimage/minidump"
 	"github.com/stackimage/stackimage/snapshot"
-	"github.com/stackimage/stackimage/symbolize"
 )
 
 // sniffSize is how much of an input the sniffers see: enough for every
@@ -208,21 +207,19 @@ func detectFormat(in *input) (inputFormat, bool) {
 	return inputFormat{}, false
 }
 
-// symbolicate tells the input's format from its content, reads it and
-// symbolicates it. An input that could be read only in part comes back
-// with the part as rep and the reason as parseErr; err means nothing could
-// be read.
-func symbolicate(z *symbolize.Symbolizer, in *input) (rep *symbolize.Report, parseErr, err error) {
+// readInput tells the input's format from its content and reads it. An
+// input that could be read only in part comes back with the part as d and
+// the reason as parseErr; err means nothing could be read.
+func readInput(in *input) (d *dump.Dump, parseErr, err error) {
 	f, ok := sniff(in.head)
 	if !ok {
 		return nil, nil, errNotADump
 	}
-	d, parseErr := f.read(in, f)
+	d, parseErr = f.read(in, f)
 	if d == nil {
 		return nil, nil, parseErr
 	}
-	rep, err = z.Symbolicate(d)
-	return rep, parseErr, err
+	return d, parseErr, nil
 }
 
 // isMinidump tells a minidump by its signature, "MDMP".

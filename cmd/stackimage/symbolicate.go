@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +19,7 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	fs.Var(&dirs, "symbols", "a directory (searched recursively) or file of binaries and dSYMs, matched by UUID; repeatable")
 	output := addOutputFlags(fs)
 	depth := fs.Int("max-depth", 0, "the most frames to walk per thread (default 512)")
+	total := fs.Int("max-total-frames", 0, fmt.Sprintf("the most frames of the whole report (default %d)", symbolize.DefaultMaxTotalFrames))
 	noDemangle := fs.Bool("no-demangle", false, "print C++, Rust and Swift names as the binary spells them")
 	exact := fs.Bool("exact-addresses", false,
 		"look callers up at their return address, as atos and Apple's tools do, not one instruction back at the call")
@@ -50,23 +53,33 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	for _, skipped := range syms.Skipped {
 		writeLine(stderr, "stackimage symbolicate: skipped %s", skipped)
 	}
-	z := &symbolize.Symbolizer{Symbols: syms, MaxDepth: *depth, NoDemangle: *noDemangle,
+	z := &symbolize.Symbolizer{Symbols: syms, MaxDepth: *depth, MaxTotalFrames: *total, NoDemangle: *noDemangle,
 		ExactAddresses: *exact, NoUnwindInfo: *noUnwind, Async: *async}
 	if format == outputSame {
 		return runSame(z, in, files[0], stdout)
 	}
-	rep, parseErr, err := symbolicate(z, in)
+	d, parseErr, err := readInput(in)
 	if err != nil {
+		return fmt.Errorf("%s: %w", files[0], err)
+	}
+	// Each thread is written as soon as it is symbolicated, so that the
+	// memory a report takes is one thread's, however many it has.
+	out := bufio.NewWriter(stdout)
+	var rw reportWriter = &textWriter{w: out}
+	if format == outputJSON {
+		rw = &jsonWriter{w: out}
+	}
+	rep, err := streamReport(z, d, rw)
+	if err != nil {
+		out.Flush()
 		return fmt.Errorf("%s: %w", files[0], err)
 	}
 	// Damaged parts of the symbol files used were left out: say which.
 	rep.Warnings = appendNew(rep.Warnings, syms.Warnings()...)
-	if format == outputJSON {
-		err = writeJSON(stdout, rep)
-	} else {
-		writeText(stdout, rep)
+	if err := rw.end(rep); err != nil {
+		return err
 	}
-	if err != nil {
+	if err := out.Flush(); err != nil {
 		return err
 	}
 	if parseErr != nil {
@@ -116,35 +129,100 @@ func runSame(z *symbolize.Symbolizer, in *input, name string, stdout io.Writer) 
 	return nil
 }
 
-// writeText writes the report as text, every line through writeLine: the
-// names in it come from the dump and the symbol files.
-func writeText(w io.Writer, rep *symbolize.Report) {
-	ptrSize := 8
-	if rep.Arch != nil {
-		ptrSize = rep.Arch.PtrSize
+// reportWriter writes a report thread by thread: begin before the first
+// thread, thread for each, end with the report's tail (missing images,
+// warnings).
+type reportWriter interface {
+	begin(d *dump.Dump) error
+	thread(th symbolize.Thread) error
+	end(rep *symbolize.Report) error
+}
+
+// streamReport symbolicates d, writing each thread through rw as it
+// comes; it returns the report without its threads, for rw.end. Nothing
+// is written when symbolication fails before the first thread.
+func streamReport(z *symbolize.Symbolizer, d *dump.Dump, rw reportWriter) (*symbolize.Report, error) {
+	began := false
+	rep, err := z.SymbolicateEach(d, func(th symbolize.Thread) error {
+		if !began {
+			began = true
+			if err := rw.begin(d); err != nil {
+				return err
+			}
+		}
+		return rw.thread(th)
+	})
+	if err == nil && !began {
+		err = rw.begin(d)
 	}
-	writeLine(w, "Format: %s", formatName(rep.Format))
-	if d := rep.Dump; d != nil && d.Format != dump.FormatSnapshot {
-		writeReportHeader(w, d)
+	return rep, err
+}
+
+// writeReport writes a whole report through rw.
+func writeReport(rw reportWriter, rep *symbolize.Report) error {
+	d := rep.Dump
+	if d == nil {
+		d = &dump.Dump{Format: rep.Format, Arch: rep.Arch}
+	}
+	if err := rw.begin(d); err != nil {
+		return err
 	}
 	for _, th := range rep.Threads {
-		fmt.Fprintln(w)
-		writeLine(w, "%s:", threadHeading(th))
-		for _, f := range th.Frames {
-			writeLine(w, "%s", frameLine(f, ptrSize))
-		}
-		if th.StopReason != "" {
-			writeLine(w, "%s", stopLine(th.StopReason, th.StopDetail))
-		}
-		if wk := th.Walk; wk != nil {
-			fmt.Fprintf(w, "\nOur walk of this thread from its registers and stack dump:\n")
-			for _, f := range wk.Frames {
-				writeLine(w, "%s", frameLine(f, ptrSize))
-			}
-			writeLine(w, "%s", stopLine(wk.StopReason, wk.StopDetail))
-			writeComparison(w, wk)
+		if err := rw.thread(th); err != nil {
+			return err
 		}
 	}
+	return rw.end(rep)
+}
+
+// writeText writes the report as text.
+func writeText(w io.Writer, rep *symbolize.Report) {
+	writeReport(&textWriter{w: w}, rep)
+}
+
+// textWriter writes a report as text, every line through writeLine: the
+// names in it come from the dump and the symbol files. Write errors are
+// left to the caller's final flush.
+type textWriter struct {
+	w       io.Writer
+	ptrSize int
+}
+
+func (t *textWriter) begin(d *dump.Dump) error {
+	t.ptrSize = 8
+	if d.Arch != nil {
+		t.ptrSize = d.Arch.PtrSize
+	}
+	writeLine(t.w, "Format: %s", formatName(d.Format))
+	if d.Format != dump.FormatSnapshot {
+		writeReportHeader(t.w, d)
+	}
+	return nil
+}
+
+func (t *textWriter) thread(th symbolize.Thread) error {
+	w, ptrSize := t.w, t.ptrSize
+	fmt.Fprintln(w)
+	writeLine(w, "%s:", threadHeading(th))
+	for _, f := range th.Frames {
+		writeLine(w, "%s", frameLine(f, ptrSize))
+	}
+	if th.StopReason != "" {
+		writeLine(w, "%s", stopLine(th.StopReason, th.StopDetail))
+	}
+	if wk := th.Walk; wk != nil {
+		fmt.Fprintf(w, "\nOur walk of this thread from its registers and stack dump:\n")
+		for _, f := range wk.Frames {
+			writeLine(w, "%s", frameLine(f, ptrSize))
+		}
+		writeLine(w, "%s", stopLine(wk.StopReason, wk.StopDetail))
+		writeComparison(w, wk)
+	}
+	return nil
+}
+
+func (t *textWriter) end(rep *symbolize.Report) error {
+	w := t.w
 	if len(rep.Warnings) > 0 {
 		fmt.Fprintln(w, "\nWarnings:")
 		for _, warning := range rep.Warnings {
@@ -157,6 +235,7 @@ func writeText(w io.Writer, rep *symbolize.Report) {
 			writeLine(w, "  %s %s", m.UUID, m.Name)
 		}
 	}
+	return nil
 }
 
 // frameLine formats a frame as a crash report line, and says how a walked
@@ -350,8 +429,12 @@ type jsonFrame struct {
 
 func hex(v uint64) string { return fmt.Sprintf("%#x", v) }
 
-func jsonFrames(frames []symbolize.Frame) []jsonFrame {
-	out := []jsonFrame{}
+// jsonFrames appends the frames' JSON form to dst; it never returns nil,
+// so that a thread without frames has "frames": [].
+func jsonFrames(dst []jsonFrame, frames []symbolize.Frame) []jsonFrame {
+	if dst == nil {
+		dst = []jsonFrame{}
+	}
 	for _, f := range frames {
 		jf := jsonFrame{Index: f.Index, Address: hex(f.Address), LookupAddress: hex(f.LookupAddress),
 			Image: f.Image, FoundBy: f.FoundBy.String()}
@@ -366,27 +449,94 @@ func jsonFrames(frames []symbolize.Frame) []jsonFrame {
 			jf.SymbolOffset = hex(f.SymbolOffset)
 		}
 		jf.File, jf.Line, jf.Column, jf.Inlined = f.File, f.Line, f.Column, f.Inlined
-		out = append(out, jf)
+		dst = append(dst, jf)
 	}
-	return out
+	return dst
 }
 
+// writeJSON writes the report as one JSON document (jsonReport).
 func writeJSON(w io.Writer, rep *symbolize.Report) error {
-	out := jsonReport{Format: string(rep.Format), Threads: []jsonThread{}}
-	for _, th := range rep.Threads {
-		jt := jsonThread{ID: th.ID, KernelID: th.KernelID, Name: th.Name, Crashed: th.Crashed, LastException: th.LastException,
-			StopReason: th.StopReason, StopDetail: th.StopDetail, Frames: jsonFrames(th.Frames)}
-		if wk := th.Walk; wk != nil {
-			jt.Walk = &jsonWalk{StopReason: wk.StopReason, StopDetail: wk.StopDetail, AddressRule: string(wk.AddressRule),
-				Compared: wk.Compared, Agrees: wk.Agrees, Differences: jsonDifferences(wk.Differences), Frames: jsonFrames(wk.Frames)}
-		}
-		out.Threads = append(out.Threads, jt)
+	return writeReport(&jsonWriter{w: w}, rep)
+}
+
+// jsonWriter writes a report as the JSON document json.Encoder with
+// SetIndent("", "  ") makes of a jsonReport, byte for byte, one thread at
+// a time: the document's head and tail are written by hand around threads
+// encoded one by one at their depth. It holds one thread's JSON at a time.
+type jsonWriter struct {
+	w       io.Writer
+	threads int
+	// buf, enc and the frame slices are reused from thread to thread.
+	buf                bytes.Buffer
+	enc                *json.Encoder
+	frames, walkFrames []jsonFrame
+}
+
+func (j *jsonWriter) begin(d *dump.Dump) error {
+	format, err := json.Marshal(string(d.Format))
+	if err != nil {
+		return err
 	}
+	_, err = fmt.Fprintf(j.w, "{\n  \"format\": %s,\n  \"threads\": [", format)
+	return err
+}
+
+func (j *jsonWriter) thread(th symbolize.Thread) error {
+	if j.enc == nil {
+		j.enc = json.NewEncoder(&j.buf)
+		j.enc.SetIndent("    ", "  ")
+	}
+	j.frames = jsonFrames(j.frames[:0], th.Frames)
+	jt := jsonThread{ID: th.ID, KernelID: th.KernelID, Name: th.Name, Crashed: th.Crashed, LastException: th.LastException,
+		StopReason: th.StopReason, StopDetail: th.StopDetail, Frames: j.frames}
+	if wk := th.Walk; wk != nil {
+		j.walkFrames = jsonFrames(j.walkFrames[:0], wk.Frames)
+		jt.Walk = &jsonWalk{StopReason: wk.StopReason, StopDetail: wk.StopDetail, AddressRule: string(wk.AddressRule),
+			Compared: wk.Compared, Agrees: wk.Agrees, Differences: jsonDifferences(wk.Differences), Frames: j.walkFrames}
+	}
+	j.buf.Reset()
+	if err := j.enc.Encode(jt); err != nil {
+		return err
+	}
+	sep := ",\n    "
+	if j.threads == 0 {
+		sep = "\n    "
+	}
+	j.threads++
+	if _, err := io.WriteString(j.w, sep); err != nil {
+		return err
+	}
+	_, err := j.w.Write(bytes.TrimSuffix(j.buf.Bytes(), []byte("\n")))
+	return err
+}
+
+func (j *jsonWriter) end(rep *symbolize.Report) error {
+	closing := "]"
+	if j.threads > 0 {
+		closing = "\n  ]"
+	}
+	if _, err := io.WriteString(j.w, closing); err != nil {
+		return err
+	}
+	tail := struct {
+		MissingImages []jsonImage `json:"missing_images,omitempty"`
+		Warnings      []string    `json:"warnings,omitempty"`
+	}{Warnings: rep.Warnings}
 	for _, m := range rep.Missing {
-		out.MissingImages = append(out.MissingImages, jsonImage{Name: m.Name, UUID: m.UUID.String()})
+		tail.MissingImages = append(tail.MissingImages, jsonImage{Name: m.Name, UUID: m.UUID.String()})
 	}
-	out.Warnings = rep.Warnings
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	if err := enc.Encode(tail); err != nil {
+		return err
+	}
+	// b is "{}\n", or "{\n  \"missing_images\": ...\n}\n": its members follow
+	// the threads.
+	rest := "\n}\n"
+	if b.Len() > len("{}\n") {
+		rest = "," + b.String()[1:]
+	}
+	_, err := io.WriteString(j.w, rest)
+	return err
 }
