@@ -84,7 +84,8 @@ FUZZ_TARGETS := \
 	minidump:FuzzParse machocore:FuzzParse breakpadsym:FuzzParse \
 	swiftdemangle:FuzzDemangle hangreport:FuzzParse \
 	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
-	symbolize:FuzzZipMemberUUIDs symbolize:FuzzParseSymbolMap symindex:FuzzOpen
+	symbolize:FuzzZipMemberUUIDs symbolize:FuzzParseSymbolMap symindex:FuzzOpen \
+	symbolize:FuzzSymbolicateSnapshot cmd/stackimage:FuzzStreamedJSON
 fuzz: deps
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 	  echo "== $$pkg $$fn"; \
