@@ -69,7 +69,7 @@ func TestSharedStackAmplification(t *testing.T) {
 // encodeWholeJSON is how the JSON report was written before it was
 // streamed: the whole jsonReport built, then encoded at once.
 func encodeWholeJSON(rep *symbolize.Report) string {
-	out := jsonReport{Format: string(rep.Format), Threads: []jsonThread{}}
+	out := jsonReport{Format: string(rep.Format), Header: jsonHeaderOf(rep.Dump), Threads: []jsonThread{}, Modules: jsonModulesOf(rep)}
 	for _, th := range rep.Threads {
 		jt := jsonThread{ID: th.ID, KernelID: th.KernelID, Name: th.Name, Crashed: th.Crashed, LastException: th.LastException,
 			StopReason: th.StopReason, StopDetail: th.StopDetail, Frames: jsonFrames(nil, th.Frames)}

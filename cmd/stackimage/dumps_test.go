@@ -46,6 +46,9 @@ func TestSymbolicateDumpFormats(t *testing.T) {
 				if format == "minidump" && !rep.Threads[0].Crashed {
 					t.Errorf("the minidump's thread is not marked crashed")
 				}
+				if len(rep.Modules) != len(snap.Images) || rep.Modules[0].Symbols != "found" {
+					t.Errorf("modules = %+v, want the capture's %d images, symbols found for the fixture", rep.Modules, len(snap.Images))
+				}
 				if diff := cmp.Diff(want, jsonNames(rep.Threads[0].Frames)); diff != "" {
 					t.Errorf("function names differ from %s.chain (-want +got):\n%s", name, diff)
 				}

@@ -37,3 +37,41 @@ func TestSymbolicateMinidump(t *testing.T) {
 		t.Errorf("--json: format %q, %d threads; want minidump with its one crashed thread", rep.Format, len(rep.Threads))
 	}
 }
+
+// TestSymbolicateCrashpadAnnotations reads a Crashpad minidump: its
+// annotations (the values rust-minidump's own tests assert for this dump)
+// appear in the text header and the JSON header, and the JSON lists the
+// dump's modules, each with whether symbols were found.
+func TestSymbolicateCrashpadAnnotations(t *testing.T) {
+	dmp := filepath.Join(testcorpus.Dir(t), "minidump", "simple-crashpad.dmp")
+	out := runOK(t, "symbolicate", dmp)
+	for _, want := range []string{"Annotations:\n", "  hello = world\n", "  libsystem_c.dylib = abort() called\n",
+		"Exception:  EXC_CRASH\n", "Codes:      SIGABRT\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+	var rep jsonReport
+	if err := json.Unmarshal([]byte(runOK(t, "symbolicate", dmp, "--json")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	h := rep.Header
+	if h == nil || h.OS == "" || h.Crash == nil || h.Crash.Type != "EXC_CRASH" || h.Crash.Address == "" {
+		t.Fatalf("JSON header = %+v, want the OS and the crash with its address", h)
+	}
+	found := false
+	for _, a := range h.Annotations {
+		found = found || a.Key == "hello" && a.Value == "world"
+	}
+	if !found {
+		t.Errorf("JSON annotations %+v lack hello = world", h.Annotations)
+	}
+	if len(rep.Modules) == 0 {
+		t.Fatal("JSON lists no modules")
+	}
+	for _, m := range rep.Modules {
+		if m.Symbols != "missing" || m.LoadAddress == "" {
+			t.Errorf("module %+v: want its load address and symbols missing (no --symbols given)", m)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/stackimage/stackimage/dump"
@@ -337,6 +338,19 @@ func writeReportHeader(w io.Writer, d *dump.Dump) {
 		field("Reason", ex.Reason)
 		field("Diagnosis", ex.Diagnosis)
 	}
+	if len(d.Annotations) > 0 {
+		writeLine(w, "Annotations:")
+		for _, a := range d.Annotations {
+			what := a.Key
+			if a.Module != "" {
+				what = a.Module + ": " + a.Key
+			}
+			if a.Key == "" {
+				what = a.Module
+			}
+			writeLine(w, "  %s = %s", what, a.Value)
+		}
+	}
 }
 
 func paren(s string) string {
@@ -350,9 +364,117 @@ func paren(s string) string {
 // do not survive JSON numbers in most readers.
 type jsonReport struct {
 	Format        string       `json:"format"`
+	Header        *jsonHeader  `json:"header,omitempty"`
 	Threads       []jsonThread `json:"threads"`
+	Modules       []jsonModule `json:"modules,omitempty"`
 	MissingImages []jsonImage  `json:"missing_images,omitempty"`
 	Warnings      []string     `json:"warnings,omitempty"`
+}
+
+// jsonHeader is what the input says of the system, the process and the
+// crash; absent for a snapshot, which says none of it.
+type jsonHeader struct {
+	Arch        string           `json:"arch,omitempty"`
+	OS          string           `json:"os,omitempty"`
+	OSVersion   string           `json:"os_version,omitempty"`
+	OSBuild     string           `json:"os_build,omitempty"`
+	CPU         string           `json:"cpu,omitempty"`
+	Hardware    string           `json:"hardware,omitempty"`
+	Process     string           `json:"process,omitempty"`
+	PID         int              `json:"pid,omitempty"`
+	Path        string           `json:"path,omitempty"`
+	Identifier  string           `json:"identifier,omitempty"`
+	Version     string           `json:"version,omitempty"`
+	Time        string           `json:"time,omitempty"`
+	Crash       *jsonCrash       `json:"crash,omitempty"`
+	Annotations []jsonAnnotation `json:"annotations,omitempty"`
+}
+
+type jsonCrash struct {
+	Type      string `json:"type,omitempty"`
+	Signal    string `json:"signal,omitempty"`
+	Codes     string `json:"codes,omitempty"`
+	Address   string `json:"address,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Diagnosis string `json:"diagnosis,omitempty"`
+}
+
+type jsonAnnotation struct {
+	Module string `json:"module,omitempty"`
+	Key    string `json:"key,omitempty"`
+	Value  string `json:"value"`
+}
+
+// jsonModule is one image of the input and whether symbols were found
+// for it.
+type jsonModule struct {
+	Name        string `json:"name"`
+	Path        string `json:"path,omitempty"`
+	UUID        string `json:"uuid,omitempty"`
+	LoadAddress string `json:"load_address"`
+	Size        string `json:"size,omitempty"`
+	Symbols     string `json:"symbols"` // "found" or "missing"
+}
+
+// jsonHeaderOf returns the header of d, nil for a snapshot.
+func jsonHeaderOf(d *dump.Dump) *jsonHeader {
+	if d == nil || d.Format == dump.FormatSnapshot {
+		return nil
+	}
+	h := &jsonHeader{OS: d.System.OS, OSVersion: d.System.Version, OSBuild: d.System.Build, CPU: d.System.CPU,
+		Hardware: d.System.Hardware, Process: d.Process.Name, PID: d.Process.PID, Path: d.Process.Path,
+		Identifier: d.Process.Identifier, Version: d.Process.Version, Time: d.Process.Time}
+	if d.Arch != nil {
+		h.Arch = d.Arch.Name
+	}
+	if c := d.Crash; c != nil {
+		h.Crash = &jsonCrash{Type: c.Type, Signal: c.Signal, Codes: c.Codes, Name: c.Name, Reason: c.Reason, Diagnosis: c.Diagnosis}
+		if c.HasAddress {
+			h.Crash.Address = hex(c.Address)
+		}
+	}
+	for _, a := range d.Annotations {
+		h.Annotations = append(h.Annotations, jsonAnnotation{Module: a.Module, Key: a.Key, Value: a.Value})
+	}
+	if reflect.ValueOf(*h).IsZero() {
+		return nil
+	}
+	return h
+}
+
+// jsonModulesOf lists the input's images, each with whether symbols were
+// found for it (it is not among the report's missing images).
+func jsonModulesOf(rep *symbolize.Report) []jsonModule {
+	if rep.Dump == nil {
+		return nil
+	}
+	missing := map[string]bool{}
+	for _, m := range rep.Missing {
+		missing[m.UUID.String()+"\x00"+m.Name] = true
+	}
+	var out []jsonModule
+	for _, im := range rep.Dump.Images {
+		name := im.Path
+		if name == "" {
+			name = im.Name
+		}
+		m := jsonModule{Name: im.Name, Path: im.Path, LoadAddress: hex(im.LoadAddress), Symbols: "found"}
+		if m.Name == "" {
+			m.Name = name
+		}
+		if !im.UUID.IsZero() {
+			m.UUID = im.UUID.String()
+		}
+		if im.Size != 0 {
+			m.Size = hex(im.Size)
+		}
+		if missing[im.UUID.String()+"\x00"+name] {
+			m.Symbols = "missing"
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 type jsonImage struct {
@@ -477,7 +599,15 @@ func (j *jsonWriter) begin(d *dump.Dump) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(j.w, "{\n  \"format\": %s,\n  \"threads\": [", format)
+	header := ""
+	if h := jsonHeaderOf(d); h != nil {
+		b, err := json.MarshalIndent(h, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		header = "\n  \"header\": " + string(b) + ","
+	}
+	_, err = fmt.Fprintf(j.w, "{\n  \"format\": %s,%s\n  \"threads\": [", format, header)
 	return err
 }
 
@@ -519,9 +649,10 @@ func (j *jsonWriter) end(rep *symbolize.Report) error {
 		return err
 	}
 	tail := struct {
-		MissingImages []jsonImage `json:"missing_images,omitempty"`
-		Warnings      []string    `json:"warnings,omitempty"`
-	}{Warnings: rep.Warnings}
+		Modules       []jsonModule `json:"modules,omitempty"`
+		MissingImages []jsonImage  `json:"missing_images,omitempty"`
+		Warnings      []string     `json:"warnings,omitempty"`
+	}{Modules: jsonModulesOf(rep), Warnings: rep.Warnings}
 	for _, m := range rep.Missing {
 		tail.MissingImages = append(tail.MissingImages, jsonImage{Name: m.Name, UUID: m.UUID.String()})
 	}
