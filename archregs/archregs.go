@@ -178,6 +178,19 @@ func ByCPU(cpuType, cpuSubtype uint32) (*Arch, error) {
 	return nil, &UnknownCPUError{CPUType: cpuType, CPUSubtype: cpuSubtype}
 }
 
+// ByCPUType returns the first architecture of All with the CPU type,
+// whatever the subtype: what a report that names an unknown subtype of a
+// known CPU (armv6, say) is read as, since the register layout is the
+// type's.
+func ByCPUType(cpuType uint32) (*Arch, bool) {
+	for _, a := range All {
+		if a.CPUType == cpuType {
+			return a, true
+		}
+	}
+	return nil, false
+}
+
 // RegisterName returns the name under which Registers knows the register
 // called name: one of RegNames, or an alias. The aliases are the role names
 // "pc", "sp", "fp" and "lr" (for the architecture's PC, SP, FP and LR

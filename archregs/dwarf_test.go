@@ -69,3 +69,15 @@ func TestCallSite(t *testing.T) {
 		}
 	}
 }
+
+func TestByCPUType(t *testing.T) {
+	if a, ok := ByCPUType(CPUTypeARM); !ok || a != ARMV7 {
+		t.Errorf("ByCPUType(ARM) = %v, %v; want armv7", a, ok)
+	}
+	if a, ok := ByCPUType(CPUTypeARM64); !ok || a != ARM64 {
+		t.Errorf("ByCPUType(ARM64) = %v, %v; want arm64", a, ok)
+	}
+	if _, ok := ByCPUType(18); ok {
+		t.Error("ByCPUType(POWERPC) found an architecture")
+	}
+}

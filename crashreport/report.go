@@ -344,16 +344,14 @@ func archByName(name string) *archregs.Arch {
 	return a
 }
 
-// archByCPU maps a Mach-O cputype and cpusubtype to an Arch, or nil. Any
-// 32-bit ARM (armv6 too) reads as armv7: a report needs only the thread
-// state layout, which they share.
+// archByCPU maps a Mach-O cputype and cpusubtype to an Arch, or nil. A
+// subtype archregs does not know reads as its CPU type's architecture (any
+// 32-bit ARM, armv6 too, as armv7): a report needs only the thread state
+// layout, which they share.
 func archByCPU(cpuType, cpuSubtype uint64) *archregs.Arch {
 	a, err := archregs.ByCPU(uint32(cpuType), uint32(cpuSubtype))
 	if err != nil {
-		if uint32(cpuType) == archregs.CPUTypeARM {
-			return archregs.ARMV7
-		}
-		return nil
+		a, _ = archregs.ByCPUType(uint32(cpuType))
 	}
 	return a
 }
