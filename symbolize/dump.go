@@ -46,6 +46,21 @@ func (z *Symbolizer) Symbolicate(d *dump.Dump) (*Report, error) {
 	return rep, err
 }
 
+// NewDumpProcess matches a dump's images with symbol files, as NewProcess
+// does for a list of loaded images: for callers that name addresses of a
+// dump themselves. Close the process when done.
+func (z *Symbolizer) NewDumpProcess(d *dump.Dump) (*Process, error) {
+	loaded := make([]*image.Loaded, len(d.Images))
+	for i, im := range d.Images {
+		name := im.Path
+		if name == "" {
+			name = im.Name
+		}
+		loaded[i] = &image.Loaded{Name: name, UUID: im.UUID, LoadAddress: im.LoadAddress, Size: im.Size}
+	}
+	return z.NewProcess(d.Arch, loaded)
+}
+
 // SymbolicateEach symbolicates a dump as Symbolicate does, handing each
 // thread to each as soon as it is done, in the dump's order, instead of
 // keeping it: a caller that writes threads out as they come holds one
@@ -66,15 +81,7 @@ func (z *Symbolizer) Symbolicate(d *dump.Dump) (*Report, error) {
 // memory, are walked once: their Frames share one slice, which readers
 // must not modify. A thread's Frames may also be a prefix of another's.
 func (z *Symbolizer) SymbolicateEach(d *dump.Dump, each func(Thread) error) (*Report, error) {
-	loaded := make([]*image.Loaded, len(d.Images))
-	for i, im := range d.Images {
-		name := im.Path
-		if name == "" {
-			name = im.Name
-		}
-		loaded[i] = &image.Loaded{Name: name, UUID: im.UUID, LoadAddress: im.LoadAddress, Size: im.Size}
-	}
-	p, err := z.NewProcess(d.Arch, loaded)
+	p, err := z.NewDumpProcess(d)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/hangreport"
-	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/symbolize"
 )
 
@@ -35,7 +34,8 @@ func writeSame(z *symbolize.Symbolizer, in *input, f *inputFormat, w io.Writer, 
 	if r == nil || len(r.Processes) == 0 {
 		return nil, parseErr
 	}
-	names, nameErr := hangNamer(z, r)
+	names, nameErr, closeNames := hangNamer(z, r)
+	defer closeNames()
 	if err := r.Write(w, names, style); err != nil {
 		return parseErr, err
 	}
@@ -51,28 +51,21 @@ func writeSame(z *symbolize.Symbolizer, in *input, f *inputFormat, w io.Writer, 
 // itself) does: a call graph's addresses are return addresses, and their
 // line is the one the call returns to. The name is the machine frame's:
 // the function holding the address, with the source position of the code
-// there. The error of building a process is left in *err.
-func hangNamer(z *symbolize.Symbolizer, r *hangreport.Report) (hangreport.Namer, *error) {
+// there. The error of building a process is left in *err; closeAll
+// closes the processes built.
+func hangNamer(z *symbolize.Symbolizer, r *hangreport.Report) (names hangreport.Namer, err *error, closeAll func()) {
 	var firstErr error
 	procs := make([]*symbolize.Process, len(r.Processes))
 	failed := make([]bool, len(r.Processes))
-	names := func(pi int, addr uint64) (hangreport.Name, bool) {
+	names = func(pi int, addr uint64) (hangreport.Name, bool) {
 		if pi < 0 || pi >= len(procs) || failed[pi] {
 			return hangreport.Name{}, false
 		}
 		p := procs[pi]
 		if p == nil {
 			d := r.ProcessDump(pi)
-			loaded := make([]*image.Loaded, len(d.Images))
-			for i, im := range d.Images {
-				name := im.Path
-				if name == "" {
-					name = im.Name
-				}
-				loaded[i] = &image.Loaded{Name: name, UUID: im.UUID, LoadAddress: im.LoadAddress, Size: im.Size}
-			}
 			var err error
-			if p, err = z.NewProcess(d.Arch, loaded); err != nil {
+			if p, err = z.NewDumpProcess(d); err != nil {
 				failed[pi] = true
 				if firstErr == nil {
 					firstErr = fmt.Errorf("process %q: %w", d.Process.Name, err)
@@ -88,5 +81,12 @@ func hangNamer(z *symbolize.Symbolizer, r *hangreport.Report) (hangreport.Namer,
 		}
 		return hangreport.Name{Symbol: f.Symbol, Offset: f.SymbolOffset, HasOffset: f.HasOffset, File: f.File, Line: f.Line}, true
 	}
-	return names, &firstErr
+	closeAll = func() {
+		for _, p := range procs {
+			if p != nil {
+				p.Close()
+			}
+		}
+	}
+	return names, &firstErr, closeAll
 }
