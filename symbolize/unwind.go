@@ -30,8 +30,10 @@ type unwindTables struct {
 	// textAddr is the unslid address compact unwind's image-relative
 	// offsets count from: the __TEXT vmaddr (0 in an object file).
 	textAddr uint64
-	// errs says why a table could not be read; the others still answer.
-	errs []error
+	// err says why a table of the image could not be read. A walk that
+	// reaches the image stops there (bad_unwind_info) rather than go on
+	// with part of its tables, which could give wrong callers.
+	err error
 
 	// callerRows caches the rows found for callers, by unslid address: a
 	// walk of many threads meets the same call sites again and again. The
@@ -90,8 +92,15 @@ func (t *unwindTables) parse(im *image.Image, s image.Section, parse func([]byte
 			return tab
 		}
 	}
-	t.errs = append(t.errs, fmt.Errorf("%s: %s,%s: %w", im.Name, s.Segment, s.Name, err))
+	t.fail(im, s, err)
 	return nil
+}
+
+// fail records the first table that could not be read.
+func (t *unwindTables) fail(im *image.Image, s image.Section, err error) {
+	if t.err == nil {
+		t.err = fmt.Errorf("%s,%s: %w", s.Segment, s.Name, err)
+	}
 }
 
 func parseCFI(t *unwindTables, im *image.Image, s image.Section, parse func([]byte) (*dwarfcfi.Table, error)) *dwarfcfi.Table {
@@ -102,7 +111,7 @@ func parseCFI(t *unwindTables, im *image.Image, s image.Section, parse func([]by
 			return tab
 		}
 	}
-	t.errs = append(t.errs, fmt.Errorf("%s: %s,%s: %w", im.Name, s.Segment, s.Name, err))
+	t.fail(im, s, err)
 	return nil
 }
 
@@ -129,6 +138,9 @@ func (p *Process) UnwindRow(q walker.UnwindQuery) (*unwind.Row, unwind.Source, e
 		return nil, 0, nil
 	}
 	t := e.unwindTables()
+	if t.err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", loc.Loaded.Name, t.err)
+	}
 	pc := loc.Unslid
 	row, src, err := t.rowAt(p, loc.Loaded, pc, q)
 	if err != nil {
