@@ -51,7 +51,7 @@ type cachedRow struct {
 // maxCachedRows bounds an image's cache of caller rows.
 const maxCachedRows = 1 << 16
 
-// tables returns the entry's unwind tables, reading them on first use.
+// unwindTables returns the entry's unwind tables, reading them on first use.
 func (e *Entry) unwindTables() *unwindTables {
 	t := &e.unwind
 	t.once.Do(func() { t.read(e) })
@@ -68,50 +68,40 @@ func (t *unwindTables) read(e *Entry) {
 		}
 		if t.compact == nil {
 			if s, ok := im.Section("__TEXT", "__unwind_info"); ok {
-				t.compact = t.parse(im, s, func(b []byte) (*compactunwind.Table, error) { return compactunwind.Parse(b) })
+				t.compact = readTable(t, im, s, compactunwind.Parse)
 			} else if s, ok := im.Section("__LD", "__compact_unwind"); ok {
-				t.compact = t.parse(im, s, func(b []byte) (*compactunwind.Table, error) {
+				t.compact = readTable(t, im, s, func(b []byte) (*compactunwind.Table, error) {
 					return compactunwind.ParseObject(b, im.Arch.PtrSize)
 				})
 			}
 		}
 		if s, ok := im.Section("__TEXT", "__eh_frame"); ok && t.ehFrame == nil {
-			t.ehFrame = parseCFI(t, im, s, func(b []byte) (*dwarfcfi.Table, error) { return dwarfcfi.NewEHFrame(b, s.Addr, im.Arch) })
+			t.ehFrame = readTable(t, im, s, func(b []byte) (*dwarfcfi.Table, error) { return dwarfcfi.NewEHFrame(b, s.Addr, im.Arch) })
 		}
 		if s, ok := im.Section("__DWARF", "__debug_frame"); ok && t.debugFrame == nil {
-			t.debugFrame = parseCFI(t, im, s, func(b []byte) (*dwarfcfi.Table, error) { return dwarfcfi.NewDebugFrame(b, im.Arch) })
+			t.debugFrame = readTable(t, im, s, func(b []byte) (*dwarfcfi.Table, error) { return dwarfcfi.NewDebugFrame(b, im.Arch) })
 		}
 	}
-}
-
-func (t *unwindTables) parse(im *image.Image, s image.Section, parse func([]byte) (*compactunwind.Table, error)) *compactunwind.Table {
-	data, err := im.ReadSection(s)
-	if err == nil {
-		var tab *compactunwind.Table
-		if tab, err = parse(data); err == nil {
-			return tab
-		}
-	}
-	t.fail(im, s, err)
-	return nil
 }
 
 // fail records the first table that could not be read.
-func (t *unwindTables) fail(im *image.Image, s image.Section, err error) {
+func (t *unwindTables) fail(s image.Section, err error) {
 	if t.err == nil {
 		t.err = fmt.Errorf("%s,%s: %w", s.Segment, s.Name, err)
 	}
 }
 
-func parseCFI(t *unwindTables, im *image.Image, s image.Section, parse func([]byte) (*dwarfcfi.Table, error)) *dwarfcfi.Table {
+// readTable reads a section and parses it; a section that cannot be read
+// or parsed is recorded in t.err (see fail) and gives nil.
+func readTable[T any](t *unwindTables, im *image.Image, s image.Section, parse func([]byte) (*T, error)) *T {
 	data, err := im.ReadSection(s)
 	if err == nil {
-		var tab *dwarfcfi.Table
+		var tab *T
 		if tab, err = parse(data); err == nil {
 			return tab
 		}
 	}
-	t.fail(im, s, err)
+	t.fail(s, err)
 	return nil
 }
 
