@@ -75,6 +75,10 @@ bench: bench-deps
 # briefly: some are real files, and byte-by-byte minimization of those
 # would take the whole budget.
 FUZZTIME ?= 20s
+# FUZZJOBS runs that many targets side by side (scripts/fuzz.sh); each
+# target's output is kept in FUZZLOG.
+FUZZJOBS ?= 1
+FUZZLOG  ?= fuzz-logs
 FUZZ_TARGETS := \
 	archregs:FuzzDecode image:FuzzOpen symtab:FuzzNewFromParts walker:FuzzWalk \
 	snapshot:FuzzParse debuginfo:FuzzIndex debuginfo:FuzzDemangle \
@@ -87,10 +91,8 @@ FUZZ_TARGETS := \
 	symbolize:FuzzZipMemberUUIDs symbolize:FuzzParseSymbolMap symindex:FuzzOpen \
 	symbolize:FuzzSymbolicateSnapshot cmd/stackimage:FuzzStreamedJSON
 fuzz: deps
-	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
-	  echo "== $$pkg $$fn"; \
-	  $(GO) test -tags $(TAGS) -run='^$$' -fuzz="^$$fn\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=100x ./$$pkg/ || exit 1; \
-	done
+	@GO="$(GO)" TAGS="$(TAGS)" FUZZTIME="$(FUZZTIME)" FUZZJOBS="$(FUZZJOBS)" FUZZLOG="$(FUZZLOG)" \
+	  scripts/fuzz.sh $(FUZZ_TARGETS)
 
 # accuracy single-steps every fixture under Unicorn, walks and symbolicates
 # at every instruction boundary and prints how often the walk is the truth
