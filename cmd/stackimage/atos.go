@@ -90,13 +90,41 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	// interactively without paying a write per address.
 	sc := bufio.NewScanner(flushingReader{stdin, w})
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	sc.Split(bufio.ScanWords)
+	sc.Split(scanWords)
 	for sc.Scan() {
 		if err := answer(sc.Bytes()); err != nil {
 			return err
 		}
 	}
 	return sc.Err()
+}
+
+// scanWords is bufio.ScanWords with a fast path for ASCII: addresses are
+// ASCII, and ScanWords decodes every byte as a rune. Input with other bytes
+// is left to ScanWords, which also splits at Unicode spaces.
+func scanWords(data []byte, atEOF bool) (int, []byte, error) {
+	start := 0
+	for start < len(data) && isASCIISpace(data[start]) {
+		start++
+	}
+	for i := start; i < len(data); i++ {
+		switch c := data[i]; {
+		case c >= 0x80:
+			return bufio.ScanWords(data, atEOF)
+		case isASCIISpace(c):
+			return i + 1, data[start:i], nil
+		}
+	}
+	if atEOF && len(data) > start {
+		return len(data), data[start:], nil
+	}
+	return start, nil, nil
+}
+
+// isASCIISpace reports whether c is one of the ASCII bytes
+// unicode.IsSpace accepts.
+func isASCIISpace(c byte) bool {
+	return c == ' ' || c >= '\t' && c <= '\r'
 }
 
 // atos answers addresses in one image. It reuses one output buffer: on
@@ -181,6 +209,12 @@ func (a *atos) appendName(buf []byte, name string) []byte {
 // Swift mangling, which the slow path demangles. Swift's prefixes are
 // those debuginfo.Language knows, with or without Mach-O's underscore.
 func mayBeMangled(raw string) bool {
+	// Every prefix starts with '_' or '$' and goes on with one of a few
+	// bytes: most names are ruled out by their first two, which matters on
+	// batches of 100k addresses.
+	if len(raw) < 2 || raw[0] != '_' && raw[0] != '$' || !strings.ContainsRune("ZR$T_sSe", rune(raw[1])) {
+		return false
+	}
 	for _, p := range manglingPrefixes {
 		if strings.HasPrefix(raw, p) {
 			return true

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symtab"
@@ -88,6 +90,10 @@ func TestMayBeMangled(t *testing.T) {
 		{"_T05MyApp3fooyyF", true},
 		{"__T05MyApp3fooyyF", true},
 		{"_main", false},
+		{"_runtime.sigpanic", false},
+		{"_", false},
+		{"", false},
+		{"$", false},
 		{"-[Foo bar]", false},
 	}
 	for _, tt := range tests {
@@ -164,4 +170,38 @@ func TestAtosLineZero(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestScanWords checks the ASCII fast path against bufio.ScanWords on
+// inputs that mix spaces, line ends, a token cut by the buffer's end and
+// bytes beyond ASCII.
+func TestScanWords(t *testing.T) {
+	inputs := []string{
+		"", " ", "0x1", "0x1\n0x2\n", "  0x1 \t 0x2\r\n\v\f0x3  ", "0x1\n\n\n0x2",
+		"0x1\u00a00x2 0x3", "é 0x1", "0x1 é\u20280x2\n", "\xff 0x1",
+	}
+	for _, in := range inputs {
+		for _, bufSize := range []int{16, 4096} {
+			want := splitAll(t, in, bufio.ScanWords, bufSize)
+			got := splitAll(t, in, scanWords, bufSize)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("scanWords(%q, buffer %d) differs from bufio.ScanWords (-want +got):\n%s", in, bufSize, diff)
+			}
+		}
+	}
+}
+
+func splitAll(t *testing.T, in string, split bufio.SplitFunc, bufSize int) []string {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(in))
+	sc.Buffer(make([]byte, bufSize), bufSize)
+	sc.Split(split)
+	var words []string
+	for sc.Scan() {
+		words = append(words, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("scanning %q: %v", in, err)
+	}
+	return words
 }

@@ -35,12 +35,17 @@ func needsEscape(r rune) bool {
 // allocate when s needs nothing escaped and b has room.
 func appendEscaped(b []byte, s string) []byte {
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c < 0x7f {
-			b = append(b, c)
-			i++
-			continue
+		// Names are nearly always printable ASCII: copy each run of it
+		// at once.
+		j := i
+		for j < len(s) && s[j] >= 0x20 && s[j] < 0x7f {
+			j++
 		}
+		b = append(b, s[i:j]...)
+		if i = j; i == len(s) {
+			break
+		}
+		c := s[i]
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && n == 1:
