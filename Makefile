@@ -5,7 +5,7 @@ TAGS      ?= unicorn
 PKGS      := ./...
 SAMPLE    ?= fixtures/snapshots/chain-arm64-O1-deepest.json
 
-.PHONY: all build test vet fmt-check deps fixture-deps bench-deps run bench fuzz accuracy fixtures cross
+.PHONY: all build test vet fmt-check deps fixture-deps bench-deps bench-bins run bench fuzz accuracy fixtures cross
 
 all: build
 
@@ -61,14 +61,38 @@ bench-deps:
 	@command -v llvm-symbolizer >/dev/null && [ -x /usr/bin/time ] || { \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq llvm time; }
 
+# BENCH_BINS holds the darwin builds of cmd/go the comparisons read: one
+# without DWARF (-w) and one with uncompressed DWARF, which LLVM 14 can read
+# (go build caches them; they are never committed).
+BENCH_BINS ?= $(HOME)/.cache/stackimage-bench
+GO_NODWARF := $(BENCH_BINS)/go-darwin-arm64-nodwarf
+GO_DWARF   := $(BENCH_BINS)/go-darwin-arm64-dwarf
+COMPARE    := bin/compare
+
+bench-bins:
+	@mkdir -p $(BENCH_BINS)
+	GOOS=darwin GOARCH=arm64 $(GO) build -ldflags=-w -o $(GO_NODWARF) cmd/go
+	GOOS=darwin GOARCH=arm64 $(GO) build -ldflags=-compressdwarf=false -o $(GO_DWARF) cmd/go
+	$(GO) build -o $(COMPARE) ./bench/compare
+
 # bench runs the in-process benchmarks, then stackimage against
 # llvm-symbolizer as whole processes on the same addresses, and prints the
-# ratios (docs/bench.md explains them).
-bench: bench-deps
+# ratios (docs/bench.md explains each comparison and its target).
+bench: bench-deps bench-bins
 	$(GO) test -run='^$$' -bench=. -benchmem ./symtab/ ./walker/ ./snapshot/ ./debuginfo/ ./cmd/stackimage/ \
 	  ./symbolize/ ./unwind/... ./minidump/ ./machocore/ ./breakpadsym/ ./swiftdemangle/ ./hangreport/ ./symindex/
-	$(GO) run ./bench/compare
-	@if [ -f "$(DWARF_OBJ)" ]; then $(GO) run ./bench/compare -mode dwarf -bin "$(DWARF_OBJ)"; \
+	$(GO) test -run='^$$' -bench='BenchmarkSynthetic/lookup' -cpu 1 ./symtab/
+	@echo "== symbol table, cmd/go without DWARF (target: 5x faster)"
+	$(COMPARE) -bin $(GO_NODWARF)
+	@echo "== symbol table, cmd/go with compressed DWARF (LLVM 14 loads but cannot read it)"
+	$(COMPARE)
+	@echo "== first answer with debug info, cmd/go with uncompressed DWARF (target: 0.5x the wall time, no more memory)"
+	$(COMPARE) -mode dwarf -bin $(GO_DWARF) -n 1 -runs 10
+	@echo "== 100k addresses with debug info, cmd/go with uncompressed DWARF (target: 3x faster)"
+	$(COMPARE) -mode dwarf -bin $(GO_DWARF) -runs 3
+	@echo "== the same from a symindex file"
+	$(COMPARE) -mode index -bin $(GO_DWARF) -runs 3
+	@if [ -f "$(DWARF_OBJ)" ]; then echo "== debug info with inlines, crash.dSYM"; $(COMPARE) -mode dwarf -bin "$(DWARF_OBJ)"; \
 	else echo "bench: $(DWARF_OBJ) absent, DWARF comparison not run"; fi
 
 # fuzz runs every fuzz target for FUZZTIME. Seeds are minimized only
