@@ -212,7 +212,12 @@ func mayBeMangled(raw string) bool {
 	// Every prefix starts with '_' or '$' and goes on with one of a few
 	// bytes: most names are ruled out by their first two, which matters on
 	// batches of 100k addresses.
-	if len(raw) < 2 || raw[0] != '_' && raw[0] != '$' || !strings.ContainsRune("ZR$T_sSe", rune(raw[1])) {
+	if len(raw) < 2 || raw[0] != '_' && raw[0] != '$' {
+		return false
+	}
+	switch raw[1] {
+	case 'Z', 'R', '$', 'T', '_', 's', 'S', 'e':
+	default:
 		return false
 	}
 	for _, p := range manglingPrefixes {
@@ -284,21 +289,31 @@ func parseHex(b []byte) (uint64, bool) {
 	}
 	var v uint64
 	for _, c := range b {
-		var d byte
-		switch {
-		case '0' <= c && c <= '9':
-			d = c - '0'
-		case 'a' <= c && c <= 'f':
-			d = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			d = c - 'A' + 10
-		default:
+		d := hexDigits[c]
+		if d == notHex {
 			return 0, false
 		}
 		v = v<<4 | uint64(d)
 	}
 	return v, true
 }
+
+// hexDigits maps a byte to its value as a hex digit, or notHex.
+var hexDigits = func() (t [256]byte) {
+	for i := range t {
+		t[i] = notHex
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c - 'a' + 10)
+		t[c-'a'+'A'] = byte(c - 'a' + 10)
+	}
+	return t
+}()
+
+const notHex = 0xff
 
 // parseAddress reads an address in hex, with or without 0x, as atos does.
 func parseAddress(s string) (uint64, error) {

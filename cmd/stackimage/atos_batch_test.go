@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -204,4 +205,19 @@ func splitAll(t *testing.T, in string, split bufio.SplitFunc, bufSize int) []str
 		t.Fatalf("scanning %q: %v", in, err)
 	}
 	return words
+}
+
+// TestParseHex checks the table-driven parser against strconv.ParseUint.
+func TestParseHex(t *testing.T) {
+	for _, in := range []string{
+		"0", "0x0", "0X1f", "0x100001000", "DEADbeef", "ffffffffffffffff", "0xffffffffffffffff",
+		"", "0x", "x1", "0xg", "1 2", "0x10000000000000000", "-1", "+1", "0x0x1", "é",
+	} {
+		want, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(in, "0x"), "0X"), 16, 64)
+		wantOK := err == nil && !strings.HasPrefix(in, "+")
+		got, ok := parseHex([]byte(in))
+		if ok != wantOK || ok && got != want {
+			t.Errorf("parseHex(%q) = %#x, %v; want %#x, %v", in, got, ok, want, wantOK)
+		}
+	}
 }
