@@ -107,21 +107,65 @@ func parse(name string) (*Node, error) {
 }
 
 // demanglers are reused by Demangle, whose trees do not outlive the call:
-// their node and child-list slabs then cost no allocation.
+// their node and child-list slabs then cost no allocation. sync.Pool hands
+// each demangler to one goroutine at a time.
 var demanglers = sync.Pool{New: func() any { return new(demangler) }}
 
+// A pooled demangler keeps its slabs and buffers between calls up to these
+// sizes, enough for any ordinary symbol. Larger ones, grown by some huge or
+// hostile name, are left to the garbage collector instead of being kept
+// alive by the pool.
+const (
+	maxPooledNodes = 1024     // nodes slab: 64 KiB
+	maxPooledSlots = 4096     // child-list slab, stack and substitutions
+	maxPooledBytes = 16 << 10 // print buffer and identifier scratch
+)
+
+// reset readies a pooled demangler for a new name. The slabs it keeps are
+// zeroed (release zeroed them, or they are new), as newNode expects.
 func (d *demangler) reset() {
-	nodes, kids, out := d.nodes[:0], d.kids[:0], d.out[:0]
-	// Size the slabs for the largest name seen so far, so that the next
-	// name of that size needs no new slab.
-	if n := d.nodeCount; n > cap(nodes) && n <= maxNodes {
-		nodes = make([]Node, 0, n+n/2)
+	// Size the slabs for the largest name seen recently, so that the next
+	// name of that size needs no second slab.
+	if n := min(d.nodeCount, maxPooledNodes); n > cap(d.nodes) {
+		d.nodes = make([]Node, 0, n+n/2)
 	}
-	if n := d.kidCount; n > cap(kids) && n <= 4*maxNodes {
-		kids = make([]*Node, 0, n+n/2)
+	if n := min(d.kidCount, maxPooledSlots); n > cap(d.kids) {
+		d.kids = make([]*Node, 0, n+n/2)
 	}
-	stack, subst := d.stack[:0], d.subst[:0]
-	*d = demangler{nodes: nodes, kids: kids, stack: stack, subst: subst, out: out}
+	d.text, d.pos = "", 0
+	d.stack, d.subst = d.stack[:0], d.subst[:0]
+	d.nw, d.wordSources = 0, d.wordSources[:0]
+	d.oldFunctionTypeMangling, d.sawOpaqueReturnType, d.opaqueBudget = false, false, 0
+	d.kidCount, d.nodeCount, d.tooMany, d.depth = 0, 0, false, 0
+}
+
+// release zeroes what the demangler used, so that the pool keeps no
+// pointers into the caller's name or tree, and drops what grew too big.
+func (d *demangler) release() {
+	d.nodes = releaseSlab(d.nodes, maxPooledNodes)
+	d.kids = releaseSlab(d.kids, maxPooledSlots)
+	d.stack = releaseSlab(d.stack[:cap(d.stack)], maxPooledSlots) // pops shorten it
+	d.subst = releaseSlab(d.subst, maxPooledSlots)
+	d.wordSources = releaseSlab(d.wordSources[:cap(d.wordSources)], maxPooledSlots)
+	clear(d.words[:d.nw])
+	clear(d.lists[:])
+	d.text = ""
+	if cap(d.out) > maxPooledBytes {
+		d.out = nil
+	}
+	if cap(d.scratch) > maxPooledBytes {
+		d.scratch = nil
+	}
+}
+
+// releaseSlab returns s emptied, its elements up to len(s) zeroed, or nil
+// if its capacity is over limit.
+func releaseSlab[T any](s []T, limit int) []T {
+	if cap(s) > limit {
+		return nil
+	}
+	clear(s)
+	return s[:0]
 }
 
 // errInternal marks a panic recovered inside the demangler: a bug, which
@@ -194,8 +238,11 @@ func (n *Node) formatInto(style Style, buf *[]byte) (s string, ok bool) {
 // *Error.
 func Demangle(mangled string, style Style) (string, error) {
 	d := demanglers.Get().(*demangler)
-	defer demanglers.Put(d)
 	d.reset()
+	defer func() {
+		d.release()
+		demanglers.Put(d)
+	}()
 	root, err := parseWith(d, trimMachO(mangled))
 	if err != nil {
 		return "", err

@@ -29,6 +29,9 @@ type demangler struct {
 	subst []*Node
 	words [maxNumWords]string
 	nw    int
+	// wordSources are the identifiers not yet split into words: splitting
+	// waits for the first word substitution, which most names never have.
+	wordSources []string
 
 	oldFunctionTypeMangling bool
 	sawOpaqueReturnType     bool // only then link opaque types to their declaration
@@ -57,8 +60,11 @@ func (d *demangler) newNode(k Kind) *Node {
 		}
 		d.nodes = make([]Node, 0, size)
 	}
-	d.nodes = append(d.nodes, Node{Kind: k})
+	// The slab is zeroed (new, or cleared by release), so only the kind
+	// and the child list need setting.
+	d.nodes = d.nodes[:len(d.nodes)+1]
 	n := &d.nodes[len(d.nodes)-1]
+	n.Kind = k
 	n.Children = d.childList(3)
 	return n
 }
@@ -200,7 +206,7 @@ func (d *demangler) changeKind(n *Node, k Kind) *Node {
 	}
 	m := d.newNode(k)
 	m.Text, m.Index, m.payload = n.Text, n.Index, n.payload
-	m.Children = append([]*Node(nil), n.Children...)
+	m.Children = append(d.childList(len(n.Children)), n.Children...)
 	return m
 }
 
@@ -773,12 +779,13 @@ func (d *demangler) demangleIdentifier() *Node {
 			return nil
 		}
 		slice := d.text[d.pos : d.pos+n]
-		d.addWords(slice)
+		d.wordSources = append(d.wordSources, slice)
 		d.pos += n
 		ident := d.textNode(KindIdentifier, slice)
 		d.addSubst(ident)
 		return ident
 	}
+	d.splitWords()
 	ident := d.scratch[:0]
 	defer func() { d.scratch = ident[:0] }()
 	for {
@@ -818,12 +825,13 @@ func (d *demangler) demangleIdentifier() *Node {
 			ident = append(ident, s...)
 		} else {
 			ident = append(ident, slice...)
-			d.addWords(slice)
+			d.wordSources = append(d.wordSources, slice)
 		}
 		d.pos += n
 		if !hasWordSubsts {
 			break
 		}
+		d.splitWords()
 	}
 	if len(ident) == 0 {
 		return nil
@@ -831,6 +839,15 @@ func (d *demangler) demangleIdentifier() *Node {
 	n := d.textNode(KindIdentifier, string(ident))
 	d.addSubst(n)
 	return n
+}
+
+// splitWords adds the words of the identifiers seen so far to the words
+// available for substitution.
+func (d *demangler) splitWords() {
+	for _, s := range d.wordSources {
+		d.addWords(s)
+	}
+	d.wordSources = d.wordSources[:0]
 }
 
 // addWords records the words of an identifier for later word
