@@ -116,7 +116,7 @@ var demanglers = sync.Pool{New: func() any { return new(demangler) }}
 // hostile name, are left to the garbage collector instead of being kept
 // alive by the pool.
 const (
-	maxPooledNodes = 1024     // nodes slab: 64 KiB
+	maxPooledNodes = 1024     // nodes slab: 88 KiB
 	maxPooledSlots = 4096     // child-list slab, stack and substitutions
 	maxPooledBytes = 16 << 10 // print buffer and identifier scratch
 )
@@ -127,7 +127,7 @@ func (d *demangler) reset() {
 	// Size the slabs for the largest name seen recently, so that the next
 	// name of that size needs no second slab.
 	if n := min(d.nodeCount, maxPooledNodes); n > cap(d.nodes) {
-		d.nodes = make([]Node, 0, n+n/2)
+		d.nodes = make([]nodeBox, 0, n+n/2)
 	}
 	if n := min(d.kidCount, maxPooledSlots); n > cap(d.kids) {
 		d.kids = make([]*Node, 0, n+n/2)
@@ -188,7 +188,7 @@ func parseWith(d *demangler, name string) (root *Node, err error) {
 	default:
 		return nil, newError(name, 0, ErrNotMangled)
 	}
-	if d.tooMany || d.depth > maxRecursion {
+	if d.tooMany || d.nodeCount > maxNodes || d.depth > maxRecursion {
 		return nil, newError(name, min(d.pos, len(name)), ErrTooComplex)
 	}
 	if root == nil {

@@ -123,6 +123,22 @@ func TestIsMangled(t *testing.T) {
 	}
 }
 
+func TestManglingPrefixLength(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want int
+	}{
+		{"$s4main", 2}, {"$S4main", 2}, {"$e4main", 2}, {"_$s4main", 3}, {"_$S4main", 3},
+		{"_$e4main", 3}, {"_T04main", 3}, {"@__swiftmacro_4main", 14},
+		{"", 0}, {"$", 0}, {"$x", 0}, {"_$", 0}, {"_$x", 0}, {"_T", 0}, {"_T1", 0},
+		{"@__swiftmacro", 0}, {"s4main", 0},
+	} {
+		if got := manglingPrefixLength(tt.name); got != tt.want {
+			t.Errorf("manglingPrefixLength(%q) = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
 func TestParseTree(t *testing.T) {
 	root, err := Parse("$s4main3fooyyF")
 	if err != nil {

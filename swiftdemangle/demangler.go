@@ -1,6 +1,9 @@
 package swiftdemangle
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // This file parses the current Swift mangling ($s, $S, _T0 and the
 // "@__swiftmacro_" file names) into a node tree. It follows the structure of
@@ -37,9 +40,9 @@ type demangler struct {
 	sawOpaqueReturnType     bool // only then link opaque types to their declaration
 	opaqueBudget            int  // nodes the linking may still visit
 
-	nodes     []Node  // slab the nodes are carved from
-	kids      []*Node // slab the nodes' child lists are carved from
-	kidCount  int     // child-list slots carved so far
+	nodes     []nodeBox // slab the nodes are carved from
+	kids      []*Node   // slab the longer child lists are carved from
+	kidCount  int       // child-list slots carved from kids so far
 	out       []byte  // Demangle's print buffer, kept with the pool
 	scratch   []byte  // identifiers built from word substitutions
 	lists     [8]*Node
@@ -48,25 +51,39 @@ type demangler struct {
 	depth     int
 }
 
+// nodeBox is a slot of the node slab: a node with room for its first
+// children, which most nodes never outgrow.
+type nodeBox struct {
+	node Node
+	kids [3]*Node
+}
+
 func (d *demangler) newNode(k Kind) *Node {
 	d.nodeCount++
-	if d.nodeCount > maxNodes {
-		d.tooMany = true
-	}
 	if len(d.nodes) == cap(d.nodes) {
-		size := 64
-		if d.nodeCount > 64 {
-			size = 256
-		}
-		d.nodes = make([]Node, 0, size)
+		d.growNodes()
 	}
 	// The slab is zeroed (new, or cleared by release), so only the kind
 	// and the child list need setting.
 	d.nodes = d.nodes[:len(d.nodes)+1]
-	n := &d.nodes[len(d.nodes)-1]
-	n.Kind = k
-	n.Children = d.childList(3)
-	return n
+	b := &d.nodes[len(d.nodes)-1]
+	b.node.Kind = k
+	b.node.Children = b.kids[:0]
+	return &b.node
+}
+
+// growNodes starts a new node slab when the current one is full; the
+// nodes carved from the old one stay where they are. It is also where the
+// bound on nodes is checked: at most one slab's worth past maxNodes.
+func (d *demangler) growNodes() {
+	if d.nodeCount > maxNodes {
+		d.tooMany = true
+	}
+	size := 64
+	if d.nodeCount > 64 {
+		size = 256
+	}
+	d.nodes = make([]nodeBox, 0, size)
 }
 
 func (d *demangler) textNode(k Kind, text string) *Node {
@@ -189,7 +206,7 @@ func (d *demangler) withChildren(k Kind, cs ...*Node) *Node {
 		}
 	}
 	n := d.newNode(k)
-	if len(cs) > 2 {
+	if len(cs) > cap(n.Children) {
 		n.Children = d.childList(len(cs))
 	}
 	n.Children = append(n.Children, cs...)
@@ -206,7 +223,10 @@ func (d *demangler) changeKind(n *Node, k Kind) *Node {
 	}
 	m := d.newNode(k)
 	m.Text, m.Index, m.payload = n.Text, n.Index, n.payload
-	m.Children = append(d.childList(len(n.Children)), n.Children...)
+	if len(n.Children) > cap(m.Children) {
+		m.Children = d.childList(len(n.Children))
+	}
+	m.Children = append(m.Children, n.Children...)
 	return m
 }
 
@@ -284,9 +304,26 @@ func isProtocolNode(n *Node) bool {
 // manglingPrefixLength returns the length of the current-mangling prefix
 // name starts with, or 0.
 func manglingPrefixLength(name string) int {
-	for _, p := range [...]string{"_T0", "$S", "_$S", "$s", "_$s", "$e", "_$e", "@__swiftmacro_"} {
-		if len(name) >= len(p) && name[:len(p)] == p {
-			return len(p)
+	if len(name) < 2 {
+		return 0
+	}
+	switch name[0] {
+	case '$':
+		if c := name[1]; c == 's' || c == 'S' || c == 'e' {
+			return 2
+		}
+	case '_':
+		if len(name) >= 3 {
+			if name[1] == 'T' && name[2] == '0' {
+				return 3
+			}
+			if c := name[2]; name[1] == '$' && (c == 's' || c == 'S' || c == 'e') {
+				return 3
+			}
+		}
+	case '@':
+		if strings.HasPrefix(name, "@__swiftmacro_") {
+			return len("@__swiftmacro_")
 		}
 	}
 	return 0
