@@ -43,8 +43,8 @@ type demangler struct {
 	nodes     []nodeBox // slab the nodes are carved from
 	kids      []*Node   // slab the longer child lists are carved from
 	kidCount  int       // child-list slots carved from kids so far
-	out       []byte  // Demangle's print buffer, kept with the pool
-	scratch   []byte  // identifiers built from word substitutions
+	out       []byte    // Demangle's print buffer, kept with the pool
+	scratch   []byte    // identifiers built from word substitutions
 	lists     [8]*Node
 	nodeCount int
 	tooMany   bool
