@@ -121,8 +121,7 @@ const (
 	maxPooledBytes = 16 << 10 // print buffer and identifier scratch
 )
 
-// reset readies a pooled demangler for a new name. The slabs it keeps are
-// zeroed (release zeroed them, or they are new), as newNode expects.
+// reset readies a pooled demangler for a new name.
 func (d *demangler) reset() {
 	// Size the slabs for the largest name seen recently, so that the next
 	// name of that size needs no second slab.
@@ -132,6 +131,7 @@ func (d *demangler) reset() {
 	if n := min(d.kidCount, maxPooledSlots); n > cap(d.kids) {
 		d.kids = make([]*Node, 0, n+n/2)
 	}
+	d.nodes, d.kids = d.nodes[:0], d.kids[:0]
 	d.text, d.pos = "", 0
 	d.stack, d.subst = d.stack[:0], d.subst[:0]
 	d.nw, d.wordSources = 0, d.wordSources[:0]
@@ -139,33 +139,28 @@ func (d *demangler) reset() {
 	d.kidCount, d.nodeCount, d.tooMany, d.depth = 0, 0, false, 0
 }
 
-// release zeroes what the demangler used, so that the pool keeps no
-// pointers into the caller's name or tree, and drops what grew too big.
+// release readies the demangler for the pool: it drops whatever some huge
+// name made grow past the pool's limits. What it keeps is not zeroed
+// (newNode sets every field of a node), so a pooled demangler may still
+// point into the last names it read, within those limits, until it is
+// reused or the pool lets it go.
 func (d *demangler) release() {
-	d.nodes = releaseSlab(d.nodes, maxPooledNodes)
-	d.kids = releaseSlab(d.kids, maxPooledSlots)
-	d.stack = releaseSlab(d.stack[:cap(d.stack)], maxPooledSlots) // pops shorten it
-	d.subst = releaseSlab(d.subst, maxPooledSlots)
-	d.wordSources = releaseSlab(d.wordSources[:cap(d.wordSources)], maxPooledSlots)
-	clear(d.words[:d.nw])
-	clear(d.lists[:])
+	d.nodes = dropIfOver(d.nodes, maxPooledNodes)
+	d.kids = dropIfOver(d.kids, maxPooledSlots)
+	d.stack = dropIfOver(d.stack, maxPooledSlots)
+	d.subst = dropIfOver(d.subst, maxPooledSlots)
+	d.wordSources = dropIfOver(d.wordSources, maxPooledSlots)
+	d.out = dropIfOver(d.out, maxPooledBytes)
+	d.scratch = dropIfOver(d.scratch, maxPooledBytes)
 	d.text = ""
-	if cap(d.out) > maxPooledBytes {
-		d.out = nil
-	}
-	if cap(d.scratch) > maxPooledBytes {
-		d.scratch = nil
-	}
 }
 
-// releaseSlab returns s emptied, its elements up to len(s) zeroed, or nil
-// if its capacity is over limit.
-func releaseSlab[T any](s []T, limit int) []T {
+// dropIfOver returns s, or nil if its capacity is over limit.
+func dropIfOver[T any](s []T, limit int) []T {
 	if cap(s) > limit {
 		return nil
 	}
-	clear(s)
-	return s[:0]
+	return s
 }
 
 // errInternal marks a panic recovered inside the demangler: a bug, which

@@ -63,11 +63,13 @@ func (d *demangler) newNode(k Kind) *Node {
 	if len(d.nodes) == cap(d.nodes) {
 		d.growNodes()
 	}
-	// The slab is zeroed (new, or cleared by release), so only the kind
-	// and the child list need setting.
+	// A pooled slab holds the nodes of earlier names: every field is set.
 	d.nodes = d.nodes[:len(d.nodes)+1]
 	b := &d.nodes[len(d.nodes)-1]
 	b.node.Kind = k
+	b.node.Text = ""
+	b.node.Index = 0
+	b.node.payload = payloadNone
 	b.node.Children = b.kids[:0]
 	return &b.node
 }
@@ -75,6 +77,8 @@ func (d *demangler) newNode(k Kind) *Node {
 // growNodes starts a new node slab when the current one is full; the
 // nodes carved from the old one stay where they are. It is also where the
 // bound on nodes is checked: at most one slab's worth past maxNodes.
+//
+//go:noinline
 func (d *demangler) growNodes() {
 	if d.nodeCount > maxNodes {
 		d.tooMany = true
