@@ -125,7 +125,7 @@ const (
 func (d *demangler) reset() {
 	// Size the slabs for the largest name seen recently, so that the next
 	// name of that size needs no second slab.
-	if n := min(d.nodeCount, maxPooledNodes); n > cap(d.nodes) {
+	if n := min(d.count(), maxPooledNodes); n > cap(d.nodes) {
 		d.nodes = make([]nodeBox, 0, n+n/2)
 	}
 	if n := min(d.kidCount, maxPooledSlots); n > cap(d.kids) {
@@ -183,7 +183,7 @@ func parseWith(d *demangler, name string) (root *Node, err error) {
 	default:
 		return nil, newError(name, 0, ErrNotMangled)
 	}
-	if d.tooMany || d.nodeCount > maxNodes || d.depth > maxRecursion {
+	if d.tooMany || d.count() > maxNodes || d.depth > maxRecursion {
 		return nil, newError(name, min(d.pos, len(name)), ErrTooComplex)
 	}
 	if root == nil {

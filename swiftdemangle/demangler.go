@@ -46,7 +46,7 @@ type demangler struct {
 	out       []byte    // Demangle's print buffer, kept with the pool
 	scratch   []byte    // identifiers built from word substitutions
 	lists     [8]*Node
-	nodeCount int
+	nodeCount int // nodes in earlier slabs, and pushes of repeated substitutions
 	tooMany   bool
 	depth     int
 }
@@ -59,18 +59,15 @@ type nodeBox struct {
 }
 
 func (d *demangler) newNode(k Kind) *Node {
-	d.nodeCount++
-	if len(d.nodes) == cap(d.nodes) {
-		d.growNodes()
+	nodes := d.nodes
+	if len(nodes) == cap(nodes) {
+		nodes = d.growNodes()
 	}
+	nodes = nodes[:len(nodes)+1]
+	d.nodes = nodes
 	// A pooled slab holds the nodes of earlier names: every field is set.
-	d.nodes = d.nodes[:len(d.nodes)+1]
-	b := &d.nodes[len(d.nodes)-1]
-	b.node.Kind = k
-	b.node.Text = ""
-	b.node.Index = 0
-	b.node.payload = payloadNone
-	b.node.Children = b.kids[:0]
+	b := &nodes[len(nodes)-1]
+	b.node = Node{Kind: k, Children: b.kids[:0]}
 	return &b.node
 }
 
@@ -79,7 +76,8 @@ func (d *demangler) newNode(k Kind) *Node {
 // bound on nodes is checked: at most one slab's worth past maxNodes.
 //
 //go:noinline
-func (d *demangler) growNodes() {
+func (d *demangler) growNodes() []nodeBox {
+	d.nodeCount += len(d.nodes)
 	if d.nodeCount > maxNodes {
 		d.tooMany = true
 	}
@@ -88,7 +86,12 @@ func (d *demangler) growNodes() {
 		size = 256
 	}
 	d.nodes = make([]nodeBox, 0, size)
+	return d.nodes
 }
+
+// count is the number of nodes made so far, counting each push of a
+// repeated substitution as one.
+func (d *demangler) count() int { return d.nodeCount + len(d.nodes) }
 
 func (d *demangler) textNode(k Kind, text string) *Node {
 	n := d.newNode(k)
@@ -658,7 +661,7 @@ func (d *demangler) pushMultiSubstitutions(repeat, idx int) *Node {
 		d.nodeCount++
 		d.push(n)
 	}
-	if d.nodeCount > maxNodes {
+	if d.count() > maxNodes {
 		d.tooMany = true
 		return nil
 	}
@@ -696,7 +699,7 @@ func (d *demangler) demangleStandardSubstitution() *Node {
 			d.nodeCount++
 			d.push(n)
 		}
-		if d.nodeCount > maxNodes {
+		if d.count() > maxNodes {
 			d.tooMany = true
 			return nil
 		}
