@@ -216,7 +216,9 @@ func (d *demangler) withChildren(k Kind, cs ...*Node) *Node {
 	if len(cs) > cap(n.Children) {
 		n.Children = d.childList(len(cs))
 	}
-	n.Children = append(n.Children, cs...)
+	for _, c := range cs { // cheaper than append's bulk copy for a few
+		n.Children = append(n.Children, c)
+	}
 	return n
 }
 
