@@ -155,3 +155,38 @@ func TestParseTree(t *testing.T) {
 		t.Errorf("String(Simplified) = %q, want %q", got, "foo()")
 	}
 }
+
+// TestPooledDemangler checks that a demangler reused after a huge name
+// gives the same answers as a fresh one, and that what it keeps for the
+// pool stays within the pool's limits.
+func TestPooledDemangler(t *testing.T) {
+	huge := "$s4main3fooyySi_" + strings.Repeat("Si", 5000) + "tF" // a 5001-tuple: 25k nodes
+	d := new(demangler)
+	for i, name := range append([]string{huge}, appSymbols...) {
+		d.reset()
+		root, err := parseWith(d, name)
+		if err != nil {
+			t.Fatalf("parse %q: %v", name, err)
+		}
+		if i == 0 && (d.count() <= maxPooledNodes || cap(d.stack) <= maxPooledSlots) {
+			t.Fatalf("the huge name made %d nodes and a stack of %d; the test needs more than the pool keeps", d.count(), cap(d.stack))
+		}
+		got, _ := root.format(Full)
+		d.release()
+		if i > 0 {
+			want, err := Parse(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := want.String(Full); got != w {
+				t.Errorf("reused demangler: %q printed %q, want %q", name, got, w)
+			}
+		}
+		if cap(d.nodes) > maxPooledNodes || cap(d.kids) > maxPooledSlots || cap(d.stack) > maxPooledSlots ||
+			cap(d.subst) > maxPooledSlots || cap(d.wordSources) > maxPooledSlots ||
+			cap(d.out) > maxPooledBytes || cap(d.scratch) > maxPooledBytes || d.text != "" {
+			t.Errorf("after %.40q the pooled demangler keeps %d nodes, %d kids, %d stack, %d subst, %d word sources, %d+%d bytes, text %q",
+				name, cap(d.nodes), cap(d.kids), cap(d.stack), cap(d.subst), cap(d.wordSources), cap(d.out), cap(d.scratch), d.text)
+		}
+	}
+}
