@@ -125,11 +125,12 @@ const (
 func (d *demangler) reset() {
 	// Size the slabs for the largest name seen recently, so that the next
 	// name of that size needs no second slab.
-	if n := min(d.count(), maxPooledNodes); n > cap(d.nodes) {
-		d.nodes = make([]nodeBox, 0, n+n/2)
+	// Sizes stay within the pool's limits, lest release drop the slab.
+	if n := d.count(); n > cap(d.nodes) && cap(d.nodes) < maxPooledNodes {
+		d.nodes = make([]nodeBox, 0, min(n+n/2, maxPooledNodes))
 	}
-	if n := min(d.kidCount, maxPooledSlots); n > cap(d.kids) {
-		d.kids = make([]*Node, 0, n+n/2)
+	if n := d.kidCount; n > cap(d.kids) && cap(d.kids) < maxPooledSlots {
+		d.kids = make([]*Node, 0, min(n+n/2, maxPooledSlots))
 	}
 	d.nodes, d.kids = d.nodes[:0], d.kids[:0]
 	d.text, d.pos = "", 0

@@ -190,3 +190,27 @@ func TestPooledDemangler(t *testing.T) {
 		}
 	}
 }
+
+// TestPooledSlabIsKept checks that a name of a size the pool keeps slabs
+// for is demangled, once the slabs have grown, without new ones.
+func TestPooledSlabIsKept(t *testing.T) {
+	name := "$s4main3fooyySi_" + strings.Repeat("Si", 190) + "tF" // about 960 nodes
+	d := new(demangler)
+	var slab *nodeBox
+	for i := 0; i < 3; i++ {
+		d.reset()
+		if _, err := parseWith(d, name); err != nil {
+			t.Fatal(err)
+		}
+		if n := d.count(); n > maxPooledNodes || n < maxPooledNodes*3/4 {
+			t.Fatalf("the name made %d nodes; the test needs a few less than %d", n, maxPooledNodes)
+		}
+		d.release()
+		if i == 1 {
+			slab = &d.nodes[:1][0]
+		}
+	}
+	if slab == nil || cap(d.nodes) == 0 || &d.nodes[:1][0] != slab {
+		t.Errorf("the third demangling of a %d-node name got a new node slab", d.count())
+	}
+}
