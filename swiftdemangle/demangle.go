@@ -124,8 +124,8 @@ const (
 // reset readies a pooled demangler for a new name.
 func (d *demangler) reset() {
 	// Size the slabs for the largest name seen recently, so that the next
-	// name of that size needs no second slab.
-	// Sizes stay within the pool's limits, lest release drop the slab.
+	// name of that size needs no second slab, but within the pool's
+	// limits, lest release drop them.
 	if n := d.count(); n > cap(d.nodes) && cap(d.nodes) < maxPooledNodes {
 		d.nodes = make([]nodeBox, 0, min(n+n/2, maxPooledNodes))
 	}
