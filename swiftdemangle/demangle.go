@@ -107,21 +107,61 @@ func parse(name string) (*Node, error) {
 }
 
 // demanglers are reused by Demangle, whose trees do not outlive the call:
-// their node and child-list slabs then cost no allocation.
+// their node and child-list slabs then cost no allocation. sync.Pool hands
+// each demangler to one goroutine at a time.
 var demanglers = sync.Pool{New: func() any { return new(demangler) }}
 
+// A pooled demangler keeps its slabs and buffers between calls up to these
+// sizes, enough for any ordinary symbol. Larger ones, grown by some huge or
+// hostile name, are left to the garbage collector instead of being kept
+// alive by the pool.
+const (
+	maxPooledNodes = 1024     // nodes slab: 88 KiB
+	maxPooledSlots = 4096     // child-list slab, stack and substitutions
+	maxPooledBytes = 16 << 10 // print buffer and identifier scratch
+)
+
+// reset readies a pooled demangler for a new name.
 func (d *demangler) reset() {
-	nodes, kids, out := d.nodes[:0], d.kids[:0], d.out[:0]
-	// Size the slabs for the largest name seen so far, so that the next
-	// name of that size needs no new slab.
-	if n := d.nodeCount; n > cap(nodes) && n <= maxNodes {
-		nodes = make([]Node, 0, n+n/2)
+	// Size the slabs for the largest name seen recently, so that the next
+	// name of that size needs no second slab, but within the pool's
+	// limits, lest release drop them.
+	if n := d.count(); n > cap(d.nodes) && cap(d.nodes) < maxPooledNodes {
+		d.nodes = make([]nodeBox, 0, min(n+n/2, maxPooledNodes))
 	}
-	if n := d.kidCount; n > cap(kids) && n <= 4*maxNodes {
-		kids = make([]*Node, 0, n+n/2)
+	if n := d.kidCount; n > cap(d.kids) && cap(d.kids) < maxPooledSlots {
+		d.kids = make([]*Node, 0, min(n+n/2, maxPooledSlots))
 	}
-	stack, subst := d.stack[:0], d.subst[:0]
-	*d = demangler{nodes: nodes, kids: kids, stack: stack, subst: subst, out: out}
+	d.nodes, d.kids = d.nodes[:0], d.kids[:0]
+	d.text, d.pos = "", 0
+	d.stack, d.subst = d.stack[:0], d.subst[:0]
+	d.nw, d.wordSources = 0, d.wordSources[:0]
+	d.oldFunctionTypeMangling, d.sawOpaqueReturnType, d.opaqueBudget = false, false, 0
+	d.kidCount, d.nodeCount, d.tooMany, d.depth = 0, 0, false, 0
+}
+
+// release readies the demangler for the pool: it drops whatever some huge
+// name made grow past the pool's limits. What it keeps is not zeroed
+// (newNode sets every field of a node), so a pooled demangler may still
+// point into the last names it read, within those limits, until it is
+// reused or the pool lets it go.
+func (d *demangler) release() {
+	d.nodes = dropIfOver(d.nodes, maxPooledNodes)
+	d.kids = dropIfOver(d.kids, maxPooledSlots)
+	d.stack = dropIfOver(d.stack, maxPooledSlots)
+	d.subst = dropIfOver(d.subst, maxPooledSlots)
+	d.wordSources = dropIfOver(d.wordSources, maxPooledSlots)
+	d.out = dropIfOver(d.out, maxPooledBytes)
+	d.scratch = dropIfOver(d.scratch, maxPooledBytes)
+	d.text = ""
+}
+
+// dropIfOver returns s, or nil if its capacity is over limit.
+func dropIfOver[T any](s []T, limit int) []T {
+	if cap(s) > limit {
+		return nil
+	}
+	return s
 }
 
 // errInternal marks a panic recovered inside the demangler: a bug, which
@@ -144,7 +184,7 @@ func parseWith(d *demangler, name string) (root *Node, err error) {
 	default:
 		return nil, newError(name, 0, ErrNotMangled)
 	}
-	if d.tooMany || d.depth > maxRecursion {
+	if d.tooMany || d.count() > maxNodes || d.depth > maxRecursion {
 		return nil, newError(name, min(d.pos, len(name)), ErrTooComplex)
 	}
 	if root == nil {
@@ -194,8 +234,11 @@ func (n *Node) formatInto(style Style, buf *[]byte) (s string, ok bool) {
 // *Error.
 func Demangle(mangled string, style Style) (string, error) {
 	d := demanglers.Get().(*demangler)
-	defer demanglers.Put(d)
 	d.reset()
+	defer func() {
+		d.release()
+		demanglers.Put(d)
+	}()
 	root, err := parseWith(d, trimMachO(mangled))
 	if err != nil {
 		return "", err

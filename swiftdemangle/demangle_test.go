@@ -123,6 +123,22 @@ func TestIsMangled(t *testing.T) {
 	}
 }
 
+func TestManglingPrefixLength(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		want int
+	}{
+		{"$s4main", 2}, {"$S4main", 2}, {"$e4main", 2}, {"_$s4main", 3}, {"_$S4main", 3},
+		{"_$e4main", 3}, {"_T04main", 3}, {"@__swiftmacro_4main", 14},
+		{"", 0}, {"$", 0}, {"$x", 0}, {"_$", 0}, {"_$x", 0}, {"_T", 0}, {"_T1", 0},
+		{"@__swiftmacro", 0}, {"s4main", 0},
+	} {
+		if got := manglingPrefixLength(tt.name); got != tt.want {
+			t.Errorf("manglingPrefixLength(%q) = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
 func TestParseTree(t *testing.T) {
 	root, err := Parse("$s4main3fooyyF")
 	if err != nil {
@@ -137,5 +153,64 @@ func TestParseTree(t *testing.T) {
 	}
 	if got := root.String(Simplified); got != "foo()" {
 		t.Errorf("String(Simplified) = %q, want %q", got, "foo()")
+	}
+}
+
+// TestPooledDemangler checks that a demangler reused after a huge name
+// gives the same answers as a fresh one, and that what it keeps for the
+// pool stays within the pool's limits.
+func TestPooledDemangler(t *testing.T) {
+	huge := "$s4main3fooyySi_" + strings.Repeat("Si", 5000) + "tF" // a 5001-tuple: 25k nodes
+	d := new(demangler)
+	for i, name := range append([]string{huge}, appSymbols...) {
+		d.reset()
+		root, err := parseWith(d, name)
+		if err != nil {
+			t.Fatalf("parse %q: %v", name, err)
+		}
+		if i == 0 && (d.count() <= maxPooledNodes || cap(d.stack) <= maxPooledSlots) {
+			t.Fatalf("the huge name made %d nodes and a stack of %d; the test needs more than the pool keeps", d.count(), cap(d.stack))
+		}
+		got, _ := root.format(Full)
+		d.release()
+		if i > 0 {
+			want, err := Parse(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := want.String(Full); got != w {
+				t.Errorf("reused demangler: %q printed %q, want %q", name, got, w)
+			}
+		}
+		if cap(d.nodes) > maxPooledNodes || cap(d.kids) > maxPooledSlots || cap(d.stack) > maxPooledSlots ||
+			cap(d.subst) > maxPooledSlots || cap(d.wordSources) > maxPooledSlots ||
+			cap(d.out) > maxPooledBytes || cap(d.scratch) > maxPooledBytes || d.text != "" {
+			t.Errorf("after %.40q the pooled demangler keeps %d nodes, %d kids, %d stack, %d subst, %d word sources, %d+%d bytes, text %q",
+				name, cap(d.nodes), cap(d.kids), cap(d.stack), cap(d.subst), cap(d.wordSources), cap(d.out), cap(d.scratch), d.text)
+		}
+	}
+}
+
+// TestPooledSlabIsKept checks that a name of a size the pool keeps slabs
+// for is demangled, once the slabs have grown, without new ones.
+func TestPooledSlabIsKept(t *testing.T) {
+	name := "$s4main3fooyySi_" + strings.Repeat("Si", 190) + "tF" // about 960 nodes
+	d := new(demangler)
+	var slab *nodeBox
+	for i := 0; i < 3; i++ {
+		d.reset()
+		if _, err := parseWith(d, name); err != nil {
+			t.Fatal(err)
+		}
+		if n := d.count(); n > maxPooledNodes || n < maxPooledNodes*3/4 {
+			t.Fatalf("the name made %d nodes; the test needs a few less than %d", n, maxPooledNodes)
+		}
+		d.release()
+		if i == 1 {
+			slab = &d.nodes[:1][0]
+		}
+	}
+	if slab == nil || cap(d.nodes) == 0 || &d.nodes[:1][0] != slab {
+		t.Errorf("the third demangling of a %d-node name got a new node slab", d.count())
 	}
 }

@@ -1,6 +1,9 @@
 package swiftdemangle
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // This file parses the current Swift mangling ($s, $S, _T0 and the
 // "@__swiftmacro_" file names) into a node tree. It follows the structure of
@@ -29,39 +32,66 @@ type demangler struct {
 	subst []*Node
 	words [maxNumWords]string
 	nw    int
+	// wordSources are the identifiers not yet split into words: splitting
+	// waits for the first word substitution, which most names never have.
+	wordSources []string
 
 	oldFunctionTypeMangling bool
 	sawOpaqueReturnType     bool // only then link opaque types to their declaration
 	opaqueBudget            int  // nodes the linking may still visit
 
-	nodes     []Node  // slab the nodes are carved from
-	kids      []*Node // slab the nodes' child lists are carved from
-	kidCount  int     // child-list slots carved so far
-	out       []byte  // Demangle's print buffer, kept with the pool
-	scratch   []byte  // identifiers built from word substitutions
+	nodes     []nodeBox // slab the nodes are carved from
+	kids      []*Node   // slab the longer child lists are carved from
+	kidCount  int       // child-list slots carved from kids so far
+	out       []byte    // Demangle's print buffer, kept with the pool
+	scratch   []byte    // identifiers built from word substitutions
 	lists     [8]*Node
-	nodeCount int
+	nodeCount int // nodes in earlier slabs, and pushes of repeated substitutions
 	tooMany   bool
 	depth     int
 }
 
+// nodeBox is a slot of the node slab: a node with room for its first
+// children, which most nodes never outgrow.
+type nodeBox struct {
+	node Node
+	kids [3]*Node
+}
+
 func (d *demangler) newNode(k Kind) *Node {
-	d.nodeCount++
+	nodes := d.nodes
+	if len(nodes) == cap(nodes) {
+		nodes = d.growNodes()
+	}
+	nodes = nodes[:len(nodes)+1]
+	d.nodes = nodes
+	// A pooled slab holds the nodes of earlier names: every field is set.
+	b := &nodes[len(nodes)-1]
+	b.node = Node{Kind: k, Children: b.kids[:0]}
+	return &b.node
+}
+
+// growNodes starts a new node slab when the current one is full; the
+// nodes carved from the old one stay where they are. It is also where the
+// bound on nodes is checked: at most one slab's worth past maxNodes.
+//
+//go:noinline
+func (d *demangler) growNodes() []nodeBox {
+	d.nodeCount += len(d.nodes)
 	if d.nodeCount > maxNodes {
 		d.tooMany = true
 	}
-	if len(d.nodes) == cap(d.nodes) {
-		size := 64
-		if d.nodeCount > 64 {
-			size = 256
-		}
-		d.nodes = make([]Node, 0, size)
+	size := 64
+	if d.nodeCount > 64 {
+		size = 256
 	}
-	d.nodes = append(d.nodes, Node{Kind: k})
-	n := &d.nodes[len(d.nodes)-1]
-	n.Children = d.childList(3)
-	return n
+	d.nodes = make([]nodeBox, 0, size)
+	return d.nodes
 }
+
+// count is the number of nodes made so far, counting each push of a
+// repeated substitution as one.
+func (d *demangler) count() int { return d.nodeCount + len(d.nodes) }
 
 func (d *demangler) textNode(k Kind, text string) *Node {
 	n := d.newNode(k)
@@ -183,10 +213,12 @@ func (d *demangler) withChildren(k Kind, cs ...*Node) *Node {
 		}
 	}
 	n := d.newNode(k)
-	if len(cs) > 2 {
+	if len(cs) > cap(n.Children) {
 		n.Children = d.childList(len(cs))
 	}
-	n.Children = append(n.Children, cs...)
+	for _, c := range cs { // cheaper than append's bulk copy for a few
+		n.Children = append(n.Children, c)
+	}
 	return n
 }
 
@@ -200,7 +232,10 @@ func (d *demangler) changeKind(n *Node, k Kind) *Node {
 	}
 	m := d.newNode(k)
 	m.Text, m.Index, m.payload = n.Text, n.Index, n.payload
-	m.Children = append([]*Node(nil), n.Children...)
+	if len(n.Children) > cap(m.Children) {
+		m.Children = d.childList(len(n.Children))
+	}
+	m.Children = append(m.Children, n.Children...)
 	return m
 }
 
@@ -278,9 +313,26 @@ func isProtocolNode(n *Node) bool {
 // manglingPrefixLength returns the length of the current-mangling prefix
 // name starts with, or 0.
 func manglingPrefixLength(name string) int {
-	for _, p := range [...]string{"_T0", "$S", "_$S", "$s", "_$s", "$e", "_$e", "@__swiftmacro_"} {
-		if len(name) >= len(p) && name[:len(p)] == p {
-			return len(p)
+	if len(name) < 2 {
+		return 0
+	}
+	switch name[0] {
+	case '$':
+		if c := name[1]; c == 's' || c == 'S' || c == 'e' {
+			return 2
+		}
+	case '_':
+		if len(name) >= 3 {
+			if name[1] == 'T' && name[2] == '0' {
+				return 3
+			}
+			if c := name[2]; name[1] == '$' && (c == 's' || c == 'S' || c == 'e') {
+				return 3
+			}
+		}
+	case '@':
+		if strings.HasPrefix(name, "@__swiftmacro_") {
+			return len("@__swiftmacro_")
 		}
 	}
 	return 0
@@ -611,7 +663,7 @@ func (d *demangler) pushMultiSubstitutions(repeat, idx int) *Node {
 		d.nodeCount++
 		d.push(n)
 	}
-	if d.nodeCount > maxNodes {
+	if d.count() > maxNodes {
 		d.tooMany = true
 		return nil
 	}
@@ -649,7 +701,7 @@ func (d *demangler) demangleStandardSubstitution() *Node {
 			d.nodeCount++
 			d.push(n)
 		}
-		if d.nodeCount > maxNodes {
+		if d.count() > maxNodes {
 			d.tooMany = true
 			return nil
 		}
@@ -773,12 +825,13 @@ func (d *demangler) demangleIdentifier() *Node {
 			return nil
 		}
 		slice := d.text[d.pos : d.pos+n]
-		d.addWords(slice)
+		d.wordSources = append(d.wordSources, slice)
 		d.pos += n
 		ident := d.textNode(KindIdentifier, slice)
 		d.addSubst(ident)
 		return ident
 	}
+	d.splitWords()
 	ident := d.scratch[:0]
 	defer func() { d.scratch = ident[:0] }()
 	for {
@@ -818,12 +871,13 @@ func (d *demangler) demangleIdentifier() *Node {
 			ident = append(ident, s...)
 		} else {
 			ident = append(ident, slice...)
-			d.addWords(slice)
+			d.wordSources = append(d.wordSources, slice)
 		}
 		d.pos += n
 		if !hasWordSubsts {
 			break
 		}
+		d.splitWords()
 	}
 	if len(ident) == 0 {
 		return nil
@@ -831,6 +885,15 @@ func (d *demangler) demangleIdentifier() *Node {
 	n := d.textNode(KindIdentifier, string(ident))
 	d.addSubst(n)
 	return n
+}
+
+// splitWords adds the words of the identifiers seen so far to the words
+// available for substitution.
+func (d *demangler) splitWords() {
+	for _, s := range d.wordSources {
+		d.addWords(s)
+	}
+	d.wordSources = d.wordSources[:0]
 }
 
 // addWords records the words of an identifier for later word

@@ -177,30 +177,40 @@ var textKinds = map[Kind]bool{
 	KindMetatypeRepresentation: true, KindImplConvention: true, KindImplFunctionAttribute: true,
 }
 
-// The tables above, indexed by kind for the printer's hot path.
-var (
-	simpleChildPrefixByKind [kindCount]string
-	abstractStorageByKind   [kindCount]string
-	thunkPrefixByKind       [kindCount]string
-	plainTextByKind         [kindCount]string
-	textKindByKind          [kindCount]bool
+// How print handles a kind that one of the tables above describes.
+const (
+	printBySwitch      = iota // none: print's switch handles the kind
+	printSimpleChild          // simpleChildPrefixes
+	printAbstractStore        // abstractStorageNames
+	printThunkPrefix          // thunkPrefixes
+	printPlainText            // plainTexts
+	printNodeText             // textKinds
 )
 
+// printByKind merges the tables above, indexed by kind, so that the
+// printer's hot path looks a kind up once.
+var printByKind [kindCount]struct {
+	how  uint8
+	text string
+}
+
 func init() {
-	for k, s := range simpleChildPrefixes {
-		simpleChildPrefixByKind[k] = s
-	}
-	for k, s := range abstractStorageNames {
-		abstractStorageByKind[k] = s
-	}
-	for k, s := range thunkPrefixes {
-		thunkPrefixByKind[k] = s
+	// Filled in reverse order of precedence: a kind in two tables is
+	// printed as the earlier table says.
+	for k := range textKinds {
+		printByKind[k].how = printNodeText
 	}
 	for k, s := range plainTexts {
-		plainTextByKind[k] = s
+		printByKind[k].how, printByKind[k].text = printPlainText, s
 	}
-	for k := range textKinds {
-		textKindByKind[k] = true
+	for k, s := range thunkPrefixes {
+		printByKind[k].how, printByKind[k].text = printThunkPrefix, s
+	}
+	for k, s := range abstractStorageNames {
+		printByKind[k].how, printByKind[k].text = printAbstractStore, s
+	}
+	for k, s := range simpleChildPrefixes {
+		printByKind[k].how, printByKind[k].text = printSimpleChild, s
 	}
 }
 
@@ -219,25 +229,22 @@ func (p *printer) print(n *Node, depth int, asPrefixContext bool) *Node {
 		p.invalid = true
 		return nil
 	}
-	if s := simpleChildPrefixByKind[k]; s != "" {
-		p.w(s)
+	switch e := &printByKind[k]; e.how {
+	case printSimpleChild:
+		p.w(e.text)
 		p.print(n.firstChild(), depth+1, false)
 		return nil
-	}
-	if s := abstractStorageByKind[k]; s != "" {
-		return p.printAbstractStorage(n.firstChild(), depth, asPrefixContext, s)
-	}
-	if s := thunkPrefixByKind[k]; s != "" {
+	case printAbstractStore:
+		return p.printAbstractStorage(n.firstChild(), depth, asPrefixContext, e.text)
+	case printThunkPrefix:
 		if !p.opts.shortenThunk {
-			p.w(s)
+			p.w(e.text)
 		}
 		return nil
-	}
-	if s := plainTextByKind[k]; s != "" {
-		p.w(s)
+	case printPlainText:
+		p.w(e.text)
 		return nil
-	}
-	if textKindByKind[k] {
+	case printNodeText:
 		p.w(n.Text)
 		return nil
 	}
