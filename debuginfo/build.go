@@ -181,6 +181,7 @@ type unitBuilder struct {
 	lineOff int64 // the unit's DW_AT_stmt_list, -1 when none or unread
 	files   []string
 	entries *dwarf.Reader // for following origin links
+	skip    *skipper      // skips type descriptions' children
 	names   map[dwarf.Offset]nameRef
 	ranges  map[rangesKey][][2]uint64 // decoded range lists by attribute value
 	links   []link
@@ -232,6 +233,10 @@ func (b *unitBuilder) parse() *unitIndex {
 	b.ui = &unitIndex{}
 	b.cu = unitLabel{off: b.u.first}
 	b.entries = b.ix.d.Reader()
+	b.skip = &skipper{}
+	if !b.ix.walkTypes {
+		b.skip = newSkipper(b.ix.secs["debug_info"], b.ix.secs["debug_abbrev"], b.u)
+	}
 	b.names = make(map[dwarf.Offset]nameRef)
 	b.ranges = make(map[rangesKey][][2]uint64)
 	b.spansLeft = int(b.u.end-b.u.first) + len(b.ix.secs["debug_ranges"]) + len(b.ix.secs["debug_rnglists"])
@@ -306,6 +311,13 @@ func (b *unitBuilder) walk() {
 			continue
 		}
 		opened = true
+
+		if e.Children && skippableTags[e.Tag] {
+			if end, ok := b.skip.subtreeEnd(int64(e.Offset)); ok {
+				r.Seek(dwarf.Offset(end)) // its children are types and members
+				continue
+			}
+		}
 
 		ctx := int32(-1)
 		if len(stack) > 0 {

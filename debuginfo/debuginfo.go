@@ -62,6 +62,9 @@ type Index struct {
 	cache    unitCache
 	reported []bool   // per unit: its parse warnings are already in warn
 	warn     warnings // what could not be read, see Warnings
+	// walkTypes makes parses decode type descriptions' children instead
+	// of skipping them (skip.go), for the tests that compare the two.
+	walkTypes bool
 }
 
 // unitIndex is one parsed compile unit: its line table and the tree of its
