@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"sync/atomic"
 )
 
 // attrMIPSLinkageName is DW_AT_MIPS_linkage_name, which older compilers
@@ -437,7 +438,7 @@ func (b *unitBuilder) function(e *dwarf.Entry, parent int32) int32 {
 	b.spansLeft -= len(ranges)
 	nr := b.nameOf(e)
 	nd := node{linkage: nr.linkage, inlined: e.Tag == dwarf.TagInlinedSubroutine}
-	nd.display, nd.lang = display(nr)
+	nd.display, nd.lang, nd.mangled = display(nr)
 	if nd.inlined {
 		if v, ok := e.Val(dwarf.AttrCallFile).(int64); ok && v >= 0 && v < int64(len(b.files)) {
 			nd.callFile = b.files[v]
@@ -482,23 +483,30 @@ func (b *unitBuilder) rangesOf(e *dwarf.Entry) ([][2]uint64, error) {
 	return rs, nil
 }
 
-// display picks the readable name: demangled linkage name when the
-// language has a demangler, else the DWARF name.
-func display(nr nameRef) (string, Lang) {
+// display picks the readable name: the demangled linkage name when the
+// language has a demangler (mangled is then true, and the name is
+// demangled when a lookup first needs it), else the DWARF name.
+func display(nr nameRef) (name string, lang Lang, mangled bool) {
 	if nr.linkage == "" {
 		if nr.name == "" {
-			return "", LangC
+			return "", LangC, false
 		}
-		_, lang := Demangle(nr.name)
-		return nr.name, lang
+		return nr.name, Language(nr.name), false
 	}
-	s, lang := Demangle(nr.linkage)
-	if lang == LangC && nr.name != "" {
-		// A linkage name that is not mangled (C, or one we do not know):
-		// the DWARF name is as good and is what compilers intend to show.
-		return nr.name, lang
+	switch lang := Language(nr.linkage); lang {
+	case LangCPP, LangRust, LangSwift:
+		return "", lang, true
+	case LangC:
+		if nr.name != "" {
+			// A linkage name that is not mangled (C, or one we do not
+			// know): the DWARF name is as good and is what compilers
+			// intend to show.
+			return nr.name, lang, false
+		}
+		return nr.linkage, lang, false
+	default: // ObjC: the linkage name is the readable one
+		return nr.linkage, lang, false
 	}
-	return s, lang
 }
 
 func attrInt(e *dwarf.Entry, a dwarf.Attr) int64 {
@@ -604,9 +612,14 @@ func (b *unitBuilder) finish() {
 		i = j
 	}
 	b.links = nil
-	ui.size = int64(cap(ui.nodes))*nodeSize + int64(cap(ui.segs))*segSize
+	ui.demangled = make([]atomic.Pointer[string], len(ui.nodes))
+	ui.size = int64(cap(ui.nodes))*nodeSize + int64(cap(ui.segs))*segSize + int64(len(ui.demangled))*8
 	for i := range ui.nodes {
+		// A demangled name is about as long as its linkage name.
 		ui.size += int64(len(ui.nodes[i].display) + len(ui.nodes[i].linkage))
+		if ui.nodes[i].mangled {
+			ui.size += int64(len(ui.nodes[i].linkage))
+		}
 	}
 }
 
