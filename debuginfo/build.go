@@ -313,9 +313,12 @@ func (b *unitBuilder) walk() {
 		}
 		opened = true
 
-		if e.Children && skippableTags[e.Tag] {
-			if end, ok := b.skip.subtreeEnd(int64(e.Offset)); ok {
-				r.Seek(dwarf.Offset(end)) // its children are types and members
+		if e.Tag != dwarf.TagSubprogram && e.Tag != dwarf.TagInlinedSubroutine {
+			// Types, variables and the like, with their children and the
+			// siblings like them after them, hold no code: skip them
+			// undecoded (skip.go).
+			if next := b.skip.skipRun(int64(e.Offset)); next > int64(e.Offset) {
+				r.Seek(dwarf.Offset(next))
 				continue
 			}
 		}

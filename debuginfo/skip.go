@@ -2,21 +2,25 @@ package debuginfo
 
 import "debug/dwarf"
 
-// Skipping type descriptions.
+// Skipping what holds no code.
 //
-// Most DIEs of a C++ unit describe types: a struct and its members, an
-// enumeration and its enumerators. The index needs none of them, yet
-// debug/dwarf decodes every attribute of every DIE it returns, so a unit
-// with thousands of types cost far more than its functions. The walk
-// therefore skips the children of a type DIE with a skipper that reads only
-// abbreviation codes and attribute sizes, then seeks debug/dwarf's reader
-// past the subtree. A subtree with anything that has code (a DIE whose
-// abbreviation has DW_AT_low_pc, DW_AT_high_pc or DW_AT_ranges: a local
-// class's method, say) is walked as before, and so is one the skipper
-// cannot read (an unknown form or abbreviation code, a subtree running
-// past its unit): the walk's results and warnings do not depend on it.
+// Most DIEs of a C++ unit describe types and variables: a struct and its
+// members, an enumeration and its enumerators, a global. The index needs
+// none of them, yet debug/dwarf decodes every attribute of every DIE it
+// returns, so a unit with thousands of types cost far more than its
+// functions. After reading a DIE that is not a function, the walk
+// therefore skips it and the siblings after it that hold no code, with a
+// skipper that reads only abbreviation codes and attribute sizes, then
+// seeks debug/dwarf's reader past them. A DIE with code (its abbreviation
+// has DW_AT_low_pc, DW_AT_high_pc or DW_AT_ranges: a function, a local
+// class's method) or with children that are not a type's (a namespace, a
+// lexical block) is read by the walk as before, and so is anything the
+// skipper cannot read (an unknown form or abbreviation code, a subtree
+// running past its unit): the walk's results and warnings do not depend
+// on it. The skipper's work in a unit is bounded by a few times the unit's
+// size.
 
-// skippableTags are the tags whose children the walk may skip: type
+// skippableTags are the tags whose children the skipper may skip: type
 // descriptions.
 var skippableTags = map[dwarf.Tag]bool{
 	dwarf.TagStructType:      true,
@@ -27,12 +31,12 @@ var skippableTags = map[dwarf.Tag]bool{
 	dwarf.TagArrayType:       true,
 }
 
-// abbrev is what the skipper needs of an abbreviation: whether its DIE has
-// children or code, and its attributes' forms.
+// abbrev is what the skipper needs of an abbreviation: its tag, whether
+// its DIE has children or code, and its attributes' forms.
 type abbrev struct {
+	tag            dwarf.Tag
 	children, code bool
 	forms          []uint64
-	consts         int // DW_FORM_implicit_const values, which take no bytes
 }
 
 // skipper skips DIE subtrees of one unit.
@@ -43,7 +47,19 @@ type skipper struct {
 	offSize  int
 	version  int
 	ok       bool // the unit header and abbreviations were read
+	// steps bounds the work of all skips in the unit (bytes read plus
+	// attributes skipped) to a few times its size: a hostile unit nesting
+	// types thousands deep around a DIE with code would otherwise have
+	// every level scan down to it. Past the budget nothing is skipped.
+	steps int
 }
+
+// skipRatio and skipSlack set a skipper's budget: skipRatio times the
+// unit's bytes, plus skipSlack.
+const (
+	skipRatio = 4
+	skipSlack = 64 << 10
+)
 
 // newSkipper reads unit u's header and abbreviation table. A unit it
 // cannot read gets a skipper that skips nothing.
@@ -79,8 +95,8 @@ func newSkipper(info, abbrevSec []byte, u unitSpan) *skipper {
 		if code == 0 {
 			break
 		}
-		a.uleb() // tag
-		ab := abbrev{children: a.u8() != 0}
+		ab := abbrev{tag: dwarf.Tag(a.uleb())}
+		ab.children = a.u8() != 0
 		for !a.err {
 			attr, form := a.uleb(), a.uleb()
 			if attr == 0 && form == 0 {
@@ -88,7 +104,6 @@ func newSkipper(info, abbrevSec []byte, u unitSpan) *skipper {
 			}
 			if form == 0x21 { // DW_FORM_implicit_const: the value is here
 				a.uleb()
-				ab.consts++
 				continue
 			}
 			switch attr {
@@ -103,7 +118,32 @@ func newSkipper(info, abbrevSec []byte, u unitSpan) *skipper {
 	}
 	s.info = info[:u.end]
 	s.ok = !a.err
+	s.steps = skipRatio*int(u.end-u.first) + skipSlack
 	return s
+}
+
+// skipRun returns the offset of the first DIE, from the one at off on
+// among its siblings, that the walk must read: one with code in its
+// subtree, one that may hold code and is not a type description (a
+// namespace, a lexical block), or the null entry ending their parent's
+// children. It returns off when the DIE at off is such a DIE, or when
+// nothing can be skipped.
+func (s *skipper) skipRun(off int64) int64 {
+	pos := off
+	for s.ok && pos >= 0 && pos < int64(len(s.info)) {
+		c := cursor{b: s.info, off: int(pos)}
+		code := c.uleb()
+		ab, known := s.abbrevs[code]
+		if c.err || code == 0 || !known || ab.code || ab.children && !skippableTags[ab.tag] {
+			break
+		}
+		end, ok := s.subtreeEnd(pos)
+		if !ok {
+			break
+		}
+		pos = end
+	}
+	return pos
 }
 
 // subtreeEnd returns the offset just past the DIE at off and all its
@@ -116,7 +156,13 @@ func (s *skipper) subtreeEnd(off int64) (end int64, ok bool) {
 	}
 	c := cursor{b: s.info, off: int(off)}
 	depth := 0
+	forms := 0
+	defer func() { s.steps -= c.off - int(off) + forms }()
 	for {
+		if c.off-int(off)+forms > s.steps {
+			s.ok = false // the unit's budget is spent: skip nothing more
+			return 0, false
+		}
 		code := c.uleb()
 		if c.err {
 			return 0, false
@@ -134,6 +180,7 @@ func (s *skipper) subtreeEnd(off int64) (end int64, ok bool) {
 		if !known || ab.code {
 			return 0, false
 		}
+		forms += len(ab.forms)
 		for _, form := range ab.forms {
 			if !s.skipValue(&c, form) {
 				return 0, false

@@ -94,3 +94,57 @@ func TestSkipTypesIndexesMethods(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipperBudget: types nested thousands deep around a function make
+// every level's skip scan down to the function and fail; the unit's
+// budget stops that after a few times its size, and the function is still
+// found.
+func TestSkipperBudget(t *testing.T) {
+	const depth = 20000
+	abbrev := []byte{
+		1, 0x11, 1, 0, 0, // compile_unit, children
+		2, 0x13, 1, 0, 0, // structure_type, children, no attributes
+		4, 0x2e, 0, 0x11, 0x01, 0x12, 0x06, 0, 0, // subprogram, low_pc:addr, high_pc:data4
+		0,
+	}
+	body := []byte{1}
+	var structs []int64
+	for range depth {
+		structs = append(structs, int64(11+len(body)))
+		body = append(body, 2)
+	}
+	body = append(body, 4)
+	body = binary.LittleEndian.AppendUint64(body, 0x1000)
+	body = binary.LittleEndian.AppendUint32(body, 0x10)
+	for range depth + 1 {
+		body = append(body, 0)
+	}
+	info := binary.LittleEndian.AppendUint32(nil, uint32(7+len(body)))
+	info = binary.LittleEndian.AppendUint16(info, 4)
+	info = binary.LittleEndian.AppendUint32(info, 0)
+	info = append(info, 8)
+	info = append(info, body...)
+	u := unitSpan{hdr: 0, first: 11, end: int64(len(info))}
+
+	s := newSkipper(info, abbrev, u)
+	budget := s.steps
+	for _, off := range structs { // as the walk descends level by level
+		if end, ok := s.subtreeEnd(off); ok {
+			t.Fatalf("subtreeEnd(%#x) = %#x, true; want false: the function is inside", off, end)
+		}
+	}
+	if spent := budget - s.steps; spent > budget+len(info) {
+		t.Errorf("skips spent %d steps; want at most the budget %d plus one unit's %d bytes", spent, budget, len(info))
+	}
+	if s.ok {
+		t.Errorf("skipper still skipping after %d failed nested skips; want its budget spent", depth)
+	}
+
+	ix, err := New(map[string][]byte{"debug_info": info, "debug_abbrev": abbrev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if frames, ok := ix.Lookup(0x1008); !ok || len(frames) != 1 {
+		t.Errorf("Lookup(0x1008) = %v, %v; want the function's frame", frames, ok)
+	}
+}
