@@ -71,7 +71,8 @@ func dwarfAddresses(bin, arch string, n int) ([]uint64, error) {
 }
 
 // parseAtosFrames reads "atos -i -fullPath" lines, one per frame, as
-// "NAME FILE:LINE", "NAME" (no source position) or "??" (nothing).
+// "NAME FILE:LINE", "NAME" (no source position, or line 0) or "??"
+// (nothing).
 func parseAtosFrames(out []byte) ([]string, error) {
 	var frames []string
 	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
@@ -82,8 +83,12 @@ func parseAtosFrames(out []byte) ([]string, error) {
 		}
 		name, rest := line[:i], line[i:]
 		if j := strings.Index(rest, ") ("); j >= 0 && strings.HasSuffix(rest, ")") {
-			frames = append(frames, name+" "+rest[j+3:len(rest)-1])
-			continue
+			// Line 0 (code the compiler attributes to no line) is a
+			// frame without a position, as parseSymbolizerJSON reads it.
+			if pos := rest[j+3 : len(rest)-1]; !strings.HasSuffix(pos, ":0") {
+				frames = append(frames, name+" "+pos)
+				continue
+			}
 		}
 		frames = append(frames, name)
 	}

@@ -128,12 +128,13 @@ const (
 )
 
 // bigDSYM runs the comparisons on a real-size dSYM (bin is its DWARF
-// file): a first answer from the DWARF against every peer, the index's
-// size and first answer, then the batch of n addresses from the DWARF and
-// from the index against every peer. It prints each target as met or
+// file): a first answer from the DWARF against every peer and the index's
+// size and first answer (firstRuns runs each), then the batch of n
+// addresses from the DWARF and from the index against every peer (runs
+// each). It prints each target as met or
 // missed (for the batches the target is the same answers; their speed is
 // reported); it fails only when answers differ.
-func bigDSYM(bin string, n int, ours, peers []string, tmp string, runs int) error {
+func bigDSYM(bin string, n int, ours, peers []string, tmp string, runs, firstRuns int) error {
 	c, err := dwarfComparison(bin, "", n, ours)
 	if err != nil {
 		return err
@@ -155,11 +156,11 @@ func bigDSYM(bin string, n int, ours, peers []string, tmp string, runs int) erro
 		fmt.Printf("  %-26s %10s %10s %9.1f MiB\n", name, r.wall.Round(100*time.Microsecond), r.cpu.Round(100*time.Microsecond), float64(r.rss)/(1<<20))
 	}
 
-	ourFirst, peerFirst, err := firstAnswer(c, peers, runs)
+	ourFirst, peerFirst, err := firstAnswer(c, peers, firstRuns)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("first answer from the DWARF (one address, whole process, best of %d):\n", runs)
+	fmt.Printf("first answer from the DWARF (one address, whole process, best of %d):\n", firstRuns)
 	row("stackimage atos", ourFirst)
 	for p, peer := range peers {
 		them := peerFirst[p]
@@ -184,11 +185,11 @@ func bigDSYM(bin string, n int, ours, peers []string, tmp string, runs int) erro
 	target(size <= indexSizeTarget, "index size %.3f of the DWARF file (target <= %.2f)", size, indexSizeTarget)
 
 	ci := fromIndexFile(c, bin, index)
-	indexFirst, _, err := firstAnswer(ci, peers, runs)
+	indexFirst, _, err := firstAnswer(ci, peers, firstRuns)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("first answer from the index (best of %d):\n", runs)
+	fmt.Printf("first answer from the index (best of %d):\n", firstRuns)
 	row("stackimage atos", indexFirst)
 	fmt.Println()
 	target(indexFirst.wall <= firstFromIndexTarget, "first answer from the index in %s wall (target <= %s)",

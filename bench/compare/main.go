@@ -3,7 +3,7 @@
 // functions, and prints how their time and peak memory compare. `make
 // bench` runs it.
 //
-//	go run ./bench/compare [-mode symtab|dwarf|index|bigdsym] [-bin MACHO] [-arch ARCH] [-n 100000] [-runs 5] [-llvm llvm-symbolizer,llvm-symbolizer-16]
+//	go run ./bench/compare [-mode symtab|dwarf|index|bigdsym] [-bin MACHO] [-arch ARCH] [-n 100000] [-runs 5] [-first-runs 10] [-llvm llvm-symbolizer,llvm-symbolizer-16]
 //
 // Without -bin it builds GOOS=darwin GOARCH=arm64 cmd/go (about 20k
 // symbols) into the user's cache directory, once per Go version. Addresses
@@ -49,6 +49,7 @@ func run() error {
 	runs := flag.Int("runs", 5, "runs of each program; the best is kept")
 	mode := flag.String("mode", "symtab", `what to compare: "symtab" (names from the symbol table), "dwarf" (functions, files and lines with inline chains), "index" (dwarf, answered from a symindex file of -bin) or "bigdsym" (a first answer and the batch from -bin's DWARF and from its index, with targets)`)
 	llvm := flag.String("llvm", "llvm-symbolizer", "the llvm-symbolizers to compare with, comma-separated")
+	firstRuns := flag.Int("first-runs", 10, "runs of each program for a first answer in -mode bigdsym (one address: cheap, and noisier than a batch)")
 	flag.Parse()
 
 	peers := strings.Split(*llvm, ",")
@@ -75,7 +76,7 @@ func run() error {
 	case "index":
 		c, err = indexComparison(*bin, *arch, *n, ours, peers[0], tmp, *runs)
 	case "bigdsym":
-		return bigDSYM(*bin, *n, ours, peers, tmp, *runs)
+		return bigDSYM(*bin, *n, ours, peers, tmp, *runs, *firstRuns)
 	default:
 		return fmt.Errorf("-mode %q: want symtab, dwarf, index or bigdsym", *mode)
 	}
@@ -142,8 +143,8 @@ func batch(c comparison, peers []string, runs int) (batchResult, error) {
 		for i := range ourAnswers {
 			if ourAnswers[i] == llvmAnswers[i] {
 				same++
-			} else if len(ourAnswers)-same < 5 {
-				fmt.Printf("differs at answer %d: ours %q, %s %q\n", i, ourAnswers[i], peer, llvmAnswers[i])
+			} else if i-same < 5 { // the first few differences
+				fmt.Printf("differs at frame %d: ours %q, %s %q\n", i, ourAnswers[i], peer, llvmAnswers[i])
 			}
 		}
 		fmt.Printf("against %s: same answers %d of %d; speed ratio (theirs / ours) wall %.1fx, cpu %.1fx", peer, same, len(ourAnswers), ratio(them.wall, br.ours.wall), ratio(them.cpu, br.ours.cpu))
