@@ -61,15 +61,26 @@ bench-deps:
 	@command -v llvm-symbolizer >/dev/null && [ -x /usr/bin/time ] || { \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq llvm time; }
 
+# BIGDSYM_UNITS is the size of the generated program whose dSYM (over
+# 200 MB) the last comparison reads; it is built once into the user's cache
+# directory (docs/bench-bigdsym.md). BIGDSYM_RUNS: runs of each program.
+BIGDSYM_UNITS ?= 110
+BIGDSYM_RUNS  ?= 3
+
 # bench runs the in-process benchmarks, then stackimage against
 # llvm-symbolizer as whole processes on the same addresses, and prints the
-# ratios (docs/bench.md explains them).
+# ratios (docs/bench.md explains them); last on a generated real-size dSYM
+# (docs/bench-bigdsym.md).
 bench: bench-deps
 	$(GO) test -run='^$$' -bench=. -benchmem ./symtab/ ./walker/ ./snapshot/ ./debuginfo/ ./cmd/stackimage/ \
 	  ./symbolize/ ./unwind/... ./minidump/ ./machocore/ ./breakpadsym/ ./swiftdemangle/ ./hangreport/ ./symindex/
 	$(GO) run ./bench/compare
 	@if [ -f "$(DWARF_OBJ)" ]; then $(GO) run ./bench/compare -mode dwarf -bin "$(DWARF_OBJ)"; \
 	else echo "bench: $(DWARF_OBJ) absent, DWARF comparison not run"; fi
+	@if command -v clang-16 >/dev/null && command -v ld64.lld-16 >/dev/null && command -v dsymutil-16 >/dev/null; then \
+	  dwarf=$$($(GO) run ./bench/bigdsym -units $(BIGDSYM_UNITS)) && \
+	  $(GO) run ./bench/compare -mode bigdsym -bin "$$dwarf" -runs $(BIGDSYM_RUNS) -llvm llvm-symbolizer,llvm-symbolizer-16; \
+	else echo "bench: clang-16, ld64.lld-16 or dsymutil-16 missing (make fixture-deps installs them): big-dSYM comparison not run"; fi
 
 # fuzz runs every fuzz target for FUZZTIME. Seeds are minimized only
 # briefly: some are real files, and byte-by-byte minimization of those

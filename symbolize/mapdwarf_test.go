@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -131,6 +132,35 @@ func TestMapDWARFRefuses(t *testing.T) {
 		if secs, m := mapDWARF(im); m != nil || secs != nil {
 			m.close()
 			t.Errorf("mapDWARF mapped a fat file's slice")
+		}
+	})
+}
+
+// FuzzSameThinImage: the header check of a mapped file reads arbitrary
+// bytes (whatever is at the image's name) without panicking, and accepts
+// only bytes naming the image's UUID.
+func FuzzSameThinImage(f *testing.F) {
+	path := filepath.Join("..", "fixtures", "bin", "chain-arm64-O1.dSYM", "Contents", "Resources", "DWARF", "chain-arm64-O1")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	file, err := image.Open(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer file.Close()
+	im := file.Images[0]
+	f.Add(data[:min(len(data), 4096)])
+	armv7, err := os.ReadFile(filepath.Join("..", "fixtures", "bin", "chain-armv7-O1"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(armv7[:min(len(armv7), 4096)])
+	f.Add([]byte{0xcf, 0xfa, 0xed, 0xfe})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if sameThinImage(b, im) && !bytes.Contains(b, im.UUID[:]) {
+			t.Errorf("sameThinImage accepted bytes without the image's UUID")
 		}
 	})
 }
