@@ -157,3 +157,46 @@ func TestConcurrentLookups(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestConcurrentDemangling: goroutines looking up the same C++ functions
+// at once in a fresh index (so they race to demangle each name first)
+// answer as one goroutine does (run with -race).
+func TestConcurrentDemangling(t *testing.T) {
+	secs := dwarfSections(t, corpusFile(t, benchDSYM), macho.CpuAmd64)
+	addrs := probeAddrs(t, secs)
+	ref, err := New(secs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([][]Frame, len(addrs))
+	mangled := 0
+	for i, a := range addrs {
+		want[i], _ = ref.Lookup(a)
+		for _, f := range want[i] {
+			if f.Lang == LangCPP && f.Function != f.LinkageName {
+				mangled++
+			}
+		}
+	}
+	if mangled == 0 {
+		t.Fatal("no demangled C++ frames among the probe addresses")
+	}
+	ix, err := New(secs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, a := range addrs {
+				if got, _ := ix.Lookup(a); !cmp.Equal(want[i], got) {
+					t.Errorf("goroutine %d: Lookup(%#x) = %v, want %v", g, a, got, want[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
