@@ -75,10 +75,17 @@ bench-bins:
 	GOOS=darwin GOARCH=arm64 $(GO) build -ldflags=-compressdwarf=false -o $(GO_DWARF) cmd/go
 	$(GO) build -o $(COMPARE) ./bench/compare
 
+# BIGDSYM_UNITS is the size of the generated program whose dSYM (over
+# 200 MB) the last comparison reads; it is built once into the user's cache
+# directory (docs/bench-bigdsym.md). BIGDSYM_RUNS: runs of each program.
+BIGDSYM_UNITS ?= 110
+BIGDSYM_RUNS  ?= 3
+
 # bench runs the in-process benchmarks, then stackimage against
 # llvm-symbolizer as whole processes on the same addresses, and prints the
-# ratios (docs/bench.md explains each comparison and its target).
-bench: bench-deps bench-bins
+# ratios (docs/bench.md explains each comparison and its target); last on a
+# generated real-size dSYM (docs/bench-bigdsym.md).
+bench: bench-deps fixture-deps bench-bins
 	$(GO) test -run='^$$' -bench=. -benchmem ./symtab/ ./walker/ ./snapshot/ ./debuginfo/ ./cmd/stackimage/ \
 	  ./symbolize/ ./unwind/... ./minidump/ ./machocore/ ./breakpadsym/ ./swiftdemangle/ ./hangreport/ ./symindex/
 	$(GO) test -run='^$$' -bench='BenchmarkSynthetic/lookup' -cpu 1 ./symtab/
@@ -94,6 +101,10 @@ bench: bench-deps bench-bins
 	$(COMPARE) -mode index -bin $(GO_DWARF) -runs 3
 	@if [ -f "$(DWARF_OBJ)" ]; then echo "== debug info with inlines, crash.dSYM"; $(COMPARE) -mode dwarf -bin "$(DWARF_OBJ)"; \
 	else echo "bench: $(DWARF_OBJ) absent, DWARF comparison not run"; fi
+	@if command -v clang-16 >/dev/null && command -v ld64.lld-16 >/dev/null && command -v dsymutil-16 >/dev/null; then \
+	  dwarf=$$($(GO) run ./bench/bigdsym -units $(BIGDSYM_UNITS)) && \
+	  $(GO) run ./bench/compare -mode bigdsym -bin "$$dwarf" -runs $(BIGDSYM_RUNS) -llvm llvm-symbolizer,llvm-symbolizer-16; \
+	else echo "bench: clang-16, ld64.lld-16 or dsymutil-16 missing (make fixture-deps installs them): big-dSYM comparison not run"; fi
 
 # fuzz runs every fuzz target for FUZZTIME. Seeds are minimized only
 # briefly: some are real files, and byte-by-byte minimization of those
@@ -113,7 +124,7 @@ FUZZ_TARGETS := \
 	swiftdemangle:FuzzDemangle hangreport:FuzzParse \
 	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
 	symbolize:FuzzZipMemberUUIDs symbolize:FuzzParseSymbolMap symindex:FuzzOpen \
-	symbolize:FuzzSymbolicateSnapshot cmd/stackimage:FuzzStreamedJSON
+	symbolize:FuzzSymbolicateSnapshot symbolize:FuzzSameThinImage cmd/stackimage:FuzzStreamedJSON
 fuzz: deps
 	@GO="$(GO)" TAGS="$(TAGS)" FUZZTIME="$(FUZZTIME)" FUZZJOBS="$(FUZZJOBS)" FUZZLOG="$(FUZZLOG)" \
 	  scripts/fuzz.sh $(FUZZ_TARGETS)

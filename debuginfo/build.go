@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"sync/atomic"
 )
 
 // attrMIPSLinkageName is DW_AT_MIPS_linkage_name, which older compilers
@@ -181,6 +182,7 @@ type unitBuilder struct {
 	lineOff int64 // the unit's DW_AT_stmt_list, -1 when none or unread
 	files   []string
 	entries *dwarf.Reader // for following origin links
+	skip    *skipper      // skips type descriptions' children
 	names   map[dwarf.Offset]nameRef
 	ranges  map[rangesKey][][2]uint64 // decoded range lists by attribute value
 	links   []link
@@ -232,6 +234,10 @@ func (b *unitBuilder) parse() *unitIndex {
 	b.ui = &unitIndex{}
 	b.cu = unitLabel{off: b.u.first}
 	b.entries = b.ix.d.Reader()
+	b.skip = &skipper{}
+	if !b.ix.walkTypes {
+		b.skip = newSkipper(b.ix.secs["debug_info"], b.ix.secs["debug_abbrev"], b.u)
+	}
 	b.names = make(map[dwarf.Offset]nameRef)
 	b.ranges = make(map[rangesKey][][2]uint64)
 	b.spansLeft = int(b.u.end-b.u.first) + len(b.ix.secs["debug_ranges"]) + len(b.ix.secs["debug_rnglists"])
@@ -306,6 +312,16 @@ func (b *unitBuilder) walk() {
 			continue
 		}
 		opened = true
+
+		if e.Tag != dwarf.TagSubprogram && e.Tag != dwarf.TagInlinedSubroutine {
+			// Types, variables and the like, with their children and the
+			// siblings like them after them, hold no code: skip them
+			// undecoded (skip.go).
+			if next := b.skip.skipRun(int64(e.Offset)); next > int64(e.Offset) {
+				r.Seek(dwarf.Offset(next))
+				continue
+			}
+		}
 
 		ctx := int32(-1)
 		if len(stack) > 0 {
@@ -425,7 +441,7 @@ func (b *unitBuilder) function(e *dwarf.Entry, parent int32) int32 {
 	b.spansLeft -= len(ranges)
 	nr := b.nameOf(e)
 	nd := node{linkage: nr.linkage, inlined: e.Tag == dwarf.TagInlinedSubroutine}
-	nd.display, nd.lang = display(nr)
+	nd.display, nd.lang, nd.mangled = display(nr)
 	if nd.inlined {
 		if v, ok := e.Val(dwarf.AttrCallFile).(int64); ok && v >= 0 && v < int64(len(b.files)) {
 			nd.callFile = b.files[v]
@@ -470,23 +486,30 @@ func (b *unitBuilder) rangesOf(e *dwarf.Entry) ([][2]uint64, error) {
 	return rs, nil
 }
 
-// display picks the readable name: demangled linkage name when the
-// language has a demangler, else the DWARF name.
-func display(nr nameRef) (string, Lang) {
+// display picks the readable name: the demangled linkage name when the
+// language has a demangler (mangled is then true, and the name is
+// demangled when a lookup first needs it), else the DWARF name.
+func display(nr nameRef) (name string, lang Lang, mangled bool) {
 	if nr.linkage == "" {
 		if nr.name == "" {
-			return "", LangC
+			return "", LangC, false
 		}
-		_, lang := Demangle(nr.name)
-		return nr.name, lang
+		return nr.name, Language(nr.name), false
 	}
-	s, lang := Demangle(nr.linkage)
-	if lang == LangC && nr.name != "" {
-		// A linkage name that is not mangled (C, or one we do not know):
-		// the DWARF name is as good and is what compilers intend to show.
-		return nr.name, lang
+	switch lang := Language(nr.linkage); lang {
+	case LangCPP, LangRust, LangSwift:
+		return "", lang, true
+	case LangC:
+		if nr.name != "" {
+			// A linkage name that is not mangled (C, or one we do not
+			// know): the DWARF name is as good and is what compilers
+			// intend to show.
+			return nr.name, lang, false
+		}
+		return nr.linkage, lang, false
+	default: // ObjC: the linkage name is the readable one
+		return nr.linkage, lang, false
 	}
-	return s, lang
 }
 
 func attrInt(e *dwarf.Entry, a dwarf.Attr) int64 {
@@ -592,9 +615,14 @@ func (b *unitBuilder) finish() {
 		i = j
 	}
 	b.links = nil
-	ui.size = int64(cap(ui.nodes))*nodeSize + int64(cap(ui.segs))*segSize
+	ui.demangled = make([]atomic.Pointer[string], len(ui.nodes))
+	ui.size = int64(cap(ui.nodes))*nodeSize + int64(cap(ui.segs))*segSize + int64(len(ui.demangled))*8
 	for i := range ui.nodes {
+		// A demangled name is about as long as its linkage name.
 		ui.size += int64(len(ui.nodes[i].display) + len(ui.nodes[i].linkage))
+		if ui.nodes[i].mangled {
+			ui.size += int64(len(ui.nodes[i].linkage))
+		}
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Frame is one source-level frame at an address: the function the code
@@ -62,16 +63,39 @@ type Index struct {
 	cache    unitCache
 	reported []bool   // per unit: its parse warnings are already in warn
 	warn     warnings // what could not be read, see Warnings
+	// walkTypes makes parses decode type descriptions' children instead
+	// of skipping them (skip.go), for the tests that compare the two.
+	walkTypes bool
 }
 
 // unitIndex is one parsed compile unit: its line table and the tree of its
-// subprograms and inlined subroutines. It is immutable once built.
+// subprograms and inlined subroutines. It is immutable once built, but for
+// the demangled names lookups fill in.
 type unitIndex struct {
 	lines *lineTable // nil when the unit has no readable line program
 	nodes []node
 	segs  []seg // grouped by parent; each group disjoint and sorted by lo
 	root  group // the segments of the top-level subprograms
 	size  int64 // estimated bytes, for the cache budget (lines excluded)
+	// demangled holds, per node whose name is mangled, its readable form
+	// once a lookup needed it: demangling every function of a unit when
+	// it is parsed cost more than the parse, and a lookup names a few.
+	demangled []atomic.Pointer[string]
+}
+
+// display returns node n's readable name, demangling it on first use.
+// Concurrent first uses may both demangle; they store the same string.
+func (ui *unitIndex) display(n int32) string {
+	nd := &ui.nodes[n]
+	if !nd.mangled {
+		return nd.display
+	}
+	if p := ui.demangled[n].Load(); p != nil {
+		return *p
+	}
+	s, _ := Demangle(nd.linkage)
+	ui.demangled[n].Store(&s)
+	return s
 }
 
 // lineTable is one decoded line program, shared by the units naming it.
@@ -97,6 +121,7 @@ type row struct {
 type node struct {
 	display, linkage string // readable and mangled names, "" when absent
 	lang             Lang
+	mangled          bool // display is the demangled linkage name, made by unitIndex.display
 	// callFile/callLine/callCol are where an inlined subroutine was called
 	// from (DW_AT_call_*): the source position of the caller's frame.
 	callFile          string
@@ -237,7 +262,7 @@ func (ui *unitIndex) lookup(addr uint64) (frames []Frame, ok bool) {
 	frames = make([]Frame, 0, len(path))
 	for k := len(path) - 1; k >= 0; k-- {
 		n := &ui.nodes[path[k]]
-		f := Frame{Function: n.display, LinkageName: n.linkage, Lang: n.lang, Inlined: n.inlined}
+		f := Frame{Function: ui.display(path[k]), LinkageName: n.linkage, Lang: n.lang, Inlined: n.inlined}
 		if k == len(path)-1 {
 			// The innermost frame's position is the line table's.
 			if haveRow {

@@ -12,10 +12,10 @@ import (
 )
 
 // TestLazyVariants: however a unit is found (debug_aranges, or the unit
-// DIE's own ranges when aranges are absent or not sane) and however often
-// the cache drops it, every probe address answers as the default index
-// does (which TestGolden checks against llvm-symbolizer), and the warnings
-// are the same.
+// DIE's own ranges when aranges are absent or not sane), however often
+// the cache drops it, and whether type descriptions are skipped or walked,
+// every probe address answers as the default index does (which TestGolden
+// checks against llvm-symbolizer), and the warnings are the same.
 func TestLazyVariants(t *testing.T) {
 	for _, ds := range dsyms {
 		t.Run(ds.name, func(t *testing.T) {
@@ -49,21 +49,24 @@ func TestLazyVariants(t *testing.T) {
 				return c
 			}
 			variants := []struct {
-				name   string
-				secs   map[string][]byte
-				budget int64
+				name      string
+				secs      map[string][]byte
+				budget    int64
+				walkTypes bool
 			}{
-				{"no aranges", with("debug_aranges", nil), cacheBudget},
-				{"one unit cached at a time", secs, 1},
+				{"no aranges", with("debug_aranges", nil), cacheBudget, false},
+				{"one unit cached at a time", secs, 1, false},
+				{"types walked", secs, cacheBudget, true},
 			}
 			if ar := secs["debug_aranges"]; len(ar) > 6 {
 				bad := slices.Clone(ar)
 				bad[4] = 3 // version 3: not sane, so every unit DIE is read
 				variants = append(variants, struct {
-					name   string
-					secs   map[string][]byte
-					budget int64
-				}{"aranges version 3", with("debug_aranges", bad), cacheBudget})
+					name      string
+					secs      map[string][]byte
+					budget    int64
+					walkTypes bool
+				}{"aranges version 3", with("debug_aranges", bad), cacheBudget, false})
 			}
 			for _, v := range variants {
 				t.Run(v.name, func(t *testing.T) {
@@ -72,6 +75,7 @@ func TestLazyVariants(t *testing.T) {
 						t.Fatal(err)
 					}
 					ix.cache.budget = v.budget
+					ix.walkTypes = v.walkTypes
 					for _, a := range addrs {
 						if diff := cmp.Diff(want[a], toGolden(ix, a)); diff != "" {
 							t.Errorf("Lookup(%#x) differs (-default +%s):\n%s", a, v.name, diff)
@@ -148,6 +152,49 @@ func TestConcurrentLookups(t *testing.T) {
 				}
 				ix.Warnings()
 				ix.Stats()
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestConcurrentDemangling: goroutines looking up the same C++ functions
+// at once in a fresh index (so they race to demangle each name first)
+// answer as one goroutine does (run with -race).
+func TestConcurrentDemangling(t *testing.T) {
+	secs := dwarfSections(t, corpusFile(t, benchDSYM), macho.CpuAmd64)
+	addrs := probeAddrs(t, secs)
+	ref, err := New(secs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([][]Frame, len(addrs))
+	mangled := 0
+	for i, a := range addrs {
+		want[i], _ = ref.Lookup(a)
+		for _, f := range want[i] {
+			if f.Lang == LangCPP && f.Function != f.LinkageName {
+				mangled++
+			}
+		}
+	}
+	if mangled == 0 {
+		t.Fatal("no demangled C++ frames among the probe addresses")
+	}
+	ix, err := New(secs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, a := range addrs {
+				if got, _ := ix.Lookup(a); !cmp.Equal(want[i], got) {
+					t.Errorf("goroutine %d: Lookup(%#x) = %v, want %v", g, a, got, want[i])
+					return
+				}
 			}
 		}()
 	}

@@ -816,15 +816,14 @@ func (e *Entry) Debug() []*debuginfo.Index {
 	}
 	e.debugOnce.Do(func() {
 		for _, im := range e.Images {
-			secs, err := im.DWARFSectionsNamed(debuginfo.SectionNames...)
-			if err != nil {
+			ix, found, err := debugIndex(im)
+			if err != nil && !found {
 				e.debugErrors = append(e.debugErrors, fmt.Errorf("%s: %w", im.Name, err))
 				continue
 			}
-			if len(secs) == 0 {
+			if !found {
 				continue
 			}
-			ix, err := debuginfo.New(secs)
 			if err != nil {
 				e.debugErrors = append(e.debugErrors, fmt.Errorf("%s: DWARF: %w", im.Name, err))
 				continue

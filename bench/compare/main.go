@@ -3,7 +3,7 @@
 // functions, and prints how their time and peak memory compare. `make
 // bench` runs it.
 //
-//	go run ./bench/compare [-mode symtab|dwarf|index] [-bin MACHO] [-arch ARCH] [-n 100000] [-runs 5]
+//	go run ./bench/compare [-mode symtab|dwarf|index|bigdsym] [-bin MACHO] [-arch ARCH] [-n 100000] [-runs 5] [-first-runs 10] [-llvm llvm-symbolizer,llvm-symbolizer-16]
 //
 // Without -bin it builds GOOS=darwin GOARCH=arm64 cmd/go (about 20k
 // symbols) into the user's cache directory, once per Go version. Addresses
@@ -47,10 +47,12 @@ func run() error {
 	arch := flag.String("arch", "", "the slice of a fat file")
 	n := flag.Int("n", 100_000, "how many addresses")
 	runs := flag.Int("runs", 5, "runs of each program; the best is kept")
-	mode := flag.String("mode", "symtab", `what to compare: "symtab" (names from the symbol table), "dwarf" (functions, files and lines with inline chains) or "index" (dwarf, answered from a symindex file of -bin)`)
-	llvm := flag.String("llvm", "llvm-symbolizer", "the llvm-symbolizer to compare with")
+	mode := flag.String("mode", "symtab", `what to compare: "symtab" (names from the symbol table), "dwarf" (functions, files and lines with inline chains), "index" (dwarf, answered from a symindex file of -bin) or "bigdsym" (a first answer and the batch from -bin's DWARF and from its index, with targets)`)
+	llvm := flag.String("llvm", "llvm-symbolizer", "the llvm-symbolizers to compare with, comma-separated")
+	firstRuns := flag.Int("first-runs", 10, "runs of each program for a first answer in -mode bigdsym (one address: cheap, and noisier than a batch)")
 	flag.Parse()
 
+	peers := strings.Split(*llvm, ",")
 	tmp, err := os.MkdirTemp("", "stackimage-compare")
 	if err != nil {
 		return err
@@ -68,70 +70,99 @@ func run() error {
 	var c comparison
 	switch *mode {
 	case "symtab":
-		c, err = symtabComparison(*bin, *arch, *n, ours, *llvm)
+		c, err = symtabComparison(*bin, *arch, *n, ours)
 	case "dwarf":
-		c, err = dwarfComparison(*bin, *arch, *n, ours, *llvm)
+		c, err = dwarfComparison(*bin, *arch, *n, ours)
 	case "index":
-		c, err = indexComparison(*bin, *arch, *n, ours, *llvm, tmp, *runs)
+		c, err = indexComparison(*bin, *arch, *n, ours, peers[0], tmp, *runs)
+	case "bigdsym":
+		return bigDSYM(*bin, *n, ours, peers, tmp, *runs, *firstRuns)
 	default:
-		return fmt.Errorf("-mode %q: want symtab, dwarf or index", *mode)
+		return fmt.Errorf("-mode %q: want symtab, dwarf, index or bigdsym", *mode)
 	}
 	if err != nil {
 		return err
 	}
+	fmt.Printf("binary: %s\n", *bin)
+	_, err = batch(c, peers, *runs)
+	return err
+}
+
+// batchResult is what a batch comparison measured: our best run and each
+// peer's.
+type batchResult struct {
+	ours  result
+	peers []result
+}
+
+// batch looks c's addresses up with our atos and each peer, runs times
+// each, alternating, prints the table and the ratios, and fails when any
+// peer's answers differ from ours.
+func batch(c comparison, peers []string, runs int) (batchResult, error) {
 	var in bytes.Buffer
 	for _, a := range c.addrs {
 		fmt.Fprintf(&in, "%#x\n", a)
 	}
-	var us, them result
-	for i := 0; i < *runs; i++ {
-		if err := measure(&us, c.ours, in.Bytes()); err != nil {
-			return err
+	br := batchResult{peers: make([]result, len(peers))}
+	for i := 0; i < runs; i++ {
+		if err := measure(&br.ours, c.ours, in.Bytes()); err != nil {
+			return br, err
 		}
-		if err := measure(&them, c.llvm, in.Bytes()); err != nil {
-			return err
+		for p, peer := range peers {
+			if err := measure(&br.peers[p], append([]string{peer}, c.llvm...), in.Bytes()); err != nil {
+				return br, err
+			}
 		}
 	}
-	ourAnswers, err := c.parseOurs(us.out)
+	ourAnswers, err := c.parseOurs(br.ours.out)
 	if err != nil {
-		return err
-	}
-	llvmAnswers, err := c.parseLLVM(them.out)
-	if err != nil {
-		return err
-	}
-	if len(ourAnswers) != len(llvmAnswers) {
-		return fmt.Errorf("answers: ours %d, llvm-symbolizer %d, for %d addresses", len(ourAnswers), len(llvmAnswers), len(c.addrs))
-	}
-	same := 0
-	for i := range ourAnswers {
-		if ourAnswers[i] == llvmAnswers[i] {
-			same++
-		} else if len(ourAnswers)-same < 5 {
-			fmt.Printf("differs at answer %d: ours %q, llvm-symbolizer %q\n", i, ourAnswers[i], llvmAnswers[i])
-		}
+		return br, err
 	}
 
-	fmt.Printf("binary: %s\n%s: %d addresses, best of %d runs, whole process each\n\n", *bin, c.what, len(c.addrs), *runs)
+	fmt.Printf("%s: %d addresses, best of %d runs, whole process each\n\n", c.what, len(c.addrs), runs)
 	fmt.Printf("%-28s %10s %10s %12s\n", "", "wall", "cpu", "peak RSS")
 	row := func(name string, r result) {
 		fmt.Printf("%-28s %10s %10s %9.1f MiB\n", name, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond), float64(r.rss)/(1<<20))
 	}
-	row("stackimage atos", us)
-	row("llvm-symbolizer", them)
-	fmt.Printf("\nsame answers: %d of %d\n", same, len(ourAnswers))
-	fmt.Printf("speed ratio (llvm / ours): wall %.1fx, cpu %.1fx\n", ratio(them.wall, us.wall), ratio(them.cpu, us.cpu))
-	if us.rss > 0 && them.rss > 0 {
-		fmt.Printf("memory ratio (ours / llvm peak RSS): %.2f\n", float64(us.rss)/float64(them.rss))
+	row("stackimage atos", br.ours)
+	for p, peer := range peers {
+		row(peer, br.peers[p])
 	}
-	if same != len(ourAnswers) {
-		return fmt.Errorf("%d answers differ from llvm-symbolizer's", len(ourAnswers)-same)
+	fmt.Println()
+	var differ error
+	for p, peer := range peers {
+		them := br.peers[p]
+		llvmAnswers, err := c.parseLLVM(them.out)
+		if err != nil {
+			return br, err
+		}
+		if len(ourAnswers) != len(llvmAnswers) {
+			return br, fmt.Errorf("answers: ours %d, %s %d, for %d addresses", len(ourAnswers), peer, len(llvmAnswers), len(c.addrs))
+		}
+		same := 0
+		for i := range ourAnswers {
+			if ourAnswers[i] == llvmAnswers[i] {
+				same++
+			} else if i-same < 5 { // the first few differences
+				fmt.Printf("differs at frame %d: ours %q, %s %q\n", i, ourAnswers[i], peer, llvmAnswers[i])
+			}
+		}
+		fmt.Printf("against %s: same answers %d of %d; speed ratio (theirs / ours) wall %.1fx, cpu %.1fx", peer, same, len(ourAnswers), ratio(them.wall, br.ours.wall), ratio(them.cpu, br.ours.cpu))
+		if br.ours.rss > 0 && them.rss > 0 {
+			fmt.Printf("; memory ratio (ours / theirs peak RSS) %.2f", float64(br.ours.rss)/float64(them.rss))
+		}
+		fmt.Println()
+		if same != len(ourAnswers) && differ == nil {
+			differ = fmt.Errorf("%d answers differ from %s's", len(ourAnswers)-same, peer)
+		}
 	}
-	return nil
+	fmt.Println()
+	return br, differ
 }
 
-// comparison is one kind of comparison: the addresses, both commands and
-// how to read each one's answers into comparable strings.
+// comparison is one kind of comparison: the addresses, our command and
+// llvm-symbolizer's arguments (after the program's name), and how to read
+// each one's answers into comparable strings.
 type comparison struct {
 	what       string
 	addrs      []uint64
@@ -144,14 +175,14 @@ type comparison struct {
 // addresses of __TEXT,__text. stackimage answers without DWARF because
 // llvm-symbolizer 14 cannot read Go's compressed DWARF: both then answer
 // from the symbol table.
-func symtabComparison(bin, arch string, n int, ours []string, llvm string) (comparison, error) {
+func symtabComparison(bin, arch string, n int, ours []string) (comparison, error) {
 	addrs, err := addresses(bin, n)
 	if err != nil {
 		return comparison{}, err
 	}
 	c := comparison{what: "names from the symbol table", addrs: addrs,
 		ours:      append(ours, "--no-debug-info", "-o", bin),
-		llvm:      []string{llvm, "--obj=" + bin, "--functions=linkage", "--no-inlines", "--no-demangle"},
+		llvm:      []string{"--obj=" + bin, "--functions=linkage", "--no-inlines", "--no-demangle"},
 		parseOurs: parseAtos, parseLLVM: parseSymbolizer}
 	if arch != "" {
 		c.ours = append(c.ours, "-arch", arch)
