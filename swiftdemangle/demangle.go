@@ -174,9 +174,9 @@ func parseWith(d *demangler, name string) (root *Node, err error) {
 			root, err = nil, newError(name, min(d.pos, len(name)), errInternal)
 		}
 	}()
-	switch {
-	case manglingPrefixLength(name) > 0:
-		root = d.demangleSymbol(name)
+	switch prefix := manglingPrefixLength(name); {
+	case prefix > 0:
+		root = d.demangleSymbol(name, prefix)
 	case strings.HasPrefix(name, "_T"):
 		o := oldDemangler{d: d, text: name}
 		root = o.demangleTopLevel()
@@ -211,17 +211,20 @@ var printPanics atomic.Int64
 
 // formatInto prints into buf's storage, which the caller may reuse.
 func (n *Node) formatInto(style Style, buf *[]byte) (s string, ok bool) {
+	p := printer{opts: optionsFor(style), limit: MaxOutput}
+	if buf != nil {
+		p.buf = (*buf)[:0]
+	}
+	// One deferred call does both jobs: Demangle pays for it on every name.
 	defer func() {
+		if buf != nil {
+			*buf = p.buf[:0]
+		}
 		if recover() != nil {
 			s, ok = "", false
 			printPanics.Add(1)
 		}
 	}()
-	p := printer{opts: optionsFor(style), limit: MaxOutput}
-	if buf != nil {
-		p.buf = (*buf)[:0]
-		defer func() { *buf = p.buf[:0] }()
-	}
 	s, ok = p.printRoot(n)
 	if !ok || len(s) > MaxOutput || s == "" {
 		return "", false
@@ -233,19 +236,19 @@ func (n *Node) formatInto(style Style, buf *[]byte) (s string, ok bool) {
 // style. Names that are not Swift, are malformed or too complex give an
 // *Error.
 func Demangle(mangled string, style Style) (string, error) {
+	name := trimMachO(mangled)
 	d := demanglers.Get().(*demangler)
 	d.reset()
-	defer func() {
-		d.release()
-		demanglers.Put(d)
-	}()
-	root, err := parseWith(d, trimMachO(mangled))
-	if err != nil {
-		return "", err
+	// No defer: parseWith and formatInto recover their own panics.
+	root, err := parseWith(d, name)
+	var s string
+	if err == nil {
+		var ok bool
+		if s, ok = root.formatInto(style, &d.out); !ok {
+			err = newError(name, len(name), ErrTooComplex)
+		}
 	}
-	s, ok := root.formatInto(style, &d.out)
-	if !ok {
-		return "", newError(trimMachO(mangled), len(trimMachO(mangled)), ErrTooComplex)
-	}
-	return s, nil
+	d.release()
+	demanglers.Put(d)
+	return s, err
 }

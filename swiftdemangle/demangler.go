@@ -339,9 +339,9 @@ func manglingPrefixLength(name string) int {
 }
 
 // demangleSymbol parses a whole symbol; nil means it is not one.
-func (d *demangler) demangleSymbol(name string) *Node {
+// prefix is manglingPrefixLength(name), which the caller has checked.
+func (d *demangler) demangleSymbol(name string, prefix int) *Node {
 	d.text, d.pos = name, 0
-	prefix := manglingPrefixLength(name)
 	if prefix == 0 {
 		return nil
 	}
