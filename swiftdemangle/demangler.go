@@ -59,24 +59,24 @@ type nodeBox struct {
 }
 
 func (d *demangler) newNode(k Kind) *Node {
-	nodes := d.nodes
-	if len(nodes) == cap(nodes) {
-		nodes = d.growNodes()
+	i := len(d.nodes)
+	if i == cap(d.nodes) {
+		return d.newNodeInNewSlab(k)
 	}
-	nodes = nodes[:len(nodes)+1]
-	d.nodes = nodes
+	d.nodes = d.nodes[:i+1]
 	// A pooled slab holds the nodes of earlier names: every field is set.
-	b := &nodes[len(nodes)-1]
+	b := &d.nodes[i]
 	b.node = Node{Kind: k, Children: b.kids[:0]}
 	return &b.node
 }
 
-// growNodes starts a new node slab when the current one is full; the
-// nodes carved from the old one stay where they are. It is also where the
-// bound on nodes is checked: at most one slab's worth past maxNodes.
+// newNodeInNewSlab starts a new node slab when the current one is full;
+// the nodes carved from the old one stay where they are. It is also where
+// the bound on nodes is checked: at most one slab's worth past maxNodes.
+// Kept out of newNode, whose short path then needs no spills.
 //
 //go:noinline
-func (d *demangler) growNodes() []nodeBox {
+func (d *demangler) newNodeInNewSlab(k Kind) *Node {
 	d.nodeCount += len(d.nodes)
 	if d.nodeCount > maxNodes {
 		d.tooMany = true
@@ -86,7 +86,7 @@ func (d *demangler) growNodes() []nodeBox {
 		size = 256
 	}
 	d.nodes = make([]nodeBox, 0, size)
-	return d.nodes
+	return d.newNode(k)
 }
 
 // count is the number of nodes made so far, counting each push of a
@@ -1166,6 +1166,29 @@ func (d *demangler) popFunctionType(k Kind, hasClangType bool) *Node {
 	if hasClangType {
 		addChild(fn, d.demangleClangType())
 	}
+	if len(d.stack) > 0 && isFunctionTypePart(d.stack[len(d.stack)-1].Kind) {
+		d.popFunctionTypeParts(fn)
+	}
+	fn = addChild(fn, d.popFunctionParams(KindArgumentTuple))
+	fn = addChild(fn, d.popFunctionParams(KindReturnType))
+	return d.typeNode(fn)
+}
+
+// isFunctionTypePart reports whether popFunctionTypeParts pops a node of
+// kind k. Most function types have none of these parts: when the stack's
+// top is not one, none of the pops can succeed, and popFunctionType skips
+// them.
+func isFunctionTypePart(k Kind) bool {
+	switch k {
+	case KindTransferringResultFunctionType, KindIsolatedAnyFunctionType, KindNonIsolatedCallerFunctionType,
+		KindGlobalActorFunctionType, KindDifferentiableFunctionType, KindSelfLifetimeDependence,
+		KindThrowsAnnotation, KindTypedThrowsAnnotation, KindConcurrentFunctionType, KindAsyncAnnotation:
+		return true
+	}
+	return false
+}
+
+func (d *demangler) popFunctionTypeParts(fn *Node) {
 	// Swift pops a "transferring" result first, though it prints it last
 	// and so loses an "async" mangled before it; we do as Swift does.
 	addChild(fn, d.popKind(KindTransferringResultFunctionType))
@@ -1177,9 +1200,6 @@ func (d *demangler) popFunctionType(k Kind, hasClangType bool) *Node {
 	addChild(fn, d.popIf(func(k Kind) bool { return k == KindThrowsAnnotation || k == KindTypedThrowsAnnotation }))
 	addChild(fn, d.popKind(KindConcurrentFunctionType))
 	addChild(fn, d.popKind(KindAsyncAnnotation))
-	fn = addChild(fn, d.popFunctionParams(KindArgumentTuple))
-	fn = addChild(fn, d.popFunctionParams(KindReturnType))
-	return d.typeNode(fn)
 }
 
 func (d *demangler) popFunctionParams(k Kind) *Node {
