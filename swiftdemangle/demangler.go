@@ -197,13 +197,30 @@ func (d *demangler) childList(n int) []*Node {
 	return l
 }
 
+// withChild returns a new node of kind k whose child is c, or nil if c is
+// nil. It is small enough to inline, and the one call it makes carves
+// the node with its child in place.
 func (d *demangler) withChild(k Kind, c *Node) *Node {
 	if c == nil {
 		return nil
 	}
-	n := d.newNode(k)
-	n.Children = append(n.Children, c)
-	return n
+	return d.newNodeWithChild(k, c)
+}
+
+// newNodeWithChild is newNode for a node with one child, c: a quarter of
+// all nodes are Type nodes around one child.
+func (d *demangler) newNodeWithChild(k Kind, c *Node) *Node {
+	i := len(d.nodes)
+	if i == cap(d.nodes) {
+		n := d.newNodeInNewSlab(k)
+		n.Children = append(n.Children, c)
+		return n
+	}
+	d.nodes = d.nodes[:i+1]
+	b := &d.nodes[i]
+	b.kids[0] = c
+	b.node = Node{Kind: k, Children: b.kids[:1]}
+	return &b.node
 }
 
 func (d *demangler) withChildren(k Kind, cs ...*Node) *Node {
@@ -212,13 +229,21 @@ func (d *demangler) withChildren(k Kind, cs ...*Node) *Node {
 			return nil
 		}
 	}
+	if i := len(d.nodes); i < cap(d.nodes) && len(cs) <= len(d.nodes[i].kids) {
+		// The common case, carved in place as by newNodeWithChild.
+		d.nodes = d.nodes[:i+1]
+		b := &d.nodes[i]
+		for j, c := range cs { // cheaper than copy's call for a few
+			b.kids[j] = c
+		}
+		b.node = Node{Kind: k, Children: b.kids[:len(cs)]}
+		return &b.node
+	}
 	n := d.newNode(k)
 	if len(cs) > cap(n.Children) {
 		n.Children = d.childList(len(cs))
 	}
-	for _, c := range cs { // cheaper than append's bulk copy for a few
-		n.Children = append(n.Children, c)
-	}
+	n.Children = append(n.Children, cs...)
 	return n
 }
 
