@@ -617,14 +617,18 @@ func (d *demangler) demangleNatural() int {
 	if !isDigit(d.peek()) {
 		return -1000
 	}
-	num := 0
-	for isDigit(d.peek()) {
-		n := 10*num + int(d.next()-'0')
+	// Work on locals: every identifier's length comes through here.
+	text, pos, num := d.text, d.pos, 0
+	for pos < len(text) && isDigit(text[pos]) {
+		n := 10*num + int(text[pos]-'0')
+		pos++
 		if n < num || n > 1<<31-1 {
+			d.pos = pos
 			return -1000
 		}
 		num = n
 	}
+	d.pos = pos
 	return num
 }
 
