@@ -146,22 +146,22 @@ func (d *demangler) reset() {
 // point into the last names it read, within those limits, until it is
 // reused or the pool lets it go.
 func (d *demangler) release() {
-	d.nodes = dropIfOver(d.nodes, maxPooledNodes)
-	d.kids = dropIfOver(d.kids, maxPooledSlots)
-	d.stack = dropIfOver(d.stack, maxPooledSlots)
-	d.subst = dropIfOver(d.subst, maxPooledSlots)
-	d.wordSources = dropIfOver(d.wordSources, maxPooledSlots)
-	d.out = dropIfOver(d.out, maxPooledBytes)
-	d.scratch = dropIfOver(d.scratch, maxPooledBytes)
+	dropIfOver(&d.nodes, maxPooledNodes)
+	dropIfOver(&d.kids, maxPooledSlots)
+	dropIfOver(&d.stack, maxPooledSlots)
+	dropIfOver(&d.subst, maxPooledSlots)
+	dropIfOver(&d.wordSources, maxPooledSlots)
+	dropIfOver(&d.out, maxPooledBytes)
+	dropIfOver(&d.scratch, maxPooledBytes)
 	d.text = ""
 }
 
-// dropIfOver returns s, or nil if its capacity is over limit.
-func dropIfOver[T any](s []T, limit int) []T {
-	if cap(s) > limit {
-		return nil
+// dropIfOver sets *s to nil if its capacity is over limit. It writes
+// nothing otherwise, which is the common case on every Demangle.
+func dropIfOver[T any](s *[]T, limit int) {
+	if cap(*s) > limit {
+		*s = nil
 	}
-	return s
 }
 
 // errInternal marks a panic recovered inside the demangler: a bug, which
