@@ -146,22 +146,22 @@ func (d *demangler) reset() {
 // point into the last names it read, within those limits, until it is
 // reused or the pool lets it go.
 func (d *demangler) release() {
-	d.nodes = dropIfOver(d.nodes, maxPooledNodes)
-	d.kids = dropIfOver(d.kids, maxPooledSlots)
-	d.stack = dropIfOver(d.stack, maxPooledSlots)
-	d.subst = dropIfOver(d.subst, maxPooledSlots)
-	d.wordSources = dropIfOver(d.wordSources, maxPooledSlots)
-	d.out = dropIfOver(d.out, maxPooledBytes)
-	d.scratch = dropIfOver(d.scratch, maxPooledBytes)
+	dropIfOver(&d.nodes, maxPooledNodes)
+	dropIfOver(&d.kids, maxPooledSlots)
+	dropIfOver(&d.stack, maxPooledSlots)
+	dropIfOver(&d.subst, maxPooledSlots)
+	dropIfOver(&d.wordSources, maxPooledSlots)
+	dropIfOver(&d.out, maxPooledBytes)
+	dropIfOver(&d.scratch, maxPooledBytes)
 	d.text = ""
 }
 
-// dropIfOver returns s, or nil if its capacity is over limit.
-func dropIfOver[T any](s []T, limit int) []T {
-	if cap(s) > limit {
-		return nil
+// dropIfOver sets *s to nil if its capacity is over limit. It writes
+// nothing otherwise, which is the common case on every Demangle.
+func dropIfOver[T any](s *[]T, limit int) {
+	if cap(*s) > limit {
+		*s = nil
 	}
-	return s
 }
 
 // errInternal marks a panic recovered inside the demangler: a bug, which
@@ -174,9 +174,9 @@ func parseWith(d *demangler, name string) (root *Node, err error) {
 			root, err = nil, newError(name, min(d.pos, len(name)), errInternal)
 		}
 	}()
-	switch {
-	case manglingPrefixLength(name) > 0:
-		root = d.demangleSymbol(name)
+	switch prefix := manglingPrefixLength(name); {
+	case prefix > 0:
+		root = d.demangleSymbol(name, prefix)
 	case strings.HasPrefix(name, "_T"):
 		o := oldDemangler{d: d, text: name}
 		root = o.demangleTopLevel()
@@ -211,17 +211,20 @@ var printPanics atomic.Int64
 
 // formatInto prints into buf's storage, which the caller may reuse.
 func (n *Node) formatInto(style Style, buf *[]byte) (s string, ok bool) {
+	p := printer{opts: optionsFor(style), limit: MaxOutput}
+	if buf != nil {
+		p.buf = (*buf)[:0]
+	}
+	// One deferred call does both jobs: Demangle pays for it on every name.
 	defer func() {
+		if buf != nil {
+			*buf = p.buf[:0]
+		}
 		if recover() != nil {
 			s, ok = "", false
 			printPanics.Add(1)
 		}
 	}()
-	p := printer{opts: optionsFor(style), limit: MaxOutput}
-	if buf != nil {
-		p.buf = (*buf)[:0]
-		defer func() { *buf = p.buf[:0] }()
-	}
 	s, ok = p.printRoot(n)
 	if !ok || len(s) > MaxOutput || s == "" {
 		return "", false
@@ -233,19 +236,19 @@ func (n *Node) formatInto(style Style, buf *[]byte) (s string, ok bool) {
 // style. Names that are not Swift, are malformed or too complex give an
 // *Error.
 func Demangle(mangled string, style Style) (string, error) {
+	name := trimMachO(mangled)
 	d := demanglers.Get().(*demangler)
 	d.reset()
-	defer func() {
-		d.release()
-		demanglers.Put(d)
-	}()
-	root, err := parseWith(d, trimMachO(mangled))
-	if err != nil {
-		return "", err
+	// No defer: parseWith and formatInto recover their own panics.
+	root, err := parseWith(d, name)
+	var s string
+	if err == nil {
+		var ok bool
+		if s, ok = root.formatInto(style, &d.out); !ok {
+			err = newError(name, len(name), ErrTooComplex)
+		}
 	}
-	s, ok := root.formatInto(style, &d.out)
-	if !ok {
-		return "", newError(trimMachO(mangled), len(trimMachO(mangled)), ErrTooComplex)
-	}
-	return s, nil
+	d.release()
+	demanglers.Put(d)
+	return s, err
 }

@@ -59,24 +59,24 @@ type nodeBox struct {
 }
 
 func (d *demangler) newNode(k Kind) *Node {
-	nodes := d.nodes
-	if len(nodes) == cap(nodes) {
-		nodes = d.growNodes()
+	i := len(d.nodes)
+	if i == cap(d.nodes) {
+		return d.newNodeInNewSlab(k)
 	}
-	nodes = nodes[:len(nodes)+1]
-	d.nodes = nodes
+	d.nodes = d.nodes[:i+1]
 	// A pooled slab holds the nodes of earlier names: every field is set.
-	b := &nodes[len(nodes)-1]
+	b := &d.nodes[i]
 	b.node = Node{Kind: k, Children: b.kids[:0]}
 	return &b.node
 }
 
-// growNodes starts a new node slab when the current one is full; the
-// nodes carved from the old one stay where they are. It is also where the
-// bound on nodes is checked: at most one slab's worth past maxNodes.
+// newNodeInNewSlab starts a new node slab when the current one is full;
+// the nodes carved from the old one stay where they are. It is also where
+// the bound on nodes is checked: at most one slab's worth past maxNodes.
+// Kept out of newNode, whose short path then needs no spills.
 //
 //go:noinline
-func (d *demangler) growNodes() []nodeBox {
+func (d *demangler) newNodeInNewSlab(k Kind) *Node {
 	d.nodeCount += len(d.nodes)
 	if d.nodeCount > maxNodes {
 		d.tooMany = true
@@ -86,7 +86,7 @@ func (d *demangler) growNodes() []nodeBox {
 		size = 256
 	}
 	d.nodes = make([]nodeBox, 0, size)
-	return d.nodes
+	return d.newNode(k)
 }
 
 // count is the number of nodes made so far, counting each push of a
@@ -197,13 +197,30 @@ func (d *demangler) childList(n int) []*Node {
 	return l
 }
 
+// withChild returns a new node of kind k whose child is c, or nil if c is
+// nil. It is small enough to inline, and the one call it makes carves
+// the node with its child in place.
 func (d *demangler) withChild(k Kind, c *Node) *Node {
 	if c == nil {
 		return nil
 	}
-	n := d.newNode(k)
-	n.Children = append(n.Children, c)
-	return n
+	return d.newNodeWithChild(k, c)
+}
+
+// newNodeWithChild is newNode for a node with one child, c: a quarter of
+// all nodes are Type nodes around one child.
+func (d *demangler) newNodeWithChild(k Kind, c *Node) *Node {
+	i := len(d.nodes)
+	if i == cap(d.nodes) {
+		n := d.newNodeInNewSlab(k)
+		n.Children = append(n.Children, c)
+		return n
+	}
+	d.nodes = d.nodes[:i+1]
+	b := &d.nodes[i]
+	b.kids[0] = c
+	b.node = Node{Kind: k, Children: b.kids[:1]}
+	return &b.node
 }
 
 func (d *demangler) withChildren(k Kind, cs ...*Node) *Node {
@@ -212,13 +229,21 @@ func (d *demangler) withChildren(k Kind, cs ...*Node) *Node {
 			return nil
 		}
 	}
+	if i := len(d.nodes); i < cap(d.nodes) && len(cs) <= len(d.nodes[i].kids) {
+		// The common case, carved in place as by newNodeWithChild.
+		d.nodes = d.nodes[:i+1]
+		b := &d.nodes[i]
+		for j, c := range cs { // cheaper than copy's call for a few
+			b.kids[j] = c
+		}
+		b.node = Node{Kind: k, Children: b.kids[:len(cs)]}
+		return &b.node
+	}
 	n := d.newNode(k)
 	if len(cs) > cap(n.Children) {
 		n.Children = d.childList(len(cs))
 	}
-	for _, c := range cs { // cheaper than append's bulk copy for a few
-		n.Children = append(n.Children, c)
-	}
+	n.Children = append(n.Children, cs...)
 	return n
 }
 
@@ -339,9 +364,9 @@ func manglingPrefixLength(name string) int {
 }
 
 // demangleSymbol parses a whole symbol; nil means it is not one.
-func (d *demangler) demangleSymbol(name string) *Node {
+// prefix is manglingPrefixLength(name), which the caller has checked.
+func (d *demangler) demangleSymbol(name string, prefix int) *Node {
 	d.text, d.pos = name, 0
-	prefix := manglingPrefixLength(name)
 	if prefix == 0 {
 		return nil
 	}
@@ -592,14 +617,18 @@ func (d *demangler) demangleNatural() int {
 	if !isDigit(d.peek()) {
 		return -1000
 	}
-	num := 0
-	for isDigit(d.peek()) {
-		n := 10*num + int(d.next()-'0')
+	// Work on locals: every identifier's length comes through here.
+	text, pos, num := d.text, d.pos, 0
+	for pos < len(text) && isDigit(text[pos]) {
+		n := 10*num + int(text[pos]-'0')
+		pos++
 		if n < num || n > 1<<31-1 {
+			d.pos = pos
 			return -1000
 		}
 		num = n
 	}
+	d.pos = pos
 	return num
 }
 
@@ -1166,6 +1195,29 @@ func (d *demangler) popFunctionType(k Kind, hasClangType bool) *Node {
 	if hasClangType {
 		addChild(fn, d.demangleClangType())
 	}
+	if len(d.stack) > 0 && isFunctionTypePart(d.stack[len(d.stack)-1].Kind) {
+		d.popFunctionTypeParts(fn)
+	}
+	fn = addChild(fn, d.popFunctionParams(KindArgumentTuple))
+	fn = addChild(fn, d.popFunctionParams(KindReturnType))
+	return d.typeNode(fn)
+}
+
+// isFunctionTypePart reports whether popFunctionTypeParts pops a node of
+// kind k. Most function types have none of these parts: when the stack's
+// top is not one, none of the pops can succeed, and popFunctionType skips
+// them.
+func isFunctionTypePart(k Kind) bool {
+	switch k {
+	case KindTransferringResultFunctionType, KindIsolatedAnyFunctionType, KindNonIsolatedCallerFunctionType,
+		KindGlobalActorFunctionType, KindDifferentiableFunctionType, KindSelfLifetimeDependence,
+		KindThrowsAnnotation, KindTypedThrowsAnnotation, KindConcurrentFunctionType, KindAsyncAnnotation:
+		return true
+	}
+	return false
+}
+
+func (d *demangler) popFunctionTypeParts(fn *Node) {
 	// Swift pops a "transferring" result first, though it prints it last
 	// and so loses an "async" mangled before it; we do as Swift does.
 	addChild(fn, d.popKind(KindTransferringResultFunctionType))
@@ -1177,9 +1229,6 @@ func (d *demangler) popFunctionType(k Kind, hasClangType bool) *Node {
 	addChild(fn, d.popIf(func(k Kind) bool { return k == KindThrowsAnnotation || k == KindTypedThrowsAnnotation }))
 	addChild(fn, d.popKind(KindConcurrentFunctionType))
 	addChild(fn, d.popKind(KindAsyncAnnotation))
-	fn = addChild(fn, d.popFunctionParams(KindArgumentTuple))
-	fn = addChild(fn, d.popFunctionParams(KindReturnType))
-	return d.typeNode(fn)
 }
 
 func (d *demangler) popFunctionParams(k Kind) *Node {

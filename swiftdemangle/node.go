@@ -42,14 +42,21 @@ func (n *Node) HasText() bool { return n.payload == payloadText }
 // HasIndex reports whether the node carries an index payload.
 func (n *Node) HasIndex() bool { return n.payload == payloadIndex }
 
+// child, firstChild and the like stay within the inlining budget of the
+// printer's big functions, which call them for nearly every node.
 func (n *Node) child(i int) *Node {
-	if n == nil || i < 0 || i >= len(n.Children) {
+	if n == nil || uint(i) >= uint(len(n.Children)) {
 		return nil
 	}
 	return n.Children[i]
 }
 
-func (n *Node) firstChild() *Node { return n.child(0) }
+func (n *Node) firstChild() *Node {
+	if n == nil || len(n.Children) == 0 {
+		return nil
+	}
+	return n.Children[0]
+}
 
 func (n *Node) lastChild() *Node {
 	if n == nil || len(n.Children) == 0 {
