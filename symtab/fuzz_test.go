@@ -57,7 +57,11 @@ func FuzzNewFromParts(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, a := range append([]uint64{addr, addr - 1, addr + 1, 0, ^uint64(0)}, tab.addrs...) {
+		probes := []uint64{addr, addr - 1, addr + 1, 0, ^uint64(0)}
+		for _, e := range tab.entries {
+			probes = append(probes, e.addr)
+		}
+		for _, a := range probes {
 			s, ok := tab.Lookup(a)
 			if !ok {
 				continue
