@@ -124,7 +124,7 @@ const longName = ^uint16(0)
 //
 // Each entry is 16 bytes holding everything a lookup needs (address, name
 // offset and length, section, source), so that the answer costs one cache
-// line; the bucket index adds at most 4 bytes per entry. Names are offsets
+// line; the bucket index adds at most one byte per entry. Names are offsets
 // into strtab (symtab entries) or extra (export names, which the trie does
 // not give as one table).
 type Table struct {
@@ -552,20 +552,36 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 	if !ok {
 		return Symbol{}, false
 	}
-	// Built here rather than in a helper returning a Symbol: the
-	// compiler copies a returned struct through the stack, which costs
-	// as much as the rest of a lookup of a cached table.
 	e := &t.entries[i]
-	src := e.kind.source()
-	if src == SourceFunctionStarts {
-		return Symbol{Name: SyntheticPrefix + strconv.FormatUint(e.addr, 16), Addr: e.addr, Offset: addr - e.addr, Source: src}, true
+	if e.kind.source() == SourceFunctionStarts || e.nameLen == longName {
+		return t.symbol(e, addr), true
 	}
-	raw := t.rawName(e)
-	name := raw
+	// The common case, built here rather than by a helper returning a
+	// Symbol (the compiler copies a returned struct through the stack,
+	// which costs as much as the search) and without branching on the
+	// entry: see window.
+	names := t.strtab
+	if e.kind.source() == SourceExports {
+		names = t.extra
+	}
+	raw := names[e.name : int(e.name)+int(e.nameLen)]
+	underscore := int(e.kind&kindUnderscore) >> 2
+	return Symbol{Name: raw[underscore:], RawName: raw, Addr: e.addr, Offset: addr - e.addr, Source: e.kind.source()}, true
+}
+
+// symbol makes the answer for entry e and the looked-up address.
+func (t *Table) symbol(e *entry, addr uint64) Symbol {
+	s := Symbol{Addr: e.addr, Offset: addr - e.addr, Source: e.kind.source()}
+	if s.Source == SourceFunctionStarts {
+		s.Name = SyntheticPrefix + strconv.FormatUint(s.Addr, 16)
+		return s
+	}
+	s.RawName = t.rawName(e)
+	s.Name = s.RawName
 	if e.kind&kindUnderscore != 0 {
-		name = raw[1:]
+		s.Name = s.Name[1:]
 	}
-	return Symbol{Name: name, RawName: raw, Addr: e.addr, Offset: addr - e.addr, Source: src}, true
+	return s
 }
 
 // End returns where the symbol answering for addr ends: the next symbol's
@@ -590,24 +606,35 @@ func (t *Table) End(addr uint64) (uint64, bool) {
 // find returns the index of the entry answering for addr.
 func (t *Table) find(addr uint64) (int, bool) {
 	i := t.upperBound(addr) - 1
-	if i < 0 {
-		return 0, false
-	}
-	if len(t.sections) == 0 {
-		return i, true
+	if i < 0 || len(t.sections) == 0 {
+		return i, i >= 0
 	}
 	sec, ok := t.spanOf(addr)
 	if !ok {
 		return 0, false
 	}
-	// Entries sharing an address may belong to different sections (a
-	// symbol at one section's end, the next section's first symbol):
-	// take the one of addr's section. An entry of another section
-	// nearer than any of ours means addr precedes our section's first
-	// symbol.
+	// Nearly always the nearest entry is of addr's section. The test is
+	// one branch: a branch on an entry that the CPU guesses wrong costs
+	// the overlap of lookups (see window).
+	e := &t.entries[i]
+	if b2i(e.sect == sec.index)&b2i(e.addr >= sec.start) != 0 {
+		return i, true
+	}
+	return t.findShared(i, sec)
+}
+
+// findShared returns the entry of sec among those at the address of entry
+// i, which is not of sec. Entries sharing an address may belong to
+// different sections (a symbol at one section's end, the next section's
+// first symbol). An entry of another section nearer than any of sec's
+// means the address precedes sec's first symbol.
+func (t *Table) findShared(i int, sec span) (int, bool) {
 	at := t.entries[i].addr
-	for j := i; j >= 0 && t.entries[j].addr == at; j-- {
-		if t.entries[j].sect == sec.index && at >= sec.start {
+	if at < sec.start {
+		return 0, false
+	}
+	for j := i - 1; j >= 0 && t.entries[j].addr == at; j-- {
+		if t.entries[j].sect == sec.index {
 			return j, true
 		}
 	}
