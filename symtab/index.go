@@ -1,8 +1,9 @@
 package symtab
 
-// bucketIndex finds an address's place among the sorted entries in about
-// two cache-line reads, where a binary search over a million entries takes
-// twenty dependent steps, most of them cache misses.
+// bucketIndex finds an address's place among the sorted entries with one
+// read of a small table and one or two adjacent cache lines of entries,
+// where a binary search over a million entries takes twenty dependent
+// steps, most of them cache misses.
 //
 // The entries' address range [base, last] is cut into buckets of 1<<shift
 // bytes; first[b] is the index of the first entry at or above bucket b's
@@ -10,8 +11,9 @@ package symtab
 // bucket b are entries[first[b]:first[b+1]].
 //
 // There are at most a quarter as many buckets as entries, whatever the
-// address range: a byte per entry at most, so a hostile table of a few symbols
-// spread over the whole address space costs no more than a dense one. When
+// address range: a byte per entry at most, so a hostile table of a few
+// symbols spread over the whole address space costs no more than a dense
+// one. When
 // entries cluster, a bucket may hold many of them; a lookup then searches
 // the bucket by bisection, never worse than a binary search of the whole
 // table.

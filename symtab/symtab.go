@@ -10,10 +10,11 @@
 //
 // All entries live in one array sorted by address, with at most one entry
 // per address and section, and a bucket index over the address range
-// points into it, so a lookup reads about two cache lines. A function
-// start (or export) above the nearest LC_SYMTAB symbol is its own entry, so
-// an address in a function the symbol table does not name is answered from
-// the function starts instead of being attributed to the previous symbol.
+// points into it, so a lookup reads a small table and one or two cache
+// lines of entries. A function start (or export) above the nearest
+// LC_SYMTAB symbol is its own entry, so an address in a function the
+// symbol table does not name is answered from the function starts instead
+// of being attributed to the previous symbol.
 //
 // Names stay in the image's string table; a lookup slices the name out of
 // it by the offset and length the entry holds, without reading its bytes.
