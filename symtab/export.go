@@ -24,12 +24,10 @@ type SectionRange struct {
 
 // Entry returns entry i, 0 <= i < Len(), in address order.
 func (t *Table) Entry(i int) Entry {
-	e := Entry{Addr: t.addrs[i], Section: t.sects[i], Source: Source(t.source[i])}
-	switch e.Source {
-	case SourceExports:
-		e.RawName = cstring(t.extra[t.names[i]:])
-	case SourceSymtab:
-		e.RawName = cstring(t.strtab[t.names[i]:])
+	te := &t.entries[i]
+	e := Entry{Addr: te.addr, Section: te.sect, Source: te.kind.source()}
+	if e.Source != SourceFunctionStarts {
+		e.RawName = t.rawName(te)
 	}
 	return e
 }

@@ -3,6 +3,9 @@ package symtab
 import (
 	"encoding/binary"
 	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stackimage/stackimage/image"
@@ -11,8 +14,9 @@ import (
 
 // FuzzNewFromParts builds tables from arbitrary nlist bytes and string
 // tables, seeded from the symbol tables of corpus binaries and a synthetic
-// one, and looks up addresses around every entry. Nothing may panic, and
-// every answer must lie at or below the address it answers. Building the
+// one, and looks up addresses around every entry. Nothing may panic, every
+// answer must lie at or below the address it answers and agree with
+// referenceLookup. Building the
 // table must keep the allocation budget of internal/hostile.
 func FuzzNewFromParts(f *testing.F) {
 	raw := rawSymtab(true, binary.LittleEndian, []nl{
@@ -57,8 +61,15 @@ func FuzzNewFromParts(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, a := range append([]uint64{addr, addr - 1, addr + 1, 0, ^uint64(0)}, tab.addrs...) {
+		probes := []uint64{addr, addr - 1, addr + 1, 0, ^uint64(0)}
+		for _, e := range tab.entries {
+			probes = append(probes, e.addr, e.addr-1, e.addr+1)
+		}
+		for _, a := range probes {
 			s, ok := tab.Lookup(a)
+			if want, wantOK := referenceLookup(tab, a); ok != wantOK || s != want {
+				t.Fatalf("Lookup(%#x) = %+v, %v; want %+v, %v", a, s, ok, want, wantOK)
+			}
 			if !ok {
 				continue
 			}
@@ -70,4 +81,41 @@ func FuzzNewFromParts(f *testing.F) {
 			}
 		}
 	})
+}
+
+// referenceLookup answers as Lookup must, the slow way: a binary search
+// over the entries, the section check of find, and the name read up to its
+// NUL. Lookup's bucket index, window and stored name lengths must agree
+// with it for every address.
+func referenceLookup(t *Table, addr uint64) (Symbol, bool) {
+	i := sort.Search(len(t.entries), func(i int) bool { return t.entries[i].addr > addr }) - 1
+	if i < 0 {
+		return Symbol{}, false
+	}
+	if len(t.sections) > 0 {
+		sec, ok := t.spanOf(addr)
+		if !ok {
+			return Symbol{}, false
+		}
+		at := t.entries[i].addr
+		for i >= 0 && t.entries[i].addr == at && (t.entries[i].sect != sec.index || at < sec.start) {
+			i--
+		}
+		if i < 0 || t.entries[i].addr != at {
+			return Symbol{}, false
+		}
+	}
+	e := t.entries[i]
+	s := Symbol{Addr: e.addr, Offset: addr - e.addr, Source: e.kind.source()}
+	switch s.Source {
+	case SourceFunctionStarts:
+		s.Name = SyntheticPrefix + strconv.FormatUint(e.addr, 16)
+		return s, true
+	case SourceExports:
+		s.RawName = cstring(t.extra[e.name:])
+	default:
+		s.RawName = cstring(t.strtab[e.name:])
+	}
+	s.Name = strings.TrimPrefix(s.RawName, "_")
+	return s, true
 }

@@ -9,12 +9,15 @@
 //  3. LC_FUNCTION_STARTS: where functions begin, without names.
 //
 // All entries live in one array sorted by address, with at most one entry
-// per address and section, so a lookup is one binary search. A function
-// start (or export) above the nearest LC_SYMTAB symbol is its own entry, so
-// an address in a function the symbol table does not name is answered from
-// the function starts instead of being attributed to the previous symbol.
+// per address and section, and a bucket index over the address range
+// points into it, so a lookup reads a small table and one or two cache
+// lines of entries. A function start (or export) above the nearest
+// LC_SYMTAB symbol is its own entry, so an address in a function the
+// symbol table does not name is answered from the function starts instead
+// of being attributed to the previous symbol.
 //
-// Names stay in the image's string table; a lookup slices the name out of it.
+// Names stay in the image's string table; a lookup slices the name out of
+// it by the offset and length the entry holds, without reading its bytes.
 package symtab
 
 import (
@@ -24,6 +27,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/stackimage/stackimage/image"
 )
@@ -109,21 +113,24 @@ const (
 // noName marks an entry without a name: a bare function start.
 const noName = ^uint32(0)
 
+// longName in entry.nameLen marks a name of longName bytes or more, whose
+// length a lookup finds by looking for its NUL. Real names are shorter.
+const longName = ^uint16(0)
+
 // Table is an image's symbols sorted by address.
 //
 // A Table is immutable once New or NewFromParts returns, and safe for
-// concurrent use: Lookup, Warnings and the size methods only read it, and
-// it keeps no reference to the image or its file.
+// concurrent use: Lookup, End, Entry, Warnings and the size methods only
+// read it, and it keeps no reference to the image or its file.
 //
-// The entries are held in parallel arrays (14 bytes per entry) so that the
-// binary search touches only addrs; names are offsets into strtab (symtab
-// entries) or extra (export names, which the trie does not give as one
-// table).
+// Each entry is 16 bytes holding everything a lookup needs (address, name
+// offset and length, section, source), so that the answer costs one cache
+// line; the bucket index adds at most one byte per entry. Names are offsets
+// into strtab (symtab entries) or extra (export names, which the trie does
+// not give as one table).
 type Table struct {
-	addrs  []uint64 // sorted; unique per (address, section)
-	names  []uint32 // offset of the NUL-terminated name in strtab or extra; noName for none
-	sects  []uint8  // 1-based section index (n_sect); 0 when unknown
-	source []uint8  // Source of the entry
+	entries []entry // sorted by address; unique per (address, section)
+	index   bucketIndex
 
 	// strtab is the image's string table, converted to a string once so
 	// that a lookup slices a name out of it without allocating.
@@ -148,13 +155,41 @@ type span struct {
 	index      uint8
 }
 
-// entry is one candidate while the table is built; the finished table keeps
-// its fields in parallel arrays.
+// entry is one symbol of the table.
 type entry struct {
-	addr   uint64
-	name   uint32
-	sect   uint8
-	source uint8
+	addr    uint64
+	name    uint32 // offset of the NUL-terminated name in strtab or extra; noName for none
+	nameLen uint16 // length of the name, or longName
+	sect    uint8  // 1-based section index (n_sect); 0 when unknown
+	kind    kind   // the Source, and whether the name starts with '_'
+}
+
+// kind packs an entry's Source and a flag for a leading underscore, so
+// that removing it does not read the name.
+type kind uint8
+
+const (
+	kindSource     kind = 0x03 // the bits holding the Source
+	kindUnderscore kind = 0x04 // the name starts with '_'
+)
+
+// makeKind returns the kind of an entry from src with the given name.
+func makeKind(src Source, name string) kind {
+	k := kind(src)
+	if len(name) > 0 && name[0] == '_' {
+		k |= kindUnderscore
+	}
+	return k
+}
+
+func (k kind) source() Source { return Source(k & kindSource) }
+
+// nameLength returns what entry.nameLen holds for a name of n bytes.
+func nameLength(n int) uint16 {
+	if n >= int(longName) {
+		return longName
+	}
+	return uint16(n)
 }
 
 // New indexes the image's symbols: LC_SYMTAB, LC_FUNCTION_STARTS and the
@@ -255,7 +290,10 @@ func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64
 		if len(extra)+len(e.Name)+1 > maxEntries {
 			return nil, &FormatError{Msg: "export names too long", Val: len(extra)}
 		}
-		entries = append(entries, entry{addr: e.Addr, name: uint32(len(extra)), sect: sect, source: uint8(SourceExports)})
+		// A lookup answers the name up to its first NUL, as extra
+		// holds it.
+		name := cstring(e.Name)
+		entries = append(entries, entry{addr: e.Addr, name: uint32(len(extra)), nameLen: nameLength(len(name)), sect: sect, kind: makeKind(SourceExports, name)})
 		extra = append(extra, e.Name...)
 		extra = append(extra, 0)
 	}
@@ -265,7 +303,7 @@ func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64
 		if !ok {
 			continue
 		}
-		entries = append(entries, entry{addr: a, name: noName, sect: sect, source: uint8(SourceFunctionStarts)})
+		entries = append(entries, entry{addr: a, name: noName, sect: sect, kind: kind(SourceFunctionStarts)})
 	}
 
 	// Order by address and section, then source (symtab before exports
@@ -279,7 +317,7 @@ func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64
 		if c := cmp.Compare(a.sect, b.sect); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(a.source, b.source); c != 0 {
+		if c := cmp.Compare(a.kind.source(), b.kind.source()); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.name, b.name)
@@ -293,9 +331,9 @@ func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64
 		j := i + 1
 		for ; j < len(entries) && entries[j].addr == best.addr && entries[j].sect == best.sect; j++ {
 			switch e := entries[j]; {
-			case e.source == uint8(SourceSymtab) && t.preferName(e.name, best.name):
+			case e.kind.source() == SourceSymtab && t.preferName(e.name, best.name):
 				best = e
-			case e.source == uint8(SourceExports) && best.source == uint8(SourceSymtab) &&
+			case e.kind.source() == SourceExports && best.kind.source() == SourceSymtab &&
 				isHidden(prefix(t.strtab, best.name)) && !isHidden(prefix(t.extra, e.name)):
 				// A real exported name over a bitcode-hidden one.
 				best = e
@@ -308,16 +346,9 @@ func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64
 	entries = entries[:n]
 	t.ends = nil // only needed while building
 
-	t.addrs = make([]uint64, n)
-	t.names = make([]uint32, n)
-	t.sects = make([]uint8, n)
-	t.source = make([]uint8, n)
-	for i, e := range entries {
-		t.addrs[i] = e.addr
-		t.names[i] = e.name
-		t.sects[i] = e.sect
-		t.source[i] = e.source
-	}
+	// A copy of exactly n entries: the candidates' array is larger.
+	t.entries = slices.Clone(entries)
+	t.index = newBucketIndex(t.entries)
 	return t, nil
 }
 
@@ -372,7 +403,7 @@ func (t *Table) readSymtab(raw image.RawSymtab) ([]entry, error) {
 		if len(name) == 0 || isMachHeader(name) {
 			continue
 		}
-		entries = append(entries, entry{addr: value, name: strx, sect: sect, source: uint8(SourceSymtab)})
+		entries = append(entries, entry{addr: value, name: strx, nameLen: nameLength(len(name)), sect: sect, kind: makeKind(SourceSymtab, name)})
 	}
 	return entries, nil
 }
@@ -500,22 +531,6 @@ func (t *Table) sectionOf(addr uint64) (uint8, bool) {
 	return s.index, ok
 }
 
-// upperBound returns the index of the first element of the sorted a that is
-// greater than x, or len(a). It is sort.Search without the closure call per
-// step, which is most of the cost of a lookup.
-func upperBound(a []uint64, x uint64) int {
-	lo, hi := 0, len(a)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if a[m] > x {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	return lo
-}
-
 // spanOf returns the section holding addr.
 func (t *Table) spanOf(addr uint64) (span, bool) {
 	// Images have a few dozen sections at most: a linear scan beats a
@@ -538,7 +553,36 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 	if !ok {
 		return Symbol{}, false
 	}
-	return t.symbol(i, addr), true
+	e := &t.entries[i]
+	if e.kind.source() == SourceFunctionStarts || e.nameLen == longName {
+		return t.symbol(e, addr), true
+	}
+	// The common case, built here rather than by a helper returning a
+	// Symbol (the compiler copies a returned struct through the stack,
+	// which costs as much as the search) and without branching on the
+	// entry: see window.
+	names := t.strtab
+	if e.kind.source() == SourceExports {
+		names = t.extra
+	}
+	raw := names[e.name : int(e.name)+int(e.nameLen)]
+	underscore := int(e.kind&kindUnderscore) >> 2
+	return Symbol{Name: raw[underscore:], RawName: raw, Addr: e.addr, Offset: addr - e.addr, Source: e.kind.source()}, true
+}
+
+// symbol makes the answer for entry e and the looked-up address.
+func (t *Table) symbol(e *entry, addr uint64) Symbol {
+	s := Symbol{Addr: e.addr, Offset: addr - e.addr, Source: e.kind.source()}
+	if s.Source == SourceFunctionStarts {
+		s.Name = SyntheticPrefix + strconv.FormatUint(s.Addr, 16)
+		return s
+	}
+	s.RawName = t.rawName(e)
+	s.Name = s.RawName
+	if e.kind&kindUnderscore != 0 {
+		s.Name = s.Name[1:]
+	}
+	return s
 }
 
 // End returns where the symbol answering for addr ends: the next symbol's
@@ -549,10 +593,10 @@ func (t *Table) End(addr uint64) (uint64, bool) {
 	if !ok {
 		return 0, false
 	}
-	j := upperBound(t.addrs, t.addrs[i])
+	j := t.upperBound(t.entries[i].addr)
 	end := uint64(0)
-	if j < len(t.addrs) {
-		end = t.addrs[j]
+	if j < len(t.entries) {
+		end = t.entries[j].addr
 	}
 	if sec, ok := t.spanOf(addr); ok && (end == 0 || sec.end < end) {
 		end = sec.end
@@ -562,47 +606,53 @@ func (t *Table) End(addr uint64) (uint64, bool) {
 
 // find returns the index of the entry answering for addr.
 func (t *Table) find(addr uint64) (int, bool) {
-	i := upperBound(t.addrs, addr) - 1
-	if i < 0 {
-		return 0, false
-	}
-	if len(t.sections) == 0 {
-		return i, true
+	i := t.upperBound(addr) - 1
+	if i < 0 || len(t.sections) == 0 {
+		return i, i >= 0
 	}
 	sec, ok := t.spanOf(addr)
 	if !ok {
 		return 0, false
 	}
-	// Entries sharing an address may belong to different sections (a
-	// symbol at one section's end, the next section's first symbol):
-	// take the one of addr's section. An entry of another section
-	// nearer than any of ours means addr precedes our section's first
-	// symbol.
-	for j := i; j >= 0 && t.addrs[j] == t.addrs[i]; j-- {
-		if t.sects[j] == sec.index && t.addrs[j] >= sec.start {
+	// Nearly always the nearest entry is of addr's section. The test is
+	// one branch: a branch on an entry that the CPU guesses wrong costs
+	// the overlap of lookups (see window).
+	e := &t.entries[i]
+	if b2i(e.sect == sec.index)&b2i(e.addr >= sec.start) != 0 {
+		return i, true
+	}
+	return t.findShared(i, sec)
+}
+
+// findShared returns the entry of sec among those at the address of entry
+// i, which is not of sec. Entries sharing an address may belong to
+// different sections (a symbol at one section's end, the next section's
+// first symbol). An entry of another section nearer than any of sec's
+// means the address precedes sec's first symbol.
+func (t *Table) findShared(i int, sec span) (int, bool) {
+	at := t.entries[i].addr
+	if at < sec.start {
+		return 0, false
+	}
+	for j := i - 1; j >= 0 && t.entries[j].addr == at; j-- {
+		if t.entries[j].sect == sec.index {
 			return j, true
 		}
 	}
 	return 0, false
 }
 
-// symbol makes the answer for entry i and the looked-up address.
-func (t *Table) symbol(i int, addr uint64) Symbol {
-	s := Symbol{Addr: t.addrs[i], Offset: addr - t.addrs[i], Source: Source(t.source[i])}
-	switch s.Source {
-	case SourceFunctionStarts:
-		s.Name = SyntheticPrefix + strconv.FormatUint(s.Addr, 16)
-		return s
-	case SourceExports:
-		s.RawName = cstring(t.extra[t.names[i]:])
-	default:
-		s.RawName = cstring(t.strtab[t.names[i]:])
+// rawName returns the name of an entry that has one, as the table holds
+// it. It reads the name's bytes only for a name of longName bytes or more.
+func (t *Table) rawName(e *entry) string {
+	names := t.strtab
+	if e.kind.source() == SourceExports {
+		names = t.extra
 	}
-	s.Name = s.RawName
-	if len(s.Name) > 0 && s.Name[0] == '_' {
-		s.Name = s.Name[1:]
+	if e.nameLen == longName {
+		return cstring(names[e.name:])
 	}
-	return s
+	return names[e.name : int(e.name)+int(e.nameLen)]
 }
 
 // maxWarnings bounds the problems a table keeps one by one; beyond it they
@@ -633,12 +683,12 @@ func (t *Table) Warnings() []error {
 
 // Len returns the number of symbols indexed: one per address and section,
 // from all sources.
-func (t *Table) Len() int { return len(t.addrs) }
+func (t *Table) Len() int { return len(t.entries) }
 
 // Bytes returns the memory the table holds besides its string table
 // (StringBytes).
 func (t *Table) Bytes() int {
-	return cap(t.addrs)*8 + cap(t.names)*4 + cap(t.sects) + cap(t.source) + len(t.extra) + cap(t.sections)*24
+	return cap(t.entries)*int(unsafe.Sizeof(entry{})) + t.index.bytes() + len(t.extra) + cap(t.sections)*int(unsafe.Sizeof(span{}))
 }
 
 // StringBytes returns the size of the string table the table keeps.
