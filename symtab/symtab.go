@@ -155,6 +155,22 @@ type span struct {
 	index      uint8
 }
 
+// compareEntries orders entries by address, then section, source and name
+// offset, so that the entry kept at one address does not depend on the
+// order of the input.
+func compareEntries(a, b entry) int {
+	if c := cmp.Compare(a.addr, b.addr); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.sect, b.sect); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.kind.source(), b.kind.source()); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.name, b.name)
+}
+
 // entry is one symbol of the table.
 type entry struct {
 	addr    uint64
@@ -310,18 +326,7 @@ func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64
 	// before function starts), then name offset, which keeps exports in
 	// the trie's order. Every comparison is of integers: comparing names
 	// here would make a table of many names at one address quadratic.
-	slices.SortFunc(entries, func(a, b entry) int {
-		if c := cmp.Compare(a.addr, b.addr); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.sect, b.sect); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.kind.source(), b.kind.source()); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.name, b.name)
-	})
+	sortEntries(entries, compareEntries)
 	// Keep one entry per (address, section): among symtab entries the
 	// preferred name (see the doc comment), found in one pass over the run;
 	// otherwise the run's first.
