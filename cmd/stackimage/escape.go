@@ -38,6 +38,9 @@ func appendEscaped(b []byte, s string) []byte {
 		// Names are nearly always printable ASCII: copy each run of it
 		// at once.
 		j := i
+		for j+8 <= len(s) && printableASCII8(load64(s, j)) {
+			j += 8
+		}
 		for j < len(s) && s[j] >= 0x20 && s[j] < 0x7f {
 			j++
 		}
@@ -63,6 +66,25 @@ func appendEscaped(b []byte, s string) []byte {
 		i += n
 	}
 	return b
+}
+
+// load64 returns the 8 bytes of s at i as a little-endian word (the
+// compiler makes this one load).
+func load64(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// printableASCII8 reports whether all 8 bytes of w are in 0x20-0x7e. A
+// borrow or carry between bytes can only make it answer false for a word
+// that holds a byte outside the range, or next to one; the byte loop then
+// looks closer.
+func printableASCII8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	below := (w - 0x20*ones) & ^w & highs // a byte < 0x20
+	above := ((w + ones) | w) & highs     // a byte >= 0x7f
+	return below|above == 0
 }
 
 func appendHex(b []byte, v uint64, digits int) []byte {

@@ -25,3 +25,28 @@ func TestEscapeText(t *testing.T) {
 		})
 	}
 }
+
+// TestPrintableASCII8 checks the word test against a byte loop for every
+// byte value at every position, among printable neighbours and among
+// bytes that are not.
+func TestPrintableASCII8(t *testing.T) {
+	printable := func(b []byte) bool {
+		for _, c := range b {
+			if c < 0x20 || c >= 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	for _, fill := range []byte{'a', ' ', '~', 0x00, 0x7f, 0xff, 0x1f, 0x80} {
+		for pos := 0; pos < 8; pos++ {
+			for v := 0; v < 256; v++ {
+				b := []byte{fill, fill, fill, fill, fill, fill, fill, fill}
+				b[pos] = byte(v)
+				if got, want := printableASCII8(load64(string(b), 0)), printable(b); got != want {
+					t.Fatalf("printableASCII8(% x) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+}
