@@ -139,8 +139,9 @@ type Table struct {
 
 	sections []span // sorted by address; empty when the caller gave none
 
-	// ends holds the offsets of strtab's NULs while the table is built, so
-	// that finding where a name ends costs a binary search, not a scan of
+	// ends holds the offsets of strtab's NULs while the table is built,
+	// found the first time a name's NUL is not near its start, so that
+	// finding where a long name ends costs a binary search, not a scan of
 	// the name: names may overlap (a hostile table points thousands of
 	// symbols into one long string).
 	ends []uint32
@@ -373,7 +374,6 @@ func (t *Table) readSymtab(raw image.RawSymtab) ([]entry, error) {
 		return nil, &FormatError{Msg: "LC_SYMTAB skipped: symbol table without a byte order"}
 	}
 	bo := raw.ByteOrder
-	t.ends = nulOffsets(t.strtab)
 	// The count is bounded by the data, which the image package bounded
 	// by the file: allocating for all of it is safe.
 	entries := make([]entry, 0, raw.NSyms)
@@ -452,9 +452,13 @@ func cstring(s string) string {
 // hostile table gains nothing by making names longer.
 const maxNameCompare = 4096
 
+// shortNameScan is how far name looks for a NUL before it finds all of
+// them: it bounds the work per symbol.
+const shortNameScan = 256
+
 // nulOffsets returns the offsets of s's NUL bytes, in order.
 func nulOffsets(s string) []uint32 {
-	var ends []uint32
+	ends := []uint32{} // not nil: name finds them once even when there are none
 	for off := 0; ; {
 		i := strings.IndexByte(s[off:], 0)
 		if i < 0 {
@@ -468,6 +472,16 @@ func nulOffsets(s string) []uint32 {
 // name returns the NUL-terminated string table name at off, while the
 // table is built, in O(log n).
 func (t *Table) name(off uint32) string {
+	// Most names are short: look for the NUL nearby. Past that, many
+	// symbols could point into one long unterminated string, so the NULs
+	// are found once, in one scan, and each name costs a binary search.
+	near := t.strtab[off:min(int(off)+shortNameScan, len(t.strtab))]
+	if i := strings.IndexByte(near, 0); i >= 0 {
+		return near[:i]
+	}
+	if t.ends == nil {
+		t.ends = nulOffsets(t.strtab)
+	}
 	i, _ := slices.BinarySearch(t.ends, off)
 	if i == len(t.ends) {
 		return t.strtab[off:]
