@@ -8,6 +8,7 @@ import (
 
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/mmapfile"
 )
 
 // minMappedDWARF is the size of DWARF below which reading the sections is
@@ -27,10 +28,10 @@ func debugIndex(im *image.Image) (*debuginfo.Index, bool, error) {
 	if secs, m := mapDWARF(im); m != nil {
 		ix, err := debuginfo.New(secs)
 		if err != nil {
-			m.close()
+			m.Close()
 			return nil, true, err
 		}
-		runtime.AddCleanup(ix, func(m *mapping) { m.close() }, m)
+		runtime.AddCleanup(ix, func(m *mmapfile.File) { m.Close() }, m)
 		return ix, true, nil
 	}
 	secs, err := im.DWARFSectionsNamed(debuginfo.SectionNames...)
@@ -50,7 +51,7 @@ func debugIndex(im *image.Image) (*debuginfo.Index, bool, error) {
 // minMappedDWARF bytes. Like image's reads, only the first section of
 // each name counts; a mapping allocates nothing however many sections
 // name the same bytes.
-func mapDWARF(im *image.Image) (map[string][]byte, *mapping) {
+func mapDWARF(im *image.Image) (map[string][]byte, *mmapfile.File) {
 	if im.Name == "" || image.CheckRegular(im.Name) != nil {
 		return nil, nil
 	}
@@ -77,21 +78,22 @@ func mapDWARF(im *image.Image) (map[string][]byte, *mapping) {
 	if total < minMappedDWARF {
 		return nil, nil
 	}
-	m, err := mapFile(im.Name)
+	m, err := mmapfile.Map(im.Name)
 	if err != nil || m == nil {
 		return nil, nil
 	}
-	if !sameThinImage(m.data, im) {
-		m.close()
+	data := m.Bytes()
+	if !sameThinImage(data, im) {
+		m.Close()
 		return nil, nil
 	}
 	secs := make(map[string][]byte, len(want))
 	for key, e := range want {
-		if e.off > uint64(len(m.data)) || e.size > uint64(len(m.data))-e.off {
-			m.close()
+		if e.off > uint64(len(data)) || e.size > uint64(len(data))-e.off {
+			m.Close()
 			return nil, nil // image reports the bad section
 		}
-		secs[key] = m.data[e.off : e.off+e.size : e.off+e.size]
+		secs[key] = data[e.off : e.off+e.size : e.off+e.size]
 	}
 	return secs, m
 }
@@ -131,16 +133,4 @@ func sameThinImage(data []byte, im *image.Image) bool {
 		cmds = cmds[size:]
 	}
 	return false
-}
-
-// mapping is a file mapped read-only. The file must not be truncated while
-// it is mapped (reading a page past its new end faults): symbol files are
-// replaced, not rewritten in place.
-type mapping struct{ data []byte }
-
-func (m *mapping) close() {
-	if m != nil && m.data != nil {
-		unmap(m.data)
-		m.data = nil
-	}
 }

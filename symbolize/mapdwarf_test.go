@@ -36,7 +36,7 @@ func TestMapDWARF(t *testing.T) {
 			if m == nil {
 				t.Fatalf("mapDWARF(%s) mapped nothing", path)
 			}
-			defer m.close()
+			defer m.Close()
 			mapped, err := debuginfo.New(secs)
 			if err != nil {
 				t.Fatal(err)
@@ -108,7 +108,7 @@ func TestMapDWARFRefuses(t *testing.T) {
 			im := open(t, dsym)
 			tc.change(im)
 			if secs, m := mapDWARF(im); m != nil || secs != nil {
-				m.close()
+				m.Close()
 				t.Errorf("mapDWARF mapped %s for image %s", im.Name, dsym)
 			}
 		})
@@ -130,7 +130,7 @@ func TestMapDWARFRefuses(t *testing.T) {
 		}
 		im := open(t, fat)
 		if secs, m := mapDWARF(im); m != nil || secs != nil {
-			m.close()
+			m.Close()
 			t.Errorf("mapDWARF mapped a fat file's slice")
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"github.com/stackimage/stackimage/debuginfo"
+	"github.com/stackimage/stackimage/internal/mmapfile"
 	"github.com/stackimage/stackimage/symtab"
 	"github.com/stackimage/stackimage/uuid"
 )
@@ -18,7 +19,7 @@ import (
 // after Close.
 type Index struct {
 	data []byte
-	m    mapping // nil when the bytes were handed to Parse
+	m    *mmapfile.File // nil when the bytes were handed to Parse
 
 	uuid       uuid.UUID
 	cpuType    uint32
@@ -168,18 +169,18 @@ func sizeError(at uint64, what string, size uint64, rec int) error {
 // Open opens an index file, mapping it into memory where the system
 // supports it, else reading it.
 func Open(path string) (*Index, error) {
-	m, err := openMapping(path)
+	m, err := mmapfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("symindex: %w", err)
 	}
-	ix, err := Parse(m.bytes())
+	ix, err := Parse(m.Bytes())
 	if err != nil {
-		m.close()
+		m.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	ix.m = m
 	// An Index dropped without Close still releases its mapping.
-	runtime.AddCleanup(ix, func(m mapping) { m.close() }, m)
+	runtime.AddCleanup(ix, func(m *mmapfile.File) { m.Close() }, m)
 	return ix, nil
 }
 
@@ -204,7 +205,7 @@ func (ix *Index) Close() error {
 	}
 	m := ix.m
 	ix.m, ix.data = nil, nil
-	return m.close()
+	return m.Close()
 }
 
 // UUID returns the image's UUID.

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package mmapfile
+
+func makeFIFO(string) (string, bool) { return "", false }
