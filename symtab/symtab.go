@@ -139,16 +139,33 @@ type Table struct {
 
 	sections []span // sorted by address; empty when the caller gave none
 
+	// ranges holds, for each n_sect value, the addresses spanOf gives to
+	// that section, so that a lookup checks its entry's section with one
+	// comparison instead of a search of the sections. Empty for a value
+	// no section or several sections have; everything when the table was
+	// built without sections.
+	ranges [256]addrRange
+
 	// ends holds the offsets of strtab's NULs while the table is built,
-	// found the first time a name's NUL is not near its start, so that
-	// finding where a long name ends costs a binary search, not a scan of
-	// the name: names may overlap (a hostile table points thousands of
-	// symbols into one long string).
+	// found once scanBudget is spent, so that finding where a long name
+	// ends costs a binary search, not a scan of the name: names may
+	// overlap (a hostile table points thousands of symbols into one long
+	// string).
 	ends []uint32
+	// scanBudget is how many bytes the scans for long names' ends may
+	// still read while the table is built: the string table's size, so
+	// that they cost no more than finding all its NULs would.
+	scanBudget int
 
 	warnings     []error // the first maxWarnings problems
 	moreWarnings int     // problems beyond those
 }
+
+// addrRange is the half-open range [start, start+size).
+type addrRange struct{ start, size uint64 }
+
+// contains reports whether addr is in the range, with one comparison.
+func (r *addrRange) contains(addr uint64) bool { return addr-r.start < r.size }
 
 // span is one section's half-open address range.
 type span struct {
@@ -234,7 +251,9 @@ func New(im *image.Image) (*Table, error) {
 	if err != nil {
 		warnings = append(warnings, fmt.Errorf("symtab: export trie read in part (%d exports): %w", len(exports), err))
 	}
-	t, err := NewFromParts(raw, im.Sections, starts, exports)
+	// The bytes im.Symtab read are ours alone: the table keeps them
+	// rather than a copy.
+	t, err := newFromParts(raw, unsafe.String(unsafe.SliceData(raw.Strings), len(raw.Strings)), im.Sections, starts, exports)
 	if err != nil {
 		return nil, err
 	}
@@ -282,10 +301,18 @@ func codeAddresses(starts []uint64, arch *archregs.Arch) []uint64 {
 // table that cannot be read at all is left out, and the table says so in
 // Warnings. The error is only for a table too large to index.
 func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64, exports []image.Export) (*Table, error) {
-	t := &Table{strtab: string(raw.Strings)}
-	t.sections = makeSpans(sections)
+	return newFromParts(raw, string(raw.Strings), sections, starts, exports)
+}
 
-	entries, err := t.readSymtab(raw)
+// newFromParts is NewFromParts with the string table given as the string
+// the table keeps.
+func newFromParts(raw image.RawSymtab, strtab string, sections []image.Section, starts []uint64, exports []image.Export) (*Table, error) {
+	t := &Table{strtab: strtab, scanBudget: len(strtab)}
+	t.sections = makeSpans(sections)
+	t.ranges = sectionRanges(t.sections)
+
+	// Room for every candidate at once: growing the slice would copy it.
+	entries, err := t.readSymtab(raw, len(starts)+len(exports))
 	if err != nil {
 		// The export trie and function starts still name functions.
 		t.warn(err)
@@ -358,10 +385,11 @@ func NewFromParts(raw image.RawSymtab, sections []image.Section, starts []uint64
 	return t, nil
 }
 
-// readSymtab returns the LC_SYMTAB entries worth keeping.
-func (t *Table) readSymtab(raw image.RawSymtab) ([]entry, error) {
+// readSymtab returns the LC_SYMTAB entries worth keeping, in a slice with
+// room for extra more.
+func (t *Table) readSymtab(raw image.RawSymtab, extra int) ([]entry, error) {
 	if raw.NSyms == 0 {
-		return nil, nil
+		return make([]entry, 0, extra), nil
 	}
 	size := nlistSize
 	if raw.Is64 {
@@ -376,7 +404,7 @@ func (t *Table) readSymtab(raw image.RawSymtab) ([]entry, error) {
 	bo := raw.ByteOrder
 	// The count is bounded by the data, which the image package bounded
 	// by the file: allocating for all of it is safe.
-	entries := make([]entry, 0, raw.NSyms)
+	entries := make([]entry, 0, raw.NSyms+extra)
 	for i := 0; i < raw.NSyms; i++ {
 		off := i * size
 		b := raw.Syms[off : off+size]
@@ -452,8 +480,8 @@ func cstring(s string) string {
 // hostile table gains nothing by making names longer.
 const maxNameCompare = 4096
 
-// shortNameScan is how far name looks for a NUL before it finds all of
-// them: it bounds the work per symbol.
+// shortNameScan is how far name looks for a NUL before it counts what it
+// reads against the table's scan budget.
 const shortNameScan = 256
 
 // nulOffsets returns the offsets of s's NUL bytes, in order.
@@ -470,15 +498,27 @@ func nulOffsets(s string) []uint32 {
 }
 
 // name returns the NUL-terminated string table name at off, while the
-// table is built, in O(log n).
+// table is built, in time linear in the string table's size over all
+// calls.
 func (t *Table) name(off uint32) string {
-	// Most names are short: look for the NUL nearby. Past that, many
-	// symbols could point into one long unterminated string, so the NULs
-	// are found once, in one scan, and each name costs a binary search.
+	// Most names are short: look for the NUL nearby.
 	near := t.strtab[off:min(int(off)+shortNameScan, len(t.strtab))]
 	if i := strings.IndexByte(near, 0); i >= 0 {
 		return near[:i]
 	}
+	if t.ends == nil && t.scanBudget > 0 {
+		// A long name (C++ templates, Swift generics): look further,
+		// within the budget.
+		far := t.strtab[off:min(int(off)+t.scanBudget, len(t.strtab))]
+		i := strings.IndexByte(far, 0)
+		if i >= 0 {
+			t.scanBudget -= i + 1
+			return far[:i]
+		}
+		t.scanBudget -= len(far)
+	}
+	// Many symbols may point into one long unterminated string: the NULs
+	// are found once, in one scan, and each name costs a binary search.
 	if t.ends == nil {
 		t.ends = nulOffsets(t.strtab)
 	}
@@ -538,6 +578,36 @@ func makeSpans(sections []image.Section) []span {
 	}
 	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.start, b.start) })
 	return spans
+}
+
+// sectionRanges returns, for each n_sect value, the addresses whose
+// section (as spanOf finds it) it names: its section's range, cut short
+// where the next section starts, since spanOf gives an address in two
+// overlapping sections to the later one. A value that names no section, or
+// several, gets an empty range. Without sections, every value gets every
+// address but the last, which find then answers the slow way.
+func sectionRanges(spans []span) [256]addrRange {
+	var r [256]addrRange
+	if len(spans) == 0 {
+		for i := range r {
+			r[i] = addrRange{0, ^uint64(0)}
+		}
+		return r
+	}
+	var seen [256]int
+	for _, s := range spans {
+		seen[s.index]++
+	}
+	for i, s := range spans {
+		end := s.end
+		if i+1 < len(spans) {
+			end = min(end, spans[i+1].start)
+		}
+		if seen[s.index] == 1 && end > s.start {
+			r[s.index] = addrRange{s.start, end - s.start}
+		}
+	}
+	return r
 }
 
 // sectionOf returns the index of the section holding addr. Without sections
@@ -624,20 +694,47 @@ func (t *Table) End(addr uint64) (uint64, bool) {
 }
 
 // find returns the index of the entry answering for addr.
+//
+// It is Lookup's search, written out here rather than through upperBound
+// so that the common case makes no call and takes no branch the CPU
+// guesses wrong (see window).
 func (t *Table) find(addr uint64) (int, bool) {
-	i := t.upperBound(addr) - 1
-	if i < 0 || len(t.sections) == 0 {
-		return i, i >= 0
+	var i int
+	if lo, hi, ok := t.index.bucket(addr); ok && hi-lo <= window && lo+window <= len(t.entries) {
+		w := (*[window]entry)(t.entries[lo:])
+		i = lo - 1 + b2i(w[0].addr <= addr) + b2i(w[1].addr <= addr) +
+			b2i(w[2].addr <= addr) + b2i(w[3].addr <= addr) +
+			b2i(w[4].addr <= addr) + b2i(w[5].addr <= addr) +
+			b2i(w[6].addr <= addr) + b2i(w[7].addr <= addr)
+	} else {
+		i = t.upperBound(addr) - 1
+	}
+	if i < 0 {
+		return 0, false
+	}
+	// Nearly always the nearest entry is of addr's section, and its
+	// section's range says so in one test.
+	e := &t.entries[i]
+	r := &t.ranges[e.sect]
+	if b2i(r.contains(addr))&b2i(e.addr >= r.start) != 0 {
+		return i, true
+	}
+	return t.findInSection(addr, i)
+}
+
+// findInSection is find for an address whose nearest entry, entry i, is
+// not known to be of its section: the address may be in no section, below
+// its section's first symbol, or share its nearest address with entries of
+// other sections.
+func (t *Table) findInSection(addr uint64, i int) (int, bool) {
+	if len(t.sections) == 0 {
+		return i, true
 	}
 	sec, ok := t.spanOf(addr)
 	if !ok {
 		return 0, false
 	}
-	// Nearly always the nearest entry is of addr's section. The test is
-	// one branch: a branch on an entry that the CPU guesses wrong costs
-	// the overlap of lookups (see window).
-	e := &t.entries[i]
-	if b2i(e.sect == sec.index)&b2i(e.addr >= sec.start) != 0 {
+	if e := &t.entries[i]; e.sect == sec.index && e.addr >= sec.start {
 		return i, true
 	}
 	return t.findShared(i, sec)
