@@ -46,7 +46,14 @@ func sortEntries(entries []entry, cmpEntries func(a, b entry) int) {
 		for j < len(entries) && entries[j].addr == entries[i].addr {
 			j++
 		}
-		if j-i > 1 {
+		switch {
+		case j-i == 2:
+			// The common run: a function start or an export at a
+			// symbol's address.
+			if cmpEntries(entries[i+1], entries[i]) < 0 {
+				entries[i], entries[i+1] = entries[i+1], entries[i]
+			}
+		case j-i > 2:
 			slices.SortFunc(entries[i:j], cmpEntries)
 		}
 		i = j
