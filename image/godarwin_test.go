@@ -69,6 +69,11 @@ func TestGoDarwinBinary(t *testing.T) {
 	if mainAddr == 0 {
 		t.Fatalf("no _main.main among %d symbols", raw.NSyms)
 	}
+	// Each call reads the tables afresh: symtab keeps them without a copy.
+	again, _, _ := im.Symtab()
+	if &again.Strings[0] == &raw.Strings[0] || &again.Syms[0] == &raw.Syms[0] {
+		t.Errorf("two calls of Symtab share their bytes")
+	}
 	sec, ok := im.SectionFor(mainAddr)
 	if !ok || sec.Index != mainSect || sec.Name != "__text" {
 		t.Errorf("SectionFor(%#x) = %s (index %d), %v; want __text, the symbol's n_sect %d", mainAddr, sec.Name, sec.Index, ok, mainSect)

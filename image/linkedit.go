@@ -9,7 +9,8 @@ import (
 
 // Symtab returns the raw LC_SYMTAB data; ok is false when there is none.
 // Both tables are checked against the data present before they are read, so
-// a hostile nsyms or strsize is an error, not an allocation.
+// a hostile nsyms or strsize is an error, not an allocation. Each call reads
+// them afresh: the slices are the caller's, to keep without copying.
 func (im *Image) Symtab() (raw RawSymtab, ok bool, err error) {
 	st := im.hdr.symtab
 	if st == nil {
