@@ -62,7 +62,7 @@ func Parse(data []byte) (*Index, error) {
 	if size := le.Uint64(data[offFileSize:]); size != uint64(len(data)) {
 		return nil, &FormatError{Off: offFileSize, Msg: fmt.Sprintf("header says the file has %d bytes, it has %d (truncated or extended)", size, len(data))}
 	}
-	if sum, want := crc32.Checksum(data[headerSize:], castagnoli), le.Uint32(data[offChecksum:]); sum != want {
+	if sum, want := crc32.Checksum(data[headerSize:], castagnoli()), le.Uint32(data[offChecksum:]); sum != want {
 		return nil, &FormatError{Off: offChecksum, Msg: fmt.Sprintf("checksum %#08x does not match the contents (%#08x)", want, sum)}
 	}
 	ix := &Index{data: data, cpuType: le.Uint32(data[offCPUType:]), cpuSubtype: le.Uint32(data[offCPUSubtype:]),

@@ -139,12 +139,12 @@ func writeFile(w io.Writer, in Input, secs []section) error {
 		dir = le.AppendUint64(dir, uint64(len(s.data)))
 	}
 	// The checksum covers the directory, the padding and the sections.
-	crc := crc32.Update(0, castagnoli, dir)
+	crc := crc32.Update(0, castagnoli(), dir)
 	pos := dirEnd
 	var zeros [8]byte
 	for i, s := range secs {
-		crc = crc32.Update(crc, castagnoli, zeros[:offs[i]-pos])
-		crc = crc32.Update(crc, castagnoli, s.data)
+		crc = crc32.Update(crc, castagnoli(), zeros[:offs[i]-pos])
+		crc = crc32.Update(crc, castagnoli(), s.data)
 		pos = offs[i] + uint64(len(s.data))
 	}
 	hdr := make([]byte, headerSize)
