@@ -782,6 +782,11 @@ func (e *Entry) Symbol(addr uint64) (symtab.Symbol, bool) {
 	if e.stored != nil {
 		return e.stored.Symbol(addr)
 	}
+	if len(e.Tables) == 1 && e.SymbolMap == nil {
+		// Nearly every entry: one table and no hidden names. This is
+		// atos's path for each address of a batch.
+		return e.Tables[0].Lookup(addr)
+	}
 	var best symtab.Symbol
 	found := false
 	for _, t := range e.Tables {
