@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -61,21 +63,19 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		// name of the file it was made from.
 		name = filepath.Base(filepath.ToSlash(im.Name))
 	}
-	a := &atos{entry: entry, image: name, slide: slide, inlines: *inlines, noDemangle: *noDemangle, fullPath: *fullPath}
-	w := bufio.NewWriter(stdout)
-	defer w.Flush()
+	a := &atos{entry: entry, symbolsOnly: !entry.HasDebugInfo(), inImage: inImage(name), slide: slide, inlines: *inlines, noDemangle: *noDemangle, fullPath: *fullPath}
+	out := &batchWriter{w: stdout}
+	defer out.Flush()
 	// A token that is not an address is echoed on its own line and the
 	// batch goes on, as llvm-symbolizer echoes input it cannot parse; like
 	// llvm-symbolizer (16), the exit status stays 0.
 	answer := func(text []byte) error {
-		addr, ok := parseHex(text)
-		if !ok {
-			a.buf = appendEscaped(a.buf[:0], string(text))
-			_, err := w.Write(append(a.buf, '\n'))
-			return err
+		if addr, ok := parseHex(text); ok {
+			out.buf = a.appendAnswer(out.buf, addr)
+		} else {
+			out.buf = append(appendEscaped(out.buf, string(text)), '\n')
 		}
-		_, err := w.Write(a.answer(addr))
-		return err
+		return out.flushIfFull()
 	}
 	if len(addrs) > 0 {
 		for _, text := range addrs {
@@ -83,12 +83,12 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
-		return nil
+		return out.Flush()
 	}
 	// Like atos, read whitespace-separated addresses from stdin. Answers are
 	// flushed whenever reading may block, so a pipe can be used
 	// interactively without paying a write per address.
-	sc := bufio.NewScanner(flushingReader{stdin, w})
+	sc := bufio.NewScanner(flushingReader{stdin, out})
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	sc.Split(scanWords)
 	for sc.Scan() {
@@ -96,7 +96,39 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	return sc.Err()
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return out.Flush()
+}
+
+// batchWriter collects answers in one buffer, which each answer is
+// appended to in place, and writes it out when it is full or before a read
+// that may block: one write per batchSize bytes of answers.
+type batchWriter struct {
+	w   io.Writer
+	buf []byte
+	err error // the first write's error; later writes are not tried
+}
+
+// batchSize is how many bytes of answers batchWriter writes at once.
+const batchSize = 64 << 10
+
+// flushIfFull writes the buffer once it holds batchSize bytes.
+func (b *batchWriter) flushIfFull() error {
+	if len(b.buf) < batchSize {
+		return b.err
+	}
+	return b.Flush()
+}
+
+// Flush writes what the buffer holds.
+func (b *batchWriter) Flush() error {
+	if b.err == nil && len(b.buf) > 0 {
+		_, b.err = b.w.Write(b.buf)
+	}
+	b.buf = b.buf[:0]
+	return b.err
 }
 
 // scanWords is bufio.ScanWords with a fast path for ASCII: addresses are
@@ -107,7 +139,17 @@ func scanWords(data []byte, atEOF bool) (int, []byte, error) {
 	for start < len(data) && isASCIISpace(data[start]) {
 		start++
 	}
-	for i := start; i < len(data); i++ {
+	i := start
+	for i+8 <= len(data) {
+		if m := notWordBytes8(binary.LittleEndian.Uint64(data[i:])); m != 0 {
+			// The lowest flagged byte is the first not certainly of
+			// the word: the byte loop decides from there.
+			i += bits.TrailingZeros64(m) / 8
+			break
+		}
+		i += 8
+	}
+	for ; i < len(data); i++ {
 		switch c := data[i]; {
 		case c >= 0x80:
 			return bufio.ScanWords(data, atEOF)
@@ -121,6 +163,18 @@ func scanWords(data []byte, atEOF bool) (int, []byte, error) {
 	return start, nil, nil
 }
 
+// notWordBytes8 returns 0 when all 8 bytes of w are in 0x21-0x7e: ASCII,
+// and neither a space nor another control byte, so certainly part of a
+// word. Otherwise it sets the high bit of the lowest byte outside that
+// range, and maybe of higher ones: a borrow or carry between bytes starts
+// only at a byte outside the range.
+func notWordBytes8(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	below := (w - 0x21*ones) & ^w & highs // a byte < 0x21
+	above := ((w + ones) | w) & highs     // a byte >= 0x7f
+	return below | above
+}
+
 // isASCIISpace reports whether c is one of the ASCII bytes
 // unicode.IsSpace accepts.
 func isASCIISpace(c byte) bool {
@@ -131,7 +185,8 @@ func isASCIISpace(c byte) bool {
 // big batches formatting, not lookup, would otherwise dominate.
 type atos struct {
 	entry               *symbolize.Entry
-	image               string
+	symbolsOnly         bool   // the entry has no debug info: answers come from its symbols
+	inImage             string // " (in IMAGE)", escaped once for every answer
 	slide               uint64
 	inlines, noDemangle bool
 	fullPath            bool
@@ -144,15 +199,20 @@ type atos struct {
 // functions come first, each on its own line. The result is valid until
 // the next call.
 func (a *atos) answer(addr uint64) []byte {
-	a.buf = a.buf[:0]
-	if !a.entry.HasDebugInfo() {
+	a.buf = a.appendAnswer(a.buf[:0], addr)
+	return a.buf
+}
+
+// appendAnswer appends answer's lines for addr to buf.
+func (a *atos) appendAnswer(buf []byte, addr uint64) []byte {
+	if a.symbolsOnly {
 		// Without DWARF only the symbol table can answer: skip building
 		// frames.
 		if sym, ok := a.entry.Symbol(addr - a.slide); ok && (a.noDemangle || !mayBeMangled(sym.RawName)) {
-			a.buf = a.appendName(a.buf, sym.Name)
-			a.buf = append(a.buf, " + "...)
-			a.buf = strconv.AppendUint(a.buf, sym.Offset, 10)
-			return append(a.buf, '\n')
+			buf = a.appendName(buf, sym.Name)
+			buf = append(buf, " + "...)
+			buf = strconv.AppendUint(buf, sym.Offset, 10)
+			return append(buf, '\n')
 		}
 	}
 	f := symbolize.Frame{Address: addr, LookupAddress: addr}
@@ -161,9 +221,9 @@ func (a *atos) answer(addr uint64) []byte {
 		frames = frames[len(frames)-1:]
 	}
 	for _, f := range frames {
-		a.buf = a.appendFrame(a.buf, f, addr)
+		buf = a.appendFrame(buf, f, addr)
 	}
-	return a.buf
+	return buf
 }
 
 // appendFrame appends one frame's line: "name (in Image) (file:line)" when
@@ -196,13 +256,17 @@ func (a *atos) appendFrame(buf []byte, f symbolize.Frame, addr uint64) []byte {
 	return append(buf, '\n')
 }
 
+// inImage returns " (in IMAGE)" for the image's name, escaped: it comes
+// from a path.
+func inImage(name string) string {
+	return string(appendEscaped([]byte(" (in "), name)) + ")"
+}
+
 // appendName appends "name (in image)", both escaped: they come from the
 // file and its path.
 func (a *atos) appendName(buf []byte, name string) []byte {
 	buf = appendEscaped(buf, name)
-	buf = append(buf, " (in "...)
-	buf = appendEscaped(buf, a.image)
-	return append(buf, ')')
+	return append(buf, a.inImage...)
 }
 
 // mayBeMangled reports whether a symbol table name could be a C++, Rust or
@@ -212,11 +276,22 @@ func mayBeMangled(raw string) bool {
 	// Every prefix starts with '_' or '$' and goes on with one of a few
 	// bytes: most names are ruled out by their first two, which matters on
 	// batches of 100k addresses.
-	if len(raw) < 2 || raw[0] != '_' && raw[0] != '$' {
+	if len(raw) < 2 {
 		return false
 	}
-	switch raw[1] {
-	case 'Z', 'R', '$', 'T', '_', 's', 'S', 'e':
+	switch raw[0] {
+	case '_':
+		switch raw[1] {
+		case 'Z', 'R', '$', 'T', '_':
+		default:
+			return false
+		}
+	case '$':
+		switch raw[1] {
+		case 's', 'S', 'e':
+		default:
+			return false
+		}
 	default:
 		return false
 	}
@@ -329,7 +404,7 @@ func parseAddress(s string) (uint64, error) {
 // scanner's buffer is exhausted and the next read may block.
 type flushingReader struct {
 	r io.Reader
-	w *bufio.Writer
+	w interface{ Flush() error }
 }
 
 func (f flushingReader) Read(p []byte) (int, error) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"strings"
 	"testing"
@@ -104,6 +105,30 @@ func TestMayBeMangled(t *testing.T) {
 	}
 }
 
+// TestMayBeMangledMatchesPrefixes checks the two-byte filter against the
+// plain test of every prefix, on every short name made of the bytes the
+// prefixes use and a few others.
+func TestMayBeMangledMatchesPrefixes(t *testing.T) {
+	const alphabet = "_$ZRTsSe0a"
+	names := []string{""}
+	for range 4 {
+		for _, n := range names {
+			for _, c := range alphabet {
+				names = append(names, n+string(c))
+			}
+		}
+	}
+	for _, n := range names {
+		want := false
+		for _, p := range manglingPrefixes {
+			want = want || strings.HasPrefix(n, p)
+		}
+		if got := mayBeMangled(n); got != want {
+			t.Errorf("mayBeMangled(%q) = %v, want %v", n, got, want)
+		}
+	}
+}
+
 // symbolEntry returns an entry answering from a symbol table alone: one
 // 64-bit little-endian symbol named raw at 0x100003000, in a __text
 // section of 0x100 bytes.
@@ -138,9 +163,13 @@ func TestAtosDemanglesSwift(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := &atos{entry: symbolEntry(t, raw), image: "App", noDemangle: tt.noDemangle}
-			if got := string(a.answer(0x100003004)); got != tt.want {
-				t.Errorf("answer(0x100003004) = %q, want %q", got, tt.want)
+			// The symbol table's fast path and frame building answer
+			// alike.
+			for _, symbolsOnly := range []bool{true, false} {
+				a := &atos{entry: symbolEntry(t, raw), symbolsOnly: symbolsOnly, inImage: inImage("App"), noDemangle: tt.noDemangle}
+				if got := string(a.answer(0x100003004)); got != tt.want {
+					t.Errorf("symbolsOnly %v: answer(0x100003004) = %q, want %q", symbolsOnly, got, tt.want)
+				}
 			}
 		})
 	}
@@ -165,7 +194,7 @@ func TestAtosLineZero(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := &atos{image: "App", fullPath: tt.fullPath}
+			a := &atos{inImage: inImage("App"), fullPath: tt.fullPath}
 			if got := string(a.appendFrame(nil, tt.frame, 0x1000)); got != tt.want {
 				t.Errorf("appendFrame(%+v) = %q, want %q", tt.frame, got, tt.want)
 			}
@@ -180,6 +209,10 @@ func TestScanWords(t *testing.T) {
 	inputs := []string{
 		"", " ", "0x1", "0x1\n0x2\n", "  0x1 \t 0x2\r\n\v\f0x3  ", "0x1\n\n\n0x2",
 		"0x1\u00a00x2 0x3", "é 0x1", "0x1 é\u20280x2\n", "\xff 0x1",
+		// Words longer than the eight bytes tested at once, with spaces,
+		// other control bytes, DEL and non-ASCII bytes at every offset.
+		"0x100003f6c 0x100003f70\n0x100003f74", "0x10000\x01003f6c x", "abcdefgh\x7fijk lmnop",
+		"0x1234567é0x1", "0x12345678\t0x9", "0123456789abcd\u00850x1", "        0x1234567890",
 	}
 	for _, in := range inputs {
 		for _, bufSize := range []int{16, 4096} {
@@ -187,6 +220,35 @@ func TestScanWords(t *testing.T) {
 			got := splitAll(t, in, scanWords, bufSize)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("scanWords(%q, buffer %d) differs from bufio.ScanWords (-want +got):\n%s", in, bufSize, diff)
+			}
+		}
+	}
+}
+
+// TestNotWordBytes8 checks the word test against a byte loop for every
+// byte value at every position, among word bytes and among bytes that are
+// not: the lowest flagged byte must be the first that is not a word byte.
+func TestNotWordBytes8(t *testing.T) {
+	firstNotWord := func(b []byte) int {
+		for i, c := range b {
+			if c <= 0x20 || c >= 0x7f {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, fill := range []byte{'a', '!', '~', ' ', 0x00, 0x7f, 0xff, 0x80} {
+		for pos := 0; pos < 8; pos++ {
+			for v := 0; v < 256; v++ {
+				b := []byte{fill, fill, fill, fill, fill, fill, fill, fill}
+				b[pos] = byte(v)
+				got := -1
+				if m := notWordBytes8(binary.LittleEndian.Uint64(b)); m != 0 {
+					got = bits.TrailingZeros64(m) / 8
+				}
+				if want := firstNotWord(b); got != want {
+					t.Fatalf("notWordBytes8(% x) flags byte %d first, want %d", b, got, want)
+				}
 			}
 		}
 	}

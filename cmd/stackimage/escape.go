@@ -34,6 +34,10 @@ func needsEscape(r rune) bool {
 // are not UTF-8, written as Go escapes: \x1b, \u009b, \u202e. It does not
 // allocate when s needs nothing escaped and b has room.
 func appendEscaped(b []byte, s string) []byte {
+	if printableASCII(s) {
+		// Nearly every name: one copy.
+		return append(b, s...)
+	}
 	for i := 0; i < len(s); {
 		// Names are nearly always printable ASCII: copy each run of it
 		// at once.
@@ -68,12 +72,31 @@ func appendEscaped(b []byte, s string) []byte {
 	return b
 }
 
+// printableASCII reports whether every byte of s is in 0x20-0x7e, testing
+// eight at a time; the last word may overlap the one before it.
+func printableASCII(s string) bool {
+	if len(s) < 8 {
+		for i := 0; i < len(s); i++ {
+			if s[i] < 0x20 || s[i] >= 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i+8 < len(s); i += 8 {
+		if !printableASCII8(load64(s, i)) {
+			return false
+		}
+	}
+	return printableASCII8(load64(s, len(s)-8))
+}
+
 // load64 returns the 8 bytes of s at i as a little-endian word (the
 // compiler makes this one load).
 func load64(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+	w := s[i : i+8]
+	return uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 }
 
 // printableASCII8 reports whether all 8 bytes of w are in 0x20-0x7e. A

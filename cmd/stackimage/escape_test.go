@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestEscapeText(t *testing.T) {
 	tests := []struct {
@@ -47,6 +50,26 @@ func TestPrintableASCII8(t *testing.T) {
 					t.Fatalf("printableASCII8(% x) = %v, want %v", b, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestPrintableASCII checks the string test against a byte loop for every
+// length up to 40 with one byte of every kind at every position.
+func TestPrintableASCII(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		for pos := 0; pos < n; pos++ {
+			for _, c := range []byte{'a', ' ', '~', 0x00, 0x1f, 0x7f, 0x80, 0xff} {
+				b := []byte(strings.Repeat("m", n))
+				b[pos] = c
+				want := c >= 0x20 && c < 0x7f
+				if got := printableASCII(string(b)); got != want {
+					t.Fatalf("printableASCII(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+		if !printableASCII(strings.Repeat("m", n)) {
+			t.Fatalf("printableASCII of %d printable bytes = false", n)
 		}
 	}
 }
