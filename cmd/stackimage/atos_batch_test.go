@@ -4,10 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"github.com/stackimage/stackimage/internal/hostile"
+	"io"
 	"math/bits"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/image"
@@ -281,5 +288,103 @@ func TestParseHex(t *testing.T) {
 		if ok != wantOK || ok && got != want {
 			t.Errorf("parseHex(%q) = %#x, %v; want %#x, %v", in, got, ok, want, wantOK)
 		}
+	}
+}
+
+// failingWriter fails every write after the first n bytes.
+type failingWriter struct {
+	n   int
+	got bytes.Buffer
+}
+
+var errWriteFailed = errors.New("write failed")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if w.got.Len()+len(p) > w.n {
+		return 0, errWriteFailed
+	}
+	return w.got.Write(p)
+}
+
+// TestBatchWriter checks that answers come out whole and in order however
+// often they are handed to the writer goroutine, and that a failed write
+// is reported by later calls, without a hang, Close after Close included.
+func TestBatchWriter(t *testing.T) {
+	var want bytes.Buffer
+	w := &failingWriter{n: 1 << 30}
+	b := newBatchWriter(w)
+	for i := range 100_000 {
+		b.buf = fmt.Appendf(b.buf, "answer %d\n", i)
+		want.Write(b.buf[len(b.buf)-len(fmt.Sprintf("answer %d\n", i)):])
+		if err := b.flushIfFull(); err != nil {
+			t.Fatal(err)
+		}
+		if i%1000 == 0 {
+			if err := b.Flush(); err != nil { // as before a read
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(w.got.Bytes(), want.Bytes()) {
+		t.Errorf("wrote %d bytes, want the %d bytes of answers in order", w.got.Len(), want.Len())
+	}
+
+	b = newBatchWriter(&failingWriter{n: 10})
+	var err error
+	for i := 0; i < 100_000 && err == nil; i++ {
+		b.buf = append(b.buf, "0x100003f6c main (in App) + 12\n"...)
+		if err = b.flushIfFull(); err == nil && i%100 == 0 {
+			err = b.Flush()
+		}
+	}
+	if cerr := b.Close(); !errors.Is(cerr, errWriteFailed) || err != nil && !errors.Is(err, errWriteFailed) {
+		t.Errorf("after a failed write: flush %v, Close %v; want %v", err, cerr, errWriteFailed)
+	}
+	if cerr := b.Close(); !errors.Is(cerr, errWriteFailed) {
+		t.Errorf("second Close = %v, want %v", cerr, errWriteFailed)
+	}
+}
+
+// TestAtosAnswersBeforeInputEnds checks that atos reading a pipe answers
+// each address before the next one is written: the answers are handed to
+// the writer before every read that may block.
+func TestAtosAnswersBeforeInputEnds(t *testing.T) {
+	m := hostile.MachO{UUID: image.UUID{0xa7}, Symbols: []hostile.Symbol{{Name: "_main", Addr: hostile.CodeAddr}}}.Bytes()
+	bin := filepath.Join(t.TempDir(), "App")
+	if err := os.WriteFile(bin, m, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	status := make(chan int, 1)
+	go func() {
+		status <- run([]string{"atos", "-o", bin}, inR, outW, io.Discard)
+		outW.Close()
+	}()
+	lines := bufio.NewReader(outR)
+	for i := range 3 {
+		if _, err := fmt.Fprintf(inW, "%#x\n", hostile.CodeAddr+uint64(4*i)); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan string, 1)
+		go func() {
+			line, _ := lines.ReadString('\n')
+			got <- line
+		}()
+		select {
+		case line := <-got:
+			if want := fmt.Sprintf("main (in App) + %d\n", 4*i); line != want {
+				t.Errorf("answer %d = %q, want %q", i, line, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no answer to address %d while the input stays open", i)
+		}
+	}
+	inW.Close()
+	if s := <-status; s != 0 {
+		t.Errorf("status %d, want 0", s)
 	}
 }
