@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/stackimage/stackimage/image"
@@ -121,7 +122,8 @@ const longName = ^uint16(0)
 //
 // A Table is immutable once New or NewFromParts returns, and safe for
 // concurrent use: Lookup, End, Entry, Warnings and the size methods only
-// read it, and it keeps no reference to the image or its file.
+// read it, NamesPrintable finds its answer once under a sync.Once, and it
+// keeps no reference to the image or its file.
 //
 // Each entry is 16 bytes holding everything a lookup needs (address, name
 // offset and length, section, source), so that the answer costs one cache
@@ -156,6 +158,9 @@ type Table struct {
 	// still read while the table is built: the string table's size, so
 	// that they cost no more than finding all its NULs would.
 	scanBudget int
+
+	printable     sync.Once
+	printableSeen bool // every name is printable ASCII; set by printable
 
 	warnings     []error // the first maxWarnings problems
 	moreWarnings int     // problems beyond those
@@ -805,6 +810,49 @@ func (t *Table) Len() int { return len(t.entries) }
 // (StringBytes).
 func (t *Table) Bytes() int {
 	return cap(t.entries)*int(unsafe.Sizeof(entry{})) + t.index.bytes() + len(t.extra) + cap(t.sections)*int(unsafe.Sizeof(span{}))
+}
+
+// NamesPrintable reports whether every name the table can answer is
+// printable ASCII (bytes 0x20-0x7e), so that text output can show any of
+// them without looking for bytes to escape. The first call reads the
+// string tables, eight bytes at a time; later calls cost nothing. It is
+// conservative: a byte outside that range anywhere in the image's string
+// table, even in a name the table left out, makes it false.
+func (t *Table) NamesPrintable() bool {
+	t.printable.Do(func() {
+		t.printableSeen = printableOrNUL(t.strtab) && printableOrNUL(t.extra)
+	})
+	return t.printableSeen
+}
+
+// printableOrNUL reports whether every byte of s is printable ASCII
+// (0x20-0x7e) or the NUL that ends a name.
+func printableOrNUL(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// atLeast(w, lo) sets the high bit of each byte of w that is at least
+	// lo; with every byte below 0x80, adding to one cannot carry into the
+	// next.
+	atLeast := func(w uint64, lo uint64) uint64 { return (w + (0x80-lo)*ones) & highs }
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		b := s[i : i+8]
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		if w&highs != 0 {
+			return false
+		}
+		printable := atLeast(w, 0x20) &^ atLeast(w, 0x7f)
+		nul := highs &^ atLeast(w, 1)
+		if printable|nul != highs {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c != 0 && (c < 0x20 || c >= 0x7f) {
+			return false
+		}
+	}
+	return true
 }
 
 // StringBytes returns the size of the string table the table keeps.

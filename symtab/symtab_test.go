@@ -3,6 +3,7 @@ package symtab
 import (
 	"encoding/binary"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -465,5 +466,50 @@ func TestEnd(t *testing.T) {
 	}
 	if _, ok := tab.End(0x2000); ok {
 		t.Error("End of an address in no section found an end")
+	}
+}
+
+// TestPrintableOrNUL checks the word test against a byte loop for every
+// byte value at every position of strings of every length up to 20.
+func TestPrintableOrNUL(t *testing.T) {
+	for n := 1; n <= 20; n++ {
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 256; c++ {
+				b := []byte(strings.Repeat("a\x00", n)[:n])
+				b[pos] = byte(c)
+				want := c == 0 || c >= 0x20 && c < 0x7f
+				if got := printableOrNUL(string(b)); got != want {
+					t.Fatalf("printableOrNUL(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestNamesPrintable checks the answer for tables whose string table is
+// all printable names, holds an escape byte in a name, or holds a byte
+// beyond ASCII in an export's name.
+func TestNamesPrintable(t *testing.T) {
+	tests := []struct {
+		name    string
+		syms    []nl
+		exports []image.Export
+		want    bool
+	}{
+		{"printable", []nl{{"_main", tSect, 1, 0x100003000}, {"_f", tSect, 1, 0x100003100}}, nil, true},
+		{"escape in a name", []nl{{"_ma\x1bin", tSect, 1, 0x100003000}}, nil, false},
+		{"DEL in a name", []nl{{"_ma\x7fin", tSect, 1, 0x100003000}}, nil, false},
+		{"export beyond ASCII", []nl{{"_main", tSect, 1, 0x100003000}}, []image.Export{{Name: "_größe", Addr: 0x100003100}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tab, err := NewFromParts(rawSymtab(true, binary.LittleEndian, tt.syms), testSections, nil, tt.exports)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tab.NamesPrintable(); got != tt.want {
+				t.Errorf("NamesPrintable() = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }
