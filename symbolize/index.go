@@ -773,6 +773,23 @@ func (e *Entry) Image() *image.Image {
 	return e.Images[0]
 }
 
+// SymbolNamesPrintable reports whether every name Symbol can answer is
+// printable ASCII, so that text output can show them without escaping.
+// It is conservative: false for an entry read from an index file or with
+// a SymbolMap (whose names are not in its tables), and see
+// symtab.Table.NamesPrintable. The first call reads the string tables.
+func (e *Entry) SymbolNamesPrintable() bool {
+	if e.stored != nil || e.SymbolMap != nil {
+		return false
+	}
+	for _, t := range e.Tables {
+		if !t.NamesPrintable() {
+			return false
+		}
+	}
+	return true
+}
+
 // Symbol returns the best answer among the entry's tables for an unslid
 // address: a real name beats a bitcode-hidden one ("__hidden#12_") at the
 // same address, a name from a symbol table beats one from the export trie,
