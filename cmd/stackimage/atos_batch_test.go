@@ -388,3 +388,48 @@ func TestAtosAnswersBeforeInputEnds(t *testing.T) {
 		t.Errorf("status %d, want 0", s)
 	}
 }
+
+// TestAppendDecimal checks the fast path against strconv for every value
+// it covers, its edges and large values.
+func TestAppendDecimal(t *testing.T) {
+	values := []uint64{10000, 10001, 99999, 1 << 32, ^uint64(0)}
+	for v := range uint64(10000) {
+		values = append(values, v)
+	}
+	for _, v := range values {
+		if got, want := string(appendDecimal([]byte("x"), v)), "x"+strconv.FormatUint(v, 10); got != want {
+			t.Fatalf("appendDecimal(%d) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestAtosBatchEscapesPastCheck checks answers on both sides of
+// printableCheckAfter: a name with an escape byte is escaped in every
+// answer, and printable names come out the same as before the check.
+func TestAtosBatchEscapesPastCheck(t *testing.T) {
+	for _, tt := range []struct{ name, want string }{
+		{"_ma\x1bin", `ma\x1bin (in App) + 4`},
+		{"_main", "main (in App) + 4"},
+	} {
+		m := hostile.MachO{UUID: image.UUID{0xa8}, Symbols: []hostile.Symbol{{Name: tt.name, Addr: hostile.CodeAddr}}}.Bytes()
+		bin := filepath.Join(t.TempDir(), "App")
+		if err := os.WriteFile(bin, m, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		n := printableCheckAfter + 100
+		in := strings.Repeat(fmt.Sprintf("%#x\n", hostile.CodeAddr+4), n)
+		var out, errs bytes.Buffer
+		if status := run([]string{"atos", "-o", bin}, strings.NewReader(in), &out, &errs); status != 0 {
+			t.Fatalf("%q: status %d, stderr %q", tt.name, status, errs.String())
+		}
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		if len(lines) != n {
+			t.Fatalf("%q: %d answers, want %d", tt.name, len(lines), n)
+		}
+		for i, l := range lines {
+			if l != tt.want {
+				t.Fatalf("%q: answer %d = %q, want %q", tt.name, i, l, tt.want)
+			}
+		}
+	}
+}
