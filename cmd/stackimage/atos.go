@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/symbolize"
@@ -65,8 +64,8 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		name = filepath.Base(filepath.ToSlash(im.Name))
 	}
 	a := &atos{entry: entry, symbolsOnly: !entry.HasDebugInfo(), inImage: inImage(name), slide: slide, inlines: *inlines, noDemangle: *noDemangle, fullPath: *fullPath}
-	out := newBatchWriter(stdout)
-	defer out.Close()
+	out := &batchWriter{w: stdout}
+	defer out.Flush()
 	// A token that is not an address is echoed on its own line and the
 	// batch goes on, as llvm-symbolizer echoes input it cannot parse; like
 	// llvm-symbolizer (16), the exit status stays 0.
@@ -84,7 +83,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
-		return out.Close()
+		return out.Flush()
 	}
 	// Like atos, read whitespace-separated addresses from stdin. Answers are
 	// flushed whenever reading may block, so a pipe can be used
@@ -100,89 +99,36 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err := sc.Err(); err != nil {
 		return err
 	}
-	return out.Close()
+	return out.Flush()
 }
 
 // batchWriter collects answers in one buffer, which each answer is
-// appended to in place, and hands it to a goroutine that writes it out
-// when it is full or before a read that may block: one write per batchSize
-// bytes of answers, and the next answers are found while a slow reader of
-// the output (a pipe) takes the last ones.
+// appended to in place, and writes it out when it is full or before a read
+// that may block: one write per batchSize bytes of answers.
 type batchWriter struct {
-	w      io.Writer
-	buf    []byte
-	full   chan []byte // buffers for the writer goroutine
-	free   chan []byte // buffers it has written
-	done   chan struct{}
-	closed bool
-
-	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
 	err error // the first write's error; later writes are not tried
 }
 
 // batchSize is how many bytes of answers batchWriter writes at once.
 const batchSize = 64 << 10
 
-// newBatchWriter starts the writer goroutine; Close stops it.
-func newBatchWriter(w io.Writer) *batchWriter {
-	b := &batchWriter{w: w, full: make(chan []byte, 1), free: make(chan []byte, 2), done: make(chan struct{})}
-	b.free <- nil // the second buffer
-	go b.write()
-	return b
-}
-
-func (b *batchWriter) write() {
-	defer close(b.done)
-	for buf := range b.full {
-		if b.error() == nil {
-			if _, err := b.w.Write(buf); err != nil {
-				b.mu.Lock()
-				b.err = err
-				b.mu.Unlock()
-			}
-		}
-		b.free <- buf[:0]
-	}
-}
-
-func (b *batchWriter) error() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.err
-}
-
-// flushIfFull hands the buffer over once it holds batchSize bytes.
+// flushIfFull writes the buffer once it holds batchSize bytes.
 func (b *batchWriter) flushIfFull() error {
 	if len(b.buf) < batchSize {
-		return nil
+		return b.err
 	}
 	return b.Flush()
 }
 
-// Flush hands what the buffer holds to the writer goroutine, and returns
-// the error of an earlier write.
+// Flush writes what the buffer holds.
 func (b *batchWriter) Flush() error {
-	if len(b.buf) > 0 {
-		b.full <- b.buf
-		b.buf = <-b.free
+	if b.err == nil && len(b.buf) > 0 {
+		_, b.err = b.w.Write(b.buf)
 	}
-	return b.error()
-}
-
-// Close writes what is left and waits for every write to end. Calls
-// after the first return its error again.
-func (b *batchWriter) Close() error {
-	if b.closed {
-		return b.error()
-	}
-	b.closed = true
-	if len(b.buf) > 0 {
-		b.full <- b.buf
-		b.buf = nil
-	}
-	close(b.full)
-	<-b.done
-	return b.error()
+	b.buf = b.buf[:0]
+	return b.err
 }
 
 // scanWords is bufio.ScanWords with a fast path for ASCII: addresses are

@@ -307,15 +307,16 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 }
 
 // TestBatchWriter checks that answers come out whole and in order however
-// often they are handed to the writer goroutine, and that a failed write
-// is reported by later calls, without a hang, Close after Close included.
+// often they are flushed, and that a failed write is reported by every
+// later call.
 func TestBatchWriter(t *testing.T) {
 	var want bytes.Buffer
 	w := &failingWriter{n: 1 << 30}
-	b := newBatchWriter(w)
+	b := &batchWriter{w: w}
 	for i := range 100_000 {
-		b.buf = fmt.Appendf(b.buf, "answer %d\n", i)
-		want.Write(b.buf[len(b.buf)-len(fmt.Sprintf("answer %d\n", i)):])
+		line := fmt.Sprintf("answer %d\n", i)
+		b.buf = append(b.buf, line...)
+		want.WriteString(line)
 		if err := b.flushIfFull(); err != nil {
 			t.Fatal(err)
 		}
@@ -325,26 +326,21 @@ func TestBatchWriter(t *testing.T) {
 			}
 		}
 	}
-	if err := b.Close(); err != nil {
+	if err := b.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(w.got.Bytes(), want.Bytes()) {
 		t.Errorf("wrote %d bytes, want the %d bytes of answers in order", w.got.Len(), want.Len())
 	}
 
-	b = newBatchWriter(&failingWriter{n: 10})
-	var err error
-	for i := 0; i < 100_000 && err == nil; i++ {
-		b.buf = append(b.buf, "0x100003f6c main (in App) + 12\n"...)
-		if err = b.flushIfFull(); err == nil && i%100 == 0 {
-			err = b.Flush()
-		}
+	b = &batchWriter{w: &failingWriter{n: 10}}
+	b.buf = append(b.buf, "0x100003f6c main (in App) + 12\n"...)
+	if err := b.Flush(); !errors.Is(err, errWriteFailed) {
+		t.Errorf("Flush after a failed write = %v, want %v", err, errWriteFailed)
 	}
-	if cerr := b.Close(); !errors.Is(cerr, errWriteFailed) || err != nil && !errors.Is(err, errWriteFailed) {
-		t.Errorf("after a failed write: flush %v, Close %v; want %v", err, cerr, errWriteFailed)
-	}
-	if cerr := b.Close(); !errors.Is(cerr, errWriteFailed) {
-		t.Errorf("second Close = %v, want %v", cerr, errWriteFailed)
+	b.buf = append(b.buf, "more\n"...)
+	if err := b.Flush(); !errors.Is(err, errWriteFailed) {
+		t.Errorf("second Flush = %v, want %v", err, errWriteFailed)
 	}
 }
 
