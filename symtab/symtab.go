@@ -10,7 +10,8 @@
 //
 // All entries live in one array sorted by address, with at most one entry
 // per address and section, and a bucket index over the address range
-// points into it, so a lookup reads a small table and one or two cache
+// points into it (two levels where the addresses cluster, as code and data
+// do), so a lookup reads one or two small tables and one or two cache
 // lines of entries. A function start (or export) above the nearest
 // LC_SYMTAB symbol is its own entry, so an address in a function the
 // symbol table does not name is answered from the function starts instead
@@ -127,9 +128,9 @@ const longName = ^uint16(0)
 //
 // Each entry is 16 bytes holding everything a lookup needs (address, name
 // offset and length, section, source), so that the answer costs one cache
-// line; the bucket index adds at most one byte per entry. Names are offsets
-// into strtab (symtab entries) or extra (export names, which the trie does
-// not give as one table).
+// line; the bucket index adds about a byte per entry (at most four). Names
+// are offsets into strtab (symtab entries) or extra (export names, which
+// the trie does not give as one table).
 type Table struct {
 	entries []entry // sorted by address; unique per (address, section)
 	index   bucketIndex
