@@ -87,7 +87,10 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	// Like atos, read whitespace-separated addresses from stdin. Answers are
 	// flushed whenever reading may block, so a pipe can be used
-	// interactively without paying a write per address.
+	// interactively without paying a write per address. A batch through
+	// pipes goes in fewer, larger pieces once they are enlarged.
+	enlargePipe(stdin)
+	enlargePipe(stdout)
 	sc := bufio.NewScanner(flushingReader{stdin, out})
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	sc.Split(scanWords)
