@@ -50,6 +50,7 @@ func run() error {
 	mode := flag.String("mode", "symtab", `what to compare: "symtab" (names from the symbol table), "dwarf" (functions, files and lines with inline chains), "index" (dwarf, answered from a symindex file of -bin) or "bigdsym" (a first answer and the batch from -bin's DWARF and from its index, with targets)`)
 	llvm := flag.String("llvm", "llvm-symbolizer", "the llvm-symbolizers to compare with, comma-separated")
 	firstRuns := flag.Int("first-runs", 10, "runs of each program for a first answer in -mode bigdsym (one address: cheap, and noisier than a batch)")
+	writeAddrs := flag.String("write-addresses", "", "write the addresses a symtab comparison would use to this file, one per line, and run nothing (for profiling one side alone)")
 	flag.Parse()
 
 	peers := strings.Split(*llvm, ",")
@@ -62,6 +63,17 @@ func run() error {
 		if *bin, err = testcorpus.GoDarwinBinary(); err != nil {
 			return err
 		}
+	}
+	if *writeAddrs != "" {
+		addrs, err := addresses(*bin, *n)
+		if err != nil {
+			return err
+		}
+		var b bytes.Buffer
+		for _, a := range addrs {
+			fmt.Fprintf(&b, "%#x\n", a)
+		}
+		return os.WriteFile(*writeAddrs, b.Bytes(), 0o644)
 	}
 	ours, err := buildOurs(tmp)
 	if err != nil {
