@@ -184,8 +184,9 @@ func isASCIISpace(c byte) bool {
 	return c == ' ' || c >= '\t' && c <= '\r'
 }
 
-// atos answers addresses in one image. It reuses one output buffer: on
-// big batches formatting, not lookup, would otherwise dominate.
+// atos answers addresses in one image, appending each answer to the
+// batch's output buffer: on big batches formatting, not lookup, would
+// otherwise dominate.
 type atos struct {
 	entry       *symbolize.Entry
 	symbolsOnly bool   // the entry has no debug info: answers come from its symbols
@@ -197,17 +198,6 @@ type atos struct {
 	slide               uint64
 	inlines, noDemangle bool
 	fullPath            bool
-	buf                 []byte
-}
-
-// answer returns the lines for one address, as atos prints them:
-// "main (in App) + 16", or "main (in App) (main.c:28)" with debug info, or
-// the address itself when nothing covers it. With inlines, the inlined
-// functions come first, each on its own line. The result is valid until
-// the next call.
-func (a *atos) answer(addr uint64) []byte {
-	a.buf = a.appendAnswer(a.buf[:0], addr)
-	return a.buf
 }
 
 // printableCheckAfter is how many answers atos gives before it checks all
@@ -217,7 +207,10 @@ func (a *atos) answer(addr uint64) []byte {
 // large batch gains from it.
 const printableCheckAfter = 16384
 
-// appendAnswer appends answer's lines for addr to buf.
+// appendAnswer appends the lines for one address to buf, as atos prints
+// them: "main (in App) + 16", or "main (in App) (main.c:28)" with debug
+// info, or the address itself when nothing covers it. With inlines, the
+// inlined functions come first, each on its own line.
 func (a *atos) appendAnswer(buf []byte, addr uint64) []byte {
 	a.answers++
 	if a.answers == printableCheckAfter && a.symbolsOnly {

@@ -174,7 +174,7 @@ func TestAtosDemanglesSwift(t *testing.T) {
 			// alike.
 			for _, symbolsOnly := range []bool{true, false} {
 				a := &atos{entry: symbolEntry(t, raw), symbolsOnly: symbolsOnly, inImage: inImage("App"), noDemangle: tt.noDemangle}
-				if got := string(a.answer(0x100003004)); got != tt.want {
+				if got := string(a.appendAnswer(nil, 0x100003004)); got != tt.want {
 					t.Errorf("symbolsOnly %v: answer(0x100003004) = %q, want %q", symbolsOnly, got, tt.want)
 				}
 			}
