@@ -700,21 +700,8 @@ func (t *Table) End(addr uint64) (uint64, bool) {
 }
 
 // find returns the index of the entry answering for addr.
-//
-// It is Lookup's search, written out here rather than through upperBound
-// so that the common case makes no call and takes no branch the CPU
-// guesses wrong (see window).
 func (t *Table) find(addr uint64) (int, bool) {
-	var i int
-	if lo, hi, ok := t.index.bucket(addr); ok && hi-lo <= window && lo+window <= len(t.entries) {
-		w := (*[window]entry)(t.entries[lo:])
-		i = lo - 1 + b2i(w[0].addr <= addr) + b2i(w[1].addr <= addr) +
-			b2i(w[2].addr <= addr) + b2i(w[3].addr <= addr) +
-			b2i(w[4].addr <= addr) + b2i(w[5].addr <= addr) +
-			b2i(w[6].addr <= addr) + b2i(w[7].addr <= addr)
-	} else {
-		i = t.upperBound(addr) - 1
-	}
+	i := t.upperBound(addr) - 1
 	if i < 0 {
 		return 0, false
 	}
