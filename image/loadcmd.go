@@ -54,7 +54,7 @@ const (
 	nlistSize          = 12         // sizeof(struct nlist)
 	nlist64Size        = 16         // sizeof(struct nlist_64)
 	maxSizeofcmds      = 16 << 20   // far above any real image; bounds what a header can make us read
-	directReadLimit    = 1 << 20    // reads up to this size allocate at once; larger ones grow as data arrives
+	directReadLimit    = 1 << 20    // reads up to this size allocate at once; larger ones grow as data arrives, unless the data's size is known
 	maxTotalReadLength = 1 << 40    // no single table of a real image comes near this
 )
 
@@ -129,7 +129,10 @@ func (s source) read(off, n uint64, what string, fieldOff int64) ([]byte, error)
 	if s.mapped != nil && n > 0 && !s.mapped.contains(off, n) {
 		return nil, &FormatError{fieldOff, fmt.Sprintf("%s range [%#x, %#x) is not inside one segment mapped in memory", what, off, end), nil}
 	}
-	if n <= directReadLimit {
+	if n <= directReadLimit || s.size >= 0 {
+		// The range was checked against the data's known size (or is
+		// small): one allocation of exactly n, not a slice grown
+		// chunk by chunk, which copied and doubled it.
 		buf := make([]byte, n)
 		if err := readFull(s.r, buf, off); err != nil {
 			return nil, &FormatError{fieldOff, fmt.Sprintf("cannot read %s [%#x, %#x): %v", what, off, end, err), nil}
