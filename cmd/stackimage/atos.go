@@ -168,15 +168,8 @@ func scanWords(data []byte, atEOF bool) (int, []byte, error) {
 
 // notWordBytes8 returns 0 when all 8 bytes of w are in 0x21-0x7e: ASCII,
 // and neither a space nor another control byte, so certainly part of a
-// word. Otherwise it sets the high bit of the lowest byte outside that
-// range, and maybe of higher ones: a borrow or carry between bytes starts
-// only at a byte outside the range.
-func notWordBytes8(w uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	below := (w - 0x21*ones) & ^w & highs // a byte < 0x21
-	above := ((w + ones) | w) & highs     // a byte >= 0x7f
-	return below | above
-}
+// word; otherwise what outsideASCII8 returns.
+func notWordBytes8(w uint64) uint64 { return outsideASCII8(w, 0x21) }
 
 // isASCIISpace reports whether c is one of the ASCII bytes
 // unicode.IsSpace accepts.

@@ -99,15 +99,19 @@ func load64(s string, i int) uint64 {
 		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 }
 
-// printableASCII8 reports whether all 8 bytes of w are in 0x20-0x7e. A
-// borrow or carry between bytes can only make it answer false for a word
-// that holds a byte outside the range, or next to one; the byte loop then
-// looks closer.
-func printableASCII8(w uint64) bool {
+// printableASCII8 reports whether all 8 bytes of w are in 0x20-0x7e.
+func printableASCII8(w uint64) bool { return outsideASCII8(w, 0x20) == 0 }
+
+// outsideASCII8 returns 0 when all 8 bytes of w are in lo-0x7e (lo at
+// least 1). Otherwise it sets the high bit of the lowest byte outside that
+// range, and maybe of higher ones: a borrow or carry between bytes starts
+// only at a byte outside the range, which the lowest such byte's own test
+// already reports.
+func outsideASCII8(w uint64, lo byte) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	below := (w - 0x20*ones) & ^w & highs // a byte < 0x20
-	above := ((w + ones) | w) & highs     // a byte >= 0x7f
-	return below|above == 0
+	below := (w - uint64(lo)*ones) & ^w & highs // a byte < lo
+	above := ((w + ones) | w) & highs           // a byte >= 0x7f
+	return below | above
 }
 
 func appendHex(b []byte, v uint64, digits int) []byte {
