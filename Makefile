@@ -124,7 +124,8 @@ FUZZ_TARGETS := \
 	swiftdemangle:FuzzDemangle hangreport:FuzzParse \
 	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
 	symbolize:FuzzZipMemberUUIDs symbolize:FuzzParseSymbolMap symindex:FuzzOpen \
-	symbolize:FuzzSymbolicateSnapshot symbolize:FuzzSameThinImage cmd/stackimage:FuzzStreamedJSON
+	symbolize:FuzzSymbolicateSnapshot symbolize:FuzzSameThinImage cmd/stackimage:FuzzStreamedJSON \
+	cmd/stackimage:FuzzScanWords
 fuzz: deps
 	@GO="$(GO)" TAGS="$(TAGS)" FUZZTIME="$(FUZZTIME)" FUZZJOBS="$(FUZZJOBS)" FUZZLOG="$(FUZZLOG)" \
 	  scripts/fuzz.sh $(FUZZ_TARGETS)

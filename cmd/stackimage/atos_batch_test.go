@@ -11,6 +11,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -428,4 +429,47 @@ func TestAtosBatchEscapesPastCheck(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzScanWords splits fuzzed input with scanWords and with
+// bufio.ScanWords, through buffers of several sizes, and requires the same
+// words and errors; and it parses every word with parseHex and with
+// strconv, and requires the same address.
+func FuzzScanWords(f *testing.F) {
+	for _, s := range []string{"0x100003f6c 0x100003f70\n", "  0x1 \t zz\r\n\v\f0X2", "0x1\u00a00x2 é\u2028", "0x10000\x01003f6c\x7f x", "0x 00x1 0x0x1 ffffffffffffffff0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, bufSize := range []int{16, 64, 4096} {
+			want, wantErr := splitWords(in, bufio.ScanWords, bufSize)
+			got, gotErr := splitWords(in, scanWords, bufSize)
+			if !slices.Equal(want, got) || (wantErr == nil) != (gotErr == nil) {
+				t.Fatalf("buffer %d: scanWords split %q into %q, %v; bufio.ScanWords into %q, %v", bufSize, in, got, gotErr, want, wantErr)
+			}
+		}
+		for _, w := range strings.Fields(in) {
+			digits := w
+			if len(digits) > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') {
+				digits = digits[2:]
+			}
+			want, err := strconv.ParseUint(digits, 16, 64)
+			wantOK := err == nil && len(digits) <= 16
+			if got, ok := parseHex([]byte(w)); ok != wantOK || ok && got != want {
+				t.Fatalf("parseHex(%q) = %#x, %v; strconv says %#x, %v", w, got, ok, want, wantOK)
+			}
+		}
+	})
+}
+
+// splitWords splits in as a bufio.Scanner with split and a buffer of
+// bufSize bytes does.
+func splitWords(in string, split bufio.SplitFunc, bufSize int) ([]string, error) {
+	sc := bufio.NewScanner(strings.NewReader(in))
+	sc.Buffer(make([]byte, bufSize), bufSize)
+	sc.Split(split)
+	var words []string
+	for sc.Scan() {
+		words = append(words, sc.Text())
+	}
+	return words, sc.Err()
 }
