@@ -16,10 +16,10 @@ const bigPipeSize = 1 << 20
 // enlargePipe grows the pipe rw is an end of, when it is an *os.File on
 // a pipe, from Linux's default 64 KiB: 100k addresses are 1.2 MB in and
 // 6 MB of answers out, and every 64 KiB the reader of one end waited for
-// the writer of the other to be woken. Measured through pipes as
-// bench/compare makes them, with cmd/go without DWARF, the batch took
-// about a quarter less wall time. Failure (another system's limit)
-// changes nothing and is not an error.
+// the writer of the other to be woken. Measured with bench/compare on
+// cmd/go without DWARF, the batch took about a fifth less wall time
+// (docs/bench.md). Failure (another system's limit) changes nothing and
+// is not an error.
 func enlargePipe(rw any) {
 	f, ok := rw.(*os.File)
 	if !ok {
