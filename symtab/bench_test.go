@@ -133,3 +133,28 @@ func findSection(im *image.Image, seg, name string) (image.Section, bool) {
 	}
 	return image.Section{}, false
 }
+
+// BenchmarkDependentLoad measures the machine, not the package: the time
+// of a load whose address depends on the previous one, at random places in
+// 1 MB (within the CPU's caches) and in 16 MB (the entries of a million
+// symbols). A lookup at a million symbols waits for one such load after
+// its bucket's; docs/bench.md explains the 1M-symbol figure with it.
+func BenchmarkDependentLoad(b *testing.B) {
+	for _, mb := range []int{1, 16} {
+		next := make([]uint32, mb<<20/4)
+		// One random cycle through every slot.
+		perm := rand.New(rand.NewPCG(5, 6)).Perm(len(next))
+		for i, p := range perm {
+			next[p] = uint32(perm[(i+1)%len(perm)])
+		}
+		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
+			p := uint32(0)
+			for b.Loop() {
+				p = next[p]
+			}
+			if p == uint32(len(next)) {
+				b.Fatal("impossible") // keeps p live
+			}
+		})
+	}
+}
