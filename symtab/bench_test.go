@@ -88,6 +88,23 @@ func BenchmarkSynthetic(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(addrs))*float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
 		})
+		b.Run(fmt.Sprintf("batch/%d", n), func(b *testing.B) {
+			t, err := NewFromParts(raw, sections, nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			syms := make([]Symbol, len(addrs))
+			found := make([]bool, len(addrs))
+			for b.Loop() {
+				t.LookupBatch(addrs, syms, found)
+			}
+			for k := range addrs {
+				if !found[k] || syms[k].Name == "" {
+					b.Fatal("an address in __text was not found")
+				}
+			}
+			b.ReportMetric(float64(len(addrs))*float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
+		})
 	}
 }
 

@@ -14,10 +14,10 @@ import (
 
 // FuzzNewFromParts builds tables from arbitrary nlist bytes and string
 // tables, seeded from the symbol tables of corpus binaries and a synthetic
-// one, and looks up addresses around every entry. Nothing may panic, every
-// answer must lie at or below the address it answers and agree with
-// referenceLookup. Building the
-// table must keep the allocation budget of internal/hostile.
+// one, and looks up addresses around every entry, one by one and in
+// batches. Nothing may panic, every answer must lie at or below the
+// address it answers and agree with referenceLookup. Building the table
+// must keep the allocation budget of internal/hostile.
 func FuzzNewFromParts(f *testing.F) {
 	raw := rawSymtab(true, binary.LittleEndian, []nl{
 		{"_main", tSectExt, 1, 0x100003000}, {"_helper", tSect, 1, 0x100003040},
@@ -80,6 +80,7 @@ func FuzzNewFromParts(f *testing.F) {
 				t.Fatalf("Lookup(%#x) = %q: the mach header's symbol", a, s.RawName)
 			}
 		}
+		checkBatch(t, tab, probes)
 	})
 }
 

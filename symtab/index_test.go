@@ -3,6 +3,7 @@ package symtab
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,6 +75,7 @@ func TestLookupMatchesReference(t *testing.T) {
 					t.Fatalf("Lookup(%#x) = %q at %#x, %v; want %q at %#x, %v", a, got.Name, got.Addr, ok, want.Name, want.Addr, wantOK)
 				}
 			}
+			checkBatch(t, tab, probes)
 		})
 	}
 }
@@ -113,9 +115,69 @@ func textAndDataImage() (image.RawSymtab, []image.Section) {
 	}
 }
 
+// checkBatch checks that LookupBatch answers each address as
+// referenceLookup does, over slices holding answers from before, in the
+// order given and shuffled (a batch mixes addresses of the fast and slow
+// cases in every order).
+func checkBatch(t testing.TB, tab *Table, addrs []uint64) {
+	t.Helper()
+	for _, order := range []string{"given", "shuffled"} {
+		addrs := slices.Clone(addrs)
+		if order == "shuffled" {
+			rand.New(rand.NewPCG(9, 10)).Shuffle(len(addrs), func(i, j int) { addrs[i], addrs[j] = addrs[j], addrs[i] })
+		}
+		syms := make([]Symbol, len(addrs))
+		found := make([]bool, len(addrs))
+		for k := range syms {
+			syms[k], found[k] = Symbol{Name: "stale"}, true
+		}
+		if n := tab.LookupBatch(addrs, syms, found); n != len(addrs) {
+			t.Fatalf("LookupBatch of %d addresses = %d", len(addrs), n)
+		}
+		for k, a := range addrs {
+			want, wantOK := referenceLookup(tab, a)
+			if found[k] != wantOK || syms[k] != want {
+				t.Fatalf("LookupBatch, %s order: address %d (%#x) = %+v, %v; want %+v, %v", order, k, a, syms[k], found[k], want, wantOK)
+			}
+		}
+	}
+}
+
+// TestLookupBatchLengths checks that LookupBatch answers as many addresses
+// as the shortest slice has room for, and leaves the rest alone.
+func TestLookupBatchLengths(t *testing.T) {
+	raw, sections := syntheticImage(1000)
+	tab, err := NewFromParts(raw, sections, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := addressesIn(sections[0], 300)
+	for _, tt := range []struct{ syms, found, want int }{
+		{300, 300, 300}, {100, 300, 100}, {300, 7, 7}, {0, 300, 0},
+	} {
+		syms := make([]Symbol, tt.syms)
+		found := make([]bool, tt.found)
+		if n := tab.LookupBatch(addrs, syms, found); n != tt.want {
+			t.Errorf("LookupBatch(%d addresses, %d syms, %d found) = %d; want %d", len(addrs), tt.syms, tt.found, n, tt.want)
+		}
+		for k := range min(tt.syms, tt.found) {
+			if k < tt.want && !found[k] {
+				t.Errorf("LookupBatch(%d syms, %d found): address %d not answered", tt.syms, tt.found, k)
+			}
+			if k >= tt.want && found[k] {
+				t.Errorf("LookupBatch(%d syms, %d found): address %d answered past the count", tt.syms, tt.found, k)
+			}
+		}
+	}
+	var empty Table
+	if n := empty.LookupBatch(addrs, make([]Symbol, 300), make([]bool, 300)); n != 300 {
+		t.Errorf("LookupBatch on an empty table = %d; want 300", n)
+	}
+}
+
 // TestBucketsFitWindow checks what the two levels are for: in a clustered
-// image, most addresses of the dense __text land in buckets the
-// window searches without branches.
+// image, most addresses of the dense __text land in buckets that fit the
+// window, which Lookup searches without branches.
 func TestBucketsFitWindow(t *testing.T) {
 	raw, sections := textAndDataImage()
 	tab, err := NewFromParts(raw, sections, nil, nil)
@@ -133,11 +195,11 @@ func TestBucketsFitWindow(t *testing.T) {
 	big := 0
 	for range probes {
 		a := text[0].addr + rng.Uint64N(text[len(text)-1].addr-text[0].addr)
-		if lo, hi, ok := tab.index.bucket(a); !ok || hi-lo > window {
+		if _, ok := tab.windowStart(a); !ok {
 			big++
 		}
 	}
 	if big > probes/4 {
-		t.Errorf("%d of %d addresses in __text land in buckets of more than %d entries; want at most a quarter", big, probes, window)
+		t.Errorf("%d of %d addresses in __text land in buckets of %d entries or more; want at most a quarter", big, probes, window)
 	}
 }

@@ -11,11 +11,12 @@
 // All entries live in one array sorted by address, with at most one entry
 // per address and section, and a bucket index over the address range
 // points into it (two levels where the addresses cluster, as code and data
-// do), so a lookup reads one or two small tables and one or two cache
-// lines of entries. A function start (or export) above the nearest
-// LC_SYMTAB symbol is its own entry, so an address in a function the
-// symbol table does not name is answered from the function starts instead
-// of being attributed to the previous symbol.
+// do), so a lookup reads one or two small tables and two or three cache
+// lines of entries; LookupBatch has the reads of many lookups under way at
+// once. A function start (or export) above the nearest LC_SYMTAB symbol is
+// its own entry, so an address in a function the symbol table does not
+// name is answered from the function starts instead of being attributed
+// to the previous symbol.
 //
 // Names stay in the image's string table; a lookup slices the name out of
 // it by the offset and length the entry holds, without reading its bytes.
@@ -122,9 +123,9 @@ const longName = ^uint16(0)
 // Table is an image's symbols sorted by address.
 //
 // A Table is immutable once New or NewFromParts returns, and safe for
-// concurrent use: Lookup, End, Entry, Warnings and the size methods only
-// read it, NamesPrintable finds its answer once under a sync.Once, and it
-// keeps no reference to the image or its file.
+// concurrent use: Lookup, LookupBatch, End, Entry, Warnings and the size
+// methods only read it, NamesPrintable finds its answer once under a
+// sync.Once, and it keeps no reference to the image or its file.
 //
 // Each entry is 16 bytes holding everything a lookup needs (address, name
 // offset and length, section, source), so that the answer costs one cache
@@ -211,6 +212,10 @@ type kind uint8
 const (
 	kindSource     kind = 0x03 // the bits holding the Source
 	kindUnderscore kind = 0x04 // the name starts with '_'
+	// kindFast marks an entry whose name Lookup slices out of strtab by
+	// its offset and length: a symtab entry with a name shorter than
+	// longName.
+	kindFast kind = 0x08
 )
 
 // makeKind returns the kind of an entry from src with the given name.
@@ -218,6 +223,9 @@ func makeKind(src Source, name string) kind {
 	k := kind(src)
 	if len(name) > 0 && name[0] == '_' {
 		k |= kindUnderscore
+	}
+	if src == SourceSymtab && nameLength(len(name)) != longName {
+		k |= kindFast
 	}
 	return k
 }
@@ -643,26 +651,196 @@ func (t *Table) spanOf(addr uint64) (span, bool) {
 // Lookup returns the closest symbol at or below the unslid address, never
 // across a section boundary or past the end of its section. An address in
 // no section, or below its section's first symbol, is not found.
+//
+// The common case (an address in a bucket that fits the window, whose
+// nearest entry is of its section and has a short name of the string
+// table) takes windowStart, inWindow, fastEntry and setSymbol, which
+// LookupBatch runs pass by pass; lookup answers everything else.
 func (t *Table) Lookup(addr uint64) (Symbol, bool) {
+	if w, ok := t.windowStart(addr); ok {
+		if e := t.fastEntry(addr, t.inWindow(addr, w)); e != nil {
+			var s Symbol
+			t.setSymbol(&s, e, addr)
+			return s, true
+		}
+	}
+	return t.lookup(addr)
+}
+
+// windowStart returns where addr's window starts: at the entry before
+// its fine bucket, when the bucket fits the window (see window) and the
+// window fits the entries.
+func (t *Table) windowStart(addr uint64) (int, bool) {
+	f, ok := t.index.fine(addr)
+	if !ok {
+		return 0, false
+	}
+	lo, hi := t.index.first[f], t.index.first[f+1]
+	return int(lo) - 1, lo > 0 && hi-lo < window && int(lo)-1+window <= len(t.entries)
+}
+
+// inWindow returns the index of the nearest entry at or below addr, given
+// the start w of its window. The window's first entry, before the bucket,
+// is below addr, and entries past the bucket are above it: counting those
+// at or below addr among the others gives the answer, without branching on
+// them.
+func (t *Table) inWindow(addr uint64, w int) int {
+	e := (*[window]entry)(t.entries[w : w+window])
+	return w + b2i(e[1].addr <= addr) + b2i(e[2].addr <= addr) +
+		b2i(e[3].addr <= addr) + b2i(e[4].addr <= addr) +
+		b2i(e[5].addr <= addr) + b2i(e[6].addr <= addr) +
+		b2i(e[7].addr <= addr)
+}
+
+// fastEntry returns entry i when it answers for addr and setSymbol can
+// make the answer: nearly always the nearest entry is of addr's section,
+// which its section's range says in one test, and has a short name of the
+// string table. It returns nil otherwise, and for i < 0.
+func (t *Table) fastEntry(addr uint64, i int) *entry {
+	if i < 0 || i >= len(t.entries) {
+		return nil
+	}
+	e := &t.entries[i]
+	r := &t.ranges[e.sect]
+	if addr-r.start >= r.size || e.addr < r.start || e.kind&kindFast == 0 {
+		return nil
+	}
+	return e
+}
+
+// setSymbol sets s to the answer for addr from an entry fastEntry
+// returned. It sets the fields one by one: a Symbol made and then copied
+// goes through the stack, which costs as much as the search.
+func (t *Table) setSymbol(s *Symbol, e *entry, addr uint64) {
+	raw := t.strtab[e.name : e.name+uint32(e.nameLen)]
+	s.Name = raw[int(e.kind&kindUnderscore)>>2:]
+	s.RawName = raw
+	s.Addr, s.Offset, s.Source = e.addr, addr-e.addr, SourceSymtab
+}
+
+// batchChunk is how many addresses each pass of LookupBatch takes at a
+// time: enough for many loads from memory to be under way at once, few
+// enough that what the chunks in the pipeline bring (four cache lines an
+// address) stays in the CPU's first two levels of cache until the next
+// pass uses it. Measured on a million symbols, 16 and 32 were 10% and 5%
+// slower than 64.
+const batchChunk = 64
+
+// LookupBatch looks up addrs[k] as Lookup does and stores the answer in
+// syms[k] and whether it was found in found[k], for k below the shortest
+// of the three lengths, which it returns.
+//
+// On a large table it is faster than calling Lookup for each address,
+// because it overlaps the lookups' waits for memory. A lookup waits for
+// its bucket, then for its entries, and costs too many instructions for
+// the CPU to run far enough ahead to start the next lookup's loads
+// meanwhile. LookupBatch runs Lookup's steps as passes over a chunk of
+// addresses: the loads of one pass are independent of each other, so the
+// CPU has many under way at once, and the next pass finds their data in
+// its cache. docs/bench.md gives the figures.
+func (t *Table) LookupBatch(addrs []uint64, syms []Symbol, found []bool) int {
+	n := min(len(addrs), len(syms), len(found))
+	chunks := (n + batchChunk - 1) / batchChunk
+	chunk := func(j int) (start, end int) {
+		return j * batchChunk, min((j+1)*batchChunk, n)
+	}
+	// A pipeline of three chunks: while the answers of chunk s-2 are
+	// made, the entries of chunk s-1 and the buckets of chunk s are on
+	// their way, so each pass's loads have a whole step to arrive.
+	var windows [3]batchWindows
+	for s := 0; s < chunks+2; s++ {
+		if s < chunks {
+			start, end := chunk(s)
+			t.batchBuckets(addrs[start:end], &windows[s%3])
+		}
+		if j := s - 1; j >= 0 && j < chunks {
+			start, end := chunk(j)
+			t.batchTouch(&windows[j%3], end-start)
+		}
+		if j := s - 2; j >= 0 {
+			start, end := chunk(j)
+			t.batchAnswers(addrs[start:end], &windows[j%3], syms[start:end], found[start:end])
+		}
+	}
+	return n
+}
+
+// batchWindows holds where the window (windowStart) of each address of a
+// chunk starts, or -1 where Lookup's common case does not apply.
+type batchWindows [batchChunk]int
+
+// The passes of LookupBatch are functions of their own, each one loop with
+// few values live, which the compiler keeps in registers.
+
+// batchBuckets is LookupBatch's first pass: windowStart, for a chunk.
+func (t *Table) batchBuckets(addrs []uint64, w *batchWindows) {
+	// Copies, which the stores to w cannot change: the compiler then
+	// need not read them again after each.
+	x, entries := t.index, len(t.entries)
+	for k, addr := range addrs[:min(len(addrs), batchChunk)] {
+		w[k] = -1
+		if f, ok := x.fine(addr); ok {
+			lo, hi := x.first[f], x.first[f+1]
+			if lo > 0 && hi-lo < window && int(lo)-1+window <= entries {
+				w[k] = int(lo) - 1
+			}
+		}
+	}
+}
+
+// batchTouch is LookupBatch's second pass: it reads the first, fifth and
+// last entry of each window, which starts the loads of all its cache
+// lines: eight entries of 16 bytes are at most three 64-byte lines, and
+// entries four apart are in consecutive lines.
+func (t *Table) batchTouch(w *batchWindows, n int) {
+	entries := t.entries
+	var sum uint64
+	for _, start := range w[:min(n, batchChunk)] {
+		if start >= 0 && start+window <= len(entries) {
+			sum += entries[start].addr + entries[start+4].addr + entries[start+window-1].addr
+		}
+	}
+	if sum == 1 {
+		keep(sum) // the loads must not be left out
+	}
+}
+
+// batchAnswers is LookupBatch's last pass: inWindow, fastEntry and
+// setSymbol, for a chunk whose entries are now in the cache.
+func (t *Table) batchAnswers(addrs []uint64, w *batchWindows, syms []Symbol, found []bool) {
+	for k, addr := range addrs[:min(len(addrs), batchChunk, len(syms), len(found))] {
+		var e *entry
+		if start := w[k]; start >= 0 && start+window <= len(t.entries) {
+			// inWindow, written out: the compiler does not inline
+			// it, and the call made LookupBatch 10% slower.
+			v := (*[window]entry)(t.entries[start : start+window])
+			i := start + b2i(v[1].addr <= addr) + b2i(v[2].addr <= addr) +
+				b2i(v[3].addr <= addr) + b2i(v[4].addr <= addr) +
+				b2i(v[5].addr <= addr) + b2i(v[6].addr <= addr) +
+				b2i(v[7].addr <= addr)
+			e = t.fastEntry(addr, i)
+		}
+		if e == nil {
+			syms[k], found[k] = t.lookup(addr)
+			continue
+		}
+		t.setSymbol(&syms[k], e, addr)
+		found[k] = true
+	}
+}
+
+// keep does nothing with its argument, out of the compiler's sight.
+//
+//go:noinline
+func keep(uint64) {}
+
+// lookup is Lookup for any address and entry.
+func (t *Table) lookup(addr uint64) (Symbol, bool) {
 	i, ok := t.find(addr)
 	if !ok {
 		return Symbol{}, false
 	}
-	e := &t.entries[i]
-	if e.kind.source() == SourceFunctionStarts || e.nameLen == longName {
-		return t.symbol(e, addr), true
-	}
-	// The common case, built here rather than by a helper returning a
-	// Symbol (the compiler copies a returned struct through the stack,
-	// which costs as much as the search) and without branching on the
-	// entry: see window.
-	names := t.strtab
-	if e.kind.source() == SourceExports {
-		names = t.extra
-	}
-	raw := names[e.name : int(e.name)+int(e.nameLen)]
-	underscore := int(e.kind&kindUnderscore) >> 2
-	return Symbol{Name: raw[underscore:], RawName: raw, Addr: e.addr, Offset: addr - e.addr, Source: e.kind.source()}, true
+	return t.symbol(&t.entries[i], addr), true
 }
 
 // symbol makes the answer for entry e and the looked-up address.
