@@ -30,37 +30,54 @@ func TestLookupMatchesReference(t *testing.T) {
 
 	textAndData, textAndDataSections := textAndDataImage()
 
+	// A stripped image: a few symbols, names from the export trie, and
+	// function starts between them.
+	var exports []image.Export
+	var starts []uint64
+	for i := range 200 {
+		addr := uint64(0x100003000 + i*16)
+		if i%3 == 0 {
+			exports = append(exports, image.Export{Name: "_exported" + strings.Repeat("e", i%5), Addr: addr})
+		} else {
+			starts = append(starts, addr)
+		}
+	}
+	stripped := rawSymtab(true, binary.LittleEndian, []nl{{"_main", tSectExt, 1, 0x100003000}, {"_local", tSect, 1, 0x100003400}})
+
 	long := strings.Repeat("L", 70000)
 	tests := []struct {
 		name     string
 		raw      image.RawSymtab
 		sections []image.Section
+		starts   []uint64
+		exports  []image.Export
 	}{
-		{"dense", dense, denseSections},
-		{"dense without sections", dense, nil},
-		{"clustered", rawSymtab(true, binary.LittleEndian, clustered), clusteredSections},
-		{"whole address space", rawSymtab(true, binary.LittleEndian, []nl{
+		{name: "dense", raw: dense, sections: denseSections},
+		{name: "dense without sections", raw: dense},
+		{name: "clustered", raw: rawSymtab(true, binary.LittleEndian, clustered), sections: clusteredSections},
+		{name: "exports and function starts", raw: stripped, sections: testSections, starts: starts, exports: exports},
+		{name: "whole address space", raw: rawSymtab(true, binary.LittleEndian, []nl{
 			{"_a", tSect, 1, 0x10}, {"_b", tSect, 1, 0x20}, {"_c", tSect, 1, 0xffff_ffff_ffff_fff0},
-		}), nil},
-		{"long names", rawSymtab(true, binary.LittleEndian, []nl{
+		})},
+		{name: "long names", raw: rawSymtab(true, binary.LittleEndian, []nl{
 			{"_" + long, tSect, 1, 0x100003000}, {long, tSect, 1, 0x100003100}, {"_short", tSect, 1, 0x100003200},
-		}), testSections},
-		{"text and far data", textAndData, textAndDataSections},
-		{"overlapping sections", rawSymtab(true, binary.LittleEndian, []nl{
+		}), sections: testSections},
+		{name: "text and far data", raw: textAndData, sections: textAndDataSections},
+		{name: "overlapping sections", raw: rawSymtab(true, binary.LittleEndian, []nl{
 			{"_a", tSect, 1, 0x1000}, {"_b", tSect, 2, 0x1800}, {"_c", tSect, 1, 0x1c00}, {"_d", tSect, 2, 0x2400},
-		}), []image.Section{{Index: 1, Addr: 0x1000, Size: 0x1000}, {Index: 2, Addr: 0x1800, Size: 0x1000}}},
-		{"one index for two sections", rawSymtab(true, binary.LittleEndian, []nl{
+		}), sections: []image.Section{{Index: 1, Addr: 0x1000, Size: 0x1000}, {Index: 2, Addr: 0x1800, Size: 0x1000}}},
+		{name: "one index for two sections", raw: rawSymtab(true, binary.LittleEndian, []nl{
 			{"_a", tSect, 1, 0x1000}, {"_b", tSect, 1, 0x3000}, {"_c", tSect, 2, 0x2000},
-		}), []image.Section{{Index: 1, Addr: 0x1000, Size: 0x100}, {Index: 1, Addr: 0x3000, Size: 0x100}, {Index: 2, Addr: 0x2000, Size: 0x100}}},
-		{"shared address", rawSymtab(true, binary.LittleEndian, []nl{
+		}), sections: []image.Section{{Index: 1, Addr: 0x1000, Size: 0x100}, {Index: 1, Addr: 0x3000, Size: 0x100}, {Index: 2, Addr: 0x2000, Size: 0x100}}},
+		{name: "shared address", raw: rawSymtab(true, binary.LittleEndian, []nl{
 			{"_end_of_text", tSect, 1, 0x100004000}, {"_stub", tSect, 2, 0x100004000},
 			{"_text", tSect, 1, 0x100003000}, {"_wrong_section", tSect, 3, 0x100003800},
-		}), testSections},
+		}), sections: testSections},
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tab, err := NewFromParts(tt.raw, tt.sections, nil, nil)
+			tab, err := NewFromParts(tt.raw, tt.sections, tt.starts, tt.exports)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -212,9 +212,9 @@ type kind uint8
 const (
 	kindSource     kind = 0x03 // the bits holding the Source
 	kindUnderscore kind = 0x04 // the name starts with '_'
-	// kindFast marks an entry whose name Lookup slices out of strtab by
-	// its offset and length: a symtab entry with a name shorter than
-	// longName.
+	// kindFast marks an entry whose name Lookup slices out of strtab or
+	// extra by its offset and length: a name shorter than longName, of
+	// the symbol table or the export trie.
 	kindFast kind = 0x08
 )
 
@@ -224,7 +224,7 @@ func makeKind(src Source, name string) kind {
 	if len(name) > 0 && name[0] == '_' {
 		k |= kindUnderscore
 	}
-	if src == SourceSymtab && nameLength(len(name)) != longName {
+	if src != SourceFunctionStarts && nameLength(len(name)) != longName {
 		k |= kindFast
 	}
 	return k
@@ -712,10 +712,14 @@ func (t *Table) fastEntry(addr uint64, i int) *entry {
 // returned. It sets the fields one by one: a Symbol made and then copied
 // goes through the stack, which costs as much as the search.
 func (t *Table) setSymbol(s *Symbol, e *entry, addr uint64) {
-	raw := t.strtab[e.name : e.name+uint32(e.nameLen)]
+	names := t.strtab
+	if e.kind.source() == SourceExports {
+		names = t.extra
+	}
+	raw := names[e.name : e.name+uint32(e.nameLen)]
 	s.Name = raw[int(e.kind&kindUnderscore)>>2:]
 	s.RawName = raw
-	s.Addr, s.Offset, s.Source = e.addr, addr-e.addr, SourceSymtab
+	s.Addr, s.Offset, s.Source = e.addr, addr-e.addr, e.kind.source()
 }
 
 // batchChunk is how many addresses each pass of LookupBatch takes at a
