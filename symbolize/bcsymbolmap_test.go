@@ -243,6 +243,7 @@ func TestEntryPrefersRealName(t *testing.T) {
 			if !ok || got.Name != tt.want {
 				t.Errorf("Symbol(0x1104) = %q, %v, want %q", got.Name, ok, tt.want)
 			}
+			checkSymbolBatch(t, e, []uint64{0x1000, 0x1080, 0x1100, 0x1104, 0x1fff, 0x3000})
 		})
 	}
 }

@@ -67,6 +67,13 @@ func TestIndexFiles(t *testing.T) {
 		}
 	}
 
+	var addrs []uint64
+	for a := text.Addr; a < text.Addr+text.Size; a += 2 {
+		addrs = append(addrs, a)
+	}
+	checkSymbolBatch(t, e, addrs)
+	checkSymbolBatch(t, fromFiles, addrs)
+
 	// A damaged index is skipped with its reason; the Mach-O files answer.
 	damaged := filepath.Join(t.TempDir(), "arm64.symindex")
 	if err := os.WriteFile(damaged, buf.Bytes()[:buf.Len()-10], 0o644); err != nil {
