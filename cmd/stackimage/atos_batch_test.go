@@ -264,14 +264,8 @@ func TestNotWordBytes8(t *testing.T) {
 
 func splitAll(t *testing.T, in string, split bufio.SplitFunc, bufSize int) []string {
 	t.Helper()
-	sc := bufio.NewScanner(strings.NewReader(in))
-	sc.Buffer(make([]byte, bufSize), bufSize)
-	sc.Split(split)
-	var words []string
-	for sc.Scan() {
-		words = append(words, sc.Text())
-	}
-	if err := sc.Err(); err != nil {
+	words, err := splitWords(in, split, bufSize)
+	if err != nil {
 		t.Fatalf("scanning %q: %v", in, err)
 	}
 	return words
