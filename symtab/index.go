@@ -3,9 +3,9 @@ package symtab
 import "math/bits"
 
 // bucketIndex finds an address's place among the sorted entries with reads
-// of two small tables and one or two adjacent cache lines of entries, where
-// a binary search over a million entries takes twenty dependent steps, most
-// of them cache misses.
+// of two small tables and two or three adjacent cache lines of entries,
+// where a binary search over a million entries takes twenty dependent
+// steps, most of them cache misses.
 //
 // It has two levels because real images are clustered: __text holds most
 // symbols close together, the data sections fewer over a wider range, and
