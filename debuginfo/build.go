@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"sync/atomic"
@@ -34,7 +35,27 @@ func build(secs map[string][]byte) (ix *Index, err error) {
 		}
 	}()
 	ix = &Index{secs: secs, cache: unitCache{budget: cacheBudget}}
-	spans, spansOK := unitSpans(secs["debug_info"])
+	info := secs["debug_info"]
+	spans, stop, spansOK := unitSpans(info)
+	if !spansOK {
+		// dwarf.New checks every unit header up front, so one bad header
+		// would cost all units: index the units before it. Cutting here,
+		// before dwarf.New, also keeps it from parsing the abbreviation
+		// tables of units the bound below has not seen.
+		if len(spans) == 0 {
+			// No unit to keep. Say what debug/dwarf says of the header,
+			// without letting it parse any abbreviations.
+			probe := maps.Clone(secs)
+			delete(probe, "debug_abbrev")
+			if _, err := newData(probe); err != nil {
+				return nil, fmt.Errorf("debuginfo: %w", err)
+			}
+			return nil, fmt.Errorf("debuginfo: debug_info: unit header at %#x unreadable", stop)
+		}
+		ix.warn.add("debug_info: unit header at %#x unreadable: the %d bytes from there to the end of the section are skipped",
+			stop, int64(len(info))-stop)
+		secs["debug_info"] = info[:stop] // secs is New's own map
+	}
 
 	// dwarf.New parses the abbreviation table of every unit before
 	// anything else; bound that work first, cutting debug_info before the
@@ -45,33 +66,15 @@ func build(secs map[string][]byte) (ix *Index, err error) {
 		}
 		cut := spans[n].hdr
 		ix.warn.add("%s: the %d bytes of debug_info from its unit at %#x on are skipped", msg, int64(len(secs["debug_info"]))-cut, cut)
-		secs["debug_info"] = secs["debug_info"][:cut] // secs is New's own map
-		spans, spansOK = spans[:n], true
+		secs["debug_info"] = secs["debug_info"][:cut]
+		spans = spans[:n]
 	}
+	// Units without DIEs have nothing to index.
+	spans = slices.DeleteFunc(spans, func(u unitSpan) bool { return u.first >= u.end })
 
 	d, err := newData(secs)
 	if err != nil {
-		// dwarf.New checks every unit header up front, so one bad header
-		// would cost all units. When the header scan finds where it goes
-		// wrong, index the units before it.
-		if spansOK || len(spans) == 0 {
-			return nil, fmt.Errorf("debuginfo: %w", err)
-		}
-		cut := spans[len(spans)-1].end
-		info := secs["debug_info"]
-		secs["debug_info"] = info[:cut]
-		if d, err = newData(secs); err != nil {
-			return nil, fmt.Errorf("debuginfo: %w", err)
-		}
-		ix.warn.add("debug_info: unit header at %#x unreadable: the %d bytes from there to the end of the section are skipped",
-			cut, int64(len(info))-cut)
-		spansOK = true
-	}
-	if !spansOK {
-		// The header scan lost its way where debug/dwarf did not (a
-		// big-endian file, say): treat everything as one unit, walked as
-		// far as it decodes.
-		spans = []unitSpan{{first: 0, end: int64(len(secs["debug_info"])), hdr: -1}}
+		return nil, fmt.Errorf("debuginfo: %w", err)
 	}
 	ix.d, ix.units = d, spans
 	ix.reported = make([]bool, len(spans))
@@ -172,6 +175,22 @@ func (ix *Index) unit(u int) *unitIndex {
 	return ui
 }
 
+// abbrevTable returns the skipper's abbreviation table at off, decoded on
+// first use and shared by every unit naming off. The tables decoded are
+// those dwarf.New parsed, which checkAbbrevs bounded, so they cost no more
+// than that bound however many units share them. Called under ix.mu.
+func (ix *Index) abbrevTable(off uint64) *abbrevTable {
+	if t := ix.abbrevs[off]; t != nil {
+		return t
+	}
+	if ix.abbrevs == nil {
+		ix.abbrevs = make(map[uint64]*abbrevTable)
+	}
+	t := decodeAbbrevs(ix.secs["debug_abbrev"], off)
+	ix.abbrevs[off] = t
+	return t
+}
+
 // unitBuilder parses one unit. It runs under Index.mu.
 type unitBuilder struct {
 	ix      *Index
@@ -236,7 +255,7 @@ func (b *unitBuilder) parse() *unitIndex {
 	b.entries = b.ix.d.Reader()
 	b.skip = &skipper{}
 	if !b.ix.walkTypes {
-		b.skip = newSkipper(b.ix.secs["debug_info"], b.ix.secs["debug_abbrev"], b.u)
+		b.skip = newSkipperWith(b.ix.secs["debug_info"], b.u, func() *abbrevTable { return b.ix.abbrevTable(b.u.abbrev) })
 	}
 	b.names = make(map[dwarf.Offset]nameRef)
 	b.ranges = make(map[rangesKey][][2]uint64)

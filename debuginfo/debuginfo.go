@@ -61,8 +61,9 @@ type Index struct {
 
 	mu       sync.Mutex
 	cache    unitCache
-	reported []bool   // per unit: its parse warnings are already in warn
-	warn     warnings // what could not be read, see Warnings
+	reported []bool                  // per unit: its parse warnings are already in warn
+	abbrevs  map[uint64]*abbrevTable // the skipper's tables by debug_abbrev offset, see abbrevTable
+	warn     warnings                // what could not be read, see Warnings
 	// walkTypes makes parses decode type descriptions' children instead
 	// of skipping them (skip.go), for the tests that compare the two.
 	walkTypes bool

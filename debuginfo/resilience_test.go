@@ -386,7 +386,7 @@ func TestUnitSpans(t *testing.T) {
 				}
 				r.SkipChildren()
 			}
-			spans, ok := unitSpans(secs["debug_info"])
+			spans, _, ok := unitSpans(secs["debug_info"])
 			if !ok {
 				t.Errorf("unitSpans: did not reach the end of debug_info")
 			}

@@ -61,35 +61,24 @@ const (
 	skipSlack = 64 << 10
 )
 
-// newSkipper reads unit u's header and abbreviation table. A unit it
-// cannot read gets a skipper that skips nothing.
-func newSkipper(info, abbrevSec []byte, u unitSpan) *skipper {
-	s := &skipper{}
-	if u.hdr < 0 || u.end > int64(len(info)) {
-		return s
+// abbrevTable is one abbreviation table as the skipper reads it: the
+// entries from a debug_abbrev offset to the zero code ending the table.
+// An Index decodes the table at each offset once and shares it between the
+// units naming that offset (Index.abbrevTable): thousands of units naming
+// one long table would otherwise each decode all of it. It is immutable.
+type abbrevTable struct {
+	byCode map[uint64]abbrev
+	ok     bool // read to its end without error
+}
+
+// decodeAbbrevs reads the abbreviation table at off.
+func decodeAbbrevs(abbrevSec []byte, off uint64) *abbrevTable {
+	t := &abbrevTable{}
+	if off >= uint64(len(abbrevSec)) {
+		return t
 	}
-	c := cursor{b: info[:u.end], off: int(u.hdr)}
-	s.offSize = 4
-	if c.u32() == 0xffffffff {
-		c.u64()
-		s.offSize = 8
-	}
-	s.version = int(c.u16())
-	switch {
-	case s.version >= 2 && s.version <= 4:
-		c.skip(s.offSize) // abbreviation offset, in u.abbrev
-		s.addrSize = int(c.u8())
-	case s.version == 5:
-		c.u8() // unit type
-		s.addrSize = int(c.u8())
-	default:
-		return s
-	}
-	if c.err || s.addrSize == 0 || u.abbrev >= uint64(len(abbrevSec)) {
-		return s
-	}
-	s.abbrevs = make(map[uint64]abbrev)
-	a := cursor{b: abbrevSec, off: int(u.abbrev)}
+	t.byCode = make(map[uint64]abbrev)
+	a := cursor{b: abbrevSec, off: int(off)}
 	for !a.err {
 		code := a.uleb()
 		if code == 0 {
@@ -112,12 +101,54 @@ func newSkipper(info, abbrevSec []byte, u unitSpan) *skipper {
 			}
 			ab.forms = append(ab.forms, form)
 		}
-		if _, dup := s.abbrevs[code]; !dup {
-			s.abbrevs[code] = ab // debug/dwarf keeps the first too
+		if _, dup := t.byCode[code]; !dup {
+			t.byCode[code] = ab // debug/dwarf keeps the first too
 		}
 	}
+	t.ok = !a.err
+	return t
+}
+
+// newSkipper reads unit u's header and decodes its abbreviation table. A
+// unit it cannot read gets a skipper that skips nothing.
+func newSkipper(info, abbrevSec []byte, u unitSpan) *skipper {
+	return newSkipperWith(info, u, func() *abbrevTable { return decodeAbbrevs(abbrevSec, u.abbrev) })
+}
+
+// newSkipperWith reads unit u's header and takes its abbreviation table
+// from table, called once the header is read.
+func newSkipperWith(info []byte, u unitSpan, table func() *abbrevTable) *skipper {
+	s := &skipper{}
+	if u.hdr < 0 || u.end > int64(len(info)) {
+		return s
+	}
+	c := cursor{b: info[:u.end], off: int(u.hdr)}
+	s.offSize = 4
+	if c.u32() == 0xffffffff {
+		c.u64()
+		s.offSize = 8
+	}
+	s.version = int(c.u16())
+	switch {
+	case s.version >= 2 && s.version <= 4:
+		c.skip(s.offSize) // abbreviation offset, in u.abbrev
+		s.addrSize = int(c.u8())
+	case s.version == 5:
+		c.u8() // unit type
+		s.addrSize = int(c.u8())
+	default:
+		return s
+	}
+	if c.err || s.addrSize == 0 {
+		return s
+	}
+	t := table()
+	if t.byCode == nil {
+		return s
+	}
+	s.abbrevs = t.byCode
 	s.info = info[:u.end]
-	s.ok = !a.err
+	s.ok = t.ok
 	s.steps = skipRatio*int(u.end-u.first) + skipSlack
 	return s
 }
