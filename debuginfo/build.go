@@ -209,6 +209,11 @@ type unitBuilder struct {
 	// a byte of debug_info or of a range list, except where hostile DIEs
 	// share one list.
 	spansLeft int
+	// base is the unit's base address for range lists, as
+	// Data.Ranges takes it from the unit's first DIE: its DW_AT_entry_pc,
+	// else its DW_AT_low_pc, else 0. baseKnown: that DIE has been read.
+	base      uint64
+	baseKnown bool
 }
 
 // rangesKey identifies a DW_AT_ranges value within a unit.
@@ -318,6 +323,9 @@ func (b *unitBuilder) walk() {
 		if int64(e.Offset) < b.u.first || int64(e.Offset) >= b.u.end {
 			return // the reader moved on to the next unit
 		}
+		if int64(e.Offset) == b.u.first {
+			b.base, b.baseKnown = unitBase(e), true
+		}
 		switch e.Tag {
 		case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSkeletonUnit:
 			opened = true
@@ -363,6 +371,14 @@ func (b *unitBuilder) walk() {
 		if e.Children {
 			stack = append(stack, childCtx)
 		}
+		// The DIE after this one (its first child, or its next sibling)
+		// is most often a parameter or a variable: skip it and the
+		// siblings like it before debug/dwarf decodes any of them.
+		if pos, ok := b.skip.attrsEnd(int64(e.Offset)); ok {
+			if next := b.skip.skipRun(pos); next > pos {
+				r.Seek(dwarf.Offset(next))
+			}
+		}
 	}
 }
 
@@ -395,7 +411,10 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 	}
 	lt := &lineTable{}
 	fileIdx := make(map[*dwarf.LineFile]int32)
-	var seq []row
+	// Rows go straight into lt.rows; seqStart is where the sequence being
+	// read began there, and a sequence that covers nothing is dropped by
+	// cutting back to it.
+	seqStart := 0
 	var le dwarf.LineEntry
 	for {
 		if err := lr.Next(&le); err != nil {
@@ -414,14 +433,15 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 				fileIdx[le.File] = f
 			}
 		}
-		seq = append(seq, row{addr: le.Address, file: f, line: uint32(le.Line), col: uint32(le.Column), endSeq: le.EndSequence})
+		lt.rows = append(lt.rows, row{addr: le.Address, file: f, line: uint32(le.Line), col: uint32(le.Column), endSeq: le.EndSequence})
 		if le.EndSequence {
-			if len(seq) >= 2 && seq[0].addr < seq[len(seq)-1].addr {
-				lt.rows = append(lt.rows, seq...)
+			if seq := lt.rows[seqStart:]; len(seq) < 2 || seq[0].addr >= seq[len(seq)-1].addr {
+				lt.rows = lt.rows[:seqStart]
 			}
-			seq = seq[:0]
+			seqStart = len(lt.rows)
 		}
 	}
+	lt.rows = lt.rows[:seqStart]
 	// A sequence without its end_sequence row is truncated: its last row's
 	// extent is unknown, so it is dropped rather than guessed.
 
@@ -494,7 +514,7 @@ func (b *unitBuilder) rangesOf(e *dwarf.Entry) ([][2]uint64, error) {
 			return rs, nil
 		}
 	}
-	rs, err := b.ix.d.Ranges(e)
+	rs, err := b.dwarfRanges(e)
 	if err != nil {
 		return nil, err
 	}
@@ -503,6 +523,76 @@ func (b *unitBuilder) rangesOf(e *dwarf.Entry) ([][2]uint64, error) {
 		b.ranges[key] = rs
 	}
 	return rs, nil
+}
+
+// dwarfRanges returns what debug/dwarf's Data.Ranges returns for e. For
+// DWARF 2–4 little-endian units it computes the same itself: Data.Ranges
+// decodes the unit's first DIE again, for its base address, at every DIE
+// with a range list, which cost more than the rest of a Go unit's parse.
+// Anything else is left to Data.Ranges.
+func (b *unitBuilder) dwarfRanges(e *dwarf.Entry) ([][2]uint64, error) {
+	s := b.skip
+	if !b.baseKnown || s.version < 2 || s.version > 4 || s.addrSize != 4 && s.addrSize != 8 {
+		return b.ix.d.Ranges(e)
+	}
+	var ret [][2]uint64
+	var low, high uint64
+	var lowOK, highOK, rangesOK bool
+	var ranges int64
+	// Exactly as Data.Ranges reads them: the first field of each
+	// attribute (Entry.Val and Entry.AttrField stop there).
+	low, lowOK = e.Val(dwarf.AttrLowpc).(uint64)
+	if hf := e.AttrField(dwarf.AttrHighpc); hf != nil {
+		switch hf.Class {
+		case dwarf.ClassAddress:
+			high, highOK = hf.Val.(uint64)
+		case dwarf.ClassConstant:
+			if off, ok := hf.Val.(int64); ok {
+				high, highOK = low+uint64(off), true
+			}
+		}
+	}
+	if lowOK && highOK {
+		ret = append(ret, [2]uint64{low, high})
+	}
+	ranges, rangesOK = e.Val(dwarf.AttrRanges).(int64)
+	sec := b.ix.secs["debug_ranges"]
+	if !rangesOK || sec == nil {
+		return ret, nil
+	}
+	if ranges < 0 || ranges > int64(len(sec)) {
+		return nil, fmt.Errorf("invalid range offset %d (max %d)", ranges, len(sec))
+	}
+	// Data.dwarf2Ranges: pairs of addresses until (0, 0); a pair whose
+	// first is the largest address sets the base. A truncated pair reads
+	// as zeros and ends the list.
+	c := cursor{b: sec, off: int(ranges)}
+	base := b.base
+	maxAddr := ^uint64(0) >> uint((8-s.addrSize)*8)
+	for c.off < len(sec) && !c.err {
+		lo, hi := c.addr(s.addrSize), c.addr(s.addrSize)
+		if lo == 0 && hi == 0 {
+			break
+		}
+		if lo == maxAddr {
+			base = hi
+		} else {
+			ret = append(ret, [2]uint64{base + lo, base + hi})
+		}
+	}
+	return ret, nil
+}
+
+// unitBase returns the base address Data.Ranges finds in a unit's first
+// DIE.
+func unitBase(cu *dwarf.Entry) uint64 {
+	if pc, ok := cu.Val(dwarf.AttrEntrypc).(uint64); ok {
+		return pc
+	}
+	if low, ok := cu.Val(dwarf.AttrLowpc).(uint64); ok {
+		return low
+	}
+	return 0
 }
 
 // display picks the readable name: the demangled linkage name when the

@@ -123,6 +123,14 @@ func (c *cursor) u64() uint64 {
 	return 0
 }
 
+// addr reads an address of size bytes, 4 or 8.
+func (c *cursor) addr(size int) uint64 {
+	if size == 4 {
+		return uint64(c.u32())
+	}
+	return c.u64()
+}
+
 // offset reads a section offset: 8 bytes in 64-bit DWARF, else 4.
 func (c *cursor) offset(dwarf64 bool) uint64 {
 	if dwarf64 {

@@ -229,6 +229,32 @@ func (s *skipper) subtreeEnd(off int64) (end int64, ok bool) {
 	return int64(c.off), true
 }
 
+// attrsEnd returns the offset just past the attributes of the DIE at off:
+// where its first child starts, or when it has none its next sibling (or
+// the null entry ending its parent's children). ok is false when the DIE
+// cannot be read, the skipper is off or its budget is spent.
+func (s *skipper) attrsEnd(off int64) (end int64, ok bool) {
+	if !s.ok || off < 0 || off >= int64(len(s.info)) {
+		return 0, false
+	}
+	c := cursor{b: s.info, off: int(off)}
+	code := c.uleb()
+	ab, known := s.abbrevs[code]
+	if c.err || code == 0 || !known || len(ab.forms)+c.off-int(off) > s.steps {
+		return 0, false
+	}
+	for _, form := range ab.forms {
+		if !s.skipValue(&c, form) {
+			return 0, false
+		}
+	}
+	s.steps -= c.off - int(off) + len(ab.forms)
+	if c.off >= len(s.info) {
+		return 0, false
+	}
+	return int64(c.off), true
+}
+
 // skipValue skips one attribute value; false for a form it does not know.
 func (s *skipper) skipValue(c *cursor, form uint64) bool {
 	switch form {
