@@ -373,9 +373,21 @@ func (b *unitBuilder) walk() {
 		}
 		// The DIE after this one (its first child, or its next sibling)
 		// is most often a parameter or a variable: skip it and the
-		// siblings like it before debug/dwarf decodes any of them.
+		// siblings like it before debug/dwarf decodes any of them, and
+		// read the null entries that follow here (debug/dwarf allocates
+		// an Entry for each).
 		if pos, ok := b.skip.attrsEnd(int64(e.Offset)); ok {
-			if next := b.skip.skipRun(pos); next > pos {
+			next := b.skip.skipRun(pos)
+			for next < b.u.end && b.skip.info[next] == 0 {
+				if len(stack) > 0 {
+					stack = stack[:len(stack)-1]
+				}
+				next++
+			}
+			if next >= b.u.end {
+				return // the unit's last DIE
+			}
+			if next > pos {
 				r.Seek(dwarf.Offset(next))
 			}
 		}
@@ -669,6 +681,12 @@ func (b *unitBuilder) nameOf(e *dwarf.Entry) nameRef {
 			off, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
 		}
 		if !ok {
+			break
+		}
+		if cached, ok := b.names[off]; ok && hops+1 < maxOriginHops {
+			// Resolved before: do not decode the DIE again (the loop's
+			// next step would find it in b.names too).
+			nr = merge(nr, cached)
 			break
 		}
 		e = b.entryAt(off)
