@@ -191,6 +191,15 @@ func (ix *Index) abbrevTable(off uint64) *abbrevTable {
 	return t
 }
 
+// scratch is Index.scratch: arrays a unit's parse grows, reused.
+type scratch struct {
+	rows   []row
+	nodes  []node
+	links  []link
+	segs   []seg
+	ranges [][2]uint64
+}
+
 // unitBuilder parses one unit. It runs under Index.mu.
 type unitBuilder struct {
 	ix      *Index
@@ -262,6 +271,7 @@ func (b *unitBuilder) parse() *unitIndex {
 	if !b.ix.walkTypes {
 		b.skip = newSkipperWith(b.ix.secs["debug_info"], b.u, func() *abbrevTable { return b.ix.abbrevTable(b.u.abbrev) })
 	}
+	b.ui.nodes, b.links = b.ix.scratch.nodes[:0], b.ix.scratch.links[:0]
 	b.names = make(map[dwarf.Offset]nameRef)
 	b.ranges = make(map[rangesKey][][2]uint64)
 	b.spansLeft = int(b.u.end-b.u.first) + len(b.ix.secs["debug_ranges"]) + len(b.ix.secs["debug_rnglists"])
@@ -423,9 +433,10 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 	}
 	lt := &lineTable{}
 	fileIdx := make(map[*dwarf.LineFile]int32)
-	// Rows go straight into lt.rows; seqStart is where the sequence being
+	// Rows go into the scratch array; seqStart is where the sequence being
 	// read began there, and a sequence that covers nothing is dropped by
 	// cutting back to it.
+	lt.rows = b.ix.scratch.rows[:0]
 	seqStart := 0
 	var le dwarf.LineEntry
 	for {
@@ -464,6 +475,7 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 		}
 		lt.files = append(lt.files, name)
 	}
+	b.ix.scratch.rows = lt.rows[:0]
 	lt.rows = sortSequences(lt.rows)
 	lt.size += int64(cap(lt.rows))*rowSize + int64(len(lt.names)+len(lt.files))*16
 	b.ui.lines, b.lineOff, b.files = lt, off, lt.files
@@ -526,28 +538,36 @@ func (b *unitBuilder) rangesOf(e *dwarf.Entry) ([][2]uint64, error) {
 			return rs, nil
 		}
 	}
-	rs, err := b.dwarfRanges(e)
+	var dst [][2]uint64
+	if f == nil {
+		// Kept only until the caller has recorded them: reuse one array.
+		dst = b.ix.scratch.ranges[:0]
+	}
+	rs, err := b.dwarfRanges(e, dst)
 	if err != nil {
 		return nil, err
 	}
 	rs = slices.DeleteFunc(rs, func(r [2]uint64) bool { return r[0] >= r[1] })
 	if f != nil {
 		b.ranges[key] = rs
+	} else {
+		b.ix.scratch.ranges = rs[:0]
 	}
 	return rs, nil
 }
 
-// dwarfRanges returns what debug/dwarf's Data.Ranges returns for e. For
+// dwarfRanges returns what debug/dwarf's Data.Ranges returns for e,
+// appended to dst when it computes them itself. For
 // DWARF 2–4 little-endian units it computes the same itself: Data.Ranges
 // decodes the unit's first DIE again, for its base address, at every DIE
 // with a range list, which cost more than the rest of a Go unit's parse.
 // Anything else is left to Data.Ranges.
-func (b *unitBuilder) dwarfRanges(e *dwarf.Entry) ([][2]uint64, error) {
+func (b *unitBuilder) dwarfRanges(e *dwarf.Entry, dst [][2]uint64) ([][2]uint64, error) {
 	s := b.skip
 	if !b.baseKnown || s.version < 2 || s.version > 4 || s.addrSize != 4 && s.addrSize != 8 {
 		return b.ix.d.Ranges(e)
 	}
-	var ret [][2]uint64
+	ret := dst
 	var low, high uint64
 	var lowOK, highOK, rangesOK bool
 	var ranges int64
@@ -726,6 +746,11 @@ func (b *unitBuilder) finish() {
 	links := b.links
 	sortLinks(links)
 	ui := b.ui
+	nodes := ui.nodes
+	ui.nodes = slices.Clone(nodes)
+	clear(nodes) // the scratch array keeps no strings alive
+	b.ix.scratch.nodes = nodes[:0]
+	ui.segs = b.ix.scratch.segs[:0]
 	for i := 0; i < len(links); {
 		j := i
 		for j < len(links) && links[j].parent == links[i].parent {
@@ -741,7 +766,10 @@ func (b *unitBuilder) finish() {
 		}
 		i = j
 	}
+	b.ix.scratch.links = links[:0]
 	b.links = nil
+	b.ix.scratch.segs = ui.segs[:0]
+	ui.segs = slices.Clone(ui.segs)
 	ui.demangled = make([]atomic.Pointer[string], len(ui.nodes))
 	ui.size = int64(cap(ui.nodes))*nodeSize + int64(cap(ui.segs))*segSize + int64(len(ui.demangled))*8
 	for i := range ui.nodes {
@@ -813,9 +841,9 @@ func flatten(out []seg, links []link) []seg {
 	return out
 }
 
-// sortSequences reorders whole sequences (runs of rows ending with an
-// end_sequence row) by their start address, keeping each one's rows in
-// order.
+// sortSequences returns a copy of rows with whole sequences (runs of rows
+// ending with an end_sequence row) ordered by their start address, each
+// one's rows in order.
 func sortSequences(rows []row) []row {
 	type seq struct{ start, end int }
 	var seqs []seq
@@ -830,7 +858,7 @@ func sortSequences(rows []row) []row {
 		return cmpAddr(rows[a.start].addr, rows[c.start].addr)
 	})
 	if sorted {
-		return rows
+		return slices.Clone(rows)
 	}
 	slices.SortStableFunc(seqs, func(a, c seq) int {
 		return cmpAddr(rows[a.start].addr, rows[c.start].addr)
