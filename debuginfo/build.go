@@ -439,6 +439,8 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 	lt.rows = b.ix.scratch.rows[:0]
 	seqStart := 0
 	var le dwarf.LineEntry
+	var lastFile *dwarf.LineFile
+	var lastIdx int32
 	for {
 		if err := lr.Next(&le); err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -447,7 +449,9 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 			break
 		}
 		f := int32(-1)
-		if le.File != nil {
+		if le.File == lastFile && lastFile != nil {
+			f = lastIdx // most rows name the file the row before named
+		} else if le.File != nil {
 			var ok bool
 			if f, ok = fileIdx[le.File]; !ok {
 				f = int32(len(lt.names))
@@ -455,6 +459,7 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 				lt.size += int64(len(le.File.Name))
 				fileIdx[le.File] = f
 			}
+			lastFile, lastIdx = le.File, f
 		}
 		lt.rows = append(lt.rows, row{addr: le.Address, file: f, line: uint32(le.Line), col: uint32(le.Column), endSeq: le.EndSequence})
 		if le.EndSequence {
