@@ -68,6 +68,9 @@ BENCH_BINS ?= $(HOME)/.cache/stackimage-bench
 GO_NODWARF := $(BENCH_BINS)/go-darwin-arm64-nodwarf
 GO_DWARF   := $(BENCH_BINS)/go-darwin-arm64-dwarf
 COMPARE    := bin/compare
+# LLVMS are the llvm-symbolizers the DWARF comparisons run beside ours, in
+# the same run: Debian's default (LLVM 14) and LLVM 16 (make fixture-deps).
+LLVMS      := llvm-symbolizer,llvm-symbolizer-16
 
 bench-bins:
 	@mkdir -p $(BENCH_BINS)
@@ -95,16 +98,16 @@ bench: bench-deps fixture-deps bench-bins
 	@echo "== symbol table, cmd/go with compressed DWARF (LLVM 14 loads but cannot read it)"
 	$(COMPARE)
 	@echo "== first answer with debug info, cmd/go with uncompressed DWARF (target: 0.5x the wall time, no more memory)"
-	$(COMPARE) -mode dwarf -bin $(GO_DWARF) -n 1 -runs 10
-	@echo "== 100k addresses with debug info, cmd/go with uncompressed DWARF (target: 3x faster)"
-	$(COMPARE) -mode dwarf -bin $(GO_DWARF) -runs 3
+	$(COMPARE) -mode dwarf -bin $(GO_DWARF) -n 1 -runs 10 -llvm $(LLVMS)
+	@echo "== 100k addresses with debug info, cmd/go with uncompressed DWARF (target: 3x faster than each LLVM)"
+	$(COMPARE) -mode dwarf -bin $(GO_DWARF) -runs 3 -llvm $(LLVMS)
 	@echo "== the same from a symindex file"
 	$(COMPARE) -mode index -bin $(GO_DWARF) -runs 3
-	@if [ -f "$(DWARF_OBJ)" ]; then echo "== debug info with inlines, crash.dSYM"; $(COMPARE) -mode dwarf -bin "$(DWARF_OBJ)"; \
+	@if [ -f "$(DWARF_OBJ)" ]; then echo "== debug info with inlines, crash.dSYM"; $(COMPARE) -mode dwarf -bin "$(DWARF_OBJ)" -llvm $(LLVMS); \
 	else echo "bench: $(DWARF_OBJ) absent, DWARF comparison not run"; fi
 	@if command -v clang-16 >/dev/null && command -v ld64.lld-16 >/dev/null && command -v dsymutil-16 >/dev/null; then \
 	  dwarf=$$($(GO) run ./bench/bigdsym -units $(BIGDSYM_UNITS)) && \
-	  $(GO) run ./bench/compare -mode bigdsym -bin "$$dwarf" -runs $(BIGDSYM_RUNS) -llvm llvm-symbolizer,llvm-symbolizer-16; \
+	  $(GO) run ./bench/compare -mode bigdsym -bin "$$dwarf" -runs $(BIGDSYM_RUNS) -llvm $(LLVMS); \
 	else echo "bench: clang-16, ld64.lld-16 or dsymutil-16 missing (make fixture-deps installs them): big-dSYM comparison not run"; fi
 
 # fuzz runs every fuzz target for FUZZTIME. Seeds are minimized only

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"sync/atomic"
@@ -34,7 +35,27 @@ func build(secs map[string][]byte) (ix *Index, err error) {
 		}
 	}()
 	ix = &Index{secs: secs, cache: unitCache{budget: cacheBudget}}
-	spans, spansOK := unitSpans(secs["debug_info"])
+	info := secs["debug_info"]
+	spans, stop, spansOK := unitSpans(info)
+	if !spansOK {
+		// dwarf.New checks every unit header up front, so one bad header
+		// would cost all units: index the units before it. Cutting here,
+		// before dwarf.New, also keeps it from parsing the abbreviation
+		// tables of units the bound below has not seen.
+		if len(spans) == 0 {
+			// No unit to keep. Say what debug/dwarf says of the header,
+			// without letting it parse any abbreviations.
+			probe := maps.Clone(secs)
+			delete(probe, "debug_abbrev")
+			if _, err := newData(probe); err != nil {
+				return nil, fmt.Errorf("debuginfo: %w", err)
+			}
+			return nil, fmt.Errorf("debuginfo: debug_info: unit header at %#x unreadable", stop)
+		}
+		ix.warn.add("debug_info: unit header at %#x unreadable: the %d bytes from there to the end of the section are skipped",
+			stop, int64(len(info))-stop)
+		secs["debug_info"] = info[:stop] // secs is New's own map
+	}
 
 	// dwarf.New parses the abbreviation table of every unit before
 	// anything else; bound that work first, cutting debug_info before the
@@ -45,33 +66,15 @@ func build(secs map[string][]byte) (ix *Index, err error) {
 		}
 		cut := spans[n].hdr
 		ix.warn.add("%s: the %d bytes of debug_info from its unit at %#x on are skipped", msg, int64(len(secs["debug_info"]))-cut, cut)
-		secs["debug_info"] = secs["debug_info"][:cut] // secs is New's own map
-		spans, spansOK = spans[:n], true
+		secs["debug_info"] = secs["debug_info"][:cut]
+		spans = spans[:n]
 	}
+	// Units without DIEs have nothing to index.
+	spans = slices.DeleteFunc(spans, func(u unitSpan) bool { return u.first >= u.end })
 
 	d, err := newData(secs)
 	if err != nil {
-		// dwarf.New checks every unit header up front, so one bad header
-		// would cost all units. When the header scan finds where it goes
-		// wrong, index the units before it.
-		if spansOK || len(spans) == 0 {
-			return nil, fmt.Errorf("debuginfo: %w", err)
-		}
-		cut := spans[len(spans)-1].end
-		info := secs["debug_info"]
-		secs["debug_info"] = info[:cut]
-		if d, err = newData(secs); err != nil {
-			return nil, fmt.Errorf("debuginfo: %w", err)
-		}
-		ix.warn.add("debug_info: unit header at %#x unreadable: the %d bytes from there to the end of the section are skipped",
-			cut, int64(len(info))-cut)
-		spansOK = true
-	}
-	if !spansOK {
-		// The header scan lost its way where debug/dwarf did not (a
-		// big-endian file, say): treat everything as one unit, walked as
-		// far as it decodes.
-		spans = []unitSpan{{first: 0, end: int64(len(secs["debug_info"])), hdr: -1}}
+		return nil, fmt.Errorf("debuginfo: %w", err)
 	}
 	ix.d, ix.units = d, spans
 	ix.reported = make([]bool, len(spans))
@@ -172,6 +175,31 @@ func (ix *Index) unit(u int) *unitIndex {
 	return ui
 }
 
+// abbrevTable returns the skipper's abbreviation table at off, decoded on
+// first use and shared by every unit naming off. The tables decoded are
+// those dwarf.New parsed, which checkAbbrevs bounded, so they cost no more
+// than that bound however many units share them. Called under ix.mu.
+func (ix *Index) abbrevTable(off uint64) *abbrevTable {
+	if t := ix.abbrevs[off]; t != nil {
+		return t
+	}
+	if ix.abbrevs == nil {
+		ix.abbrevs = make(map[uint64]*abbrevTable)
+	}
+	t := decodeAbbrevs(ix.secs["debug_abbrev"], off)
+	ix.abbrevs[off] = t
+	return t
+}
+
+// scratch is Index.scratch: arrays a unit's parse grows, reused.
+type scratch struct {
+	rows   []row
+	nodes  []node
+	links  []link
+	segs   []seg
+	ranges [][2]uint64
+}
+
 // unitBuilder parses one unit. It runs under Index.mu.
 type unitBuilder struct {
 	ix      *Index
@@ -190,6 +218,11 @@ type unitBuilder struct {
 	// a byte of debug_info or of a range list, except where hostile DIEs
 	// share one list.
 	spansLeft int
+	// base is the unit's base address for range lists, as
+	// Data.Ranges takes it from the unit's first DIE: its DW_AT_entry_pc,
+	// else its DW_AT_low_pc, else 0. baseKnown: that DIE has been read.
+	base      uint64
+	baseKnown bool
 }
 
 // rangesKey identifies a DW_AT_ranges value within a unit.
@@ -236,8 +269,9 @@ func (b *unitBuilder) parse() *unitIndex {
 	b.entries = b.ix.d.Reader()
 	b.skip = &skipper{}
 	if !b.ix.walkTypes {
-		b.skip = newSkipper(b.ix.secs["debug_info"], b.ix.secs["debug_abbrev"], b.u)
+		b.skip = newSkipperWith(b.ix.secs["debug_info"], b.u, func() *abbrevTable { return b.ix.abbrevTable(b.u.abbrev) })
 	}
+	b.ui.nodes, b.links = b.ix.scratch.nodes[:0], b.ix.scratch.links[:0]
 	b.names = make(map[dwarf.Offset]nameRef)
 	b.ranges = make(map[rangesKey][][2]uint64)
 	b.spansLeft = int(b.u.end-b.u.first) + len(b.ix.secs["debug_ranges"]) + len(b.ix.secs["debug_rnglists"])
@@ -299,6 +333,9 @@ func (b *unitBuilder) walk() {
 		if int64(e.Offset) < b.u.first || int64(e.Offset) >= b.u.end {
 			return // the reader moved on to the next unit
 		}
+		if int64(e.Offset) == b.u.first {
+			b.base, b.baseKnown = unitBase(e), true
+		}
 		switch e.Tag {
 		case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSkeletonUnit:
 			opened = true
@@ -344,6 +381,26 @@ func (b *unitBuilder) walk() {
 		if e.Children {
 			stack = append(stack, childCtx)
 		}
+		// The DIE after this one (its first child, or its next sibling)
+		// is most often a parameter or a variable: skip it and the
+		// siblings like it before debug/dwarf decodes any of them, and
+		// read the null entries that follow here (debug/dwarf allocates
+		// an Entry for each).
+		if pos, ok := b.skip.attrsEnd(int64(e.Offset)); ok {
+			next := b.skip.skipRun(pos)
+			for next < b.u.end && b.skip.info[next] == 0 {
+				if len(stack) > 0 {
+					stack = stack[:len(stack)-1]
+				}
+				next++
+			}
+			if next >= b.u.end {
+				return // the unit's last DIE
+			}
+			if next > pos {
+				r.Seek(dwarf.Offset(next))
+			}
+		}
 	}
 }
 
@@ -376,8 +433,14 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 	}
 	lt := &lineTable{}
 	fileIdx := make(map[*dwarf.LineFile]int32)
-	var seq []row
+	// Rows go into the scratch array; seqStart is where the sequence being
+	// read began there, and a sequence that covers nothing is dropped by
+	// cutting back to it.
+	lt.rows = b.ix.scratch.rows[:0]
+	seqStart := 0
 	var le dwarf.LineEntry
+	var lastFile *dwarf.LineFile
+	var lastIdx int32
 	for {
 		if err := lr.Next(&le); err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -386,7 +449,9 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 			break
 		}
 		f := int32(-1)
-		if le.File != nil {
+		if le.File == lastFile && lastFile != nil {
+			f = lastIdx // most rows name the file the row before named
+		} else if le.File != nil {
 			var ok bool
 			if f, ok = fileIdx[le.File]; !ok {
 				f = int32(len(lt.names))
@@ -394,15 +459,17 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 				lt.size += int64(len(le.File.Name))
 				fileIdx[le.File] = f
 			}
+			lastFile, lastIdx = le.File, f
 		}
-		seq = append(seq, row{addr: le.Address, file: f, line: uint32(le.Line), col: uint32(le.Column), endSeq: le.EndSequence})
+		lt.rows = append(lt.rows, row{addr: le.Address, file: f, line: uint32(le.Line), col: uint32(le.Column), endSeq: le.EndSequence})
 		if le.EndSequence {
-			if len(seq) >= 2 && seq[0].addr < seq[len(seq)-1].addr {
-				lt.rows = append(lt.rows, seq...)
+			if seq := lt.rows[seqStart:]; len(seq) < 2 || seq[0].addr >= seq[len(seq)-1].addr {
+				lt.rows = lt.rows[:seqStart]
 			}
-			seq = seq[:0]
+			seqStart = len(lt.rows)
 		}
 	}
+	lt.rows = lt.rows[:seqStart]
 	// A sequence without its end_sequence row is truncated: its last row's
 	// extent is unknown, so it is dropped rather than guessed.
 
@@ -413,6 +480,7 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 		}
 		lt.files = append(lt.files, name)
 	}
+	b.ix.scratch.rows = lt.rows[:0]
 	lt.rows = sortSequences(lt.rows)
 	lt.size += int64(cap(lt.rows))*rowSize + int64(len(lt.names)+len(lt.files))*16
 	b.ui.lines, b.lineOff, b.files = lt, off, lt.files
@@ -475,15 +543,93 @@ func (b *unitBuilder) rangesOf(e *dwarf.Entry) ([][2]uint64, error) {
 			return rs, nil
 		}
 	}
-	rs, err := b.ix.d.Ranges(e)
+	var dst [][2]uint64
+	if f == nil {
+		// Kept only until the caller has recorded them: reuse one array.
+		dst = b.ix.scratch.ranges[:0]
+	}
+	rs, err := b.dwarfRanges(e, dst)
 	if err != nil {
 		return nil, err
 	}
 	rs = slices.DeleteFunc(rs, func(r [2]uint64) bool { return r[0] >= r[1] })
 	if f != nil {
 		b.ranges[key] = rs
+	} else {
+		b.ix.scratch.ranges = rs[:0]
 	}
 	return rs, nil
+}
+
+// dwarfRanges returns what debug/dwarf's Data.Ranges returns for e,
+// appended to dst when it computes them itself. For
+// DWARF 2–4 little-endian units it computes the same itself: Data.Ranges
+// decodes the unit's first DIE again, for its base address, at every DIE
+// with a range list, which cost more than the rest of a Go unit's parse.
+// Anything else is left to Data.Ranges.
+func (b *unitBuilder) dwarfRanges(e *dwarf.Entry, dst [][2]uint64) ([][2]uint64, error) {
+	s := b.skip
+	if !b.baseKnown || s.version < 2 || s.version > 4 || s.addrSize != 4 && s.addrSize != 8 {
+		return b.ix.d.Ranges(e)
+	}
+	ret := dst
+	var low, high uint64
+	var lowOK, highOK, rangesOK bool
+	var ranges int64
+	// Exactly as Data.Ranges reads them: the first field of each
+	// attribute (Entry.Val and Entry.AttrField stop there).
+	low, lowOK = e.Val(dwarf.AttrLowpc).(uint64)
+	if hf := e.AttrField(dwarf.AttrHighpc); hf != nil {
+		switch hf.Class {
+		case dwarf.ClassAddress:
+			high, highOK = hf.Val.(uint64)
+		case dwarf.ClassConstant:
+			if off, ok := hf.Val.(int64); ok {
+				high, highOK = low+uint64(off), true
+			}
+		}
+	}
+	if lowOK && highOK {
+		ret = append(ret, [2]uint64{low, high})
+	}
+	ranges, rangesOK = e.Val(dwarf.AttrRanges).(int64)
+	sec := b.ix.secs["debug_ranges"]
+	if !rangesOK || sec == nil {
+		return ret, nil
+	}
+	if ranges < 0 || ranges > int64(len(sec)) {
+		return nil, fmt.Errorf("invalid range offset %d (max %d)", ranges, len(sec))
+	}
+	// Data.dwarf2Ranges: pairs of addresses until (0, 0); a pair whose
+	// first is the largest address sets the base. A truncated pair reads
+	// as zeros and ends the list.
+	c := cursor{b: sec, off: int(ranges)}
+	base := b.base
+	maxAddr := ^uint64(0) >> uint((8-s.addrSize)*8)
+	for c.off < len(sec) && !c.err {
+		lo, hi := c.addr(s.addrSize), c.addr(s.addrSize)
+		if lo == 0 && hi == 0 {
+			break
+		}
+		if lo == maxAddr {
+			base = hi
+		} else {
+			ret = append(ret, [2]uint64{base + lo, base + hi})
+		}
+	}
+	return ret, nil
+}
+
+// unitBase returns the base address Data.Ranges finds in a unit's first
+// DIE.
+func unitBase(cu *dwarf.Entry) uint64 {
+	if pc, ok := cu.Val(dwarf.AttrEntrypc).(uint64); ok {
+		return pc
+	}
+	if low, ok := cu.Val(dwarf.AttrLowpc).(uint64); ok {
+		return low
+	}
+	return 0
 }
 
 // display picks the readable name: the demangled linkage name when the
@@ -562,6 +708,12 @@ func (b *unitBuilder) nameOf(e *dwarf.Entry) nameRef {
 		if !ok {
 			break
 		}
+		if cached, ok := b.names[off]; ok && hops+1 < maxOriginHops {
+			// Resolved before: do not decode the DIE again (the loop's
+			// next step would find it in b.names too).
+			nr = merge(nr, cached)
+			break
+		}
 		e = b.entryAt(off)
 	}
 	// Every DIE on the chain resolves to the same names: later instances
@@ -599,6 +751,11 @@ func (b *unitBuilder) finish() {
 	links := b.links
 	sortLinks(links)
 	ui := b.ui
+	nodes := ui.nodes
+	ui.nodes = slices.Clone(nodes)
+	clear(nodes) // the scratch array keeps no strings alive
+	b.ix.scratch.nodes = nodes[:0]
+	ui.segs = b.ix.scratch.segs[:0]
 	for i := 0; i < len(links); {
 		j := i
 		for j < len(links) && links[j].parent == links[i].parent {
@@ -614,7 +771,10 @@ func (b *unitBuilder) finish() {
 		}
 		i = j
 	}
+	b.ix.scratch.links = links[:0]
 	b.links = nil
+	b.ix.scratch.segs = ui.segs[:0]
+	ui.segs = slices.Clone(ui.segs)
 	ui.demangled = make([]atomic.Pointer[string], len(ui.nodes))
 	ui.size = int64(cap(ui.nodes))*nodeSize + int64(cap(ui.segs))*segSize + int64(len(ui.demangled))*8
 	for i := range ui.nodes {
@@ -686,9 +846,9 @@ func flatten(out []seg, links []link) []seg {
 	return out
 }
 
-// sortSequences reorders whole sequences (runs of rows ending with an
-// end_sequence row) by their start address, keeping each one's rows in
-// order.
+// sortSequences returns a copy of rows with whole sequences (runs of rows
+// ending with an end_sequence row) ordered by their start address, each
+// one's rows in order.
 func sortSequences(rows []row) []row {
 	type seq struct{ start, end int }
 	var seqs []seq
@@ -703,7 +863,7 @@ func sortSequences(rows []row) []row {
 		return cmpAddr(rows[a.start].addr, rows[c.start].addr)
 	})
 	if sorted {
-		return rows
+		return slices.Clone(rows)
 	}
 	slices.SortStableFunc(seqs, func(a, c seq) int {
 		return cmpAddr(rows[a.start].addr, rows[c.start].addr)

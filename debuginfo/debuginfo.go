@@ -61,8 +61,13 @@ type Index struct {
 
 	mu       sync.Mutex
 	cache    unitCache
-	reported []bool   // per unit: its parse warnings are already in warn
-	warn     warnings // what could not be read, see Warnings
+	reported []bool                  // per unit: its parse warnings are already in warn
+	abbrevs  map[uint64]*abbrevTable // the skipper's tables by debug_abbrev offset, see abbrevTable
+	// scratch holds the growing arrays of the unit being parsed, kept from
+	// one parse to the next: each unit's arrays are then allocated once,
+	// at their final size, rather than grown by appending.
+	scratch scratch
+	warn    warnings // what could not be read, see Warnings
 	// walkTypes makes parses decode type descriptions' children instead
 	// of skipping them (skip.go), for the tests that compare the two.
 	walkTypes bool

@@ -60,6 +60,25 @@ func Demangle(name string) (string, Lang) {
 // Language tells a symbol name's language from its mangling alone, without
 // the cost of demangling it.
 func Language(name string) Lang {
+	// Every prefix below starts with '-', '+', '$' or '_', and after '_'
+	// with '$', 'T', '_', 'R' or 'Z': most names (C, Go's "_pkg.Func")
+	// are told apart by their first two bytes.
+	if name == "" {
+		return LangC
+	}
+	switch name[0] {
+	case '-', '+', '$':
+	case '_':
+		if len(name) > 1 {
+			switch name[1] {
+			case '$', 'T', '_', 'R', 'Z':
+			default:
+				return LangC
+			}
+		}
+	default:
+		return LangC
+	}
 	switch {
 	case strings.HasPrefix(name, "-[") || strings.HasPrefix(name, "+["):
 		return LangObjC

@@ -63,12 +63,15 @@ func checkLineHeader(sec []byte, off int64) error {
 	return nil
 }
 
-// cursor reads little-endian DWARF values; past the end it sets err and
-// returns zeros. Mach-O DWARF is always little-endian on Apple's targets.
+// cursor reads DWARF values, little-endian unless big is set; past the end
+// it sets err and returns zeros. Mach-O DWARF is little-endian on Apple's
+// current targets; debug/dwarf also reads big-endian debug_info (PowerPC),
+// and the unit scan must follow it there too.
 type cursor struct {
 	b   []byte
 	off int
 	err bool
+	big bool
 }
 
 func (c *cursor) take(n int) []byte {
@@ -92,6 +95,9 @@ func (c *cursor) u8() uint8 {
 
 func (c *cursor) u16() uint16 {
 	if p := c.take(2); p != nil {
+		if c.big {
+			return binary.BigEndian.Uint16(p)
+		}
 		return binary.LittleEndian.Uint16(p)
 	}
 	return 0
@@ -99,6 +105,9 @@ func (c *cursor) u16() uint16 {
 
 func (c *cursor) u32() uint32 {
 	if p := c.take(4); p != nil {
+		if c.big {
+			return binary.BigEndian.Uint32(p)
+		}
 		return binary.LittleEndian.Uint32(p)
 	}
 	return 0
@@ -106,9 +115,20 @@ func (c *cursor) u32() uint32 {
 
 func (c *cursor) u64() uint64 {
 	if p := c.take(8); p != nil {
+		if c.big {
+			return binary.BigEndian.Uint64(p)
+		}
 		return binary.LittleEndian.Uint64(p)
 	}
 	return 0
+}
+
+// addr reads an address of size bytes, 4 or 8.
+func (c *cursor) addr(size int) uint64 {
+	if size == 4 {
+		return uint64(c.u32())
+	}
+	return c.u64()
 }
 
 // offset reads a section offset: 8 bytes in 64-bit DWARF, else 4.

@@ -386,7 +386,7 @@ func TestUnitSpans(t *testing.T) {
 				}
 				r.SkipChildren()
 			}
-			spans, ok := unitSpans(secs["debug_info"])
+			spans, _, ok := unitSpans(secs["debug_info"])
 			if !ok {
 				t.Errorf("unitSpans: did not reach the end of debug_info")
 			}
@@ -640,5 +640,32 @@ func unusedAbbrevCode(t *testing.T, abbrev []byte, off int) uint64 {
 func parseAll(ix *Index) {
 	for u := range ix.units {
 		ix.unit(u)
+	}
+}
+
+// TestUnitSpansByteOrderAndEmptyUnits: the header scan reads big-endian
+// debug_info as debug/dwarf does (its order comes from the first unit's
+// version), and lists units whose header fills them, whose abbreviation
+// tables debug/dwarf parses too. Either left out, the bound on
+// abbreviation parsing (checkAbbrevs) would not see every table.
+func TestUnitSpansByteOrderAndEmptyUnits(t *testing.T) {
+	for _, order := range []binary.AppendByteOrder{binary.LittleEndian, binary.BigEndian} {
+		unit := func(abbrevOff uint32, dies []byte) []byte {
+			u := order.AppendUint32(nil, uint32(7+len(dies)))
+			u = order.AppendUint16(u, 4)
+			u = order.AppendUint32(u, abbrevOff)
+			return append(append(u, 8), dies...)
+		}
+		info := append(unit(0, []byte{1, 'a', 0, 0}), unit(5, nil)...)
+		info = append(info, unit(9, []byte{0})...)
+		spans, stop, ok := unitSpans(info)
+		want := []unitSpan{
+			{hdr: 0, first: 11, end: 15, abbrev: 0},
+			{hdr: 15, first: 26, end: 26, abbrev: 5},
+			{hdr: 26, first: 37, end: 38, abbrev: 9},
+		}
+		if diff := cmp.Diff(want, spans, cmp.AllowUnexported(unitSpan{})); diff != "" || !ok || stop != int64(len(info)) {
+			t.Errorf("%v: unitSpans = %v, %d, %v; want all of debug_info (-want +got):\n%s", order, spans, stop, ok, diff)
+		}
 	}
 }

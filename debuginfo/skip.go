@@ -37,12 +37,19 @@ type abbrev struct {
 	tag            dwarf.Tag
 	children, code bool
 	forms          []uint64
+	known          bool // an abbreviation of the table (abbrevTable.dense has holes)
+	skippable      bool // skippableTags[tag]
+	// size is the bytes of the DIE's attributes when every form has a
+	// fixed size in a unit of 8-byte addresses and 4-byte offsets, DWARF
+	// 3 or later (a fixedLayout unit), else -1.
+	size int32
 }
 
 // skipper skips DIE subtrees of one unit.
 type skipper struct {
 	info     []byte // debug_info up to the unit's end
-	abbrevs  map[uint64]abbrev
+	abbrevs  *abbrevTable
+	fixed    bool // a fixedLayout unit: abbrev.size applies
 	addrSize int
 	offSize  int
 	version  int
@@ -61,35 +68,66 @@ const (
 	skipSlack = 64 << 10
 )
 
-// newSkipper reads unit u's header and abbreviation table. A unit it
-// cannot read gets a skipper that skips nothing.
-func newSkipper(info, abbrevSec []byte, u unitSpan) *skipper {
-	s := &skipper{}
-	if u.hdr < 0 || u.end > int64(len(info)) {
-		return s
+// abbrevTable is one abbreviation table as the skipper reads it: the
+// entries from a debug_abbrev offset to the zero code ending the table.
+// An Index decodes the table at each offset once and shares it between the
+// units naming that offset (Index.abbrevTable): thousands of units naming
+// one long table would otherwise each decode all of it. It is immutable.
+type abbrevTable struct {
+	byCode map[uint64]abbrev
+	// dense holds the abbreviations of the codes below its length (most
+	// tables number theirs from 1): a slice index is cheaper than a map.
+	dense []abbrev
+	ok    bool // read to its end without error
+}
+
+// lookup returns the abbreviation of code.
+func (t *abbrevTable) lookup(code uint64) (abbrev, bool) {
+	if code < uint64(len(t.dense)) {
+		ab := t.dense[code]
+		return ab, ab.known
 	}
-	c := cursor{b: info[:u.end], off: int(u.hdr)}
-	s.offSize = 4
-	if c.u32() == 0xffffffff {
-		c.u64()
-		s.offSize = 8
+	ab, ok := t.byCode[code]
+	return ab, ok
+}
+
+// fixedSize returns the bytes of values of the forms in a fixedLayout
+// unit, or -1 when one has a variable or unknown size.
+func fixedSize(forms []uint64) int32 {
+	n := int32(0)
+	for _, form := range forms {
+		switch form {
+		case 0x19: // flag_present
+		case 0x0b, 0x0c, 0x11, 0x25, 0x29: // data1, flag, ref1, strx1, addrx1
+			n++
+		case 0x05, 0x12, 0x26, 0x2a: // data2, ref2, strx2, addrx2
+			n += 2
+		case 0x27, 0x2b: // strx3, addrx3
+			n += 3
+		case 0x06, 0x13, 0x28, 0x2c, 0x1c: // data4, ref4, strx4, addrx4, ref_sup4
+			n += 4
+		case 0x0e, 0x17, 0x1d, 0x1f, 0x1f20, 0x1f21, 0x10: // offsets, and ref_addr after DWARF 2
+			n += 4
+		case 0x07, 0x14, 0x20, 0x24, 0x01: // data8, ref8, ref_sig8, ref_sup8, addr
+			n += 8
+		case 0x1e: // data16
+			n += 16
+		default:
+			return -1
+		}
 	}
-	s.version = int(c.u16())
-	switch {
-	case s.version >= 2 && s.version <= 4:
-		c.skip(s.offSize) // abbreviation offset, in u.abbrev
-		s.addrSize = int(c.u8())
-	case s.version == 5:
-		c.u8() // unit type
-		s.addrSize = int(c.u8())
-	default:
-		return s
+	return n
+}
+
+// decodeAbbrevs reads the abbreviation table at off.
+func decodeAbbrevs(abbrevSec []byte, off uint64) *abbrevTable {
+	t := &abbrevTable{}
+	if off >= uint64(len(abbrevSec)) {
+		return t
 	}
-	if c.err || s.addrSize == 0 || u.abbrev >= uint64(len(abbrevSec)) {
-		return s
-	}
-	s.abbrevs = make(map[uint64]abbrev)
-	a := cursor{b: abbrevSec, off: int(u.abbrev)}
+	t.byCode = make(map[uint64]abbrev)
+	var maxCode uint64
+	a := cursor{b: abbrevSec, off: int(off)}
 	for !a.err {
 		code := a.uleb()
 		if code == 0 {
@@ -112,12 +150,63 @@ func newSkipper(info, abbrevSec []byte, u unitSpan) *skipper {
 			}
 			ab.forms = append(ab.forms, form)
 		}
-		if _, dup := s.abbrevs[code]; !dup {
-			s.abbrevs[code] = ab // debug/dwarf keeps the first too
+		if _, dup := t.byCode[code]; !dup {
+			ab.known, ab.skippable, ab.size = true, skippableTags[ab.tag], fixedSize(ab.forms)
+			t.byCode[code] = ab // debug/dwarf keeps the first too
+			maxCode = max(maxCode, code)
 		}
 	}
+	t.ok = !a.err
+	if n := uint64(len(t.byCode)); maxCode < 4*n+64 {
+		t.dense = make([]abbrev, maxCode+1)
+		for code, ab := range t.byCode {
+			t.dense[code] = ab
+		}
+	}
+	return t
+}
+
+// newSkipper reads unit u's header and decodes its abbreviation table. A
+// unit it cannot read gets a skipper that skips nothing.
+func newSkipper(info, abbrevSec []byte, u unitSpan) *skipper {
+	return newSkipperWith(info, u, func() *abbrevTable { return decodeAbbrevs(abbrevSec, u.abbrev) })
+}
+
+// newSkipperWith reads unit u's header and takes its abbreviation table
+// from table, called once the header is read.
+func newSkipperWith(info []byte, u unitSpan, table func() *abbrevTable) *skipper {
+	s := &skipper{}
+	if u.hdr < 0 || u.end > int64(len(info)) {
+		return s
+	}
+	c := cursor{b: info[:u.end], off: int(u.hdr)}
+	s.offSize = 4
+	if c.u32() == 0xffffffff {
+		c.u64()
+		s.offSize = 8
+	}
+	s.version = int(c.u16())
+	switch {
+	case s.version >= 2 && s.version <= 4:
+		c.skip(s.offSize) // abbreviation offset, in u.abbrev
+		s.addrSize = int(c.u8())
+	case s.version == 5:
+		c.u8() // unit type
+		s.addrSize = int(c.u8())
+	default:
+		return s
+	}
+	if c.err || s.addrSize == 0 {
+		return s
+	}
+	t := table()
+	if t.byCode == nil {
+		return s
+	}
+	s.abbrevs = t
+	s.fixed = s.addrSize == 8 && s.offSize == 4 && s.version >= 3
 	s.info = info[:u.end]
-	s.ok = !a.err
+	s.ok = t.ok
 	s.steps = skipRatio*int(u.end-u.first) + skipSlack
 	return s
 }
@@ -133,8 +222,8 @@ func (s *skipper) skipRun(off int64) int64 {
 	for s.ok && pos >= 0 && pos < int64(len(s.info)) {
 		c := cursor{b: s.info, off: int(pos)}
 		code := c.uleb()
-		ab, known := s.abbrevs[code]
-		if c.err || code == 0 || !known || ab.code || ab.children && !skippableTags[ab.tag] {
+		ab, known := s.abbrevs.lookup(code)
+		if c.err || code == 0 || !known || ab.code || ab.children && !ab.skippable {
 			break
 		}
 		end, ok := s.subtreeEnd(pos)
@@ -176,15 +265,13 @@ func (s *skipper) subtreeEnd(off int64) (end int64, ok bool) {
 			}
 			continue
 		}
-		ab, known := s.abbrevs[code]
+		ab, known := s.abbrevs.lookup(code)
 		if !known || ab.code {
 			return 0, false
 		}
 		forms += len(ab.forms)
-		for _, form := range ab.forms {
-			if !s.skipValue(&c, form) {
-				return 0, false
-			}
+		if !s.skipAttrs(&c, &ab) {
+			return 0, false
 		}
 		if ab.children {
 			depth++
@@ -196,6 +283,45 @@ func (s *skipper) subtreeEnd(off int64) (end int64, ok bool) {
 		return 0, false // a subtree ends inside its unit, before its last null
 	}
 	return int64(c.off), true
+}
+
+// attrsEnd returns the offset just past the attributes of the DIE at off:
+// where its first child starts, or when it has none its next sibling (or
+// the null entry ending its parent's children). ok is false when the DIE
+// cannot be read, the skipper is off or its budget is spent.
+func (s *skipper) attrsEnd(off int64) (end int64, ok bool) {
+	if !s.ok || off < 0 || off >= int64(len(s.info)) {
+		return 0, false
+	}
+	c := cursor{b: s.info, off: int(off)}
+	code := c.uleb()
+	ab, known := s.abbrevs.lookup(code)
+	if c.err || code == 0 || !known || len(ab.forms)+c.off-int(off) > s.steps {
+		return 0, false
+	}
+	if !s.skipAttrs(&c, &ab) {
+		return 0, false
+	}
+	s.steps -= c.off - int(off) + len(ab.forms)
+	if c.off >= len(s.info) {
+		return 0, false
+	}
+	return int64(c.off), true
+}
+
+// skipAttrs skips the attribute values of a DIE of abbreviation ab; false
+// for a form it does not know or a value past the end.
+func (s *skipper) skipAttrs(c *cursor, ab *abbrev) bool {
+	if s.fixed && ab.size >= 0 {
+		c.skip(int(ab.size))
+		return !c.err
+	}
+	for _, form := range ab.forms {
+		if !s.skipValue(c, form) {
+			return false
+		}
+	}
+	return true
 }
 
 // skipValue skips one attribute value; false for a form it does not know.

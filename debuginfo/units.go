@@ -5,7 +5,8 @@ import "fmt"
 // unitSpan is where one unit of debug_info keeps its DIEs: hdr is the
 // offset of its header, first the offset of its first DIE (just after the
 // header), end the offset just past the unit; abbrev is the debug_abbrev
-// offset its header names.
+// offset its header names. A unit whose header fills it has no DIEs
+// (first == end): debug/dwarf still parses its abbreviation table.
 type unitSpan struct {
 	hdr, first, end int64
 	abbrev          uint64
@@ -13,14 +14,25 @@ type unitSpan struct {
 
 // unitSpans splits debug_info into its units by their headers, so that the
 // index can start each compile unit afresh after an earlier one failed to
-// decode. debug/dwarf has already accepted these headers (dwarf.New parses
-// them all), so the scan only needs to find the same boundaries: it reads
-// the unit length, version and address-size/type fields as debug/dwarf
-// does. It stops at the first header it cannot follow and reports whether
-// it reached the end of the section; when it did not, the caller falls back
-// to one walk over everything.
-func unitSpans(info []byte) (spans []unitSpan, ok bool) {
+// decode, and bound the abbreviation tables dwarf.New will parse before it
+// parses them. It reads the unit length, version and address-size/type
+// fields as debug/dwarf does, in the byte order debug/dwarf picks from the
+// first unit's version. It returns every unit, those without DIEs
+// included, and where it stopped: the header of the first unit it could
+// not follow, or the section's end when ok. dwarf.New rejects the whole
+// section from a unit the scan cannot follow, so the caller keeps the
+// units before stop.
+func unitSpans(info []byte) (spans []unitSpan, stop int64, ok bool) {
 	c := cursor{b: info}
+	// debug/dwarf's sniff: the first unit's 16-bit version is small, so
+	// its zero byte says the order.
+	ver := 4
+	if len(info) >= 4 && info[0] == 0xff && info[1] == 0xff && info[2] == 0xff && info[3] == 0xff {
+		ver = 12
+	}
+	if len(info) >= ver+2 && info[ver] == 0 && info[ver+1] != 0 {
+		c.big = true
+	}
 	for c.off < len(info) {
 		hdr := int64(c.off)
 		length := uint64(c.u32())
@@ -29,7 +41,7 @@ func unitSpans(info []byte) (spans []unitSpan, ok bool) {
 			length = c.u64()
 		}
 		if c.err || length > uint64(len(info)-c.off) {
-			return spans, false
+			return spans, hdr, false
 		}
 		if length == 0 {
 			continue // padding, which debug/dwarf skips too
@@ -56,17 +68,15 @@ func unitSpans(info []byte) (spans []unitSpan, ok bool) {
 				c.skip(8 + offSize)
 			}
 		default:
-			return spans, false
+			return spans, hdr, false
 		}
 		if c.err {
-			return spans, false
+			return spans, hdr, false
 		}
-		if c.off < end {
-			spans = append(spans, unitSpan{hdr: hdr, first: int64(c.off), end: int64(end), abbrev: abbrev})
-		}
+		spans = append(spans, unitSpan{hdr: hdr, first: int64(c.off), end: int64(end), abbrev: abbrev})
 		c.b, c.off = info, end
 	}
-	return spans, true
+	return spans, int64(len(info)), true
 }
 
 // maxWarnings bounds the warnings an Index keeps: hostile DWARF can fail in

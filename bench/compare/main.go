@@ -50,7 +50,7 @@ func run() error {
 	mode := flag.String("mode", "symtab", `what to compare: "symtab" (names from the symbol table), "dwarf" (functions, files and lines with inline chains), "index" (dwarf, answered from a symindex file of -bin) or "bigdsym" (a first answer and the batch from -bin's DWARF and from its index, with targets)`)
 	llvm := flag.String("llvm", "llvm-symbolizer", "the llvm-symbolizers to compare with, comma-separated")
 	firstRuns := flag.Int("first-runs", 10, "runs of each program for a first answer in -mode bigdsym (one address: cheap, and noisier than a batch)")
-	writeAddrs := flag.String("write-addresses", "", "write the addresses a symtab comparison would use to this file, one per line, and run nothing (for profiling one side alone)")
+	writeAddrs := flag.String("write-addresses", "", "write the addresses the comparison would use (a symtab one, or with -mode dwarf a dwarf one) to this file, one per line, and run nothing (for profiling one side alone)")
 	flag.Parse()
 
 	peers := strings.Split(*llvm, ",")
@@ -65,7 +65,11 @@ func run() error {
 		}
 	}
 	if *writeAddrs != "" {
-		addrs, err := addresses(*bin, *n)
+		pick := addresses
+		if *mode == "dwarf" {
+			pick = func(bin string, n int) ([]uint64, error) { return dwarfAddresses(bin, *arch, n) }
+		}
+		addrs, err := pick(*bin, *n)
 		if err != nil {
 			return err
 		}

@@ -13,7 +13,7 @@ import (
 )
 
 // TestCorpusThroughCommand runs every hostile case through the command,
-// within the allocation budget and without hanging: a damaged symbol file
+// each command within the allocation budget, CaseTime and CaseAlloc: a damaged symbol file
 // never fails symbolicate, which answers from its good parts; atos and
 // images answer or refuse it clearly; a dump is symbolicated or refused
 // with status 1. No output holds a raw control character.
@@ -28,7 +28,7 @@ func TestCorpusThroughCommand(t *testing.T) {
 				var status int
 				var out, errOut string
 				hostile.Returns(t, 30*time.Second, nil, func() {
-					hostile.Budget(t, int64(len(data)), func() {
+					hostile.CaseBudget(t, int64(len(data)), func() {
 						status, out, errOut = runCmd(nil, args...)
 					})
 				})

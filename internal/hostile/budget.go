@@ -46,6 +46,34 @@ const (
 	AllocSlack   = 64 << 20
 )
 
+// Every case of the corpus (Cases), through each entry point the runners
+// call, also stays within CaseTime and CaseAlloc bytes allocated, whatever
+// its size: the cases are small, and a case near these figures is an
+// amplification still to be fixed.
+const (
+	CaseTime  = 5 * time.Second
+	CaseAlloc = 256 << 20
+)
+
+// CaseBudget runs fn, one entry point on a case of inputSize bytes, and
+// fails tb when it allocated more than the lesser of MaxAlloc(inputSize)
+// and CaseAlloc, or took more than CaseTime. It returns the bytes
+// allocated and the time taken, for a test's log.
+func CaseBudget(tb testing.TB, inputSize int64, fn func()) (uint64, time.Duration) {
+	tb.Helper()
+	start := time.Now()
+	got := Allocated(fn)
+	took := time.Since(start)
+	if limit := min(MaxAlloc(inputSize), CaseAlloc); got > limit {
+		tb.Errorf("allocated %d bytes reading %d bytes of input; the budget is %d (the lesser of %d × input + %d and %d)",
+			got, inputSize, limit, AllocPerByte, AllocSlack, CaseAlloc)
+	}
+	if took > CaseTime {
+		tb.Errorf("took %v reading %d bytes of input; a case has %v", took.Round(time.Millisecond), inputSize, CaseTime)
+	}
+	return got, took
+}
+
 // MaxAlloc returns the most a parser may allocate reading n bytes of input.
 func MaxAlloc(n int64) uint64 {
 	if n < 0 {

@@ -206,6 +206,34 @@ func Cases() []Case {
 			Name: "amplify/shared-stack-distinct", Kind: KindDump,
 			Build: func() []byte { return SharedStackSnapshot(SharedStackThreads, SharedStackFrames, true) },
 		},
+		{
+			// 3,000 compile units naming successive entries of one 30 KB
+			// abbreviation list, in big-endian DWARF: debug/dwarf decoded
+			// each table to the list's end, unbounded because the check
+			// of that cost read the unit headers little-endian and saw no
+			// unit (85 KB: 2.1 GB allocated, 6 s).
+			Name: "amplify/dwarf-abbrev-offsets-big-endian", Kind: KindMachO,
+			Build:        func() []byte { return AbbrevListMachO(AbbrevDistinctBigEndian) },
+			WantWarnings: []string{"debug_abbrev: the tables the units name"},
+			WantSymbol:   "good",
+		},
+		{
+			// 3,000 units without ranges naming the start of that list:
+			// each unit's parse decoded the whole list again (85 KB:
+			// 2.2 GB allocated, 4 s).
+			Name: "amplify/dwarf-abbrev-shared", Kind: KindMachO,
+			Build:      func() []byte { return AbbrevListMachO(AbbrevShared) },
+			WantSymbol: "good",
+		},
+		{
+			// Units whose header fills them name successive entries: the
+			// check of the abbreviation cost skipped units without DIEs,
+			// whose tables debug/dwarf parses all the same.
+			Name: "amplify/dwarf-abbrev-offsets-empty-units", Kind: KindMachO,
+			Build:        func() []byte { return AbbrevListMachO(AbbrevDistinctEmpty) },
+			WantWarnings: []string{"debug_abbrev: the tables the units name"},
+			WantSymbol:   "good",
+		},
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 )
 
 // TestCorpusThroughLibrary runs every hostile case through the library's
-// entry points for its kind, within the allocation budget and without
-// hanging, and checks that it ends in a clear error or a result with the
+// entry points for its kind, within the allocation budget, CaseTime and
+// CaseAlloc, and checks that it ends in a clear error or a result with the
 // warnings the case names.
 func TestCorpusThroughLibrary(t *testing.T) {
 	for _, c := range hostile.Cases() {
@@ -25,9 +25,9 @@ func TestCorpusThroughLibrary(t *testing.T) {
 			var errs, warnings []string
 			var symbol string
 			var allocated uint64
-			start := time.Now()
+			var took time.Duration
 			hostile.Returns(t, 30*time.Second, nil, func() {
-				allocated = hostile.Budget(t, int64(len(data)), func() {
+				allocated, took = hostile.CaseBudget(t, int64(len(data)), func() {
 					switch c.Kind {
 					case hostile.KindMachO:
 						errs, warnings, symbol = readMachO(data)
@@ -36,7 +36,7 @@ func TestCorpusThroughLibrary(t *testing.T) {
 					}
 				})
 			})
-			t.Logf("%d bytes of input: %v, %d bytes allocated", len(data), time.Since(start).Round(time.Millisecond), allocated)
+			t.Logf("%d bytes of input: %v, %d bytes allocated", len(data), took.Round(time.Millisecond), allocated)
 			checkOutcome(t, c, errs, warnings, symbol)
 		})
 	}
