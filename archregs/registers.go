@@ -30,7 +30,12 @@ type Registers struct {
 }
 
 // NewRegisters returns an empty register set for arch: no register known.
+// A nil arch gives a set of an architecture with no registers, which
+// knows none and refuses every Set.
 func NewRegisters(arch *Arch) *Registers {
+	if arch == nil {
+		arch = &Arch{Name: "unknown"}
+	}
 	return &Registers{Arch: arch, vals: make([]uint64, len(arch.RegNames))}
 }
 

@@ -170,6 +170,9 @@ func MemoryFunc(m Memory) ReadMemFunc {
 		if size != 4 && size != 8 {
 			return 0, fmt.Errorf("breakpadsym: read of %d bytes: want 4 or 8", size)
 		}
+		if m == nil {
+			return 0, fmt.Errorf("breakpadsym: read at %#x: no memory (nil Memory)", addr)
+		}
 		n, err := m.ReadMemory(buf[:size], addr)
 		if n < size {
 			if err == nil {

@@ -79,6 +79,9 @@ const maxModuleLine = 4096
 // be indexed by debug id without parsing them. The debug id must be well
 // formed (see ParseDebugID).
 func ReadModuleLine(r io.Reader) (Module, error) {
+	if r == nil {
+		return Module{}, errors.New("breakpadsym: nil reader")
+	}
 	br := bufio.NewReaderSize(io.LimitReader(r, maxModuleLine), 512)
 	line, err := br.ReadString('\n')
 	if err != nil && !(errors.Is(err, io.EOF) && line != "") {

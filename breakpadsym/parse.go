@@ -2,6 +2,7 @@ package breakpadsym
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -149,6 +150,9 @@ func findNamed(list []named, id uint32) (string, bool) {
 
 // ParseReader reads a whole symbol file from r and parses it (see Parse).
 func ParseReader(r io.Reader) (*File, error) {
+	if r == nil {
+		return nil, errors.New("breakpadsym: nil reader")
+	}
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -168,6 +172,9 @@ func Parse(data []byte) (*File, error) {
 	p.presize()
 	err := p.run()
 	p.finish()
+	if len(data) == 0 {
+		err = &FormatError{Line: 1, Record: "MODULE", Msg: "no MODULE record: the file is empty"}
+	}
 	return p.f, err
 }
 

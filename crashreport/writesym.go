@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -76,6 +77,13 @@ type LookupFunc func(FrameRef) (FrameName, bool)
 // returns an error only when w fails or the format is not one it writes
 // (KSCrash JSON is not). It is safe for concurrent use if lookup is.
 func WriteSymbolicated(w io.Writer, data []byte, format Format, lookup LookupFunc) error {
+	if w == nil {
+		return errors.New("crashreport: nil writer")
+	}
+	if lookup == nil {
+		// No names: every frame is kept as the report wrote it.
+		lookup = func(FrameRef) (FrameName, bool) { return FrameName{}, false }
+	}
 	if format == "" {
 		f, ok := Detect(data)
 		if !ok {

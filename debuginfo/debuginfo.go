@@ -217,6 +217,9 @@ func normalize(sections map[string][]byte) map[string][]byte {
 // instance a dSYM's *image.Image. When the source can read sections by name
 // it reads SectionNames only.
 func NewFromImage(im SectionSource) (*Index, error) {
+	if im == nil {
+		return nil, errors.New("debuginfo: nil section source")
+	}
 	var secs map[string][]byte
 	var err error
 	if n, ok := im.(namedSectionSource); ok {

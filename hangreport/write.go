@@ -1,6 +1,7 @@
 package hangreport
 
 import (
+	"errors"
 	"io"
 	"path"
 	"sort"
@@ -50,6 +51,9 @@ type edit struct {
 // name in the given style. Frames of the call graphs and of sample's
 // summary sections are filled. Write returns the first error of w.
 func (r *Report) Write(w io.Writer, names Namer, style Style) error {
+	if w == nil {
+		return errors.New("hangreport: Write: nil writer")
+	}
 	var edits []edit
 	fill := func(proc int, s Span) {
 		f := r.Frame(s)

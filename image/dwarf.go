@@ -41,6 +41,9 @@ const (
 // file's size (at most 1 GiB): past either, DWARFSections fails with a
 // *FormatError naming the section. DWARFSectionsNamed reads fewer.
 func (im *Image) DWARFSections() (map[string][]byte, error) {
+	if im == nil || im.hdr == nil {
+		return nil, ErrNoHeader
+	}
 	return im.dwarfSections(nil)
 }
 
@@ -49,6 +52,9 @@ func (im *Image) DWARFSections() (map[string][]byte, error) {
 // are neither read nor decompressed. Names the image lacks are left out of
 // the map.
 func (im *Image) DWARFSectionsNamed(names ...string) (map[string][]byte, error) {
+	if im == nil || im.hdr == nil {
+		return nil, ErrNoHeader
+	}
 	want := make(map[string]bool, len(names))
 	for _, n := range names {
 		want[n] = true

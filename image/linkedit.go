@@ -3,6 +3,7 @@ package image
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"sort"
 )
@@ -12,6 +13,9 @@ import (
 // a hostile nsyms or strsize is an error, not an allocation. Each call reads
 // them afresh: the slices are the caller's, to keep without copying.
 func (im *Image) Symtab() (raw RawSymtab, ok bool, err error) {
+	if im == nil || im.hdr == nil {
+		return RawSymtab{}, false, ErrNoHeader
+	}
 	st := im.hdr.symtab
 	if st == nil {
 		return RawSymtab{}, false, nil
@@ -34,6 +38,10 @@ func (im *Image) Symtab() (raw RawSymtab, ok bool, err error) {
 }
 
 // wrap names the image in an error of ours.
+// ErrNoHeader is the error of an Image's methods on a nil Image, or one
+// not made by Open, NewFile or FromMemory (a zero Image has no file).
+var ErrNoHeader = errors.New("image: no Mach-O file behind the image (nil or zero Image)")
+
 func (im *Image) wrap(err error) error { return fmt.Errorf("image: %s: %w", im.Name, err) }
 
 // readLinkedit reads the table a linkedit_data_command points at.
@@ -53,6 +61,9 @@ func (im *Image) readLinkedit(ref *linkeditRef) ([]byte, error) {
 // stores it. When the table is damaged part way, the starts before the
 // damage come back with the error.
 func (im *Image) FunctionStarts() ([]uint64, error) {
+	if im == nil || im.hdr == nil {
+		return nil, ErrNoHeader
+	}
 	ref := im.hdr.funcStarts
 	if ref == nil || ref.size == 0 {
 		return nil, nil
@@ -120,6 +131,9 @@ const (
 // the image has no trie. A damaged trie gives the entries of its readable
 // nodes together with the error about the first damaged one.
 func (im *Image) Exports() ([]Export, error) {
+	if im == nil || im.hdr == nil {
+		return nil, ErrNoHeader
+	}
 	ref := im.hdr.exports()
 	if ref == nil || ref.size == 0 {
 		return nil, nil
@@ -256,6 +270,9 @@ func readExportNode(data []byte, off uint64, seen []bool) (*uint64, []exportEdge
 
 // ReadSegment returns a segment's file bytes (FileSize of them).
 func (im *Image) ReadSegment(seg Segment) ([]byte, error) {
+	if im == nil || im.hdr == nil {
+		return nil, ErrNoHeader
+	}
 	b, err := im.src.read(seg.Offset, seg.FileSize, "segment "+seg.Name, 0)
 	if err != nil {
 		return nil, im.wrap(err)

@@ -154,6 +154,9 @@ func (s source) read(off, n uint64, what string, fieldOff int64) ([]byte, error)
 // readFull fills p from r at off; io.ReaderAt may return io.EOF with a full
 // read at the end of the data, which is success.
 func readFull(r io.ReaderAt, p []byte, off uint64) error {
+	if r == nil {
+		return errors.New("no data (nil reader)")
+	}
 	if off > 1<<62 {
 		return errors.New("offset out of range")
 	}

@@ -1,6 +1,7 @@
 package image
 
 import (
+	"errors"
 	"fmt"
 	"io"
 )
@@ -71,6 +72,9 @@ type memAt struct {
 }
 
 func (m *memAt) ReadAt(p []byte, off int64) (int, error) {
+	if m.mem == nil {
+		return 0, errors.New("no memory to read (nil Memory)")
+	}
 	return m.mem.ReadMemory(p, m.base+uint64(off))
 }
 

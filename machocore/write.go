@@ -66,6 +66,9 @@ func Write(w io.Writer, in *WriteInput) error {
 	if in == nil || in.Arch == nil {
 		return errors.New("machocore: Write: no architecture")
 	}
+	if w == nil {
+		return errors.New("machocore: Write: nil writer")
+	}
 	arch := in.Arch
 	is64 := arch.PtrSize == 8
 	bo := binary.LittleEndian

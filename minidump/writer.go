@@ -1,6 +1,7 @@
 package minidump
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -151,6 +152,12 @@ func cpuForArch(a *archregs.Arch) (CPU, error) {
 // exception, system info, misc info, thread names, Crashpad info; the
 // Memory64 data comes last and is streamed.
 func Write(w io.Writer, d *WriterInput) error {
+	if w == nil {
+		return errors.New("minidump: Write: nil writer")
+	}
+	if d == nil {
+		return errors.New("minidump: Write: nil input")
+	}
 	cpu, err := cpuForArch(d.Arch)
 	if err != nil {
 		return err

@@ -58,6 +58,9 @@ type (
 // Read reads a snapshot from r, refusing more than MaxInputSize bytes
 // before it decodes anything.
 func Read(r io.Reader) (*Snapshot, error) {
+	if r == nil {
+		return nil, errors.New("snapshot: nil reader")
+	}
 	return read(r, defaultLimits)
 }
 

@@ -81,6 +81,15 @@ type breakpadSource struct {
 	done  atomic.Bool // set once file and errs are written
 }
 
+// BreakpadFiles returns the paths of the Breakpad .sym files with the
+// entry's UUID, in path order; nil when it has none.
+func (e *Entry) BreakpadFiles() []string {
+	if e == nil {
+		return nil
+	}
+	return append([]string(nil), e.sym.paths...)
+}
+
 // attachSymFiles gives the load's entry the .sym files with its UUID,
 // making an entry without images when no Mach-O file could be read. Such
 // an entry's .sym file is parsed now, and the entry dropped when none can

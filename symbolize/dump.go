@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/stackimage/stackimage/dump"
@@ -50,6 +51,12 @@ func (z *Symbolizer) Symbolicate(d *dump.Dump) (*Report, error) {
 // does for a list of loaded images: for callers that name addresses of a
 // dump themselves. Close the process when done.
 func (z *Symbolizer) NewDumpProcess(d *dump.Dump) (*Process, error) {
+	if z == nil {
+		return nil, errNilSymbolizer
+	}
+	if d == nil {
+		return nil, errors.New("symbolize: nil dump")
+	}
 	loaded := make([]*image.Loaded, len(d.Images))
 	for i, im := range d.Images {
 		name := im.Path
@@ -81,6 +88,12 @@ func (z *Symbolizer) NewDumpProcess(d *dump.Dump) (*Process, error) {
 // memory, are walked once: their Frames share one slice, which readers
 // must not modify. A thread's Frames may also be a prefix of another's.
 func (z *Symbolizer) SymbolicateEach(d *dump.Dump, each func(Thread) error) (*Report, error) {
+	if d != nil && len(d.Threads) == 0 && len(d.Images) == 0 && d.Arch == nil {
+		return nil, errors.New("symbolize: empty dump (no architecture, threads or images)")
+	}
+	if each == nil {
+		each = func(Thread) error { return nil }
+	}
 	p, err := z.NewDumpProcess(d)
 	if err != nil {
 		return nil, err

@@ -696,9 +696,17 @@ func isDSYMPath(p string) bool {
 
 // NewEntry indexes images the caller opened itself, such as the one file
 // given to atos; they need not carry a UUID. A damaged symbol table costs
-// its damaged parts, which Warnings lists; the error is always nil, and
-// stays for compatibility.
+// its damaged parts, which Warnings lists. The error is for no image, or
+// a nil one.
 func NewEntry(images ...*image.Image) (*Entry, error) {
+	if len(images) == 0 {
+		return nil, errors.New("symbolize: NewEntry: no image")
+	}
+	for i, im := range images {
+		if im == nil {
+			return nil, fmt.Errorf("symbolize: NewEntry: image %d is nil", i)
+		}
+	}
 	e := &Entry{}
 	for _, im := range images {
 		t, err := symtab.New(im)
@@ -730,10 +738,12 @@ func (e *Entry) Release() error {
 }
 
 // Warnings returns what the entry's files could not give: damaged parts of
-// their symbol tables, which were left out, and, once Debug has run, DWARF
-// that could not be used or was read only in part.
+// their symbol tables, which were left out; once a walk has used them,
+// unwind tables left out because the file ends before them; and, once
+// Debug has run, DWARF that could not be used or was read only in part.
 func (e *Entry) Warnings() []string {
-	return append(append([]string(nil), e.symbolWarnings...), e.debugWarnings()...)
+	out := append(append([]string(nil), e.symbolWarnings...), e.unwindWarnings()...)
+	return append(out, e.debugWarnings()...)
 }
 
 // debugWarnings returns what the entry's DWARF could not give, once Debug

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -283,6 +284,9 @@ type Process struct {
 	named   map[namedKey][]Frame
 }
 
+// errNilSymbolizer is the error of a nil Symbolizer's methods.
+var errNilSymbolizer = errors.New("symbolize: nil Symbolizer")
+
 // namedKey is what Frames' answer depends on, besides the index and
 // found-by it copies in.
 type namedKey struct{ addr, lookup uint64 }
@@ -295,6 +299,12 @@ const maxNamed = 4096
 // with the process, so that the symbol files it uses can be closed once the
 // Symbols is.
 func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*Process, error) {
+	if z == nil {
+		return nil, errNilSymbolizer
+	}
+	if slices.Contains(loaded, nil) {
+		loaded = slices.DeleteFunc(slices.Clone(loaded), func(l *image.Loaded) bool { return l == nil })
+	}
 	p := &Process{Arch: arch, entries: map[*image.Loaded]*Entry{}, NoDemangle: z.NoDemangle,
 		NoUnwindInfo: z.NoUnwindInfo, Async: z.Async, ExactAddresses: z.ExactAddresses}
 	for _, l := range loaded {
@@ -605,7 +615,8 @@ func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.
 }
 
 // Warnings returns what the symbol files used so far could not give: DWARF
-// that could not be indexed, or only in part. An entry whose DWARF another
+// that could not be indexed, or only in part, and unwind tables left out
+// because a truncated file ends before them. An entry whose DWARF another
 // goroutine is still indexing has nothing to say yet.
 func (p *Process) Warnings() []string {
 	var out []string
@@ -616,6 +627,7 @@ func (p *Process) Warnings() []string {
 			continue
 		}
 		seen[e] = true
+		out = append(out, e.unwindWarnings()...)
 		out = append(out, e.debugWarnings()...)
 	}
 	return out

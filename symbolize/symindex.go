@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,10 +23,20 @@ import (
 // symindex file for its first image. It builds the DWARF indexes when
 // they were not built yet.
 func (e *Entry) WriteIndex(w io.Writer) error {
+	if e == nil {
+		return errors.New("symbolize: WriteIndex: nil entry")
+	}
+	if w == nil {
+		return errors.New("symbolize: WriteIndex: nil writer")
+	}
 	if e.stored != nil {
 		return fmt.Errorf("symbols for %s: already an index", e.UUID)
 	}
 	im := e.Image()
+	if im == nil {
+		// An entry known only from a Breakpad .sym file, or a zero Entry.
+		return fmt.Errorf("symbols for %s: no Mach-O image to index (an index is made from a binary or dSYM)", e.UUID)
+	}
 	in := symindex.Input{UUID: im.UUID, CPUType: im.CPUType, CPUSubtype: im.CPUSubtype,
 		FileType: uint32(im.Type), Name: im.Name, Symbols: e.Tables, Debug: e.Debug()}
 	for _, s := range im.Segments {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/unwind"
@@ -32,8 +33,20 @@ type unwindTables struct {
 	textAddr uint64
 	// err says why a table of the image could not be read. A walk that
 	// reaches the image stops there (bad_unwind_info) rather than go on
-	// with part of its tables, which could give wrong callers.
+	// with part of its tables, which could give wrong callers. A table
+	// whose section the file does not hold is no error: a dSYM's
+	// __unwind_info has no file data (image.ErrNoFileData), and is absent
+	// as in an image with no table; one that lies past the end of a
+	// truncated file (image.ErrTruncated) is absent too, with a warning.
 	err error
+	// warnings says which tables were left out as past the end of the
+	// file; read once done is set.
+	warnings []string
+	done     atomic.Bool
+	// ehFrameLeftOut says an image has an __eh_frame section whose bytes
+	// no file held: compact unwind entries that defer to it have no rule,
+	// rather than a broken one.
+	ehFrameLeftOut bool
 
 	// callerRows caches the rows found for callers, by unslid address: a
 	// walk of many threads meets the same call sites again and again. The
@@ -59,6 +72,7 @@ func (e *Entry) unwindTables() *unwindTables {
 }
 
 func (t *unwindTables) read(e *Entry) {
+	defer t.done.Store(true)
 	for _, im := range e.Images {
 		if im.Arch == nil {
 			continue
@@ -77,6 +91,7 @@ func (t *unwindTables) read(e *Entry) {
 		}
 		if s, ok := im.Section("__TEXT", "__eh_frame"); ok && t.ehFrame == nil {
 			t.ehFrame = readTable(t, im, s, func(b []byte) (*dwarfcfi.Table, error) { return dwarfcfi.NewEHFrame(b, s.Addr, im.Arch) })
+			t.ehFrameLeftOut = t.ehFrame == nil
 		}
 		if s, ok := im.Section("__DWARF", "__debug_frame"); ok && t.debugFrame == nil {
 			t.debugFrame = readTable(t, im, s, func(b []byte) (*dwarfcfi.Table, error) { return dwarfcfi.NewDebugFrame(b, im.Arch) })
@@ -91,10 +106,32 @@ func (t *unwindTables) fail(s image.Section, err error) {
 	}
 }
 
+// unwindWarnings returns the tables left out of the entry's unwind tables
+// because their files end before them; nil before the tables were read.
+func (e *Entry) unwindWarnings() []string {
+	if !e.unwind.done.Load() {
+		return nil
+	}
+	return e.unwind.warnings
+}
+
 // readTable reads a section and parses it; a section that cannot be read
-// or parsed is recorded in t.err (see fail) and gives nil.
+// or parsed is recorded in t.err (see fail) and gives nil. An empty
+// section, or one the file does not hold, gives nil without an error:
+// with a warning when the file ends before it.
 func readTable[T any](t *unwindTables, im *image.Image, s image.Section, parse func([]byte) (*T, error)) *T {
+	if s.Size == 0 {
+		return nil // an empty section is no table
+	}
 	data, err := im.ReadSection(s)
+	switch {
+	case errors.Is(err, image.ErrNoFileData):
+		return nil
+	case errors.Is(err, image.ErrTruncated):
+		t.warnings = append(t.warnings, fmt.Sprintf("%s: unwind table %s,%s left out, the walk goes on by its other strategies in this image: %v",
+			im.Name, s.Segment, s.Name, err))
+		return nil
+	}
 	if err == nil {
 		var tab *T
 		if tab, err = parse(data); err == nil {
@@ -227,6 +264,11 @@ func (p *Process) functionBounds(l *image.Loaded, pc uint64) (start, end uint64,
 func (t *unwindTables) callerRow(p *Process, pc uint64, entry compactunwind.Entry, code *imageCode) (*unwind.Row, unwind.Source, error) {
 	if fdeOff, ok := entry.DWARFOffset(p.Arch); ok {
 		if t.ehFrame == nil {
+			if t.ehFrameLeftOut {
+				// Present in the image but in none of its files (a
+				// dSYM's stub, a truncated binary): no rule here.
+				return nil, 0, nil
+			}
 			return nil, 0, fmt.Errorf("compact unwind defers to __eh_frame offset %#x, and the image has no __eh_frame", fdeOff)
 		}
 		row, _, err := t.ehFrame.RowInFDE(uint64(fdeOff), pc)

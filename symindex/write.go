@@ -3,6 +3,7 @@ package symindex
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -45,6 +46,9 @@ type Input struct {
 // the number of symbols and DWARF ranges (plus a sort of the range
 // boundaries); it looks up every boundary in Debug once.
 func Write(w io.Writer, in Input) error {
+	if w == nil {
+		return errors.New("symindex: nil writer")
+	}
 	if len(in.Symbols) > maxTables {
 		return fmt.Errorf("symindex: %d symbol tables, at most %d fit a file", len(in.Symbols), maxTables)
 	}

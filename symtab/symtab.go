@@ -24,6 +24,7 @@ package symtab
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"github.com/stackimage/stackimage/archregs"
 	"slices"
@@ -244,6 +245,9 @@ func nameLength(n int) uint16 {
 // export trie, bounded by its sections. A damaged part costs only itself:
 // what could be read of it is kept, and Warnings says what was left out.
 func New(im *image.Image) (*Table, error) {
+	if im == nil {
+		return nil, errors.New("symtab: nil image")
+	}
 	var warnings []error
 	raw, ok, err := im.Symtab()
 	if err != nil {

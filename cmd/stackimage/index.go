@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symindex"
@@ -48,7 +49,16 @@ func runIndex(args []string, stdout, stderr io.Writer) error {
 			writeLine(stderr, "stackimage index: %s: no readable file", u)
 			continue
 		}
-		path := filepath.Join(*out, u.String(), e.Image().ArchName()+symindex.Extension)
+		im := e.Image()
+		if im == nil {
+			// Only Breakpad .sym files have the UUID: an index is made
+			// from a binary or dSYM.
+			writeLine(stderr, "stackimage index: warning: skipped %s: %s",
+				strings.Join(e.BreakpadFiles(), ", "), "a Breakpad .sym file, not indexed (index reads binaries and dSYMs; give the .sym file to --symbols as it is)")
+			e.Release()
+			continue
+		}
+		path := filepath.Join(*out, u.String(), im.ArchName()+symindex.Extension)
 		size, err := writeIndexFile(path, e)
 		if err != nil {
 			writeLine(stderr, "stackimage index: %s: %v", u, err)

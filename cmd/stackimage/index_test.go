@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,4 +116,38 @@ func symbolicateFrames(t *testing.T, snap, symbols string) []sourceFrame {
 		frames = append(frames, th.Frames...)
 	}
 	return frames
+}
+
+// TestIndexSkipsBreakpadSym runs index over a directory holding a Breakpad
+// .sym file beside a binary: the binary is indexed, and the .sym file,
+// which has no Mach-O image to index, is skipped with a warning naming it
+// and saying why (it used to panic). A directory of .sym files alone
+// fails with status 1, never a panic.
+func TestIndexSkipsBreakpadSym(t *testing.T) {
+	dir := t.TempDir()
+	sym := writeFile(t, filepath.Join(dir, "lib.sym"),
+		[]byte("MODULE mac arm64 0123456789ABCDEF0123456789ABCDEF0 lib\nFUNC 1000 10 0 lib_main\n1000 10 7 0\nFILE 0 lib.c\n"))
+	bin, err := os.ReadFile(filepath.Join(symbolsDir, "chain-arm64-O1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "chain-arm64-O1"), bin)
+	store := t.TempDir()
+	status, out, errOut := runCmd(nil, "index", "--symbols", dir, "--out", store)
+	if status != 0 {
+		t.Fatalf("index: status %d, stderr %q", status, errOut)
+	}
+	if !strings.Contains(out, "4C4C444C-5555-3144-A117-3E15AF6B6CFF") {
+		t.Errorf("index did not write the binary's index: %q", out)
+	}
+	if !strings.Contains(errOut, "skipped "+sym) || !strings.Contains(errOut, "Breakpad .sym file") {
+		t.Errorf("stderr %q: want a warning naming %s as a skipped Breakpad .sym file", errOut, sym)
+	}
+
+	only := t.TempDir()
+	writeFile(t, filepath.Join(only, "lib.sym"), []byte("MODULE mac arm64 0123456789ABCDEF0123456789ABCDEF0 lib\n"))
+	status, _, errOut = runCmd(nil, "index", "--symbols", only, "--out", t.TempDir())
+	if status != 1 || !strings.Contains(errOut, "lib.sym") {
+		t.Errorf("index of .sym files alone: status %d, stderr %q; want 1 and the file named", status, errOut)
+	}
 }

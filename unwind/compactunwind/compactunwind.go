@@ -29,6 +29,9 @@ import (
 // Errors returned by Lookup and RowFor. Malformed data is reported as an
 // *unwind.Error instead, with the offset in the section.
 var (
+	// errNoArch is the error for a nil architecture.
+	errNoArch = errors.New("compactunwind: no architecture (nil *archregs.Arch)")
+
 	// ErrNotFound: no entry of the table covers the offset.
 	ErrNotFound = errors.New("compactunwind: no entry covers the address")
 	// ErrNoInfo: the function has an entry whose encoding is 0: the linker
@@ -390,6 +393,9 @@ func ParseObject(data []byte, ptrSize int) (*Table, error) {
 		size = objectEntrySize32
 	default:
 		return nil, fmt.Errorf("compactunwind: pointer size %d, want 4 or 8", ptrSize)
+	}
+	if len(data) == 0 {
+		return nil, formatError(0, "empty __compact_unwind section")
 	}
 	if len(data)%size != 0 {
 		return nil, formatError(uint64(len(data)-len(data)%size), "section size %d is not a multiple of the %d-byte entry", len(data), size)

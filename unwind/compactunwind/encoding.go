@@ -32,6 +32,9 @@ const (
 
 // dwarfMode returns arch's mode that defers to DWARF.
 func dwarfMode(arch *archregs.Arch) (uint32, bool) {
+	if arch == nil {
+		return 0, false
+	}
 	switch arch.CPUType {
 	case archregs.CPUTypeX86_64, archregs.CPUTypeX86:
 		return x86ModeDWARF, true
@@ -59,6 +62,9 @@ func dwarfMode(arch *archregs.Arch) (uint32, bool) {
 // on x86 saved at CFA-PtrSize; on arm64 and armv7 with a frame, in the
 // frame record; on arm64 frameless functions, still in LR (SameValue).
 func RowFor(arch *archregs.Arch, e Entry, code CodeReader) (unwind.Row, error) {
+	if arch == nil {
+		return unwind.Row{}, errNoArch
+	}
 	if e.Encoding&encodingModeMask == 0 { // encoding 0, or only personality and LSDA bits
 		return unwind.Row{}, ErrNoInfo
 	}

@@ -74,6 +74,9 @@ const (
 // make asynchronous in epilogues) takes Frame0's row only in the prologue
 // and the epilogue.
 func Frame0(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind.Row, Phase, bool, error) {
+	if arch == nil {
+		return unwind.Row{}, 0, false, errNoArch
+	}
 	thumb := arch.CPUType == archregs.CPUTypeARM && pc&1 != 0
 	if thumb {
 		// Bit 0 of pc says Thumb, as it does in a return address; the
