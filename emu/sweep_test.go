@@ -87,16 +87,70 @@ var unwindTableFloors = []struct {
 	{GroupAsync, "x86_64", "O2", 115},
 }
 
+// Targets of the GroupNoFPNoTables rows: the programs built without frame
+// pointers, walked with their unwind tables withheld, where the walk finds
+// the callers by the caller scan (docs/walker.md). Every row must be at
+// least withheldTargetPercent exact, with at most withheldMaxJunk junk
+// frames (extra or wrong) per 100 walks.
+const (
+	withheldTargetPercent = 90.0
+	withheldMaxJunk       = 1.0
+)
+
+// withheldFloors are the GroupNoFPNoTables rows' exact counts at the commit
+// that set them (docs/accuracy.md): they may only grow. Before the caller
+// scan the rows were 0.23–62.09% exact (36.46% in all; chain and noreturn
+// alone 1.0%): the walk stopped at FP = 0 or at the outermost record.
+var withheldFloors = []struct {
+	arch, opt string
+	exact     int // at least
+}{
+	{"arm64", "O0", 35221},
+	{"arm64", "O1", 9042},
+	{"arm64", "O2", 9014},
+	{"x86_64", "O0", 19475},
+	{"x86_64", "O1", 10523},
+	{"x86_64", "O2", 7102},
+}
+
 // TestSweep single-steps every fixture and holds every cell of the accuracy
 // table to its floor: the frame-pointer rows to sweepFloors, the others to
-// unwindTableFloors.
+// unwindTableFloors, and the rows walked without unwind tables to
+// withheldFloors and their targets.
 func TestSweep(t *testing.T) {
 	rep, err := Sweep(filepath.Join(repoRoot(t), "fixtures"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(sweepFloors) + len(unwindTableFloors); len(rep.Cells) != want {
+	if want := len(sweepFloors) + len(unwindTableFloors) + len(withheldFloors); len(rep.Cells) != want {
 		t.Errorf("the sweep has %d cells, want %d (one per group × arch × level)", len(rep.Cells), want)
+	}
+	for _, f := range withheldFloors {
+		t.Run(GroupNoFPNoTables+"-"+f.arch+"-"+f.opt, func(t *testing.T) {
+			c := rep.Cell(GroupNoFPNoTables, f.arch, f.opt)
+			if c == nil {
+				t.Fatalf("no cell for %s %s %s", GroupNoFPNoTables, f.arch, f.opt)
+			}
+			if c.Checked < 50 {
+				t.Errorf("checked = %d boundaries, want a whole run", c.Checked)
+			}
+			if c.Exact < f.exact {
+				t.Errorf("exact = %d of %d boundaries, want at least %d", c.Exact, c.Checked, f.exact)
+			}
+			if pct := c.ExactPercent(); pct < withheldTargetPercent {
+				t.Errorf("exact = %.2f%% of %d boundaries, want at least %.1f%%", pct, c.Checked, withheldTargetPercent)
+			}
+			if junk := c.JunkPer100(); junk > withheldMaxJunk {
+				t.Errorf("junk = %.2f frames per 100 walks (extra %d, wrong %d), want at most %.1f", junk, c.Extra, c.Wrong, withheldMaxJunk)
+			}
+			if c.Extra+c.Wrong > 0 {
+				for _, m := range rep.Misses {
+					if m.Group == GroupNoFPNoTables && strings.HasSuffix(m.Fixture, "-"+f.arch+"-"+f.opt) {
+						t.Logf("%s step %d %s+%d\n truth %q\n walk  %q (%s)", m.Fixture, m.Step, m.Function, m.Offset, m.Truth, m.Walk, m.Stop)
+					}
+				}
+			}
+		})
 	}
 	for _, f := range unwindTableFloors {
 		t.Run(f.group+"-"+f.arch+"-"+f.opt, func(t *testing.T) {

@@ -71,6 +71,12 @@ func (w *walk) byFrameRecord() recordResult {
 			return recordEnd
 		}
 	}
+	if sp, ok := cur.Regs.Get(w.arch.DWARFSP); ok && cur.FoundBy == FoundByScan && fp != 0 && fp < sp {
+		// A frame found by scanning keeps the FP of the frame below; below
+		// its SP that is no record of its own, nor of any caller.
+		w.stop(StopFramePointerNotAbove, "FP %#x below SP %#x at frame %d", fp, sp, at)
+		return recordEnd
+	}
 	switch {
 	case fp == 0:
 		w.stop(StopFramePointerZero, "FP is 0 at frame %d: end of the chain", at)
@@ -131,6 +137,12 @@ func (w *walk) byFrameRecord() recordResult {
 		return recordEnd
 	}
 	if next != 0 && next <= fp {
+		// Code without frame pointers uses FP as any other register, and
+		// a function that has a record (alloca) saved that value in it:
+		// the callers are still on the stack.
+		if w.byCallerScan() {
+			return recordFound
+		}
 		w.stop(StopFramePointerNotAbove, "saved FP %#x read at %#x is not above it (frame %d)",
 			next, fp, at+1)
 		return recordEnd
@@ -434,4 +446,137 @@ func (w *walk) asyncChain(fp uint64) {
 		ctx = parent
 	}
 	w.stop(StopAsyncChainEnd, "async context chain ends at frame %d", len(w.res.Frames)-1)
+}
+
+// maxCallerScanBytes bounds the stack the caller scan reads above a frame's
+// SP when no frame record ends the stretch (FP is 0, below SP or outside
+// the stack): a frame without a frame pointer can hold kilobytes of locals
+// below its return address (the fixtures' big_frame holds 2 KiB).
+const maxCallerScanBytes = 16 << 10
+
+// byCallerScan adds the innermost frame's caller from the stack between its
+// SP and the frame record at its FP (or, without a usable FP, up to
+// maxCallerScanBytes above SP) when a word there is a return address that
+// the code confirms: code of an image, just after a call instruction that is
+// readable, and, for a direct call to a known function start, a call of the
+// function the innermost frame is in (or of one that tail-calls it). Code
+// built without frame pointers leaves FP at an outer record, often the
+// thread's outermost one: taking that record would skip every caller in
+// between. In code with frame pointers the stretch is the frame's own
+// locals, where no word is a call of the frame's function but a stale one.
+//
+// A word equal to the return address of a frame found in the link register
+// is skipped once (frame 0 saved LR in its own frame: the same frame
+// again). A call whose target is not known (indirect, or into a stub) is
+// taken only at a call site in a known function when Options.Functions is
+// set (not in an image's header), and counts towards maxScanRun. It needs
+// Options.Code and Options.Instructions; code that cannot be read confirms
+// nothing.
+func (w *walk) byCallerScan() bool {
+	if w.opts.NoScan || w.opts.Code == nil || w.opts.Instructions == nil || w.ai.callBefore == nil {
+		return false
+	}
+	cur := w.last()
+	sp, ok := cur.Regs.Get(w.arch.DWARFSP)
+	if !ok {
+		return false
+	}
+	end := sp + maxCallerScanBytes
+	if end < sp {
+		end = ^uint64(0)
+	}
+	if fp, ok := cur.Regs.Get(w.arch.DWARFFP); ok && fp >= sp && fp < end && w.inStack(fp) {
+		end = fp
+	}
+	if lo, hi := w.opts.StackLow, w.opts.StackHigh; lo != 0 && lo < hi && hi < end {
+		end = hi
+	}
+	callee, calleeKnown := w.functionStart(cur.LookupAddress)
+	var dup uint64
+	if cur.FoundBy == FoundByLinkRegister && w.lrSavedAt(w.res.Frames[0].ReturnAddress) {
+		dup = cur.ReturnAddress
+	}
+	p := w.ptrSize
+	buf := w.scanBuf[:]
+	for base := (sp + p - 1) &^ (p - 1); base < end && base >= sp; base += uint64(len(buf)) {
+		chunk := buf[:min(uint64(len(buf)), end-base)&^(p-1)]
+		if len(chunk) == 0 {
+			return false
+		}
+		if n, _ := w.mem.ReadMemory(chunk, base); n < len(chunk) {
+			chunk = chunk[:uint64(n)&^(p-1)]
+			if len(chunk) == 0 {
+				return false
+			}
+			end = base + uint64(len(chunk))
+		}
+		for off := uint64(0); off < uint64(len(chunk)); off += p {
+			raw := getWord(chunk[off : off+p])
+			ra := w.arch.CodeAddress(raw & w.pacMask)
+			if ra < minValidAddress || !w.opts.Code.IsCode(ra) {
+				continue
+			}
+			strong, ok := w.confirmsCaller(raw&w.pacMask, callee, calleeKnown)
+			if !ok || !strong && w.scanRun >= maxScanRun {
+				continue
+			}
+			if dup != 0 && ra == dup {
+				dup = 0
+				continue
+			}
+			addr := base + off
+			f := Frame{ReturnAddress: ra, FoundBy: FoundByScan}
+			f.Regs.Set(w.arch.DWARFSP, addr+p)
+			// A function found by scanning is assumed not to have changed
+			// the callee-saved registers, FP among them.
+			w.keepCalleeSaved(&f.Regs)
+			if fp, ok := f.Regs.Get(w.arch.DWARFFP); ok {
+				f.FP = fp
+			}
+			if !w.add(f) {
+				return true
+			}
+			if strong {
+				w.scanRun = 0
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// confirmsCaller reports whether the code before raw (a return address,
+// PAC-stripped, Thumb bit kept) is a call that could have entered callee
+// (the start of the function of the frame below, when calleeKnown): ok,
+// and strong when it is a direct call of callee or of a function that
+// tail-calls callee. A direct call of another known function, an
+// instruction that is no call, unreadable code, or a call site outside
+// every known function (an image's header) is no caller.
+func (w *walk) confirmsCaller(raw, callee uint64, calleeKnown bool) (strong, ok bool) {
+	site := w.arch.CallSite(raw)
+	if !w.opts.Code.IsCode(site) {
+		return false, false
+	}
+	c := w.ai.callBefore(w, raw)
+	switch c.kind {
+	case callNone, callUnknown:
+		return false, false
+	case callDirect:
+		if start, ok := w.functionStart(c.target); ok && start == c.target {
+			if !calleeKnown {
+				return false, true
+			}
+			if c.target == callee || w.tailCalls(c.target, callee) {
+				return true, true
+			}
+			return false, false
+		}
+	}
+	// The target is unknown: the call site must at least be in a function.
+	if w.opts.Functions != nil {
+		if _, ok := w.functionStart(site); !ok {
+			return false, false
+		}
+	}
+	return false, true
 }

@@ -307,6 +307,8 @@ type walk struct {
 	thumb bool
 	// rowCtx is what the expressions of the row being applied see.
 	rowCtx rowContext
+	// scanBuf holds the stack words byCallerScan reads at once.
+	scanBuf [512]byte
 }
 
 func newWalk(arch *archregs.Arch, ai *archInfo, mem Memory, opts Options) *walk {
@@ -430,6 +432,9 @@ func (w *walk) walkCallers() {
 		}
 		if w.res.StopDetail != "" {
 			return
+		}
+		if w.byCallerScan() {
+			continue
 		}
 		switch w.byFrameRecord() {
 		case recordFound:
