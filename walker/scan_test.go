@@ -95,16 +95,16 @@ func scanFunctions(ta testArch) funcStarts {
 // FP points at. Each frame is scanFrameBytes long and its return address
 // is its last word, as arm64 and x86_64 code without frame pointers leave
 // it.
-func scanStack(t *testing.T, ta testArch, junk []uint64, ras ...uint64) (mem *memory, sp, outer uint64) {
+func scanStack(t testing.TB, ta testArch, junk []uint64, ras ...uint64) (mem *memory, sp, outer uint64) {
 	s := newStack(t, ta.stack, ta.ptr)
 	var rec label
+	for _, j := range junk {
+		s.Ptr(j)
+	}
 	for i, ra := range ras {
 		words := scanFrameBytes/ta.ptr - 1
 		if i == 0 {
-			for _, j := range junk {
-				s.Ptr(j)
-				words--
-			}
+			words -= len(junk)
 		}
 		s.Skip(words * ta.ptr).Ptr(ra)
 	}
@@ -183,6 +183,18 @@ func TestCallerScan(t *testing.T) {
 			res := Walk(regs(sp, outer+1, 0), mem, opts())
 			got := scanNames(ta, res.Frames)
 			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("frames (-want +got):\n%s", diff)
+			}
+		})
+		t.Run(ta.arch.Name+"/the image's header where its code cannot be read", func(t *testing.T) {
+			// The last-resort scan takes a word in code after an
+			// unreadable instruction (no binary for the image), but the
+			// image's first address, its header, follows nothing.
+			mem, sp, outer := scanStack(t, ta, []uint64{ta.code})
+			o := opts()
+			o.Instructions = &memory{base: ta.code, data: scanCode(ta).data[:scanEnd]}
+			res := Walk(regs(sp, outer+1, 0), mem, o)
+			if diff := cmp.Diff([]string{"D/context"}, scanNames(ta, res.Frames)); diff != "" {
 				t.Errorf("frames (-want +got):\n%s", diff)
 			}
 		})

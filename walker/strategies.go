@@ -384,7 +384,11 @@ func (w *walk) byScan() bool {
 		}
 		// The word must follow a call. When the image's code cannot be
 		// read (no binary for it), lying in its code is all that can be
-		// checked, as Breakpad's scan checks.
+		// checked, as Breakpad's scan checks, and so must the call site:
+		// an image's first address, its header, follows no call.
+		if !w.opts.Code.IsCode(w.arch.CallSite(raw & w.pacMask)) {
+			continue
+		}
 		if c := w.ai.callBefore(w, raw&w.pacMask); c.kind == callNone {
 			continue
 		}
