@@ -185,6 +185,12 @@ var archOrder = map[string]int{"arm64": 0, "x86_64": 1, "armv7": 2, "i386": 3}
 // disk so that symbols are found the way the stackimage command finds
 // them). keep selects outputs; nil keeps all.
 func Sweep(dir string, keep func(fixtures.Output) bool) (*SweepReport, error) {
+	return SweepStale(dir, keep, StaleNone)
+}
+
+// SweepStale is Sweep with the stack holding stale words before each run
+// (StaleStack): how the walk fares where unwritten slots are not zero.
+func SweepStale(dir string, keep func(fixtures.Output) bool, stale StaleStack) (*SweepReport, error) {
 	man, err := fixtures.Load()
 	if err != nil {
 		return nil, err
@@ -205,7 +211,7 @@ func Sweep(dir string, keep func(fixtures.Output) bool) (*SweepReport, error) {
 			} else {
 				cell = SweepCell{Group: group, Arch: out.Arch, Opt: out.Opt}
 			}
-			misses, err := SweepOutput(dir, prog, out, &cell)
+			misses, err := sweepOutput(dir, prog, out, &cell, stale)
 			if err != nil {
 				return nil, err
 			}
@@ -237,11 +243,18 @@ func Sweep(dir string, keep func(fixtures.Output) bool) (*SweepReport, error) {
 // recorded result, or the PC reaches halt), or the truth is not trusted and
 // an error is returned.
 func SweepOutput(dir string, prog fixtures.Program, out fixtures.Output, cell *SweepCell) ([]SweepMiss, error) {
+	return sweepOutput(dir, prog, out, cell, StaleNone)
+}
+
+func sweepOutput(dir string, prog fixtures.Program, out fixtures.Output, cell *SweepCell, stale StaleStack) ([]SweepMiss, error) {
 	s, err := newSweeper(dir, prog, out, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer s.m.Close()
+	if err := dirtyStack(dir, prog, out, s, stale); err != nil {
+		return nil, fmt.Errorf("emu: sweep %s: %w", out.Name(), err)
+	}
 	s.cell = cell
 	if cell.Group != "" {
 		s.group = cell.Group

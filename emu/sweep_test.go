@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/stackimage/stackimage/fixtures"
 	"github.com/stackimage/stackimage/symbolize"
 )
 
@@ -244,5 +245,45 @@ func TestMachineNames(t *testing.T) {
 	want := []string{"inline_host", "with_alloca", "???"}
 	if diff := cmp.Diff(want, MachineNames(frames)); diff != "" {
 		t.Errorf("MachineNames (-want +got):\n%s", diff)
+	}
+}
+
+// TestSweepStaleFrameRecords sweeps the armv7 frame-pointer rows, which no
+// unwind table describes (ld64.lld-16 writes none for armv7), with every
+// word of the stack below the entry a return address of the program
+// (StaleFill): every slot a frame leaves unwritten looks like a caller, of
+// every function. Frame records that the code confirms must still win over
+// them: the rows stay at their clean floors.
+func TestSweepStaleFrameRecords(t *testing.T) {
+	keep := func(out fixtures.Output) bool {
+		return SweepGroup(out) == GroupFP && out.Arch == "armv7" && out.Opt == "O1"
+	}
+	rep, err := SweepStale(filepath.Join(repoRoot(t), "fixtures"), keep, StaleFill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Cell(GroupFP, "armv7", "O1")
+	if c == nil {
+		t.Fatal("no cell for fp armv7 O1")
+	}
+	for _, f := range sweepFloors {
+		if f.arch != "armv7" || f.opt != "O1" {
+			continue
+		}
+		if c.Exact < f.exact || c.Checked-c.Exact > f.misses || c.Extra+c.Wrong > 0 {
+			t.Errorf("with a stale stack: exact %d of %d, extra %d, wrong %d; want at least %d exact, at most %d misses, no junk",
+				c.Exact, c.Checked, c.Extra, c.Wrong, f.exact, f.misses)
+		}
+	}
+}
+
+func TestParseStaleStack(t *testing.T) {
+	for in, want := range map[string]StaleStack{"": StaleNone, "none": StaleNone, "replay": StaleReplay, "fill": StaleFill} {
+		if got, err := ParseStaleStack(in); err != nil || got != want {
+			t.Errorf("ParseStaleStack(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := ParseStaleStack("dirty"); err == nil {
+		t.Errorf("ParseStaleStack(%q): no error", "dirty")
 	}
 }

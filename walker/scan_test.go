@@ -186,6 +186,38 @@ func TestCallerScan(t *testing.T) {
 				t.Errorf("frames (-want +got):\n%s", diff)
 			}
 		})
+		t.Run(ta.arch.Name+"/a frame's own record wins over its locals", func(t *testing.T) {
+			// Code with frame pointers: FP is D's own record, whose return
+			// address follows C's call of D. A stale word below it, in
+			// D's locals, also follows a call of D (from C, an earlier
+			// call): the record is taken, the locals are not scanned.
+			var rec, outer label
+			s := newStack(t, ta.stack, ta.ptr)
+			s.Skip(2*ta.ptr).Ptr(scanRA(ta, scanCallT)).Skip(ta.ptr)
+			s.Mark(&rec).PtrTo(&outer).Ptr(raC)
+			s.Skip(4 * ta.ptr).Mark(&outer).Ptr(0).Ptr(raB).Ptr(0).Ptr(0)
+			res := Walk(regs(ta.stack, rec.addr, 0), s.Memory(), opts())
+			want := []string{"D/context", "C/frame pointer", "B/frame pointer"}
+			if diff := cmp.Diff(want, scanNames(ta, res.Frames)); diff != "" {
+				t.Errorf("frames (-want +got):\n%s", diff)
+			}
+		})
+		t.Run(ta.arch.Name+"/calls through a register are a few guesses at most", func(t *testing.T) {
+			// Above C's return address, B's return address (a call
+			// through a register: it may have entered anything) and A's
+			// (a direct call of B) alternate. Each B is a guess; a run
+			// of confirmed calls between guesses does not make more of
+			// them safe: at most maxWeakScans are taken.
+			ras := []uint64{raC}
+			for range maxWeakScans + 2 {
+				ras = append(ras, raB, raA)
+			}
+			mem, sp, outer := scanStack(t, ta, nil, ras...)
+			res := Walk(regs(sp, outer, 0), mem, opts())
+			if got, want := len(res.Frames), 2+2*maxWeakScans; got != want {
+				t.Errorf("Walk found %d frames (%q), want %d: D, C and %d times B, A", got, scanNames(ta, res.Frames), want, maxWeakScans)
+			}
+		})
 		t.Run(ta.arch.Name+"/the image's header where its code cannot be read", func(t *testing.T) {
 			// The last-resort scan takes a word in code after an
 			// unreadable instruction (no binary for the image), but the

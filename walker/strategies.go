@@ -466,16 +466,18 @@ const maxCallerScanBytes = 16 << 10
 // function the innermost frame is in (or of one that tail-calls it). Code
 // built without frame pointers leaves FP at an outer record, often the
 // thread's outermost one: taking that record would skip every caller in
-// between. In code with frame pointers the stretch is the frame's own
-// locals, where no word is a call of the frame's function but a stale one.
+// between. In code with frame pointers the record at FP is the frame's own,
+// and what lies below it its locals, where a word that looks like a caller
+// is a stale one: the scan is not made when the record's own return
+// address is confirmed as a caller of the frame (recordConfirmed).
 //
 // A word equal to the return address of a frame found in the link register
 // is skipped once (frame 0 saved LR in its own frame: the same frame
 // again). A call whose target is not known (indirect, or into a stub) is
 // taken only at a call site in a known function when Options.Functions is
-// set (not in an image's header), and counts towards maxScanRun. It needs
-// Options.Code and Options.Instructions; code that cannot be read confirms
-// nothing.
+// set (not in an image's header), and counts towards maxScanRun and
+// maxWeakScans. It needs Options.Code and Options.Instructions; code that
+// cannot be read confirms nothing.
 func (w *walk) byCallerScan() bool {
 	if w.opts.NoScan || w.opts.Code == nil || w.opts.Instructions == nil || w.ai.callBefore == nil {
 		return false
@@ -489,13 +491,21 @@ func (w *walk) byCallerScan() bool {
 	if end < sp {
 		end = ^uint64(0)
 	}
-	if fp, ok := cur.Regs.Get(w.arch.DWARFFP); ok && fp >= sp && fp < end && w.inStack(fp) {
-		end = fp
+	var fpEnd uint64
+	if fp, ok := cur.Regs.Get(w.arch.DWARFFP); ok && fp >= sp && fp < end && w.inStack(fp) && fp%w.arch.FPAlign == 0 {
+		end, fpEnd = fp, fp
 	}
 	if lo, hi := w.opts.StackLow, w.opts.StackHigh; lo != 0 && lo < hi && hi < end {
 		end = hi
 	}
 	callee, calleeKnown := w.functionStart(cur.LookupAddress)
+	if end == fpEnd && w.recordConfirmed(fpEnd, callee, calleeKnown) {
+		// The record at FP is the frame's own: its return address
+		// follows a call that could have entered the frame's function.
+		// What lies below it is the frame's locals, where a word that
+		// looks like a caller is a stale one.
+		return false
+	}
 	var dup uint64
 	if cur.FoundBy == FoundByLinkRegister && w.lrSavedAt(w.res.Frames[0].ReturnAddress) {
 		dup = cur.ReturnAddress
@@ -509,9 +519,6 @@ func (w *walk) byCallerScan() bool {
 		}
 		if n, _ := w.mem.ReadMemory(chunk, base); n < len(chunk) {
 			chunk = chunk[:uint64(n)&^(p-1)]
-			if len(chunk) == 0 {
-				return false
-			}
 			end = base + uint64(len(chunk))
 		}
 		for off := uint64(0); off < uint64(len(chunk)); off += p {
@@ -521,32 +528,66 @@ func (w *walk) byCallerScan() bool {
 				continue
 			}
 			strong, ok := w.confirmsCaller(raw&w.pacMask, callee, calleeKnown)
-			if !ok || !strong && w.scanRun >= maxScanRun {
+			if !ok || !strong && (w.weakScans >= maxWeakScans || w.scanRun >= maxScanRun) {
 				continue
 			}
 			if dup != 0 && ra == dup {
 				dup = 0
 				continue
 			}
-			addr := base + off
-			f := Frame{ReturnAddress: ra, FoundBy: FoundByScan}
-			f.Regs.Set(w.arch.DWARFSP, addr+p)
-			// A function found by scanning is assumed not to have changed
-			// the callee-saved registers, FP among them.
-			w.keepCalleeSaved(&f.Regs)
-			if fp, ok := f.Regs.Get(w.arch.DWARFFP); ok {
-				f.FP = fp
-			}
-			if !w.add(f) {
-				return true
-			}
-			if strong {
-				w.scanRun = 0
-			}
-			return true
+			return w.addScanned(ra, base+off, strong)
 		}
 	}
 	return false
+}
+
+// maxWeakScans is how many callers of one walk the caller scan may take
+// from a call whose target is unknown (through a register, or into a
+// stub): such a word may be stale, and a run of them is a guess.
+const maxWeakScans = 3
+
+// addScanned adds the caller whose return address ra the caller scan found
+// at addr. It returns true: the walk goes on, or stopped at MaxDepth.
+func (w *walk) addScanned(ra, addr uint64, strong bool) bool {
+	f := Frame{ReturnAddress: ra, FoundBy: FoundByScan}
+	f.Regs.Set(w.arch.DWARFSP, addr+w.ptrSize)
+	// A function found by scanning is assumed not to have changed the
+	// callee-saved registers, FP among them.
+	w.keepCalleeSaved(&f.Regs)
+	if fp, ok := f.Regs.Get(w.arch.DWARFFP); ok {
+		f.FP = fp
+	}
+	if !w.add(f) {
+		return true
+	}
+	// A confirmed direct call is no guess: only the others count towards
+	// maxScanRun (add counted it).
+	if strong {
+		w.scanRun = 0
+	} else {
+		w.weakScans++
+	}
+	return true
+}
+
+// recordConfirmed reports whether the frame record at fp holds a return
+// address the code confirms as a caller of callee (confirmsCaller, strong
+// or not): the record of a frame with a frame pointer. A record whose
+// return address follows a direct call of another function is an outer
+// one, left in FP by code without frame pointers; the marker record that
+// ends the chain (return address 0) confirms nothing.
+func (w *walk) recordConfirmed(fp, callee uint64, calleeKnown bool) bool {
+	raw, err := w.readPtr(fp + w.ptrSize)
+	if err != nil {
+		return false
+	}
+	raw &= w.pacMask
+	ra := w.arch.CodeAddress(raw)
+	if ra < minValidAddress || !w.opts.Code.IsCode(ra) {
+		return false
+	}
+	_, ok := w.confirmsCaller(raw, callee, calleeKnown)
+	return ok
 }
 
 // confirmsCaller reports whether the code before raw (a return address,

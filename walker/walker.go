@@ -301,6 +301,9 @@ type walk struct {
 	buf      [8]byte
 	// scanRun counts the frames in a row found by scanning.
 	scanRun int
+	// weakScans counts the callers the caller scan took from a call whose
+	// target is unknown (maxWeakScans).
+	weakScans int
 	// fpChecked is set once the frame-0 check of FP against SP is done.
 	fpChecked bool
 	// thumb says frame 0 executes Thumb code (armv7 CPSR.T).
