@@ -24,25 +24,16 @@ func BenchmarkWalk(b *testing.B) {
 }
 
 // BenchmarkWalkCallerScan walks code without frame pointers by the caller
-// scan alone: 64 frames of a function R that calls itself directly, each
+// scan alone: 64 frames of a function R that calls itself directly
+// (scanCode), each
 // frame 256 bytes with its return address in its last word, and FP at the
 // outermost record, as such code leaves it. Every word of the stack is
 // read and every return address's call is decoded.
 func BenchmarkWalkCallerScan(b *testing.B) {
-	const offR, callR, depth, frameBytes = 0x900, 0x920, 64, 256
+	const depth, frameBytes = 64, 256
 	for _, ta := range scanArchs {
 		b.Run(ta.arch.Name, func(b *testing.B) {
-			c := scanCode(ta)
-			if ta.isARM64() {
-				c.put(callR, arm64Enc.call(ta.pc(callR), ta.pc(offR)))
-			} else {
-				d := uint32(ta.pc(offR) - ta.pc(callR+5))
-				c.put(callR, []byte{x86CallRel32, byte(d), byte(d >> 8), byte(d >> 16), byte(d >> 24)})
-			}
-			ra := ta.pc(callR + 4)
-			if !ta.isARM64() {
-				ra = ta.pc(callR + 5)
-			}
+			ra := scanRA(ta, scanCallR)
 			s := newStack(b, ta.stack, ta.ptr)
 			for range depth - 1 {
 				s.Skip(frameBytes - ta.ptr).Ptr(ra)
@@ -50,10 +41,9 @@ func BenchmarkWalkCallerScan(b *testing.B) {
 			var outer label
 			s.Mark(&outer).Ptr(0).Ptr(0)
 			mem := s.Memory()
-			funcs := append(scanFunctions(ta)[:len(scanFunctions(ta))-1], ta.pc(offR), ta.pc(0xa00))
-			opts := Options{Code: ta.codeRanges(), Functions: funcs, Instructions: c.Memory(),
+			opts := Options{Code: ta.codeRanges(), Functions: scanFunctions(ta), Instructions: scanCode(ta).Memory(),
 				StackLow: ta.stack, StackHigh: mem.base + uint64(len(mem.data))}
-			regs := ta.regs(b, map[string]uint64{"pc": ta.pc(offR + 8), "sp": ta.stack, "fp": outer.addr})
+			regs := ta.regs(b, map[string]uint64{"pc": ta.pc(scanOffR + 8), "sp": ta.stack, "fp": outer.addr})
 			b.ReportAllocs()
 			frames := 0
 			for b.Loop() {

@@ -22,6 +22,7 @@ import (
 //	0x600 X        E's callee, on no stack here
 //	0x700 T        calls nothing; tail-calls D at 0x720 (b / jmp rel32)
 //	0x800 U        calls T at 0x820: U's return address is D's caller
+//	0x900 R        calls itself at 0x920
 const (
 	scanOffA, scanCallB   = 0x100, 0x120
 	scanOffB, scanCallC   = 0x200, 0x220
@@ -31,9 +32,10 @@ const (
 	scanOffX              = 0x600
 	scanOffT, scanTailD   = 0x700, 0x720
 	scanOffU, scanCallT   = 0x800, 0x820
+	scanOffR, scanCallR   = 0x900, 0x920
 	scanHeaderCall        = 0x1c // bytes in the header that decode as a call
 	scanFrameBytes        = 0x40 // each function's frame
-	scanEnd               = 0x900
+	scanEnd               = 0xa00
 	x86CallRel32, x86Jmp  = 0xe8, 0xe9
 	x86CallRAX0, x86CallR = 0xff, 0xd0 // call *%rax
 )
@@ -47,7 +49,7 @@ func scanCode(ta testArch) *code {
 	c := newCode(ta)
 	if ta.isARM64() {
 		bl := func(at, to uint64) (uint64, []byte) { return at, arm64Enc.call(ta.pc(at), ta.pc(to)) }
-		for _, p := range [][2]uint64{{scanCallB, scanOffB}, {scanCallD, scanOffD}, {scanCallX, scanOffX}, {scanCallT, scanOffT}} {
+		for _, p := range [][2]uint64{{scanCallB, scanOffB}, {scanCallD, scanOffD}, {scanCallX, scanOffX}, {scanCallT, scanOffT}, {scanCallR, scanOffR}} {
 			c.put(bl(p[0], p[1]))
 		}
 		c.put(scanCallC, arm64Enc.callReg)
@@ -62,7 +64,7 @@ func scanCode(ta testArch) *code {
 		d := uint32(to - (at + 5))
 		return at, []byte{op, byte(d), byte(d >> 8), byte(d >> 16), byte(d >> 24)}
 	}
-	for _, p := range [][2]uint64{{scanCallB, scanOffB}, {scanCallD, scanOffD}, {scanCallX, scanOffX}, {scanCallT, scanOffT}} {
+	for _, p := range [][2]uint64{{scanCallB, scanOffB}, {scanCallD, scanOffD}, {scanCallX, scanOffX}, {scanCallT, scanOffT}, {scanCallR, scanOffR}} {
 		c.put(rel(p[0], p[1], x86CallRel32))
 	}
 	c.put(rel(scanTailD, scanOffD, x86Jmp))
@@ -86,7 +88,7 @@ func scanRA(ta testArch, off uint64) uint64 {
 // scanFunctions are the function starts of scanCode: none in the header.
 func scanFunctions(ta testArch) funcStarts {
 	return funcStarts{ta.pc(scanOffA), ta.pc(scanOffB), ta.pc(scanOffC), ta.pc(scanOffD), ta.pc(scanOffE),
-		ta.pc(scanOffX), ta.pc(scanOffT), ta.pc(scanOffU), ta.pc(scanEnd)}
+		ta.pc(scanOffX), ta.pc(scanOffT), ta.pc(scanOffU), ta.pc(scanOffR), ta.pc(scanEnd)}
 }
 
 // scanStack lays out, from SP up, D's frame (junk words, then the return
@@ -116,6 +118,7 @@ func scanNames(ta testArch, frames []Frame) []string {
 	names := map[uint64]string{
 		ta.pc(scanOffA): "A", ta.pc(scanOffB): "B", ta.pc(scanOffC): "C", ta.pc(scanOffD): "D",
 		ta.pc(scanOffE): "E", ta.pc(scanOffX): "X", ta.pc(scanOffT): "T", ta.pc(scanOffU): "U",
+		ta.pc(scanOffR): "R",
 	}
 	fs := scanFunctions(ta)
 	var out []string
@@ -193,7 +196,7 @@ func TestCallerScan(t *testing.T) {
 			// call): the record is taken, the locals are not scanned.
 			var rec, outer label
 			s := newStack(t, ta.stack, ta.ptr)
-			s.Skip(2*ta.ptr).Ptr(scanRA(ta, scanCallT)).Skip(ta.ptr)
+			s.Skip(2 * ta.ptr).Ptr(scanRA(ta, scanCallT)).Skip(ta.ptr)
 			s.Mark(&rec).PtrTo(&outer).Ptr(raC)
 			s.Skip(4 * ta.ptr).Mark(&outer).Ptr(0).Ptr(raB).Ptr(0).Ptr(0)
 			res := Walk(regs(ta.stack, rec.addr, 0), s.Memory(), opts())
@@ -257,17 +260,30 @@ func TestCallerScan(t *testing.T) {
 			}
 		})
 		t.Run(ta.arch.Name+"/recursion at the first instruction is no duplicate", func(t *testing.T) {
-			// D at its first instruction, called by B through the
-			// register, from a B that B called through the same register:
-			// LR and the first word above SP are equal, and both frames
-			// are real.
-			mem, sp, outer := scanStack(t, ta, nil, raB, raA)
-			r := ta.regs(t, map[string]uint64{"pc": ta.pc(scanOffD), "sp": sp, "fp": outer, "lr": raB})
+			// D at its first instruction, called by R, which R called:
+			// LR and the first word above SP are the same return address,
+			// and both frames are real.
+			raR := scanRA(ta, scanCallR)
+			mem, sp, outer := scanStack(t, ta, nil, raR)
+			r := ta.regs(t, map[string]uint64{"pc": ta.pc(scanOffD), "sp": sp, "fp": outer, "lr": raR})
 			res := Walk(r, mem, opts())
-			want := []string{"D/context", "B/link register", "B/scan", "A/scan"}
+			want := []string{"D/context", "R/link register", "R/scan"}
 			if diff := cmp.Diff(want, scanNames(ta, res.Frames)); diff != "" {
 				t.Errorf("frames (-want +got):\n%s", diff)
 			}
 		})
+		t.Run(ta.arch.Name+"/a function's own call through a register", func(t *testing.T) {
+			// D has stored LR and made no call; LR is B's call through a
+			// register. Above D's copy of it lies another copy of B's
+			// return address, in B's frame: B is not recursive, so a call
+			// through a register in B cannot have entered B: a stale word.
+			mem, sp, outer := scanStack(t, ta, nil, raB, raB, raA)
+			res := Walk(regs(sp, outer, raB), mem, opts())
+			want := []string{"D/context", "B/link register", "A/scan"}
+			if diff := cmp.Diff(want, scanNames(ta, res.Frames)); diff != "" {
+				t.Errorf("frames (-want +got):\n%s", diff)
+			}
+		})
+
 	}
 }

@@ -595,8 +595,9 @@ func (w *walk) recordConfirmed(fp, callee uint64, calleeKnown bool) bool {
 // (the start of the function of the frame below, when calleeKnown): ok,
 // and strong when it is a direct call of callee or of a function that
 // tail-calls callee. A direct call of another known function, an
-// instruction that is no call, unreadable code, or a call site outside
-// every known function (an image's header) is no caller.
+// instruction that is no call, unreadable code, or, for a call whose
+// target is unknown, a call site outside every known function (an image's
+// header) or in callee itself is no caller.
 func (w *walk) confirmsCaller(raw, callee uint64, calleeKnown bool) (strong, ok bool) {
 	site := w.arch.CallSite(raw)
 	if !w.opts.Code.IsCode(site) {
@@ -617,9 +618,13 @@ func (w *walk) confirmsCaller(raw, callee uint64, calleeKnown bool) (strong, ok 
 			return false, false
 		}
 	}
-	// The target is unknown: the call site must at least be in a function.
+	// The target is unknown: the call site must at least be in a function,
+	// and not in the callee itself. A function calls itself directly; a
+	// word after its own call through a register is a stale return
+	// address of that call, or a pointer to the function after it.
 	if w.opts.Functions != nil {
-		if _, ok := w.functionStart(site); !ok {
+		start, ok := w.functionStart(site)
+		if !ok || calleeKnown && start == callee {
 			return false, false
 		}
 	}
