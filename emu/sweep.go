@@ -80,7 +80,18 @@ const (
 	// GroupAsync is the async program: Swift-async-convention functions
 	// with extended frame records (bit 60 set in the saved FP).
 	GroupAsync = "async-fp"
+	// GroupNoFPNoTables is GroupNoFP's fixtures walked with their unwind
+	// tables withheld (symbolize.Process.NoUnwindInfo, the command's
+	// --no-unwind-info): the images' code is still read for checking call
+	// sites and prologues, as when a Breakpad file without STACK CFI or a
+	// binary without __unwind_info describes them. Only frame 0's rules,
+	// stale frame records and scanning are left.
+	GroupNoFPNoTables = "nofp-notables"
 )
+
+// withheldGroups lists, for a fixture's SweepGroup, the groups that sweep
+// the same fixture again with its unwind tables withheld.
+var withheldGroups = map[string][]string{GroupNoFP: {GroupNoFPNoTables}, GroupDWARFNoFP: {GroupNoFPNoTables}}
 
 // SweepGroup returns the row group of a fixture output: its frame-pointer
 // variant for chain and noreturn, the program and variant for the others.
@@ -92,7 +103,7 @@ func SweepGroup(out fixtures.Output) string {
 }
 
 // groupOrder sorts rows: the original frame-pointer rows first.
-var groupOrder = map[string]int{GroupFP: 0, GroupNoFP: 1, GroupNoLeafFP: 2, GroupDWARFFP: 3, GroupDWARFNoFP: 4, GroupAsync: 5}
+var groupOrder = map[string]int{GroupFP: 0, GroupNoFP: 1, GroupNoLeafFP: 2, GroupDWARFFP: 3, GroupDWARFNoFP: 4, GroupAsync: 5, GroupNoFPNoTables: 6}
 
 // SweepCell is one row of the accuracy table: every boundary of every
 // program of one group (SweepGroup) built for one architecture at one
@@ -120,6 +131,16 @@ func (c *SweepCell) ExactPercent() float64 {
 		return 0
 	}
 	return 100 * float64(c.Exact) / float64(c.Checked)
+}
+
+// JunkPer100 returns the junk frames, extra or wrong (frames a walk shows
+// that the stack does not hold where it shows them), per 100 walks (0 when
+// nothing was checked).
+func (c *SweepCell) JunkPer100() float64 {
+	if c.Checked == 0 {
+		return 0
+	}
+	return 100 * float64(c.Extra+c.Wrong) / float64(c.Checked)
 }
 
 // SweepMiss is one boundary where the walk differed from the truth.
@@ -164,6 +185,12 @@ var archOrder = map[string]int{"arm64": 0, "x86_64": 1, "armv7": 2, "i386": 3}
 // disk so that symbols are found the way the stackimage command finds
 // them). keep selects outputs; nil keeps all.
 func Sweep(dir string, keep func(fixtures.Output) bool) (*SweepReport, error) {
+	return SweepStale(dir, keep, StaleNone)
+}
+
+// SweepStale is Sweep with the stack holding stale words before each run
+// (StaleStack): how the walk fares where unwritten slots are not zero.
+func SweepStale(dir string, keep func(fixtures.Output) bool, stale StaleStack) (*SweepReport, error) {
 	man, err := fixtures.Load()
 	if err != nil {
 		return nil, err
@@ -177,23 +204,24 @@ func Sweep(dir string, keep func(fixtures.Output) bool) (*SweepReport, error) {
 		if !ok {
 			return nil, fmt.Errorf("emu: sweep: %s: program %q not in the manifest", out.Path, out.Program)
 		}
-		group := SweepGroup(out)
-		var cell SweepCell
-		if c := rep.Cell(group, out.Arch, out.Opt); c != nil {
-			cell = *c
-		} else {
-			cell = SweepCell{Group: group, Arch: out.Arch, Opt: out.Opt}
+		for _, group := range append([]string{SweepGroup(out)}, withheldGroups[SweepGroup(out)]...) {
+			var cell SweepCell
+			if c := rep.Cell(group, out.Arch, out.Opt); c != nil {
+				cell = *c
+			} else {
+				cell = SweepCell{Group: group, Arch: out.Arch, Opt: out.Opt}
+			}
+			misses, err := sweepOutput(dir, prog, out, &cell, stale)
+			if err != nil {
+				return nil, err
+			}
+			if c := rep.Cell(group, out.Arch, out.Opt); c != nil {
+				*c = cell
+			} else {
+				rep.Cells = append(rep.Cells, cell)
+			}
+			rep.Misses = append(rep.Misses, misses...)
 		}
-		misses, err := SweepOutput(dir, prog, out, &cell)
-		if err != nil {
-			return nil, err
-		}
-		if c := rep.Cell(group, out.Arch, out.Opt); c != nil {
-			*c = cell
-		} else {
-			rep.Cells = append(rep.Cells, cell)
-		}
-		rep.Misses = append(rep.Misses, misses...)
 	}
 	sort.SliceStable(rep.Cells, func(i, j int) bool {
 		a, b := rep.Cells[i], rep.Cells[j]
@@ -210,16 +238,28 @@ func Sweep(dir string, keep func(fixtures.Output) bool) (*SweepReport, error) {
 
 // SweepOutput single-steps one fixture from its entry to its end at slide
 // 0, adds every boundary to cell and returns the boundaries that were not
-// exact. The run must end as the manifest says (the entry returns the
+// exact. A cell of GroupNoFPNoTables walks without the images' unwind
+// tables. The run must end as the manifest says (the entry returns the
 // recorded result, or the PC reaches halt), or the truth is not trusted and
 // an error is returned.
 func SweepOutput(dir string, prog fixtures.Program, out fixtures.Output, cell *SweepCell) ([]SweepMiss, error) {
+	return sweepOutput(dir, prog, out, cell, StaleNone)
+}
+
+func sweepOutput(dir string, prog fixtures.Program, out fixtures.Output, cell *SweepCell, stale StaleStack) ([]SweepMiss, error) {
 	s, err := newSweeper(dir, prog, out, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer s.m.Close()
+	if err := dirtyStack(dir, prog, out, s, stale); err != nil {
+		return nil, fmt.Errorf("emu: sweep %s: %w", out.Name(), err)
+	}
 	s.cell = cell
+	if cell.Group != "" {
+		s.group = cell.Group
+	}
+	s.proc.NoUnwindInfo = cell.Group == GroupNoFPNoTables
 	opts := RunOptions{OnStep: s.step}
 	if prog.End == fixtures.EndHalt {
 		halt, err := SymbolAddress(s.loaded.Image, fixtures.HaltFunction)
@@ -374,6 +414,14 @@ func (s *sweeper) step(pc uint64) error {
 	frames, res := s.proc.Walk(th.Registers, snap.Memory, walker.Options{StackLow: th.StackLow, StackHigh: th.StackHigh})
 	got := MachineNames(frames)
 	truth := s.truthNames(pc)
+	if s.group == GroupNoFPNoTables && len(truth) > 1 {
+		// The sentinel return address lies in no image, and without
+		// unwind tables only a scan finds the callers of a function
+		// without a frame record: a scan takes nothing that is not code
+		// after a call. On a device that caller is dyld's start, which
+		// is. The walk must end at the program's outermost function.
+		truth = truth[:len(truth)-1]
+	}
 
 	phase, why, err := s.phase(pc, th.Registers)
 	if err != nil {
@@ -634,11 +682,11 @@ func (s *sweeper) atEntryOf(m SweepMiss) bool { return m.Offset == 0 }
 // architecture and level, with the non-exact boundaries by phase.
 func (r *SweepReport) Table() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| group | arch | opt | checked | exact | exact %% | missing | extra | wrong | before push | push..FP set | after pop | other |\n")
-	fmt.Fprintf(&b, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&b, "| group | arch | opt | checked | exact | exact %% | missing | extra | wrong | junk/100 | before push | push..FP set | after pop | other |\n")
+	fmt.Fprintf(&b, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, c := range r.Cells {
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %.2f | %d | %d | %d | %d | %d | %d | %d |\n",
-			c.Group, c.Arch, c.Opt, c.Checked, c.Exact, c.ExactPercent(), c.Missing, c.Extra, c.Wrong,
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %.2f | %d | %d | %d | %.2f | %d | %d | %d | %d |\n",
+			c.Group, c.Arch, c.Opt, c.Checked, c.Exact, c.ExactPercent(), c.Missing, c.Extra, c.Wrong, c.JunkPer100(),
 			c.Misses[PhaseBeforePush], c.Misses[PhaseBeforeFPSet], c.Misses[PhaseAfterPop], c.Misses[PhaseOther])
 	}
 	return b.String()

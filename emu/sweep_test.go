@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/stackimage/stackimage/fixtures"
 	"github.com/stackimage/stackimage/symbolize"
 )
 
@@ -87,16 +88,70 @@ var unwindTableFloors = []struct {
 	{GroupAsync, "x86_64", "O2", 115},
 }
 
+// Targets of the GroupNoFPNoTables rows: the programs built without frame
+// pointers, walked with their unwind tables withheld, where the walk finds
+// the callers by the caller scan (docs/walker.md). Every row must be at
+// least withheldTargetPercent exact, with at most withheldMaxJunk junk
+// frames (extra or wrong) per 100 walks.
+const (
+	withheldTargetPercent = 90.0
+	withheldMaxJunk       = 1.0
+)
+
+// withheldFloors are the GroupNoFPNoTables rows' exact counts at the commit
+// that set them (docs/accuracy.md): they may only grow. Before the caller
+// scan the rows were 0.23–62.09% exact (36.46% in all; chain and noreturn
+// alone 1.0%): the walk stopped at FP = 0 or at the outermost record.
+var withheldFloors = []struct {
+	arch, opt string
+	exact     int // at least
+}{
+	{"arm64", "O0", 35221},
+	{"arm64", "O1", 9042},
+	{"arm64", "O2", 9014},
+	{"x86_64", "O0", 19475},
+	{"x86_64", "O1", 10523},
+	{"x86_64", "O2", 7102},
+}
+
 // TestSweep single-steps every fixture and holds every cell of the accuracy
 // table to its floor: the frame-pointer rows to sweepFloors, the others to
-// unwindTableFloors.
+// unwindTableFloors, and the rows walked without unwind tables to
+// withheldFloors and their targets.
 func TestSweep(t *testing.T) {
 	rep, err := Sweep(filepath.Join(repoRoot(t), "fixtures"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(sweepFloors) + len(unwindTableFloors); len(rep.Cells) != want {
+	if want := len(sweepFloors) + len(unwindTableFloors) + len(withheldFloors); len(rep.Cells) != want {
 		t.Errorf("the sweep has %d cells, want %d (one per group × arch × level)", len(rep.Cells), want)
+	}
+	for _, f := range withheldFloors {
+		t.Run(GroupNoFPNoTables+"-"+f.arch+"-"+f.opt, func(t *testing.T) {
+			c := rep.Cell(GroupNoFPNoTables, f.arch, f.opt)
+			if c == nil {
+				t.Fatalf("no cell for %s %s %s", GroupNoFPNoTables, f.arch, f.opt)
+			}
+			if c.Checked < 50 {
+				t.Errorf("checked = %d boundaries, want a whole run", c.Checked)
+			}
+			if c.Exact < f.exact {
+				t.Errorf("exact = %d of %d boundaries, want at least %d", c.Exact, c.Checked, f.exact)
+			}
+			if pct := c.ExactPercent(); pct < withheldTargetPercent {
+				t.Errorf("exact = %.2f%% of %d boundaries, want at least %.1f%%", pct, c.Checked, withheldTargetPercent)
+			}
+			if junk := c.JunkPer100(); junk > withheldMaxJunk {
+				t.Errorf("junk = %.2f frames per 100 walks (extra %d, wrong %d), want at most %.1f", junk, c.Extra, c.Wrong, withheldMaxJunk)
+			}
+			if c.Extra+c.Wrong > 0 {
+				for _, m := range rep.Misses {
+					if m.Group == GroupNoFPNoTables && strings.HasSuffix(m.Fixture, "-"+f.arch+"-"+f.opt) {
+						t.Logf("%s step %d %s+%d\n truth %q\n walk  %q (%s)", m.Fixture, m.Step, m.Function, m.Offset, m.Truth, m.Walk, m.Stop)
+					}
+				}
+			}
+		})
 	}
 	for _, f := range unwindTableFloors {
 		t.Run(f.group+"-"+f.arch+"-"+f.opt, func(t *testing.T) {
@@ -190,5 +245,45 @@ func TestMachineNames(t *testing.T) {
 	want := []string{"inline_host", "with_alloca", "???"}
 	if diff := cmp.Diff(want, MachineNames(frames)); diff != "" {
 		t.Errorf("MachineNames (-want +got):\n%s", diff)
+	}
+}
+
+// TestSweepStaleFrameRecords sweeps the armv7 frame-pointer rows, which no
+// unwind table describes (ld64.lld-16 writes none for armv7), with every
+// word of the stack below the entry a return address of the program
+// (StaleFill): every slot a frame leaves unwritten looks like a caller, of
+// every function. Frame records that the code confirms must still win over
+// them: the rows stay at their clean floors.
+func TestSweepStaleFrameRecords(t *testing.T) {
+	keep := func(out fixtures.Output) bool {
+		return SweepGroup(out) == GroupFP && out.Arch == "armv7" && out.Opt == "O1"
+	}
+	rep, err := SweepStale(filepath.Join(repoRoot(t), "fixtures"), keep, StaleFill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Cell(GroupFP, "armv7", "O1")
+	if c == nil {
+		t.Fatal("no cell for fp armv7 O1")
+	}
+	for _, f := range sweepFloors {
+		if f.arch != "armv7" || f.opt != "O1" {
+			continue
+		}
+		if c.Exact < f.exact || c.Checked-c.Exact > f.misses || c.Extra+c.Wrong > 0 {
+			t.Errorf("with a stale stack: exact %d of %d, extra %d, wrong %d; want at least %d exact, at most %d misses, no junk",
+				c.Exact, c.Checked, c.Extra, c.Wrong, f.exact, f.misses)
+		}
+	}
+}
+
+func TestParseStaleStack(t *testing.T) {
+	for in, want := range map[string]StaleStack{"": StaleNone, "none": StaleNone, "replay": StaleReplay, "fill": StaleFill} {
+		if got, err := ParseStaleStack(in); err != nil || got != want {
+			t.Errorf("ParseStaleStack(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := ParseStaleStack("dirty"); err == nil {
+		t.Errorf("ParseStaleStack(%q): no error", "dirty")
 	}
 }

@@ -577,3 +577,154 @@ func x86ModRMLength(modrm, next byte) int {
 	}
 	return n
 }
+
+// maxTailScanBytes bounds the code tailCalls reads of one function.
+const maxTailScanBytes = 4 << 10
+
+// getWord decodes a little-endian word of len(p) bytes (4 or 8).
+func getWord(p []byte) uint64 {
+	var v uint64
+	for i := len(p) - 1; i >= 0; i-- {
+		v = v<<8 | uint64(p[i])
+	}
+	return v
+}
+
+// jumpMatcher matches an unconditional direct jump to target at the start
+// of b (at least 8 bytes, at addr).
+type jumpMatcher func(b []byte, addr, target uint64) bool
+
+// jumpMatcherFor returns the architecture's jump matcher and the alignment
+// of its instructions: x86 instructions start at any byte, armv7 ones at
+// any half-word (Thumb), arm64 ones at words.
+func jumpMatcherFor(arch *archregs.Arch) (jumpMatcher, uint64) {
+	switch arch {
+	case archregs.X86_64, archregs.I386:
+		return x86JumpsTo, 1
+	case archregs.ARMV7:
+		return armJumpsTo, 2
+	case archregs.ARM64, archregs.ARM64E:
+		return arm64JumpsTo, 4
+	}
+	return nil, 0
+}
+
+// tailCalls reports whether the function starting at fn holds a direct
+// jump to callee's start (a tail call: the callee then returns to fn's
+// caller, whose call names fn). It reads at most maxTailScanBytes of fn,
+// while Options.Functions still places the code in fn: arm64 `b`, ARM `b`,
+// Thumb `b.w`, x86 `jmp rel32`. Patterns are matched at every instruction
+// alignment without decoding the instructions in between: a 24-, 26- or
+// 32-bit displacement that lands exactly on callee is no accident.
+func (w *walk) tailCalls(fn, callee uint64) bool {
+	match, step := jumpMatcherFor(w.arch)
+	if fn == callee || match == nil {
+		return false
+	}
+	var buf [256]byte
+	for at := fn; at-fn < maxTailScanBytes; {
+		n, _ := w.opts.Instructions.ReadMemory(buf[:], at)
+		if n < 8 {
+			return false
+		}
+		if start, ok := w.functionStart(at); !ok || start != fn {
+			return false // past fn's end
+		}
+		last := uint64(n) - 8
+		for off := uint64(0); off <= last; off += step {
+			if match(buf[off:off+8], at+off, callee) {
+				if start, ok := w.functionStart(at + off); ok && start == fn {
+					return true
+				}
+			}
+		}
+		at += last + step
+	}
+	return false
+}
+
+func x86JumpsTo(b []byte, addr, target uint64) bool {
+	t, ok := x86Jump(b[:5], addr)
+	return ok && b[0] == 0xe9 && t == target // jmp rel32; a rel8 reaches no other function's start in practice
+}
+
+func arm64JumpsTo(b []byte, addr, target uint64) bool {
+	t, ok := arm64ISA.branch(uint32(getWord(b[:4])), addr)
+	return ok && t == target
+}
+
+// armJumpsTo matches ARM `b` (at a word) and Thumb `b.w` (T4: hw1 11110 S
+// imm10, hw2 10 J1 1 J2 imm11, from PC + 4); a jump to Thumb code lands on
+// target with its Thumb bit clear.
+func armJumpsTo(b []byte, addr, target uint64) bool {
+	insn := uint32(getWord(b[:4]))
+	if addr%4 == 0 {
+		if t, ok := armARMISA.branch(insn, addr); ok && t == target {
+			return true
+		}
+	}
+	hw1, hw2 := insn&0xffff, insn>>16
+	if hw1&0xf800 != 0xf000 || hw2&0xd000 != 0x9000 {
+		return false
+	}
+	s := hw1 >> 10 & 1
+	j1, j2 := hw2>>13&1, hw2>>11&1
+	i1, i2 := ^(j1^s)&1, ^(j2^s)&1
+	imm := s<<24 | i1<<23 | i2<<22 | (hw1&0x3ff)<<12 | (hw2&0x7ff)<<1
+	return addr+4+uint64(signExtend(imm, 25)) == target&^1
+}
+
+// lrSavedAt reports whether frame 0, at pc, may hold a copy of LR in its
+// own frame, above SP: false at the function's first instruction, at a
+// return to LR (the copy, if any, was popped), and in a straight-line
+// prologue that has not stored LR yet (arm64 `stp`/`str` of x30, ARM
+// `push` with LR); true otherwise, unknown included (Thumb code too).
+func (w *walk) lrSavedAt(pc uint64) bool {
+	if w.atFunctionStart(pc) {
+		return false
+	}
+	var isa *armISA
+	var storesLR func(uint32) bool
+	switch {
+	case w.opts.Instructions == nil:
+		return true
+	case w.arch == archregs.ARM64 || w.arch == archregs.ARM64E:
+		isa, storesLR = arm64ISA, arm64StoresLR
+	case w.arch == archregs.ARMV7 && !w.thumb:
+		isa, storesLR = armARMISA, armStoresLR
+	default:
+		return true
+	}
+	if insn, ok := w.code32(pc); ok && isa.ret(insn) {
+		return false
+	}
+	start, ok := w.functionStart(pc)
+	if !ok || pc < start || pc-start > maxPrologueBytes || (pc-start)%4 != 0 {
+		return true
+	}
+	for at := start; at < pc; at += 4 {
+		insn, ok := w.code32(at)
+		if !ok || !isa.prologue(insn) || storesLR(insn) {
+			return true
+		}
+	}
+	return false
+}
+
+// arm64StoresLR reports whether a prologue instruction (arm64PrologueInsn)
+// stores x30: an STP with x30 as either register, or an STR of x30.
+func arm64StoresLR(insn uint32) bool {
+	switch {
+	case insn&0x3e000000 == 0x28000000: // STP/LDP of general registers, any addressing mode
+		return insn&31 == arm64LR || insn>>10&31 == arm64LR
+	case insn&0xffe00c00 == 0xf8000c00, insn&0xffc00000 == 0xf9000000: // STR Xt, [SP, #imm]! / [SP, #imm]
+		return insn&31 == arm64LR
+	}
+	return false
+}
+
+// armStoresLR reports whether an ARM prologue instruction pushes LR.
+func armStoresLR(insn uint32) bool {
+	return insn&0xffff0000 == 0xe92d0000 && insn&(1<<armLR) != 0 || // PUSH {..., lr}
+		insn == 0xe52de004 // PUSH {lr} (STR LR, [SP, #-4]!)
+}

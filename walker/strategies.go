@@ -71,6 +71,12 @@ func (w *walk) byFrameRecord() recordResult {
 			return recordEnd
 		}
 	}
+	if sp, ok := cur.Regs.Get(w.arch.DWARFSP); ok && cur.FoundBy == FoundByScan && fp != 0 && fp < sp {
+		// A frame found by scanning keeps the FP of the frame below; below
+		// its SP that is no record of its own, nor of any caller.
+		w.stop(StopFramePointerNotAbove, "FP %#x below SP %#x at frame %d", fp, sp, at)
+		return recordEnd
+	}
 	switch {
 	case fp == 0:
 		w.stop(StopFramePointerZero, "FP is 0 at frame %d: end of the chain", at)
@@ -131,6 +137,12 @@ func (w *walk) byFrameRecord() recordResult {
 		return recordEnd
 	}
 	if next != 0 && next <= fp {
+		// Code without frame pointers uses FP as any other register, and
+		// a function that has a record (alloca) saved that value in it:
+		// the callers are still on the stack.
+		if w.byCallerScan() {
+			return recordFound
+		}
 		w.stop(StopFramePointerNotAbove, "saved FP %#x read at %#x is not above it (frame %d)",
 			next, fp, at+1)
 		return recordEnd
@@ -372,7 +384,11 @@ func (w *walk) byScan() bool {
 		}
 		// The word must follow a call. When the image's code cannot be
 		// read (no binary for it), lying in its code is all that can be
-		// checked, as Breakpad's scan checks.
+		// checked, as Breakpad's scan checks, and so must the call site:
+		// an image's first address, its header, follows no call.
+		if !w.opts.Code.IsCode(w.arch.CallSite(raw & w.pacMask)) {
+			continue
+		}
 		if c := w.ai.callBefore(w, raw&w.pacMask); c.kind == callNone {
 			continue
 		}
@@ -434,4 +450,183 @@ func (w *walk) asyncChain(fp uint64) {
 		ctx = parent
 	}
 	w.stop(StopAsyncChainEnd, "async context chain ends at frame %d", len(w.res.Frames)-1)
+}
+
+// maxCallerScanBytes bounds the stack the caller scan reads above a frame's
+// SP when no frame record ends the stretch (FP is 0, below SP or outside
+// the stack): a frame without a frame pointer can hold kilobytes of locals
+// below its return address (the fixtures' big_frame holds 2 KiB).
+const maxCallerScanBytes = 16 << 10
+
+// byCallerScan adds the innermost frame's caller from the stack between its
+// SP and the frame record at its FP (or, without a usable FP, up to
+// maxCallerScanBytes above SP) when a word there is a return address that
+// the code confirms: code of an image, just after a call instruction that is
+// readable, and, for a direct call to a known function start, a call of the
+// function the innermost frame is in (or of one that tail-calls it). Code
+// built without frame pointers leaves FP at an outer record, often the
+// thread's outermost one: taking that record would skip every caller in
+// between. In code with frame pointers the record at FP is the frame's own,
+// and what lies below it its locals, where a word that looks like a caller
+// is a stale one: the scan is not made when the record's own return
+// address is confirmed as a caller of the frame (recordConfirmed).
+//
+// A word equal to the return address of a frame found in the link register
+// is skipped once (frame 0 saved LR in its own frame: the same frame
+// again). A call whose target is not known (indirect, or into a stub) is
+// taken only at a call site in a known function when Options.Functions is
+// set (not in an image's header), and counts towards maxScanRun and
+// maxWeakScans. It needs Options.Code and Options.Instructions; code that
+// cannot be read confirms nothing.
+func (w *walk) byCallerScan() bool {
+	if w.opts.NoScan || w.opts.Code == nil || w.opts.Instructions == nil || w.ai.callBefore == nil {
+		return false
+	}
+	cur := w.last()
+	sp, ok := cur.Regs.Get(w.arch.DWARFSP)
+	if !ok {
+		return false
+	}
+	end := sp + maxCallerScanBytes
+	if end < sp {
+		end = ^uint64(0)
+	}
+	var fpEnd uint64
+	if fp, ok := cur.Regs.Get(w.arch.DWARFFP); ok && fp >= sp && fp < end && w.inStack(fp) && fp%w.arch.FPAlign == 0 {
+		end, fpEnd = fp, fp
+	}
+	if lo, hi := w.opts.StackLow, w.opts.StackHigh; lo != 0 && lo < hi && hi < end {
+		end = hi
+	}
+	callee, calleeKnown := w.functionStart(cur.LookupAddress)
+	if end == fpEnd && w.recordConfirmed(fpEnd, callee, calleeKnown) {
+		// The record at FP is the frame's own: its return address
+		// follows a call that could have entered the frame's function.
+		// What lies below it is the frame's locals, where a word that
+		// looks like a caller is a stale one.
+		return false
+	}
+	var dup uint64
+	if cur.FoundBy == FoundByLinkRegister && w.lrSavedAt(w.res.Frames[0].ReturnAddress) {
+		dup = cur.ReturnAddress
+	}
+	p := w.ptrSize
+	buf := w.scanBuf[:]
+	for base := (sp + p - 1) &^ (p - 1); base < end && base >= sp; base += uint64(len(buf)) {
+		chunk := buf[:min(uint64(len(buf)), end-base)&^(p-1)]
+		if len(chunk) == 0 {
+			return false
+		}
+		if n, _ := w.mem.ReadMemory(chunk, base); n < len(chunk) {
+			chunk = chunk[:uint64(n)&^(p-1)]
+			end = base + uint64(len(chunk))
+		}
+		for off := uint64(0); off < uint64(len(chunk)); off += p {
+			raw := getWord(chunk[off : off+p])
+			ra := w.arch.CodeAddress(raw & w.pacMask)
+			if ra < minValidAddress || !w.opts.Code.IsCode(ra) {
+				continue
+			}
+			strong, ok := w.confirmsCaller(raw&w.pacMask, callee, calleeKnown)
+			if !ok || !strong && (w.weakScans >= maxWeakScans || w.scanRun >= maxScanRun) {
+				continue
+			}
+			if dup != 0 && ra == dup {
+				dup = 0
+				continue
+			}
+			return w.addScanned(ra, base+off, strong)
+		}
+	}
+	return false
+}
+
+// maxWeakScans is how many callers of one walk the caller scan may take
+// from a call whose target is unknown (through a register, or into a
+// stub): such a word may be stale, and a run of them is a guess.
+const maxWeakScans = 3
+
+// addScanned adds the caller whose return address ra the caller scan found
+// at addr. It returns true: the walk goes on, or stopped at MaxDepth.
+func (w *walk) addScanned(ra, addr uint64, strong bool) bool {
+	f := Frame{ReturnAddress: ra, FoundBy: FoundByScan}
+	f.Regs.Set(w.arch.DWARFSP, addr+w.ptrSize)
+	// A function found by scanning is assumed not to have changed the
+	// callee-saved registers, FP among them.
+	w.keepCalleeSaved(&f.Regs)
+	if fp, ok := f.Regs.Get(w.arch.DWARFFP); ok {
+		f.FP = fp
+	}
+	if !w.add(f) {
+		return true
+	}
+	// A confirmed direct call is no guess: only the others count towards
+	// maxScanRun (add counted it).
+	if strong {
+		w.scanRun = 0
+	} else {
+		w.weakScans++
+	}
+	return true
+}
+
+// recordConfirmed reports whether the frame record at fp holds a return
+// address the code confirms as a caller of callee (confirmsCaller, strong
+// or not): the record of a frame with a frame pointer. A record whose
+// return address follows a direct call of another function is an outer
+// one, left in FP by code without frame pointers; the marker record that
+// ends the chain (return address 0) confirms nothing.
+func (w *walk) recordConfirmed(fp, callee uint64, calleeKnown bool) bool {
+	raw, err := w.readPtr(fp + w.ptrSize)
+	if err != nil {
+		return false
+	}
+	raw &= w.pacMask
+	ra := w.arch.CodeAddress(raw)
+	if ra < minValidAddress || !w.opts.Code.IsCode(ra) {
+		return false
+	}
+	_, ok := w.confirmsCaller(raw, callee, calleeKnown)
+	return ok
+}
+
+// confirmsCaller reports whether the code before raw (a return address,
+// PAC-stripped, Thumb bit kept) is a call that could have entered callee
+// (the start of the function of the frame below, when calleeKnown): ok,
+// and strong when it is a direct call of callee or of a function that
+// tail-calls callee. A direct call of another known function, an
+// instruction that is no call, unreadable code, or, for a call whose
+// target is unknown, a call site outside every known function (an image's
+// header) or in callee itself is no caller.
+func (w *walk) confirmsCaller(raw, callee uint64, calleeKnown bool) (strong, ok bool) {
+	site := w.arch.CallSite(raw)
+	if !w.opts.Code.IsCode(site) {
+		return false, false
+	}
+	c := w.ai.callBefore(w, raw)
+	switch c.kind {
+	case callNone, callUnknown:
+		return false, false
+	case callDirect:
+		if start, ok := w.functionStart(c.target); ok && start == c.target {
+			if !calleeKnown {
+				return false, true
+			}
+			if c.target == callee || w.tailCalls(c.target, callee) {
+				return true, true
+			}
+			return false, false
+		}
+	}
+	// The target is unknown: the call site must at least be in a function,
+	// and not in the callee itself. A function calls itself directly; a
+	// word after its own call through a register is a stale return
+	// address of that call, or a pointer to the function after it.
+	if w.opts.Functions != nil {
+		start, ok := w.functionStart(site)
+		if !ok || calleeKnown && start == callee {
+			return false, false
+		}
+	}
+	return false, true
 }

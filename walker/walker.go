@@ -301,12 +301,17 @@ type walk struct {
 	buf      [8]byte
 	// scanRun counts the frames in a row found by scanning.
 	scanRun int
+	// weakScans counts the callers the caller scan took from a call whose
+	// target is unknown (maxWeakScans).
+	weakScans int
 	// fpChecked is set once the frame-0 check of FP against SP is done.
 	fpChecked bool
 	// thumb says frame 0 executes Thumb code (armv7 CPSR.T).
 	thumb bool
 	// rowCtx is what the expressions of the row being applied see.
 	rowCtx rowContext
+	// scanBuf holds the stack words byCallerScan reads at once.
+	scanBuf [512]byte
 }
 
 func newWalk(arch *archregs.Arch, ai *archInfo, mem Memory, opts Options) *walk {
@@ -430,6 +435,9 @@ func (w *walk) walkCallers() {
 		}
 		if w.res.StopDetail != "" {
 			return
+		}
+		if w.byCallerScan() {
+			continue
 		}
 		switch w.byFrameRecord() {
 		case recordFound:
