@@ -31,7 +31,9 @@ import (
 // keyed by the CPU type its header defines it for) carries a comment
 // containing "archcheck:" and the reason, on its line or ending on the line
 // above.
-// Run `go test ./archregs -run NoArchSwitch -v` to list what it sees.
+// A line holds at most one site of each kind. Test files are not checked:
+// a test names the architecture it tests. Run
+// `go test ./archregs -run NoArchSwitch -v` to list what it sees.
 func TestNoArchSwitchOutsideArchregs(t *testing.T) {
 	root, err := filepath.Abs("..")
 	if err != nil {
