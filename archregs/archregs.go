@@ -1,6 +1,3 @@
-// Package archregs describes the CPU architectures of Apple platforms and
-// decodes their register state from the exact bytes thread_get_state(2) or a
-// core file's LC_THREAD command holds.
 package archregs
 
 import (
@@ -33,6 +30,19 @@ const (
 	cpuSubtypeARMV7K  uint32 = 12 // CPU_SUBTYPE_ARM_V7K
 )
 
+// Minidump values of the architectures (DbgHelp.h's
+// PROCESSOR_ARCHITECTURE_* and CONTEXT_*, Breakpad's MD_CONTEXT_ARM).
+const (
+	minidumpCPUX86       = 0          // PROCESSOR_ARCHITECTURE_INTEL
+	minidumpCPUARM       = 5          // PROCESSOR_ARCHITECTURE_ARM
+	minidumpCPUAMD64     = 9          // PROCESSOR_ARCHITECTURE_AMD64
+	minidumpCPUARM64     = 12         // PROCESSOR_ARCHITECTURE_ARM64
+	minidumpContextX86   = 0x00010000 // CONTEXT_i386
+	minidumpContextAMD64 = 0x00100000 // CONTEXT_AMD64
+	minidumpContextARM   = 0x40000000 // MD_CONTEXT_ARM (Breakpad and Crashpad)
+	minidumpContextARM64 = 0x00400000 // CONTEXT_ARM64, MD_CONTEXT_ARM64
+)
+
 // An Arch is one CPU architecture: how Mach-O headers name it and which of
 // its registers play which role. Arch values are shared; do not modify them.
 type Arch struct {
@@ -59,6 +69,14 @@ type Arch struct {
 	// CodeBits are bits of a code pointer that are not part of the address
 	// (armv7's Thumb bit); CodeAddress clears them.
 	CodeBits uint64
+	// ThumbBit is the bit of a code address that says the code there is
+	// Thumb (bit 0 on armv7: a BX to an odd address enters Thumb state, and
+	// a call from Thumb code leaves it set in LR); 0 without Thumb. The
+	// Thumb rule is the methods Thumb and WithThumb.
+	ThumbBit uint64
+	// ThumbCPSR is the CPSR bit that says the thread executes Thumb code
+	// (T, bit 5, on armv7); 0 without Thumb. See ThumbState.
+	ThumbCPSR uint64
 	// PAC says return addresses and saved frame pointers may carry
 	// pointer-authentication bits above the address.
 	PAC bool
@@ -75,11 +93,67 @@ type Arch struct {
 	// preserve for its caller; without an unwind rule they keep their value
 	// across a frame, and every other register is lost.
 	CalleeSaved []unwind.Reg
+	// DebugFrameReg converts a register number of __debug_frame (the DWARF
+	// standard's numbering) to the numbering of DWARF above, which
+	// __eh_frame and compact unwind use; nil where the two agree. Only
+	// i386 differs (I386DebugFrameReg).
+	DebugFrameReg func(unwind.Reg) unwind.Reg
+	// NegateRAState says call frame instruction 0x2d is AArch64's
+	// DW_CFA_AARCH64_negate_ra_state (toggle "the return address is
+	// signed"); elsewhere 0x2d is SPARC's DW_CFA_GNU_window_save, which no
+	// Apple architecture has.
+	NegateRAState bool
 	// CompactRegs maps compact unwind's register numbers (the x86
 	// UNWIND_X86_REG_* and UNWIND_X86_64_REG_* values, 1 to 6) to DWARF
 	// numbers; index 0 is unused. Empty on arm, whose compact encodings
 	// name registers by fixed bit positions.
 	CompactRegs []unwind.Reg
+
+	// Exception is the exception state flavor a core's LC_THREAD holds
+	// beside the general registers (ARM_EXCEPTION_STATE64, ...); nil when
+	// the architecture has none here.
+	Exception *ExceptionFormat
+	// AddressingBits says a core records how many bits of a pointer are
+	// address (the "addrable bits" LC_NOTE), which a debugger needs to
+	// strip pointer-authentication bits: the arm64 family.
+	AddressingBits bool
+
+	// MinidumpCPU is the minidump system info's ProcessorArchitecture
+	// (PROCESSOR_ARCHITECTURE_*) for this architecture, and
+	// MinidumpContext the CPU flag (CONTEXT_* or Breakpad's MD_CONTEXT_*)
+	// of the thread context layout a writer uses for it. MinidumpContext
+	// is 0 for an architecture minidumps cannot hold (MinidumpCPU is then
+	// meaningless: 0 is PROCESSOR_ARCHITECTURE_INTEL).
+	MinidumpCPU     uint16
+	MinidumpContext uint32
+
+	// subtypes are the CPU subtypes ByCPU maps to this Arch; nil for any
+	// subtype of CPUType.
+	subtypes []uint32
+	// states are the thread state flavors it decodes.
+	states *archStates
+	// aliases are other names of registers RegisterName accepts
+	// (arm64's "x29"), beyond the role names.
+	aliases map[string]string
+}
+
+// Thumb reports whether the code address addr (a return address, a
+// function start from LC_FUNCTION_STARTS, a branch target) marks Thumb
+// code: its ThumbBit is set. Always false without Thumb.
+func (a *Arch) Thumb(addr uint64) bool { return addr&a.ThumbBit != 0 }
+
+// ThumbState reports whether a CPSR value says the thread executes Thumb
+// code. Always false without Thumb.
+func (a *Arch) ThumbState(cpsr uint64) bool { return cpsr&a.ThumbCPSR != 0 }
+
+// WithThumb returns addr with its ThumbBit set when thumb is true: the
+// address a BX (or an emulator's start) needs to run Thumb code there.
+// Without Thumb it returns addr.
+func (a *Arch) WithThumb(addr uint64, thumb bool) uint64 {
+	if thumb {
+		return addr | a.ThumbBit
+	}
+	return addr
 }
 
 // CodeAddress returns a code pointer without the bits that are not part of
@@ -157,23 +231,18 @@ func (e *UnknownCPUError) Error() string {
 // scheduling hint, not a different register set).
 func ByCPU(cpuType, cpuSubtype uint32) (*Arch, error) {
 	sub := cpuSubtype &^ cpuSubtypeMask
-	switch cpuType {
-	case CPUTypeARM64:
-		switch sub {
-		case CPUSubtypeARM64All, cpuSubtypeARM64V8:
-			return ARM64, nil
-		case CPUSubtypeARM64E:
-			return ARM64E, nil
+	for _, a := range All {
+		if a.CPUType != cpuType {
+			continue
 		}
-	case CPUTypeARM:
-		switch sub {
-		case CPUSubtypeARMV7, cpuSubtypeARMV7F, cpuSubtypeARMV7S, cpuSubtypeARMV7K:
-			return ARMV7, nil
+		if a.subtypes == nil {
+			return a, nil
 		}
-	case CPUTypeX86_64:
-		return X86_64, nil
-	case CPUTypeX86:
-		return I386, nil
+		for _, s := range a.subtypes {
+			if s == sub {
+				return a, nil
+			}
+		}
 	}
 	return nil, &UnknownCPUError{CPUType: cpuType, CPUSubtype: cpuSubtype}
 }
@@ -202,13 +271,10 @@ func (a *Arch) RegisterName(name string) (string, bool) {
 		return name, true
 	}
 	roles := map[string]string{"pc": a.PC, "sp": a.SP, "fp": a.FP, "lr": a.LR}
-	switch a.CPUType {
-	case CPUTypeARM64:
-		roles["x29"], roles["x30"] = a.FP, a.LR
-	case CPUTypeARM:
-		roles["r13"], roles["r14"], roles["r15"] = a.SP, a.LR, a.PC
+	alias, ok := a.aliases[name]
+	if !ok {
+		alias = roles[name]
 	}
-	alias := roles[name]
 	if alias == "" || a.regIndex(alias) < 0 {
 		return "", false
 	}
@@ -216,6 +282,11 @@ func (a *Arch) RegisterName(name string) (string, bool) {
 }
 
 func (a *Arch) String() string { return a.Name }
+
+// Equal reports whether a and b are the same architecture. Arch values
+// are shared, so this is identity; it is what go-cmp uses to compare
+// values holding an *Arch, which has function and unexported fields.
+func (a *Arch) Equal(b *Arch) bool { return a == b }
 
 // regIndex returns the index of the named register in RegNames, or -1.
 func (a *Arch) regIndex(name string) int {

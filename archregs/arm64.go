@@ -13,7 +13,11 @@ var ARM64 = &Arch{Name: "arm64", CPUType: CPUTypeARM64, CPUSubtype: CPUSubtypeAR
 	RegNames: arm64RegNames, PC: "pc", SP: "sp", FP: "fp", LR: "lr",
 	FPAlign: 8, CallSize: 4, PAC: true,
 	DWARF: arm64DWARF, DWARFPC: 32, DWARFSP: 31, DWARFFP: 29, DWARFRA: 30,
-	CalleeSaved: arm64CalleeSaved}
+	CalleeSaved: arm64CalleeSaved, NegateRAState: true,
+	Exception: arm64Exception, AddressingBits: true,
+	MinidumpCPU: minidumpCPUARM64, MinidumpContext: minidumpContextARM64,
+	subtypes: []uint32{CPUSubtypeARM64All, cpuSubtypeARM64V8},
+	states:   &arm64States, aliases: arm64Aliases}
 
 // ARM64E is arm64 with pointer authentication: return addresses and saved
 // frame pointers carry a signature in their upper bits.
@@ -21,7 +25,16 @@ var ARM64E = &Arch{Name: "arm64e", CPUType: CPUTypeARM64, CPUSubtype: CPUSubtype
 	RegNames: arm64RegNames, PC: "pc", SP: "sp", FP: "fp", LR: "lr",
 	FPAlign: 8, CallSize: 4, PAC: true,
 	DWARF: arm64DWARF, DWARFPC: 32, DWARFSP: 31, DWARFFP: 29, DWARFRA: 30,
-	CalleeSaved: arm64CalleeSaved}
+	CalleeSaved: arm64CalleeSaved, NegateRAState: true,
+	Exception: arm64Exception, AddressingBits: true,
+	// A minidump has no arm64e: it records the CPU, not the ABI.
+	MinidumpCPU: minidumpCPUARM64, MinidumpContext: minidumpContextARM64,
+	// Pointer authentication changes register values, not the layout.
+	subtypes: []uint32{CPUSubtypeARM64E},
+	states:   &arm64States, aliases: arm64Aliases}
+
+// arm64Aliases: x29 and x30 are the frame pointer and link register.
+var arm64Aliases = map[string]string{"x29": "fp", "x30": "lr"}
 
 // arm_thread_state64_t: __x[29], __fp, __lr, __sp, __pc, __cpsr.
 var arm64RegNames = []string{

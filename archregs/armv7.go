@@ -10,9 +10,16 @@ import "github.com/stackimage/stackimage/unwind"
 // either.
 var ARMV7 = &Arch{Name: "armv7", CPUType: CPUTypeARM, CPUSubtype: CPUSubtypeARMV7, PtrSize: 4,
 	RegNames: armRegNames, PC: "pc", SP: "sp", FP: "r7", LR: "lr",
-	FPAlign: 4, CallSize: 2, CodeBits: 1,
+	FPAlign: 4, CallSize: 2, CodeBits: 1, ThumbBit: 1, ThumbCPSR: 1 << 5,
 	DWARF: armDWARF, DWARFPC: 15, DWARFSP: 13, DWARFFP: 7, DWARFRA: 14,
-	CalleeSaved: []unwind.Reg{4, 5, 6, 7, 8, 10, 11}}
+	CalleeSaved: []unwind.Reg{4, 5, 6, 7, 8, 10, 11},
+	Exception:   armException,
+	// Breakpad's and Crashpad's layout (MD_CONTEXT_ARM), not Windows'.
+	MinidumpCPU: minidumpCPUARM, MinidumpContext: minidumpContextARM,
+	// v7, v7f, v7s and v7k share the register set and frame layout.
+	subtypes: []uint32{CPUSubtypeARMV7, cpuSubtypeARMV7F, cpuSubtypeARMV7S, cpuSubtypeARMV7K},
+	states:   &armStates,
+	aliases:  map[string]string{"r13": "sp", "r14": "lr", "r15": "pc"}}
 
 // arm_thread_state_t: __r[13], __sp, __lr, __pc, __cpsr.
 var armRegNames = []string{

@@ -13,7 +13,11 @@ var I386 = &Arch{Name: "i386", CPUType: CPUTypeX86, CPUSubtype: CPUSubtypeX86All
 	DWARF: i386DWARF, DWARFPC: 8, DWARFSP: 5, DWARFFP: 4, DWARFRA: 8,
 	CalleeSaved: []unwind.Reg{3, 4, 6, 7},
 	// UNWIND_X86_REG_EBX, ECX, EDX, EDI, ESI, EBP.
-	CompactRegs: []unwind.Reg{0, 3, 1, 2, 7, 6, 4}}
+	CompactRegs:   []unwind.Reg{0, 3, 1, 2, 7, 6, 4},
+	DebugFrameReg: I386DebugFrameReg,
+	Exception:     i386Exception,
+	MinidumpCPU:   minidumpCPUX86, MinidumpContext: minidumpContextX86,
+	states: &i386States}
 
 // i386_thread_state_t (x86_thread_state32_t).
 var i386RegNames = []string{

@@ -150,15 +150,8 @@ func statesOf(arch *Arch) (*archStates, error) {
 	if arch == nil {
 		return nil, fmt.Errorf("archregs: no architecture given")
 	}
-	switch arch.CPUType {
-	case CPUTypeARM64:
-		return &arm64States, nil
-	case CPUTypeARM:
-		return &armStates, nil
-	case CPUTypeX86_64:
-		return &x86_64States, nil
-	case CPUTypeX86:
-		return &i386States, nil
+	if arch.states != nil {
+		return arch.states, nil
 	}
 	return nil, fmt.Errorf("archregs: %s: no thread state layout for CPU type %#x", arch.Name, arch.CPUType)
 }

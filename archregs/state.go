@@ -1,5 +1,10 @@
 package archregs
 
+import (
+	"encoding/binary"
+	"fmt"
+)
+
 // Go mirrors of the thread state structs in <mach/i386/_structs.h>,
 // <mach/arm/_structs.h> and the thread_status.h headers, field for field.
 // Each COUNT constant is the header's sizeof(struct)/sizeof(uint32_t); a test
@@ -139,3 +144,78 @@ type armUnifiedThreadState struct {
 	ASH stateHeader                     // ash
 	UTS [4 * countARMThreadState64]byte // uts: union { ts_32; ts_64; }
 }
+
+// An ExceptionFormat is an architecture's exception state flavor, as the
+// thread_status.h headers define it: the fault address, the syndrome and
+// the exception number the kernel saw. A core file's LC_THREAD holds it
+// after the general registers.
+type ExceptionFormat struct {
+	Flavor uint32 // ARM_EXCEPTION_STATE64, x86_EXCEPTION_STATE64, ...
+	Name   string // Apple's name of the flavor
+	Count  uint32 // in 32-bit words
+	// Where the three fields are: the exception number (__exception,
+	// __trapno), the syndrome (__esr, __fsr, __err) and the fault address
+	// (__far, __faultvaddr). Bytes between them (x86's __cpu) are zero.
+	Exception, Syndrome, FaultAddress StateField
+}
+
+// A StateField is one little-endian field of a state struct: its offset
+// and width in bytes (2, 4 or 8).
+type StateField struct{ Off, Size int }
+
+func (f StateField) get(d []byte) uint64 {
+	switch f.Size {
+	case 2:
+		return uint64(binary.LittleEndian.Uint16(d[f.Off:]))
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(d[f.Off:]))
+	}
+	return binary.LittleEndian.Uint64(d[f.Off:])
+}
+
+func (f StateField) put(d []byte, v uint64) {
+	switch f.Size {
+	case 2:
+		binary.LittleEndian.PutUint16(d[f.Off:], uint16(v))
+	case 4:
+		binary.LittleEndian.PutUint32(d[f.Off:], uint32(v))
+	default:
+		binary.LittleEndian.PutUint64(d[f.Off:], v)
+	}
+}
+
+// Decode reads the three fields from data, which must hold 4 × Count
+// bytes.
+func (f *ExceptionFormat) Decode(data []byte) (exception, syndrome uint32, faultAddress uint64, err error) {
+	if len(data) != 4*int(f.Count) {
+		return 0, 0, 0, fmt.Errorf("archregs: %s: %d bytes of data, want %d (count %d)", f.Name, len(data), 4*f.Count, f.Count)
+	}
+	return uint32(f.Exception.get(data)), uint32(f.Syndrome.get(data)), f.FaultAddress.get(data), nil
+}
+
+// Encode lays out the three fields as the flavor's struct, 4 × Count
+// bytes; values are truncated to their fields' widths.
+func (f *ExceptionFormat) Encode(exception, syndrome uint32, faultAddress uint64) []byte {
+	d := make([]byte, 4*f.Count)
+	f.Exception.put(d, uint64(exception))
+	f.Syndrome.put(d, uint64(syndrome))
+	f.FaultAddress.put(d, faultAddress)
+	return d
+}
+
+// The exception state flavors, as <mach/arm/thread_status.h> and
+// <mach/i386/thread_status.h> number them.
+var (
+	// _STRUCT_ARM_EXCEPTION_STATE64 {__far u64; __esr u32; __exception u32}
+	arm64Exception = &ExceptionFormat{Flavor: 7, Name: "ARM_EXCEPTION_STATE64", Count: 4, // ARM_EXCEPTION_STATE64_COUNT
+		FaultAddress: StateField{0, 8}, Syndrome: StateField{8, 4}, Exception: StateField{12, 4}}
+	// _STRUCT_ARM_EXCEPTION_STATE {__exception u32; __fsr u32; __far u32}
+	armException = &ExceptionFormat{Flavor: 3, Name: "ARM_EXCEPTION_STATE", Count: 3, // ARM_EXCEPTION_STATE_COUNT
+		Exception: StateField{0, 4}, Syndrome: StateField{4, 4}, FaultAddress: StateField{8, 4}}
+	// _STRUCT_X86_EXCEPTION_STATE64 {__trapno u16; __cpu u16; __err u32; __faultvaddr u64}
+	x86_64Exception = &ExceptionFormat{Flavor: 6, Name: "x86_EXCEPTION_STATE64", Count: 4, // x86_EXCEPTION_STATE64_COUNT
+		Exception: StateField{0, 2}, Syndrome: StateField{4, 4}, FaultAddress: StateField{8, 8}}
+	// _STRUCT_X86_EXCEPTION_STATE32 {__trapno u16; __cpu u16; __err u32; __faultvaddr u32}
+	i386Exception = &ExceptionFormat{Flavor: 3, Name: "x86_EXCEPTION_STATE32", Count: 3, // x86_EXCEPTION_STATE32_COUNT
+		Exception: StateField{0, 2}, Syndrome: StateField{4, 4}, FaultAddress: StateField{8, 4}}
+)

@@ -12,7 +12,11 @@ var X86_64 = &Arch{Name: "x86_64", CPUType: CPUTypeX86_64, CPUSubtype: CPUSubtyp
 	// System V: rbx, rbp and r12-r15.
 	CalleeSaved: []unwind.Reg{3, 6, 12, 13, 14, 15},
 	// UNWIND_X86_64_REG_RBX, R12, R13, R14, R15, RBP.
-	CompactRegs: []unwind.Reg{0, 3, 12, 13, 14, 15, 6}}
+	CompactRegs: []unwind.Reg{0, 3, 12, 13, 14, 15, 6},
+	Exception:   x86_64Exception,
+	MinidumpCPU: minidumpCPUAMD64, MinidumpContext: minidumpContextAMD64,
+	// Any subtype: x86_64h is a scheduling hint, not a register set.
+	states: &x86_64States}
 
 // x86_thread_state64_t.
 var x86_64RegNames = []string{

@@ -45,6 +45,8 @@ func (m Module) Age() uint32 {
 // PointerSize returns the size in bytes of a pointer on the module's
 // architecture, or 0 when the architecture is not one this package knows.
 func (m Module) PointerSize() int {
+	// archcheck: Breakpad's own names, for every CPU it dumps (mips, ppc,
+	// aarch64), most of which archregs does not describe.
 	switch strings.ToLower(m.Arch) {
 	case "x86", "i386", "arm", "armv7", "armv7s", "armv7k", "arm64_32", "ppc", "mips":
 		return 4

@@ -552,6 +552,8 @@ func (tp *textParser) image(s string, lineNo int) {
 // isArchName reports whether s is an architecture name a Binary Images
 // line may carry.
 func isArchName(s string) bool {
+	// archcheck: the words a Binary Images line may carry, not behaviour
+	// per architecture.
 	switch s {
 	case "arm", "armv6", "armv7", "armv7s", "armv7k", "armv7f", "arm64", "arm64e", "arm64_32",
 		"i386", "x86_64", "x86_64h", "ppc", "ppc64":

@@ -324,24 +324,21 @@ func (p *problems) uuid(where, s string) uuid.UUID {
 // thread state layout, which is what the register decoding needs.
 func archByName(name string) *archregs.Arch {
 	n := strings.ToLower(strings.TrimSpace(name))
-	switch n {
-	case "arm64", "arm-64", "arm64e", "arm-64e", "x86_64", "x86-64", "i386", "x86", "armv7":
-	case "x86_64h":
-		n = "x86_64"
-	case "arm", "armv6", "armv7s", "armv7k", "armv7f":
-		n = "armv7"
-	default:
-		return nil
-	}
-	n = strings.NewReplacer("arm-64", "arm64", "x86-64", "x86_64").Replace(n)
-	if n == "x86" {
-		n = "i386"
+	if a, ok := reportArchNames[n]; ok {
+		n = a
 	}
 	a, err := archregs.ByName(n)
 	if err != nil {
 		return nil
 	}
 	return a
+}
+
+// reportArchNames maps the names reports write for an architecture to the
+// archregs name, where the two differ.
+var reportArchNames = map[string]string{
+	"arm-64": "arm64", "arm-64e": "arm64e", "x86-64": "x86_64", "x86_64h": "x86_64", "x86": "i386",
+	"arm": "armv7", "armv6": "armv7", "armv7s": "armv7", "armv7k": "armv7", "armv7f": "armv7",
 }
 
 // archByCPU maps a Mach-O cputype and cpusubtype to an Arch, or nil. A
@@ -461,29 +458,21 @@ func shortName(path string) string {
 // arm64e), else the flavor's plain architecture. An empty or unknown
 // flavor yields the report's architecture.
 func flavorArch(flavor string, reportArch *archregs.Arch) *archregs.Arch {
-	var want *archregs.Arch
-	switch strings.ToUpper(flavor) {
-	case "ARM_THREAD_STATE64":
-		want = archregs.ARM64
-	case "ARM_THREAD_STATE", "ARM_THREAD_STATE32":
-		want = archregs.ARMV7
-	case "X86_THREAD_STATE64":
-		want = archregs.X86_64
-	case "X86_THREAD_STATE32":
-		want = archregs.I386
-	case "X86_THREAD_STATE":
-		// The generic x86 flavor carries either width; trust the report.
-		if reportArch == archregs.I386 {
-			return archregs.I386
+	// The flavors archregs knows by that name: arm64 and arm64e share
+	// theirs; the unified x86_THREAD_STATE carries either width, so the
+	// report's own architecture says which.
+	arches := archregs.FlavorArches(flavor)
+	if len(arches) == 0 {
+		return reportArch
+	}
+	if reportArch != nil {
+		for _, a := range arches {
+			if a.CPUType == reportArch.CPUType {
+				return reportArch
+			}
 		}
-		want = archregs.X86_64
-	default:
-		return reportArch
 	}
-	if reportArch != nil && reportArch.CPUType == want.CPUType {
-		return reportArch
-	}
-	return want
+	return arches[0]
 }
 
 func firstNonEmpty(s ...string) string {

@@ -29,6 +29,14 @@ type archInfo struct {
 	redZone   uint64 // bytes below SP a leaf may use without moving SP
 	ptrSize   int
 	pushesRet bool // x86: the return address is pushed, not held in LR
+	// objects says object files (MH_OBJECT) load: i386 only, which
+	// ld64.lld cannot link, so its fixtures are objects.
+	objects bool
+	fp      int // Unicorn id of the frame pointer, zeroed at entry to end the chain
+	// lr is the Unicorn id of the link register that holds the sentinel at
+	// entry, -1 on x86, whose call pushes the return address; cpsr the
+	// id of the CPSR on armv7 (its T bit), -1 elsewhere.
+	lr, cpsr int
 
 	// classify says what the instruction at pc (of size bytes, already
 	// read into insn) does to the call stack.
@@ -47,6 +55,7 @@ var (
 		// Apple's arm64 ABI gives leaf functions a 128-byte red zone
 		// ("Writing ARM64 code for Apple platforms").
 		redZone: 128, ptrSize: 8,
+		fp: C.UC_ARM64_REG_FP, lr: C.UC_ARM64_REG_LR, cpsr: -1,
 		classify: classifyARM64,
 	}
 	infoARMV7 = &archInfo{
@@ -57,6 +66,7 @@ var (
 		stackTop: 0xb000_0000, sentinel: 0xdead_0000,
 		// The 32-bit iOS ABI has no red zone: nothing lives below SP.
 		redZone: 0, ptrSize: 4,
+		fp: C.UC_ARM_REG_R7, lr: C.UC_ARM_REG_LR, cpsr: C.UC_ARM_REG_CPSR,
 		classify: classifyARM,
 	}
 	infoX86_64 = &archInfo{
@@ -72,6 +82,7 @@ var (
 		// The System V x86-64 ABI, which Darwin follows, has a 128-byte red
 		// zone.
 		redZone: 128, ptrSize: 8, pushesRet: true,
+		fp: C.UC_X86_REG_RBP, lr: -1, cpsr: -1,
 		classify: classifyX86,
 	}
 	infoI386 = &archInfo{
@@ -84,7 +95,8 @@ var (
 		pc: C.UC_X86_REG_EIP, sp: C.UC_X86_REG_ESP,
 		stackTop: 0xb000_0000, sentinel: 0xdead_0000,
 		// The i386 Darwin ABI has no red zone.
-		redZone: 0, ptrSize: 4, pushesRet: true,
+		redZone: 0, ptrSize: 4, pushesRet: true, objects: true,
+		fp: C.UC_X86_REG_EBP, lr: -1, cpsr: -1,
 		classify: classifyX86,
 	}
 )
@@ -110,13 +122,6 @@ func infoFor(arch *archregs.Arch) (*archInfo, error) {
 	return nil, fmt.Errorf("emu: cannot emulate %s (supported: arm64, armv7, x86_64, i386)", arch.Name)
 }
 
-// Unicorn ids the harness touches by name.
-const (
-	regARMCPSR = C.UC_ARM_REG_CPSR
-	regARMLR   = C.UC_ARM_REG_LR
-	regARMR7   = C.UC_ARM_REG_R7
-	regA64LR   = C.UC_ARM64_REG_LR
-	regA64FP   = C.UC_ARM64_REG_FP
-	regRBP     = C.UC_X86_REG_RBP
-	regEBP     = C.UC_X86_REG_EBP
-)
+// regARMCPSR is the Unicorn id of armv7's CPSR, which the call-stack
+// classifier reads for the instruction set.
+const regARMCPSR = C.UC_ARM_REG_CPSR

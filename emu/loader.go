@@ -114,7 +114,7 @@ func (m *Machine) load(im *image.Image, facts *loadFacts, slide uint64) (*Loaded
 			return nil, fmt.Errorf("emu: %s has pointers dyld would rebase (%d bytes of rebase opcodes): only slide 0 runs faithfully", im.Name, facts.rebaseSize)
 		}
 	case image.TypeObject:
-		if im.Arch.Name != "i386" {
+		if !m.info.objects {
 			return nil, fmt.Errorf("emu: %s is a %s object file: only i386 objects are loaded (link the others)", im.Name, im.Arch.Name)
 		}
 		if err := checkObjectRelocs(facts); err != nil {
@@ -209,11 +209,15 @@ func SymbolAddress(im *image.Image, name string) (uint64, error) {
 	if !ok {
 		return 0, fmt.Errorf("emu: %s has no symbol table", im.Name)
 	}
-	return findSymbol(raw, "_"+name, im.Name, im.Arch != nil && im.Arch.Name == "armv7")
+	var thumbBit uint64 // armv7: N_ARM_THUMB_DEF functions get it
+	if im.Arch != nil {
+		thumbBit = im.Arch.ThumbBit
+	}
+	return findSymbol(raw, "_"+name, im.Name, thumbBit)
 }
 
 // findSymbol scans nlist entries for a defined (N_SECT) symbol.
-func findSymbol(raw image.RawSymtab, want, imName string, arm bool) (uint64, error) {
+func findSymbol(raw image.RawSymtab, want, imName string, thumbBit uint64) (uint64, error) {
 	entSize := 12
 	if raw.Is64 {
 		entSize = 16
@@ -248,8 +252,8 @@ func findSymbol(raw image.RawSymtab, want, imName string, arm bool) (uint64, err
 			v = uint64(bo.Uint32(e[8:]))
 		}
 		const nArmThumbDef = 0x0008
-		if arm && desc&nArmThumbDef != 0 {
-			v |= 1
+		if desc&nArmThumbDef != 0 {
+			v |= thumbBit
 		}
 		return v, nil
 	}

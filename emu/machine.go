@@ -88,29 +88,29 @@ func (m *Machine) SetEntry(entry uint64) error {
 	in := m.info
 	sp := m.StackHigh &^ 15
 	w := m.Engine.RegWrite
-	var err error
-	switch in.arch {
-	case archregs.ARM64:
-		err = errors.Join(w(in.sp, sp), w(regA64FP, 0), w(regA64LR, m.Sentinel), w(in.pc, entry))
-	case archregs.ARMV7:
+	var errs []error
+	if in.cpsr >= 0 {
 		// User mode (M = 0b10000) with the T bit from the entry address:
 		// BX to an odd address enters Thumb state.
 		cpsr := uint64(0x10)
-		if entry&1 != 0 {
-			cpsr |= 1 << 5
+		if in.arch.Thumb(entry) {
+			cpsr |= in.arch.ThumbCPSR
 		}
-		err = errors.Join(w(regARMCPSR, cpsr), w(in.sp, sp), w(regARMR7, 0), w(regARMLR, m.Sentinel), w(in.pc, entry&^1))
-	case archregs.X86_64, archregs.I386:
+		errs = append(errs, w(in.cpsr, cpsr))
+	}
+	if in.pushesRet {
+		// The call pushed the sentinel return address.
 		sp -= uint64(in.ptrSize)
 		ret := make([]byte, in.ptrSize)
 		putPtr(ret, m.Sentinel)
-		fp := regRBP
-		if in.arch == archregs.I386 {
-			fp = regEBP
-		}
-		err = errors.Join(m.Engine.WriteMemory(sp, ret), w(in.sp, sp), w(fp, 0), w(in.pc, entry))
+		errs = append(errs, m.Engine.WriteMemory(sp, ret))
 	}
-	if err != nil {
+	errs = append(errs, w(in.sp, sp), w(in.fp, 0))
+	if in.lr >= 0 {
+		errs = append(errs, w(in.lr, m.Sentinel))
+	}
+	errs = append(errs, w(in.pc, in.arch.CodeAddress(entry)))
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("emu: entry state: %w", err)
 	}
 	m.Shadow.Calls = append(m.Shadow.Calls[:0], Call{CallSite: m.Sentinel, ReturnAddress: m.Sentinel})
@@ -208,10 +208,10 @@ func (m *Machine) Run(opts RunOptions) (StopReason, error) {
 		timeout = time.Minute
 	}
 	begin := pc
-	if m.info.arch == archregs.ARMV7 {
+	if m.info.cpsr >= 0 {
 		// uc_emu_start takes the Thumb state from bit 0 of the address.
-		if cpsr, err := m.Engine.RegRead(regARMCPSR); err == nil && cpsr&(1<<5) != 0 {
-			begin |= 1
+		if cpsr, err := m.Engine.RegRead(m.info.cpsr); err == nil {
+			begin = m.Arch.WithThumb(begin, m.Arch.ThumbState(cpsr))
 		}
 	}
 	if pc == m.Sentinel {

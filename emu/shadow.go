@@ -84,7 +84,7 @@ func classifyARM(m *Machine, pc uint64, insn []byte) (insnKind, uint64) {
 	if err != nil {
 		return insnOther, 0
 	}
-	if cpsr&(1<<5) != 0 {
+	if m.Arch.ThumbState(cpsr) {
 		return classifyThumb(pc, insn)
 	}
 	if len(insn) != 4 {

@@ -99,28 +99,6 @@ func archFor(cpuType, cpuSubtype uint32) *archregs.Arch {
 }
 
 // archName names an architecture as Apple's tools do (lipo, -arch),
-// including subtypes archregs folds together (armv7s, armv7k are armv7 to
-// it) or does not support, so that slices can be told apart and errors can
-// list every slice.
-func archName(cpuType, cpuSubtype uint32) string {
-	sub := cpuSubtype &^ 0xff000000
-	if n, ok := archNames[cpuType][sub]; ok {
-		return n
-	}
-	if a := archFor(cpuType, cpuSubtype); a != nil {
-		return a.Name
-	}
-	return fmt.Sprintf("cputype %#x subtype %#x", cpuType, sub)
-}
-
-// archNames maps CPU type and subtype (<mach/machine.h>) to names.
-var archNames = map[uint32]map[uint32]string{
-	archregs.CPUTypeARM: {5: "armv4t", 6: "armv6", 7: "armv5", 8: "xscale", 9: "armv7",
-		10: "armv7f", 11: "armv7s", 12: "armv7k", 13: "armv8", 14: "armv6m", 15: "armv7m", 16: "armv7em"},
-	archregs.CPUTypeARM64:  {0: "arm64", 1: "arm64v8", 2: "arm64e"},
-	0x0200000c:             {0: "arm64_32", 1: "arm64_32"}, // CPU_TYPE_ARM64_32
-	archregs.CPUTypeX86:    {3: "i386"},
-	archregs.CPUTypeX86_64: {3: "x86_64", 8: "x86_64h"},
-	18:                     {0: "ppc"},   // CPU_TYPE_POWERPC
-	0x01000012:             {0: "ppc64"}, // CPU_TYPE_POWERPC64
-}
+// including subtypes archregs folds together or does not support
+// (archregs.CPUName).
+func archName(cpuType, cpuSubtype uint32) string { return archregs.CPUName(cpuType, cpuSubtype) }

@@ -148,7 +148,7 @@ func TestRoundTrip(t *testing.T) {
 					tv := threadView{Index: i, Command: i, Regs: th.Registers.Values(), StackLow: ta.stack, StackHigh: ta.stack + 0x1000}
 					if th.Exception != nil {
 						e := *th.Exception
-						e.Flavor = exceptionFormats[ta.arch.CPUType].flavor
+						e.Flavor = ta.arch.Exception.Flavor
 						if ta.arch.CPUType == archregs.CPUTypeX86_64 || ta.arch.CPUType == archregs.CPUTypeX86 {
 							e.Exception &= 0xffff // trapno is 16 bits
 						}

@@ -1,7 +1,6 @@
 package machocore
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sort"
 	"strings"
@@ -9,39 +8,6 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
 )
-
-// exceptionFormat is one architecture's exception state flavor, as the
-// thread_status.h headers define it, and how to read its fields.
-type exceptionFormat struct {
-	flavor uint32
-	name   string
-	count  uint32 // in 32-bit words
-	decode func(d []byte) ExceptionState
-}
-
-// exceptionFormats maps a CPU type to its exception state flavor.
-var exceptionFormats = map[uint32]exceptionFormat{
-	// _STRUCT_ARM_EXCEPTION_STATE64 {__far u64; __esr u32; __exception u32}
-	archregs.CPUTypeARM64: {7, "ARM_EXCEPTION_STATE64", 4, func(d []byte) ExceptionState {
-		le := binary.LittleEndian
-		return ExceptionState{FaultAddress: le.Uint64(d), Syndrome: le.Uint32(d[8:]), Exception: le.Uint32(d[12:])}
-	}},
-	// _STRUCT_ARM_EXCEPTION_STATE {__exception u32; __fsr u32; __far u32}
-	archregs.CPUTypeARM: {3, "ARM_EXCEPTION_STATE", 3, func(d []byte) ExceptionState {
-		le := binary.LittleEndian
-		return ExceptionState{Exception: le.Uint32(d), Syndrome: le.Uint32(d[4:]), FaultAddress: uint64(le.Uint32(d[8:]))}
-	}},
-	// _STRUCT_X86_EXCEPTION_STATE64 {__trapno u16; __cpu u16; __err u32; __faultvaddr u64}
-	archregs.CPUTypeX86_64: {6, "x86_EXCEPTION_STATE64", 4, func(d []byte) ExceptionState {
-		le := binary.LittleEndian
-		return ExceptionState{Exception: uint32(le.Uint16(d)), Syndrome: le.Uint32(d[4:]), FaultAddress: le.Uint64(d[8:])}
-	}},
-	// _STRUCT_X86_EXCEPTION_STATE32 {__trapno u16; __cpu u16; __err u32; __faultvaddr u32}
-	archregs.CPUTypeX86: {3, "x86_EXCEPTION_STATE32", 3, func(d []byte) ExceptionState {
-		le := binary.LittleEndian
-		return ExceptionState{Exception: uint32(le.Uint16(d)), Syndrome: le.Uint32(d[4:]), FaultAddress: uint64(le.Uint32(d[8:]))}
-	}},
-}
 
 // thread reads an LC_THREAD's {flavor, count, state} list. Each iteration
 // consumes at least 8 bytes of the command, which bounds the loop; a count
@@ -52,9 +18,9 @@ func (p *parser) thread(lc image.LoadCommand) {
 	th := Thread{Index: len(c.Threads), Command: lc.Index}
 	d := lc.Data[8:]
 	off := lc.Offset + 8
-	var exc exceptionFormat
+	var exc *archregs.ExceptionFormat // the architecture's exception state flavor
 	if c.Arch != nil {
-		exc = exceptionFormats[c.Arch.CPUType]
+		exc = c.Arch.Exception
 	}
 	for len(d) >= 8 {
 		flavor, count := p.bo.Uint32(d), p.bo.Uint32(d[4:])
@@ -76,13 +42,13 @@ func (p *parser) thread(lc image.LoadCommand) {
 				break
 			}
 			th.Registers, st.Kind = regs, "general"
-		case th.Exception == nil && flavor == exc.flavor && exc.decode != nil:
-			if count != exc.count {
-				p.warn(lc.Index, lc.Offset, fmt.Sprintf("thread %d: %s at offset %#x has count %d, want %d", th.Index, exc.name, off, count, exc.count), nil)
+		case th.Exception == nil && exc != nil && flavor == exc.Flavor:
+			if count != exc.Count {
+				p.warn(lc.Index, lc.Offset, fmt.Sprintf("thread %d: %s at offset %#x has count %d, want %d", th.Index, exc.Name, off, count, exc.Count), nil)
 				break
 			}
-			e := exc.decode(data)
-			e.Flavor = flavor
+			e := ExceptionState{Flavor: flavor}
+			e.Exception, e.Syndrome, e.FaultAddress, _ = exc.Decode(data) // count checked: no error
 			th.Exception, st.Kind = &e, "exception"
 		}
 		th.States = append(th.States, st)

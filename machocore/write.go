@@ -123,7 +123,7 @@ func Write(w io.Writer, in *WriteInput) error {
 			notes = append(notes, noteOut{ownerAllImageInfos, func(base uint64) []byte { return allImageInfosPayload(in.Images, base) }, size})
 		}
 	}
-	if arch.CPUType == archregs.CPUTypeARM64 {
+	if arch.AddressingBits {
 		bits := in.AddressingBits
 		if bits == 0 {
 			bits = defaultAddressingBits
@@ -244,44 +244,17 @@ func threadCommand(arch *archregs.Arch, th WriteThread) ([]byte, error) {
 	body = bo.AppendUint32(body, uint32(len(state)/4))
 	body = append(body, state...)
 	if e := th.Exception; e != nil {
-		f, ok := exceptionFormats[arch.CPUType]
-		if !ok {
+		f := arch.Exception
+		if f == nil {
 			return nil, fmt.Errorf("%s has no exception state flavor", arch.Name)
 		}
-		body = bo.AppendUint32(body, f.flavor)
-		body = bo.AppendUint32(body, f.count)
-		body = append(body, encodeException(arch, *e)...)
+		body = bo.AppendUint32(body, f.Flavor)
+		body = bo.AppendUint32(body, f.Count)
+		body = append(body, f.Encode(e.Exception, e.Syndrome, e.FaultAddress)...)
 	}
 	cmd := bo.AppendUint32(nil, lcThread)
 	cmd = bo.AppendUint32(cmd, uint32(8+len(body)))
 	return append(cmd, body...), nil
-}
-
-// encodeException lays out e as the architecture's exception state, the
-// inverse of exceptionFormats' decoders. Values are truncated to their
-// fields.
-func encodeException(arch *archregs.Arch, e ExceptionState) []byte {
-	bo := binary.LittleEndian
-	switch arch.CPUType {
-	case archregs.CPUTypeARM64:
-		b := bo.AppendUint64(nil, e.FaultAddress)
-		b = bo.AppendUint32(b, e.Syndrome)
-		return bo.AppendUint32(b, e.Exception)
-	case archregs.CPUTypeARM:
-		b := bo.AppendUint32(nil, e.Exception)
-		b = bo.AppendUint32(b, e.Syndrome)
-		return bo.AppendUint32(b, uint32(e.FaultAddress))
-	case archregs.CPUTypeX86_64:
-		b := bo.AppendUint16(nil, uint16(e.Exception))
-		b = bo.AppendUint16(b, 0) // cpu
-		b = bo.AppendUint32(b, e.Syndrome)
-		return bo.AppendUint64(b, e.FaultAddress)
-	default: // i386
-		b := bo.AppendUint16(nil, uint16(e.Exception))
-		b = bo.AppendUint16(b, 0) // cpu
-		b = bo.AppendUint32(b, e.Syndrome)
-		return bo.AppendUint32(b, uint32(e.FaultAddress))
-	}
 }
 
 // allImageInfosPayload lays out the "all image infos" note for images, as

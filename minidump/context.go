@@ -129,20 +129,19 @@ func layoutsFor(cpu CPU, known bool) []*contextLayout {
 	return nil
 }
 
+// writerLayouts are the layouts the writer chooses from, by the CPU flag
+// archregs gives each architecture (Arch.MinidumpContext).
+var writerLayouts = []*contextLayout{layoutAMD64, layoutX86, layoutARM, layoutARM64}
+
 // layoutForArch returns the layout the writer uses for arch.
 func layoutForArch(arch *archregs.Arch) *contextLayout {
-	if arch == nil {
+	if arch == nil || arch.MinidumpContext == 0 {
 		return nil
 	}
-	switch arch.CPUType {
-	case archregs.CPUTypeX86_64:
-		return layoutAMD64
-	case archregs.CPUTypeX86:
-		return layoutX86
-	case archregs.CPUTypeARM:
-		return layoutARM
-	case archregs.CPUTypeARM64:
-		return layoutARM64
+	for _, l := range writerLayouts {
+		if l.cpuFlag == arch.MinidumpContext {
+			return l
+		}
 	}
 	return nil
 }

@@ -32,16 +32,20 @@ type SystemInfo struct {
 // Arch returns the archregs architecture of the dump's CPU, or nil.
 func (s *SystemInfo) Arch() *archregs.Arch { return archForCPU(s.CPU) }
 
+// archForCPU returns the first architecture of archregs.All whose
+// Arch.MinidumpCPU is c: arm64 rather than arm64e, which a minidump
+// cannot tell apart.
 func archForCPU(c CPU) *archregs.Arch {
 	switch c {
-	case CPUAMD64:
-		return archregs.X86_64
-	case CPUX86, CPUX86Win64:
-		return archregs.I386
-	case CPUARM:
-		return archregs.ARMV7
-	case CPUARM64, CPUARM64Old:
-		return archregs.ARM64
+	case CPUX86Win64: // 32-bit x86 code under WOW64
+		c = CPUX86
+	case CPUARM64Old: // Breakpad's number before Windows defined ARM64
+		c = CPUARM64
+	}
+	for _, a := range archregs.All {
+		if a.MinidumpContext != 0 && CPU(a.MinidumpCPU) == c {
+			return a
+		}
 	}
 	return nil
 }

@@ -133,18 +133,12 @@ func appendLoc(p []byte, l location) []byte {
 	return le.AppendUint32(le.AppendUint32(p, l.Size), l.RVA)
 }
 
+// cpuForArch returns the system info's CPU for a (Arch.MinidumpCPU).
 func cpuForArch(a *archregs.Arch) (CPU, error) {
-	switch a {
-	case archregs.X86_64:
-		return CPUAMD64, nil
-	case archregs.I386:
-		return CPUX86, nil
-	case archregs.ARMV7:
-		return CPUARM, nil
-	case archregs.ARM64, archregs.ARM64E:
-		return CPUARM64, nil
+	if a == nil || a.MinidumpContext == 0 {
+		return 0, fmt.Errorf("minidump: cannot write a dump for architecture %v", a)
 	}
-	return 0, fmt.Errorf("minidump: cannot write a dump for architecture %v", a)
+	return CPU(a.MinidumpCPU), nil
 }
 
 // Write writes the dump d describes to w. Streams are written in this

@@ -417,8 +417,8 @@ func sameInstruction(arch *archregs.Arch, rule AddressRule, f walker.Frame, inde
 	}
 	// Our return addresses have the Thumb bit cleared; a reporter may
 	// have kept it.
-	if arch == archregs.ARMV7 {
-		addr &^= 1
+	if arch != nil {
+		addr = arch.CodeAddress(addr)
 	}
 	return f.ReturnAddress == addr
 }

@@ -308,12 +308,8 @@ func (t *unwindTables) frame0Row(p *Process, l *image.Loaded, pc uint64, q walke
 	}
 	// compact unwind's decoder reads bit 0 of the PC as the instruction
 	// set, as a branch target would carry it.
-	thumb := uint32(0)
-	if q.Thumb {
-		thumb = 1
-	}
-	off := uint32(pc - t.textAddr)
-	row, phase, ok, err := compactunwind.Frame0(p.Arch, entry, off|thumb, code)
+	off := uint32(p.Arch.WithThumb(pc-t.textAddr, q.Thumb))
+	row, phase, ok, err := compactunwind.Frame0(p.Arch, entry, off, code)
 	if ok && phase != compactunwind.PhaseBody {
 		return &row, unwind.SourceCode, nil
 	}

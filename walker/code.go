@@ -1,6 +1,9 @@
 package walker
 
-import "github.com/stackimage/stackimage/archregs"
+import (
+	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/internal/arminsn"
+)
 
 // This file reads the few instruction shapes the walker needs from
 // Options.Instructions: the call before a return address, and, at frame 0,
@@ -35,8 +38,6 @@ const (
 	x86PushRBP          = 0x55
 	x86PopRBP, x86Leave = 0x5d, 0xc9
 	x86Ret, x86RetImm   = 0xc3, 0xc2
-	thumbCPSR           = 1 << 5 // CPSR.T: the thread executes Thumb code
-	arm64LR, arm64FP    = 30, 29
 	armLR, armFP, armPC = 14, 7, 15
 )
 
@@ -52,11 +53,6 @@ func (w *walk) code32(addr uint64) (uint32, bool) {
 	return uint32(v), err == nil
 }
 
-// signExtend returns the low n bits of v as a signed value.
-func signExtend(v uint32, n uint) int64 {
-	return int64(int32(v<<(32-n)) >> (32 - n))
-}
-
 // arm64CallBefore decodes the instruction before the return address ra.
 func arm64CallBefore(w *walk, ra uint64) callSite {
 	at := ra - 4
@@ -64,8 +60,8 @@ func arm64CallBefore(w *walk, ra uint64) callSite {
 	switch {
 	case !ok:
 		return callSite{}
-	case insn&0xfc000000 == 0x94000000: // BL imm26, in words from the BL itself
-		return callSite{kind: callDirect, target: at + uint64(signExtend(insn, 26)*4)}
+	case arminsn.ARM64IsBL(insn): // BL imm26, in words from the BL itself
+		return callSite{kind: callDirect, target: at + uint64(arminsn.ARM64Imm26(insn))}
 	case insn&0xfffffc1f == 0xd63f0000, // BLR Xn
 		insn&0xfefff800 == 0xd63f0800: // BLRAA, BLRAB, BLRAAZ, BLRABZ (arm64e)
 		return callSite{kind: callIndirect}
@@ -78,18 +74,18 @@ func arm64CallBefore(w *walk, ra uint64) callSite {
 // to Thumb); a call from ARM code leaves it clear. That bit, kept in raw,
 // says which instruction set the call was in.
 func armCallBefore(w *walk, raw uint64) callSite {
-	ra := raw &^ 1
-	if raw&1 == 0 {
+	ra := w.arch.CodeAddress(raw)
+	if !w.arch.Thumb(raw) {
 		at := ra - 4
 		insn, ok := w.code32(at)
 		switch {
 		case !ok:
 			return callSite{}
 		case insn&0xfe000000 == 0xfa000000: // BLX imm24:H, to Thumb; PC reads 8 ahead
-			off := signExtend(insn, 24)*4 + int64(insn>>24&1)*2
+			off := arminsn.SignExtend(insn, 24)*4 + int64(insn>>24&1)*2
 			return callSite{kind: callDirect, target: at + 8 + uint64(off)}
 		case insn&0x0f000000 == 0x0b000000: // BL imm24 (any condition but 0b1111, BLX above)
-			return callSite{kind: callDirect, target: at + 8 + uint64(signExtend(insn, 24)*4)}
+			return callSite{kind: callDirect, target: at + 8 + uint64(arminsn.SignExtend(insn, 24)*4)}
 		case insn&0x0ffffff0 == 0x012fff30: // BLX Rm
 			return callSite{kind: callIndirect}
 		}
@@ -113,12 +109,8 @@ func armCallBefore(w *walk, raw uint64) callSite {
 	if hw1&0xf800 != 0xf000 || hw2&0xc000 != 0xc000 {
 		return callSite{kind: callNone}
 	}
-	// imm32 = S:I1:I2:imm10:imm11:0 with I = NOT(J XOR S); PC reads 4 ahead.
-	s := hw1 >> 10 & 1
-	j1, j2 := hw2>>13&1, hw2>>11&1
-	i1, i2 := ^(j1^s)&1, ^(j2^s)&1
-	imm := s<<24 | i1<<23 | i2<<22 | (hw1&0x3ff)<<12 | (hw2&0x7ff)<<1
-	off := uint64(signExtend(imm, 25))
+	// PC reads 4 ahead.
+	off := uint64(arminsn.ThumbBranchImm(hw1, hw2))
 	if hw2&0x1000 != 0 { // BL: stays in Thumb
 		return callSite{kind: callDirect, target: at + 4 + off}
 	}
@@ -156,7 +148,7 @@ type armISA struct {
 }
 
 var arm64ISA = &armISA{
-	setsFP:   func(insn uint32) bool { return insn&0xff8003ff == 0x910003fd }, // ADD X29, SP, #imm
+	setsFP:   arminsn.ARM64IsAddFPSP, // ADD X29, SP, #imm
 	prologue: arm64PrologueInsn,
 	epilogue: arm64EpilogueInsn,
 	restores: func(insn uint32) bool { // LDP X29, X30, [SP...] in any addressing mode
@@ -164,10 +156,10 @@ var arm64ISA = &armISA{
 		return (op == 0xa9400000 || op == 0xa8c00000 || op == 0xa9c00000) && insn&0x7fff == 0x7bfd // Rt x29, Rn sp, Rt2 x30
 	},
 	ret: func(insn uint32) bool { // RET, RETAA, RETAB (to x30)
-		return insn == 0xd65f03c0 || insn == 0xd65f0bff || insn == 0xd65f0fff
+		return insn == arminsn.ARM64Ret || insn == arminsn.ARM64RetAA || insn == arminsn.ARM64RetAB
 	},
 	branch: func(insn uint32, addr uint64) (uint64, bool) { // B imm26
-		return addr + uint64(signExtend(insn, 26)*4), insn&0xfc000000 == 0x14000000
+		return addr + uint64(arminsn.ARM64Imm26(insn)), arminsn.ARM64IsB(insn)
 	},
 }
 
@@ -182,7 +174,7 @@ var armARMISA = &armISA{
 	},
 	ret: func(insn uint32) bool { return insn == 0xe12fff1e }, // BX LR
 	branch: func(insn uint32, addr uint64) (uint64, bool) { // B imm24; PC reads 8 ahead
-		return addr + 8 + uint64(signExtend(insn, 24)*4), insn&0xff000000 == 0xea000000
+		return addr + 8 + uint64(arminsn.SignExtend(insn, 24)*4), insn&0xff000000 == 0xea000000
 	},
 }
 
@@ -201,7 +193,7 @@ func armFrameState(w *walk, regs *archregs.Registers, pc uint64) frameState {
 	if !ok {
 		return stateUnknown
 	}
-	if cpsr&thumbCPSR != 0 {
+	if w.arch.ThumbState(cpsr) {
 		return thumbFrameState(w, pc)
 	}
 	return w.wordFrameState(armARMISA, pc)
@@ -284,39 +276,23 @@ func (w *walk) otherFunction(target, pc uint64) bool {
 // arm64PrologueInsn reports whether insn is one a prologue runs before it
 // sets FP, none of which writes x29 or x30 (stores write back only to SP).
 func arm64PrologueInsn(insn uint32) bool {
-	rnSP := insn>>5&31 == 31
-	switch {
-	case insn&0xfffff01f == 0xd503201f: // HINT: pacibsp, paciasp, bti, nop
-		return true
-	case insn&0xff8003ff == 0xd10003ff: // SUB SP, SP, #imm
-		return true
-	case insn&0xffc00000 == 0xa9000000, insn&0xffc00000 == 0xa9800000: // STP Xt, Xt2, [SP, #imm]{!}
-		return rnSP
-	case insn&0xffc00000 == 0x6d000000, insn&0xffc00000 == 0x6d800000: // STP Dt, Dt2, [SP, #imm]{!}
-		return rnSP
-	case insn&0xffe00c00 == 0xf8000c00, insn&0xffc00000 == 0xf9000000: // STR Xt, [SP, #imm]! / [SP, #imm]
-		return rnSP
+	if p, ok := arminsn.ARM64PairSP(insn); ok { // STP Xt|Dt, Xt2|Dt2, [SP, #imm]{!}
+		return !p.Load && p.Mode != arminsn.PairPostIndex
 	}
-	return false
+	return arminsn.ARM64IsHint(insn) || // pacibsp, paciasp, bti, nop
+		arminsn.ARM64IsSubSP(insn) || // SUB SP, SP, #imm
+		arminsn.ARM64IsStrPreSP(insn) || arminsn.ARM64IsStrSP(insn) // STR Xt, [SP, #imm]! / [SP, #imm]
 }
 
 // arm64EpilogueInsn reports whether insn is one an epilogue runs after it
 // restored x29 and x30, none of which writes them.
 func arm64EpilogueInsn(insn uint32) bool {
-	rnSP := insn>>5&31 == 31
-	rt, rt2 := insn&31, insn>>10&31
-	notFrame := rt != arm64FP && rt != arm64LR && rt2 != arm64FP && rt2 != arm64LR
-	switch {
-	case insn&0xfffff01f == 0xd503201f: // HINT: autibsp, autiasp, nop
-		return true
-	case insn&0xff8003ff == 0x910003ff: // ADD SP, SP, #imm
-		return true
-	case insn&0xffc00000 == 0xa9400000, insn&0xffc00000 == 0xa8c00000, insn&0xffc00000 == 0xa9c00000: // LDP Xt, Xt2, [SP...]
-		return rnSP && notFrame
-	case insn&0xffc00000 == 0x6d400000, insn&0xffc00000 == 0x6cc00000, insn&0xffc00000 == 0x6dc00000: // LDP Dt, Dt2, [SP...]
-		return rnSP
+	if p, ok := arminsn.ARM64PairSP(insn); ok { // LDP Xt|Dt, Xt2|Dt2, [SP...]
+		frame := func(r uint32) bool { return r == arminsn.ARM64FP || r == arminsn.ARM64LR }
+		return p.Load && (p.SIMD || !frame(p.Rt) && !frame(p.Rt2))
 	}
-	return false
+	return arminsn.ARM64IsHint(insn) || // autibsp, autiasp, nop
+		arminsn.ARM64IsAddSP(insn) // ADD SP, SP, #imm
 }
 
 // armPrologueInsn: ARM-mode instructions a prologue runs before it sets r7.
@@ -594,21 +570,6 @@ func getWord(p []byte) uint64 {
 // of b (at least 8 bytes, at addr).
 type jumpMatcher func(b []byte, addr, target uint64) bool
 
-// jumpMatcherFor returns the architecture's jump matcher and the alignment
-// of its instructions: x86 instructions start at any byte, armv7 ones at
-// any half-word (Thumb), arm64 ones at words.
-func jumpMatcherFor(arch *archregs.Arch) (jumpMatcher, uint64) {
-	switch arch {
-	case archregs.X86_64, archregs.I386:
-		return x86JumpsTo, 1
-	case archregs.ARMV7:
-		return armJumpsTo, 2
-	case archregs.ARM64, archregs.ARM64E:
-		return arm64JumpsTo, 4
-	}
-	return nil, 0
-}
-
 // tailCalls reports whether the function starting at fn holds a direct
 // jump to callee's start (a tail call: the callee then returns to fn's
 // caller, whose call names fn). It reads at most maxTailScanBytes of fn,
@@ -617,7 +578,7 @@ func jumpMatcherFor(arch *archregs.Arch) (jumpMatcher, uint64) {
 // alignment without decoding the instructions in between: a 24-, 26- or
 // 32-bit displacement that lands exactly on callee is no accident.
 func (w *walk) tailCalls(fn, callee uint64) bool {
-	match, step := jumpMatcherFor(w.arch)
+	match, step := w.ai.jumpsTo, w.ai.jumpAlign
 	if fn == callee || match == nil {
 		return false
 	}
@@ -667,11 +628,7 @@ func armJumpsTo(b []byte, addr, target uint64) bool {
 	if hw1&0xf800 != 0xf000 || hw2&0xd000 != 0x9000 {
 		return false
 	}
-	s := hw1 >> 10 & 1
-	j1, j2 := hw2>>13&1, hw2>>11&1
-	i1, i2 := ^(j1^s)&1, ^(j2^s)&1
-	imm := s<<24 | i1<<23 | i2<<22 | (hw1&0x3ff)<<12 | (hw2&0x7ff)<<1
-	return addr+4+uint64(signExtend(imm, 25)) == target&^1
+	return addr+4+uint64(arminsn.ThumbBranchImm(hw1, hw2)) == target&^1
 }
 
 // lrSavedAt reports whether frame 0, at pc, may hold a copy of LR in its
@@ -683,16 +640,8 @@ func (w *walk) lrSavedAt(pc uint64) bool {
 	if w.atFunctionStart(pc) {
 		return false
 	}
-	var isa *armISA
-	var storesLR func(uint32) bool
-	switch {
-	case w.opts.Instructions == nil:
-		return true
-	case w.arch == archregs.ARM64 || w.arch == archregs.ARM64E:
-		isa, storesLR = arm64ISA, arm64StoresLR
-	case w.arch == archregs.ARMV7 && !w.thumb:
-		isa, storesLR = armARMISA, armStoresLR
-	default:
+	isa, storesLR := w.ai.wordISA, w.ai.storesLR
+	if w.opts.Instructions == nil || isa == nil || w.thumb {
 		return true
 	}
 	if insn, ok := w.code32(pc); ok && isa.ret(insn) {
@@ -716,9 +665,9 @@ func (w *walk) lrSavedAt(pc uint64) bool {
 func arm64StoresLR(insn uint32) bool {
 	switch {
 	case insn&0x3e000000 == 0x28000000: // STP/LDP of general registers, any addressing mode
-		return insn&31 == arm64LR || insn>>10&31 == arm64LR
+		return insn&31 == arminsn.ARM64LR || insn>>10&31 == arminsn.ARM64LR
 	case insn&0xffe00c00 == 0xf8000c00, insn&0xffc00000 == 0xf9000000: // STR Xt, [SP, #imm]! / [SP, #imm]
-		return insn&31 == arm64LR
+		return insn&31 == arminsn.ARM64LR
 	}
 	return false
 }

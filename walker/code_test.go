@@ -144,7 +144,7 @@ func (ta testArch) armFuncs() funcStarts {
 // function saves it in its record): with the Thumb bit after a call from
 // Thumb code.
 func (e armEnc) lrWith(ra uint64) uint64 {
-	if e.cpsr&thumbCPSR != 0 {
+	if archregs.ARMV7.ThumbState(e.cpsr) {
 		return ra | 1
 	}
 	return ra
@@ -326,7 +326,7 @@ func TestWalkWithCode(t *testing.T) {
 		for _, e := range ta.armEncs() {
 			for _, sc := range codeScenarios {
 				name := ta.arch.Name + "/" + sc.name
-				if e.cpsr&thumbCPSR != 0 {
+				if archregs.ARMV7.ThumbState(e.cpsr) {
 					name = ta.arch.Name + "/thumb/" + sc.name
 				}
 				t.Run(name, func(t *testing.T) {
@@ -407,7 +407,7 @@ func TestCallBefore(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			mem := &memory{base: 0, data: make([]byte, 0x400000)}
 			copy(mem.data[tt.at:], tt.code)
-			w := newWalk(tt.arch, archInfos[tt.arch], nil, Options{Instructions: mem})
+			w := newWalk(tt.arch, archInfos[tt.arch.CPUType], nil, Options{Instructions: mem})
 			got := w.ai.callBefore(w, tt.ra)
 			if got != tt.want {
 				t.Errorf("callBefore(%#x) = %+v, want %+v", tt.ra, got, tt.want)

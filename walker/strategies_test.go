@@ -314,7 +314,7 @@ func TestX86CallBefore(t *testing.T) {
 			code := &memory{base: 0x1000, data: make([]byte, 0x100)}
 			end := 0x80
 			copy(code.data[end-len(tt.code):], tt.code)
-			w := newWalk(archregs.X86_64, archInfos[archregs.X86_64], nil, Options{Instructions: code})
+			w := newWalk(archregs.X86_64, archInfos[archregs.X86_64.CPUType], nil, Options{Instructions: code})
 			if got := x86CallBefore(w, 0x1000+uint64(end)); got.kind != tt.want {
 				t.Errorf("x86CallBefore = %+v, want kind %v", got, tt.want)
 			}

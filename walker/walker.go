@@ -246,15 +246,30 @@ type archInfo struct {
 	// returnOnStack gives the offset from SP of frame 0's return address
 	// when the code at pc shows it (x86).
 	returnOnStack func(w *walk, pc uint64) (uint64, bool)
+	// jumpsTo matches a direct jump (tailCalls), tried at every multiple
+	// of jumpAlign: x86 instructions start at any byte, armv7 ones at any
+	// half-word (Thumb), arm64 ones at words.
+	jumpsTo   jumpMatcher
+	jumpAlign uint64
+	// wordISA and storesLR decode a prologue of fixed-width instructions
+	// that stores LR (lrSavedAt); nil where LR is not a register (x86).
+	wordISA  *armISA
+	storesLR func(insn uint32) bool
 }
 
-// archInfos maps each supported architecture to its decoders.
-var archInfos = map[*archregs.Arch]*archInfo{
-	archregs.ARM64:  {callBefore: arm64CallBefore, frameState: arm64FrameState},
-	archregs.ARM64E: {callBefore: arm64CallBefore, frameState: arm64FrameState},
-	archregs.ARMV7:  {callBefore: armCallBefore, frameState: armFrameState},
-	archregs.X86_64: {callBefore: x86CallBefore, returnOnStack: x86ReturnOnStack},
-	archregs.I386:   {callBefore: x86CallBefore, returnOnStack: x86ReturnOnStack},
+// archInfos holds the walker's instruction decoders for each instruction
+// set, keyed by the Mach-O CPU type that names it (arm64e runs arm64's):
+// the decoders are code over the walker's types, which archregs, a leaf,
+// cannot hold; every fact about an architecture is in its archregs.Arch.
+var archInfos = map[uint32]*archInfo{ // archcheck: instruction decoders keyed by the CPU type of their instruction set
+	archregs.CPUTypeARM64: {callBefore: arm64CallBefore, frameState: arm64FrameState,
+		jumpsTo: arm64JumpsTo, jumpAlign: 4, wordISA: arm64ISA, storesLR: arm64StoresLR},
+	archregs.CPUTypeARM: {callBefore: armCallBefore, frameState: armFrameState,
+		jumpsTo: armJumpsTo, jumpAlign: 2, wordISA: armARMISA, storesLR: armStoresLR},
+	archregs.CPUTypeX86_64: {callBefore: x86CallBefore, returnOnStack: x86ReturnOnStack,
+		jumpsTo: x86JumpsTo, jumpAlign: 1},
+	archregs.CPUTypeX86: {callBefore: x86CallBefore, returnOnStack: x86ReturnOnStack,
+		jumpsTo: x86JumpsTo, jumpAlign: 1},
 }
 
 // CallerLookupAddress returns the address to symbolize for a caller's
@@ -263,7 +278,7 @@ var archInfos = map[*archregs.Arch]*archInfo{
 // armv7, exactly as Walk computes LookupAddress. For an architecture
 // without a walker it subtracts one, as atos does.
 func CallerLookupAddress(arch *archregs.Arch, returnAddress uint64) uint64 {
-	if arch == nil || archInfos[arch] == nil {
+	if arch == nil || archInfos[arch.CPUType] == nil {
 		return returnAddress - 1
 	}
 	return arch.CallSite(returnAddress)
@@ -278,7 +293,7 @@ func Walk(regs *archregs.Registers, mem Memory, opts Options) Result {
 	if regs == nil || regs.Arch == nil {
 		return Result{Stop: StopNoRegisters, StopDetail: "no registers"}
 	}
-	ai := archInfos[regs.Arch]
+	ai := archInfos[regs.Arch.CPUType]
 	if ai == nil {
 		return Result{Stop: StopNoRegisters,
 			StopDetail: fmt.Sprintf("no stack walker for architecture %s", regs.Arch.Name)}
@@ -390,8 +405,8 @@ func (w *walk) run(regs *archregs.Registers) {
 		f0.Regs.Set(w.arch.DWARFFP, fp)
 	}
 	w.res.Frames = append(w.res.Frames, f0)
-	if cpsr, ok := regs.Get("cpsr"); ok && w.arch.CodeBits != 0 {
-		w.thumb = cpsr&thumbCPSR != 0
+	if cpsr, ok := regs.Get("cpsr"); ok {
+		w.thumb = w.arch.ThumbState(cpsr)
 	}
 	if !fpKnown && w.opts.Unwinder == nil {
 		w.stop(StopNoRegisters, "FP (%s) unknown", regs.Arch.FP)

@@ -30,20 +30,41 @@ const (
 	armModeDWARF  = 0x04000000 // UNWIND_ARM_MODE_DWARF
 )
 
+// An encoding is one of the compact unwind encodings
+// <mach-o/compact_unwind_encoding.h> defines, and the instruction decoders
+// Frame0 uses for the code it describes.
+type encoding struct {
+	dwarfMode uint32 // the mode that defers to DWARF (UNWIND_*_MODE_DWARF)
+	// row decodes an entry's encoding (RowFor).
+	row func(arch *archregs.Arch, e Entry, code CodeReader) (unwind.Row, error)
+	// decoder and thumb build the prologue and epilogue decoders for the
+	// architecture's code, and for its Thumb code (nil without Thumb).
+	decoder, thumb func(arch *archregs.Arch) *decoder
+}
+
+// encodings holds the encoding of each CPU type. This is the format's own
+// table: the header defines one encoding per CPU type (i386's and
+// x86_64's share their layout, scaled by the pointer size), so a new
+// architecture adds its encoding here.
+var encodings = map[uint32]*encoding{ // archcheck: the format's encodings, keyed by the CPU type the header defines each for
+	archregs.CPUTypeX86_64: {dwarfMode: x86ModeDWARF, row: x86Row, decoder: x86Decoder},
+	archregs.CPUTypeX86:    {dwarfMode: x86ModeDWARF, row: x86Row, decoder: x86Decoder},
+	archregs.CPUTypeARM64: {dwarfMode: arm64ModeDWARF, decoder: arm64Decoder,
+		row: func(arch *archregs.Arch, e Entry, _ CodeReader) (unwind.Row, error) { return arm64Row(arch, e) }},
+	archregs.CPUTypeARM: {dwarfMode: armModeDWARF, decoder: armDecoder, thumb: thumbDecoder,
+		row: func(arch *archregs.Arch, e Entry, _ CodeReader) (unwind.Row, error) { return armRow(arch, e) }},
+}
+
 // dwarfMode returns arch's mode that defers to DWARF.
 func dwarfMode(arch *archregs.Arch) (uint32, bool) {
 	if arch == nil {
 		return 0, false
 	}
-	switch arch.CPUType {
-	case archregs.CPUTypeX86_64, archregs.CPUTypeX86:
-		return x86ModeDWARF, true
-	case archregs.CPUTypeARM64:
-		return arm64ModeDWARF, true
-	case archregs.CPUTypeARM:
-		return armModeDWARF, true
+	enc := encodings[arch.CPUType]
+	if enc == nil {
+		return 0, false
 	}
-	return 0, false
+	return enc.dwarfMode, true
 }
 
 // RowFor translates e's encoding into the row that holds once the
@@ -68,13 +89,8 @@ func RowFor(arch *archregs.Arch, e Entry, code CodeReader) (unwind.Row, error) {
 	if e.Encoding&encodingModeMask == 0 { // encoding 0, or only personality and LSDA bits
 		return unwind.Row{}, ErrNoInfo
 	}
-	switch arch.CPUType {
-	case archregs.CPUTypeX86_64, archregs.CPUTypeX86:
-		return x86Row(arch, e, code)
-	case archregs.CPUTypeARM64:
-		return arm64Row(arch, e)
-	case archregs.CPUTypeARM:
-		return armRow(arch, e)
+	if enc := encodings[arch.CPUType]; enc != nil {
+		return enc.row(arch, e, code)
 	}
 	return unwind.Row{}, fmt.Errorf("compactunwind: no compact unwind for architecture %s", arch.Name)
 }

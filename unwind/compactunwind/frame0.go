@@ -77,12 +77,12 @@ func Frame0(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind.Ro
 	if arch == nil {
 		return unwind.Row{}, 0, false, errNoArch
 	}
-	thumb := arch.CPUType == archregs.CPUTypeARM && pc&1 != 0
+	thumb := arch.Thumb(uint64(pc))
 	if thumb {
 		// Bit 0 of pc says Thumb, as it does in a return address; the
 		// function's addresses are those of its halfwords.
-		pc &^= 1
-		e.FuncStart &^= 1
+		pc = uint32(arch.CodeAddress(uint64(pc)))
+		e.FuncStart = uint32(arch.CodeAddress(uint64(e.FuncStart)))
 	}
 	d := decoderFor(arch, thumb)
 	if d == nil {
@@ -171,19 +171,18 @@ func decoderFor(arch *archregs.Arch, thumb bool) *decoder {
 	if d, ok := decoders.Load(key); ok {
 		return d.(*decoder)
 	}
-	var d *decoder
-	switch {
-	case arch.CPUType == archregs.CPUTypeX86_64 || arch.CPUType == archregs.CPUTypeX86:
-		d = x86Decoder(arch)
-	case arch.CPUType == archregs.CPUTypeARM64:
-		d = arm64Decoder(arch)
-	case arch.CPUType == archregs.CPUTypeARM && thumb:
-		d = thumbDecoder(arch)
-	case arch.CPUType == archregs.CPUTypeARM:
-		d = armDecoder(arch)
-	default:
+	enc := encodings[arch.CPUType]
+	if enc == nil {
 		return nil
 	}
+	build := enc.decoder
+	if thumb {
+		build = enc.thumb
+	}
+	if build == nil {
+		return nil
+	}
+	d := build(arch)
 	actual, _ := decoders.LoadOrStore(key, d)
 	return actual.(*decoder)
 }

@@ -2,61 +2,32 @@ package compactunwind
 
 import (
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/internal/arminsn"
 	"github.com/stackimage/stackimage/unwind"
 )
 
-// arm64 instruction fields.
-func arm64Rt(insn uint32) unwind.Reg  { return unwind.Reg(insn & 31) }
-func arm64Rt2(insn uint32) unwind.Reg { return unwind.Reg(insn >> 10 & 31) }
-func arm64RnIsSP(insn uint32) bool    { return insn>>5&31 == 31 }
+// The instruction shapes are package arminsn's, which the walker reads too.
+var (
+	signExtend     = arminsn.SignExtend
+	arm64AddSubImm = arminsn.ARM64AddSubImm
+)
 
-// arm64Imm7 is the scaled signed offset of a load/store pair.
-func arm64Imm7(insn uint32, scale int64) int64 { return signExtend(insn>>15, 7) * scale }
+func arm64Rt(insn uint32) unwind.Reg { return unwind.Reg(arminsn.ARM64Rt(insn)) }
 
-// arm64AddSubImm is the immediate of ADD/SUB (immediate), with its
-// optional shift by 12.
-func arm64AddSubImm(insn uint32) int64 {
-	imm := int64(insn >> 10 & 0xFFF)
-	if insn&(1<<22) != 0 {
-		imm <<= 12
-	}
-	return imm
-}
-
-func signExtend(v uint32, bits uint) int64 {
-	return int64(int32(v<<(32-bits)) >> (32 - bits))
-}
-
-// arm64Pair decodes STP/LDP of X or D registers with SP as base: the two
-// registers' DWARF numbers (D registers as v0-v31, 64-95), the offset,
-// and the addressing mode (0 signed offset, 1 post-index, 2 pre-index).
+// arm64Pair decodes STP (load false) or LDP (load true) of X or D
+// registers with SP as base: the two registers' DWARF numbers (D
+// registers as v0-v31, 64-95), the offset, and the addressing mode
+// (arminsn.PairOffset, PairPostIndex or PairPreIndex).
 func arm64Pair(insn uint32, load bool) (r1, r2 unwind.Reg, off int64, mode int, ok bool) {
-	if !arm64RnIsSP(insn) {
+	p, ok := arminsn.ARM64PairSP(insn)
+	if !ok || p.Load != load {
 		return 0, 0, 0, 0, false
-	}
-	l := uint32(0)
-	if load {
-		l = 1 << 22
 	}
 	var base unwind.Reg
-	switch insn & 0xFC000000 {
-	case 0xA8000000: // 64-bit general registers
-	case 0x6C000000: // 64-bit SIMD&FP registers
+	if p.SIMD {
 		base = 64
-	default:
-		return 0, 0, 0, 0, false
 	}
-	switch insn & 0x03C00000 {
-	case 0x01000000 | l: // signed offset
-		mode = 0
-	case 0x00800000 | l: // post-index
-		mode = 1
-	case 0x01800000 | l: // pre-index
-		mode = 2
-	default:
-		return 0, 0, 0, 0, false
-	}
-	return base + arm64Rt(insn), base + arm64Rt2(insn), arm64Imm7(insn, 8), mode, true
+	return base + unwind.Reg(p.Rt), base + unwind.Reg(p.Rt2), p.Off, p.Mode, true
 }
 
 // The instructions a Swift async function's prologue and epilogue add
@@ -84,33 +55,33 @@ func arm64Decoder(arch *archregs.Arch) *decoder {
 		case insn == 0xD503237F || insn == 0xD503233F: // pacibsp, paciasp
 			s.signed = true
 			return 4, true
-		case insn&0xFFFFF01F == 0xD503201F: // other hints: bti, nop
+		case arminsn.ARM64IsHint(insn): // other hints: bti, nop
 			return 4, true
 		case insn == arm64TagAsyncFrame: // Swift async: tag the caller's FP before saving it
 			return 4, true
-		case insn&0xFF8003FF == 0xD10003FF: // sub sp, sp, #imm
+		case arminsn.ARM64IsSubSP(insn): // sub sp, sp, #imm
 			s.depth += arm64AddSubImm(insn)
 			return 4, true
-		case insn&0xFF8003FF == 0x910003FD: // add x29, sp, #imm (mov x29, sp)
+		case arminsn.ARM64IsAddFPSP(insn): // add x29, sp, #imm (mov x29, sp)
 			s.fpSet, s.fpOff = true, s.depth-arm64AddSubImm(insn)
 			return 4, true
-		case insn&0xFFE00C00 == 0xF8000C00 && arm64RnIsSP(insn): // str xt, [sp, #imm]!
-			s.depth -= signExtend(insn>>12, 9)
+		case arminsn.ARM64IsStrPreSP(insn): // str xt, [sp, #imm]!
+			s.depth -= arminsn.ARM64StrPreImm(insn)
 			if r := arm64Rt(insn); isSaved(r) {
 				s.save(r, 0)
 			}
 			return 4, true
-		case insn&0xFFC00000 == 0xF9000000 && arm64RnIsSP(insn): // str xt, [sp, #uimm]
+		case arminsn.ARM64IsStrSP(insn): // str xt, [sp, #uimm]
 			if r := arm64Rt(insn); isSaved(r) {
 				s.save(r, int64(insn>>10&0xFFF)*8)
 			}
 			return 4, true
 		}
 		r1, r2, off, mode, ok := arm64Pair(insn, false)
-		if !ok || mode == 1 {
+		if !ok || mode == arminsn.PairPostIndex {
 			return 0, false
 		}
-		if mode == 2 {
+		if mode == arminsn.PairPreIndex {
 			s.depth -= off
 			off = 0
 		}
@@ -130,7 +101,7 @@ func arm64Decoder(arch *archregs.Arch) *decoder {
 				continue
 			}
 			_, _, _, mode, ok := arm64Pair(le32(code[p:]), false)
-			if ok && mode == 2 && le32(code[p-4:]) == 0xD65F03C0 {
+			if ok && mode == arminsn.PairPreIndex && le32(code[p-4:]) == arminsn.ARM64Ret {
 				return p, true
 			}
 		}
@@ -148,37 +119,37 @@ func arm64Decoder(arch *archregs.Arch) *decoder {
 		for at := 0; at+4 <= len(code); at += 4 {
 			insn := le32(code[at:])
 			switch {
-			case insn == 0xD65F03C0: // ret
+			case insn == arminsn.ARM64Ret: // ret
 				return done(signed)
-			case insn == 0xD65F0BFF || insn == 0xD65F0FFF: // retaa, retab
+			case insn == arminsn.ARM64RetAA || insn == arminsn.ARM64RetAB: // retaa, retab
 				return done(true)
 			case insn == 0xD50323BF || insn == 0xD50323FF: // autiasp, autibsp
 				signed = true
 				continue
-			case insn&0xFFFFF01F == 0xD503201F: // other hints
+			case arminsn.ARM64IsHint(insn): // other hints
 				continue
 			case insn == arm64UntagAsyncFrame: // Swift async: clear the restored FP's tag
 				continue
-			case insn&0xFC000000 == 0x14000000: // b: a tail call when it leaves the function
-				target := int64(pc) + int64(at) + signExtend(insn, 26)*4
+			case arminsn.ARM64IsB(insn): // b: a tail call when it leaves the function
+				target := int64(pc) + int64(at) + arminsn.ARM64Imm26(insn)
 				if target < int64(e.FuncStart) || target >= int64(e.FuncEnd) {
 					return done(signed)
 				}
 				return unwind.Row{}, false, false
-			case insn&0xFF8003FF == 0x910003FF: // add sp, sp, #imm
+			case arminsn.ARM64IsAddSP(insn): // add sp, sp, #imm
 				s.up += arm64AddSubImm(insn)
 				addBeforeFP = addBeforeFP || !loadedFP
 				continue
 			case insn&0xFF8003FF == 0xD10003BF, insn&0xFF8003FF == 0x910003BF: // sub/add sp, x29, #imm
 				restoresSP = true
 				continue
-			case insn&0xFFE00C00 == 0xF8400400 && arm64RnIsSP(insn): // ldr xt, [sp], #imm
+			case insn&0xFFE00C00 == 0xF8400400 && arminsn.ARM64RnIsSP(insn): // ldr xt, [sp], #imm
 				if r := arm64Rt(insn); isSaved(r) {
 					s.load(r, 0)
 				}
 				s.up += signExtend(insn>>12, 9)
 				continue
-			case insn&0xFFC00000 == 0xF9400000 && arm64RnIsSP(insn): // ldr xt, [sp, #uimm]
+			case insn&0xFFC00000 == 0xF9400000 && arminsn.ARM64RnIsSP(insn): // ldr xt, [sp, #uimm]
 				if r := arm64Rt(insn); isSaved(r) {
 					s.load(r, int64(insn>>10&0xFFF)*8)
 				}
@@ -189,13 +160,13 @@ func arm64Decoder(arch *archregs.Arch) *decoder {
 				return unwind.Row{}, false, false
 			}
 			step := int64(0)
-			if mode != 0 { // pre- or post-index: SP moves by off
+			if mode != arminsn.PairOffset { // pre- or post-index: SP moves by off
 				step = off
 			}
-			if mode == 2 {
+			if mode == arminsn.PairPreIndex {
 				s.up += step
 			}
-			if mode != 0 {
+			if mode != arminsn.PairOffset {
 				off = 0
 			}
 			if isSaved(r1) {
@@ -205,7 +176,7 @@ func arm64Decoder(arch *archregs.Arch) *decoder {
 				s.load(r2, off+8)
 			}
 			loadedFP = loadedFP || r1 == arch.DWARFFP || r2 == arch.DWARFFP
-			if mode == 1 {
+			if mode == arminsn.PairPostIndex {
 				s.up += step
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/internal/arminsn"
 	"github.com/stackimage/stackimage/unwind"
 )
 
@@ -51,24 +52,8 @@ func thumbSPImm(hw1, hw2 uint16) (rn uint16, imm int64, sub, ok bool) {
 // pc}, bx lr or a tail branch.
 func thumbDecoder(arch *archregs.Arch) *decoder {
 	d := &decoder{arch: arch}
-	isSaved := func(r unwind.Reg) bool {
-		return arch.IsCalleeSaved(r) || r == armLR || r >= armDReg+8 && r <= armDReg+15
-	}
-	// list calls f for each register of a push/pop register mask, lowest
-	// first, with its offset from SP, and returns the list's size.
-	list := func(mask uint32, f func(r unwind.Reg, off int64)) int64 {
-		var off int64
-		for r := unwind.Reg(0); r < 16; r++ {
-			if mask&(1<<r) != 0 {
-				f(r, off)
-				off += 4
-			}
-		}
-		return off
-	}
-	vregs := func(hw1, hw2 uint16) (unwind.Reg, int) {
-		return armDReg + unwind.Reg(hw1>>6&1)<<4 | unwind.Reg(hw2>>12&0xF), int(hw2&0xFF) / 2
-	}
+	a := armFrame{arch}
+	word := func(hw1, hw2 uint16) uint32 { return uint32(hw1)<<16 | uint32(hw2) }
 	halves := func(code []byte) (hw1, hw2 uint16, n int) {
 		if len(code) < 2 {
 			return 0, 0, 0
@@ -84,17 +69,9 @@ func thumbDecoder(arch *archregs.Arch) *decoder {
 	}
 	d.prologue = func(s *frameState, code []byte) (int, bool) {
 		hw1, hw2, n := halves(code)
-		push := func(mask uint32) {
-			s.depth += 4 * int64(bits.OnesCount32(mask))
-			list(mask, func(r unwind.Reg, off int64) {
-				if isSaved(r) {
-					s.save(r, off)
-				}
-			})
-		}
 		switch {
 		case n == 2 && hw1&0xFE00 == 0xB400: // push {rlist, lr}
-			push(uint32(hw1&0xFF) | uint32(hw1>>8&1)<<armLR)
+			a.push(s, uint32(hw1&0xFF)|uint32(hw1>>8&1)<<armLR)
 		case n == 2 && hw1&0xFF00 == 0xAF00: // add r7, sp, #imm8*4
 			s.fpSet, s.fpOff = true, s.depth-4*int64(hw1&0xFF)
 		case n == 2 && hw1 == 0x466F: // mov r7, sp
@@ -102,20 +79,11 @@ func thumbDecoder(arch *archregs.Arch) *decoder {
 		case n == 2 && hw1&0xFF80 == 0xB080: // sub sp, #imm7*4
 			s.depth += 4 * int64(hw1&0x7F)
 		case n == 4 && hw1 == 0xE92D && hw2&0xA000 == 0: // push.w {list}
-			push(uint32(hw2))
+			a.push(s, uint32(hw2))
 		case n == 4 && hw1 == 0xF84D && hw2&0x0FFF == 0x0D04: // str.w rt, [sp, #-4]!
-			s.depth += 4
-			if r := unwind.Reg(hw2 >> 12); isSaved(r) {
-				s.save(r, 0)
-			}
+			a.pushOne(s, unwind.Reg(hw2>>12))
 		case n == 4 && hw1&0xFFBF == 0xED2D && hw2&0x0F00 == 0x0B00: // vpush {dN-dM}
-			first, count := vregs(hw1, hw2)
-			s.depth += 8 * int64(count)
-			for k := 0; k < count; k++ {
-				if r := first + unwind.Reg(k); isSaved(r) {
-					s.save(r, 8*int64(k))
-				}
-			}
+			a.vpush(s, word(hw1, hw2))
 		default:
 			rn, imm, sub, ok := thumbSPImm(hw1, hw2)
 			if n != 4 || !ok || rn != 13 || !sub { // sub.w sp, sp, #imm
@@ -128,17 +96,6 @@ func thumbDecoder(arch *archregs.Arch) *decoder {
 	d.epilogue = func(code []byte, pc uint32, e Entry) (unwind.Row, bool, bool) {
 		var s epilogueState
 		restoresSP := false
-		pop := func(mask uint32) {
-			size := list(mask, func(r unwind.Reg, off int64) {
-				switch {
-				case r == armPC: // the return address, popped into pc
-					s.load(armLR, off)
-				case isSaved(r):
-					s.load(r, off)
-				}
-			})
-			s.up += size
-		}
 		for at := 0; at < len(code); {
 			hw1, hw2, n := halves(code[at:])
 			switch {
@@ -147,8 +104,7 @@ func thumbDecoder(arch *archregs.Arch) *decoder {
 			case n == 2 && hw1 == 0x4770: // bx lr
 				return d.armEpilogueRow(&s), true, restoresSP
 			case n == 2 && hw1&0xFE00 == 0xBC00: // pop {rlist, pc}
-				pop(uint32(hw1&0xFF) | uint32(hw1>>8&1)<<armPC)
-				if hw1&0x100 != 0 {
+				if a.pop(&s, uint32(hw1&0xFF)|uint32(hw1>>8&1)<<armPC) {
 					return d.armEpilogueRow(&s), true, restoresSP
 				}
 			case n == 2 && hw1&0xFF80 == 0xB000: // add sp, #imm7*4
@@ -156,35 +112,17 @@ func thumbDecoder(arch *archregs.Arch) *decoder {
 			case n == 2 && hw1 == 0x46BD: // mov sp, r7
 				restoresSP = true
 			case n == 4 && hw1 == 0xE8BD: // pop.w {list}
-				pop(uint32(hw2))
-				if hw2&0x8000 != 0 {
+				if a.pop(&s, uint32(hw2)) {
 					return d.armEpilogueRow(&s), true, restoresSP
 				}
 			case n == 4 && hw1 == 0xF85D && hw2&0x0FFF == 0x0B04: // ldr.w rt, [sp], #4
-				r := unwind.Reg(hw2 >> 12)
-				switch {
-				case r == armPC:
-					s.load(armLR, 0)
-				case isSaved(r):
-					s.load(r, 0)
-				}
-				s.up += 4
-				if r == armPC {
+				if a.popOne(&s, unwind.Reg(hw2>>12)) {
 					return d.armEpilogueRow(&s), true, restoresSP
 				}
 			case n == 4 && hw1&0xFFBF == 0xECBD && hw2&0x0F00 == 0x0B00: // vpop
-				first, count := vregs(hw1, hw2)
-				for k := 0; k < count; k++ {
-					if r := first + unwind.Reg(k); isSaved(r) {
-						s.load(r, 8*int64(k))
-					}
-				}
-				s.up += 8 * int64(count)
+				a.vpop(&s, word(hw1, hw2))
 			case n == 4 && hw1&0xF800 == 0xF000 && hw2&0xD000 == 0x9000: // b.w: a tail call when it leaves the function
-				sign := uint32(hw1 >> 10 & 1)
-				i1, i2 := ^(uint32(hw2>>13&1)^sign)&1, ^(uint32(hw2>>11&1)^sign)&1
-				imm := sign<<24 | i1<<23 | i2<<22 | uint32(hw1&0x3FF)<<12 | uint32(hw2&0x7FF)<<1
-				target := int64(pc) + int64(at) + 4 + signExtend(imm, 25)
+				target := int64(pc) + int64(at) + 4 + arminsn.ThumbBranchImm(uint32(hw1), uint32(hw2))
 				if target < int64(e.FuncStart) || target >= int64(e.FuncEnd) {
 					return d.armEpilogueRow(&s), true, restoresSP
 				}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/unwind"
 )
 
@@ -27,8 +26,8 @@ type Expr struct {
 	off      uint64 // the expression's first byte's offset in the section
 	source   unwind.Source
 	addrSize int
-	swapI386 bool // register numbers are __debug_frame's i386 numbering
-	pushCFA  bool // a register rule's expression: the CFA is pushed first
+	renumber func(unwind.Reg) unwind.Reg // converts __debug_frame's register numbers (Table.renumber); nil when none
+	pushCFA  bool                        // a register rule's expression: the CFA is pushed first
 }
 
 var _ unwind.Expr = (*Expr)(nil)
@@ -174,8 +173,8 @@ func (ev *evaluator) reg(at int, r uint64) (uint64, error) {
 		return 0, ev.errorf(at, "register number %d out of range", r)
 	}
 	dr := unwind.Reg(r)
-	if ev.e.swapI386 {
-		dr = archregs.I386DebugFrameReg(dr)
+	if ev.e.renumber != nil {
+		dr = ev.e.renumber(dr)
 	}
 	v, ok := ev.ctx.Reg(dr)
 	if !ok {

@@ -300,7 +300,7 @@ func (in *interp) execute(start, end int, funcBase uint64) error {
 			}
 			in.row.ArgsSize = n
 		case cfaNegateRAState:
-			if !t.arm64NegateRASigned {
+			if !t.negateRAState {
 				return fail("DW_CFA_GNU_window_save is SPARC's; unsupported on %s", t.arch.Name)
 			}
 			in.row.RASigned = !in.row.RASigned
@@ -355,7 +355,7 @@ func (in *interp) block(r *reader, at int, pushCFA bool) (*Expr, error) {
 		off:      uint64(start),
 		source:   in.t.source,
 		addrSize: in.cie.addrSize,
-		swapI386: in.t.i386DebugFrameSwap,
+		renumber: in.t.renumber,
 		pushCFA:  pushCFA,
 	}, nil
 }

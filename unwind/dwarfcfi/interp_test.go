@@ -12,7 +12,7 @@ import (
 )
 
 var exprEqual = cmp.Comparer(func(a, b *Expr) bool {
-	return bytes.Equal(a.code, b.code) && a.pushCFA == b.pushCFA && a.swapI386 == b.swapI386
+	return bytes.Equal(a.code, b.code) && a.pushCFA == b.pushCFA && (a.renumber == nil) == (b.renumber == nil)
 })
 
 func offsetRule(o int64) unwind.Rule { return unwind.Rule{Kind: unwind.Offset, Offset: o} }

@@ -173,7 +173,7 @@ func TestDebugFrame(t *testing.T) {
 		want := unwind.Row{CFA: unwind.CFA{Reg: 4, Offset: 8}, RA: 8, Regs: []unwind.RegRule{
 			{Reg: 8, Rule: offsetRule(-4)},
 			{Reg: 4, Rule: offsetRule(-8)},
-			{Reg: 5, Rule: unwind.Rule{Kind: unwind.ValExpression, Expr: &Expr{code: []byte{opBreg0 + 5, 0}, pushCFA: true, swapI386: true}}},
+			{Reg: 5, Rule: unwind.Rule{Kind: unwind.ValExpression, Expr: &Expr{code: []byte{opBreg0 + 5, 0}, pushCFA: true, renumber: archregs.I386DebugFrameReg}}},
 		}}
 		if diff := cmp.Diff(want, row, exprEqual); diff != "" {
 			t.Errorf("64-bit=%v: RowAt(0x1010) in Darwin numbering (-want +got):\n%s", is64, diff)

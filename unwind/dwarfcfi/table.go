@@ -67,11 +67,13 @@ type Table struct {
 	source  unwind.Source
 	ptrSize int
 
-	readPointer         PointerReader
-	textBase, dataBase  uint64
-	haveBases           bool
-	i386DebugFrameSwap  bool // convert __debug_frame's i386 numbering to Darwin's
-	arm64NegateRASigned bool // DW_CFA 0x2d is AArch64's negate_ra_state
+	readPointer        PointerReader
+	textBase, dataBase uint64
+	haveBases          bool
+	// renumber converts __debug_frame's register numbers to arch.DWARF's
+	// (arch.DebugFrameReg, i386's); nil when they need no conversion.
+	renumber      func(unwind.Reg) unwind.Reg
+	negateRAState bool // DW_CFA 0x2d is AArch64's negate_ra_state (arch.NegateRAState)
 
 	once  sync.Once
 	index []fdeEntry // sorted by pcBegin, then offset; no overlaps
@@ -113,13 +115,15 @@ func newTable(data []byte, addr uint64, arch *archregs.Arch, src unwind.Source, 
 		return nil, fmt.Errorf("dwarfcfi: architecture %s has pointer size %d", arch.Name, arch.PtrSize)
 	}
 	t := &Table{
-		data:                data,
-		addr:                addr,
-		arch:                arch,
-		source:              src,
-		ptrSize:             arch.PtrSize,
-		i386DebugFrameSwap:  src == unwind.SourceDebugFrame && arch.CPUType == archregs.CPUTypeX86,
-		arm64NegateRASigned: arch.CPUType == archregs.CPUTypeARM64,
+		data:          data,
+		addr:          addr,
+		arch:          arch,
+		source:        src,
+		ptrSize:       arch.PtrSize,
+		negateRAState: arch.NegateRAState,
+	}
+	if src == unwind.SourceDebugFrame {
+		t.renumber = arch.DebugFrameReg
 	}
 	for _, o := range opts {
 		o(t)
@@ -140,8 +144,8 @@ func (t *Table) reg(r uint64, off int) (unwind.Reg, error) {
 	if r > 0xffff {
 		return 0, t.errorf(off, "register number %d out of range", r)
 	}
-	if t.i386DebugFrameSwap {
-		return archregs.I386DebugFrameReg(unwind.Reg(r)), nil
+	if t.renumber != nil {
+		return t.renumber(unwind.Reg(r)), nil
 	}
 	return unwind.Reg(r), nil
 }
