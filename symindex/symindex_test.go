@@ -2,6 +2,7 @@ package symindex_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -210,8 +211,10 @@ func TestBadFiles(t *testing.T) {
 		{"truncated", good[:len(good)-1], "truncated or extended"},
 		{"extended", append(bytes.Clone(good), 0), "truncated or extended"},
 		{"bad magic", mutate(func(b []byte) []byte { b[0] = 'X'; return b }), "bad magic"},
-		{"version 2", mutate(func(b []byte) []byte { b[8] = 2; return b }), "unsupported format version"},
-		{"flipped byte", mutate(func(b []byte) []byte { b[len(b)/2] ^= 0x40; return b }), "checksum"},
+		{"version 1", mutate(func(b []byte) []byte { b[8] = 1; return b }), "unsupported format version: file has version 1, this reader reads 2"},
+		{"version 3", mutate(func(b []byte) []byte { b[8] = 3; return b }), "unsupported format version: file has version 3, this reader reads 2"},
+		{"flipped directory byte", mutate(func(b []byte) []byte { b[64+8] ^= 0x40; return b }), "checksum"},
+		{"flipped chunk checksum", mutate(func(b []byte) []byte { b[len(b)-1] ^= 0x40; return b }), "checksum"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -221,8 +224,10 @@ func TestBadFiles(t *testing.T) {
 			}
 		})
 	}
-	if _, err := symindex.Parse(mutate(func(b []byte) []byte { b[8] = 2; return b })); !errors.Is(err, symindex.ErrVersion) {
-		t.Errorf("Parse(version 2) = %v, want ErrVersion", err)
+	for _, v := range []byte{1, 3} {
+		if _, err := symindex.Parse(mutate(func(b []byte) []byte { b[8] = v; return b })); !errors.Is(err, symindex.ErrVersion) {
+			t.Errorf("Parse(version %d) = %v, want ErrVersion", v, err)
+		}
 	}
 
 	path := filepath.Join(t.TempDir(), "x.symindex")
@@ -244,6 +249,59 @@ func TestBadFiles(t *testing.T) {
 	}
 	if _, err := symindex.Open(path); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("Open(truncated) = %v, want an error naming the file", err)
+	}
+}
+
+// TestDamagedChunk flips one byte of each section in turn: the file still
+// opens (sections are checked as lookups read them), but no lookup
+// answers from the damaged chunk, Err says where it is, and Verify finds
+// it without a lookup.
+func TestDamagedChunk(t *testing.T) {
+	dir := fixtureDir(t)
+	images := openImages(t, filepath.Join(dir, "chain-arm64-O1"), dsymFile(filepath.Join(dir, "chain-arm64-O1.dSYM")))
+	for _, ims := range images {
+		e, _ := symbolize.NewEntry(ims...)
+		good, data := roundTrip(t, e)
+		seg := ims[0].Segments[1] // __TEXT
+		count := binary.LittleEndian.Uint32(data[12:])
+		for i := uint32(0); i+1 < count; i++ {
+			ent := data[64+24*i:]
+			off, size := binary.LittleEndian.Uint64(ent[8:]), binary.LittleEndian.Uint64(ent[16:])
+			if size == 0 {
+				continue
+			}
+			bad := bytes.Clone(data)
+			bad[off+size/2] ^= 0x55
+			ix, err := symindex.Parse(bad)
+			if err != nil {
+				// The segments and the image name are read at open.
+				if !strings.Contains(err.Error(), "does not match its checksum") {
+					t.Errorf("section %d: Parse = %v, want a checksum error", i, err)
+				}
+				continue
+			}
+			if err := ix.Verify(); err == nil || !strings.Contains(err.Error(), "does not match its checksum") {
+				t.Errorf("section %d: Verify = %v, want a checksum error", i, err)
+			}
+			ix, _ = symindex.Parse(bad)
+			for a := seg.Addr; a < seg.Addr+seg.Size; a++ {
+				got := ix.Lookup(a)
+				want := good.Lookup(a)
+				if ix.Err() == nil {
+					if got.HasSymbol != want.HasSymbol || got.Symbol != want.Symbol || len(got.Frames) != len(want.Frames) {
+						t.Fatalf("section %d: Lookup(%#x) = %+v before the damage was met, want %+v", i, a, got, want)
+					}
+					continue
+				}
+				// Once the damage is met, answers are the good file's or none.
+				if got.HasSymbol && got.Symbol != want.Symbol {
+					t.Fatalf("section %d: Lookup(%#x) symbol %+v from a damaged file, want %+v or none", i, a, got.Symbol, want.Symbol)
+				}
+				if got.Frames != nil && !cmp.Equal(got.Frames, want.Frames) {
+					t.Fatalf("section %d: Lookup(%#x) frames %+v from a damaged file, want %+v or none", i, a, got.Frames, want.Frames)
+				}
+			}
+		}
 	}
 }
 
