@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,6 +78,9 @@ func compareAt(t *testing.T, e *symbolize.Entry, ix *symindex.Index, addr uint64
 	}
 	want := e.Source(addr)
 	got, _ := ix.Source(addr)
+	if slices.Equal(want, got) && (want == nil) == (got == nil) {
+		return true // cmp.Diff finds no difference either, slowly
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Source(%#x) mismatch (-symbol file +index):\n%s", addr, diff)
 		return false
@@ -319,5 +323,51 @@ func ExampleIndex_Lookup() {
 func TestOpenNotRegular(t *testing.T) {
 	if _, err := symindex.Open(t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("Open(a directory) = %v, want an error saying it is not a regular file", err)
+	}
+}
+
+// TestGoDarwin compares the index with the DWARF of a darwin build of
+// cmd/go (built once per Go version by testcorpus): at every DWARF
+// boundary, one byte either side, every 16th address of __text and every
+// 64th of the data segments.
+func TestGoDarwin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the cmd/go comparison reads 18 MB of DWARF")
+	}
+	bin, err := testcorpus.GoDarwinBinary()
+	if err != nil {
+		t.Skipf("no darwin cmd/go build: %v", err)
+	}
+	for _, images := range openImages(t, bin) {
+		e, _ := symbolize.NewEntry(images...)
+		ix, data := roundTrip(t, e)
+		var addrs []uint64
+		for _, d := range e.Debug() {
+			for _, a := range d.Boundaries() {
+				addrs = append(addrs, a-1, a, a+1)
+			}
+		}
+		if s, ok := images[0].Section("__TEXT", "__text"); ok {
+			for a := s.Addr; a < s.Addr+s.Size; a += 16 {
+				addrs = append(addrs, a)
+			}
+		}
+		for _, seg := range images[0].Segments {
+			if seg.Prot&4 == 0 && seg.Name != "__PAGEZERO" && seg.Name != "__LINKEDIT" {
+				for a := seg.Addr; a < seg.Addr+seg.Size; a += 64 {
+					addrs = append(addrs, a)
+				}
+			}
+		}
+		t.Logf("%d addresses", len(addrs))
+		for _, a := range addrs {
+			if !compareAt(t, e, ix, a) {
+				return
+			}
+		}
+		if err := ix.Verify(); err != nil {
+			t.Errorf("Verify: %v", err)
+		}
+		t.Logf("%d addresses compared, index %d bytes", len(addrs), len(data))
 	}
 }
