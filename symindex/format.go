@@ -88,10 +88,14 @@ const (
 	lineBlockSize = 16 // first address u64, stream offset u32, count u32
 )
 
-// blockSize is the number of symbols a symbol block holds at least (more
-// when the next entries share the last one's address: equal addresses are
-// never split between blocks), and the most ranges one line block holds.
-const blockSize = 64
+// blockSize is the number of symbols a symbol block in code holds at
+// least (more when the next entries share the last one's address: equal
+// addresses are never split between blocks), and lineBlockRanges the most
+// ranges one line block holds: a lookup decodes one block of each.
+const (
+	blockSize       = 16
+	lineBlockRanges = 32
+)
 
 // dataBlockSize is the number of symbols a block outside code holds at
 // least: such blocks are compressed, and bigger ones compress better.

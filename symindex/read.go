@@ -52,9 +52,21 @@ type Index struct {
 	state               []atomic.Uint32
 	damage              atomic.Pointer[FormatError]
 
-	// demangled caches the names of nodes whose function name is their
-	// demangled linkage name, by linkage name id.
-	demangled sync.Map
+	// cache holds, by string id, the strings lookups decoded (cache[0])
+	// and the demangled forms of linkage names (cache[1]); made on first
+	// use, one pointer per string the file can hold.
+	cacheOnce sync.Once
+	cache     [2][]atomic.Pointer[string]
+}
+
+// cached returns the cache of kind k (0: strings, 1: demangled names).
+func (ix *Index) cached(k int) []atomic.Pointer[string] {
+	ix.cacheOnce.Do(func() {
+		n := len(ix.strIndex.b) / 4 * strBlock
+		ix.cache[0] = make([]atomic.Pointer[string], n)
+		ix.cache[1] = make([]atomic.Pointer[string], n)
+	})
+	return ix.cache[k]
 }
 
 // span is a section: its bytes and their offset in the file.
@@ -338,6 +350,21 @@ const maxStringLen = 1 << 20
 // string table or in a damaged chunk: the string's block is decoded up to
 // it.
 func (ix *Index) str(id uint32) string {
+	c := ix.cached(0)
+	if uint64(id) < uint64(len(c)) {
+		if p := c[id].Load(); p != nil {
+			return *p
+		}
+	}
+	s := ix.decodeStr(id)
+	if uint64(id) < uint64(len(c)) && (s != "" || ix.Err() == nil) {
+		c[id].Store(&s)
+	}
+	return s
+}
+
+// decodeStr is str without the cache.
+func (ix *Index) decodeStr(id uint32) string {
 	blk, k := uint64(id/strBlock), id%strBlock
 	nblk := uint64(len(ix.strIndex.b) / 4)
 	if id == noString || blk >= nblk || !ix.verifyRange(ix.strIndex.off+4*blk, ix.strIndex.off+4*blk+8) {
@@ -623,11 +650,16 @@ func (ix *Index) Source(addr uint64) (frames []debuginfo.Frame, ok bool) {
 // demangle returns the demangled form of the linkage name with id, which
 // is name, demangling it on first use.
 func (ix *Index) demangle(id uint32, name string) string {
-	if v, ok := ix.demangled.Load(id); ok {
-		return v.(string)
+	c := ix.cached(1)
+	if uint64(id) >= uint64(len(c)) {
+		s, _ := debuginfo.Demangle(name)
+		return s
+	}
+	if p := c[id].Load(); p != nil {
+		return *p
 	}
 	s, _ := debuginfo.Demangle(name)
-	ix.demangled.Store(id, s)
+	c[id].Store(&s)
 	return s
 }
 
@@ -728,7 +760,7 @@ func (ix *Index) lineRange(addr uint64) (lineRange, bool) {
 	if lo < nb {
 		end = uint64(le.Uint32(blocks[lineBlockSize*lo+8:]))
 	}
-	if off > end || end > uint64(len(ix.stream.b)) || count == 0 || count > blockSize ||
+	if off > end || end > uint64(len(ix.stream.b)) || count == 0 || count > lineBlockRanges ||
 		!ix.verifyRange(ix.stream.off+off, ix.stream.off+end) {
 		return lineRange{}, false
 	}

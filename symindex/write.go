@@ -507,7 +507,9 @@ func (b *builder) lines(debug []*debuginfo.Index) []lineRange {
 		bounds = append(bounds, ix.Boundaries()...)
 	}
 	bounds = sortUnique(bounds)
-	var ranges []lineRange
+	// At most one range per boundary (bar bridges over gaps of 2^59):
+	// one allocation instead of a slice grown and copied.
+	ranges := make([]lineRange, 0, len(bounds))
 	for _, addr := range bounds {
 		r := lineRange{addr: addr}
 		for _, ix := range debug {
@@ -540,8 +542,8 @@ func encodeLines(ranges []lineRange, offsets []uint32) (blocks, stream []byte) {
 			ranges[i].leaf = offsets[l-1] + 1
 		}
 	}
-	for i := 0; i < len(ranges); i += blockSize {
-		blk := ranges[i:min(i+blockSize, len(ranges))]
+	for i := 0; i < len(ranges); i += lineBlockRanges {
+		blk := ranges[i:min(i+lineBlockRanges, len(ranges))]
 		shift := 7
 		for j := 1; j < len(blk) && shift > 0; j++ {
 			shift = min(shift, bits.TrailingZeros64(blk[j].addr-blk[j-1].addr))
