@@ -12,8 +12,10 @@
 //
 //	go run ./bench/gsym -bin FILE [-bin FILE...] [-runs 5] [-first-runs 20] [-n 100000] [-gsymutil llvm-gsymutil-16]
 //
-// Each program runs -runs times, alternating with its peer; the median is
-// the figure and the range is printed beside it. Peak memory is the
+// Each program runs -runs times, alternating with its peer; the median
+// wall time is the figure and the range is printed beside it; the median
+// CPU time (user + system), steadier on a busy machine, is printed for
+// information. Peak memory is the
 // highest peak RSS of any run (GNU time's %M). Addresses are uniformly
 // random in __TEXT,__text (fixed seed).
 package main
@@ -90,19 +92,23 @@ func main() {
 
 // runs is the figures of one program's runs.
 type runs struct {
-	wall []time.Duration
-	rss  int64
-	out  []byte
+	wall, cpu []time.Duration // cpu: user + system
+	rss       int64
+	out       []byte
 }
 
-func (r *runs) median() time.Duration {
-	s := slices.Clone(r.wall)
+func (r *runs) median() time.Duration { return median(r.wall) }
+
+func (r *runs) span() string { return span(r.wall) }
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
 }
 
-func (r *runs) span() string {
-	return fmt.Sprintf("%s–%s", dur(slices.Min(r.wall)), dur(slices.Max(r.wall)))
+func span(d []time.Duration) string {
+	return fmt.Sprintf("%s–%s", dur(slices.Min(d)), dur(slices.Max(d)))
 }
 
 func dur(d time.Duration) string {
@@ -216,10 +222,12 @@ func compare(bin, ours, gsymutil, tmp string, n, nruns, firstRuns int) error {
 	line("size", fmt.Sprintf("%d B", ixInfo.Size()), fmt.Sprintf("%d B", gsInfo.Size()), sr, fmt.Sprintf("<= %.2f", sizeTarget), sr <= sizeTarget)
 	br := ratio(buildOurs.median(), buildGSYM.median())
 	line("build, one thread", dur(buildOurs.median())+" ["+buildOurs.span()+"]", dur(buildGSYM.median())+" ["+buildGSYM.span()+"]", br, fmt.Sprintf("<= %.2f", buildTarget), br <= buildTarget)
+	line("build, cpu (information)", dur(median(buildOurs.cpu))+" ["+span(buildOurs.cpu)+"]", dur(median(buildGSYM.cpu))+" ["+span(buildGSYM.cpu)+"]", ratio(median(buildOurs.cpu), median(buildGSYM.cpu)), "", true)
 	mr := float64(buildOurs.rss) / float64(max(buildGSYM.rss, 1))
 	line("build, peak RSS", mib(buildOurs.rss), mib(buildGSYM.rss), mr, fmt.Sprintf("<= %.2f", memTarget), mr <= memTarget)
 	lr := ratio(lookOurs.median(), lookGSYM.median())
 	line(fmt.Sprintf("%dk lookups, whole process", len(addrs)/1000), dur(lookOurs.median())+" ["+lookOurs.span()+"]", dur(lookGSYM.median())+" ["+lookGSYM.span()+"]", lr, fmt.Sprintf("<= %.2f", lookupTarget), lr <= lookupTarget)
+	line("lookups, cpu (information)", dur(median(lookOurs.cpu))+" ["+span(lookOurs.cpu)+"]", dur(median(lookGSYM.cpu))+" ["+span(lookGSYM.cpu)+"]", ratio(median(lookOurs.cpu), median(lookGSYM.cpu)), "", true)
 	line("lookups, peak RSS", mib(lookOurs.rss), mib(lookGSYM.rss), float64(lookOurs.rss)/float64(max(lookGSYM.rss, 1)), "", true)
 	fr := ratio(firstOurs.median(), firstGSYM.median())
 	line("first answer, whole process", dur(firstOurs.median())+" ["+firstOurs.span()+"]", dur(firstGSYM.median())+" ["+firstGSYM.span()+"]", fr, fmt.Sprintf("<= %s", dur(firstTarget)), firstOurs.median() <= firstTarget)
@@ -488,6 +496,7 @@ func measureRSS(r *runs, argv []string, stdin []byte, withTime bool) error {
 		rss = kib * 1024
 	}
 	r.wall = append(r.wall, wall)
+	r.cpu = append(r.cpu, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 	r.rss = max(r.rss, rss)
 	r.out = out.Bytes()
 	return nil
