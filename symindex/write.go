@@ -57,7 +57,7 @@ func Write(w io.Writer, in Input) error {
 	for i, s := range in.Segments {
 		segRefs[i] = b.str(s.Name)
 	}
-	ranges := b.lines(in.Debug)
+	lw := b.lines(in.Debug)
 	// Every string is known: sort them and give each its final id.
 	blob, strIndex := b.finishStrings()
 	if uint64(len(blob)) >= math.MaxUint32 {
@@ -112,7 +112,10 @@ func Write(w io.Writer, in Input) error {
 		langs = le.AppendUint32(langs, b.id(ref))
 	}
 	add(kindLangs, 0, langs)
-	blocks, stream := encodeLines(ranges, offsets)
+	blocks, stream, err := lw.relink(offsets)
+	if err != nil {
+		return err
+	}
 	add(kindLineBlocks, 0, blocks)
 	add(kindLineStream, 0, stream)
 	add(kindStringIndex, 0, strIndex)
@@ -498,18 +501,16 @@ type lineRange struct {
 	line, col uint32
 }
 
-// lines looks every boundary of the DWARF indexes up and returns the
-// ranges, leaves as node indexes plus one. Consecutive ranges with the
-// same answer are merged.
-func (b *builder) lines(debug []*debuginfo.Index) []lineRange {
+// lines looks every boundary of the DWARF indexes up and encodes the
+// ranges, leaves as node indexes plus one until relink. Consecutive
+// ranges with the same answer are merged.
+func (b *builder) lines(debug []*debuginfo.Index) *lineWriter {
 	var bounds []uint64
 	for _, ix := range debug {
 		bounds = append(bounds, ix.Boundaries()...)
 	}
 	bounds = sortUnique(bounds)
-	// At most one range per boundary (bar bridges over gaps of 2^59):
-	// one allocation instead of a slice grown and copied.
-	ranges := make([]lineRange, 0, len(bounds))
+	w := &lineWriter{}
 	for _, addr := range bounds {
 		r := lineRange{addr: addr}
 		for _, ix := range debug {
@@ -523,41 +524,98 @@ func (b *builder) lines(debug []*debuginfo.Index) []lineRange {
 			r.line, r.col = clampU32(frames[0].Line), clampU32(frames[0].Column)
 			break
 		}
-		if n := len(ranges); n > 0 && sameAnswer(ranges[n-1], r) {
-			continue
-		}
-		if len(ranges) == 0 && !r.ok {
-			continue // nothing below the first range is found either
-		}
-		ranges = appendRange(ranges, r)
+		w.add(r)
 	}
-	return ranges
+	w.flush()
+	return w
 }
 
-// encodeLines returns the line block index and the encoded ranges, leaves
-// turned into node offsets plus one.
-func encodeLines(ranges []lineRange, offsets []uint32) (blocks, stream []byte) {
-	for i := range ranges {
-		if l := ranges[i].leaf; l > 0 {
-			ranges[i].leaf = offsets[l-1] + 1
+// lineWriter encodes ranges a block at a time as they come, so that the
+// writer holds the encoded stream (a few bytes a range), not the ranges.
+type lineWriter struct {
+	pending        []lineRange // the block being made
+	last           lineRange
+	started        bool
+	scratch        []lineRange
+	blocks, stream []byte
+}
+
+// add adds the range r after those added before.
+func (w *lineWriter) add(r lineRange) {
+	if !w.started {
+		if !r.ok {
+			return // nothing below the first range is found either
+		}
+		w.started, w.last = true, r
+		w.push(r)
+		return
+	}
+	if sameAnswer(w.last, r) {
+		return
+	}
+	w.scratch = appendRange(append(w.scratch[:0], w.last), r)
+	for _, x := range w.scratch[1:] {
+		w.push(x)
+	}
+	w.last = r
+}
+
+func (w *lineWriter) push(r lineRange) {
+	w.pending = append(w.pending, r)
+	if len(w.pending) == lineBlockRanges {
+		w.flush()
+	}
+}
+
+// flush encodes the pending ranges as one block: its record is the first
+// address, the stream offset and the count with the block's address shift
+// (the trailing zero bits all its steps share) in the top byte.
+func (w *lineWriter) flush() {
+	blk := w.pending
+	if len(blk) == 0 {
+		return
+	}
+	shift := 7
+	for j := 1; j < len(blk) && shift > 0; j++ {
+		shift = min(shift, bits.TrailingZeros64(blk[j].addr-blk[j-1].addr))
+	}
+	w.blocks = le.AppendUint64(w.blocks, blk[0].addr)
+	w.blocks = le.AppendUint32(w.blocks, uint32(len(w.stream)))
+	w.blocks = le.AppendUint32(w.blocks, uint32(len(blk))|uint32(shift)<<24)
+	prev := lineRange{addr: blk[0].addr}
+	for _, r := range blk {
+		w.stream = encodeRange(w.stream, prev, r, shift)
+		prev = r
+	}
+	w.pending = w.pending[:0]
+}
+
+// relink returns the line blocks and stream with each leaf, a node index
+// plus one, turned into its node's offset plus one.
+func (w *lineWriter) relink(offsets []uint32) (blocks, stream []byte, err error) {
+	blocks = w.blocks
+	stream = make([]byte, 0, len(w.stream)+len(w.stream)/4)
+	for i := 0; i+lineBlockSize <= len(blocks); i += lineBlockSize {
+		rec := blocks[i:]
+		first, off, count := le.Uint64(rec), le.Uint32(rec[8:]), le.Uint32(rec[12:])
+		shift := int(count >> 24)
+		d := decoder{b: w.stream[off:], shift: uint(shift)}
+		le.PutUint32(rec[8:], uint32(len(stream)))
+		prevIn, prevOut := lineRange{addr: first}, lineRange{addr: first}
+		for k := uint32(0); k < count&maxBlockEntries; k++ {
+			r, err := d.next(prevIn)
+			if err != nil {
+				return nil, nil, fmt.Errorf("symindex: relinking the line stream: %w", err)
+			}
+			prevIn = r
+			if r.leaf > 0 {
+				r.leaf = offsets[r.leaf-1] + 1
+			}
+			stream = encodeRange(stream, prevOut, r, shift)
+			prevOut = r
 		}
 	}
-	for i := 0; i < len(ranges); i += lineBlockRanges {
-		blk := ranges[i:min(i+lineBlockRanges, len(ranges))]
-		shift := 7
-		for j := 1; j < len(blk) && shift > 0; j++ {
-			shift = min(shift, bits.TrailingZeros64(blk[j].addr-blk[j-1].addr))
-		}
-		blocks = le.AppendUint64(blocks, blk[0].addr)
-		blocks = le.AppendUint32(blocks, uint32(len(stream)))
-		blocks = le.AppendUint32(blocks, uint32(len(blk))|uint32(shift)<<24)
-		prev := lineRange{addr: blk[0].addr}
-		for _, r := range blk {
-			stream = encodeRange(stream, prev, r, shift)
-			prev = r
-		}
-	}
-	return blocks, stream
+	return blocks, stream, nil
 }
 
 // appendRange appends r to ranges. A gap too wide for the stream's
