@@ -103,11 +103,13 @@ const dataBlockSize = 256
 
 // maxBlockEntries bounds the entries of one symbol block (the count
 // shares its u32 with blockDeflated and the block's address shift), and
-// maxInflated the bytes of a compressed block.
+// maxInflated the bytes of a compressed block, which are at most
+// maxInflateRatio times its compressed bytes.
 const (
 	maxBlockEntries = 1<<23 - 1
 	blockDeflated   = 1 << 23
 	maxInflated     = 1 << 20
+	maxInflateRatio = 16
 )
 
 // vmProtExecute marks a segment of code (VM_PROT_EXECUTE).

@@ -486,20 +486,29 @@ func (d *symDecoder) next() (symEntry, bool) {
 }
 
 // inflate returns a compressed symbol block's bytes, nil when they are
-// damaged or larger than maxInflated.
+// damaged or larger than maxInflated or than maxInflateRatio times the
+// compressed bytes (what the writer compresses): what is allocated is
+// bounded by the file's bytes, not by a size it declares.
 func inflate(b []byte) []byte {
 	size, n := binary.Uvarint(b)
-	if n <= 0 || size > maxInflated {
+	if n <= 0 || size > maxInflated || size > maxInflateRatio*uint64(len(b)-n) {
 		return nil
 	}
 	out := make([]byte, size)
-	zr := flate.NewReader(bytes.NewReader(b[n:]))
-	defer zr.Close()
+	zr := inflaters.Get().(io.ReadCloser)
+	defer inflaters.Put(zr)
+	if err := zr.(flate.Resetter).Reset(bytes.NewReader(b[n:]), nil); err != nil {
+		return nil
+	}
 	if _, err := io.ReadFull(zr, out); err != nil {
 		return nil
 	}
 	return out
 }
+
+// inflaters keeps DEFLATE readers for reuse: making one costs more than
+// inflating a block.
+var inflaters = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
 
 // find returns the entry answering for addr in t: the last at or below
 // it, in addr's section when the table has sections (symtab.Table's rule;

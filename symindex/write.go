@@ -199,7 +199,7 @@ func symbolBlocks(t *symtab.Table, code func(addr uint64) bool) (blocks, stream 
 			if err := zw.Close(); err != nil {
 				return nil, nil, err
 			}
-			if raw.Len() < len(blk)*7/8 {
+			if raw.Len() < len(blk)*7/8 && len(blk) <= maxInflateRatio*(raw.Len()-uvarintLen(len(blk))) {
 				blk = raw.Bytes()
 				count |= blockDeflated
 			}
@@ -211,6 +211,9 @@ func symbolBlocks(t *symtab.Table, code func(addr uint64) bool) (blocks, stream 
 	}
 	return blocks, stream, nil
 }
+
+// uvarintLen returns the length of v as a uvarint.
+func uvarintLen(v int) int { return len(binary.AppendUvarint(nil, uint64(v))) }
 
 // commonPrefix returns the length of the longest common prefix of a and b.
 func commonPrefix(a, b string) int {
