@@ -52,21 +52,37 @@ type Index struct {
 	state               []atomic.Uint32
 	damage              atomic.Pointer[FormatError]
 
-	// cache holds, by string id, the strings lookups decoded (cache[0])
-	// and the demangled forms of linkage names (cache[1]); made on first
-	// use, one pointer per string the file can hold.
+	// cache holds, by string id, the strings lookups decoded (kind 0) and
+	// the demangled forms of linkage names (kind 1): per kind a pointer
+	// per block of strBlock strings, the block's pointers made when one
+	// of its strings is first cached, so that opening a big index does
+	// not allocate and clear a pointer per string.
 	cacheOnce sync.Once
-	cache     [2][]atomic.Pointer[string]
+	cache     [2][]atomic.Pointer[cacheBlock]
 }
 
-// cached returns the cache of kind k (0: strings, 1: demangled names).
-func (ix *Index) cached(k int) []atomic.Pointer[string] {
+// cacheBlock holds the cached strings of one block of strBlock.
+type cacheBlock [strBlock]atomic.Pointer[string]
+
+// cacheSlot returns where string id of kind k is cached, nil when id is
+// outside the string table.
+func (ix *Index) cacheSlot(k int, id uint32) *atomic.Pointer[string] {
 	ix.cacheOnce.Do(func() {
-		n := len(ix.strIndex.b) / 4 * strBlock
-		ix.cache[0] = make([]atomic.Pointer[string], n)
-		ix.cache[1] = make([]atomic.Pointer[string], n)
+		n := len(ix.strIndex.b) / 4
+		ix.cache[0] = make([]atomic.Pointer[cacheBlock], n)
+		ix.cache[1] = make([]atomic.Pointer[cacheBlock], n)
 	})
-	return ix.cache[k]
+	c := ix.cache[k]
+	blk := uint64(id / strBlock)
+	if blk >= uint64(len(c)) {
+		return nil
+	}
+	b := c[blk].Load()
+	if b == nil {
+		c[blk].CompareAndSwap(nil, new(cacheBlock))
+		b = c[blk].Load()
+	}
+	return &b[id%strBlock]
 }
 
 // span is a section: its bytes and their offset in the file.
@@ -350,15 +366,16 @@ const maxStringLen = 1 << 20
 // string table or in a damaged chunk: the string's block is decoded up to
 // it.
 func (ix *Index) str(id uint32) string {
-	c := ix.cached(0)
-	if uint64(id) < uint64(len(c)) {
-		if p := c[id].Load(); p != nil {
-			return *p
-		}
+	slot := ix.cacheSlot(0, id)
+	if slot == nil {
+		return ""
+	}
+	if p := slot.Load(); p != nil {
+		return *p
 	}
 	s := ix.decodeStr(id)
-	if uint64(id) < uint64(len(c)) && (s != "" || ix.Err() == nil) {
-		c[id].Store(&s)
+	if s != "" || ix.Err() == nil {
+		slot.Store(&s)
 	}
 	return s
 }
@@ -659,16 +676,16 @@ func (ix *Index) Source(addr uint64) (frames []debuginfo.Frame, ok bool) {
 // demangle returns the demangled form of the linkage name with id, which
 // is name, demangling it on first use.
 func (ix *Index) demangle(id uint32, name string) string {
-	c := ix.cached(1)
-	if uint64(id) >= uint64(len(c)) {
+	slot := ix.cacheSlot(1, id)
+	if slot == nil {
 		s, _ := debuginfo.Demangle(name)
 		return s
 	}
-	if p := c[id].Load(); p != nil {
+	if p := slot.Load(); p != nil {
 		return *p
 	}
 	s, _ := debuginfo.Demangle(name)
-	c[id].Store(&s)
+	slot.Store(&s)
 	return s
 }
 
