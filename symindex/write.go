@@ -509,7 +509,11 @@ type lineRange struct {
 // ranges with the same answer are merged.
 func (b *builder) lines(debug []*debuginfo.Index) *lineWriter {
 	var bounds []uint64
-	for _, ix := range debug {
+	for i, ix := range debug {
+		if i == 0 {
+			bounds = ix.Boundaries() // a fresh slice: no copy of it
+			continue
+		}
 		bounds = append(bounds, ix.Boundaries()...)
 	}
 	bounds = sortUnique(bounds)
