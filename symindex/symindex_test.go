@@ -371,3 +371,39 @@ func TestGoDarwin(t *testing.T) {
 		t.Logf("%d addresses compared, index %d bytes", len(addrs), len(data))
 	}
 }
+
+// TestConcurrentLookups looks addresses up from four goroutines on one
+// fresh Index (chunk checks and string caches filled concurrently) and
+// compares each answer with a second Index's; run with -race
+// (go test -race -run TestConcurrentLookups ./symindex/) it checks that
+// the lazy state is shared safely.
+func TestConcurrentLookups(t *testing.T) {
+	dir := fixtureDir(t)
+	for _, ims := range openImages(t, filepath.Join(dir, "chain-arm64-O1"), dsymFile(filepath.Join(dir, "chain-arm64-O1.dSYM"))) {
+		e, _ := symbolize.NewEntry(ims...)
+		want, data := roundTrip(t, e)
+		ix, err := symindex.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seg := ims[0].Segments[1]
+		errs := make(chan string, 4)
+		for g := 0; g < 4; g++ {
+			go func() {
+				for a := seg.Addr; a < seg.Addr+seg.Size; a++ {
+					got, w := ix.Lookup(a), want.Lookup(a)
+					if got.Symbol != w.Symbol || !slices.Equal(got.Frames, w.Frames) {
+						errs <- fmt.Sprintf("Lookup(%#x) = %+v, want %+v", a, got, w)
+						return
+					}
+				}
+				errs <- ""
+			}()
+		}
+		for g := 0; g < 4; g++ {
+			if msg := <-errs; msg != "" {
+				t.Error(msg)
+			}
+		}
+	}
+}
