@@ -58,8 +58,8 @@ DWARF_OBJ ?= $(CORPUS)/symbolic/symbolic-testutils/fixtures/macos/crash.dSYM/Con
 # bench-deps adds the peer the benchmarks compare with (llvm-symbolizer) and
 # GNU time, which reports a child's peak memory.
 bench-deps:
-	@command -v llvm-symbolizer >/dev/null && [ -x /usr/bin/time ] || { \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq llvm time; }
+	@command -v llvm-symbolizer >/dev/null && command -v llvm-gsymutil-16 >/dev/null && [ -x /usr/bin/time ] || { \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq llvm llvm-16 time; }
 
 # BENCH_BINS holds the darwin builds of cmd/go the comparisons read: one
 # without DWARF (-w) and one with uncompressed DWARF, which LLVM 14 can read
@@ -83,6 +83,8 @@ bench-bins:
 # directory (docs/bench-bigdsym.md). BIGDSYM_RUNS: runs of each program.
 BIGDSYM_UNITS ?= 110
 BIGDSYM_RUNS  ?= 3
+# GSYM_RUNS: runs of each build and batch in the GSYM comparison.
+GSYM_RUNS     ?= 5
 
 # bench runs the in-process benchmarks, then stackimage against
 # llvm-symbolizer as whole processes on the same addresses, and prints the
@@ -109,6 +111,11 @@ bench: bench-deps fixture-deps bench-bins
 	  dwarf=$$($(GO) run ./bench/bigdsym -units $(BIGDSYM_UNITS)) && \
 	  $(GO) run ./bench/compare -mode bigdsym -bin "$$dwarf" -runs $(BIGDSYM_RUNS) -llvm $(LLVMS); \
 	else echo "bench: clang-16, ld64.lld-16 or dsymutil-16 missing (make fixture-deps installs them): big-dSYM comparison not run"; fi
+	@echo "== symindex against LLVM's GSYM: size, build, 100k lookups, first answer (docs/symindex.md)"
+	@if command -v clang-16 >/dev/null && command -v ld64.lld-16 >/dev/null && command -v dsymutil-16 >/dev/null; then \
+	  dwarf=$$($(GO) run ./bench/bigdsym -units $(BIGDSYM_UNITS)) && \
+	  $(GO) run ./bench/gsym -runs $(GSYM_RUNS) -bin $(GO_DWARF) -bin "$$dwarf"; \
+	else $(GO) run ./bench/gsym -runs $(GSYM_RUNS) -bin $(GO_DWARF); fi
 
 # fuzz runs every fuzz target for FUZZTIME. Seeds are minimized only
 # briefly: some are real files, and byte-by-byte minimization of those

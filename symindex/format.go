@@ -12,11 +12,14 @@
 // it (mmap where the system has it) and answers lookups straight from the
 // mapped bytes.
 //
-// The reader trusts nothing: the header's magic, version, length and a
-// CRC-32C of the body are checked when the file is opened, every section
-// must lie inside the file, and every offset read at lookup time is
-// bounds-checked, so a damaged file gives errors or empty answers, never a
-// panic or a read past its end. docs/symindex.md describes the format.
+// The reader trusts nothing: the header's magic, version and length and a
+// CRC-32C of the directory and of the per-chunk checksums are checked when
+// the file is opened, every section must lie inside the file, each 64 KiB
+// chunk is checked against its CRC-32C the first time a lookup reads it
+// (an answer is never made from bytes that fail), and every offset read
+// at lookup time is bounds-checked, so a damaged file gives errors or
+// empty answers, never a panic or a read past its end. docs/symindex.md
+// describes the format.
 package symindex
 
 import (
@@ -31,8 +34,8 @@ import (
 const Magic = "STKSYMIX"
 
 // Version is the format version this package writes and reads. A reader
-// refuses any other version with ErrVersion.
-const Version = 1
+// refuses any other version, older or newer, with ErrVersion.
+const Version = 2
 
 // Extension is the file name extension of an index file.
 const Extension = ".symindex"
@@ -50,7 +53,7 @@ const (
 	offCPUType    = 32 // u32
 	offCPUSubtype = 36 // u32
 	offFileSize   = 40 // u64: the whole file
-	offChecksum   = 48 // u32: CRC-32C of bytes [headerSize, file size)
+	offChecksum   = 48 // u32: CRC-32C of the directory and the chunk checksums
 	offFileType   = 52 // u32: the Mach-O file type (MH_EXECUTE, ...)
 )
 
@@ -60,34 +63,65 @@ const dirEntrySize = 24
 
 // Section kinds.
 const (
-	kindStrings     = 1  // string blob: uvarint length, bytes
+	kindStrings     = 1  // front-coded string blocks
 	kindSegments    = 2  // segmentSize records
 	kindSymRanges   = 3  // per table: section ranges, rangeSize records
-	kindSymAddrs    = 4  // per table: u64 per entry, sorted
-	kindSymTop      = 5  // per table: every blockSize-th address, u64
-	kindSymNames    = 6  // per table: string ref per entry, noString for none
-	kindSymInfo     = 7  // per table: section u8, source u8 per entry
-	kindNodes       = 8  // functions and inlined calls, nodeSize records
-	kindFiles       = 9  // string ref per source file
+	kindSymBlocks   = 4  // per table: symBlockSize records
+	kindSymStream   = 5  // per table: the entries of the blocks
+	kindStringIndex = 6  // u32 offset in the string blob per block of strBlock strings
+	kindNodes       = 8  // functions and inlined calls, varint-coded
+	kindFiles       = 9  // string id u32 per source file
 	kindLineBlocks  = 10 // lineBlockSize records
 	kindLineStream  = 11 // varint-coded ranges
-	kindImageName   = 12 // u32 string ref: the file the index was made from
-	kindLangs       = 13 // string ref per language name of the nodes
+	kindImageName   = 12 // u32 string id: the file the index was made from
+	kindLangs       = 13 // string id u32 per language name of the nodes
+	kindChecks      = 14 // CRC-32C u32 per chunk of the file; the last section
 	maxSectionKinds = 64 // bounds the directory of a hostile file
 	maxTables       = 16 // symbol tables per file (binary, dSYM, ...)
 )
 
 // Record sizes.
 const (
-	segmentSize   = 24 // name ref u32, prot u32, addr u64, size u64
+	segmentSize   = 24 // name id u32, prot u32, addr u64, size u64
 	rangeSize     = 24 // start u64, end u64, index u8, 7 bytes padding
-	nodeSize      = 24 // see builder.node
+	symBlockSize  = 16 // first address u64, stream offset u32, entry count u32
 	lineBlockSize = 16 // first address u64, stream offset u32, count u32
 )
 
-// blockSize is the number of symbols one top-level address stands for, and
-// the most ranges one line block holds.
-const blockSize = 64
+// blockSize is the number of symbols a symbol block in code holds at
+// least (more when the next entries share the last one's address: equal
+// addresses are never split between blocks), and lineBlockRanges the most
+// ranges one line block holds: a lookup decodes one block of each.
+const (
+	blockSize       = 16
+	lineBlockRanges = 32
+)
+
+// dataBlockSize is the number of symbols a block outside code holds at
+// least: such blocks are compressed, and bigger ones compress better.
+const dataBlockSize = 256
+
+// maxBlockEntries bounds the entries of one symbol block (the count
+// shares its u32 with blockDeflated and the block's address shift), and
+// maxInflated the bytes of a compressed block, which are at most
+// maxInflateRatio times its compressed bytes.
+const (
+	maxBlockEntries = 1<<23 - 1
+	blockDeflated   = 1 << 23
+	maxInflated     = 1 << 20
+	maxInflateRatio = 16
+)
+
+// vmProtExecute marks a segment of code (VM_PROT_EXECUTE).
+const vmProtExecute = 4
+
+// strBlock is the number of strings of one front-coded string block: a
+// string is found by decoding at most this many.
+const strBlock = 16
+
+// chunkShift gives the size of a checksummed chunk (64 KiB): a lookup
+// verifies the chunks it reads on first use, not the whole file at open.
+const chunkShift = 16
 
 // maxAddrDelta bounds the address step between two ranges of the line
 // stream, which shares its varint with four flag bits.
@@ -100,8 +134,18 @@ const (
 	flagFile     = 1 << 2 // the file differs
 	flagColumn   = 1 << 3 // the column is not 0
 	lineFlagBits = 4
-	maxColumn    = 1<<16 - 1 // columns above are stored as this
 	maxLangs     = 255
+)
+
+// Node flag bits, the first uvarint of a node; the language table index
+// plus one follows them (nodeLangShift).
+const (
+	nodeInlined   = 1 << 0 // the function was inlined into its parent
+	nodeFunction  = 1 << 1 // a function name id follows
+	nodeLinkage   = 1 << 2 // a linkage name id follows
+	nodeDemangled = 1 << 3 // the function name is the demangled linkage name
+	nodeCall      = 1 << 4 // the call site (file, line, column) follows
+	nodeLangShift = 5
 )
 
 // noString marks an absent string reference.

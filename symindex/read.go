@@ -1,11 +1,17 @@
 package symindex
 
 import (
+	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
+	"math"
 	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/internal/mmapfile"
@@ -14,9 +20,10 @@ import (
 )
 
 // Index is an opened index file. It answers lookups from the file's bytes
-// (mapped or read), decoding only what a lookup touches. It is safe for
-// concurrent use until Close; strings it returns are copies and stay valid
-// after Close.
+// (mapped or read), decoding only what a lookup touches, and checks each
+// chunk of the file against its checksum the first time a lookup reads
+// it. It is safe for concurrent use until Close; strings it returns are
+// copies and stay valid after Close.
 type Index struct {
 	data []byte
 	m    *mmapfile.File // nil when the bytes were handed to Parse
@@ -27,28 +34,81 @@ type Index struct {
 	fileType   uint32
 	name       string
 
-	strings  []byte
+	strings  span
+	strIndex span
 	segments []Segment
 	tables   []table
-	nodes    []byte
-	files    []byte
-	langs    []byte
-	blocks   []byte
-	stream   []byte
+	nodes    span
+	files    span
+	langs    span
+	blocks   span
+	stream   span
+
+	// Lazy integrity: chunk c covers [chunkBase+c<<chunkShift, ...) up to
+	// chunkEnd; checks holds their CRC-32Cs and state what is known of
+	// each (chunkUnknown, chunkGood, chunkBad).
+	chunkBase, chunkEnd uint64
+	checks              []byte
+	state               []atomic.Uint32
+	damage              atomic.Pointer[FormatError]
+
+	// cache holds, by string id, the strings lookups decoded (kind 0) and
+	// the demangled forms of linkage names (kind 1): per kind a pointer
+	// per block of strBlock strings, the block's pointers made when one
+	// of its strings is first cached, so that opening a big index does
+	// not allocate and clear a pointer per string.
+	cacheOnce sync.Once
+	cache     [2][]atomic.Pointer[cacheBlock]
 }
+
+// cacheBlock holds the cached strings of one block of strBlock.
+type cacheBlock [strBlock]atomic.Pointer[string]
+
+// cacheSlot returns where string id of kind k is cached, nil when id is
+// outside the string table.
+func (ix *Index) cacheSlot(k int, id uint32) *atomic.Pointer[string] {
+	ix.cacheOnce.Do(func() {
+		n := len(ix.strIndex.b) / 4
+		ix.cache[0] = make([]atomic.Pointer[cacheBlock], n)
+		ix.cache[1] = make([]atomic.Pointer[cacheBlock], n)
+	})
+	c := ix.cache[k]
+	blk := uint64(id / strBlock)
+	if blk >= uint64(len(c)) {
+		return nil
+	}
+	b := c[blk].Load()
+	if b == nil {
+		c[blk].CompareAndSwap(nil, new(cacheBlock))
+		b = c[blk].Load()
+	}
+	return &b[id%strBlock]
+}
+
+// span is a section: its bytes and their offset in the file.
+type span struct {
+	b   []byte
+	off uint64
+}
+
+// Chunk states.
+const (
+	chunkUnknown = iota
+	chunkGood
+	chunkBad
+)
 
 // table is one symbol table's sections.
 type table struct {
-	ranges []byte // rangeSize records
-	addrs  []byte // u64 per entry
-	top    []byte // u64 per blockSize entries
-	names  []byte // u32 per entry
-	info   []byte // 2 bytes per entry
-	n      int
+	ranges span // rangeSize records
+	blocks span // symBlockSize records
+	stream span
 }
 
 // Parse checks data as an index file and returns the Index reading from
-// it. data must not change while the Index is used.
+// it. data must not change while the Index is used. Parse checks the
+// header, the directory and the chunk checksums against the header's
+// checksum; the sections are checked chunk by chunk as lookups read them.
 func Parse(data []byte) (*Index, error) {
 	if len(data) < headerSize {
 		return nil, &FormatError{Off: 0, Msg: fmt.Sprintf("file of %d bytes is shorter than the %d-byte header", len(data), headerSize)}
@@ -62,30 +122,42 @@ func Parse(data []byte) (*Index, error) {
 	if size := le.Uint64(data[offFileSize:]); size != uint64(len(data)) {
 		return nil, &FormatError{Off: offFileSize, Msg: fmt.Sprintf("header says the file has %d bytes, it has %d (truncated or extended)", size, len(data))}
 	}
-	if sum, want := crc32.Checksum(data[headerSize:], castagnoli()), le.Uint32(data[offChecksum:]); sum != want {
-		return nil, &FormatError{Off: offChecksum, Msg: fmt.Sprintf("checksum %#08x does not match the contents (%#08x)", want, sum)}
-	}
 	ix := &Index{data: data, cpuType: le.Uint32(data[offCPUType:]), cpuSubtype: le.Uint32(data[offCPUSubtype:]),
 		fileType: le.Uint32(data[offFileType:])}
 	copy(ix.uuid[:], data[offUUID:])
 	count := uint64(le.Uint32(data[offSections:]))
-	if count > (uint64(len(data))-headerSize)/dirEntrySize {
+	if count == 0 || count > (uint64(len(data))-headerSize)/dirEntrySize {
 		return nil, &FormatError{Off: offSections, Msg: fmt.Sprintf("%d sections do not fit the file", count)}
 	}
 	dirEnd := headerSize + count*dirEntrySize
+	// The checksums are the last section and end the file; the header's
+	// checksum covers them and the directory.
+	last := data[dirEnd-dirEntrySize : dirEnd]
+	checksOff, checksSize := le.Uint64(last[8:]), le.Uint64(last[16:])
+	if le.Uint32(last) != kindChecks || checksOff < dirEnd || checksOff > uint64(len(data)) || checksSize != uint64(len(data))-checksOff ||
+		checksSize != 4*((checksOff-dirEnd+1<<chunkShift-1)>>chunkShift) {
+		return nil, &FormatError{Off: int64(dirEnd - dirEntrySize), Msg: "the last section is not the chunk checksums ending the file"}
+	}
+	sum := crc32.Update(crc32.Checksum(data[headerSize:dirEnd], castagnoli()), castagnoli(), data[checksOff:])
+	if want := le.Uint32(data[offChecksum:]); sum != want {
+		return nil, &FormatError{Off: offChecksum, Msg: fmt.Sprintf("checksum %#08x does not match the directory and chunk checksums (%#08x)", want, sum)}
+	}
+	ix.chunkBase, ix.chunkEnd, ix.checks = dirEnd, checksOff, data[checksOff:]
+	ix.state = make([]atomic.Uint32, checksSize/4)
+
 	var tables [maxTables]table
 	ntables := 0
-	var nameRef, segs []byte
-	for i := uint64(0); i < count; i++ {
+	var nameRef, segs span
+	for i := uint64(0); i < count-1; i++ {
 		at := headerSize + i*dirEntrySize
 		e := data[at : at+dirEntrySize]
 		kind, tab := le.Uint32(e[0:]), le.Uint32(e[4:])
 		off, size := le.Uint64(e[8:]), le.Uint64(e[16:])
-		if off < dirEnd || off > uint64(len(data)) || size > uint64(len(data))-off {
-			return nil, &FormatError{Off: int64(at), Msg: fmt.Sprintf("section %d (kind %d) [%#x, +%#x) is outside the file's %d data bytes", i, kind, off, size, len(data))}
+		if off < dirEnd || off > checksOff || size > checksOff-off {
+			return nil, &FormatError{Off: int64(at), Msg: fmt.Sprintf("section %d (kind %d) [%#x, +%#x) is outside the file's %d data bytes", i, kind, off, size, checksOff)}
 		}
-		b := data[off : off+size]
-		if kind >= kindSymRanges && kind <= kindSymInfo {
+		b := span{b: data[off : off+size], off: off}
+		if kind >= kindSymRanges && kind <= kindSymStream {
 			if tab >= maxTables {
 				return nil, &FormatError{Off: int64(at), Msg: fmt.Sprintf("symbol table number %d, at most %d", tab, maxTables)}
 			}
@@ -95,6 +167,11 @@ func Parse(data []byte) (*Index, error) {
 		switch kind {
 		case kindStrings:
 			ix.strings = b
+		case kindStringIndex:
+			if size%4 != 0 {
+				return nil, sizeError(at, "string index", size, 4)
+			}
+			ix.strIndex = b
 		case kindSegments:
 			if size%segmentSize != 0 {
 				return nil, sizeError(at, "segments", size, segmentSize)
@@ -105,21 +182,14 @@ func Parse(data []byte) (*Index, error) {
 				return nil, sizeError(at, "section ranges", size, rangeSize)
 			}
 			t.ranges = b
-		case kindSymAddrs:
-			if size%8 != 0 {
-				return nil, sizeError(at, "symbol addresses", size, 8)
+		case kindSymBlocks:
+			if size%symBlockSize != 0 {
+				return nil, sizeError(at, "symbol blocks", size, symBlockSize)
 			}
-			t.addrs, t.n = b, int(size/8)
-		case kindSymTop:
-			t.top = b
-		case kindSymNames:
-			t.names = b
-		case kindSymInfo:
-			t.info = b
+			t.blocks = b
+		case kindSymStream:
+			t.stream = b
 		case kindNodes:
-			if size%nodeSize != 0 {
-				return nil, sizeError(at, "inline tree", size, nodeSize)
-			}
 			ix.nodes = b
 		case kindFiles:
 			if size%4 != 0 {
@@ -142,24 +212,72 @@ func Parse(data []byte) (*Index, error) {
 			nameRef = b
 		}
 	}
+	// The segments and the image's name are read now: their chunks are
+	// checked now.
+	if !ix.verify(segs) || !ix.verify(nameRef) {
+		return nil, ix.Err()
+	}
 	// The count is bounded by the section's size, which the file bounds.
-	ix.segments = make([]Segment, 0, len(segs)/segmentSize)
-	for r := segs; len(r) >= segmentSize; r = r[segmentSize:] {
+	ix.segments = make([]Segment, 0, len(segs.b)/segmentSize)
+	for r := segs.b; len(r) >= segmentSize; r = r[segmentSize:] {
 		ix.segments = append(ix.segments, Segment{Name: ix.str(le.Uint32(r)), Prot: le.Uint32(r[4:]),
 			Addr: le.Uint64(r[8:]), Size: le.Uint64(r[16:])})
 	}
-	if len(nameRef) >= 4 {
-		ix.name = ix.str(le.Uint32(nameRef))
+	if len(nameRef.b) >= 4 {
+		ix.name = ix.str(le.Uint32(nameRef.b))
 	}
-	for i := 0; i < ntables; i++ {
-		t := tables[i]
-		want := (t.n + blockSize - 1) / blockSize
-		if len(t.top) != 8*want || len(t.names) != 4*t.n || len(t.info) != 2*t.n {
-			return nil, &FormatError{Off: headerSize, Msg: fmt.Sprintf("symbol table %d: top level, names or section info do not match its %d addresses", i, t.n)}
-		}
-		ix.tables = append(ix.tables, t)
+	if err := ix.Err(); err != nil {
+		return nil, err
 	}
+	ix.tables = append(ix.tables, tables[:ntables]...)
 	return ix, nil
+}
+
+// verify checks the chunks holding s against their checksums, those not
+// checked before, and reports whether they all match. A mismatch is
+// recorded for Err.
+func (ix *Index) verify(s span) bool { return ix.verifyRange(s.off, s.off+uint64(len(s.b))) }
+
+// verifyRange is verify for the file's bytes [lo, hi).
+func (ix *Index) verifyRange(lo, hi uint64) bool {
+	lo, hi = max(lo, ix.chunkBase), min(hi, ix.chunkEnd)
+	if lo >= hi {
+		return true // the header, directory and checksums were checked at open
+	}
+	for c := (lo - ix.chunkBase) >> chunkShift; c <= (hi-1-ix.chunkBase)>>chunkShift; c++ {
+		switch ix.state[c].Load() {
+		case chunkGood:
+			continue
+		case chunkBad:
+			return false
+		}
+		start := ix.chunkBase + c<<chunkShift
+		end := min(start+1<<chunkShift, ix.chunkEnd)
+		if crc32.Checksum(ix.data[start:end], castagnoli()) != le.Uint32(ix.checks[4*c:]) {
+			ix.state[c].Store(chunkBad)
+			ix.damage.CompareAndSwap(nil, &FormatError{Off: int64(start), Msg: fmt.Sprintf("chunk %d [%#x, %#x) does not match its checksum", c, start, end)})
+			return false
+		}
+		ix.state[c].Store(chunkGood)
+	}
+	return true
+}
+
+// Err returns the error for the first damaged chunk a lookup met, nil
+// while none was met. Lookups give no answer from a damaged chunk: a
+// caller that gets none may check Err and fall back to the symbol files.
+func (ix *Index) Err() error {
+	if e := ix.damage.Load(); e != nil {
+		return e
+	}
+	return nil
+}
+
+// Verify checks every chunk of the file (what Parse does lazily) and
+// returns the error for the first damaged one.
+func (ix *Index) Verify() error {
+	ix.verifyRange(ix.chunkBase, ix.chunkEnd)
+	return ix.Err()
 }
 
 func sizeError(at uint64, what string, size uint64, rec int) error {
@@ -225,13 +343,18 @@ func (ix *Index) Segments() []Segment { return append([]Segment(nil), ix.segment
 
 // HasDebugInfo reports whether the index holds DWARF answers (file:line
 // and inlined functions).
-func (ix *Index) HasDebugInfo() bool { return len(ix.blocks) > 0 }
+func (ix *Index) HasDebugInfo() bool { return len(ix.blocks.b) > 0 }
 
 // Symbols returns the number of symbols of each table.
 func (ix *Index) Symbols() []int {
 	out := make([]int, len(ix.tables))
 	for i, t := range ix.tables {
-		out[i] = t.n
+		if !ix.verify(t.blocks) {
+			continue
+		}
+		for r := t.blocks.b; len(r) >= symBlockSize; r = r[symBlockSize:] {
+			out[i] += int(le.Uint32(r[12:]))
+		}
 	}
 	return out
 }
@@ -239,18 +362,58 @@ func (ix *Index) Symbols() []int {
 // maxStringLen bounds a string a lookup copies out of a hostile file.
 const maxStringLen = 1 << 20
 
-// str returns the string at ref, or "" when ref is absent or points
-// outside the string table.
-func (ix *Index) str(ref uint32) string {
-	if ref == noString || uint64(ref) >= uint64(len(ix.strings)) {
+// str returns the string with id, or "" when id is absent, outside the
+// string table or in a damaged chunk: the string's block is decoded up to
+// it.
+func (ix *Index) str(id uint32) string {
+	slot := ix.cacheSlot(0, id)
+	if slot == nil {
 		return ""
 	}
-	b := ix.strings[ref:]
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)-k) || n > maxStringLen {
+	if p := slot.Load(); p != nil {
+		return *p
+	}
+	s := ix.decodeStr(id)
+	if s != "" || ix.Err() == nil {
+		slot.Store(&s)
+	}
+	return s
+}
+
+// decodeStr is str without the cache.
+func (ix *Index) decodeStr(id uint32) string {
+	blk, k := uint64(id/strBlock), id%strBlock
+	nblk := uint64(len(ix.strIndex.b) / 4)
+	if id == noString || blk >= nblk || !ix.verifyRange(ix.strIndex.off+4*blk, ix.strIndex.off+4*blk+8) {
 		return ""
 	}
-	return string(b[k : k+int(n)])
+	lo, hi := uint64(le.Uint32(ix.strIndex.b[4*blk:])), uint64(len(ix.strings.b))
+	if blk+1 < nblk {
+		hi = uint64(le.Uint32(ix.strIndex.b[4*blk+4:]))
+	}
+	if lo > hi || hi > uint64(len(ix.strings.b)) || !ix.verifyRange(ix.strings.off+lo, ix.strings.off+hi) {
+		return ""
+	}
+	b := ix.strings.b[lo:hi]
+	var buf [256]byte
+	cur := buf[:0]
+	for i := uint32(0); i <= k; i++ {
+		shared := uint64(0)
+		if i > 0 {
+			v, n := binary.Uvarint(b)
+			if n <= 0 || v > uint64(len(cur)) {
+				return ""
+			}
+			shared, b = v, b[n:]
+		}
+		size, n := binary.Uvarint(b)
+		if n <= 0 || size > uint64(len(b)-n) || shared+size > maxStringLen {
+			return ""
+		}
+		cur = append(cur[:shared], b[n:n+int(size)]...)
+		b = b[n+int(size):]
+	}
+	return string(cur)
 }
 
 // Answer is everything an index knows at one address.
@@ -279,16 +442,11 @@ func (ix *Index) Symbol(addr uint64) (symtab.Symbol, bool) {
 	var best symtab.Symbol
 	found := false
 	for i := range ix.tables {
-		e, ok := ix.tables[i].find(addr)
+		e, ok := ix.find(&ix.tables[i], addr)
 		if !ok {
 			continue
 		}
-		if e.Source == symtab.SourceFunctionStarts {
-			e.RawName = ""
-		} else {
-			e.RawName = ix.str(le.Uint32(ix.tables[i].names[4*e.index:]))
-		}
-		sym := symtab.SymbolAt(e.Entry, addr)
+		sym := symtab.SymbolAt(e, addr)
 		if !found || sym.Source < best.Source || (sym.Source == best.Source && sym.Addr > best.Addr) {
 			best, found = sym, true
 		}
@@ -296,76 +454,173 @@ func (ix *Index) Symbol(addr uint64) (symtab.Symbol, bool) {
 	return best, found
 }
 
-// foundEntry is a symbol table entry and its index.
-type foundEntry struct {
-	symtab.Entry
-	index int
+// symEntry is one decoded entry of a symbol block, its name aside.
+type symEntry struct {
+	addr    uint64
+	section uint8
+	source  symtab.Source
+	shared  uint64 // name bytes shared with the previous entry's
+	suffix  []byte // the rest of the name
 }
 
-func (t *table) addr(i int) uint64 { return le.Uint64(t.addrs[8*i:]) }
+// symDecoder reads the entries of one symbol block.
+type symDecoder struct {
+	b       []byte
+	shift   uint
+	prev    symEntry
+	nameLen uint64 // the previous entry's name length
+}
 
-// upper returns the index of the first address above x: a search of the
-// top level, then of one block, as symtab does it.
-func (t *table) upper(x uint64) int {
-	lo, hi := 0, len(t.top)/8
+// next decodes the next entry; shared tells how many bytes of the
+// previous entry's name it keeps.
+func (d *symDecoder) next() (symEntry, bool) {
+	step, n := binary.Uvarint(d.b)
+	if n <= 0 || step > math.MaxUint64>>d.shift {
+		return symEntry{}, false
+	}
+	d.b = d.b[n:]
+	e := symEntry{addr: d.prev.addr + step<<d.shift, section: d.prev.section}
+	head, n := binary.Uvarint(d.b)
+	if n <= 0 || head>>3 > d.nameLen {
+		return symEntry{}, false
+	}
+	d.b = d.b[n:]
+	e.shared, e.source = d.nameLen-head>>3, symtab.Source(head&3)
+	if head&4 != 0 {
+		if len(d.b) == 0 {
+			return symEntry{}, false
+		}
+		e.section, d.b = d.b[0], d.b[1:]
+	}
+	size, n := binary.Uvarint(d.b)
+	if n <= 0 || size > uint64(len(d.b)-n) {
+		return symEntry{}, false
+	}
+	e.suffix = d.b[n : n+int(size)]
+	d.b = d.b[n+int(size):]
+	d.prev, d.nameLen = e, e.shared+size
+	return e, true
+}
+
+// inflate returns a compressed symbol block's bytes, nil when they are
+// damaged or larger than maxInflated or than maxInflateRatio times the
+// compressed bytes (what the writer compresses): what is allocated is
+// bounded by the file's bytes, not by a size it declares.
+func inflate(b []byte) []byte {
+	size, n := binary.Uvarint(b)
+	if n <= 0 || size > maxInflated || size > maxInflateRatio*uint64(len(b)-n) {
+		return nil
+	}
+	out := make([]byte, size)
+	zr := inflaters.Get().(io.ReadCloser)
+	defer inflaters.Put(zr)
+	if err := zr.(flate.Resetter).Reset(bytes.NewReader(b[n:]), nil); err != nil {
+		return nil
+	}
+	if _, err := io.ReadFull(zr, out); err != nil {
+		return nil
+	}
+	return out
+}
+
+// inflaters keeps DEFLATE readers for reuse: making one costs more than
+// inflating a block.
+var inflaters = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
+
+// find returns the entry answering for addr in t: the last at or below
+// it, in addr's section when the table has sections (symtab.Table's rule;
+// entries of one address share a block).
+func (ix *Index) find(t *table, addr uint64) (symtab.Entry, bool) {
+	if !ix.verify(t.blocks) || !ix.verify(t.ranges) {
+		return symtab.Entry{}, false
+	}
+	nb := len(t.blocks.b) / symBlockSize
+	lo, hi := 0, nb
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if le.Uint64(t.top[8*m:]) > x {
+		if le.Uint64(t.blocks.b[symBlockSize*m:]) > addr {
 			hi = m
 		} else {
 			lo = m + 1
 		}
 	}
 	if lo == 0 {
-		return 0
+		return symtab.Entry{}, false
 	}
-	lo = (lo - 1) * blockSize
-	hi = min(lo+blockSize, t.n)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if t.addr(m) > x {
-			hi = m
-		} else {
-			lo = m + 1
+	blk := t.blocks.b[symBlockSize*(lo-1):]
+	first, off, count := le.Uint64(blk), uint64(le.Uint32(blk[8:])), le.Uint32(blk[12:])
+	shift := uint(min(count>>24, 63))
+	deflated := count&blockDeflated != 0
+	count &= maxBlockEntries
+	end := uint64(len(t.stream.b))
+	if lo < nb {
+		end = uint64(le.Uint32(t.blocks.b[symBlockSize*lo+8:]))
+	}
+	if off > end || end > uint64(len(t.stream.b)) || !ix.verifyRange(t.stream.off+off, t.stream.off+end) {
+		return symtab.Entry{}, false
+	}
+	block := t.stream.b[off:end]
+	if deflated {
+		if block = inflate(block); block == nil {
+			return symtab.Entry{}, false
 		}
 	}
-	return lo
-}
 
-// find returns the entry answering for addr: the last at or below it, in
-// addr's section when the table has sections (symtab.Table's rule).
-func (t *table) find(addr uint64) (foundEntry, bool) {
-	i := t.upper(addr) - 1
-	if i < 0 {
-		return foundEntry{}, false
-	}
-	entry := func(j int) foundEntry {
-		return foundEntry{Entry: symtab.Entry{Addr: t.addr(j), Section: t.info[2*j], Source: symtab.Source(t.info[2*j+1])}, index: j}
-	}
-	nr := len(t.ranges) / rangeSize
-	if nr == 0 {
-		return entry(i), true
-	}
 	// The section holding addr: the last starting at or below it.
-	k := nr - 1
-	for k >= 0 && le.Uint64(t.ranges[rangeSize*k:]) > addr {
-		k--
-	}
-	if k < 0 {
-		return foundEntry{}, false
-	}
-	r := t.ranges[rangeSize*k:]
-	start, end, sect := le.Uint64(r), le.Uint64(r[8:]), r[16]
-	if addr >= end {
-		return foundEntry{}, false
-	}
-	at := t.addr(i)
-	for j := i; j >= 0 && t.addr(j) == at; j-- {
-		if t.info[2*j] == sect && at >= start {
-			return entry(j), true
+	var start, stop uint64
+	sect, sectioned := uint8(0), len(t.ranges.b) >= rangeSize
+	if sectioned {
+		k := len(t.ranges.b)/rangeSize - 1
+		for k >= 0 && le.Uint64(t.ranges.b[rangeSize*k:]) > addr {
+			k--
+		}
+		if k < 0 {
+			return symtab.Entry{}, false
+		}
+		r := t.ranges.b[rangeSize*k:]
+		start, stop, sect = le.Uint64(r), le.Uint64(r[8:]), r[16]
+		if addr >= stop {
+			return symtab.Entry{}, false
 		}
 	}
-	return foundEntry{}, false
+
+	// First pass: the answer's position in the block. In the last run
+	// of entries at or below addr that share an address, the last in
+	// addr's section answers (without sections, the last entry).
+	d := symDecoder{b: block, shift: shift, prev: symEntry{addr: first}}
+	pick, runAddr := -1, uint64(0)
+	for i := uint32(0); i < count; i++ {
+		e, ok := d.next()
+		if !ok || e.addr > addr {
+			break
+		}
+		if i == 0 || e.addr != runAddr {
+			pick, runAddr = -1, e.addr
+		}
+		if !sectioned || (e.section == sect && e.addr >= start) {
+			pick = int(i)
+		}
+	}
+	if pick < 0 {
+		return symtab.Entry{}, false
+	}
+	// Second pass: the name, front-coded from the block's first entry.
+	d = symDecoder{b: block, shift: shift, prev: symEntry{addr: first}}
+	var buf [256]byte
+	name := buf[:0]
+	var e symEntry
+	for i := 0; i <= pick; i++ {
+		var ok bool
+		if e, ok = d.next(); !ok || e.shared > uint64(len(name)) || e.shared+uint64(len(e.suffix)) > maxStringLen {
+			return symtab.Entry{}, false
+		}
+		name = append(name[:e.shared], e.suffix...)
+	}
+	out := symtab.Entry{Addr: e.addr, Section: e.section, Source: e.source}
+	if e.source != symtab.SourceFunctionStarts {
+		out.RawName = string(name)
+	}
+	return out, true
 }
 
 // maxDepth bounds the inline chain a lookup follows, as debuginfo does.
@@ -373,7 +628,8 @@ const maxDepth = 256
 
 // Source returns the source-level frames at the unslid address, innermost
 // first, as the DWARF indexes the file was made from answer; ok is false
-// when they did not cover the address.
+// when they did not cover the address (or the bytes that would answer
+// are damaged: see Err).
 func (ix *Index) Source(addr uint64) (frames []debuginfo.Frame, ok bool) {
 	r, ok := ix.lineRange(addr)
 	if !ok || !r.ok {
@@ -383,44 +639,121 @@ func (ix *Index) Source(addr uint64) (frames []debuginfo.Frame, ok bool) {
 		return []debuginfo.Frame{{File: ix.file(r.file), Line: int(r.line), Column: int(r.col)}}, true
 	}
 	file, line, col := ix.file(r.file), int(r.line), int(r.col)
-	n := int64(r.leaf) - 1
+	off := uint64(r.leaf) - 1
 	for depth := 0; depth < maxDepth; depth++ {
-		if n < 0 || n >= int64(len(ix.nodes)/nodeSize) {
+		n, ok := ix.node(off)
+		if !ok {
+			if ix.Err() != nil {
+				return nil, false // no answer from damaged bytes
+			}
 			break
 		}
-		b := ix.nodes[nodeSize*n:]
-		frames = append(frames, debuginfo.Frame{
-			Function:    ix.str(le.Uint32(b[4:])),
-			LinkageName: ix.str(le.Uint32(b[8:])),
-			Lang:        debuginfo.Lang(ix.lang(b[22])),
-			Inlined:     b[23]&1 != 0,
+		f := debuginfo.Frame{
+			LinkageName: ix.str(n.linkage),
+			Lang:        debuginfo.Lang(ix.lang(n.lang)),
+			Inlined:     n.flags&nodeInlined != 0,
 			File:        file, Line: line, Column: col,
-		})
-		file, line, col = ix.file(le.Uint32(b[12:])), int(le.Uint32(b[16:])), int(le.Uint16(b[20:]))
-		parent := int64(int32(le.Uint32(b)))
-		if parent >= n {
+		}
+		switch {
+		case n.flags&nodeDemangled != 0:
+			f.Function = ix.demangle(n.linkage, f.LinkageName)
+		default:
+			f.Function = ix.str(n.function)
+		}
+		frames = append(frames, f)
+		file, line, col = ix.file(n.callFile), int(n.callLine), int(n.callCol)
+		if n.parentDelta == 0 || n.parentDelta > off {
 			break // parents come first: anything else is a loop
 		}
-		n = parent
+		off -= n.parentDelta
+	}
+	if ix.Err() != nil {
+		return nil, false
 	}
 	return frames, true
 }
 
+// demangle returns the demangled form of the linkage name with id, which
+// is name, demangling it on first use.
+func (ix *Index) demangle(id uint32, name string) string {
+	slot := ix.cacheSlot(1, id)
+	if slot == nil {
+		s, _ := debuginfo.Demangle(name)
+		return s
+	}
+	if p := slot.Load(); p != nil {
+		return *p
+	}
+	s, _ := debuginfo.Demangle(name)
+	slot.Store(&s)
+	return s
+}
+
+// decodedNode is one node of the inline tree.
+type decodedNode struct {
+	flags                       uint64
+	parentDelta                 uint64
+	function, linkage           uint32
+	lang                        uint8
+	callFile, callLine, callCol uint32
+}
+
+// maxNodeSize bounds the bytes of one node: eight uvarints.
+const maxNodeSize = 8 * binary.MaxVarintLen64
+
+// node decodes the node at off in the inline tree.
+func (ix *Index) node(off uint64) (decodedNode, bool) {
+	if off >= uint64(len(ix.nodes.b)) {
+		return decodedNode{}, false
+	}
+	end := min(off+maxNodeSize, uint64(len(ix.nodes.b)))
+	if !ix.verifyRange(ix.nodes.off+off, ix.nodes.off+end) {
+		return decodedNode{}, false
+	}
+	d := decoder{b: ix.nodes.b[off:end]}
+	var n decodedNode
+	var err error
+	u32 := func() uint32 {
+		v, e := d.uvarint()
+		if e != nil {
+			err = e
+		}
+		return uint32(min(v, math.MaxUint32))
+	}
+	n.flags, err = d.uvarint()
+	if err != nil {
+		return n, false
+	}
+	n.parentDelta, err = d.uvarint()
+	n.function, n.linkage = noString, noString
+	if n.flags&nodeFunction != 0 {
+		n.function = u32()
+	}
+	if n.flags&nodeLinkage != 0 {
+		n.linkage = u32()
+	}
+	if n.flags&nodeCall != 0 {
+		n.callFile, n.callLine, n.callCol = u32(), u32(), u32()
+	}
+	n.lang = uint8(min(n.flags>>nodeLangShift, 255))
+	return n, err == nil
+}
+
 // file returns the path of file table entry id-1; "" for 0 or a bad id.
 func (ix *Index) file(id uint32) string {
-	if id == 0 || uint64(id) > uint64(len(ix.files)/4) {
+	if id == 0 || uint64(id) > uint64(len(ix.files.b)/4) || !ix.verifyRange(ix.files.off+4*uint64(id-1), ix.files.off+4*uint64(id)) {
 		return ""
 	}
-	return ix.str(le.Uint32(ix.files[4*(id-1):]))
+	return ix.str(le.Uint32(ix.files.b[4*(id-1):]))
 }
 
 // lang returns the name of language table entry id-1; "" for 0 or a bad
 // id.
 func (ix *Index) lang(id uint8) string {
-	if id == 0 || int(id) > len(ix.langs)/4 {
+	if id == 0 || int(id) > len(ix.langs.b)/4 || !ix.verify(ix.langs) {
 		return ""
 	}
-	return ix.str(le.Uint32(ix.langs[4*(int(id)-1):]))
+	return ix.str(le.Uint32(ix.langs.b[4*(int(id)-1):]))
 }
 
 // errStream marks a damaged line stream.
@@ -428,11 +761,15 @@ var errStream = errors.New("damaged line stream")
 
 // lineRange returns the range holding addr.
 func (ix *Index) lineRange(addr uint64) (lineRange, bool) {
-	nb := len(ix.blocks) / lineBlockSize
+	if !ix.verify(ix.blocks) {
+		return lineRange{}, false
+	}
+	blocks := ix.blocks.b
+	nb := len(blocks) / lineBlockSize
 	lo, hi := 0, nb
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if le.Uint64(ix.blocks[lineBlockSize*m:]) > addr {
+		if le.Uint64(blocks[lineBlockSize*m:]) > addr {
 			hi = m
 		} else {
 			lo = m + 1
@@ -441,12 +778,19 @@ func (ix *Index) lineRange(addr uint64) (lineRange, bool) {
 	if lo == 0 {
 		return lineRange{}, false
 	}
-	blk := ix.blocks[lineBlockSize*(lo-1):]
-	first, off, count := le.Uint64(blk), le.Uint32(blk[8:]), le.Uint32(blk[12:])
-	if uint64(off) > uint64(len(ix.stream)) || count == 0 || count > blockSize {
+	blk := blocks[lineBlockSize*(lo-1):]
+	first, off, count := le.Uint64(blk), uint64(le.Uint32(blk[8:])), le.Uint32(blk[12:])
+	shift := uint(min(count>>24, 63))
+	count &= maxBlockEntries
+	end := uint64(len(ix.stream.b))
+	if lo < nb {
+		end = uint64(le.Uint32(blocks[lineBlockSize*lo+8:]))
+	}
+	if off > end || end > uint64(len(ix.stream.b)) || count == 0 || count > lineBlockRanges ||
+		!ix.verifyRange(ix.stream.off+off, ix.stream.off+end) {
 		return lineRange{}, false
 	}
-	d := decoder{b: ix.stream[off:]}
+	d := decoder{b: ix.stream.b[off:end], shift: shift}
 	prev := lineRange{addr: first}
 	var last lineRange
 	found := false
@@ -461,7 +805,10 @@ func (ix *Index) lineRange(addr uint64) (lineRange, bool) {
 }
 
 // decoder reads ranges written by encodeRange.
-type decoder struct{ b []byte }
+type decoder struct {
+	b     []byte
+	shift uint // of the address steps
+}
 
 func (d *decoder) uvarint() (uint64, error) {
 	v, k := binary.Uvarint(d.b)
@@ -487,7 +834,7 @@ func (d *decoder) next(prev lineRange) (lineRange, error) {
 		return lineRange{}, err
 	}
 	r := prev
-	r.addr = prev.addr + head>>lineFlagBits
+	r.addr = prev.addr + head>>lineFlagBits<<d.shift
 	r.ok = head&flagFound != 0
 	r.col = 0
 	if head&flagLeaf != 0 {

@@ -19,7 +19,7 @@ func TestLineStream(t *testing.T) {
 	var stream []byte
 	prev := lineRange{addr: ranges[0].addr}
 	for _, r := range ranges {
-		stream = encodeRange(stream, prev, r)
+		stream = encodeRange(stream, prev, r, 0)
 		prev = r
 	}
 	d := decoder{b: stream}
@@ -57,5 +57,26 @@ func TestWideGap(t *testing.T) {
 		r}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(lineRange{})); diff != "" {
 		t.Errorf("appendRange (-want +got):\n%s", diff)
+	}
+}
+
+// TestLineStreamShift round-trips aligned ranges with their steps stored
+// shifted right, as a block whose steps share two zero bits is written.
+func TestLineStreamShift(t *testing.T) {
+	ranges := []lineRange{{addr: 0x1000, ok: true, line: 1}, {addr: 0x1004, ok: true, line: 2}, {addr: 0x1000 + 4*1000, line: 3}}
+	var stream []byte
+	prev := lineRange{addr: ranges[0].addr}
+	for _, r := range ranges {
+		stream = encodeRange(stream, prev, r, 2)
+		prev = r
+	}
+	d := decoder{b: stream, shift: 2}
+	prev = lineRange{addr: ranges[0].addr}
+	for i, want := range ranges {
+		r, err := d.next(prev)
+		if err != nil || r != want {
+			t.Fatalf("range %d: %+v, %v; want %+v", i, r, err, want)
+		}
+		prev = r
 	}
 }

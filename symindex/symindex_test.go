@@ -2,10 +2,12 @@ package symindex_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,6 +78,9 @@ func compareAt(t *testing.T, e *symbolize.Entry, ix *symindex.Index, addr uint64
 	}
 	want := e.Source(addr)
 	got, _ := ix.Source(addr)
+	if slices.Equal(want, got) && (want == nil) == (got == nil) {
+		return true // cmp.Diff finds no difference either, slowly
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Source(%#x) mismatch (-symbol file +index):\n%s", addr, diff)
 		return false
@@ -210,8 +215,10 @@ func TestBadFiles(t *testing.T) {
 		{"truncated", good[:len(good)-1], "truncated or extended"},
 		{"extended", append(bytes.Clone(good), 0), "truncated or extended"},
 		{"bad magic", mutate(func(b []byte) []byte { b[0] = 'X'; return b }), "bad magic"},
-		{"version 2", mutate(func(b []byte) []byte { b[8] = 2; return b }), "unsupported format version"},
-		{"flipped byte", mutate(func(b []byte) []byte { b[len(b)/2] ^= 0x40; return b }), "checksum"},
+		{"version 1", mutate(func(b []byte) []byte { b[8] = 1; return b }), "unsupported format version: file has version 1, this reader reads 2"},
+		{"version 3", mutate(func(b []byte) []byte { b[8] = 3; return b }), "unsupported format version: file has version 3, this reader reads 2"},
+		{"flipped directory byte", mutate(func(b []byte) []byte { b[64+8] ^= 0x40; return b }), "checksum"},
+		{"flipped chunk checksum", mutate(func(b []byte) []byte { b[len(b)-1] ^= 0x40; return b }), "checksum"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -221,8 +228,10 @@ func TestBadFiles(t *testing.T) {
 			}
 		})
 	}
-	if _, err := symindex.Parse(mutate(func(b []byte) []byte { b[8] = 2; return b })); !errors.Is(err, symindex.ErrVersion) {
-		t.Errorf("Parse(version 2) = %v, want ErrVersion", err)
+	for _, v := range []byte{1, 3} {
+		if _, err := symindex.Parse(mutate(func(b []byte) []byte { b[8] = v; return b })); !errors.Is(err, symindex.ErrVersion) {
+			t.Errorf("Parse(version %d) = %v, want ErrVersion", v, err)
+		}
 	}
 
 	path := filepath.Join(t.TempDir(), "x.symindex")
@@ -247,6 +256,59 @@ func TestBadFiles(t *testing.T) {
 	}
 }
 
+// TestDamagedChunk flips one byte of each section in turn: the file still
+// opens (sections are checked as lookups read them), but no lookup
+// answers from the damaged chunk, Err says where it is, and Verify finds
+// it without a lookup.
+func TestDamagedChunk(t *testing.T) {
+	dir := fixtureDir(t)
+	images := openImages(t, filepath.Join(dir, "chain-arm64-O1"), dsymFile(filepath.Join(dir, "chain-arm64-O1.dSYM")))
+	for _, ims := range images {
+		e, _ := symbolize.NewEntry(ims...)
+		good, data := roundTrip(t, e)
+		seg := ims[0].Segments[1] // __TEXT
+		count := binary.LittleEndian.Uint32(data[12:])
+		for i := uint32(0); i+1 < count; i++ {
+			ent := data[64+24*i:]
+			off, size := binary.LittleEndian.Uint64(ent[8:]), binary.LittleEndian.Uint64(ent[16:])
+			if size == 0 {
+				continue
+			}
+			bad := bytes.Clone(data)
+			bad[off+size/2] ^= 0x55
+			ix, err := symindex.Parse(bad)
+			if err != nil {
+				// The segments and the image name are read at open.
+				if !strings.Contains(err.Error(), "does not match its checksum") {
+					t.Errorf("section %d: Parse = %v, want a checksum error", i, err)
+				}
+				continue
+			}
+			if err := ix.Verify(); err == nil || !strings.Contains(err.Error(), "does not match its checksum") {
+				t.Errorf("section %d: Verify = %v, want a checksum error", i, err)
+			}
+			ix, _ = symindex.Parse(bad)
+			for a := seg.Addr; a < seg.Addr+seg.Size; a++ {
+				got := ix.Lookup(a)
+				want := good.Lookup(a)
+				if ix.Err() == nil {
+					if got.HasSymbol != want.HasSymbol || got.Symbol != want.Symbol || len(got.Frames) != len(want.Frames) {
+						t.Fatalf("section %d: Lookup(%#x) = %+v before the damage was met, want %+v", i, a, got, want)
+					}
+					continue
+				}
+				// Once the damage is met, answers are the good file's or none.
+				if got.HasSymbol && got.Symbol != want.Symbol {
+					t.Fatalf("section %d: Lookup(%#x) symbol %+v from a damaged file, want %+v or none", i, a, got.Symbol, want.Symbol)
+				}
+				if got.Frames != nil && !cmp.Equal(got.Frames, want.Frames) {
+					t.Fatalf("section %d: Lookup(%#x) frames %+v from a damaged file, want %+v or none", i, a, got.Frames, want.Frames)
+				}
+			}
+		}
+	}
+}
+
 func ExampleIndex_Lookup() {
 	ix, err := symindex.Open("store/UUID/arm64.symindex")
 	if err != nil {
@@ -261,5 +323,87 @@ func ExampleIndex_Lookup() {
 func TestOpenNotRegular(t *testing.T) {
 	if _, err := symindex.Open(t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("Open(a directory) = %v, want an error saying it is not a regular file", err)
+	}
+}
+
+// TestGoDarwin compares the index with the DWARF of a darwin build of
+// cmd/go (built once per Go version by testcorpus): at every DWARF
+// boundary, one byte either side, every 16th address of __text and every
+// 64th of the data segments.
+func TestGoDarwin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the cmd/go comparison reads 18 MB of DWARF")
+	}
+	bin, err := testcorpus.GoDarwinBinary()
+	if err != nil {
+		t.Skipf("no darwin cmd/go build: %v", err)
+	}
+	for _, images := range openImages(t, bin) {
+		e, _ := symbolize.NewEntry(images...)
+		ix, data := roundTrip(t, e)
+		var addrs []uint64
+		for _, d := range e.Debug() {
+			for _, a := range d.Boundaries() {
+				addrs = append(addrs, a-1, a, a+1)
+			}
+		}
+		if s, ok := images[0].Section("__TEXT", "__text"); ok {
+			for a := s.Addr; a < s.Addr+s.Size; a += 16 {
+				addrs = append(addrs, a)
+			}
+		}
+		for _, seg := range images[0].Segments {
+			if seg.Prot&4 == 0 && seg.Name != "__PAGEZERO" && seg.Name != "__LINKEDIT" {
+				for a := seg.Addr; a < seg.Addr+seg.Size; a += 64 {
+					addrs = append(addrs, a)
+				}
+			}
+		}
+		t.Logf("%d addresses", len(addrs))
+		for _, a := range addrs {
+			if !compareAt(t, e, ix, a) {
+				return
+			}
+		}
+		if err := ix.Verify(); err != nil {
+			t.Errorf("Verify: %v", err)
+		}
+		t.Logf("%d addresses compared, index %d bytes", len(addrs), len(data))
+	}
+}
+
+// TestConcurrentLookups looks addresses up from four goroutines on one
+// fresh Index (chunk checks and string caches filled concurrently) and
+// compares each answer with a second Index's; run with -race
+// (go test -race -run TestConcurrentLookups ./symindex/) it checks that
+// the lazy state is shared safely.
+func TestConcurrentLookups(t *testing.T) {
+	dir := fixtureDir(t)
+	for _, ims := range openImages(t, filepath.Join(dir, "chain-arm64-O1"), dsymFile(filepath.Join(dir, "chain-arm64-O1.dSYM"))) {
+		e, _ := symbolize.NewEntry(ims...)
+		want, data := roundTrip(t, e)
+		ix, err := symindex.Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seg := ims[0].Segments[1]
+		errs := make(chan string, 4)
+		for g := 0; g < 4; g++ {
+			go func() {
+				for a := seg.Addr; a < seg.Addr+seg.Size; a++ {
+					got, w := ix.Lookup(a), want.Lookup(a)
+					if got.Symbol != w.Symbol || !slices.Equal(got.Frames, w.Frames) {
+						errs <- fmt.Sprintf("Lookup(%#x) = %+v, want %+v", a, got, w)
+						return
+					}
+				}
+				errs <- ""
+			}()
+		}
+		for g := 0; g < 4; g++ {
+			if msg := <-errs; msg != "" {
+				t.Error(msg)
+			}
+		}
 	}
 }

@@ -1,14 +1,17 @@
 package symindex
 
 import (
-	"bufio"
+	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
+	"math/bits"
 	"slices"
+	"strings"
 
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/symtab"
@@ -43,8 +46,8 @@ type Input struct {
 }
 
 // Write writes the index file for one image to w. The work is linear in
-// the number of symbols and DWARF ranges (plus a sort of the range
-// boundaries); it looks up every boundary in Debug once.
+// the number of symbols and DWARF ranges (plus sorts of the range
+// boundaries and of the strings); it looks up every boundary in Debug once.
 func Write(w io.Writer, in Input) error {
 	if w == nil {
 		return errors.New("symindex: nil writer")
@@ -53,68 +56,178 @@ func Write(w io.Writer, in Input) error {
 		return fmt.Errorf("symindex: %d symbol tables, at most %d fit a file", len(in.Symbols), maxTables)
 	}
 	b := &builder{strs: map[string]uint32{}, nodeIDs: map[nodeKey]int32{}, fileIDs: map[string]uint32{}, langIDs: map[debuginfo.Lang]uint8{}}
+	nameRef := b.str(in.Name)
+	segRefs := make([]uint32, len(in.Segments))
+	for i, s := range in.Segments {
+		segRefs[i] = b.str(s.Name)
+	}
+	lw := b.lines(in.Debug)
+	// Every string is known: sort them and give each its final id.
+	blob, strIndex := b.finishStrings()
+	if uint64(len(blob)) >= math.MaxUint32 {
+		return fmt.Errorf("symindex: string table of %d bytes is too large", len(blob))
+	}
+
 	var secs []section
 	add := func(kind, table uint32, data []byte) {
 		secs = append(secs, section{kind: kind, table: table, data: data})
 	}
-	add(kindImageName, 0, le.AppendUint32(nil, b.str(in.Name)))
+	add(kindImageName, 0, le.AppendUint32(nil, b.id(nameRef)))
 	var segs []byte
-	for _, s := range in.Segments {
-		segs = le.AppendUint32(segs, b.str(s.Name))
+	for i, s := range in.Segments {
+		segs = le.AppendUint32(segs, b.id(segRefs[i]))
 		segs = le.AppendUint32(segs, s.Prot)
 		segs = le.AppendUint64(segs, s.Addr)
 		segs = le.AppendUint64(segs, s.Size)
 	}
 	add(kindSegments, 0, segs)
-	for ti, t := range in.Symbols {
-		n := t.Len()
-		var ranges []byte
-		for _, r := range t.Sections() {
-			ranges = le.AppendUint64(ranges, r.Start)
-			ranges = le.AppendUint64(ranges, r.End)
-			ranges = append(ranges, r.Index, 0, 0, 0, 0, 0, 0, 0)
-		}
-		addrs := make([]byte, 0, 8*n)
-		var top []byte
-		names := make([]byte, 0, 4*n)
-		info := make([]byte, 0, 2*n)
-		for i := 0; i < n; i++ {
-			e := t.Entry(i)
-			if i%blockSize == 0 {
-				top = le.AppendUint64(top, e.Addr)
+	code := func(addr uint64) bool {
+		for _, s := range in.Segments {
+			if s.Prot&vmProtExecute != 0 && addr-s.Addr < s.Size {
+				return true
 			}
-			addrs = le.AppendUint64(addrs, e.Addr)
-			ref := noString
-			if e.Source != symtab.SourceFunctionStarts {
-				ref = b.str(e.RawName)
-			}
-			names = le.AppendUint32(names, ref)
-			info = append(info, e.Section, uint8(e.Source))
 		}
-		for _, s := range []section{{kind: kindSymRanges, data: ranges}, {kind: kindSymAddrs, data: addrs},
-			{kind: kindSymTop, data: top}, {kind: kindSymNames, data: names}, {kind: kindSymInfo, data: info}} {
-			add(s.kind, uint32(ti), s.data)
-		}
+		return false
 	}
-	blocks, stream := b.lines(in.Debug)
-	add(kindNodes, 0, b.nodes)
+	for ti, t := range in.Symbols {
+		var sranges []byte
+		for _, r := range t.Sections() {
+			sranges = le.AppendUint64(sranges, r.Start)
+			sranges = le.AppendUint64(sranges, r.End)
+			sranges = append(sranges, r.Index, 0, 0, 0, 0, 0, 0, 0)
+		}
+		blocks, stream, err := symbolBlocks(t, code)
+		if err != nil {
+			return fmt.Errorf("symindex: compressing symbols: %w", err)
+		}
+		add(kindSymRanges, uint32(ti), sranges)
+		add(kindSymBlocks, uint32(ti), blocks)
+		add(kindSymStream, uint32(ti), stream)
+	}
+	nodes, offsets := b.encodeNodes()
+	add(kindNodes, 0, nodes)
 	var files []byte
 	for _, ref := range b.files {
-		files = le.AppendUint32(files, ref)
+		files = le.AppendUint32(files, b.id(ref))
 	}
 	add(kindFiles, 0, files)
 	var langs []byte
 	for _, ref := range b.langs {
-		langs = le.AppendUint32(langs, ref)
+		langs = le.AppendUint32(langs, b.id(ref))
 	}
 	add(kindLangs, 0, langs)
+	blocks, stream, err := lw.relink(offsets)
+	if err != nil {
+		return err
+	}
 	add(kindLineBlocks, 0, blocks)
 	add(kindLineStream, 0, stream)
-	add(kindStrings, 0, b.blob)
-	if uint64(len(b.blob)) >= math.MaxUint32 {
-		return fmt.Errorf("symindex: string table of %d bytes is too large", len(b.blob))
-	}
+	add(kindStringIndex, 0, strIndex)
+	add(kindStrings, 0, blob)
 	return writeFile(w, in, secs)
+}
+
+// symbolBlocks encodes a symbol table: blocks of at least blockSize
+// entries, dataBlockSize for entries outside code (equal addresses are
+// kept in one block). A block record holds its first address, its offset
+// in the stream and its entry count, with blockDeflated set when the
+// block is compressed and the block's address shift (the trailing zero
+// bits all its address steps share) in the count's top byte. Each entry
+// is a uvarint of its address step from the previous entry >> shift (the
+// first steps 0 from the block's address), a uvarint of (bytes dropped
+// from the end of the previous entry's name << 3 | section changed << 2 |
+// source), the section byte when it changed (the block starts from
+// section 0), and the rest of the name as a uvarint length and bytes. A
+// bare function start has an empty name. A block outside code is
+// compressed when that pays: a uvarint of its size, then its bytes
+// compressed with DEFLATE (lookups in code never pay for it).
+func symbolBlocks(t *symtab.Table, code func(addr uint64) bool) (blocks, stream []byte, err error) {
+	n := t.Len()
+	var raw bytes.Buffer
+	var zw *flate.Writer
+	for i := 0; i < n; {
+		first := t.Entry(i)
+		inCode := code(first.Addr)
+		limit := blockSize
+		if !inCode {
+			limit = dataBlockSize
+		}
+		start := i
+		end := i + 1
+		for ; end < n; end++ {
+			a := t.Entry(end).Addr
+			if end-start >= maxBlockEntries || (a != t.Entry(end-1).Addr && (end-start >= limit || (!inCode && code(a)))) {
+				break
+			}
+		}
+		shift := 7
+		for j := start + 1; j < end && shift > 0; j++ {
+			if step := t.Entry(j).Addr - t.Entry(j-1).Addr; step != 0 {
+				shift = min(shift, bits.TrailingZeros64(step))
+			}
+		}
+		var blk []byte
+		prevAddr, prevName, prevSect := first.Addr, "", uint8(0)
+		for ; i < end; i++ {
+			e := t.Entry(i)
+			name := e.RawName
+			if e.Source == symtab.SourceFunctionStarts {
+				name = ""
+			}
+			shared := commonPrefix(prevName, name)
+			head := uint64(len(prevName)-shared)<<3 | uint64(e.Source&3)
+			if e.Section != prevSect {
+				head |= 4
+			}
+			blk = binary.AppendUvarint(blk, (e.Addr-prevAddr)>>shift)
+			blk = binary.AppendUvarint(blk, head)
+			if e.Section != prevSect {
+				blk = append(blk, e.Section)
+			}
+			blk = binary.AppendUvarint(blk, uint64(len(name)-shared))
+			blk = append(blk, name[shared:]...)
+			prevAddr, prevName, prevSect = e.Addr, name, e.Section
+		}
+		count := uint32(end-start) | uint32(shift)<<24
+		if !inCode && len(blk) <= maxInflated {
+			raw.Reset()
+			raw.Write(binary.AppendUvarint(nil, uint64(len(blk))))
+			if zw == nil {
+				if zw, err = flate.NewWriter(&raw, flate.BestCompression); err != nil {
+					return nil, nil, err
+				}
+			} else {
+				zw.Reset(&raw)
+			}
+			zw.Write(blk)
+			if err := zw.Close(); err != nil {
+				return nil, nil, err
+			}
+			if raw.Len() < len(blk)*7/8 && len(blk) <= maxInflateRatio*(raw.Len()-uvarintLen(len(blk))) {
+				blk = raw.Bytes()
+				count |= blockDeflated
+			}
+		}
+		blocks = le.AppendUint64(blocks, first.Addr)
+		blocks = le.AppendUint32(blocks, uint32(len(stream)))
+		blocks = le.AppendUint32(blocks, count)
+		stream = append(stream, blk...)
+	}
+	return blocks, stream, nil
+}
+
+// uvarintLen returns the length of v as a uvarint.
+func uvarintLen(v int) int { return len(binary.AppendUvarint(nil, uint64(v))) }
+
+// commonPrefix returns the length of the longest common prefix of a and b.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
 
 // section is one section before it is laid out.
@@ -124,9 +237,12 @@ type section struct {
 }
 
 // writeFile lays the sections out after the header and directory, each
-// 8-byte aligned, and writes header, directory and sections.
+// 8-byte aligned, and the chunk checksums last: one CRC-32C per chunk of
+// 1<<chunkShift bytes from the end of the directory to the checksums. The
+// header's checksum covers the directory and the chunk checksums.
 func writeFile(w io.Writer, in Input, secs []section) error {
-	dirEnd := uint64(headerSize + dirEntrySize*len(secs))
+	count := len(secs) + 1 // and the checksums
+	dirEnd := uint64(headerSize + dirEntrySize*count)
 	off := dirEnd
 	offs := make([]uint64, len(secs))
 	for i, s := range secs {
@@ -134,61 +250,78 @@ func writeFile(w io.Writer, in Input, secs []section) error {
 		offs[i] = off
 		off += uint64(len(s.data))
 	}
-	size := off
-	dir := make([]byte, 0, dirEntrySize*len(secs))
+	checksOff := (off + 7) &^ 7
+	nchunks := (checksOff - dirEnd + 1<<chunkShift - 1) >> chunkShift
+	size := checksOff + 4*nchunks
+
+	file := make([]byte, size)
 	for i, s := range secs {
-		dir = le.AppendUint32(dir, s.kind)
-		dir = le.AppendUint32(dir, s.table)
-		dir = le.AppendUint64(dir, offs[i])
-		dir = le.AppendUint64(dir, uint64(len(s.data)))
+		copy(file[offs[i]:], s.data)
 	}
-	// The checksum covers the directory, the padding and the sections.
+	dir := file[headerSize:dirEnd]
+	for i, s := range secs {
+		e := dir[dirEntrySize*i:]
+		le.PutUint32(e, s.kind)
+		le.PutUint32(e[4:], s.table)
+		le.PutUint64(e[8:], offs[i])
+		le.PutUint64(e[16:], uint64(len(s.data)))
+	}
+	e := dir[dirEntrySize*len(secs):]
+	le.PutUint32(e, kindChecks)
+	le.PutUint64(e[8:], checksOff)
+	le.PutUint64(e[16:], 4*nchunks)
+	for c := uint64(0); c < nchunks; c++ {
+		lo := dirEnd + c<<chunkShift
+		hi := min(lo+1<<chunkShift, checksOff)
+		le.PutUint32(file[checksOff+4*c:], crc32.Checksum(file[lo:hi], castagnoli()))
+	}
 	crc := crc32.Update(0, castagnoli(), dir)
-	pos := dirEnd
-	var zeros [8]byte
-	for i, s := range secs {
-		crc = crc32.Update(crc, castagnoli(), zeros[:offs[i]-pos])
-		crc = crc32.Update(crc, castagnoli(), s.data)
-		pos = offs[i] + uint64(len(s.data))
-	}
-	hdr := make([]byte, headerSize)
+	crc = crc32.Update(crc, castagnoli(), file[checksOff:])
+
+	hdr := file[:headerSize]
 	copy(hdr[offMagic:], Magic)
 	le.PutUint32(hdr[offVersion:], Version)
-	le.PutUint32(hdr[offSections:], uint32(len(secs)))
+	le.PutUint32(hdr[offSections:], uint32(count))
 	copy(hdr[offUUID:], in.UUID[:])
 	le.PutUint32(hdr[offCPUType:], in.CPUType)
 	le.PutUint32(hdr[offCPUSubtype:], in.CPUSubtype)
 	le.PutUint64(hdr[offFileSize:], size)
 	le.PutUint32(hdr[offChecksum:], crc)
 	le.PutUint32(hdr[offFileType:], in.FileType)
-
-	bw := bufio.NewWriterSize(w, 1<<16)
-	bw.Write(hdr)
-	bw.Write(dir)
-	pos = dirEnd
-	for i, s := range secs {
-		bw.Write(zeros[:offs[i]-pos])
-		bw.Write(s.data)
-		pos = offs[i] + uint64(len(s.data))
-	}
-	if err := bw.Flush(); err != nil {
+	if _, err := w.Write(file); err != nil {
 		return fmt.Errorf("symindex: writing: %w", err)
 	}
 	return nil
 }
 
 // builder collects the strings, nodes and files while the sections are
-// made.
+// made. Strings are referred to by the order they were added until
+// finishStrings sorts them; id then maps such a reference to the final
+// id.
 type builder struct {
-	blob []byte
-	strs map[string]uint32
+	strList []string
+	strs    map[string]uint32
+	final   []uint32 // by reference: the sorted id
 
-	nodes   []byte // nodeSize records
+	nodes   []node
 	nodeIDs map[nodeKey]int32
 	files   []uint32 // string refs
 	fileIDs map[string]uint32
 	langs   []uint32 // string refs
 	langIDs map[debuginfo.Lang]uint8
+
+	// The last chain looked up and its leaf: neighbouring boundaries
+	// mostly share their inlined calls.
+	lastFrames []debuginfo.Frame
+	lastLeaf   uint32
+}
+
+// node is one node of the inline tree before it is encoded.
+type node struct {
+	parent                      int32 // -1 for none
+	flags                       uint64
+	function, linkage           uint32 // string refs
+	callFile, callLine, callCol uint32
 }
 
 // lang returns the language table index of l plus one; 0 for none, and
@@ -209,16 +342,50 @@ func (b *builder) lang(l debuginfo.Lang) uint8 {
 	return id
 }
 
-// str returns the reference of s in the string blob, adding it once.
+// str returns the reference of s, adding it once.
 func (b *builder) str(s string) uint32 {
 	if ref, ok := b.strs[s]; ok {
 		return ref
 	}
-	ref := uint32(len(b.blob))
-	b.blob = binary.AppendUvarint(b.blob, uint64(len(s)))
-	b.blob = append(b.blob, s...)
+	ref := uint32(len(b.strList))
+	b.strList = append(b.strList, s)
 	b.strs[s] = ref
 	return ref
+}
+
+// id returns the final id of the string reference ref.
+func (b *builder) id(ref uint32) uint32 { return b.final[ref] }
+
+// finishStrings sorts the strings and front-codes them in blocks of
+// strBlock: the first string of a block is a uvarint length and its
+// bytes, each next one a uvarint of the bytes it shares with the one
+// before, a uvarint length of the rest and the rest. The index holds each
+// block's offset in the blob (u32).
+func (b *builder) finishStrings() (blob, index []byte) {
+	order := make([]uint32, len(b.strList))
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(x, y uint32) int { return strings.Compare(b.strList[x], b.strList[y]) })
+	b.final = make([]uint32, len(b.strList))
+	prev := ""
+	for id, ref := range order {
+		b.final[ref] = uint32(id)
+		s := b.strList[ref]
+		if id%strBlock == 0 {
+			index = le.AppendUint32(index, uint32(len(blob)))
+			blob = binary.AppendUvarint(blob, uint64(len(s)))
+			blob = append(blob, s...)
+		} else {
+			shared := commonPrefix(prev, s)
+			blob = binary.AppendUvarint(blob, uint64(shared))
+			blob = binary.AppendUvarint(blob, uint64(len(s)-shared))
+			blob = append(blob, s[shared:]...)
+		}
+		prev = s
+	}
+	b.strList, b.strs = nil, nil
+	return blob, index
 }
 
 // file returns the file table index of path plus one; 0 for no file.
@@ -247,37 +414,83 @@ type nodeKey struct {
 	callLine, callCol int
 }
 
-// node returns the node for k, adding it once. A node record (nodeSize
-// bytes) is: parent u32 (^0 for none; always below the node's own
-// index), function and linkage name string refs, call file (file table
-// index plus one, 0 for none), call line u32, call column u16 (at most
-// maxColumn), language (table index plus one) u8, flags u8 (bit 0:
-// inlined).
+// node returns the node for k, adding it once.
 func (b *builder) node(k nodeKey) int32 {
 	if id, ok := b.nodeIDs[k]; ok {
 		return id
 	}
-	id := int32(len(b.nodes) / nodeSize)
-	b.nodes = le.AppendUint32(b.nodes, uint32(k.parent))
-	b.nodes = le.AppendUint32(b.nodes, b.optStr(k.function))
-	b.nodes = le.AppendUint32(b.nodes, b.optStr(k.linkage))
-	b.nodes = le.AppendUint32(b.nodes, b.file(k.callFile))
-	b.nodes = le.AppendUint32(b.nodes, clampU32(k.callLine))
-	b.nodes = le.AppendUint16(b.nodes, uint16(min(clampU32(k.callCol), maxColumn)))
-	flags := byte(0)
+	id := int32(len(b.nodes))
+	n := node{parent: k.parent, function: noString, linkage: noString}
 	if k.inlined {
-		flags = 1
+		n.flags |= nodeInlined
 	}
-	b.nodes = append(b.nodes, b.lang(k.lang), flags)
+	if k.linkage != "" {
+		n.flags |= nodeLinkage
+		n.linkage = b.str(k.linkage)
+	}
+	switch {
+	case k.linkage != "" && demangledFrom(k.linkage, k.lang):
+		// debuginfo names such a function by demangling its linkage
+		// name, and so does the reader: the name is not stored.
+		n.flags |= nodeDemangled
+	case k.function != "":
+		n.flags |= nodeFunction
+		n.function = b.str(k.function)
+	}
+	if k.callFile != "" || k.callLine != 0 || k.callCol != 0 {
+		n.flags |= nodeCall
+		n.callFile, n.callLine, n.callCol = b.file(k.callFile), clampU32(k.callLine), clampU32(k.callCol)
+	}
+	n.flags |= uint64(b.lang(k.lang)) << nodeLangShift
+	b.nodes = append(b.nodes, n)
 	b.nodeIDs[k] = id
 	return id
 }
 
-func (b *builder) optStr(s string) uint32 {
-	if s == "" {
-		return noString
+// demangledFrom reports whether debuginfo gives a function with this
+// linkage name and language the demangled linkage name as its name: when
+// the linkage name is mangled in a language it demangles (its display
+// rule).
+func demangledFrom(linkage string, lang debuginfo.Lang) bool {
+	switch lang {
+	case debuginfo.LangCPP, debuginfo.LangRust, debuginfo.LangSwift:
+		return debuginfo.Language(linkage) == lang
 	}
-	return b.str(s)
+	return false
+}
+
+// encodeNodes encodes the inline tree and returns it with each node's
+// offset. A node is a uvarint of flags (node* bits, the language table
+// index plus one above nodeLangShift), a uvarint of its offset minus its
+// parent's (0 for none: parents come first), the function and linkage name
+// ids when their flags are set, and the call site (file table index plus
+// one, line, column) when nodeCall is set, all uvarints.
+func (b *builder) encodeNodes() ([]byte, []uint32) {
+	var out []byte
+	offsets := make([]uint32, len(b.nodes))
+	for i, n := range b.nodes {
+		off := uint32(len(out))
+		offsets[i] = off
+		out = binary.AppendUvarint(out, n.flags)
+		delta := uint64(0)
+		if n.parent >= 0 {
+			delta = uint64(off - offsets[n.parent])
+		}
+		out = binary.AppendUvarint(out, delta)
+		if n.flags&nodeFunction != 0 {
+			out = binary.AppendUvarint(out, uint64(b.id(n.function)))
+		}
+		if n.flags&nodeLinkage != 0 {
+			out = binary.AppendUvarint(out, uint64(b.id(n.linkage)))
+		}
+		if n.flags&nodeCall != 0 {
+			out = binary.AppendUvarint(out, uint64(n.callFile))
+			out = binary.AppendUvarint(out, uint64(n.callLine))
+			out = binary.AppendUvarint(out, uint64(n.callCol))
+		}
+	}
+	b.nodes, b.nodeIDs = nil, nil
+	return out, offsets
 }
 
 func clampU32(v int) uint32 {
@@ -295,16 +508,20 @@ type lineRange struct {
 	line, col uint32
 }
 
-// lines looks every boundary of the DWARF indexes up and returns the line
-// block index and the encoded ranges. Consecutive ranges with the same
-// answer are merged.
-func (b *builder) lines(debug []*debuginfo.Index) (blocks, stream []byte) {
+// lines looks every boundary of the DWARF indexes up and encodes the
+// ranges, leaves as node indexes plus one until relink. Consecutive
+// ranges with the same answer are merged.
+func (b *builder) lines(debug []*debuginfo.Index) *lineWriter {
 	var bounds []uint64
-	for _, ix := range debug {
+	for i, ix := range debug {
+		if i == 0 {
+			bounds = ix.Boundaries() // a fresh slice: no copy of it
+			continue
+		}
 		bounds = append(bounds, ix.Boundaries()...)
 	}
 	bounds = sortUnique(bounds)
-	var ranges []lineRange
+	w := &lineWriter{}
 	for _, addr := range bounds {
 		r := lineRange{addr: addr}
 		for _, ix := range debug {
@@ -318,26 +535,98 @@ func (b *builder) lines(debug []*debuginfo.Index) (blocks, stream []byte) {
 			r.line, r.col = clampU32(frames[0].Line), clampU32(frames[0].Column)
 			break
 		}
-		if n := len(ranges); n > 0 && sameAnswer(ranges[n-1], r) {
-			continue
-		}
-		if len(ranges) == 0 && !r.ok {
-			continue // nothing below the first range is found either
-		}
-		ranges = appendRange(ranges, r)
+		w.add(r)
 	}
-	for i := 0; i < len(ranges); i += blockSize {
-		blk := ranges[i:min(i+blockSize, len(ranges))]
-		blocks = le.AppendUint64(blocks, blk[0].addr)
-		blocks = le.AppendUint32(blocks, uint32(len(stream)))
-		blocks = le.AppendUint32(blocks, uint32(len(blk)))
-		prev := lineRange{addr: blk[0].addr}
-		for _, r := range blk {
-			stream = encodeRange(stream, prev, r)
-			prev = r
+	w.flush()
+	return w
+}
+
+// lineWriter encodes ranges a block at a time as they come, so that the
+// writer holds the encoded stream (a few bytes a range), not the ranges.
+type lineWriter struct {
+	pending        []lineRange // the block being made
+	last           lineRange
+	started        bool
+	scratch        []lineRange
+	blocks, stream []byte
+}
+
+// add adds the range r after those added before.
+func (w *lineWriter) add(r lineRange) {
+	if !w.started {
+		if !r.ok {
+			return // nothing below the first range is found either
+		}
+		w.started, w.last = true, r
+		w.push(r)
+		return
+	}
+	if sameAnswer(w.last, r) {
+		return
+	}
+	w.scratch = appendRange(append(w.scratch[:0], w.last), r)
+	for _, x := range w.scratch[1:] {
+		w.push(x)
+	}
+	w.last = r
+}
+
+func (w *lineWriter) push(r lineRange) {
+	w.pending = append(w.pending, r)
+	if len(w.pending) == lineBlockRanges {
+		w.flush()
+	}
+}
+
+// flush encodes the pending ranges as one block: its record is the first
+// address, the stream offset and the count with the block's address shift
+// (the trailing zero bits all its steps share) in the top byte.
+func (w *lineWriter) flush() {
+	blk := w.pending
+	if len(blk) == 0 {
+		return
+	}
+	shift := 7
+	for j := 1; j < len(blk) && shift > 0; j++ {
+		shift = min(shift, bits.TrailingZeros64(blk[j].addr-blk[j-1].addr))
+	}
+	w.blocks = le.AppendUint64(w.blocks, blk[0].addr)
+	w.blocks = le.AppendUint32(w.blocks, uint32(len(w.stream)))
+	w.blocks = le.AppendUint32(w.blocks, uint32(len(blk))|uint32(shift)<<24)
+	prev := lineRange{addr: blk[0].addr}
+	for _, r := range blk {
+		w.stream = encodeRange(w.stream, prev, r, shift)
+		prev = r
+	}
+	w.pending = w.pending[:0]
+}
+
+// relink returns the line blocks and stream with each leaf, a node index
+// plus one, turned into its node's offset plus one.
+func (w *lineWriter) relink(offsets []uint32) (blocks, stream []byte, err error) {
+	blocks = w.blocks
+	stream = make([]byte, 0, len(w.stream)+len(w.stream)/4)
+	for i := 0; i+lineBlockSize <= len(blocks); i += lineBlockSize {
+		rec := blocks[i:]
+		first, off, count := le.Uint64(rec), le.Uint32(rec[8:]), le.Uint32(rec[12:])
+		shift := int(count >> 24)
+		d := decoder{b: w.stream[off:], shift: uint(shift)}
+		le.PutUint32(rec[8:], uint32(len(stream)))
+		prevIn, prevOut := lineRange{addr: first}, lineRange{addr: first}
+		for k := uint32(0); k < count&maxBlockEntries; k++ {
+			r, err := d.next(prevIn)
+			if err != nil {
+				return nil, nil, fmt.Errorf("symindex: relinking the line stream: %w", err)
+			}
+			prevIn = r
+			if r.leaf > 0 {
+				r.leaf = offsets[r.leaf-1] + 1
+			}
+			stream = encodeRange(stream, prevOut, r, shift)
+			prevOut = r
 		}
 	}
-	return blocks, stream
+	return blocks, stream, nil
 }
 
 // appendRange appends r to ranges. A gap too wide for the stream's
@@ -355,7 +644,7 @@ func appendRange(ranges []lineRange, r lineRange) []lineRange {
 // the previous range and the flag bits, then the leaf node and file as
 // zigzag deltas from the previous range's when they differ, the line as a
 // zigzag delta, and the column when it is not 0.
-func encodeRange(out []byte, prev, r lineRange) []byte {
+func encodeRange(out []byte, prev, r lineRange, shift int) []byte {
 	flags := uint64(0)
 	if r.ok {
 		flags |= flagFound
@@ -369,7 +658,7 @@ func encodeRange(out []byte, prev, r lineRange) []byte {
 	if r.col != 0 {
 		flags |= flagColumn
 	}
-	out = binary.AppendUvarint(out, (r.addr-prev.addr)<<lineFlagBits|flags)
+	out = binary.AppendUvarint(out, (r.addr-prev.addr)>>shift<<lineFlagBits|flags)
 	if flags&flagLeaf != 0 {
 		out = binary.AppendVarint(out, int64(r.leaf)-int64(prev.leaf))
 	}
@@ -395,6 +684,9 @@ func (b *builder) chain(frames []debuginfo.Frame) uint32 {
 	if len(frames) == 1 && frames[0].Function == "" && frames[0].LinkageName == "" && frames[0].Lang == "" && !frames[0].Inlined {
 		return 0
 	}
+	if sameChain(frames, b.lastFrames) {
+		return b.lastLeaf
+	}
 	parent := int32(-1)
 	for k := len(frames) - 1; k >= 0; k-- {
 		f := frames[k]
@@ -406,7 +698,27 @@ func (b *builder) chain(frames []debuginfo.Frame) uint32 {
 		}
 		parent = b.node(key)
 	}
-	return uint32(parent) + 1
+	b.lastFrames, b.lastLeaf = append(b.lastFrames[:0], frames...), uint32(parent)+1
+	return b.lastLeaf
+}
+
+// sameChain reports whether a and c make the same nodes: the same
+// functions, and the same positions in every frame but the innermost
+// (whose position is the range's, not a node's).
+func sameChain(a, c []debuginfo.Frame) bool {
+	if len(a) != len(c) || len(a) == 0 {
+		return false
+	}
+	for k := range a {
+		x, y := &a[k], &c[k]
+		if x.Function != y.Function || x.LinkageName != y.LinkageName || x.Lang != y.Lang || x.Inlined != y.Inlined {
+			return false
+		}
+		if k > 0 && (x.File != y.File || x.Line != y.Line || x.Column != y.Column) {
+			return false
+		}
+	}
+	return true
 }
 
 // sortUnique sorts a and drops repeats.
