@@ -3,7 +3,10 @@
 package emu
 
 import (
+	"bytes"
+
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/walker"
 	"os"
 	"path/filepath"
@@ -31,7 +34,11 @@ func FuzzScanLoadCommands(f *testing.F) {
 	}
 	f.Add([]byte{0xce, 0xfa, 0xed, 0xfe})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		facts, err := scanLoadCommands(data)
+		f, err := image.NewFile(bytes.NewReader(data), "fuzz")
+		if err != nil || f.Fat {
+			return
+		}
+		facts, err := scanLoadCommands(f.Images[0], data)
 		if err != nil {
 			return
 		}

@@ -66,6 +66,7 @@ func newImageWith(src source, r io.ReaderAt, h *header, name string) (*Image, er
 		im.Sections = append(im.Sections, Section{
 			Index: i + 1, Segment: s.Seg, Name: s.Name,
 			Addr: s.Addr, Size: s.Size, Offset: s.Offset, Flags: uint32(s.Flags),
+			RelOff: s.Reloff, NReloc: s.Nreloc,
 		})
 		spans = append(spans, span{start: s.Addr, end: clipEnd(s.Addr, s.Size), prio: s.Addr, order: i, ref: i})
 	}

@@ -28,12 +28,39 @@ func ParseUUID(s string) (UUID, error) { return uuid.Parse(s) }
 type FileType uint32
 
 const (
-	TypeObject  FileType = 1  // MH_OBJECT
-	TypeExecute FileType = 2  // MH_EXECUTE
-	TypeDylib   FileType = 6  // MH_DYLIB
-	TypeBundle  FileType = 8  // MH_BUNDLE
-	TypeDSYM    FileType = 10 // MH_DSYM
+	TypeObject   FileType = 1  // MH_OBJECT
+	TypeExecute  FileType = 2  // MH_EXECUTE
+	TypeCore     FileType = 4  // MH_CORE
+	TypeDylib    FileType = 6  // MH_DYLIB
+	TypeDylinker FileType = 7  // MH_DYLINKER
+	TypeBundle   FileType = 8  // MH_BUNDLE
+	TypeDSYM     FileType = 10 // MH_DSYM
+	TypeFileSet  FileType = 12 // MH_FILESET
 )
+
+// String names the file type as <mach-o/loader.h> does ("MH_EXECUTE"),
+// or gives its number for one without a constant here.
+func (t FileType) String() string {
+	switch t {
+	case TypeObject:
+		return "MH_OBJECT"
+	case TypeExecute:
+		return "MH_EXECUTE"
+	case TypeCore:
+		return "MH_CORE"
+	case TypeDylib:
+		return "MH_DYLIB"
+	case TypeDylinker:
+		return "MH_DYLINKER"
+	case TypeBundle:
+		return "MH_BUNDLE"
+	case TypeDSYM:
+		return "MH_DSYM"
+	case TypeFileSet:
+		return "MH_FILESET"
+	}
+	return fmt.Sprintf("FileType(%d)", uint32(t))
+}
 
 // Segment is one LC_SEGMENT or LC_SEGMENT_64. Addresses are unslid.
 type Segment struct {
@@ -53,6 +80,9 @@ type Section struct {
 	Size    uint64
 	Offset  uint32
 	Flags   uint32
+	// RelOff and NReloc locate the section's relocation entries (object
+	// files): NReloc 8-byte entries at file offset RelOff.
+	RelOff, NReloc uint32
 }
 
 // RawSymtab is the LC_SYMTAB data as the file holds it: the nlist array and
@@ -196,10 +226,10 @@ func newFile(src source, name string) (*File, error) {
 		f.SliceErrors = append(f.SliceErrors, fmt.Errorf("image: %s: %w", name, err))
 	}
 	for _, s := range slices {
-		im, err := newImage(source{r: io.NewSectionReader(src.r, int64(s.off), int64(s.size)), size: int64(s.size)}, name)
+		im, err := newImage(source{r: io.NewSectionReader(src.r, int64(s.Offset), int64(s.Size)), size: int64(s.Size)}, name)
 		if err != nil {
 			// One bad slice costs itself, not its neighbours.
-			f.SliceErrors = append(f.SliceErrors, fmt.Errorf("image: %s: fat slice %d (%s): %w", name, s.index, archName(s.cpuType, s.cpuSubtype), err))
+			f.SliceErrors = append(f.SliceErrors, fmt.Errorf("image: %s: fat slice %d (%s): %w", name, s.Index, s.ArchName(), err))
 			continue
 		}
 		f.Images = append(f.Images, im)

@@ -15,6 +15,17 @@ import (
 
 var le = binary.LittleEndian
 
+// The tests write hostile files byte by byte, with <mach-o/loader.h>'s
+// numbers, rather than through image's writer.
+const (
+	mhMagic64    = 0xfeedfacf // MH_MAGIC_64
+	mhCore       = 4          // MH_CORE
+	lcThread     = 0x4        // LC_THREAD
+	lcIDDylinker = 0xf        // LC_ID_DYLINKER
+	lcSegment64  = 0x19       // LC_SEGMENT_64
+	lcNote       = 0x31       // LC_NOTE
+)
+
 // rawCore lays out a 64-bit little-endian arm64 MH_CORE by hand: the
 // header (ncmds and sizeofcmds as given when nonzero, else computed), the
 // commands, then tail at file offset rawTail(cmds).

@@ -23,15 +23,6 @@ import (
 	"github.com/stackimage/stackimage/symtab"
 )
 
-// Mach-O and fat magic numbers in both byte orders, as the first four bytes of
-// a file hold them. Checking them first keeps directory indexing cheap: most
-// files in a symbols tree are not Mach-O.
-var machoMagics = [][]byte{
-	{0xfe, 0xed, 0xfa, 0xce}, {0xce, 0xfa, 0xed, 0xfe}, // MH_MAGIC
-	{0xfe, 0xed, 0xfa, 0xcf}, {0xcf, 0xfa, 0xed, 0xfe}, // MH_MAGIC_64
-	{0xca, 0xfe, 0xba, 0xbe}, {0xca, 0xfe, 0xba, 0xbf}, // FAT_MAGIC, FAT_MAGIC_64
-}
-
 // Symbols finds symbol files by UUID and keeps the opened ones.
 //
 // A Symbols is safe for concurrent use, and meant to be shared: a service
@@ -408,12 +399,9 @@ func looksLikeMachO(path string) (bool, error) {
 	if _, err := io.ReadFull(f, magic[:]); err != nil {
 		return false, nil // shorter than a header: not Mach-O
 	}
-	for _, m := range machoMagics {
-		if bytes.Equal(magic[:], m) {
-			return true, nil
-		}
-	}
-	return false, nil
+	// Checking the magic first keeps directory indexing cheap: most files
+	// in a symbols tree are not Mach-O.
+	return image.Sniff(magic[:]) != image.KindUnknown, nil
 }
 
 // Close drops the index's hold on the entries it loaded and forgets them;
