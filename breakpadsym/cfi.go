@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/stackimage/stackimage/unwind"
 )
 
 // CFIRule is the rule in force for one register: how to compute the
@@ -155,11 +157,8 @@ type RegisterFunc func(name string) (uint64, bool)
 // ReadMemFunc reads a size-byte little-endian value at addr.
 type ReadMemFunc func(addr uint64, size int) (uint64, error)
 
-// Memory is memory read as walker.Memory reads it: up to len(p) bytes at
-// addr, the count read, and an error when that is short.
-type Memory interface {
-	ReadMemory(p []byte, addr uint64) (int, error)
-}
+// Memory is memory read as the walker reads it: unwind.Memory.
+type Memory = unwind.Memory
 
 // MemoryFunc adapts a Memory to a ReadMemFunc that reads little-endian
 // values of 4 or 8 bytes (every architecture Breakpad's CFI describes on

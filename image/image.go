@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/unwind"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -288,10 +289,9 @@ func (f *File) slicesPresent(withUUID bool) string {
 // stand for several subtypes (armv7s and armv7k decode as armv7).
 func (im *Image) ArchName() string { return archName(im.CPUType, im.CPUSubtype) }
 
-// Memory reads target memory; walker.Memory satisfies it.
-type Memory interface {
-	ReadMemory(p []byte, addr uint64) (int, error)
-}
+// Memory reads target memory: unwind.Memory, the type walker.Memory and
+// dump.Memory are too.
+type Memory = unwind.Memory
 
 // TextSegment returns the segment that maps the start of the file (__TEXT),
 // whose vmaddr the load address corresponds to. In a dSYM, whose segments
