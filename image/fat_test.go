@@ -1,6 +1,7 @@
 package image
 
 import (
+	"github.com/stackimage/stackimage/uuid"
 	"testing"
 )
 
@@ -45,7 +46,7 @@ func TestFatSelect(t *testing.T) {
 			t.Errorf("ByUUID(%s) = %v, %v, want the %s slice", im.UUID, got, err, im.ArchName())
 		}
 	}
-	u := UUID{1, 2, 3}
+	u := uuid.UUID{1, 2, 3}
 	wantErr := "image: no slice with UUID " + u.String() + " in " + path +
 		" (has i386 " + i386.UUID.String() + ", x86_64 " + x64.UUID.String() + ")"
 	if _, err := f.ByUUID(u); err == nil || err.Error() != wantErr {

@@ -2,6 +2,7 @@ package image
 
 import (
 	"fmt"
+	"github.com/stackimage/stackimage/uuid"
 	"io"
 
 	macho "github.com/blacktop/go-macho"
@@ -49,7 +50,7 @@ func newImageWith(src source, r io.ReaderAt, h *header, name string) (*Image, er
 	}
 	im.Arch = archFor(im.CPUType, im.CPUSubtype)
 	if u := mf.UUID(); u != nil {
-		im.UUID = UUID(u.UUID)
+		im.UUID = uuid.UUID(u.UUID)
 	}
 	if id := mf.DylibID(); id != nil && name == "" {
 		im.Name = id.Name

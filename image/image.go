@@ -18,13 +18,6 @@ import (
 	"github.com/stackimage/stackimage/uuid"
 )
 
-// UUID is an image's LC_UUID (package uuid, a leaf that report and dump
-// parsers share).
-type UUID = uuid.UUID
-
-// ParseUUID reads a UUID with or without dashes, in either case.
-func ParseUUID(s string) (UUID, error) { return uuid.Parse(s) }
-
 // FileType is the Mach-O header's filetype.
 type FileType uint32
 
@@ -109,7 +102,7 @@ type Image struct {
 	// in-memory image, the name the caller gave, or its LC_ID_DYLIB name
 	// when the caller gave none.
 	Name       string
-	UUID       UUID
+	UUID       uuid.UUID      // LC_UUID; zero when the image has none
 	Arch       *archregs.Arch // nil for an architecture archregs does not know
 	CPUType    uint32
 	CPUSubtype uint32
@@ -263,7 +256,7 @@ func (f *File) ByArch(arch string) (*Image, error) {
 }
 
 // ByUUID returns the slice with the UUID. The error lists the slices present.
-func (f *File) ByUUID(u UUID) (*Image, error) {
+func (f *File) ByUUID(u uuid.UUID) (*Image, error) {
 	for _, im := range f.Images {
 		if im.UUID == u {
 			return im, nil

@@ -1,12 +1,15 @@
 package image
 
-import "sort"
+import (
+	"github.com/stackimage/stackimage/uuid"
+	"sort"
+)
 
 // Loaded is one image of a process: where it was loaded and, when a matching
 // file was found, the image itself.
 type Loaded struct {
 	Name        string
-	UUID        UUID
+	UUID        uuid.UUID
 	LoadAddress uint64
 	// Size is the extent of the image in memory when known without the image
 	// (crash reports give it); zero when unknown.

@@ -2,6 +2,7 @@ package image
 
 import (
 	"fmt"
+	"github.com/stackimage/stackimage/uuid"
 	"sort"
 	"strings"
 	"testing"
@@ -70,7 +71,7 @@ func contains(list []string, s string) bool {
 // imageFacts gathers everything FromMemory must reproduce.
 type imageFacts struct {
 	Name           string
-	UUID           UUID
+	UUID           uuid.UUID
 	CPUType        uint32
 	CPUSubtype     uint32
 	Type           FileType

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/stackimage/stackimage/uuid"
 	"io"
 )
 
@@ -123,7 +124,7 @@ func ReadHeader(r io.ReaderAt) (*Header, error) {
 // and its LC_UUID (zero when it has none), read with ReadLoadCommands and
 // bounded as it is; size is r's size, or -1 when unknown. A UUID found
 // before damage in the load commands comes back with the error.
-func Peek(r io.ReaderAt, size int64) (*Header, UUID, error) {
+func Peek(r io.ReaderAt, size int64) (*Header, uuid.UUID, error) {
 	h, cmds, err := ReadLoadCommands(r, size)
 	for _, c := range cmds {
 		if c.Cmd == LoadCmdUUID {
@@ -134,7 +135,7 @@ func Peek(r io.ReaderAt, size int64) (*Header, UUID, error) {
 			return h, u, err
 		}
 	}
-	return h, UUID{}, err
+	return h, uuid.UUID{}, err
 }
 
 // FatArch is one fat_arch (or fat_arch_64) entry of a fat file: a slice's
@@ -205,14 +206,14 @@ func (c LoadCmd) String() string {
 }
 
 // UUID decodes an LC_UUID command.
-func (c LoadCommand) UUID() (UUID, error) {
+func (c LoadCommand) UUID() (uuid.UUID, error) {
 	if c.Cmd != LoadCmdUUID {
-		return UUID{}, c.notA(LoadCmdUUID)
+		return uuid.UUID{}, c.notA(LoadCmdUUID)
 	}
 	if len(c.Data) < 24 {
-		return UUID{}, c.tooSmall(24)
+		return uuid.UUID{}, c.tooSmall(24)
 	}
-	return UUID(c.Data[8:24]), nil
+	return uuid.UUID(c.Data[8:24]), nil
 }
 
 // DyldInfo is LC_DYLD_INFO(_ONLY): where dyld's rebase, bind and export

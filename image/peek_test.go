@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/stackimage/stackimage/uuid"
 	"os"
 	"strings"
 	"testing"
@@ -67,7 +68,7 @@ func TestParseHeader(t *testing.T) {
 }
 
 func TestPeek(t *testing.T) {
-	u := UUID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	u := uuid.UUID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 	file := loadCommandsFile(0, segment64("__TEXT", 0x1000, 0x1000, 0, 0, 5, 5), rawCommand(lcUUID, u[:]))
 	h, got, err := Peek(bytes.NewReader(file), int64(len(file)))
 	if err != nil || got != u || h.CPUType != 0x0100000c {

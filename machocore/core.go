@@ -20,6 +20,7 @@ import (
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // The mach header and load commands are read (and written) by package
@@ -132,9 +133,9 @@ type ExceptionState struct {
 
 // Image is one loaded image.
 type Image struct {
-	Name        string     // path, or "" when not known
-	UUID        image.UUID // zero when not known
-	LoadAddress uint64     // address of the mach header
+	Name        string    // path, or "" when not known
+	UUID        uuid.UUID // zero when not known
+	LoadAddress uint64    // address of the mach header
 	// Size is the extent of the image's segments from LoadAddress, known
 	// when its mach header could be read from the core's memory; else 0.
 	Size uint64

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 var le = binary.LittleEndian
@@ -348,17 +348,17 @@ func TestHostile(t *testing.T) {
 // TestNotes reads the notes Write does not write: "main bin spec" in
 // xnu's version 1 and lldb's version 2, and "addrable bits" version 4.
 func TestNotes(t *testing.T) {
-	uuid := image.UUID{0xaa, 0xbb, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}
+	id := uuid.UUID{0xaa, 0xbb, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}
 	mainV1 := le.AppendUint32(nil, 1)
 	mainV1 = le.AppendUint32(mainV1, 2)          // type: user process
 	mainV1 = le.AppendUint64(mainV1, 0x10000000) // address
-	mainV1 = append(mainV1, uuid[:]...)
+	mainV1 = append(mainV1, id[:]...)
 	mainV1 = append(mainV1, 14, 0, 0, 0, 0, 0, 0, 0) // log2_pagesize, unused
 	mainV2 := le.AppendUint32(nil, 2)
 	mainV2 = le.AppendUint32(mainV2, 1)          // type: kernel
 	mainV2 = le.AppendUint64(mainV2, 0x20000000) // address
 	mainV2 = le.AppendUint64(mainV2, 0x4000)     // slide
-	mainV2 = append(mainV2, uuid[:]...)
+	mainV2 = append(mainV2, id[:]...)
 	mainV2 = append(mainV2, make([]byte, 8)...)
 	bitsV4 := []byte{4, 0, 0, 0, 39, 0, 0, 0, 55, 0, 0, 0, 0, 0, 0, 0}
 
@@ -382,8 +382,8 @@ func TestNotes(t *testing.T) {
 		t.Errorf("warnings: %v", c.Warnings)
 	}
 	want := []Image{
-		{UUID: uuid, LoadAddress: 0x10000000, Source: ownerMainBinSpec},
-		{UUID: uuid, LoadAddress: 0x20000000, Source: ownerMainBinSpec},
+		{UUID: id, LoadAddress: 0x10000000, Source: ownerMainBinSpec},
+		{UUID: id, LoadAddress: 0x20000000, Source: ownerMainBinSpec},
 	}
 	if diff := cmp.Diff(want, c.Images); diff != "" {
 		t.Errorf("images (-want +got):\n%s", diff)

@@ -2,6 +2,7 @@ package minidump
 
 import (
 	"fmt"
+	"github.com/stackimage/stackimage/uuid"
 	"io"
 	"math"
 	"sort"
@@ -59,7 +60,7 @@ type WriterModule struct {
 	Base uint64
 	Size uint32
 	Path string
-	UUID [16]byte
+	UUID uuid.UUID
 	Age  uint32
 }
 

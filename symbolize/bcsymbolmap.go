@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/symtab"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // A bitcode build hides names: the App Store recompiles the app from
@@ -97,13 +97,13 @@ func (m *SymbolMap) Resolve(name string) (string, bool) {
 }
 
 // symbolMapUUID returns the UUID a file named UUID.bcsymbolmap is for.
-func symbolMapUUID(path string) (image.UUID, bool) {
+func symbolMapUUID(path string) (uuid.UUID, bool) {
 	base := filepath.Base(path)
 	stem, ok := strings.CutSuffix(base, ".bcsymbolmap")
 	if !ok {
-		return image.UUID{}, false
+		return uuid.UUID{}, false
 	}
-	u, err := image.ParseUUID(stem)
+	u, err := uuid.Parse(stem)
 	return u, err == nil
 }
 
@@ -130,10 +130,10 @@ func readSymbolMap(path string) (*SymbolMap, error) {
 
 // addSymbolMap indexes a UUID.bcsymbolmap file; the map is read when its
 // UUID is looked up.
-func (s *Symbols) addSymbolMap(path string, u image.UUID) {
+func (s *Symbols) addSymbolMap(path string, u uuid.UUID) {
 	s.mu.Lock()
 	if s.side.symbolMaps == nil {
-		s.side.symbolMaps = map[image.UUID]string{}
+		s.side.symbolMaps = map[uuid.UUID]string{}
 	}
 	s.side.symbolMaps[u] = path
 	stale := s.forgetLoad(u) // reload with the map

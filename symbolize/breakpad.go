@@ -11,8 +11,8 @@ import (
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/breakpadsym"
-	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/unwind"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // Symbols take Breakpad .sym files (see docs/breakpad.md) besides Mach-O
@@ -55,15 +55,14 @@ func (s *Symbols) addSymFile(path string) error {
 		s.skip(path, fmt.Errorf("Breakpad debug id %s has age %d: not a Mach-O UUID", m.DebugID, age))
 		return nil
 	}
-	id := image.UUID(u)
 	s.mu.Lock()
 	if s.side.symFiles == nil {
-		s.side.symFiles = map[image.UUID][]string{}
+		s.side.symFiles = map[uuid.UUID][]string{}
 	}
 	var stale *load
-	if !contains(s.side.symFiles[id], path) {
-		s.side.symFiles[id] = append(s.side.symFiles[id], path)
-		stale = s.forgetLoad(id)
+	if !contains(s.side.symFiles[u], path) {
+		s.side.symFiles[u] = append(s.side.symFiles[u], path)
+		stale = s.forgetLoad(u)
 	}
 	s.mu.Unlock()
 	if stale != nil {
@@ -85,7 +84,7 @@ type breakpadSource struct {
 // making an entry without images when no Mach-O file could be read. Such
 // an entry's .sym file is parsed now, and the entry dropped when none can
 // be; with a Mach-O file beside it, a .sym file is parsed only when needed.
-func (s *Symbols) attachSymFiles(ld *load, u image.UUID, paths []string) {
+func (s *Symbols) attachSymFiles(ld *load, u uuid.UUID, paths []string) {
 	machO := ld.entry != nil
 	if !machO {
 		ld.entry = &Entry{UUID: u, refs: ld.refs}

@@ -21,6 +21,7 @@ import (
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/symtab"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // Symbols finds symbol files by UUID and keeps the opened ones.
@@ -36,15 +37,15 @@ import (
 // Symbols never breaks an entry a caller still holds.
 type Symbols struct {
 	mu     sync.Mutex
-	byUUID map[image.UUID][]string // paths of files holding a slice with the UUID
+	byUUID map[uuid.UUID][]string // paths of files holding a slice with the UUID
 	// noUUID indexes files with a slice that has no LC_UUID (object files,
 	// old toolchains) by base name: for those the name is all there is.
 	noUUID map[string][]string
 	// indexes holds the paths of symindex files by UUID (symindex.go).
-	indexes map[image.UUID][]string
+	indexes map[uuid.UUID][]string
 	// loads holds the entries loaded or being loaded, by UUID and, for
 	// images without one, by base name and architecture (noUUIDKey).
-	loads       map[image.UUID]*load
+	loads       map[uuid.UUID]*load
 	loadsNoUUID map[string]*load
 	// Skipped lists what AddDir and AddFile left out, with the reason, so
 	// that a user can see why a UUID was not found: files that looked like
@@ -124,7 +125,7 @@ var testHookLoad func(key string)
 // safe to share once returned.
 type SymbolFileError struct {
 	Path string
-	UUID image.UUID
+	UUID uuid.UUID
 	Err  error
 }
 
@@ -155,7 +156,7 @@ var ErrNoSymbols = errors.New("symbols: no symbol file with the UUID")
 // entry is shared. An entry from Symbols.Lookup holds a reference to its
 // files until Release.
 type Entry struct {
-	UUID image.UUID
+	UUID uuid.UUID
 	// Images holds one image per file found with the UUID, binaries before
 	// dSYMs, in path order.
 	Images []*image.Image
@@ -199,7 +200,7 @@ type Entry struct {
 
 // NewSymbols returns an empty index.
 func NewSymbols() *Symbols {
-	return &Symbols{byUUID: map[image.UUID][]string{}, loads: map[image.UUID]*load{},
+	return &Symbols{byUUID: map[uuid.UUID][]string{}, loads: map[uuid.UUID]*load{},
 		noUUID: map[string][]string{}, loadsNoUUID: map[string]*load{}}
 }
 
@@ -371,7 +372,7 @@ func (s *Symbols) AddFile(path string) error {
 // forgetLoad drops the load of u, if any, so the next lookup loads u again
 // with the files added since; the caller holds the lock, and releases the
 // returned load's reference (nil when there was none) after unlocking.
-func (s *Symbols) forgetLoad(u image.UUID) *load {
+func (s *Symbols) forgetLoad(u uuid.UUID) *load {
 	ld, ok := s.loads[u]
 	if !ok {
 		return nil
@@ -422,7 +423,7 @@ func (s *Symbols) Close() error {
 	for _, ld := range s.loadsNoUUID {
 		held = append(held, ld)
 	}
-	s.loads = map[image.UUID]*load{}
+	s.loads = map[uuid.UUID]*load{}
 	s.loadsNoUUID = map[string]*load{}
 	s.mu.Unlock()
 	var errs []error
@@ -435,10 +436,10 @@ func (s *Symbols) Close() error {
 }
 
 // UUIDs returns the indexed UUIDs, sorted.
-func (s *Symbols) UUIDs() []image.UUID {
+func (s *Symbols) UUIDs() []uuid.UUID {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []image.UUID
+	var out []uuid.UUID
 	for u := range s.byUUID {
 		out = append(out, u)
 	}
@@ -460,13 +461,13 @@ func (s *Symbols) UUIDs() []image.UUID {
 // concurrent lookups of one UUID share one load. The entry holds a
 // reference to its files: call its Release when done with it, after which
 // Close (now or later) closes them.
-func (s *Symbols) Lookup(u image.UUID) (*Entry, error) {
+func (s *Symbols) Lookup(u uuid.UUID) (*Entry, error) {
 	e, _ := s.lookup(u)
 	return e, nil
 }
 
 // lookup is Lookup, also returning why no entry could be made.
-func (s *Symbols) lookup(u image.UUID) (*Entry, []error) {
+func (s *Symbols) lookup(u uuid.UUID) (*Entry, []error) {
 	s.mu.Lock()
 	paths := s.byUUID[u]
 	indexPaths := append([]string(nil), s.indexes[u]...)
@@ -633,7 +634,7 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 // another architecture. An address the image's symbols do not cover gives
 // one frame without a symbol, not an error. Resolve is safe for concurrent
 // use, and holds the entry only for the call.
-func (s *Symbols) Resolve(u image.UUID, arch *archregs.Arch, addr uint64) ([]Frame, error) {
+func (s *Symbols) Resolve(u uuid.UUID, arch *archregs.Arch, addr uint64) ([]Frame, error) {
 	e, errs := s.lookup(u)
 	if e == nil {
 		if len(errs) > 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/symtab"
+	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -216,7 +217,7 @@ type Report struct {
 // value, safe to copy and share.
 type MissingImage struct {
 	Name string
-	UUID image.UUID
+	UUID uuid.UUID
 }
 
 // Symbolizer symbolicates dumps against a symbol index.

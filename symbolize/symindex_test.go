@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // TestIndexFiles checks that Symbols answers a UUID from its index file,
@@ -93,7 +93,7 @@ func TestIndexFiles(t *testing.T) {
 	if err != nil || e == nil || e.stored != nil || len(e.Images) != 1 || e.Images[0].UUID != u {
 		t.Fatalf("Lookup(%s) with a damaged index = %+v, %v; want the binary's entry", u, e, err)
 	}
-	var zero image.UUID
+	var zero uuid.UUID
 	if e.UUID == zero {
 		t.Errorf("entry without UUID")
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // Symbols take .zip archives of dSYMs and binaries as they come from
@@ -54,10 +55,10 @@ type sideFiles struct {
 	// member/path") to where they are.
 	members map[string]zipMember
 	// symbolMaps maps a UUID to its .bcsymbolmap file.
-	symbolMaps map[image.UUID]string
+	symbolMaps map[uuid.UUID]string
 	// symFiles maps a UUID to the Breakpad .sym files that describe it
 	// (breakpad.go).
-	symFiles map[image.UUID][]string
+	symFiles map[uuid.UUID][]string
 }
 
 // zipMember is a Mach-O file inside a zip archive.
@@ -192,7 +193,7 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 // zipMemberUUIDs returns the UUIDs of a member's slices, or none when it is
 // not Mach-O. It reads forward only, from the start of the member to the
 // last slice's load commands, through budget.
-func zipMemberUUIDs(zf *zip.File, budget *budgetReader) ([]image.UUID, error) {
+func zipMemberUUIDs(zf *zip.File, budget *budgetReader) ([]uuid.UUID, error) {
 	rc, err := zf.Open()
 	if err != nil {
 		return nil, err
@@ -210,7 +211,7 @@ func zipMemberUUIDs(zf *zip.File, budget *budgetReader) ([]image.UUID, error) {
 		if err != nil || !ok {
 			return nil, err
 		}
-		return []image.UUID{u}, nil
+		return []uuid.UUID{u}, nil
 	case image.KindFat:
 		return readFatUUIDs(r, magic[:4], zf.UncompressedSize64)
 	}
@@ -286,7 +287,7 @@ func (s *streamAt) ReadAt(p []byte, off int64) (int, error) {
 // readSliceUUID reads a mach header whose magic was just read, and its load
 // commands, and returns LC_UUID's value. size is what the member declares
 // the slice's size to be.
-func readSliceUUID(r *offsetReader, magic []byte, size uint64) (image.UUID, bool, error) {
+func readSliceUUID(r *offsetReader, magic []byte, size uint64) (uuid.UUID, bool, error) {
 	sa := &streamAt{r: r, buf: bytes.Clone(magic)}
 	_, u, err := image.Peek(sa, int64(min(size, 1<<62)))
 	if errors.Is(sa.err, errBudget) {
@@ -297,7 +298,7 @@ func readSliceUUID(r *offsetReader, magic []byte, size uint64) (image.UUID, bool
 
 // readFatUUIDs reads a fat header whose magic was just read and the UUIDs
 // of its slices, in file order.
-func readFatUUIDs(r *offsetReader, magic []byte, size uint64) ([]image.UUID, error) {
+func readFatUUIDs(r *offsetReader, magic []byte, size uint64) ([]uuid.UUID, error) {
 	sa := &streamAt{r: r, buf: bytes.Clone(magic)}
 	arches, errs, err := image.ReadFatArchs(sa, int64(min(size, 1<<62)))
 	if errors.Is(sa.err, errBudget) {
@@ -307,7 +308,7 @@ func readFatUUIDs(r *offsetReader, magic []byte, size uint64) ([]image.UUID, err
 		return nil, fmt.Errorf("zip member: fat header: %w", err)
 	}
 	sort.Slice(arches, func(i, j int) bool { return arches[i].Offset < arches[j].Offset })
-	var uuids []image.UUID
+	var uuids []uuid.UUID
 	for _, a := range arches {
 		off := a.Offset
 		if off < r.off || off >= size {

@@ -15,6 +15,7 @@ import (
 	"github.com/stackimage/stackimage/internal/testcorpus"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symindex"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // fixtureDir returns the repository's fixtures/bin.
@@ -37,8 +38,8 @@ func dsymFile(bundle string) string {
 
 // openImages opens the files and returns their slices by UUID, in file
 // order (the binary before its dSYM).
-func openImages(t testing.TB, paths ...string) map[image.UUID][]*image.Image {
-	out := map[image.UUID][]*image.Image{}
+func openImages(t testing.TB, paths ...string) map[uuid.UUID][]*image.Image {
+	out := map[uuid.UUID][]*image.Image{}
 	for _, p := range paths {
 		f, err := image.Open(p)
 		if err != nil {
@@ -190,7 +191,7 @@ func TestCorpusDSYMs(t *testing.T) {
 func TestBadFiles(t *testing.T) {
 	dir := fixtureDir(t)
 	images := openImages(t, filepath.Join(dir, "chain-arm64-O1"), dsymFile(filepath.Join(dir, "chain-arm64-O1.dSYM")))
-	var u image.UUID
+	var u uuid.UUID
 	var e *symbolize.Entry
 	for k, ims := range images {
 		u = k
