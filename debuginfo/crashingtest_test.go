@@ -97,7 +97,8 @@ func TestCrashingTest(t *testing.T) {
 				t.Fatalf("%d CrashingTest frames, want %d", len(addrs), len(want))
 			}
 			for i, a := range addrs {
-				frames, ok := ix.Lookup(a)
+				frames, err := ix.Lookup(a)
+				ok := err == nil
 				if !ok {
 					t.Fatalf("Lookup(%#x) found nothing", a)
 				}

@@ -17,6 +17,7 @@ import (
 	"debug/dwarf"
 	"errors"
 	"fmt"
+	"github.com/stackimage/stackimage/lookup"
 	"slices"
 	"strings"
 	"sync"
@@ -228,16 +229,24 @@ func NewFromImage(im SectionSource) (*Index, error) {
 // Lookup returns the frames at the unslid address addr, innermost first and
 // the outermost (the function that owns the machine frame) last, as
 // llvm-symbolizer --inlines orders them. For a caller's frame pass the
-// return address minus one, so that the call instruction is looked up. ok is
-// false when the DWARF covers the address with neither a function nor a
-// line. The first lookup in a compile unit parses it.
-func (ix *Index) Lookup(addr uint64) (frames []Frame, ok bool) {
+// return address minus one, so that the call instruction is looked up. The
+// error is ErrNotFound when the DWARF covers the address with neither a
+// function nor a line. The first lookup in a compile unit parses it.
+func (ix *Index) Lookup(addr uint64) ([]Frame, error) {
 	u := findSeg(ix.byAddr, addr)
 	if u < 0 {
-		return nil, false
+		return nil, ErrNotFound
 	}
-	return ix.unit(int(u)).lookup(addr)
+	if frames, ok := ix.unit(int(u)).lookup(addr); ok {
+		return frames, nil
+	}
+	return nil, ErrNotFound
 }
+
+// ErrNotFound is Lookup's error for an address the DWARF does not
+// describe: lookup.ErrNotFound, the one "not found" of every Lookup and
+// Resolve.
+var ErrNotFound = lookup.ErrNotFound
 
 func (ui *unitIndex) lookup(addr uint64) (frames []Frame, ok bool) {
 	var buf [16]int32

@@ -68,8 +68,15 @@ func (m *SymbolMap) Len() int {
 // Resolve returns the name a hidden one stands for: "__hidden#N_" becomes
 // line N, with any underscores before it (a Mach-O symbol table adds one)
 // kept. Any other name, or a hidden one the map does not reach, is
-// returned as is, with ok false.
-func (m *SymbolMap) Resolve(name string) (string, bool) {
+// returned as is, with ErrNotFound.
+func (m *SymbolMap) Resolve(name string) (string, error) {
+	if s, ok := m.resolve(name); ok {
+		return s, nil
+	}
+	return name, ErrNotFound
+}
+
+func (m *SymbolMap) resolve(name string) (string, bool) {
 	if m == nil || len(m.names) == 0 {
 		return name, false
 	}
@@ -148,7 +155,7 @@ func (e *Entry) unhide(sym symtab.Symbol) symtab.Symbol {
 	if e.SymbolMap == nil {
 		return sym
 	}
-	if raw, ok := e.SymbolMap.Resolve(sym.RawName); ok {
+	if raw, err := e.SymbolMap.Resolve(sym.RawName); err == nil {
 		sym.RawName = raw
 		sym.Name, _ = e.SymbolMap.Resolve(sym.Name)
 	}

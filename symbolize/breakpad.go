@@ -152,8 +152,8 @@ func (e *Entry) resolveBreakpad(f Frame, rel uint64, noDemangle bool) ([]Frame, 
 	if bf == nil {
 		return nil, false
 	}
-	sym, ok := bf.Lookup(rel)
-	if !ok || len(sym.Frames) == 0 {
+	sym, err := bf.Lookup(rel)
+	if err != nil || len(sym.Frames) == 0 {
 		return nil, false
 	}
 	f.MangledSymbol, f.File, f.Line, f.Column = "", "", 0, 0
@@ -288,7 +288,9 @@ func (x *postfixExpr) Eval(ctx unwind.Context) (uint64, error) {
 		return ctx.Reg(r)
 	}
 	cfa, haveCFA := ctx.CFA()
-	v, undef, err := breakpadsym.EvalExpr(x.expr, regs, breakpadsym.MemoryFunc(ctx), ctx.PtrSize(), cfa, haveCFA)
+	v, undef, err := breakpadsym.EvalExpr(x.expr, breakpadsym.ExprEnv{
+		Regs: regs, ReadMem: breakpadsym.MemoryFunc(ctx), PtrSize: ctx.PtrSize(), CFA: cfa, HasCFA: haveCFA,
+	})
 	switch {
 	case err != nil:
 		return 0, err

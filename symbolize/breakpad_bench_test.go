@@ -51,7 +51,7 @@ func loadCrashSym(b *testing.B) crashSymFixture {
 	fx.uuid = f.Module.UUID()
 	for _, fn := range f.Funcs() {
 		// A FUNC of 2 bytes or less has no start + 2.
-		if sym, ok := f.Lookup(fn.Address + 2); ok && sym.Address == fn.Address {
+		if sym, err := f.Lookup(fn.Address + 2); err == nil && sym.Address == fn.Address {
 			fx.rel = append(fx.rel, fn.Address+2)
 		}
 	}

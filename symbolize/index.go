@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/stackimage/stackimage/lookup"
 	"io"
 	"io/fs"
 	"os"
@@ -143,8 +144,32 @@ func (e *SymbolFileError) Error() string {
 
 func (e *SymbolFileError) Unwrap() error { return e.Err }
 
-// ErrNoSymbols is the error of Resolve for a UUID no indexed file has.
-var ErrNoSymbols = errors.New("symbols: no symbol file with the UUID")
+// ErrNotFound is lookup.ErrNotFound, the one "not found" of every Lookup
+// and Resolve: Symbols.Lookup, LookupNoUUID and Resolve wrap it when no
+// readable file has the UUID (or name), and SymbolMap.Resolve returns it
+// for a name the map does not reach.
+var ErrNotFound = lookup.ErrNotFound
+
+// ErrNoSymbols is wrapped by the error of Lookup and Resolve for a UUID no
+// indexed file has. errors.Is counts it as ErrNotFound too.
+var ErrNoSymbols = lookup.NotFound("symbols: no symbol file with the UUID")
+
+// notFound is the error of Lookup and Resolve when no entry could be made
+// for key: ErrNoSymbols when no file has it; when files have it but none
+// could be read, their *SymbolFileErrors, which errors.Is also counts as
+// ErrNotFound.
+func notFound(key string, errs []error) error {
+	if len(errs) == 0 {
+		return fmt.Errorf("%w %s", ErrNoSymbols, key)
+	}
+	return &unreadableError{errors.Join(errs...)}
+}
+
+// unreadableError is the files' errors, and a miss.
+type unreadableError struct{ files error }
+
+func (e *unreadableError) Error() string   { return e.files.Error() }
+func (e *unreadableError) Unwrap() []error { return []error{e.files, ErrNotFound} }
 
 // Entry is everything known about one UUID: the images found for it and
 // their indexed symbols.
@@ -453,16 +478,21 @@ func (s *Symbols) UUIDs() []uuid.UUID {
 }
 
 // Lookup returns the entry for the UUID, opening and indexing its files the
-// first time. It returns nil when no file has the UUID, or none of them can
-// be read. A damaged file never makes an error: it costs the parts that are
-// damaged, or the file, and Warnings says which.
+// first time. When no file has the UUID, or none of them can be read, the
+// entry is nil and the error wraps ErrNoSymbols (and so ErrNotFound) and
+// the *SymbolFileError of each file that could not be read. A damaged file
+// that can be read never makes an error: it costs the parts that are
+// damaged, and Warnings says which.
 //
 // The UUID's files are loaded without holding up lookups of other UUIDs;
 // concurrent lookups of one UUID share one load. The entry holds a
 // reference to its files: call its Release when done with it, after which
 // Close (now or later) closes them.
 func (s *Symbols) Lookup(u uuid.UUID) (*Entry, error) {
-	e, _ := s.lookup(u)
+	e, errs := s.lookup(u)
+	if e == nil {
+		return nil, notFound(u.String(), errs)
+	}
 	return e, nil
 }
 
@@ -563,8 +593,8 @@ func (s *Symbols) Warnings() []string {
 }
 
 // LookupNoUUID returns the entry for an image that has no UUID, found by
-// its file's base name and architecture; nil when no such file was
-// indexed or none can be read. Only images without a UUID are matched this
+// its file's base name and architecture. When no such file was indexed or
+// none can be read, the entry is nil and the error is as Lookup's. Only images without a UUID are matched this
 // way: a name is a weaker key, and an image with a UUID must match it
 // exactly. As with Lookup, damage is a warning, never an error, loads run
 // without holding up other lookups, and the entry must be released.
@@ -578,7 +608,7 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 	paths := s.noUUID[base]
 	if len(paths) == 0 {
 		s.mu.Unlock()
-		return nil, nil
+		return nil, notFound(base, nil)
 	}
 	ld := s.loadsNoUUID[key]
 	if ld == nil {
@@ -614,7 +644,7 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 	})
 	if ld.entry == nil {
 		ld.refs.release()
-		return nil, nil
+		return nil, notFound(base, ld.errs)
 	}
 	return ld.entry, nil
 }
@@ -629,18 +659,16 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 // ImageLoadAddress is the image's unslid __TEXT address; FoundBy is left
 // zero. arch, when not nil, must be the architecture of the UUID's slice.
 //
-// The error wraps ErrNoSymbols when no indexed file has the UUID, and is
-// a *SymbolFileError when the files with it could not be read or are of
+// The error wraps ErrNoSymbols (and so ErrNotFound) when no indexed file
+// has the UUID or none can be read, with a *SymbolFileError for each file
+// that could not be read; it is a *SymbolFileError when the slice is of
 // another architecture. An address the image's symbols do not cover gives
 // one frame without a symbol, not an error. Resolve is safe for concurrent
 // use, and holds the entry only for the call.
 func (s *Symbols) Resolve(u uuid.UUID, arch *archregs.Arch, addr uint64) ([]Frame, error) {
 	e, errs := s.lookup(u)
 	if e == nil {
-		if len(errs) > 0 {
-			return nil, errors.Join(errs...)
-		}
-		return nil, fmt.Errorf("%w %s", ErrNoSymbols, u)
+		return nil, notFound(u.String(), errs)
 	}
 	defer e.Release()
 	im := e.Image()
@@ -651,7 +679,7 @@ func (s *Symbols) Resolve(u uuid.UUID, arch *archregs.Arch, addr uint64) ([]Fram
 		if bf := e.breakpad(); bf != nil {
 			f.Image = bf.Module.Name
 		}
-		return e.Resolve(f, addr, false), nil
+		return e.Resolve(f, addr, ResolveOptions{}), nil
 	}
 	if arch != nil && im.Arch != arch {
 		return nil, &SymbolFileError{Path: im.Name, UUID: u,
@@ -661,7 +689,7 @@ func (s *Symbols) Resolve(u uuid.UUID, arch *archregs.Arch, addr uint64) ([]Fram
 	if text, ok := im.TextSegment(); ok && addr >= text.Addr {
 		f.ImageLoadAddress, f.ImageOffset = text.Addr, addr-text.Addr
 	}
-	return e.Resolve(f, addr, false), nil
+	return e.Resolve(f, addr, ResolveOptions{}), nil
 }
 
 // sortBinariesFirst orders paths so that binaries come before dSYM
@@ -791,13 +819,14 @@ func (e *Entry) Symbol(addr uint64) (symtab.Symbol, bool) {
 	if len(e.Tables) == 1 && e.SymbolMap == nil {
 		// Nearly every entry: one table and no hidden names. This is
 		// atos's path for each address of a batch.
-		return e.Tables[0].Lookup(addr)
+		sym, err := e.Tables[0].Lookup(addr)
+		return sym, err == nil
 	}
 	var best symtab.Symbol
 	found := false
 	for _, t := range e.Tables {
-		sym, ok := t.Lookup(addr)
-		if !ok {
+		sym, err := t.Lookup(addr)
+		if err != nil {
 			continue
 		}
 		if !found || better(sym, best) {
@@ -876,7 +905,7 @@ func (e *Entry) Source(addr uint64) []debuginfo.Frame {
 		return frames
 	}
 	for _, ix := range e.Debug() {
-		if frames, ok := ix.Lookup(addr); ok {
+		if frames, err := ix.Lookup(addr); err == nil {
 			return frames
 		}
 	}

@@ -69,8 +69,8 @@ func TestSymbolsByUUIDAndClose(t *testing.T) {
 			t.Errorf("after Release and Close: %d files open; want none", n)
 		}
 	}
-	if e, err := syms.Lookup(uuid.UUID{1}); e != nil || err != nil {
-		t.Errorf("Lookup(unknown UUID) = %v, %v; want nil, nil", e, err)
+	if e, err := syms.Lookup(uuid.UUID{1}); e != nil || !errors.Is(err, ErrNotFound) || !errors.Is(err, ErrNoSymbols) {
+		t.Errorf("Lookup(unknown UUID) = %v, %v; want nil, ErrNoSymbols", e, err)
 	}
 }
 

@@ -55,8 +55,8 @@ func TestIndexFiles(t *testing.T) {
 	text, _ := fromFiles.Image().TextSegment()
 	for a := text.Addr; a < text.Addr+text.Size; a += 2 {
 		f := Frame{Address: a, LookupAddress: a}
-		want := fromFiles.Resolve(f, a, false)
-		got := e.Resolve(f, a, false)
+		want := fromFiles.Resolve(f, a, ResolveOptions{})
+		got := e.Resolve(f, a, ResolveOptions{})
 		if len(got) != len(want) {
 			t.Fatalf("Resolve(%#x) = %d frames, want %d", a, len(got), len(want))
 		}

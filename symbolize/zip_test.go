@@ -113,7 +113,7 @@ func resolveAll(t *testing.T, syms *Symbols, u uuid.UUID, addrs []uint64) []stri
 	var out []string
 	for _, a := range addrs {
 		f := Frame{Image: "chain", Address: a, LookupAddress: a}
-		out = append(out, frameText(e.Resolve(f, a, false))...)
+		out = append(out, frameText(e.Resolve(f, a, ResolveOptions{}))...)
 	}
 	return out
 }

@@ -255,7 +255,7 @@ func ExampleIndex_Lookup() {
 		return
 	}
 	defer ix.Close()
-	a := ix.Lookup(0x100003f60)
+	a, _ := ix.Lookup(0x100003f60)
 	fmt.Println(a.Symbol.Name, a.Frames)
 }
 

@@ -304,8 +304,8 @@ func (b *builder) lines(debug []*debuginfo.Index) (blocks, stream []byte) {
 	for _, addr := range bounds {
 		r := lineRange{addr: addr}
 		for _, ix := range debug {
-			frames, ok := ix.Lookup(addr)
-			if !ok {
+			frames, err := ix.Lookup(addr)
+			if err != nil {
 				continue
 			}
 			r.ok = true
