@@ -460,8 +460,7 @@ func TestCorpusInlinesAgainstDWARF(t *testing.T) {
 		for _, in := range fn.Inlines {
 			addr := in.Address
 			sym, err := f.Lookup(addr)
-			ok := err == nil
-			if !ok {
+			if err != nil {
 				t.Errorf("Lookup(%#x): nothing", addr)
 				continue
 			}

@@ -5,12 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/stackimage/stackimage/uuid"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // Module is what a symbol file's MODULE record (and INFO CODE_ID record,

@@ -98,8 +98,7 @@ func TestCrashingTest(t *testing.T) {
 			}
 			for i, a := range addrs {
 				frames, err := ix.Lookup(a)
-				ok := err == nil
-				if !ok {
+				if err != nil {
 					t.Fatalf("Lookup(%#x) found nothing", a)
 				}
 				var got []frame

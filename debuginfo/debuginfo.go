@@ -17,11 +17,12 @@ import (
 	"debug/dwarf"
 	"errors"
 	"fmt"
-	"github.com/stackimage/stackimage/lookup"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/stackimage/stackimage/lookup"
 )
 
 // Frame is one source-level frame at an address: the function the code

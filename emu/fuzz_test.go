@@ -4,13 +4,13 @@ package emu
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/walker"
-	"os"
-	"path/filepath"
-	"testing"
 )
 
 // FuzzScanLoadCommands feeds the loader's load-command scan arbitrary

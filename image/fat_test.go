@@ -1,8 +1,9 @@
 package image
 
 import (
-	"github.com/stackimage/stackimage/uuid"
 	"testing"
+
+	"github.com/stackimage/stackimage/uuid"
 )
 
 func TestFatSelect(t *testing.T) {

@@ -2,13 +2,13 @@ package image
 
 import (
 	"fmt"
-	"github.com/stackimage/stackimage/uuid"
 	"io"
 
 	macho "github.com/blacktop/go-macho"
 	"github.com/blacktop/go-macho/types"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // goMachoCommands are the only load commands go-macho is asked to parse.

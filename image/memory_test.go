@@ -2,13 +2,14 @@ package image
 
 import (
 	"fmt"
-	"github.com/stackimage/stackimage/uuid"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // testMemory is a captured address space: regions of bytes at addresses.

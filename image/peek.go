@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/stackimage/stackimage/uuid"
 	"io"
+
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // This file is the cheap end of the package: telling a Mach-O file by its

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"github.com/stackimage/stackimage/uuid"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackimage/stackimage/uuid"
 )
 
 func TestSniff(t *testing.T) {

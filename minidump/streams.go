@@ -4,12 +4,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/stackimage/stackimage/uuid"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // SystemInfo is the MINIDUMP_SYSTEM_INFO stream.

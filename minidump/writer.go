@@ -2,7 +2,6 @@ package minidump
 
 import (
 	"fmt"
-	"github.com/stackimage/stackimage/uuid"
 	"io"
 	"math"
 	"sort"
@@ -10,6 +9,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // WriterInput describes a minidump for Write.

@@ -33,6 +33,7 @@ func TestNotFoundIsOneError(t *testing.T) {
 	binImage, dsymImage := open(bin), open(dsym)
 	// The first instruction of __text, which every table covers, and an
 	// address below the image, which none does.
+	text, _ := binImage.TextSegment()
 	var hit uint64
 	for _, s := range binImage.Sections {
 		if s.Name == "__text" {
@@ -78,10 +79,15 @@ func TestNotFoundIsOneError(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	list := image.NewList([]*image.Loaded{{Name: "app", UUID: binImage.UUID, LoadAddress: text.Addr, Image: binImage}})
+
 	lookups := []struct {
 		name      string
 		hit, miss func() error
 	}{
+		{"image.List.Lookup",
+			func() error { _, err := list.Lookup(hit); return err },
+			func() error { _, err := list.Lookup(miss); return err }},
 		{"symtab.Table.Lookup",
 			func() error { _, err := table.Lookup(hit); return err },
 			func() error { _, err := table.Lookup(miss); return err }},
@@ -118,7 +124,7 @@ func TestNotFoundIsOneError(t *testing.T) {
 			t.Errorf("%s of something it lacks: error %v, want one errors.Is counts as lookup.ErrNotFound", l.name, err)
 		}
 		// Each package's own name for it works the same.
-		for _, own := range []error{symtab.ErrNotFound, debuginfo.ErrNotFound, breakpadsym.ErrNotFound, symindex.ErrNotFound, ErrNotFound} {
+		for _, own := range []error{image.ErrNotFound, symtab.ErrNotFound, debuginfo.ErrNotFound, breakpadsym.ErrNotFound, symindex.ErrNotFound, ErrNotFound} {
 			if !errors.Is(err, own) {
 				t.Errorf("%s: errors.Is(%v, %v) = false", l.name, err, own)
 			}

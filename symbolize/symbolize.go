@@ -397,8 +397,8 @@ func (p *Process) appendFrames(dst []Frame, index int, addr, lookup uint64, foun
 // zero: the frames are cached and shared, and must not be modified.
 func (p *Process) name(addr, lookup uint64) []Frame {
 	f := Frame{Address: addr, LookupAddress: lookup}
-	loc, ok := p.List.Lookup(lookup)
-	if !ok {
+	loc, err := p.List.Lookup(lookup)
+	if err != nil {
 		return []Frame{f}
 	}
 	l := loc.Loaded
@@ -546,8 +546,8 @@ func (p *Process) IsCode(addr uint64) bool { return p.List.IsCode(addr) }
 // the image's symbols know it. The walker uses it to tell a caller in the
 // link register from a stale one left by a call frame 0 already made.
 func (p *Process) FunctionStart(addr uint64) (uint64, bool) {
-	loc, ok := p.List.Lookup(addr)
-	if !ok {
+	loc, err := p.List.Lookup(addr)
+	if err != nil {
 		return 0, false
 	}
 	e := p.entries[loc.Loaded]

@@ -4,12 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/stackimage/stackimage/lookup"
 	"hash/crc32"
 	"runtime"
 
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/internal/mmapfile"
+	"github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symtab"
 	"github.com/stackimage/stackimage/uuid"
 )

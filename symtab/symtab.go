@@ -25,15 +25,15 @@ package symtab
 import (
 	"cmp"
 	"fmt"
-	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/lookup"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
 
+	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/lookup"
 )
 
 // Source says which data answered a lookup. It is a plain value, safe to

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/stackimage/stackimage/internal/hostile"
 	"io"
 	"math/bits"
 	"os"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/hostile"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symtab"
 	"github.com/stackimage/stackimage/uuid"
