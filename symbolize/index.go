@@ -478,11 +478,11 @@ func (s *Symbols) UUIDs() []uuid.UUID {
 }
 
 // Lookup returns the entry for the UUID, opening and indexing its files the
-// first time. When no file has the UUID, or none of them can be read, the
-// entry is nil and the error wraps ErrNoSymbols (and so ErrNotFound) and
-// the *SymbolFileError of each file that could not be read. A damaged file
-// that can be read never makes an error: it costs the parts that are
-// damaged, and Warnings says which.
+// first time. When no entry can be made it is nil, and errors.Is(err,
+// ErrNotFound) holds: the error wraps ErrNoSymbols when no file has the
+// UUID, and joins the *SymbolFileError of each file when files have it but
+// none can be read. A damaged file that can be read never makes an error:
+// it costs the parts that are damaged, and Warnings says which.
 //
 // The UUID's files are loaded without holding up lookups of other UUIDs;
 // concurrent lookups of one UUID share one load. The entry holds a
@@ -659,10 +659,8 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 // ImageLoadAddress is the image's unslid __TEXT address; FoundBy is left
 // zero. arch, when not nil, must be the architecture of the UUID's slice.
 //
-// The error wraps ErrNoSymbols (and so ErrNotFound) when no indexed file
-// has the UUID or none can be read, with a *SymbolFileError for each file
-// that could not be read; it is a *SymbolFileError when the slice is of
-// another architecture. An address the image's symbols do not cover gives
+// When no entry can be made the error is as Lookup's (ErrNotFound holds);
+// it is a *SymbolFileError when the slice is of another architecture. An address the image's symbols do not cover gives
 // one frame without a symbol, not an error. Resolve is safe for concurrent
 // use, and holds the entry only for the call.
 func (s *Symbols) Resolve(u uuid.UUID, arch *archregs.Arch, addr uint64) ([]Frame, error) {
