@@ -207,7 +207,7 @@ func zipMemberUUIDs(zf *zip.File, budget *budgetReader) ([]uuid.UUID, error) {
 	}
 	switch image.Sniff(magic[:4]) {
 	case image.KindThin:
-		u, ok, err := readSliceUUID(r, magic[:4], zf.UncompressedSize64)
+		u, ok, err := readSliceUUID(r, magic[:4])
 		if err != nil || !ok {
 			return nil, err
 		}
@@ -285,11 +285,12 @@ func (s *streamAt) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // readSliceUUID reads a mach header whose magic was just read, and its load
-// commands, and returns LC_UUID's value. size is what the member declares
-// the slice's size to be.
-func readSliceUUID(r *offsetReader, magic []byte, size uint64) (uuid.UUID, bool, error) {
+// commands, and returns LC_UUID's value. The size is left unknown to image,
+// so that its reads allocate as the bytes arrive (at most 1 MiB ahead), not
+// what a header declares.
+func readSliceUUID(r *offsetReader, magic []byte) (uuid.UUID, bool, error) {
 	sa := &streamAt{r: r, buf: bytes.Clone(magic)}
-	_, u, err := image.Peek(sa, int64(min(size, 1<<62)))
+	_, u, err := image.Peek(sa, -1)
 	if errors.Is(sa.err, errBudget) {
 		return u, !u.IsZero(), sa.err
 	}
@@ -326,7 +327,7 @@ func readFatUUIDs(r *offsetReader, magic []byte, size uint64) ([]uuid.UUID, erro
 			errs = append(errs, fmt.Errorf("zip member: fat slice at offset %#x is not Mach-O", off))
 			continue
 		}
-		u, ok, err := readSliceUUID(r, magic[:], a.Size)
+		u, ok, err := readSliceUUID(r, magic[:])
 		if err != nil {
 			if errors.Is(err, errBudget) {
 				return uuids, err
