@@ -1,7 +1,11 @@
 // Package image reads Mach-O images, on disk or in captured memory: thin and
 // fat files, executables, dylibs, bundles, objects and dSYMs. It is the only
-// package of the project that reads Mach-O structures through go-macho; the
-// others see the types declared here.
+// package of the project that reads Mach-O structures through go-macho, and
+// the only one that decodes mach headers and load commands: callers that
+// need less than an Image (a format sniff, a UUID from a zip member, the
+// commands of a core) use Sniff, ReadHeader, Peek, ReadFatArchs and
+// ReadLoadCommands, bounded as Open is. The others see the types declared
+// here.
 package image
 
 import (
