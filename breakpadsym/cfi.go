@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/stackimage/stackimage/unwind"
 )
 
 // CFIRule is the rule in force for one register: how to compute the
@@ -155,11 +157,8 @@ type RegisterFunc func(name string) (uint64, bool)
 // ReadMemFunc reads a size-byte little-endian value at addr.
 type ReadMemFunc func(addr uint64, size int) (uint64, error)
 
-// Memory is memory read as walker.Memory reads it: up to len(p) bytes at
-// addr, the count read, and an error when that is short.
-type Memory interface {
-	ReadMemory(p []byte, addr uint64) (int, error)
-}
+// Memory is memory read as the walker reads it: unwind.Memory.
+type Memory = unwind.Memory
 
 // MemoryFunc adapts a Memory to a ReadMemFunc that reads little-endian
 // values of 4 or 8 bytes (every architecture Breakpad's CFI describes on
@@ -249,16 +248,25 @@ func (r *CFIRules) Eval(regs RegisterFunc, readMem ReadMemFunc, ptrSize int) (ma
 	return caller, nil
 }
 
+// ExprEnv is what EvalExpr evaluates an expression against.
+type ExprEnv struct {
+	Regs    RegisterFunc // the callee's registers, by name
+	ReadMem ReadMemFunc  // as for Eval
+	PtrSize int          // 4 or 8, as for Eval
+	// CFA is the value of ".cfa" when HasCFA is set; a .cfa rule's own
+	// expression has none.
+	CFA    uint64
+	HasCFA bool
+}
+
 // EvalExpr evaluates one postfix expression of a rule on its own, for an
-// unwinder that applies rules register by register: regs gives the
-// callee's registers by name, readMem and ptrSize are as for Eval, and cfa
-// is the value of ".cfa" when haveCFA is true (a .cfa rule has none).
-// undef reports an expression that is ".undef". The limits of Eval apply.
-func EvalExpr(expr string, regs RegisterFunc, readMem ReadMemFunc, ptrSize int, cfa uint64, haveCFA bool) (val uint64, undef bool, err error) {
-	if ptrSize != 4 && ptrSize != 8 {
-		return 0, false, fmt.Errorf("breakpadsym: pointer size %d is neither 4 nor 8", ptrSize)
+// unwinder that applies rules register by register. undef reports an
+// expression that is ".undef". The limits of Eval apply.
+func EvalExpr(expr string, env ExprEnv) (val uint64, undef bool, err error) {
+	if env.PtrSize != 4 && env.PtrSize != 8 {
+		return 0, false, fmt.Errorf("breakpadsym: pointer size %d is neither 4 nor 8", env.PtrSize)
 	}
-	ev := evaluator{regs: regs, readMem: readMem, ptrSize: ptrSize, cfa: cfa, haveCFA: haveCFA}
+	ev := evaluator{regs: env.Regs, readMem: env.ReadMem, ptrSize: env.PtrSize, cfa: env.CFA, haveCFA: env.HasCFA}
 	return ev.eval(expr)
 }
 

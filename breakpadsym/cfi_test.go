@@ -376,13 +376,13 @@ func TestEvalExpr(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, undef, err := EvalExpr(tt.expr, regs, mem, 8, tt.cfa, tt.haveCFA)
+			v, undef, err := EvalExpr(tt.expr, ExprEnv{Regs: regs, ReadMem: mem, PtrSize: 8, CFA: tt.cfa, HasCFA: tt.haveCFA})
 			if (err != nil) != tt.wantErr || undef != tt.wantUndf || err == nil && v != tt.want {
 				t.Errorf("EvalExpr(%q) = %#x, %v, %v; want %#x, undef %v, error %v", tt.expr, v, undef, err, tt.want, tt.wantUndf, tt.wantErr)
 			}
 		})
 	}
-	if _, _, err := EvalExpr("1", regs, mem, 2, 0, false); err == nil {
+	if _, _, err := EvalExpr("1", ExprEnv{Regs: regs, ReadMem: mem, PtrSize: 2}); err == nil {
 		t.Errorf("EvalExpr with pointer size 2: no error")
 	}
 }

@@ -91,13 +91,15 @@ func TestCorpusSentryExample(t *testing.T) {
 			if l.Address < fn.Address || l.Address+uint64(l.Size) > fn.Address+fn.Size {
 				t.Errorf("line record %#x+%#x lies outside FUNC %q [%#x, %#x)", l.Address, l.Size, fn.Name, fn.Address, fn.Address+fn.Size)
 			}
-			sym, ok := f.Lookup(l.Address + uint64(l.Size) - 1)
+			sym, err := f.Lookup(l.Address + uint64(l.Size) - 1)
+			ok := err == nil
 			if !ok || sym.Name != fn.Name || sym.Frames[0].Line != l.Line {
 				t.Errorf("Lookup(%#x) = %q line %d, want %q line %d", l.Address+uint64(l.Size)-1, sym.Name, sym.Frames[0].Line, fn.Name, l.Line)
 			}
 		}
 		for _, addr := range []uint64{fn.Address, fn.Address + fn.Size - 1} {
-			sym, ok := f.Lookup(addr)
+			sym, err := f.Lookup(addr)
+			ok := err == nil
 			if !ok || sym.Name != fn.Name || sym.Address != fn.Address || sym.Public {
 				t.Errorf("Lookup(%#x) = %q at %#x, want FUNC %q at %#x", addr, sym.Name, sym.Address, fn.Name, fn.Address)
 			}
@@ -208,8 +210,9 @@ func TestCorpusSymbolicatorMinidump(t *testing.T) {
 		if i > 0 {
 			rel-- // a return address: look up the call instruction
 		}
-		p, pok := plain.Lookup(rel)
-		n, nok := inlines.Lookup(rel)
+		p, perr := plain.Lookup(rel)
+		n, nerr := inlines.Lookup(rel)
+		pok, nok := perr == nil, nerr == nil
 		if pok != nok || p.Name != n.Name {
 			t.Errorf("frame %d (%#x): crash.sym says %q (%v), crash.inlines.sym %q (%v)", i, rel, p.Name, pok, n.Name, nok)
 			continue
@@ -241,7 +244,8 @@ func TestCorpusSymbolicatorMinidump(t *testing.T) {
 	}
 
 	for _, f := range []*File{plain, inlines} {
-		sym, ok := f.Lookup(0x10000dc72 - 0x100000000)
+		sym, err := f.Lookup(0x10000dc72 - 0x100000000)
+		ok := err == nil
 		if !ok || sym.Name != "(anonymous namespace)::callback(char const*, char const*, void*, bool)" ||
 			path.Base(sym.Frames[0].File) != "main.cpp" || sym.Frames[0].Line != 9 {
 			t.Errorf("Lookup(0xdc72) = %+v, want callback at main.cpp:9", sym)
@@ -455,8 +459,8 @@ func TestCorpusInlinesAgainstDWARF(t *testing.T) {
 	for _, fn := range f.Funcs() {
 		for _, in := range fn.Inlines {
 			addr := in.Address
-			sym, ok := f.Lookup(addr)
-			if !ok {
+			sym, err := f.Lookup(addr)
+			if err != nil {
 				t.Errorf("Lookup(%#x): nothing", addr)
 				continue
 			}

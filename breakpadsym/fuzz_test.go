@@ -63,7 +63,7 @@ func FuzzParse(f *testing.F) {
 			probes = probes[:200]
 		}
 		for _, addr := range probes {
-			if sym, ok := file.Lookup(addr); ok && len(sym.Frames) == 0 {
+			if sym, err := file.Lookup(addr); err == nil && len(sym.Frames) == 0 {
 				t.Fatalf("Lookup(%#x) found %q with no frames", addr, sym.Name)
 			}
 			if rules, ok := file.CFIRules(addr); ok {

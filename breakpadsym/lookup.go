@@ -1,6 +1,10 @@
 package breakpadsym
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/stackimage/stackimage/lookup"
+)
 
 // Symbol is the answer to a lookup: the function that holds an address
 // and the source frames at it.
@@ -31,10 +35,22 @@ type Frame struct {
 
 // Lookup returns what the file says about addr, a module-relative address
 // (see the package documentation): the FUNC record covering it, or else
-// the nearest PUBLIC record at or below it with no FUNC in between. It
-// reports false when neither exists, and when that PUBLIC is the Mach-O
-// header's symbol (_mh_execute_header and the like), which marks no code. The cost is a few binary searches.
-func (f *File) Lookup(addr uint64) (Symbol, bool) {
+// the nearest PUBLIC record at or below it with no FUNC in between. The
+// error is ErrNotFound when neither exists, and when that PUBLIC is the
+// Mach-O header's symbol (_mh_execute_header and the like), which marks no
+// code. The cost is a few binary searches.
+func (f *File) Lookup(addr uint64) (Symbol, error) {
+	if s, ok := f.lookup(addr); ok {
+		return s, nil
+	}
+	return Symbol{}, ErrNotFound
+}
+
+// ErrNotFound is Lookup's error for an address no record covers:
+// lookup.ErrNotFound, the one "not found" of every Lookup and Resolve.
+var ErrNotFound = lookup.ErrNotFound
+
+func (f *File) lookup(addr uint64) (Symbol, bool) {
 	if fn, ok := f.funcAt(addr); ok {
 		return f.funcSymbol(fn, addr), true
 	}
@@ -64,7 +80,7 @@ func (f *File) FunctionStart(addr uint64) (uint64, bool) {
 	if fn, ok := f.funcAt(addr); ok {
 		return fn.Address, true
 	}
-	sym, ok := f.Lookup(addr)
+	sym, ok := f.lookup(addr)
 	return sym.Address, ok
 }
 

@@ -44,7 +44,8 @@ func TestLookup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := f.Lookup(tt.addr)
+			got, err := f.Lookup(tt.addr)
+			ok := err == nil
 			if ok != tt.ok {
 				t.Fatalf("Lookup(%#x) ok = %v, want %v (%+v)", tt.addr, ok, tt.ok, got)
 			}
@@ -67,7 +68,8 @@ func TestLookupPublicBeforeFunc(t *testing.T) {
 		want string
 		ok   bool
 	}{{0x100, "stub", true}, {0x1ff, "stub", true}, {0x200, "f", true}, {0x20f, "f", true}, {0x210, "_f", true}} {
-		got, ok := f.Lookup(tt.addr)
+		got, err := f.Lookup(tt.addr)
+		ok := err == nil
 		if ok != tt.ok || got.Name != tt.want {
 			t.Errorf("Lookup(%#x) = %q, %v, want %q, %v", tt.addr, got.Name, ok, tt.want, tt.ok)
 		}
@@ -99,7 +101,8 @@ func TestLookupMachHeader(t *testing.T) {
 		want string
 		ok   bool
 	}{{0, "", false}, {0xd97, "", false}, {0xd98, "f", true}, {0xc004, "invalid_mem", true}} {
-		got, ok := f.Lookup(tt.addr)
+		got, err := f.Lookup(tt.addr)
+		ok := err == nil
 		if ok != tt.ok || got.Name != tt.want {
 			t.Errorf("Lookup(%#x) = %q, %v, want %q, %v", tt.addr, got.Name, ok, tt.want, tt.ok)
 		}

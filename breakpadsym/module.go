@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // Module is what a symbol file's MODULE record (and INFO CODE_ID record,
@@ -30,9 +32,9 @@ type Module struct {
 // order written. For a Mach-O image this is its LC_UUID; for PE and ELF it
 // is a GUID whose first three fields Breakpad wrote byte-swapped. It is all
 // zeros when the debug id is malformed (ParseDebugID says why).
-func (m Module) UUID() [16]byte {
-	uuid, _, _ := ParseDebugID(m.DebugID)
-	return uuid
+func (m Module) UUID() uuid.UUID {
+	u, _, _ := ParseDebugID(m.DebugID)
+	return u
 }
 
 // Age returns the hex digits after the first 32 of the debug id (0 for
@@ -58,18 +60,18 @@ func (m Module) PointerSize() int {
 
 // ParseDebugID splits a Breakpad debug id into the 16 bytes of its first 32
 // hex digits and the age that the remaining (1 to 8) hex digits encode.
-func ParseDebugID(id string) (uuid [16]byte, age uint32, err error) {
+func ParseDebugID(id string) (u uuid.UUID, age uint32, err error) {
 	if len(id) < 33 || len(id) > 40 {
-		return uuid, 0, fmt.Errorf("breakpadsym: debug id %q is %d hex digits, want 33 to 40", id, len(id))
+		return u, 0, fmt.Errorf("breakpadsym: debug id %q is %d hex digits, want 33 to 40", id, len(id))
 	}
-	if _, err := hex.Decode(uuid[:], []byte(id[:32])); err != nil {
-		return [16]byte{}, 0, fmt.Errorf("breakpadsym: debug id %q: %v", id, err)
+	if _, err := hex.Decode(u[:], []byte(id[:32])); err != nil {
+		return uuid.UUID{}, 0, fmt.Errorf("breakpadsym: debug id %q: %v", id, err)
 	}
 	a, err := strconv.ParseUint(id[32:], 16, 32)
 	if err != nil {
-		return [16]byte{}, 0, fmt.Errorf("breakpadsym: debug id %q: age %q is not hex", id, id[32:])
+		return uuid.UUID{}, 0, fmt.Errorf("breakpadsym: debug id %q: age %q is not hex", id, id[32:])
 	}
-	return uuid, uint32(a), nil
+	return u, uint32(a), nil
 }
 
 // maxModuleLine bounds the first line ReadModuleLine reads: a MODULE record

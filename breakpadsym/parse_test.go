@@ -225,8 +225,8 @@ func TestParseNoModule(t *testing.T) {
 	if fe, ok := err.(*FormatError); !ok || fe.Line != 1 || fe.Record != "MODULE" {
 		t.Errorf("error = %#v, want a *FormatError for the MODULE record at line 1", err)
 	}
-	if sym, ok := f.Lookup(0x105); !ok || sym.Name != "f" {
-		t.Errorf("Lookup(0x105) = %+v, %v, want f: the records after a bad first line are kept", sym, ok)
+	if sym, err := f.Lookup(0x105); err != nil || sym.Name != "f" {
+		t.Errorf("Lookup(0x105) = %+v, %v, want f: the records after a bad first line are kept", sym, err)
 	}
 }
 

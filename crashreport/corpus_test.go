@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // corpusDir returns ../shared/corpus beside the repository, skipping the
@@ -148,7 +148,7 @@ func TestIPSAndCrashAgree(t *testing.T) {
 		t.Errorf("crashed-thread addresses .ips vs .crash (-ips +crash):\n%s", diff)
 	}
 	type img struct {
-		UUID image.UUID
+		UUID uuid.UUID
 		Load uint64
 	}
 	imgs := func(r *Report) []img {
@@ -227,7 +227,7 @@ func TestKSCrashJSONAndTextAgree(t *testing.T) {
 			}
 			type img struct {
 				Name string
-				UUID image.UUID
+				UUID uuid.UUID
 				Load uint64
 				Size uint64
 			}

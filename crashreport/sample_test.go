@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // regsTransform lets cmp compare register sets by their known values.
@@ -22,9 +22,9 @@ var regsTransform = cmp.Transformer("regs", func(r *archregs.Registers) map[stri
 	return m
 })
 
-func mustUUID(t *testing.T, s string) image.UUID {
+func mustUUID(t *testing.T, s string) uuid.UUID {
 	t.Helper()
-	u, err := image.ParseUUID(s)
+	u, err := uuid.Parse(s)
 	if err != nil {
 		t.Fatalf("ParseUUID(%q): %v", s, err)
 	}

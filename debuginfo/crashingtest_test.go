@@ -97,8 +97,8 @@ func TestCrashingTest(t *testing.T) {
 				t.Fatalf("%d CrashingTest frames, want %d", len(addrs), len(want))
 			}
 			for i, a := range addrs {
-				frames, ok := ix.Lookup(a)
-				if !ok {
+				frames, err := ix.Lookup(a)
+				if err != nil {
 					t.Fatalf("Lookup(%#x) found nothing", a)
 				}
 				var got []frame

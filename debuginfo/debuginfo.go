@@ -21,6 +21,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/stackimage/stackimage/lookup"
 )
 
 // Frame is one source-level frame at an address: the function the code
@@ -236,16 +238,24 @@ func NewFromImage(im SectionSource) (*Index, error) {
 // Lookup returns the frames at the unslid address addr, innermost first and
 // the outermost (the function that owns the machine frame) last, as
 // llvm-symbolizer --inlines orders them. For a caller's frame pass the
-// return address minus one, so that the call instruction is looked up. ok is
-// false when the DWARF covers the address with neither a function nor a
-// line. The first lookup in a compile unit parses it.
-func (ix *Index) Lookup(addr uint64) (frames []Frame, ok bool) {
+// return address minus one, so that the call instruction is looked up. The
+// error is ErrNotFound when the DWARF covers the address with neither a
+// function nor a line. The first lookup in a compile unit parses it.
+func (ix *Index) Lookup(addr uint64) ([]Frame, error) {
 	u := findSeg(ix.byAddr, addr)
 	if u < 0 {
-		return nil, false
+		return nil, ErrNotFound
 	}
-	return ix.unit(int(u)).lookup(addr)
+	if frames, ok := ix.unit(int(u)).lookup(addr); ok {
+		return frames, nil
+	}
+	return nil, ErrNotFound
 }
+
+// ErrNotFound is Lookup's error for an address the DWARF does not
+// describe: lookup.ErrNotFound, the one "not found" of every Lookup and
+// Resolve.
+var ErrNotFound = lookup.ErrNotFound
 
 func (ui *unitIndex) lookup(addr uint64) (frames []Frame, ok bool) {
 	var buf [16]int32

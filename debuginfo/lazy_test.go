@@ -108,7 +108,7 @@ func TestLookupParsesOneUnit(t *testing.T) {
 		t.Fatalf("after New, Stats() = %+v, want 16 units, none parsed", st)
 	}
 	lo, _, _ := ix.Bounds()
-	if _, ok := ix.Lookup(lo); !ok {
+	if _, err := ix.Lookup(lo); err != nil {
 		t.Fatalf("Lookup(%#x) found nothing", lo)
 	}
 	if st := ix.Stats(); st.Parsed != 1 || st.Functions == 0 || st.Rows == 0 {

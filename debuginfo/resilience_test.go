@@ -236,7 +236,8 @@ func TestUnitFailures(t *testing.T) {
 					want = tt.middle(u)
 				}
 				for _, a := range []uint64{u.lo, u.lo + u.size - 1} {
-					got, ok := ix.Lookup(a)
+					got, err := ix.Lookup(a)
+					ok := err == nil
 					if diff := cmp.Diff(want, got); diff != "" || ok != (want != nil) {
 						t.Errorf("Lookup(%#x) = %v, ok %v; differs (-want +got):\n%s", a, got, ok, diff)
 					}
@@ -293,7 +294,7 @@ func TestBadUnitHeader(t *testing.T) {
 			if diff := cmp.Diff(want, ix.Warnings()); diff != "" {
 				t.Errorf("Warnings() differ (-want +got):\n%s", diff)
 			}
-			if got, ok := ix.Lookup(synthUnits[2].lo); ok {
+			if got, err := ix.Lookup(synthUnits[2].lo); err == nil {
 				t.Errorf("Lookup(%#x) = %+v, want nothing: its unit was skipped", synthUnits[2].lo, got)
 			}
 		})

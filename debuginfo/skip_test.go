@@ -89,8 +89,8 @@ func TestSkipTypesIndexesMethods(t *testing.T) {
 			t.Fatal(err)
 		}
 		ix.walkTypes = walkTypes
-		if frames, ok := ix.Lookup(0x1008); !ok || len(frames) != 1 {
-			t.Errorf("walkTypes %v: Lookup(0x1008) = %v, %v; want the method's frame", walkTypes, frames, ok)
+		if frames, err := ix.Lookup(0x1008); err != nil || len(frames) != 1 {
+			t.Errorf("walkTypes %v: Lookup(0x1008) = %v, %v; want the method's frame", walkTypes, frames, err)
 		}
 	}
 }
@@ -144,7 +144,7 @@ func TestSkipperBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if frames, ok := ix.Lookup(0x1008); !ok || len(frames) != 1 {
-		t.Errorf("Lookup(0x1008) = %v, %v; want the function's frame", frames, ok)
+	if frames, err := ix.Lookup(0x1008); err != nil || len(frames) != 1 {
+		t.Errorf("Lookup(0x1008) = %v, %v; want the function's frame", frames, err)
 	}
 }

@@ -12,6 +12,7 @@ package dump
 
 import (
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/unwind"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -29,11 +30,9 @@ const (
 	FormatSample   Format = "sample"   // macOS sample or spindump hang report
 )
 
-// Memory reads captured process memory. It has io.ReaderAt semantics with
-// a uint64 address (walker.Memory is the same interface).
-type Memory interface {
-	ReadMemory(p []byte, addr uint64) (int, error)
-}
+// Memory reads captured process memory: unwind.Memory, the interface the
+// walker reads through (walker.Memory is the same type).
+type Memory = unwind.Memory
 
 // Dump is one input in the common model.
 type Dump struct {

@@ -94,7 +94,7 @@ func (n *namer) name(addr uint64) string {
 		if !l.Contains(addr) {
 			continue
 		}
-		if s, ok := tab.Lookup(addr - l.Slide); ok {
+		if s, err := tab.Lookup(addr - l.Slide); err == nil {
 			return s.Name
 		}
 	}

@@ -3,11 +3,14 @@
 package emu
 
 import (
-	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/walker"
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/walker"
 )
 
 // FuzzScanLoadCommands feeds the loader's load-command scan arbitrary
@@ -31,7 +34,11 @@ func FuzzScanLoadCommands(f *testing.F) {
 	}
 	f.Add([]byte{0xce, 0xfa, 0xed, 0xfe})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		facts, err := scanLoadCommands(data)
+		f, err := image.NewFile(bytes.NewReader(data), "fuzz")
+		if err != nil || f.Fat {
+			return
+		}
+		facts, err := scanLoadCommands(f.Images[0], data)
 		if err != nil {
 			return
 		}

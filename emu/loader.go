@@ -81,14 +81,13 @@ func (m *Machine) LoadBytes(data []byte, name string, slide uint64) (*Loaded, er
 		return nil, fmt.Errorf("emu: %w", err)
 	}
 	if f.Fat {
-		// The facts scan reads thin files only; a fat file's slice would
-		// need its offset, which the image package does not give.
+		// Relocations are read from data, a thin file's bytes.
 		return nil, fmt.Errorf("emu: %s is a fat file: extract the %s slice (lipo -thin) to load it", name, m.Arch.Name)
 	}
 	if len(f.Images) != 1 {
 		return nil, fmt.Errorf("emu: %s: %d images in a thin file", name, len(f.Images))
 	}
-	facts, err := scanLoadCommands(data)
+	facts, err := scanLoadCommands(f.Images[0], data)
 	if err != nil {
 		return nil, fmt.Errorf("emu: %s: %w", name, err)
 	}

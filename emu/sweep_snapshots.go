@@ -31,6 +31,22 @@ const (
 	PointEntry
 )
 
+// String names the point as the snapshot table describes it: "middle",
+// "push", "after-pop" or "entry".
+func (k PointKind) String() string {
+	switch k {
+	case PointMiddle:
+		return "middle"
+	case PointPush:
+		return "push"
+	case PointAfterPop:
+		return "after-pop"
+	case PointEntry:
+		return "entry"
+	}
+	return fmt.Sprintf("PointKind(%d)", int(k))
+}
+
 // SnapshotPoint is a boundary of a fixture run kept as a snapshot in
 // fixtures/snapshots/, so that pure-Go tests and `make run` have real
 // captures without Unicorn.

@@ -2,6 +2,7 @@ package hangreport
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"path"
 	"sort"
@@ -39,6 +40,17 @@ const (
 	// "main (in App) + 32 [0x...]" when no line is known.
 	StyleAtos
 )
+
+// String names the style as the package's constants do.
+func (s Style) String() string {
+	switch s {
+	case StyleReport:
+		return "StyleReport"
+	case StyleAtos:
+		return "StyleAtos"
+	}
+	return fmt.Sprintf("Style(%d)", int(s))
+}
 
 // edit replaces the input's bytes [start, end) with text.
 type edit struct {

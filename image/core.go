@@ -7,7 +7,7 @@ import (
 )
 
 // Header is a mach header as the file holds it, for readers of load
-// commands this package does not interpret itself (core files).
+// commands this package does not interpret itself (core files, loaders).
 type Header struct {
 	ByteOrder           binary.ByteOrder
 	Is64                bool
@@ -21,10 +21,10 @@ type Header struct {
 
 // LoadCommand is one load command as the file holds it.
 type LoadCommand struct {
-	Index  int    // position among the load commands, from 0
-	Offset int64  // byte offset of the command from the mach header
-	Cmd    uint32 // LC_SEGMENT_64, LC_THREAD, ...
-	Data   []byte // the whole command, cmdsize bytes, header included
+	Index  int     // position among the load commands, from 0
+	Offset int64   // byte offset of the command from the mach header
+	Cmd    LoadCmd // LoadCmdSegment64, LoadCmdThread, ...
+	Data   []byte  // the whole command, cmdsize bytes, header included
 }
 
 // ReadLoadCommands reads the mach header at offset 0 of r and splits the
@@ -39,34 +39,10 @@ type LoadCommand struct {
 // at least 8 bytes of it, which bounds the loop whatever ncmds says.
 func ReadLoadCommands(r io.ReaderAt, size int64) (*Header, []LoadCommand, error) {
 	src := source{r: r, size: size}
-	var hb [machHeader64Size]byte
-	if err := readFull(r, hb[:machHeaderSize], 0); err != nil {
-		return nil, nil, &FormatError{0, fmt.Sprintf("cannot read mach header: %v", err), nil}
+	h, err := ReadHeader(r)
+	if err != nil {
+		return nil, nil, err
 	}
-	h := &Header{Size: machHeaderSize}
-	switch {
-	case binary.LittleEndian.Uint32(hb[:]) == mhMagic:
-		h.ByteOrder = binary.LittleEndian
-	case binary.LittleEndian.Uint32(hb[:]) == mhMagic64:
-		h.ByteOrder, h.Is64 = binary.LittleEndian, true
-	case binary.BigEndian.Uint32(hb[:]) == mhMagic:
-		h.ByteOrder = binary.BigEndian
-	case binary.BigEndian.Uint32(hb[:]) == mhMagic64:
-		h.ByteOrder, h.Is64 = binary.BigEndian, true
-	default:
-		return nil, nil, &FormatError{0, "not a Mach-O file: bad magic", fmt.Sprintf("%#08x", binary.BigEndian.Uint32(hb[:]))}
-	}
-	if h.Is64 {
-		h.Size = machHeader64Size
-		if err := readFull(r, hb[machHeaderSize:], machHeaderSize); err != nil {
-			return nil, nil, &FormatError{machHeaderSize, fmt.Sprintf("cannot read mach header: %v", err), nil}
-		}
-	}
-	bo := h.ByteOrder
-	h.CPUType, h.CPUSubtype = bo.Uint32(hb[4:]), bo.Uint32(hb[8:])
-	h.Type = FileType(bo.Uint32(hb[12:]))
-	h.NCmds, h.SizeOfCmds, h.Flags = bo.Uint32(hb[16:]), bo.Uint32(hb[20:]), bo.Uint32(hb[24:])
-
 	// What the header declares, clipped to what is there; the walk reports
 	// the first command the clipping cut.
 	avail := uint64(h.SizeOfCmds)
@@ -96,12 +72,12 @@ func ReadLoadCommands(r io.ReaderAt, size int64) (*Header, []LoadCommand, error)
 			}
 			return h, list, &FormatError{at, fmt.Sprintf("load command %d runs past sizeofcmds", i), nil}
 		}
-		cmd, cmdsize := bo.Uint32(cmds[off:]), bo.Uint32(cmds[off+4:])
+		cmd, cmdsize := LoadCmd(h.ByteOrder.Uint32(cmds[off:])), h.ByteOrder.Uint32(cmds[off+4:])
 		if cmdsize < 8 || uint64(cmdsize) > uint64(len(cmds)-off) {
 			if clipErr != nil && uint64(cmdsize) >= 8 {
-				return h, list, fmt.Errorf("load command %d (%#x) at offset %#x is cut short: %w", i, cmd, at, clipErr)
+				return h, list, fmt.Errorf("load command %d (%#x) at offset %#x is cut short: %w", i, uint32(cmd), at, clipErr)
 			}
-			return h, list, &FormatError{at + 4, fmt.Sprintf("load command %d (%#x) has bad cmdsize", i, cmd), cmdsize}
+			return h, list, &FormatError{at + 4, fmt.Sprintf("load command %d (%#x) has bad cmdsize", i, uint32(cmd)), cmdsize}
 		}
 		list = append(list, LoadCommand{Index: int(i), Offset: at, Cmd: cmd, Data: cmds[off : off+int(cmdsize)]})
 		off += int(cmdsize)
@@ -135,7 +111,7 @@ func (c LoadCommand) Segment(bo binary.ByteOrder) (Segment, error) {
 			MaxProt: bo.Uint32(d[56:]), Prot: bo.Uint32(d[60:]),
 		}, nil
 	}
-	return Segment{}, &FormatError{c.Offset, fmt.Sprintf("load command %d is not a segment command", c.Index), fmt.Sprintf("%#x", c.Cmd)}
+	return Segment{}, &FormatError{c.Offset, fmt.Sprintf("load command %d is not a segment command", c.Index), fmt.Sprintf("%#x", uint32(c.Cmd))}
 }
 
 // MemoryReaderAt presents memory as an io.ReaderAt whose offset 0 is base,

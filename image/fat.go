@@ -5,13 +5,6 @@ import (
 	"fmt"
 )
 
-// fatSlice is one fat_arch entry.
-type fatSlice struct {
-	cpuType, cpuSubtype uint32
-	off, size           uint64
-	index               int // in the fat_arch table
-}
-
 // maxFatArch bounds nfat_arch: real universal files hold a handful of slices.
 const maxFatArch = 64
 
@@ -19,7 +12,7 @@ const maxFatArch = 64
 // fat_arch entry that cannot be right (a slice past the end of the file)
 // is left out and reported in bad; err is for a file whose slice table
 // cannot be read at all.
-func readFat(src source) (slices []fatSlice, bad []error, err error) {
+func readFat(src source) (slices []FatArch, bad []error, err error) {
 	var hb [8]byte
 	if err := readFull(src.r, hb[:], 0); err != nil {
 		// Too short to be fat; let the thin parser say what is wrong.
@@ -44,22 +37,22 @@ func readFat(src source) (slices []fatSlice, bad []error, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	slices = make([]fatSlice, 0, n)
+	slices = make([]FatArch, 0, n)
 	for i := 0; i < int(n); i++ {
 		e := tab[uint64(i)*entSize:]
-		s := fatSlice{cpuType: binary.BigEndian.Uint32(e), cpuSubtype: binary.BigEndian.Uint32(e[4:])}
+		s := FatArch{CPUType: binary.BigEndian.Uint32(e), CPUSubtype: binary.BigEndian.Uint32(e[4:])}
 		if magic == fatMagic6 {
-			s.off, s.size = binary.BigEndian.Uint64(e[8:]), binary.BigEndian.Uint64(e[16:])
+			s.Offset, s.Size = binary.BigEndian.Uint64(e[8:]), binary.BigEndian.Uint64(e[16:])
 		} else {
-			s.off, s.size = uint64(binary.BigEndian.Uint32(e[8:])), uint64(binary.BigEndian.Uint32(e[12:]))
+			s.Offset, s.Size = uint64(binary.BigEndian.Uint32(e[8:])), uint64(binary.BigEndian.Uint32(e[12:]))
 		}
 		at := 8 + int64(i)*int64(entSize)
-		end := s.off + s.size
-		if end < s.off || end > 1<<62 || (src.size >= 0 && end > uint64(src.size)) {
-			bad = append(bad, &FormatError{at + 8, fmt.Sprintf("fat slice %d [%#x, +%#x) extends past the end of the file", i, s.off, s.size), nil})
+		end := s.Offset + s.Size
+		if end < s.Offset || end > 1<<62 || (src.size >= 0 && end > uint64(src.size)) {
+			bad = append(bad, &FormatError{at + 8, fmt.Sprintf("fat slice %d [%#x, +%#x) extends past the end of the file", i, s.Offset, s.Size), nil})
 			continue
 		}
-		s.index = i
+		s.Index = i
 		slices = append(slices, s)
 	}
 	return slices, bad, nil

@@ -2,6 +2,8 @@ package image
 
 import (
 	"testing"
+
+	"github.com/stackimage/stackimage/uuid"
 )
 
 func TestFatSelect(t *testing.T) {
@@ -45,7 +47,7 @@ func TestFatSelect(t *testing.T) {
 			t.Errorf("ByUUID(%s) = %v, %v, want the %s slice", im.UUID, got, err, im.ArchName())
 		}
 	}
-	u := UUID{1, 2, 3}
+	u := uuid.UUID{1, 2, 3}
 	wantErr := "image: no slice with UUID " + u.String() + " in " + path +
 		" (has i386 " + i386.UUID.String() + ", x86_64 " + x64.UUID.String() + ")"
 	if _, err := f.ByUUID(u); err == nil || err.Error() != wantErr {

@@ -8,6 +8,7 @@ import (
 	"github.com/blacktop/go-macho/types"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // goMachoCommands are the only load commands go-macho is asked to parse.
@@ -49,7 +50,7 @@ func newImageWith(src source, r io.ReaderAt, h *header, name string) (*Image, er
 	}
 	im.Arch = archFor(im.CPUType, im.CPUSubtype)
 	if u := mf.UUID(); u != nil {
-		im.UUID = UUID(u.UUID)
+		im.UUID = uuid.UUID(u.UUID)
 	}
 	if id := mf.DylibID(); id != nil && name == "" {
 		im.Name = id.Name
@@ -66,6 +67,7 @@ func newImageWith(src source, r io.ReaderAt, h *header, name string) (*Image, er
 		im.Sections = append(im.Sections, Section{
 			Index: i + 1, Segment: s.Seg, Name: s.Name,
 			Addr: s.Addr, Size: s.Size, Offset: s.Offset, Flags: uint32(s.Flags),
+			RelOff: s.Reloff, NReloc: s.Nreloc,
 		})
 		spans = append(spans, span{start: s.Addr, end: clipEnd(s.Addr, s.Size), prio: s.Addr, order: i, ref: i})
 	}

@@ -210,6 +210,13 @@ func TestHostileInput(t *testing.T) {
 
 // exercise opens data and calls every accessor; it must not panic.
 func exercise(data []byte) error {
+	// The cheap readers first: their errors are not the file's (Peek
+	// refuses a fat file, ReadFatArchs ignores a thin one).
+	Sniff(data)
+	ParseHeader(data)
+	Peek(bytes.NewReader(data), int64(len(data)))
+	Peek(bytes.NewReader(data), -1)
+	ReadFatArchs(bytes.NewReader(data), int64(len(data)))
 	f, err := NewFile(bytes.NewReader(data), "input")
 	if err != nil {
 		return err
@@ -227,6 +234,13 @@ func exercise(data []byte) error {
 		for _, s := range im.Segments {
 			_, err = im.ReadSegment(s)
 			errs = append(errs, err)
+		}
+		h := im.Header()
+		for _, c := range im.LoadCommands() {
+			c.UUID()
+			c.DyldInfo(h.ByteOrder)
+			c.EntryPoint(h.ByteOrder)
+			c.Segment(h.ByteOrder)
 		}
 		im.TextSegment()
 		im.SectionFor(0x100000000)

@@ -1,7 +1,11 @@
 // Package image reads Mach-O images, on disk or in captured memory: thin and
 // fat files, executables, dylibs, bundles, objects and dSYMs. It is the only
-// package of the project that reads Mach-O structures through go-macho; the
-// others see the types declared here.
+// package of the project that reads Mach-O structures through go-macho, and
+// the only one that decodes mach headers and load commands: callers that
+// need less than an Image (a format sniff, a UUID from a zip member, the
+// commands of a core) use Sniff, ReadHeader, Peek, ReadFatArchs and
+// ReadLoadCommands, bounded as Open is. The others see the types declared
+// here.
 package image
 
 import (
@@ -14,26 +18,47 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/unwind"
 	"github.com/stackimage/stackimage/uuid"
 )
-
-// UUID is an image's LC_UUID (package uuid, a leaf that report and dump
-// parsers share).
-type UUID = uuid.UUID
-
-// ParseUUID reads a UUID with or without dashes, in either case.
-func ParseUUID(s string) (UUID, error) { return uuid.Parse(s) }
 
 // FileType is the Mach-O header's filetype.
 type FileType uint32
 
 const (
-	TypeObject  FileType = 1  // MH_OBJECT
-	TypeExecute FileType = 2  // MH_EXECUTE
-	TypeDylib   FileType = 6  // MH_DYLIB
-	TypeBundle  FileType = 8  // MH_BUNDLE
-	TypeDSYM    FileType = 10 // MH_DSYM
+	TypeObject   FileType = 1  // MH_OBJECT
+	TypeExecute  FileType = 2  // MH_EXECUTE
+	TypeCore     FileType = 4  // MH_CORE
+	TypeDylib    FileType = 6  // MH_DYLIB
+	TypeDylinker FileType = 7  // MH_DYLINKER
+	TypeBundle   FileType = 8  // MH_BUNDLE
+	TypeDSYM     FileType = 10 // MH_DSYM
+	TypeFileSet  FileType = 12 // MH_FILESET
 )
+
+// String names the file type as <mach-o/loader.h> does ("MH_EXECUTE"),
+// or gives its number for one without a constant here.
+func (t FileType) String() string {
+	switch t {
+	case TypeObject:
+		return "MH_OBJECT"
+	case TypeExecute:
+		return "MH_EXECUTE"
+	case TypeCore:
+		return "MH_CORE"
+	case TypeDylib:
+		return "MH_DYLIB"
+	case TypeDylinker:
+		return "MH_DYLINKER"
+	case TypeBundle:
+		return "MH_BUNDLE"
+	case TypeDSYM:
+		return "MH_DSYM"
+	case TypeFileSet:
+		return "MH_FILESET"
+	}
+	return fmt.Sprintf("FileType(%d)", uint32(t))
+}
 
 // Segment is one LC_SEGMENT or LC_SEGMENT_64. Addresses are unslid.
 type Segment struct {
@@ -53,6 +78,9 @@ type Section struct {
 	Size    uint64
 	Offset  uint32
 	Flags   uint32
+	// RelOff and NReloc locate the section's relocation entries (object
+	// files): NReloc 8-byte entries at file offset RelOff.
+	RelOff, NReloc uint32
 }
 
 // RawSymtab is the LC_SYMTAB data as the file holds it: the nlist array and
@@ -78,7 +106,7 @@ type Image struct {
 	// in-memory image, the name the caller gave, or its LC_ID_DYLIB name
 	// when the caller gave none.
 	Name       string
-	UUID       UUID
+	UUID       uuid.UUID      // LC_UUID; zero when the image has none
 	Arch       *archregs.Arch // nil for an architecture archregs does not know
 	CPUType    uint32
 	CPUSubtype uint32
@@ -196,10 +224,10 @@ func newFile(src source, name string) (*File, error) {
 		f.SliceErrors = append(f.SliceErrors, fmt.Errorf("image: %s: %w", name, err))
 	}
 	for _, s := range slices {
-		im, err := newImage(source{r: io.NewSectionReader(src.r, int64(s.off), int64(s.size)), size: int64(s.size)}, name)
+		im, err := newImage(source{r: io.NewSectionReader(src.r, int64(s.Offset), int64(s.Size)), size: int64(s.Size)}, name)
 		if err != nil {
 			// One bad slice costs itself, not its neighbours.
-			f.SliceErrors = append(f.SliceErrors, fmt.Errorf("image: %s: fat slice %d (%s): %w", name, s.index, archName(s.cpuType, s.cpuSubtype), err))
+			f.SliceErrors = append(f.SliceErrors, fmt.Errorf("image: %s: fat slice %d (%s): %w", name, s.Index, s.ArchName(), err))
 			continue
 		}
 		f.Images = append(f.Images, im)
@@ -232,7 +260,7 @@ func (f *File) ByArch(arch string) (*Image, error) {
 }
 
 // ByUUID returns the slice with the UUID. The error lists the slices present.
-func (f *File) ByUUID(u UUID) (*Image, error) {
+func (f *File) ByUUID(u uuid.UUID) (*Image, error) {
 	for _, im := range f.Images {
 		if im.UUID == u {
 			return im, nil
@@ -258,10 +286,9 @@ func (f *File) slicesPresent(withUUID bool) string {
 // stand for several subtypes (armv7s and armv7k decode as armv7).
 func (im *Image) ArchName() string { return archName(im.CPUType, im.CPUSubtype) }
 
-// Memory reads target memory; walker.Memory satisfies it.
-type Memory interface {
-	ReadMemory(p []byte, addr uint64) (int, error)
-}
+// Memory reads target memory: unwind.Memory, the type walker.Memory and
+// dump.Memory are too.
+type Memory = unwind.Memory
 
 // TextSegment returns the segment that maps the start of the file (__TEXT),
 // whose vmaddr the load address corresponds to. In a dSYM, whose segments

@@ -1,12 +1,17 @@
 package image
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/stackimage/stackimage/lookup"
+	"github.com/stackimage/stackimage/uuid"
+)
 
 // Loaded is one image of a process: where it was loaded and, when a matching
 // file was found, the image itself.
 type Loaded struct {
 	Name        string
-	UUID        UUID
+	UUID        uuid.UUID
 	LoadAddress uint64
 	// Size is the extent of the image in memory when known without the image
 	// (crash reports give it); zero when unknown.
@@ -99,8 +104,19 @@ func NewList(images []*Loaded) *List {
 }
 
 // Lookup returns the image, segment and section holding addr, in O(log n).
-// ok is false when addr lies in no image.
-func (l *List) Lookup(addr uint64) (Location, bool) {
+// The error is ErrNotFound when addr lies in no image.
+func (l *List) Lookup(addr uint64) (Location, error) {
+	if loc, ok := l.lookup(addr); ok {
+		return loc, nil
+	}
+	return Location{}, ErrNotFound
+}
+
+// ErrNotFound is List.Lookup's error for an address in no image:
+// lookup.ErrNotFound, the one "not found" of every Lookup and Resolve.
+var ErrNotFound = lookup.ErrNotFound
+
+func (l *List) lookup(addr uint64) (Location, bool) {
 	sp, ok := findSpan(l.spans, addr)
 	if !ok {
 		return Location{}, false

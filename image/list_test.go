@@ -91,7 +91,8 @@ func TestListLookup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			loc, ok := l.Lookup(tt.addr)
+			loc, err := l.Lookup(tt.addr)
+			ok := err == nil
 			var got *result
 			if ok {
 				got = &result{Image: loc.Loaded.Name, Unslid: loc.Unslid, Offset: loc.Offset}
@@ -149,7 +150,8 @@ func TestListSameLoadAddress(t *testing.T) {
 		addr uint64
 		want string
 	}{{0x1000, "first"}, {0x10ff, "first"}, {0x1100, "second"}, {0x11ff, "second"}} {
-		loc, ok := l.Lookup(tt.addr)
+		loc, err := l.Lookup(tt.addr)
+		ok := err == nil
 		if !ok || loc.Loaded.Name != tt.want {
 			t.Errorf("Lookup(%#x) = %v, %v, want %q", tt.addr, loc.Loaded, ok, tt.want)
 		}
@@ -158,7 +160,7 @@ func TestListSameLoadAddress(t *testing.T) {
 
 func TestListEmpty(t *testing.T) {
 	l := NewList(nil)
-	if _, ok := l.Lookup(0x1000); ok {
+	if _, err := l.Lookup(0x1000); err == nil {
 		t.Errorf("Lookup in an empty list found something")
 	}
 	if l.IsCode(0x1000) {
@@ -210,7 +212,7 @@ func BenchmarkListLookup(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, ok := l.Lookup(addrs[i%len(addrs)]); !ok {
+		if _, err := l.Lookup(addrs[i%len(addrs)]); err != nil {
 			b.Fatal("not found")
 		}
 	}

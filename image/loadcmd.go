@@ -66,12 +66,17 @@ type header struct {
 	order                         binary.ByteOrder
 	is64                          bool
 	cpuType, cpuSubtype, fileType uint32
-	ncmds, sizeofcmds             uint32
+	ncmds, sizeofcmds, flags      uint32
 	segs                          []rawSegment
 	symtab                        *symtabCmd
 	funcStarts                    *linkeditRef
 	exportTrie                    *linkeditRef // LC_DYLD_EXPORTS_TRIE
 	dyldInfoExports               *linkeditRef // LC_DYLD_INFO(_ONLY)'s export_off/export_size
+	// cmds are the load commands as read (sizeofcmds bytes, walked
+	// without error), cmdsOff their offset from the mach header: what
+	// Image.LoadCommands splits.
+	cmds    []byte
+	cmdsOff int64
 }
 
 // exports returns where the export trie is: LC_DYLD_EXPORTS_TRIE when
@@ -172,36 +177,16 @@ func readFull(r io.ReaderAt, p []byte, off uint64) error {
 
 // readHeader reads the mach header and walks the load commands.
 func readHeader(src source) (*header, error) {
-	var hb [machHeader64Size]byte
-	if err := readFull(src.r, hb[:machHeaderSize], 0); err != nil {
-		return nil, &FormatError{0, fmt.Sprintf("cannot read mach header: %v", err), nil}
+	hd, err := ReadHeader(src.r)
+	if err != nil {
+		return nil, err
 	}
-	h := &header{}
-	switch {
-	case binary.LittleEndian.Uint32(hb[:]) == mhMagic:
-		h.order = binary.LittleEndian
-	case binary.LittleEndian.Uint32(hb[:]) == mhMagic64:
-		h.order, h.is64 = binary.LittleEndian, true
-	case binary.BigEndian.Uint32(hb[:]) == mhMagic:
-		h.order = binary.BigEndian
-	case binary.BigEndian.Uint32(hb[:]) == mhMagic64:
-		h.order, h.is64 = binary.BigEndian, true
-	default:
-		return nil, &FormatError{0, "not a Mach-O file: bad magic", fmt.Sprintf("%#08x", binary.BigEndian.Uint32(hb[:]))}
+	h := &header{
+		order: hd.ByteOrder, is64: hd.Is64,
+		cpuType: hd.CPUType, cpuSubtype: hd.CPUSubtype, fileType: uint32(hd.Type),
+		ncmds: hd.NCmds, sizeofcmds: hd.SizeOfCmds, flags: hd.Flags,
 	}
-	hsize := int64(machHeaderSize)
-	if h.is64 {
-		hsize = machHeader64Size
-		if err := readFull(src.r, hb[machHeaderSize:], machHeaderSize); err != nil {
-			return nil, &FormatError{machHeaderSize, fmt.Sprintf("cannot read mach header: %v", err), nil}
-		}
-	}
-	bo := h.order
-	h.cpuType = bo.Uint32(hb[4:])
-	h.cpuSubtype = bo.Uint32(hb[8:])
-	h.fileType = bo.Uint32(hb[12:])
-	h.ncmds = bo.Uint32(hb[16:])
-	h.sizeofcmds = bo.Uint32(hb[20:])
+	hsize := hd.Size
 	if h.sizeofcmds > maxSizeofcmds {
 		return nil, &FormatError{20, "sizeofcmds too large", h.sizeofcmds}
 	}
@@ -216,6 +201,7 @@ func readHeader(src source) (*header, error) {
 	if err := h.walk(cmds, hsize); err != nil {
 		return nil, err
 	}
+	h.cmds, h.cmdsOff = cmds, hsize
 	return h, nil
 }
 

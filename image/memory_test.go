@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // testMemory is a captured address space: regions of bytes at addresses.
@@ -70,7 +72,7 @@ func contains(list []string, s string) bool {
 // imageFacts gathers everything FromMemory must reproduce.
 type imageFacts struct {
 	Name           string
-	UUID           UUID
+	UUID           uuid.UUID
 	CPUType        uint32
 	CPUSubtype     uint32
 	Type           FileType

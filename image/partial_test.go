@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/stackimage/stackimage/internal/hostile"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // TestDamagedTablesKeepWhatCanBeRead checks that a damaged export trie or
@@ -18,7 +20,7 @@ func TestDamagedTablesKeepWhatCanBeRead(t *testing.T) {
 	overflow := bytes.Repeat([]byte{0xff}, 11)
 	starts := append(hostile.ULEB128(hostile.ULEB128(nil, hostile.CodeOffset), 0x40), overflow...)
 	m := hostile.MachO{
-		UUID:           UUID{1},
+		UUID:           uuid.UUID{1},
 		FunctionStarts: starts,
 		ExportTrie:     hostile.ExportTrie([]string{"_a", "_b"}, []uint64{0, 0x40}, true),
 	}
@@ -46,24 +48,24 @@ func TestDamagedTablesKeepWhatCanBeRead(t *testing.T) {
 // TestFatKeepsGoodSlices checks that a fat file with one unreadable slice
 // still gives its other slices, and says which slice was left out.
 func TestFatKeepsGoodSlices(t *testing.T) {
-	good := hostile.MachO{UUID: UUID{1}}.Bytes()
-	bad := hostile.MachO{UUID: UUID{2}}.Bytes()
+	good := hostile.MachO{UUID: uuid.UUID{1}}.Bytes()
+	bad := hostile.MachO{UUID: uuid.UUID{2}}.Bytes()
 	binary.LittleEndian.PutUint32(bad[16:], 0xffffffff) // ncmds
 	past := append([]byte(nil), good...)
 
 	tests := []struct {
 		name      string
 		data      []byte
-		wantUUIDs []UUID
+		wantUUIDs []uuid.UUID
 		wantErrs  []string
 	}{
 		{"bad load commands", hostile.Fat([][]byte{bad, good}, []uint32{0, 2}),
-			[]UUID{{1}}, []string{"fat slice 0 (arm64): ncmds 4294967295"}},
+			[]uuid.UUID{{1}}, []string{"fat slice 0 (arm64): ncmds 4294967295"}},
 		{"slice past the end of the file", func() []byte {
 			b := hostile.Fat([][]byte{good, past}, []uint32{0, 2})
 			binary.BigEndian.PutUint32(b[8+20+12:], 0x7fffffff) // second slice's size
 			return b
-		}(), []UUID{{1}}, []string{"fat slice 1 [0x8000, +0x7fffffff) extends past the end of the file"}},
+		}(), []uuid.UUID{{1}}, []string{"fat slice 1 [0x8000, +0x7fffffff) extends past the end of the file"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,7 +73,7 @@ func TestFatKeepsGoodSlices(t *testing.T) {
 			if err != nil {
 				t.Fatalf("NewFile: %v; want the good slice", err)
 			}
-			var uuids []UUID
+			var uuids []uuid.UUID
 			for _, im := range f.Images {
 				uuids = append(uuids, im.UUID)
 			}

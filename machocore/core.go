@@ -20,19 +20,13 @@ import (
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
-// Mach-O constants, as <mach-o/loader.h> defines them.
+// The mach header and load commands are read (and written) by package
+// image; this package interprets the commands a core holds.
 const (
-	mhCore        = 4          // MH_CORE
-	lcSegment     = 0x1        // LC_SEGMENT
-	lcThread      = 0x4        // LC_THREAD
-	lcUnixThread  = 0x5        // LC_UNIXTHREAD
-	lcSegment64   = 0x19       // LC_SEGMENT_64
-	lcNote        = 0x31       // LC_NOTE
 	noteCmdSize   = 40         // sizeof(struct note_command)
-	mhMagic       = 0xfeedface // MH_MAGIC
-	mhMagic64     = 0xfeedfacf // MH_MAGIC_64
 	uint64Unknown = ^uint64(0) // UINT64_MAX: the notes' "not known"
 )
 
@@ -139,9 +133,9 @@ type ExceptionState struct {
 
 // Image is one loaded image.
 type Image struct {
-	Name        string     // path, or "" when not known
-	UUID        image.UUID // zero when not known
-	LoadAddress uint64     // address of the mach header
+	Name        string    // path, or "" when not known
+	UUID        uuid.UUID // zero when not known
+	LoadAddress uint64    // address of the mach header
 	// Size is the extent of the image's segments from LoadAddress, known
 	// when its mach header could be read from the core's memory; else 0.
 	Size uint64
@@ -208,7 +202,7 @@ func Open(r io.ReaderAt, size int64) (*Core, error) {
 	if h == nil {
 		return nil, &Error{-1, 0, "cannot read the mach header", err}
 	}
-	if h.Type != mhCore {
+	if h.Type != image.TypeCore {
 		return nil, &Error{-1, 12, fmt.Sprintf("filetype %d", h.Type), ErrNotCore}
 	}
 	p := &parser{r: r, size: size, bo: h.ByteOrder, c: &Core{CPUType: h.CPUType, CPUSubtype: h.CPUSubtype, Is64: h.Is64}}
@@ -231,11 +225,11 @@ func Open(r io.ReaderAt, size int64) (*Core, error) {
 	for _, lc := range cmds {
 		p.cmdOff[lc.Index] = lc.Offset
 		switch lc.Cmd {
-		case lcSegment, lcSegment64:
+		case image.LoadCmdSegment, image.LoadCmdSegment64:
 			p.segment(lc)
-		case lcThread, lcUnixThread:
+		case image.LoadCmdThread, image.LoadCmdUnixThread:
 			p.thread(lc)
-		case lcNote:
+		case image.LoadCmdNote:
 			p.note(lc)
 		}
 	}

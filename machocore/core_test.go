@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // testArches are the architectures Write supports, with a stack address
@@ -65,9 +65,9 @@ func testInput(t testing.TB, arch *archregs.Arch, stack, imageAddr uint64) *Writ
 			{Addr: imageAddr, Size: 0x3000, Data: []byte("not a mach header, then zeros"), Prot: 5, MaxProt: 7},
 		},
 		Images: []Image{
-			{Name: "/usr/lib/dyld", UUID: image.UUID{1, 2, 3}, LoadAddress: imageAddr + 0x1000,
+			{Name: "/usr/lib/dyld", UUID: uuid.UUID{1, 2, 3}, LoadAddress: imageAddr + 0x1000,
 				Segments: []ImageSegment{{"__TEXT", imageAddr + 0x1000}, {"__DATA", imageAddr + 0x2000}}},
-			{Name: "/bin/app", UUID: image.UUID{9, 8, 7}, LoadAddress: imageAddr},
+			{Name: "/bin/app", UUID: uuid.UUID{9, 8, 7}, LoadAddress: imageAddr},
 		},
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // FuzzParse opens arbitrary bytes as a core and reads what it names:
@@ -27,7 +27,7 @@ func FuzzParse(f *testing.F) {
 	}
 	// A dyld for the header scan, its load commands in the file, the rest
 	// of its segment zero.
-	dyld := dylinkerImage(image.UUID{1}, "/usr/lib/dyld")[:0xc0]
+	dyld := dylinkerImage(uuid.UUID{1}, "/usr/lib/dyld")[:0xc0]
 	f.Add(writeCore(f, &WriteInput{Arch: archregs.ARM64, Regions: []WriteRegion{{Addr: 0x180000000, Size: 0x4000, Data: dyld}}}))
 	f.Add(writeCore(f, &WriteInput{Arch: archregs.ARM64}))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -10,10 +10,21 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 var le = binary.LittleEndian
+
+// The tests write hostile files byte by byte, with <mach-o/loader.h>'s
+// numbers, rather than through image's writer.
+const (
+	mhMagic64    = 0xfeedfacf // MH_MAGIC_64
+	mhCore       = 4          // MH_CORE
+	lcThread     = 0x4        // LC_THREAD
+	lcIDDylinker = 0xf        // LC_ID_DYLINKER
+	lcSegment64  = 0x19       // LC_SEGMENT_64
+	lcNote       = 0x31       // LC_NOTE
+)
 
 // rawCore lays out a 64-bit little-endian arm64 MH_CORE by hand: the
 // header (ncmds and sizeofcmds as given when nonzero, else computed), the
@@ -337,17 +348,17 @@ func TestHostile(t *testing.T) {
 // TestNotes reads the notes Write does not write: "main bin spec" in
 // xnu's version 1 and lldb's version 2, and "addrable bits" version 4.
 func TestNotes(t *testing.T) {
-	uuid := image.UUID{0xaa, 0xbb, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}
+	id := uuid.UUID{0xaa, 0xbb, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}
 	mainV1 := le.AppendUint32(nil, 1)
 	mainV1 = le.AppendUint32(mainV1, 2)          // type: user process
 	mainV1 = le.AppendUint64(mainV1, 0x10000000) // address
-	mainV1 = append(mainV1, uuid[:]...)
+	mainV1 = append(mainV1, id[:]...)
 	mainV1 = append(mainV1, 14, 0, 0, 0, 0, 0, 0, 0) // log2_pagesize, unused
 	mainV2 := le.AppendUint32(nil, 2)
 	mainV2 = le.AppendUint32(mainV2, 1)          // type: kernel
 	mainV2 = le.AppendUint64(mainV2, 0x20000000) // address
 	mainV2 = le.AppendUint64(mainV2, 0x4000)     // slide
-	mainV2 = append(mainV2, uuid[:]...)
+	mainV2 = append(mainV2, id[:]...)
 	mainV2 = append(mainV2, make([]byte, 8)...)
 	bitsV4 := []byte{4, 0, 0, 0, 39, 0, 0, 0, 55, 0, 0, 0, 0, 0, 0, 0}
 
@@ -371,8 +382,8 @@ func TestNotes(t *testing.T) {
 		t.Errorf("warnings: %v", c.Warnings)
 	}
 	want := []Image{
-		{UUID: uuid, LoadAddress: 0x10000000, Source: ownerMainBinSpec},
-		{UUID: uuid, LoadAddress: 0x20000000, Source: ownerMainBinSpec},
+		{UUID: id, LoadAddress: 0x10000000, Source: ownerMainBinSpec},
+		{UUID: id, LoadAddress: 0x20000000, Source: ownerMainBinSpec},
 	}
 	if diff := cmp.Diff(want, c.Images); diff != "" {
 		t.Errorf("images (-want +got):\n%s", diff)

@@ -14,12 +14,11 @@ const (
 	maxScanPages   = 1 << 16  // page starts examined inside regions (256 MiB of 4 KiB pages)
 	maxHeaderReads = 1024     // mach headers read with image.FromMemory
 	maxHeaderBytes = 64 << 20 // bytes read from memory for them in all; real load commands take a few KiB
-	lcIDDylinker   = 0xf      // LC_ID_DYLINKER
 )
 
 // Mach-O file types an image loaded in a process has.
 var imageFileTypes = map[image.FileType]bool{
-	image.TypeExecute: true, image.TypeDylib: true, 7 /* MH_DYLINKER */ : true, image.TypeBundle: true,
+	image.TypeExecute: true, image.TypeDylib: true, image.TypeDylinker: true, image.TypeBundle: true,
 }
 
 // scanImages finds images by their mach headers, as lldb does for a core
@@ -71,7 +70,7 @@ func (p *parser) headerAt(r Region, addr uint64) (Image, bool) {
 	if err := p.readAt(hb, r.FileOffset+(addr-r.Addr)); err != nil {
 		return Image{}, false
 	}
-	if !imageFileTypes[image.FileType(p.bo.Uint32(hb[12:]))] {
+	if h, err := image.ParseHeader(hb); err != nil || !imageFileTypes[h.Type] {
 		return Image{}, false
 	}
 	im := Image{LoadAddress: addr, Source: "header scan"}
@@ -89,16 +88,9 @@ func (p *parser) describe(im *Image) bool {
 	// A plausible header first: the core's magic and CPU type, and load
 	// commands the file holds and the budget allows, before image reads
 	// and allocates them.
-	var hb [28]byte
-	if _, err := p.mem.ReadMemory(hb[:], im.LoadAddress); err != nil {
-		return false
-	}
-	magic := uint32(mhMagic)
-	if p.c.Is64 {
-		magic = mhMagic64
-	}
-	sizeofcmds := uint64(p.bo.Uint32(hb[20:]))
-	if p.bo.Uint32(hb[:]) != magic || p.bo.Uint32(hb[4:]) != p.c.CPUType || sizeofcmds > p.mem.left || sizeofcmds > uint64(p.size) {
+	h, err := image.ReadHeader(image.MemoryReaderAt(p.mem, im.LoadAddress))
+	if err != nil || h.Is64 != p.c.Is64 || h.ByteOrder != p.bo || h.CPUType != p.c.CPUType ||
+		uint64(h.SizeOfCmds) > p.mem.left || uint64(h.SizeOfCmds) > uint64(p.size) {
 		return false
 	}
 	mi, err := image.FromMemory(p.mem, im.LoadAddress, "")
@@ -138,7 +130,7 @@ func (p *parser) dylinkerName(addr uint64) string {
 		return ""
 	}
 	for _, lc := range cmds {
-		if lc.Cmd != lcIDDylinker || len(lc.Data) < 12 {
+		if lc.Cmd != image.LoadCmdIDDylinker || len(lc.Data) < 12 {
 			continue
 		}
 		if off := h.ByteOrder.Uint32(lc.Data[8:]); uint64(off) < uint64(len(lc.Data)) {

@@ -10,13 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // dylinkerImage returns a minimal arm64 dyld as it lies in memory: a mach
 // header (MH_DYLINKER), an LC_SEGMENT_64 __TEXT mapping the first 0x4000
 // bytes, LC_UUID and LC_ID_DYLINKER, then zeros.
-func dylinkerImage(uuid image.UUID, name string) []byte {
+func dylinkerImage(id uuid.UUID, name string) []byte {
 	var cmds []byte
 	seg := le.AppendUint32(nil, 0x19) // LC_SEGMENT_64
 	seg = le.AppendUint32(seg, 72)
@@ -28,7 +28,7 @@ func dylinkerImage(uuid image.UUID, name string) []byte {
 	cmds = append(cmds, seg...)
 	cmds = le.AppendUint32(cmds, 0x1b) // LC_UUID
 	cmds = le.AppendUint32(cmds, 24)
-	cmds = append(cmds, uuid[:]...)
+	cmds = append(cmds, id[:]...)
 	str := append([]byte(name), 0)
 	for len(str)%8 != 4 {
 		str = append(str, 0)
@@ -49,9 +49,9 @@ func dylinkerImage(uuid image.UUID, name string) []byte {
 // start, one at a page inside a region, and not a stray magic number with
 // a file type no process loads.
 func TestHeaderScan(t *testing.T) {
-	dyld := dylinkerImage(image.UUID{0xd1}, "/usr/lib/dyld")
-	inner := dylinkerImage(image.UUID{0xd2}, "/usr/lib/inner")
-	stray := dylinkerImage(image.UUID{0xd3}, "/stray")
+	dyld := dylinkerImage(uuid.UUID{0xd1}, "/usr/lib/dyld")
+	inner := dylinkerImage(uuid.UUID{0xd2}, "/usr/lib/inner")
+	stray := dylinkerImage(uuid.UUID{0xd3}, "/stray")
 	le.PutUint32(stray[12:], 1) // MH_OBJECT
 	big := append(append(make([]byte, 0x2000), inner...), stray...)
 	in := &WriteInput{Arch: archregs.ARM64, Regions: []WriteRegion{
@@ -60,8 +60,8 @@ func TestHeaderScan(t *testing.T) {
 	}}
 	c := openCore(t, writeCore(t, in))
 	want := []Image{
-		{Name: "/usr/lib/dyld", UUID: image.UUID{0xd1}, LoadAddress: 0x180000000, Size: 0x4000, Source: "header scan"},
-		{Name: "/usr/lib/inner", UUID: image.UUID{0xd2}, LoadAddress: 0x190002000, Size: 0x4000, Source: "header scan"},
+		{Name: "/usr/lib/dyld", UUID: uuid.UUID{0xd1}, LoadAddress: 0x180000000, Size: 0x4000, Source: "header scan"},
+		{Name: "/usr/lib/inner", UUID: uuid.UUID{0xd2}, LoadAddress: 0x190002000, Size: 0x4000, Source: "header scan"},
 	}
 	if diff := cmp.Diff(want, c.Images); diff != "" {
 		t.Errorf("images (-want +got):\n%s", diff)

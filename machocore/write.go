@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/image"
 )
 
 // WriteInput is what Write puts in a core.
@@ -158,16 +159,9 @@ func Write(w io.Writer, in *WriteInput) error {
 	}
 
 	buf := make([]byte, 0, hdrSize+sizeofcmds)
-	magic := uint32(mhMagic)
-	if is64 {
-		magic = mhMagic64
-	}
-	for _, v := range []uint32{magic, arch.CPUType, arch.CPUSubtype, mhCore, uint32(ncmds), uint32(sizeofcmds), 0} {
-		buf = bo.AppendUint32(buf, v)
-	}
-	if is64 {
-		buf = bo.AppendUint32(buf, 0) // reserved
-	}
+	hdr := image.Header{ByteOrder: bo, Is64: is64, CPUType: arch.CPUType, CPUSubtype: arch.CPUSubtype,
+		Type: image.TypeCore, NCmds: uint32(ncmds), SizeOfCmds: uint32(sizeofcmds)}
+	buf = hdr.Append(buf)
 	for _, t := range threads {
 		buf = append(buf, t...)
 	}
@@ -183,14 +177,14 @@ func Write(w io.Writer, in *WriteInput) error {
 			maxProt = prot
 		}
 		if is64 {
-			buf = bo.AppendUint32(buf, lcSegment64)
+			buf = bo.AppendUint32(buf, uint32(image.LoadCmdSegment64))
 			buf = bo.AppendUint32(buf, uint32(segSize))
 			buf = append(buf, name[:]...)
 			for _, v := range []uint64{r.Addr, r.Size, segOffs[i], uint64(len(r.Data))} {
 				buf = bo.AppendUint64(buf, v)
 			}
 		} else {
-			buf = bo.AppendUint32(buf, lcSegment)
+			buf = bo.AppendUint32(buf, uint32(image.LoadCmdSegment))
 			buf = bo.AppendUint32(buf, uint32(segSize))
 			buf = append(buf, name[:]...)
 			for _, v := range []uint64{r.Addr, r.Size, segOffs[i], uint64(len(r.Data))} {
@@ -204,7 +198,7 @@ func Write(w io.Writer, in *WriteInput) error {
 	for i, n := range notes {
 		var owner [16]byte
 		copy(owner[:], n.owner)
-		buf = bo.AppendUint32(buf, lcNote)
+		buf = bo.AppendUint32(buf, uint32(image.LoadCmdNote))
 		buf = bo.AppendUint32(buf, noteCmdSize)
 		buf = append(buf, owner[:]...)
 		buf = bo.AppendUint64(buf, noteOffs[i])
@@ -252,7 +246,7 @@ func threadCommand(arch *archregs.Arch, th WriteThread) ([]byte, error) {
 		body = bo.AppendUint32(body, f.Count)
 		body = append(body, f.Encode(e.Exception, e.Syndrome, e.FaultAddress)...)
 	}
-	cmd := bo.AppendUint32(nil, lcThread)
+	cmd := bo.AppendUint32(nil, uint32(image.LoadCmdThread))
 	cmd = bo.AppendUint32(cmd, uint32(8+len(body)))
 	return append(cmd, body...), nil
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/dump"
-	"github.com/stackimage/stackimage/uuid"
 )
 
 // Model returns the dump in the common dump model, which every input
@@ -24,7 +23,7 @@ func (d *Dump) Model() *dump.Dump {
 	for _, mod := range d.Modules {
 		im := dump.Image{Name: mod.Name, Path: mod.Path, LoadAddress: mod.Base, Size: mod.Size, DebugID: mod.DebugID}
 		if mod.HasUUID {
-			im.UUID = uuid.UUID(mod.UUID)
+			im.UUID = mod.UUID
 		}
 		if len(m.Images) == 0 {
 			m.Process.Name, m.Process.Path = mod.Name, mod.Path // the main executable comes first

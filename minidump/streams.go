@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // SystemInfo is the MINIDUMP_SYSTEM_INFO stream.
@@ -309,7 +310,7 @@ type Module struct {
 	CodeView      CodeView
 	// UUID is the Mach-O LC_UUID, from an RSDS CodeView record (see
 	// CodeView); HasUUID is false when the module has none.
-	UUID    [16]byte
+	UUID    uuid.UUID
 	HasUUID bool
 	// DebugID is Breakpad's debug identifier: the UUID in upper-case hex
 	// without dashes, then the age in hex ("67E9247C814E392BA027DBDE6748FCBF0").
@@ -349,8 +350,8 @@ func (c *CodeView) SignatureString() string {
 // GUIDToUUID converts a CodeView GUID as stored to the UUID it stands for.
 // Breakpad and Crashpad write the Mach-O UUID's first three fields as the
 // GUID's little-endian Data1, Data2 and Data3, so those bytes are swapped.
-func GUIDToUUID(g [16]byte) [16]byte {
-	u := g
+func GUIDToUUID(g [16]byte) uuid.UUID {
+	u := uuid.UUID(g)
 	u[0], u[1], u[2], u[3] = g[3], g[2], g[1], g[0]
 	u[4], u[5] = g[5], g[4]
 	u[6], u[7] = g[7], g[6]
@@ -358,11 +359,11 @@ func GUIDToUUID(g [16]byte) [16]byte {
 }
 
 // UUIDToGUID is GUIDToUUID's inverse (the swap is its own inverse).
-func UUIDToGUID(u [16]byte) [16]byte { return GUIDToUUID(u) }
+func UUIDToGUID(u uuid.UUID) [16]byte { return [16]byte(GUIDToUUID(u)) }
 
 // DebugID returns Breakpad's debug identifier for a UUID and age.
-func DebugID(uuid [16]byte, age uint32) string {
-	return strings.ToUpper(hex.EncodeToString(uuid[:])) + fmt.Sprintf("%X", age)
+func DebugID(u uuid.UUID, age uint32) string {
+	return strings.ToUpper(hex.EncodeToString(u[:])) + fmt.Sprintf("%X", age)
 }
 
 func (r *reader) modules(errs *[]error) []Module {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // WriterInput describes a minidump for Write.
@@ -60,7 +61,7 @@ type WriterModule struct {
 	Base uint64
 	Size uint32
 	Path string
-	UUID [16]byte
+	UUID uuid.UUID
 	Age  uint32
 }
 

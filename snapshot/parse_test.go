@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 const (
@@ -123,9 +123,9 @@ func view(s *Snapshot) snapshotView {
 	return v
 }
 
-func mustUUID(t testing.TB, s string) image.UUID {
+func mustUUID(t testing.TB, s string) uuid.UUID {
 	t.Helper()
-	u, err := image.ParseUUID(s)
+	u, err := uuid.Parse(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,21 @@ const (
 	SimplifiedTypes
 )
 
+// String names the style as the package's constants do.
+func (s Style) String() string {
+	switch s {
+	case Full:
+		return "Full"
+	case Simplified:
+		return "Simplified"
+	case NameOnly:
+		return "NameOnly"
+	case SimplifiedTypes:
+		return "SimplifiedTypes"
+	}
+	return fmt.Sprintf("Style(%d)", int(s))
+}
+
 // MaxOutput bounds the length of a demangled name, in bytes. Substitutions
 // let a short mangled name describe a type whose printed form doubles with
 // every few bytes; such names fail with ErrTooComplex.

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/symtab"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // A bitcode build hides names: the App Store recompiles the app from
@@ -68,8 +68,15 @@ func (m *SymbolMap) Len() int {
 // Resolve returns the name a hidden one stands for: "__hidden#N_" becomes
 // line N, with any underscores before it (a Mach-O symbol table adds one)
 // kept. Any other name, or a hidden one the map does not reach, is
-// returned as is, with ok false.
-func (m *SymbolMap) Resolve(name string) (string, bool) {
+// returned as is, with ErrNotFound.
+func (m *SymbolMap) Resolve(name string) (string, error) {
+	if s, ok := m.resolve(name); ok {
+		return s, nil
+	}
+	return name, ErrNotFound
+}
+
+func (m *SymbolMap) resolve(name string) (string, bool) {
 	if m == nil || len(m.names) == 0 {
 		return name, false
 	}
@@ -97,13 +104,13 @@ func (m *SymbolMap) Resolve(name string) (string, bool) {
 }
 
 // symbolMapUUID returns the UUID a file named UUID.bcsymbolmap is for.
-func symbolMapUUID(path string) (image.UUID, bool) {
+func symbolMapUUID(path string) (uuid.UUID, bool) {
 	base := filepath.Base(path)
 	stem, ok := strings.CutSuffix(base, ".bcsymbolmap")
 	if !ok {
-		return image.UUID{}, false
+		return uuid.UUID{}, false
 	}
-	u, err := image.ParseUUID(stem)
+	u, err := uuid.Parse(stem)
 	return u, err == nil
 }
 
@@ -130,10 +137,10 @@ func readSymbolMap(path string) (*SymbolMap, error) {
 
 // addSymbolMap indexes a UUID.bcsymbolmap file; the map is read when its
 // UUID is looked up.
-func (s *Symbols) addSymbolMap(path string, u image.UUID) {
+func (s *Symbols) addSymbolMap(path string, u uuid.UUID) {
 	s.mu.Lock()
 	if s.side.symbolMaps == nil {
-		s.side.symbolMaps = map[image.UUID]string{}
+		s.side.symbolMaps = map[uuid.UUID]string{}
 	}
 	s.side.symbolMaps[u] = path
 	stale := s.forgetLoad(u) // reload with the map
@@ -148,7 +155,7 @@ func (e *Entry) unhide(sym symtab.Symbol) symtab.Symbol {
 	if e.SymbolMap == nil {
 		return sym
 	}
-	if raw, ok := e.SymbolMap.Resolve(sym.RawName); ok {
+	if raw, err := e.SymbolMap.Resolve(sym.RawName); err == nil {
 		sym.RawName = raw
 		sym.Name, _ = e.SymbolMap.Resolve(sym.Name)
 	}

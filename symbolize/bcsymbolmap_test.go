@@ -3,6 +3,7 @@ package symbolize
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,14 +37,15 @@ func TestSymbolMapResolve(t *testing.T) {
 		{"", "", false},
 	}
 	for _, tt := range tests {
-		got, ok := m.Resolve(tt.in)
+		got, err := m.Resolve(tt.in)
+		ok := err == nil
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("Resolve(%q) = %q, %v, want %q, %v", tt.in, got, ok, tt.want, tt.ok)
 		}
 	}
 	var none *SymbolMap
-	if got, ok := none.Resolve("__hidden#0_"); got != "__hidden#0_" || ok {
-		t.Errorf("nil map: Resolve = %q, %v; want the name unchanged", got, ok)
+	if got, err := none.Resolve("__hidden#0_"); got != "__hidden#0_" || !errors.Is(err, ErrNotFound) {
+		t.Errorf("nil map: Resolve = %q, %v; want the name unchanged and ErrNotFound", got, err)
 	}
 }
 
@@ -116,7 +118,7 @@ func TestBCSymbolMap(t *testing.T) {
 			t.Fatalf("Lookup(%s) = %v, %v", u, e, err)
 		}
 		sym, _ := e.Symbol(addr)
-		return sym, e.Resolve(Frame{Address: addr, LookupAddress: addr}, addr, false)
+		return sym, e.Resolve(Frame{Address: addr, LookupAddress: addr}, addr, ResolveOptions{})
 	}
 	symbolMap := []byte("BCSymbolMap Version: 2.0\nunused\nwith_alloca\n")
 	tests := []struct {
@@ -173,7 +175,7 @@ func TestBCSymbolMapDWARF(t *testing.T) {
 			if err != nil || e == nil {
 				t.Fatalf("Lookup(%s) = %v, %v", u, e, err)
 			}
-			frames := e.Resolve(Frame{Address: addr, LookupAddress: addr}, addr, false)
+			frames := e.Resolve(Frame{Address: addr, LookupAddress: addr}, addr, ResolveOptions{})
 			if len(frames) != 2 || !frames[0].Inlined || frames[0].Symbol != tt.want || frames[1].Symbol != "inline_host" {
 				t.Errorf("Resolve(%#x) = %q, want [%q (inlined) inline_host]", addr, frameText(frames), tt.want)
 			}
@@ -262,8 +264,8 @@ func FuzzParseSymbolMap(f *testing.F) {
 		if m.Len() > bytes.Count(data, []byte("\n"))+1 {
 			t.Errorf("%d names from %d lines", m.Len(), bytes.Count(data, []byte("\n"))+1)
 		}
-		got, ok := m.Resolve(name)
-		if !ok && got != name {
+		got, err := m.Resolve(name)
+		if err != nil && got != name {
 			t.Errorf("Resolve(%q) = %q, false: changed an unresolved name", name, got)
 		}
 	})

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/breakpadsym"
-	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/unwind"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // Symbols take Breakpad .sym files (see docs/breakpad.md) besides Mach-O
@@ -55,15 +55,14 @@ func (s *Symbols) addSymFile(path string) error {
 		s.skip(path, fmt.Errorf("Breakpad debug id %s has age %d: not a Mach-O UUID", m.DebugID, age))
 		return nil
 	}
-	id := image.UUID(u)
 	s.mu.Lock()
 	if s.side.symFiles == nil {
-		s.side.symFiles = map[image.UUID][]string{}
+		s.side.symFiles = map[uuid.UUID][]string{}
 	}
 	var stale *load
-	if !contains(s.side.symFiles[id], path) {
-		s.side.symFiles[id] = append(s.side.symFiles[id], path)
-		stale = s.forgetLoad(id)
+	if !contains(s.side.symFiles[u], path) {
+		s.side.symFiles[u] = append(s.side.symFiles[u], path)
+		stale = s.forgetLoad(u)
 	}
 	s.mu.Unlock()
 	if stale != nil {
@@ -94,7 +93,7 @@ func (e *Entry) BreakpadFiles() []string {
 // making an entry without images when no Mach-O file could be read. Such
 // an entry's .sym file is parsed now, and the entry dropped when none can
 // be; with a Mach-O file beside it, a .sym file is parsed only when needed.
-func (s *Symbols) attachSymFiles(ld *load, u image.UUID, paths []string) {
+func (s *Symbols) attachSymFiles(ld *load, u uuid.UUID, paths []string) {
 	machO := ld.entry != nil
 	if !machO {
 		ld.entry = &Entry{UUID: u, refs: ld.refs}
@@ -162,8 +161,8 @@ func (e *Entry) resolveBreakpad(f Frame, rel uint64, noDemangle bool) ([]Frame, 
 	if bf == nil {
 		return nil, false
 	}
-	sym, ok := bf.Lookup(rel)
-	if !ok || len(sym.Frames) == 0 {
+	sym, err := bf.Lookup(rel)
+	if err != nil || len(sym.Frames) == 0 {
 		return nil, false
 	}
 	f.MangledSymbol, f.File, f.Line, f.Column = "", "", 0, 0
@@ -298,7 +297,9 @@ func (x *postfixExpr) Eval(ctx unwind.Context) (uint64, error) {
 		return ctx.Reg(r)
 	}
 	cfa, haveCFA := ctx.CFA()
-	v, undef, err := breakpadsym.EvalExpr(x.expr, regs, breakpadsym.MemoryFunc(ctx), ctx.PtrSize(), cfa, haveCFA)
+	v, undef, err := breakpadsym.EvalExpr(x.expr, breakpadsym.ExprEnv{
+		Regs: regs, ReadMem: breakpadsym.MemoryFunc(ctx), PtrSize: ctx.PtrSize(), CFA: cfa, HasCFA: haveCFA,
+	})
 	switch {
 	case err != nil:
 		return 0, err

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/stackimage/stackimage/breakpadsym"
-	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // The pair BenchmarkBreakpadResolve / BenchmarkLLVMSymbolizerDSYM times the
@@ -31,7 +31,7 @@ const crashTextVMAddr = 0x100000000 // __TEXT's vmaddr in the crash dSYM
 
 type crashSymFixture struct {
 	symPath, dsym string
-	uuid          image.UUID
+	uuid          uuid.UUID
 	rel           []uint64 // module-relative: every FUNC start + 2
 }
 
@@ -48,10 +48,10 @@ func loadCrashSym(b *testing.B) crashSymFixture {
 	if err != nil {
 		b.Fatal(err)
 	}
-	fx.uuid = image.UUID(f.Module.UUID())
+	fx.uuid = f.Module.UUID()
 	for _, fn := range f.Funcs() {
 		// A FUNC of 2 bytes or less has no start + 2.
-		if sym, ok := f.Lookup(fn.Address + 2); ok && sym.Address == fn.Address {
+		if sym, err := f.Lookup(fn.Address + 2); err == nil && sym.Address == fn.Address {
 			fx.rel = append(fx.rel, fn.Address+2)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -39,7 +40,7 @@ STACK CFI 1104 .cfa: $rbp 16 + $rbp: .cfa -16 + ^
 STACK CFI INIT 1200 40 .cfa: $rsp 8 + .ra: .undef
 `
 
-var syntheticUUID = image.UUID{0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}
+var syntheticUUID = uuid.UUID{0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}
 
 const syntheticBase = 0x10000000 // where the synthetic module is loaded
 
@@ -73,7 +74,7 @@ func syntheticProcess(t *testing.T) (*Symbols, *Process) {
 	if err := s.AddDir(dir); err != nil {
 		t.Fatalf("AddDir: %v", err)
 	}
-	if got := s.UUIDs(); !cmp.Equal(got, []image.UUID{syntheticUUID}) {
+	if got := s.UUIDs(); !cmp.Equal(got, []uuid.UUID{syntheticUUID}) {
 		t.Errorf("UUIDs() = %v, want only %v", got, syntheticUUID)
 	}
 	skipped := strings.Join(s.Skipped, "\n")

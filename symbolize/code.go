@@ -64,8 +64,8 @@ func (p *Process) ReadMemory(b []byte, addr uint64) (int, error) {
 // codeAt returns the code bytes from addr to the end of its page (or of its
 // segment's file bytes), at least one.
 func (p *Process) codeAt(addr uint64) ([]byte, error) {
-	loc, ok := p.List.Lookup(addr)
-	if !ok {
+	loc, err := p.List.Lookup(addr)
+	if err != nil {
 		return nil, fmt.Errorf("code at %#x: in no known image", addr)
 	}
 	if loc.Segment == nil || loc.Segment.Prot&vmProtExecute == 0 {

@@ -8,15 +8,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/hostile"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // damagedMachO is a symbol file whose three symbol sources are each damaged
 // in one place, with one good symbol, "_good", at hostile.CodeAddr.
-func damagedMachO(uuid image.UUID) []byte {
+func damagedMachO(id uuid.UUID) []byte {
 	return hostile.MachO{
-		UUID:    uuid,
+		UUID:    id,
 		Strings: []byte("\x00_good\x00"),
 		Symbols: []hostile.Symbol{
 			{Strx: 1, Addr: hostile.CodeAddr},
@@ -43,16 +43,16 @@ func writeFile(t *testing.T, path string, data []byte) string {
 // what was skipped.
 func TestDamagedSymbolFileStillAnswers(t *testing.T) {
 	dir := t.TempDir()
-	uuid := image.UUID{0xd1}
-	writeFile(t, filepath.Join(dir, "Damaged"), damagedMachO(uuid))
+	id := uuid.UUID{0xd1}
+	writeFile(t, filepath.Join(dir, "Damaged"), damagedMachO(id))
 	syms := NewSymbols()
 	defer syms.Close()
 	if err := syms.AddDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	e, err := syms.Lookup(uuid)
+	e, err := syms.Lookup(id)
 	if err != nil || e == nil {
-		t.Fatalf("Lookup(%s) = %v, %v; want the entry and no error", uuid, e, err)
+		t.Fatalf("Lookup(%s) = %v, %v; want the entry and no error", id, e, err)
 	}
 	if sym, ok := e.Symbol(hostile.CodeAddr + 8); !ok || sym.Name != "good" {
 		t.Errorf("Symbol(%#x) = %q, %v; want \"good\"", hostile.CodeAddr+8, sym.Name, ok)
@@ -73,8 +73,8 @@ func TestDamagedSymbolFileStillAnswers(t *testing.T) {
 // reported as skipped.
 func TestFatWithOneBadSlice(t *testing.T) {
 	dir := t.TempDir()
-	good := hostile.MachO{UUID: image.UUID{0xa1}, Symbols: []hostile.Symbol{{Name: "_good", Addr: hostile.CodeAddr}}}.Bytes()
-	bad := hostile.MachO{UUID: image.UUID{0xa2}}.Bytes()
+	good := hostile.MachO{UUID: uuid.UUID{0xa1}, Symbols: []hostile.Symbol{{Name: "_good", Addr: hostile.CodeAddr}}}.Bytes()
+	bad := hostile.MachO{UUID: uuid.UUID{0xa2}}.Bytes()
 	binary.LittleEndian.PutUint32(bad[16:], 0xffffffff) // ncmds
 	writeFile(t, filepath.Join(dir, "Fat"), hostile.Fat([][]byte{good, bad}, []uint32{0, 2}))
 	syms := NewSymbols()
@@ -82,7 +82,7 @@ func TestFatWithOneBadSlice(t *testing.T) {
 	if err := syms.AddDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	e, err := syms.Lookup(image.UUID{0xa1})
+	e, err := syms.Lookup(uuid.UUID{0xa1})
 	if err != nil || e == nil {
 		t.Fatalf("Lookup(good slice) = %v, %v; want the entry", e, err)
 	}

@@ -19,18 +19,11 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/symtab"
+	"github.com/stackimage/stackimage/uuid"
 )
-
-// Mach-O and fat magic numbers in both byte orders, as the first four bytes of
-// a file hold them. Checking them first keeps directory indexing cheap: most
-// files in a symbols tree are not Mach-O.
-var machoMagics = [][]byte{
-	{0xfe, 0xed, 0xfa, 0xce}, {0xce, 0xfa, 0xed, 0xfe}, // MH_MAGIC
-	{0xfe, 0xed, 0xfa, 0xcf}, {0xcf, 0xfa, 0xed, 0xfe}, // MH_MAGIC_64
-	{0xca, 0xfe, 0xba, 0xbe}, {0xca, 0xfe, 0xba, 0xbf}, // FAT_MAGIC, FAT_MAGIC_64
-}
 
 // Symbols finds symbol files by UUID and keeps the opened ones.
 //
@@ -45,15 +38,15 @@ var machoMagics = [][]byte{
 // Symbols never breaks an entry a caller still holds.
 type Symbols struct {
 	mu     sync.Mutex
-	byUUID map[image.UUID][]string // paths of files holding a slice with the UUID
+	byUUID map[uuid.UUID][]string // paths of files holding a slice with the UUID
 	// noUUID indexes files with a slice that has no LC_UUID (object files,
 	// old toolchains) by base name: for those the name is all there is.
 	noUUID map[string][]string
 	// indexes holds the paths of symindex files by UUID (symindex.go).
-	indexes map[image.UUID][]string
+	indexes map[uuid.UUID][]string
 	// loads holds the entries loaded or being loaded, by UUID and, for
 	// images without one, by base name and architecture (noUUIDKey).
-	loads       map[image.UUID]*load
+	loads       map[uuid.UUID]*load
 	loadsNoUUID map[string]*load
 	// Skipped lists what AddDir and AddFile left out, with the reason, so
 	// that a user can see why a UUID was not found: files that looked like
@@ -133,7 +126,7 @@ var testHookLoad func(key string)
 // safe to share once returned.
 type SymbolFileError struct {
 	Path string
-	UUID image.UUID
+	UUID uuid.UUID
 	Err  error
 }
 
@@ -151,8 +144,32 @@ func (e *SymbolFileError) Error() string {
 
 func (e *SymbolFileError) Unwrap() error { return e.Err }
 
-// ErrNoSymbols is the error of Resolve for a UUID no indexed file has.
-var ErrNoSymbols = errors.New("symbols: no symbol file with the UUID")
+// ErrNotFound is lookup.ErrNotFound, the one "not found" of every Lookup
+// and Resolve: Symbols.Lookup, LookupNoUUID and Resolve wrap it when no
+// readable file has the UUID (or name), and SymbolMap.Resolve returns it
+// for a name the map does not reach.
+var ErrNotFound = lookup.ErrNotFound
+
+// ErrNoSymbols is wrapped by the error of Lookup and Resolve for a UUID no
+// indexed file has. errors.Is counts it as ErrNotFound too.
+var ErrNoSymbols = lookup.NotFound("symbols: no symbol file with the UUID")
+
+// notFound is the error of Lookup and Resolve when no entry could be made
+// for key: ErrNoSymbols when no file has it; when files have it but none
+// could be read, their *SymbolFileErrors, which errors.Is also counts as
+// ErrNotFound.
+func notFound(key string, errs []error) error {
+	if len(errs) == 0 {
+		return fmt.Errorf("%w %s", ErrNoSymbols, key)
+	}
+	return &unreadableError{errors.Join(errs...)}
+}
+
+// unreadableError is the files' errors, and a miss.
+type unreadableError struct{ files error }
+
+func (e *unreadableError) Error() string   { return e.files.Error() }
+func (e *unreadableError) Unwrap() []error { return []error{e.files, ErrNotFound} }
 
 // Entry is everything known about one UUID: the images found for it and
 // their indexed symbols.
@@ -164,7 +181,7 @@ var ErrNoSymbols = errors.New("symbols: no symbol file with the UUID")
 // entry is shared. An entry from Symbols.Lookup holds a reference to its
 // files until Release.
 type Entry struct {
-	UUID image.UUID
+	UUID uuid.UUID
 	// Images holds one image per file found with the UUID, binaries before
 	// dSYMs, in path order.
 	Images []*image.Image
@@ -208,7 +225,7 @@ type Entry struct {
 
 // NewSymbols returns an empty index.
 func NewSymbols() *Symbols {
-	return &Symbols{byUUID: map[image.UUID][]string{}, loads: map[image.UUID]*load{},
+	return &Symbols{byUUID: map[uuid.UUID][]string{}, loads: map[uuid.UUID]*load{},
 		noUUID: map[string][]string{}, loadsNoUUID: map[string]*load{}}
 }
 
@@ -380,7 +397,7 @@ func (s *Symbols) AddFile(path string) error {
 // forgetLoad drops the load of u, if any, so the next lookup loads u again
 // with the files added since; the caller holds the lock, and releases the
 // returned load's reference (nil when there was none) after unlocking.
-func (s *Symbols) forgetLoad(u image.UUID) *load {
+func (s *Symbols) forgetLoad(u uuid.UUID) *load {
 	ld, ok := s.loads[u]
 	if !ok {
 		return nil
@@ -408,12 +425,9 @@ func looksLikeMachO(path string) (bool, error) {
 	if _, err := io.ReadFull(f, magic[:]); err != nil {
 		return false, nil // shorter than a header: not Mach-O
 	}
-	for _, m := range machoMagics {
-		if bytes.Equal(magic[:], m) {
-			return true, nil
-		}
-	}
-	return false, nil
+	// Checking the magic first keeps directory indexing cheap: most files
+	// in a symbols tree are not Mach-O.
+	return image.Sniff(magic[:]) != image.KindUnknown, nil
 }
 
 // Close drops the index's hold on the entries it loaded and forgets them;
@@ -434,7 +448,7 @@ func (s *Symbols) Close() error {
 	for _, ld := range s.loadsNoUUID {
 		held = append(held, ld)
 	}
-	s.loads = map[image.UUID]*load{}
+	s.loads = map[uuid.UUID]*load{}
 	s.loadsNoUUID = map[string]*load{}
 	s.mu.Unlock()
 	var errs []error
@@ -447,10 +461,10 @@ func (s *Symbols) Close() error {
 }
 
 // UUIDs returns the indexed UUIDs, sorted.
-func (s *Symbols) UUIDs() []image.UUID {
+func (s *Symbols) UUIDs() []uuid.UUID {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []image.UUID
+	var out []uuid.UUID
 	for u := range s.byUUID {
 		out = append(out, u)
 	}
@@ -464,21 +478,26 @@ func (s *Symbols) UUIDs() []image.UUID {
 }
 
 // Lookup returns the entry for the UUID, opening and indexing its files the
-// first time. It returns nil when no file has the UUID, or none of them can
-// be read. A damaged file never makes an error: it costs the parts that are
-// damaged, or the file, and Warnings says which.
+// first time. When no entry can be made it is nil, and errors.Is(err,
+// ErrNotFound) holds: the error wraps ErrNoSymbols when no file has the
+// UUID, and joins the *SymbolFileError of each file when files have it but
+// none can be read. A damaged file that can be read never makes an error:
+// it costs the parts that are damaged, and Warnings says which.
 //
 // The UUID's files are loaded without holding up lookups of other UUIDs;
 // concurrent lookups of one UUID share one load. The entry holds a
 // reference to its files: call its Release when done with it, after which
 // Close (now or later) closes them.
-func (s *Symbols) Lookup(u image.UUID) (*Entry, error) {
-	e, _ := s.lookup(u)
+func (s *Symbols) Lookup(u uuid.UUID) (*Entry, error) {
+	e, errs := s.lookup(u)
+	if e == nil {
+		return nil, notFound(u.String(), errs)
+	}
 	return e, nil
 }
 
 // lookup is Lookup, also returning why no entry could be made.
-func (s *Symbols) lookup(u image.UUID) (*Entry, []error) {
+func (s *Symbols) lookup(u uuid.UUID) (*Entry, []error) {
 	s.mu.Lock()
 	paths := s.byUUID[u]
 	indexPaths := append([]string(nil), s.indexes[u]...)
@@ -574,8 +593,8 @@ func (s *Symbols) Warnings() []string {
 }
 
 // LookupNoUUID returns the entry for an image that has no UUID, found by
-// its file's base name and architecture; nil when no such file was
-// indexed or none can be read. Only images without a UUID are matched this
+// its file's base name and architecture. When no such file was indexed or
+// none can be read, the entry is nil and the error is as Lookup's. Only images without a UUID are matched this
 // way: a name is a weaker key, and an image with a UUID must match it
 // exactly. As with Lookup, damage is a warning, never an error, loads run
 // without holding up other lookups, and the entry must be released.
@@ -589,7 +608,7 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 	paths := s.noUUID[base]
 	if len(paths) == 0 {
 		s.mu.Unlock()
-		return nil, nil
+		return nil, notFound(base, nil)
 	}
 	ld := s.loadsNoUUID[key]
 	if ld == nil {
@@ -625,7 +644,7 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 	})
 	if ld.entry == nil {
 		ld.refs.release()
-		return nil, nil
+		return nil, notFound(base, ld.errs)
 	}
 	return ld.entry, nil
 }
@@ -640,18 +659,14 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 // ImageLoadAddress is the image's unslid __TEXT address; FoundBy is left
 // zero. arch, when not nil, must be the architecture of the UUID's slice.
 //
-// The error wraps ErrNoSymbols when no indexed file has the UUID, and is
-// a *SymbolFileError when the files with it could not be read or are of
-// another architecture. An address the image's symbols do not cover gives
+// When no entry can be made the error is as Lookup's (ErrNotFound holds);
+// it is a *SymbolFileError when the slice is of another architecture. An address the image's symbols do not cover gives
 // one frame without a symbol, not an error. Resolve is safe for concurrent
 // use, and holds the entry only for the call.
-func (s *Symbols) Resolve(u image.UUID, arch *archregs.Arch, addr uint64) ([]Frame, error) {
+func (s *Symbols) Resolve(u uuid.UUID, arch *archregs.Arch, addr uint64) ([]Frame, error) {
 	e, errs := s.lookup(u)
 	if e == nil {
-		if len(errs) > 0 {
-			return nil, errors.Join(errs...)
-		}
-		return nil, fmt.Errorf("%w %s", ErrNoSymbols, u)
+		return nil, notFound(u.String(), errs)
 	}
 	defer e.Release()
 	im := e.Image()
@@ -662,7 +677,7 @@ func (s *Symbols) Resolve(u image.UUID, arch *archregs.Arch, addr uint64) ([]Fra
 		if bf := e.breakpad(); bf != nil {
 			f.Image = bf.Module.Name
 		}
-		return e.Resolve(f, addr, false), nil
+		return e.Resolve(f, addr, ResolveOptions{}), nil
 	}
 	if arch != nil && im.Arch != arch {
 		return nil, &SymbolFileError{Path: im.Name, UUID: u,
@@ -672,7 +687,7 @@ func (s *Symbols) Resolve(u image.UUID, arch *archregs.Arch, addr uint64) ([]Fra
 	if text, ok := im.TextSegment(); ok && addr >= text.Addr {
 		f.ImageLoadAddress, f.ImageOffset = text.Addr, addr-text.Addr
 	}
-	return e.Resolve(f, addr, false), nil
+	return e.Resolve(f, addr, ResolveOptions{}), nil
 }
 
 // sortBinariesFirst orders paths so that binaries come before dSYM
@@ -812,13 +827,14 @@ func (e *Entry) Symbol(addr uint64) (symtab.Symbol, bool) {
 	if len(e.Tables) == 1 && e.SymbolMap == nil {
 		// Nearly every entry: one table and no hidden names. This is
 		// atos's path for each address of a batch.
-		return e.Tables[0].Lookup(addr)
+		sym, err := e.Tables[0].Lookup(addr)
+		return sym, err == nil
 	}
 	var best symtab.Symbol
 	found := false
 	for _, t := range e.Tables {
-		sym, ok := t.Lookup(addr)
-		if !ok {
+		sym, err := t.Lookup(addr)
+		if err != nil {
 			continue
 		}
 		if !found || better(sym, best) {
@@ -897,7 +913,7 @@ func (e *Entry) Source(addr uint64) []debuginfo.Frame {
 		return frames
 	}
 	for _, ix := range e.Debug() {
-		if frames, ok := ix.Lookup(addr); ok {
+		if frames, err := ix.Lookup(addr); err == nil {
 			return frames
 		}
 	}

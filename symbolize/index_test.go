@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
 )
 
 // fixtureUUID returns the UUID of a fixture binary's (only) slice.
-func fixtureUUID(t testing.TB, name string) image.UUID {
+func fixtureUUID(t testing.TB, name string) uuid.UUID {
 	t.Helper()
 	f, err := image.Open(filepath.Join("..", "fixtures", "bin", name))
 	if err != nil {
@@ -68,8 +69,8 @@ func TestSymbolsByUUIDAndClose(t *testing.T) {
 			t.Errorf("after Release and Close: %d files open; want none", n)
 		}
 	}
-	if e, err := syms.Lookup(image.UUID{1}); e != nil || err != nil {
-		t.Errorf("Lookup(unknown UUID) = %v, %v; want nil, nil", e, err)
+	if e, err := syms.Lookup(uuid.UUID{1}); e != nil || !errors.Is(err, ErrNotFound) || !errors.Is(err, ErrNoSymbols) {
+		t.Errorf("Lookup(unknown UUID) = %v, %v; want nil, ErrNoSymbols", e, err)
 	}
 }
 

@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/hostile"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 func symlink(t *testing.T, target, link string) {
@@ -27,7 +27,7 @@ func symlink(t *testing.T, target, link string) {
 func TestSymbolsFollowLinks(t *testing.T) {
 	root := t.TempDir()
 	machO := func(b byte) []byte {
-		return hostile.MachO{UUID: image.UUID{b}, Symbols: []hostile.Symbol{{Name: "_f", Addr: hostile.CodeAddr}}}.Bytes()
+		return hostile.MachO{UUID: uuid.UUID{b}, Symbols: []hostile.Symbol{{Name: "_f", Addr: hostile.CodeAddr}}}.Bytes()
 	}
 	writeFile(t, filepath.Join(root, "real", "App1"), machO(1))
 	writeFile(t, filepath.Join(root, "elsewhere", "dir", "App2"), machO(2))
@@ -53,7 +53,7 @@ func TestSymbolsFollowLinks(t *testing.T) {
 		}
 	}
 	for b := byte(1); b <= 3; b++ {
-		if e, err := syms.Lookup(image.UUID{b}); e == nil || err != nil {
+		if e, err := syms.Lookup(uuid.UUID{b}); e == nil || err != nil {
 			t.Errorf("Lookup(App%d) = %v, %v; want the file found through a link", b, e, err)
 		}
 	}

@@ -1,7 +1,7 @@
 package symbolize
 
 import (
-	"encoding/binary"
+	"bytes"
 	"runtime"
 	"slices"
 	"strings"
@@ -98,39 +98,9 @@ func mapDWARF(im *image.Image) (map[string][]byte, *mmapfile.File) {
 	return secs, m
 }
 
-// sameThinImage reports whether data is a thin little-endian Mach-O file
-// with im's CPU type, subtype and UUID.
+// sameThinImage reports whether data is a thin Mach-O file with im's CPU
+// type, subtype and UUID.
 func sameThinImage(data []byte, im *image.Image) bool {
-	const lcUUID = 0x1b
-	le := binary.LittleEndian
-	if len(data) < 28 {
-		return false
-	}
-	headerSize := 0
-	switch le.Uint32(data) {
-	case 0xfeedface: // MH_MAGIC
-		headerSize = 28
-	case 0xfeedfacf: // MH_MAGIC_64
-		headerSize = 32
-	}
-	if headerSize == 0 || len(data) < headerSize ||
-		le.Uint32(data[4:]) != im.CPUType || le.Uint32(data[8:]) != im.CPUSubtype {
-		return false
-	}
-	ncmds, sizeofcmds := le.Uint32(data[16:]), uint64(le.Uint32(data[20:]))
-	if sizeofcmds > uint64(len(data)-headerSize) {
-		return false
-	}
-	cmds := data[headerSize : uint64(headerSize)+sizeofcmds]
-	for i := uint32(0); i < ncmds && len(cmds) >= 8; i++ {
-		cmd, size := le.Uint32(cmds), uint64(le.Uint32(cmds[4:]))
-		if size < 8 || size > uint64(len(cmds)) {
-			return false
-		}
-		if cmd == lcUUID && size >= 24 {
-			return image.UUID(cmds[8:24]) == im.UUID
-		}
-		cmds = cmds[size:]
-	}
-	return false
+	h, u, err := image.Peek(bytes.NewReader(data), int64(len(data)))
+	return err == nil && h.CPUType == im.CPUType && h.CPUSubtype == im.CPUSubtype && !u.IsZero() && u == im.UUID
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -75,7 +76,7 @@ func TestResolveMatchesProcessFrames(t *testing.T) {
 func TestResolveErrors(t *testing.T) {
 	syms := fixtureSymbols(t)
 	defer syms.Close()
-	if frames, err := syms.Resolve(image.UUID{1}, nil, 0x1000); !errors.Is(err, ErrNoSymbols) {
+	if frames, err := syms.Resolve(uuid.UUID{1}, nil, 0x1000); !errors.Is(err, ErrNoSymbols) {
 		t.Errorf("Resolve(unknown UUID) = %v, %v; want ErrNoSymbols", frames, err)
 	}
 	u := fixtureUUID(t, "chain-arm64-O1")

@@ -14,6 +14,7 @@ import (
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/symtab"
+	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -217,7 +218,7 @@ type Report struct {
 // value, safe to copy and share.
 type MissingImage struct {
 	Name string
-	UUID image.UUID
+	UUID uuid.UUID
 }
 
 // Symbolizer symbolicates dumps against a symbol index.
@@ -342,11 +343,13 @@ func (z *Symbolizer) entryFor(arch *archregs.Arch, l *image.Loaded) (e *Entry, f
 	case z.Symbols == nil:
 		return nil, false, nil
 	case !l.UUID.IsZero():
-		e, err = z.Symbols.Lookup(l.UUID)
-		return e, true, err
+		// No entry is a missing image, not a failure: Warnings says why
+		// files could not be read.
+		e, _ = z.Symbols.Lookup(l.UUID)
+		return e, true, nil
 	case l.Name != "":
-		e, err = z.Symbols.LookupNoUUID(l.Name, arch)
-		return e, true, err
+		e, _ = z.Symbols.LookupNoUUID(l.Name, arch)
+		return e, true, nil
 	}
 	return nil, false, nil
 }
@@ -404,8 +407,8 @@ func (p *Process) appendFrames(dst []Frame, index int, addr, lookup uint64, foun
 // zero: the frames are cached and shared, and must not be modified.
 func (p *Process) name(addr, lookup uint64) []Frame {
 	f := Frame{Address: addr, LookupAddress: lookup}
-	loc, ok := p.List.Lookup(lookup)
-	if !ok {
+	loc, err := p.List.Lookup(lookup)
+	if err != nil {
 		return []Frame{f}
 	}
 	l := loc.Loaded
@@ -417,17 +420,26 @@ func (p *Process) name(addr, lookup uint64) []Frame {
 	if e == nil {
 		return []Frame{f}
 	}
-	return e.Resolve(f, loc.Unslid, p.NoDemangle)
+	return e.Resolve(f, loc.Unslid, ResolveOptions{NoDemangle: p.NoDemangle})
+}
+
+// ResolveOptions says how Entry.Resolve names a frame.
+type ResolveOptions struct {
+	// NoDemangle keeps names as the symbol files spell them (atos
+	// -noDemangle).
+	NoDemangle bool
 }
 
 // Resolve names a frame whose address lies in the entry's image at the
 // unslid address: it returns the frame, preceded by the functions inlined
-// at that point. f carries the addresses and image placement already.
+// at that point. f carries the addresses and image placement already. An
+// address no symbol covers comes back as f, unnamed.
 //
 // When the Mach-O files find nothing there, or only a synthetic
 // function-start name and no DWARF, the entry's Breakpad .sym file answers
 // at the module-relative address f.LookupAddress − f.ImageLoadAddress.
-func (e *Entry) Resolve(f Frame, unslid uint64, noDemangle bool) []Frame {
+func (e *Entry) Resolve(f Frame, unslid uint64, opts ResolveOptions) []Frame {
+	noDemangle := opts.NoDemangle
 	frames := e.resolveMachO(f, unslid, noDemangle)
 	if last := frames[len(frames)-1]; len(e.sym.paths) > 0 && len(frames) == 1 &&
 		(last.SymbolSource == SourceNone || last.SymbolSource == SourceFunctionStarts) {
@@ -544,8 +556,8 @@ func (p *Process) IsCode(addr uint64) bool { return p.List.IsCode(addr) }
 // the image's symbols know it. The walker uses it to tell a caller in the
 // link register from a stale one left by a call frame 0 already made.
 func (p *Process) FunctionStart(addr uint64) (uint64, bool) {
-	loc, ok := p.List.Lookup(addr)
-	if !ok {
+	loc, err := p.List.Lookup(addr)
+	if err != nil {
 		return 0, false
 	}
 	e := p.entries[loc.Loaded]

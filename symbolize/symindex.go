@@ -10,6 +10,7 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/symindex"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // Persisted symbol indexes (package symindex): AddDir and AddFile record
@@ -113,7 +114,7 @@ func (s *Symbols) addIndexFile(path string) bool {
 	ix.Close()
 	s.mu.Lock()
 	if s.indexes == nil {
-		s.indexes = map[image.UUID][]string{}
+		s.indexes = map[uuid.UUID][]string{}
 	}
 	var stale *load
 	if !contains(s.indexes[u], path) {
@@ -131,7 +132,7 @@ func (s *Symbols) addIndexFile(path string) bool {
 // entryFromIndexFiles returns an entry for u from the first of paths that
 // is a usable index file, or nil. The index is closed with refs' last
 // reference. It runs in u's load, without the lock.
-func (s *Symbols) entryFromIndexFiles(u image.UUID, paths []string, refs *fileRefs) *Entry {
+func (s *Symbols) entryFromIndexFiles(u uuid.UUID, paths []string, refs *fileRefs) *Entry {
 	for _, path := range paths {
 		ix, err := symindex.OpenUUID(path, u)
 		if err != nil {

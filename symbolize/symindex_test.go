@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // TestIndexFiles checks that Symbols answers a UUID from its index file,
@@ -55,8 +55,8 @@ func TestIndexFiles(t *testing.T) {
 	text, _ := fromFiles.Image().TextSegment()
 	for a := text.Addr; a < text.Addr+text.Size; a += 2 {
 		f := Frame{Address: a, LookupAddress: a}
-		want := fromFiles.Resolve(f, a, false)
-		got := e.Resolve(f, a, false)
+		want := fromFiles.Resolve(f, a, ResolveOptions{})
+		got := e.Resolve(f, a, ResolveOptions{})
 		if len(got) != len(want) {
 			t.Fatalf("Resolve(%#x) = %d frames, want %d", a, len(got), len(want))
 		}
@@ -93,7 +93,7 @@ func TestIndexFiles(t *testing.T) {
 	if err != nil || e == nil || e.stored != nil || len(e.Images) != 1 || e.Images[0].UUID != u {
 		t.Fatalf("Lookup(%s) with a damaged index = %+v, %v; want the binary's entry", u, e, err)
 	}
-	var zero image.UUID
+	var zero uuid.UUID
 	if e.UUID == zero {
 		t.Errorf("entry without UUID")
 	}

@@ -156,8 +156,8 @@ func (p *Process) UnwindRow(q walker.UnwindQuery) (*unwind.Row, unwind.Source, e
 	if p.NoUnwindInfo {
 		return nil, 0, nil
 	}
-	loc, ok := p.List.Lookup(q.Address)
-	if !ok {
+	loc, err := p.List.Lookup(q.Address)
+	if err != nil {
 		return nil, 0, nil
 	}
 	e := p.entries[loc.Loaded]

@@ -3,7 +3,6 @@ package symbolize
 import (
 	"archive/zip"
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // Symbols take .zip archives of dSYMs and binaries as they come from
@@ -45,7 +45,8 @@ var (
 	maxZipMember uint64 = 4 << 30
 )
 
-// maxFatArchs bounds the slices read from a fat member's header.
+// maxFatArchs is the most slices image.ReadFatArchs reads from a fat
+// header.
 const maxFatArchs = 64
 
 // sideFiles is what Symbols indexes besides Mach-O files on disk.
@@ -54,10 +55,10 @@ type sideFiles struct {
 	// member/path") to where they are.
 	members map[string]zipMember
 	// symbolMaps maps a UUID to its .bcsymbolmap file.
-	symbolMaps map[image.UUID]string
+	symbolMaps map[uuid.UUID]string
 	// symFiles maps a UUID to the Breakpad .sym files that describe it
 	// (breakpad.go).
-	symFiles map[image.UUID][]string
+	symFiles map[uuid.UUID][]string
 }
 
 // zipMember is a Mach-O file inside a zip archive.
@@ -192,7 +193,7 @@ func (b *budgetReader) Read(p []byte) (int, error) {
 // zipMemberUUIDs returns the UUIDs of a member's slices, or none when it is
 // not Mach-O. It reads forward only, from the start of the member to the
 // last slice's load commands, through budget.
-func zipMemberUUIDs(zf *zip.File, budget *budgetReader) ([]image.UUID, error) {
+func zipMemberUUIDs(zf *zip.File, budget *budgetReader) ([]uuid.UUID, error) {
 	rc, err := zf.Open()
 	if err != nil {
 		return nil, err
@@ -204,26 +205,17 @@ func zipMemberUUIDs(zf *zip.File, budget *budgetReader) ([]image.UUID, error) {
 	if err := r.readFull(magic[:4]); err != nil {
 		return nil, err
 	}
-	switch {
-	case isMachOMagic(magic[:4]):
+	switch image.Sniff(magic[:4]) {
+	case image.KindThin:
 		u, ok, err := readSliceUUID(r, magic[:4])
 		if err != nil || !ok {
 			return nil, err
 		}
-		return []image.UUID{u}, nil
-	case bytes.Equal(magic[:4], []byte{0xca, 0xfe, 0xba, 0xbe}), bytes.Equal(magic[:4], []byte{0xca, 0xfe, 0xba, 0xbf}):
-		return readFatUUIDs(r, magic[3] == 0xbf, zf.UncompressedSize64)
+		return []uuid.UUID{u}, nil
+	case image.KindFat:
+		return readFatUUIDs(r, magic[:4], zf.UncompressedSize64)
 	}
 	return nil, nil
-}
-
-func isMachOMagic(m []byte) bool {
-	for _, want := range machoMagics[:4] {
-		if bytes.Equal(m, want) {
-			return true
-		}
-	}
-	return false
 }
 
 // offsetReader reads forward, knowing where it is.
@@ -267,82 +259,59 @@ func (o *offsetReader) skipTo(off uint64) error {
 	return nil
 }
 
-// readSliceUUID reads a mach header whose magic was just read, and its load
-// commands, and returns LC_UUID's value.
-func readSliceUUID(r *offsetReader, magic []byte) (image.UUID, bool, error) {
-	is64 := magic[0] == 0xcf || magic[3] == 0xcf
-	hdr := make([]byte, 28, 32)
-	copy(hdr, magic)
-	if is64 {
-		hdr = hdr[:32]
-	}
-	if err := r.readFull(hdr[4:]); err != nil {
-		return image.UUID{}, false, err
-	}
-	bo := binary.ByteOrder(binary.LittleEndian)
-	if magic[0] == 0xfe {
-		bo = binary.BigEndian
-	}
-	sizeofcmds := bo.Uint32(hdr[20:])
-	if sizeofcmds > maxZipSizeofcmds {
-		return image.UUID{}, false, fmt.Errorf("zip member: sizeofcmds %d is larger than %d", sizeofcmds, maxZipSizeofcmds)
-	}
-	// Read, not allocated up front: memory grows with the bytes there.
-	cmds, err := r.readUpTo(uint64(sizeofcmds))
-	if err != nil {
-		return image.UUID{}, false, err
-	}
-	data := append(hdr, cmds...)
-	_, list, err := image.ReadLoadCommands(bytes.NewReader(data), int64(len(data)))
-	for _, c := range list {
-		if c.Cmd == lcUUID && len(c.Data) >= 24 {
-			var u image.UUID
-			copy(u[:], c.Data[8:24])
-			return u, !u.IsZero(), nil
-		}
-	}
-	return image.UUID{}, false, err
+// streamAt presents the bytes of a forward-only reader as an io.ReaderAt
+// for image's readers of headers and load commands: it keeps what it has
+// read, and reads no further than the furthest byte asked for, so that the
+// reader is where a caller next skips from. Memory grows with the bytes
+// read, never with what a header declares.
+type streamAt struct {
+	r   *offsetReader
+	buf []byte // the bytes from where the stream was when streamAt was made
+	err error  // the reader's first error, which image reports only as text
 }
 
-const (
-	lcUUID = 0x1b
-	// maxZipSizeofcmds bounds the load commands read from a member, as the
-	// image package bounds them.
-	maxZipSizeofcmds = 16 << 20
-)
+func (s *streamAt) ReadAt(p []byte, off int64) (int, error) {
+	if end := off + int64(len(p)); end > int64(len(s.buf)) {
+		more, err := s.r.readUpTo(uint64(end - int64(len(s.buf))))
+		s.buf = append(s.buf, more...)
+		if err != nil {
+			if s.err == nil {
+				s.err = err
+			}
+			return 0, err
+		}
+	}
+	return copy(p, s.buf[off:]), nil
+}
+
+// readSliceUUID reads a mach header whose magic was just read, and its load
+// commands, and returns LC_UUID's value. The size is left unknown to image,
+// so that its reads allocate as the bytes arrive (at most 1 MiB ahead), not
+// what a header declares.
+func readSliceUUID(r *offsetReader, magic []byte) (uuid.UUID, bool, error) {
+	sa := &streamAt{r: r, buf: bytes.Clone(magic)}
+	_, u, err := image.Peek(sa, -1)
+	if errors.Is(sa.err, errBudget) {
+		return u, !u.IsZero(), sa.err
+	}
+	return u, !u.IsZero(), err
+}
 
 // readFatUUIDs reads a fat header whose magic was just read and the UUIDs
 // of its slices, in file order.
-func readFatUUIDs(r *offsetReader, is64 bool, size uint64) ([]image.UUID, error) {
-	var n [4]byte
-	if err := r.readFull(n[:]); err != nil {
-		return nil, err
+func readFatUUIDs(r *offsetReader, magic []byte, size uint64) ([]uuid.UUID, error) {
+	sa := &streamAt{r: r, buf: bytes.Clone(magic)}
+	arches, errs, err := image.ReadFatArchs(sa, int64(min(size, 1<<62)))
+	if errors.Is(sa.err, errBudget) {
+		return nil, sa.err
 	}
-	nfat := binary.BigEndian.Uint32(n[:])
-	entSize := uint32(20)
-	if is64 {
-		entSize = 32
+	if err != nil {
+		return nil, fmt.Errorf("zip member: fat header: %w", err)
 	}
-	if nfat == 0 || nfat > maxFatArchs || uint64(nfat)*uint64(entSize) > size {
-		return nil, fmt.Errorf("zip member: fat header: %d slices", nfat)
-	}
-	table := make([]byte, nfat*entSize)
-	if err := r.readFull(table); err != nil {
-		return nil, err
-	}
-	offsets := make([]uint64, 0, nfat)
-	for i := uint32(0); i < nfat; i++ {
-		e := table[i*entSize:]
-		if is64 {
-			offsets = append(offsets, binary.BigEndian.Uint64(e[8:]))
-		} else {
-			offsets = append(offsets, uint64(binary.BigEndian.Uint32(e[8:])))
-		}
-	}
-	sort.Slice(offsets, func(i, j int) bool { return offsets[i] < offsets[j] })
-	var uuids []image.UUID
-	var errs []error
-	for _, off := range offsets {
+	sort.Slice(arches, func(i, j int) bool { return arches[i].Offset < arches[j].Offset })
+	var uuids []uuid.UUID
+	for _, a := range arches {
+		off := a.Offset
 		if off < r.off || off >= size {
 			errs = append(errs, fmt.Errorf("zip member: fat slice at offset %#x overlaps or lies outside the member", off))
 			continue
@@ -354,7 +323,7 @@ func readFatUUIDs(r *offsetReader, is64 bool, size uint64) ([]image.UUID, error)
 		if err := r.readFull(magic[:]); err != nil {
 			return uuids, err
 		}
-		if !isMachOMagic(magic[:]) {
+		if image.Sniff(magic[:]) != image.KindThin {
 			errs = append(errs, fmt.Errorf("zip member: fat slice at offset %#x is not Mach-O", off))
 			continue
 		}

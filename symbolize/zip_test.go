@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 var (
@@ -29,13 +30,13 @@ func readFixture(t *testing.T, path string) []byte {
 	return data
 }
 
-func uuidOf(t *testing.T, data []byte) []image.UUID {
+func uuidOf(t *testing.T, data []byte) []uuid.UUID {
 	t.Helper()
 	f, err := image.NewFile(bytes.NewReader(data), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []image.UUID
+	var out []uuid.UUID
 	for _, im := range f.Images {
 		out = append(out, im.UUID)
 	}
@@ -103,7 +104,7 @@ func frameText(frames []Frame) []string {
 }
 
 // resolveAll resolves addresses in the entry for a UUID.
-func resolveAll(t *testing.T, syms *Symbols, u image.UUID, addrs []uint64) []string {
+func resolveAll(t *testing.T, syms *Symbols, u uuid.UUID, addrs []uint64) []string {
 	t.Helper()
 	e, err := syms.Lookup(u)
 	if err != nil || e == nil {
@@ -112,7 +113,7 @@ func resolveAll(t *testing.T, syms *Symbols, u image.UUID, addrs []uint64) []str
 	var out []string
 	for _, a := range addrs {
 		f := Frame{Image: "chain", Address: a, LookupAddress: a}
-		out = append(out, frameText(e.Resolve(f, a, false))...)
+		out = append(out, frameText(e.Resolve(f, a, ResolveOptions{}))...)
 	}
 	return out
 }
@@ -149,7 +150,7 @@ func TestZipArchive(t *testing.T) {
 			if err := syms.AddDir(add.path); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff([]image.UUID{u}, syms.UUIDs()); diff != "" {
+			if diff := cmp.Diff([]uuid.UUID{u}, syms.UUIDs()); diff != "" {
 				t.Errorf("UUIDs (-want +got):\n%s", diff)
 			}
 			got := resolveAll(t, syms, u, addrs)

@@ -58,7 +58,7 @@ func BenchmarkIndex(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if a := ix.Lookup(addrs[0]); !a.HasSymbol {
+			if a, err := ix.Lookup(addrs[0]); err != nil || !a.HasSymbol {
 				b.Fatalf("Lookup(%#x): no symbol", addrs[0])
 			}
 			ix.Close()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/internal/mmapfile"
+	"github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symtab"
 	"github.com/stackimage/stackimage/uuid"
 )
@@ -427,13 +428,20 @@ type Answer struct {
 }
 
 // Lookup returns the symbol and the source-level frames at the unslid
-// address.
-func (ix *Index) Lookup(addr uint64) Answer {
+// address. The error is ErrNotFound when the index has neither.
+func (ix *Index) Lookup(addr uint64) (Answer, error) {
 	var a Answer
 	a.Symbol, a.HasSymbol = ix.Symbol(addr)
 	a.Frames, _ = ix.Source(addr)
-	return a
+	if !a.HasSymbol && len(a.Frames) == 0 {
+		return a, ErrNotFound
+	}
+	return a, nil
 }
+
+// ErrNotFound is Lookup's error for an address the index knows nothing
+// of: lookup.ErrNotFound, the one "not found" of every Lookup and Resolve.
+var ErrNotFound = lookup.ErrNotFound
 
 // Symbol returns the best answer among the index's symbol tables, as
 // symbolize.Entry.Symbol chooses it: a symbol table name beats an export,

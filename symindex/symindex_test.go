@@ -17,6 +17,7 @@ import (
 	"github.com/stackimage/stackimage/internal/testcorpus"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symindex"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // fixtureDir returns the repository's fixtures/bin.
@@ -39,8 +40,8 @@ func dsymFile(bundle string) string {
 
 // openImages opens the files and returns their slices by UUID, in file
 // order (the binary before its dSYM).
-func openImages(t testing.TB, paths ...string) map[image.UUID][]*image.Image {
-	out := map[image.UUID][]*image.Image{}
+func openImages(t testing.TB, paths ...string) map[uuid.UUID][]*image.Image {
+	out := map[uuid.UUID][]*image.Image{}
 	for _, p := range paths {
 		f, err := image.Open(p)
 		if err != nil {
@@ -195,7 +196,7 @@ func TestCorpusDSYMs(t *testing.T) {
 func TestBadFiles(t *testing.T) {
 	dir := fixtureDir(t)
 	images := openImages(t, filepath.Join(dir, "chain-arm64-O1"), dsymFile(filepath.Join(dir, "chain-arm64-O1.dSYM")))
-	var u image.UUID
+	var u uuid.UUID
 	var e *symbolize.Entry
 	for k, ims := range images {
 		u = k
@@ -289,8 +290,8 @@ func TestDamagedChunk(t *testing.T) {
 			}
 			ix, _ = symindex.Parse(bad)
 			for a := seg.Addr; a < seg.Addr+seg.Size; a++ {
-				got := ix.Lookup(a)
-				want := good.Lookup(a)
+				got, _ := ix.Lookup(a)
+				want, _ := good.Lookup(a)
 				if ix.Err() == nil {
 					if got.HasSymbol != want.HasSymbol || got.Symbol != want.Symbol || len(got.Frames) != len(want.Frames) {
 						t.Fatalf("section %d: Lookup(%#x) = %+v before the damage was met, want %+v", i, a, got, want)
@@ -316,7 +317,7 @@ func ExampleIndex_Lookup() {
 		return
 	}
 	defer ix.Close()
-	a := ix.Lookup(0x100003f60)
+	a, _ := ix.Lookup(0x100003f60)
 	fmt.Println(a.Symbol.Name, a.Frames)
 }
 
@@ -391,7 +392,8 @@ func TestConcurrentLookups(t *testing.T) {
 		for g := 0; g < 4; g++ {
 			go func() {
 				for a := seg.Addr; a < seg.Addr+seg.Size; a++ {
-					got, w := ix.Lookup(a), want.Lookup(a)
+					got, _ := ix.Lookup(a)
+					w, _ := want.Lookup(a)
 					if got.Symbol != w.Symbol || !slices.Equal(got.Frames, w.Frames) {
 						errs <- fmt.Sprintf("Lookup(%#x) = %+v, want %+v", a, got, w)
 						return

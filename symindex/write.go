@@ -525,8 +525,8 @@ func (b *builder) lines(debug []*debuginfo.Index) *lineWriter {
 	for _, addr := range bounds {
 		r := lineRange{addr: addr}
 		for _, ix := range debug {
-			frames, ok := ix.Lookup(addr)
-			if !ok {
+			frames, err := ix.Lookup(addr)
+			if err != nil {
 				continue
 			}
 			r.ok = true

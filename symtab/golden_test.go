@@ -197,7 +197,8 @@ func checkGolden(t *testing.T, g goldenImage, live bool) {
 		if p.addr != addrs[i] {
 			t.Fatalf("golden file %s answer %d is for %#x, the image's probe is %#x; refresh it with -update", key, i, p.addr, addrs[i])
 		}
-		got, ok := tab.Lookup(p.addr)
+		got, err := tab.Lookup(p.addr)
+		ok := err == nil
 		name := "??"
 		if ok {
 			name = got.Name
@@ -416,8 +417,9 @@ func TestStrippedAgainstDSYM(t *testing.T) {
 			}
 			checked := 0
 			for addr := text.Addr; addr < text.Addr+text.Size; addr += 2 {
-				want, wok := real.Lookup(addr)
-				got, gok := tab.Lookup(addr)
+				want, werr := real.Lookup(addr)
+				got, err := tab.Lookup(addr)
+				gok, wok := err == nil, werr == nil
 				if !gok || got.Source == SourceSymtab {
 					t.Fatalf("Lookup(%#x) = %q (%v), %v; want an answer from function starts or exports", addr, got.Name, got.Source, gok)
 				}

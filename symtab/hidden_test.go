@@ -30,7 +30,8 @@ func TestHiddenNameLosesToExport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := tab.Lookup(0x100003104)
+			got, err := tab.Lookup(0x100003104)
+			ok := err == nil
 			if !ok || got.Name != tt.want {
 				t.Errorf("Lookup(%#x) = %q, %v, want %q", 0x100003104, got.Name, ok, tt.want)
 			}

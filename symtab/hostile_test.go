@@ -51,7 +51,8 @@ func TestSameAddressSharedSuffixes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, ok := tab.Lookup(0x100003104)
+	got, err := tab.Lookup(0x100003104)
+	ok := err == nil
 	// The longest name is the greatest: it is the one kept, as before.
 	if want := string(raw.Strings[1 : length+1]); !ok || got.Name != want {
 		t.Errorf("Lookup(%#x) = %d-byte name, %v; want the %d-byte name", 0x100003104, len(got.Name), ok, len(want))
@@ -105,8 +106,8 @@ func TestNewKeepsReadableParts(t *testing.T) {
 		{hostile.CodeAddr + 0x84, "func_100001080"},
 	}
 	for _, tt := range tests {
-		if got, ok := tab.Lookup(tt.addr); !ok || got.Name != tt.want {
-			t.Errorf("Lookup(%#x) = %q, %v; want %q", tt.addr, got.Name, ok, tt.want)
+		if got, err := tab.Lookup(tt.addr); err != nil || got.Name != tt.want {
+			t.Errorf("Lookup(%#x) = %q, %v; want %q", tt.addr, got.Name, err, tt.want)
 		}
 	}
 	var warns []string

@@ -86,7 +86,8 @@ func TestLookupMatchesReference(t *testing.T) {
 				probes = append(probes, e.addr-1, e.addr, e.addr+1, e.addr+rng.Uint64N(256))
 			}
 			for _, a := range probes {
-				got, ok := tab.Lookup(a)
+				got, err := tab.Lookup(a)
+				ok := err == nil
 				want, wantOK := referenceLookup(tab, a)
 				if ok != wantOK || got != want {
 					t.Fatalf("Lookup(%#x) = %q at %#x, %v; want %q at %#x, %v", a, got.Name, got.Addr, ok, want.Name, want.Addr, wantOK)

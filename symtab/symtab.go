@@ -26,14 +26,15 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/stackimage/stackimage/archregs"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
 
+	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/lookup"
 )
 
 // Source says which data answered a lookup. It is a plain value, safe to
@@ -654,22 +655,30 @@ func (t *Table) spanOf(addr uint64) (span, bool) {
 
 // Lookup returns the closest symbol at or below the unslid address, never
 // across a section boundary or past the end of its section. An address in
-// no section, or below its section's first symbol, is not found.
+// no section, or below its section's first symbol, is not found: the
+// error is then ErrNotFound.
 //
 // The common case (an address in a bucket that fits the window, whose
 // nearest entry is of its section and has a short name of the string
 // table) takes windowStart, inWindow, fastEntry and setSymbol, which
 // LookupBatch runs pass by pass; lookup answers everything else.
-func (t *Table) Lookup(addr uint64) (Symbol, bool) {
+func (t *Table) Lookup(addr uint64) (Symbol, error) {
 	if w, ok := t.windowStart(addr); ok {
 		if e := t.fastEntry(addr, t.inWindow(addr, w)); e != nil {
 			var s Symbol
 			t.setSymbol(&s, e, addr)
-			return s, true
+			return s, nil
 		}
 	}
-	return t.lookup(addr)
+	if s, ok := t.lookup(addr); ok {
+		return s, nil
+	}
+	return Symbol{}, ErrNotFound
 }
+
+// ErrNotFound is Lookup's error for an address no symbol covers:
+// lookup.ErrNotFound, the one "not found" of every Lookup and Resolve.
+var ErrNotFound = lookup.ErrNotFound
 
 // windowStart returns where addr's window starts: at the entry before
 // its fine bucket, when the bucket fits the window (see window) and the

@@ -72,8 +72,9 @@ type lookupResult struct {
 	OK  bool
 }
 
-func lookup(t *Table, addr uint64) lookupResult {
-	s, ok := t.Lookup(addr)
+func lookupResultAt(t *Table, addr uint64) lookupResult {
+	s, err := t.Lookup(addr)
+	ok := err == nil
 	return lookupResult{s, ok}
 }
 
@@ -130,7 +131,7 @@ func TestLookup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := lookup(tab, tt.addr)
+			got := lookupResultAt(tab, tt.addr)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Lookup(%#x) mismatch (-want +got):\n%s", tt.addr, diff)
 			}
@@ -170,7 +171,8 @@ func TestSameAddress(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok := tab.Lookup(0x100003104)
+			got, err := tab.Lookup(0x100003104)
+			ok := err == nil
 			if !ok || got.Name != tt.want {
 				t.Errorf("Lookup(%#x) = %q, %v, want %q", 0x100003104, got.Name, ok, tt.want)
 			}
@@ -209,7 +211,7 @@ func TestStripped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := lookup(tab, tt.addr)
+			got := lookupResultAt(tab, tt.addr)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Lookup(%#x) mismatch (-want +got):\n%s", tt.addr, diff)
 			}
@@ -242,7 +244,7 @@ func TestMerge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := lookup(tab, tt.addr)
+			got := lookupResultAt(tab, tt.addr)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Lookup(%#x) mismatch (-want +got):\n%s", tt.addr, diff)
 			}
@@ -278,7 +280,7 @@ func TestSectionEdges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := lookup(tab, tt.addr)
+			got := lookupResultAt(tab, tt.addr)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Lookup(%#x) mismatch (-want +got):\n%s", tt.addr, diff)
 			}
@@ -344,7 +346,7 @@ func TestLayouts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := lookup(tab, tt.addr)
+			got := lookupResultAt(tab, tt.addr)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Lookup(%#x) mismatch (-want +got):\n%s", tt.addr, diff)
 			}

@@ -12,6 +12,16 @@ package unwind
 
 import "fmt"
 
+// Memory reads target memory: the one memory interface of the project
+// (walker.Memory, dump.Memory, image.Memory and breakpadsym.Memory are
+// this type). It has io.ReaderAt semantics with a uint64 address: it
+// returns the number of bytes read and an error when fewer than len(p)
+// could be read. A snapshot's regions, a core file, an emulator and an
+// image in memory all satisfy it.
+type Memory interface {
+	ReadMemory(p []byte, addr uint64) (int, error)
+}
+
 // Reg is a register's DWARF number on the architecture of the Row.
 type Reg uint16
 

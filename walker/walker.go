@@ -23,12 +23,9 @@ import (
 	"github.com/stackimage/stackimage/unwind"
 )
 
-// Memory reads target memory. It has io.ReaderAt semantics with a uint64
-// address: it returns the number of bytes read and an error when fewer than
-// len(p) could be read.
-type Memory interface {
-	ReadMemory(p []byte, addr uint64) (int, error)
-}
+// Memory reads target memory: unwind.Memory, the one memory interface
+// the dump formats, the unwinders and the walker share.
+type Memory = unwind.Memory
 
 // CodeChecker says whether an address lies in code of a known image. The
 // walker uses it to judge pointer-authentication stripping and whether the

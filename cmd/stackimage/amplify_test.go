@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/dump"
-	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/hostile"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // tailWriter counts what is written and keeps its last bytes, so that a
@@ -102,7 +102,7 @@ func TestStreamedJSONIsTheWholeDocument(t *testing.T) {
 	reported := symbolize.Thread{ID: 3, Crashed: true, Frames: []symbolize.Frame{frame},
 		Walk: &symbolize.Walk{Frames: []symbolize.Frame{frame}, StopReason: "max_depth", AddressRule: symbolize.RuleReturnAddress,
 			Compared: 1, Agrees: true, Differences: []symbolize.Difference{{Kind: symbolize.DiffReportExtraFrame, WalkIndex: -1, ReportIndex: 1, Report: 0x10}}}}
-	missing := []symbolize.MissingImage{{Name: "/usr/lib/dyld", UUID: image.UUID{1}}}
+	missing := []symbolize.MissingImage{{Name: "/usr/lib/dyld", UUID: uuid.UUID{1}}}
 	tests := []struct {
 		name string
 		rep  symbolize.Report

@@ -224,7 +224,7 @@ func (a *atos) appendAnswer(buf []byte, addr uint64) []byte {
 		}
 	}
 	f := symbolize.Frame{Address: addr, LookupAddress: addr}
-	frames := a.entry.Resolve(f, addr-a.slide, a.noDemangle)
+	frames := a.entry.Resolve(f, addr-a.slide, symbolize.ResolveOptions{NoDemangle: a.noDemangle})
 	if !a.inlines {
 		frames = frames[len(frames)-1:]
 	}

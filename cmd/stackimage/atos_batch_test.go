@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/stackimage/stackimage/internal/hostile"
 	"io"
 	"math/bits"
 	"os"
@@ -19,8 +18,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/hostile"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symtab"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // chainDSYM is a fixture dSYM whose DWARF names start (chain.c) at
@@ -343,7 +344,7 @@ func TestBatchWriter(t *testing.T) {
 // each address before the next one is written: the answers are handed to
 // the writer before every read that may block.
 func TestAtosAnswersBeforeInputEnds(t *testing.T) {
-	m := hostile.MachO{UUID: image.UUID{0xa7}, Symbols: []hostile.Symbol{{Name: "_main", Addr: hostile.CodeAddr}}}.Bytes()
+	m := hostile.MachO{UUID: uuid.UUID{0xa7}, Symbols: []hostile.Symbol{{Name: "_main", Addr: hostile.CodeAddr}}}.Bytes()
 	bin := filepath.Join(t.TempDir(), "App")
 	if err := os.WriteFile(bin, m, 0o644); err != nil {
 		t.Fatal(err)
@@ -402,7 +403,7 @@ func TestAtosBatchEscapesPastCheck(t *testing.T) {
 		{"_ma\x1bin", `ma\x1bin (in App) + 4`},
 		{"_main", "main (in App) + 4"},
 	} {
-		m := hostile.MachO{UUID: image.UUID{0xa8}, Symbols: []hostile.Symbol{{Name: tt.name, Addr: hostile.CodeAddr}}}.Bytes()
+		m := hostile.MachO{UUID: uuid.UUID{0xa8}, Symbols: []hostile.Symbol{{Name: tt.name, Addr: hostile.CodeAddr}}}.Bytes()
 		bin := filepath.Join(t.TempDir(), "App")
 		if err := os.WriteFile(bin, m, 0o644); err != nil {
 			t.Fatal(err)

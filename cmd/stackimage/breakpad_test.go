@@ -129,7 +129,8 @@ func TestSymbolicateMinidumpBreakpad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, ok := sym.Lookup(lookup - crash.Base)
+		want, err := sym.Lookup(lookup - crash.Base)
+		ok := err == nil
 		if !ok || want.Public {
 			t.Errorf("frame %d (%s): crash.sym has no FUNC at %#x", fr.Index, fr.Address, lookup-crash.Base)
 			continue
@@ -179,7 +180,7 @@ func TestSymbolicateMinidumpBreakpad(t *testing.T) {
 		t.Errorf("symbolicator's frame 2 %#x is in %v, want libdyld.dylib", snapAddrs[2], m)
 	}
 	callback := snapAddrs[1] - crash.Base
-	if got, ok := sym.Lookup(callback); !ok || got.Address != callback || !strings.Contains(got.Name, "callback") {
+	if got, err := sym.Lookup(callback); err != nil || got.Address != callback || !strings.Contains(got.Name, "callback") {
 		t.Errorf("symbolicator's frame 1 %#x (%#x in crash) = %+v; want the first byte of callback", snapAddrs[1], callback, got)
 	}
 

@@ -106,8 +106,6 @@ func TestEntryPointsNilAndEmpty(t *testing.T) {
 
 		// uuid
 		{"uuid.Parse(\"\")", true, func() error { _, err := uuid.Parse(""); return err }},
-		{"image.ParseUUID(\"\")", true, func() error { _, err := image.ParseUUID(""); return err }},
-
 		// image
 		{"image.NewFile(nil)", true, func() error { _, err := image.NewFile(nilReader, "x"); return err }},
 		{"image.NewFile(empty)", true, func() error { _, err := image.NewFile(emptyReader, "x"); return err }},
@@ -187,8 +185,11 @@ func TestEntryPointsNilAndEmpty(t *testing.T) {
 		{"breakpadsym.ReadModuleLine(nil)", true, func() error { _, err := breakpadsym.ReadModuleLine(nil); return err }},
 		{"breakpadsym.ReadModuleLine(empty)", true, func() error { _, err := breakpadsym.ReadModuleLine(strings.NewReader("")); return err }},
 		{"breakpadsym.ParseDebugID(\"\")", true, func() error { _, _, err := breakpadsym.ParseDebugID(""); return err }},
-		{"breakpadsym.EvalExpr(\"\", nil, nil)", true, func() error { _, _, err := breakpadsym.EvalExpr("", nil, nil, 8, 0, false); return err }},
-		{"breakpadsym.EvalExpr(nil funcs)", true, func() error { _, _, err := breakpadsym.EvalExpr("$sp 8 + ^", nil, nil, 8, 0, false); return err }},
+		{"breakpadsym.EvalExpr(\"\", nil, nil)", true, func() error { _, _, err := breakpadsym.EvalExpr("", breakpadsym.ExprEnv{PtrSize: 8}); return err }},
+		{"breakpadsym.EvalExpr(nil funcs)", true, func() error {
+			_, _, err := breakpadsym.EvalExpr("$sp 8 + ^", breakpadsym.ExprEnv{PtrSize: 8})
+			return err
+		}},
 		{"breakpadsym.FindInStore(\"\")", false, noErr(func() { breakpadsym.FindInStore("", "", "") })},
 		{"breakpadsym.MemoryFunc(nil)", true, func() error { _, err := breakpadsym.MemoryFunc(nil)(0x1000, 8); return err }},
 		{"breakpadsym.MapRegisters(nil)", false, noErr(func() { breakpadsym.MapRegisters(nil)("sp") })},
@@ -283,7 +284,7 @@ func TestEntryPointsNilAndEmpty(t *testing.T) {
 		{"Entry{}.WriteIndex", true, func() error { return (&symbolize.Entry{}).WriteIndex(io.Discard) }},
 		{"Entry{} methods", false, noErr(func() {
 			e := &symbolize.Entry{}
-			e.Resolve(symbolize.Frame{}, 0x1000, false)
+			e.Resolve(symbolize.Frame{}, 0x1000, symbolize.ResolveOptions{})
 			e.Symbol(0x1000)
 			e.SymbolBatch([]uint64{1}, make([]symtab.Symbol, 1), make([]bool, 1))
 			e.Source(0x1000)
@@ -602,7 +603,7 @@ func sweepImage(im *image.Image) {
 		for _, a := range addrs {
 			e.Symbol(a)
 			e.Source(a)
-			e.Resolve(symbolize.Frame{Address: a, LookupAddress: a}, a, false)
+			e.Resolve(symbolize.Frame{Address: a, LookupAddress: a}, a, symbolize.ResolveOptions{})
 		}
 		e.WriteIndex(io.Discard)
 		e.Warnings()

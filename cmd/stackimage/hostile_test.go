@@ -14,8 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/stackimage/stackimage/crashreport"
-	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/hostile"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // runCmd runs the command in-process with stdin and returns its status and
@@ -40,7 +40,7 @@ func writeFile(t *testing.T, path string, data []byte) string {
 // snapshotJSON is an arm64 snapshot of one thread stopped at pc in one
 // image loaded at hostile.TextAddr (no slide), with one more image that no
 // symbol file has.
-func snapshotJSON(imageName string, uuid image.UUID, threadName string, pc uint64) []byte {
+func snapshotJSON(imageName string, id uuid.UUID, threadName string, pc uint64) []byte {
 	quote := func(s string) string {
 		b, _ := json.Marshal(s)
 		return string(b)
@@ -49,14 +49,14 @@ func snapshotJSON(imageName string, uuid image.UUID, threadName string, pc uint6
   "images": [{"name": %s, "uuid": "%s", "load_address": "%#x"},
              {"name": "/usr/lib/dyld", "uuid": "B70CE1EC-B902-3852-8268-05DE00BFA8D5", "load_address": "0x200000000"}],
   "threads": [{"id": 1, "name": %s, "crashed": true, "registers": {"pc": "%#x", "lr": "0x0", "fp": "0x0", "sp": "0x16fdff000"}}],
-  "memory": []}`, quote(imageName), uuid, uint64(hostile.TextAddr), quote(threadName), pc)
+  "memory": []}`, quote(imageName), id, uint64(hostile.TextAddr), quote(threadName), pc)
 }
 
 // damagedMachO is a symbol file whose three symbol sources are each
 // damaged in one place, with one good symbol, "_good", at hostile.CodeAddr.
-func damagedMachO(uuid image.UUID) []byte {
+func damagedMachO(id uuid.UUID) []byte {
 	return hostile.MachO{
-		UUID:    uuid,
+		UUID:    id,
 		Strings: []byte("\x00_good\x00"),
 		Symbols: []hostile.Symbol{
 			{Strx: 1, Addr: hostile.CodeAddr},
@@ -72,9 +72,9 @@ func damagedMachO(uuid image.UUID) []byte {
 // atos, with warnings that name each damaged part.
 func TestDamagedSymbolFile(t *testing.T) {
 	dir := t.TempDir()
-	uuid := image.UUID{0xd1, 0xd2}
-	bin := writeFile(t, filepath.Join(dir, "syms", "Damaged"), damagedMachO(uuid))
-	dump := writeFile(t, filepath.Join(dir, "dump.json"), snapshotJSON("/app/Damaged", uuid, "main", hostile.CodeAddr+8))
+	id := uuid.UUID{0xd1, 0xd2}
+	bin := writeFile(t, filepath.Join(dir, "syms", "Damaged"), damagedMachO(id))
+	dump := writeFile(t, filepath.Join(dir, "dump.json"), snapshotJSON("/app/Damaged", id, "main", hostile.CodeAddr+8))
 	parts := []string{"LC_SYMTAB: symbol 1 skipped", "LC_FUNCTION_STARTS", "export trie: node reached twice"}
 
 	for _, format := range []string{"text", "json"} {
@@ -125,7 +125,7 @@ func (zeros) Read(p []byte) (int, error) {
 func TestSymbolicateStdin(t *testing.T) {
 	for name, prefix := range map[string]string{"snapshot": "", "snapshot with a byte order mark": "\ufeff"} {
 		t.Run(name, func(t *testing.T) {
-			dump := append([]byte(prefix), snapshotJSON("/app/App", image.UUID{1}, "main", hostile.CodeAddr)...)
+			dump := append([]byte(prefix), snapshotJSON("/app/App", uuid.UUID{1}, "main", hostile.CodeAddr)...)
 			status, out, errOut := runCmd(dump, "symbolicate", "-")
 			if status != 0 || !strings.Contains(out, "Thread 1 Crashed (main):") {
 				t.Errorf("status %d, stderr %q, stdout:\n%s\nwant the thread", status, errOut, out)
@@ -207,15 +207,15 @@ func checkNoRawControls(t *testing.T, what, text string) {
 // too and keeps the names intact.
 func TestTextOutputEscapesControls(t *testing.T) {
 	dir := t.TempDir()
-	uuid := image.UUID{0xe1}
+	id := uuid.UUID{0xe1}
 	// A symbol table name ends at its first NUL.
 	evilSymbol := strings.ReplaceAll(evil, "\x00", "")
-	m := hostile.MachO{UUID: uuid, Symbols: []hostile.Symbol{{Name: "_" + evilSymbol, Addr: hostile.CodeAddr}}}.Bytes()
+	m := hostile.MachO{UUID: id, Symbols: []hostile.Symbol{{Name: "_" + evilSymbol, Addr: hostile.CodeAddr}}}.Bytes()
 	// A segment name from the file: __TEXT becomes "__T\x1b[XT".
 	seg := bytes.Index(m, []byte("__TEXT\x00"))
 	copy(m[seg:], "__T\x1b[XT")
 	bin := writeFile(t, filepath.Join(dir, "syms", "App\x1b[2J"), m)
-	dump := writeFile(t, filepath.Join(dir, "dump.json"), snapshotJSON("/app/App\x1b[2J", uuid, evil, hostile.CodeAddr+8))
+	dump := writeFile(t, filepath.Join(dir, "dump.json"), snapshotJSON("/app/App\x1b[2J", id, evil, hostile.CodeAddr+8))
 
 	status, out, errOut := runCmd(nil, "symbolicate", dump, "--symbols", filepath.Join(dir, "syms"))
 	if status != 0 {

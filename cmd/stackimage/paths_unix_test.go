@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/hostile"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // TestPathsInDumpsAreNotOpened names, in a snapshot and in a crash report,
@@ -23,9 +23,9 @@ import (
 // opened. Symbol files are found under --symbols only.
 func TestPathsInDumpsAreNotOpened(t *testing.T) {
 	dir := t.TempDir()
-	uuid := image.UUID{0x5e, 0xc2}
+	id := uuid.UUID{0x5e, 0xc2}
 	secret := writeFile(t, filepath.Join(dir, "elsewhere", "App"),
-		hostile.MachO{UUID: uuid, Symbols: []hostile.Symbol{{Name: "_secret_function", Addr: hostile.CodeAddr}}}.Bytes())
+		hostile.MachO{UUID: id, Symbols: []hostile.Symbol{{Name: "_secret_function", Addr: hostile.CodeAddr}}}.Bytes())
 	// Also a UUID-less copy: found by name only under --symbols.
 	noUUID := writeFile(t, filepath.Join(dir, "elsewhere", "NoUUID"),
 		hostile.MachO{Symbols: []hostile.Symbol{{Name: "_secret_function", Addr: hostile.CodeAddr}}}.Bytes())
@@ -34,7 +34,7 @@ func TestPathsInDumpsAreNotOpened(t *testing.T) {
 		t.Fatal(err)
 	}
 	syms := filepath.Join(dir, "syms")
-	writeFile(t, filepath.Join(syms, "Unrelated"), hostile.MachO{UUID: image.UUID{0x99}}.Bytes())
+	writeFile(t, filepath.Join(syms, "Unrelated"), hostile.MachO{UUID: uuid.UUID{0x99}}.Bytes())
 
 	pc := uint64(hostile.CodeAddr + 8)
 	snap := fmt.Appendf(nil, `{"format": "stackimage.snapshot/v1", "arch": "arm64",
@@ -42,7 +42,7 @@ func TestPathsInDumpsAreNotOpened(t *testing.T) {
              {"name": %q, "uuid": "00000000-0000-0000-0000-000000000000", "load_address": "0x200000000"},
              {"name": %q, "uuid": "%s", "load_address": "0x300000000"}],
   "threads": [{"id": 1, "registers": {"pc": "%#x", "lr": "0x200001008", "fp": "0x0"}}], "memory": []}`,
-		secret, uuid, uint64(hostile.TextAddr), noUUID, fifo, image.UUID{0x77}, pc)
+		secret, id, uint64(hostile.TextAddr), noUUID, fifo, uuid.UUID{0x77}, pc)
 	crash := fmt.Appendf(nil, `Incident Identifier: 11111111-2222-3333-4444-555555555555
 Process:             App [42]
 Code Type:           ARM-64 (Native)
@@ -55,7 +55,7 @@ Binary Images:
        0x100000000 -        0x100003fff App arm64  <%x> %s
        0x200000000 -        0x200003fff NoUUID arm64  <00000000000000000000000000000000> %s
        0x300000000 -        0x300003fff Pipe arm64  <77000000000000000000000000000000> %s
-`, pc, uuid[:], secret, noUUID, fifo)
+`, pc, id[:], secret, noUUID, fifo)
 
 	for name, data := range map[string][]byte{"snapshot": snap, "crash report": crash} {
 		t.Run(name, func(t *testing.T) {
@@ -76,7 +76,7 @@ Binary Images:
 			if strings.Contains(out, "secret_function") {
 				t.Errorf("a symbol came from %s, which the dump names but --symbols does not hold:\n%s", secret, out)
 			}
-			if !strings.Contains(out, uuid.String()+" "+secret) {
+			if !strings.Contains(out, id.String()+" "+secret) {
 				t.Errorf("the image is not listed as without symbols:\n%s", out)
 			}
 		})

@@ -64,7 +64,7 @@ func readMachO(data []byte) (errs, warnings []string, symbol string) {
 		for _, w := range tab.Warnings() {
 			warnings = append(warnings, w.Error())
 		}
-		if sym, ok := tab.Lookup(hostile.CodeAddr); ok && i == 0 {
+		if sym, err := tab.Lookup(hostile.CodeAddr); err == nil && i == 0 {
 			symbol = sym.Name
 		}
 		secs, err := im.DWARFSections()

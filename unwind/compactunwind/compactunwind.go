@@ -23,6 +23,7 @@ import (
 	"sort"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/unwind"
 )
 
@@ -32,8 +33,9 @@ var (
 	// errNoArch is the error for a nil architecture.
 	errNoArch = errors.New("compactunwind: no architecture (nil *archregs.Arch)")
 
-	// ErrNotFound: no entry of the table covers the offset.
-	ErrNotFound = errors.New("compactunwind: no entry covers the address")
+	// ErrNotFound: no entry of the table covers the offset. errors.Is
+	// counts it as lookup.ErrNotFound, the "not found" of every Lookup.
+	ErrNotFound = lookup.NotFound("compactunwind: no entry covers the address")
 	// ErrNoInfo: the function has an entry whose encoding is 0: the linker
 	// knew the function and had no unwind information for it (typically
 	// hand-written assembly). Neither the compact table nor __eh_frame

@@ -3,6 +3,7 @@ package compactunwind
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/stackimage/stackimage/archregs"
@@ -68,6 +69,19 @@ const (
 	PhasePrologue              // in the prologue, decoded up to pc
 	PhaseEpilogue              // in an epilogue, decoded from pc to the return
 )
+
+// String names the phase: "body", "prologue" or "epilogue".
+func (p Phase) String() string {
+	switch p {
+	case PhaseBody:
+		return "body"
+	case PhasePrologue:
+		return "prologue"
+	case PhaseEpilogue:
+		return "epilogue"
+	}
+	return fmt.Sprintf("Phase(%d)", int(p))
+}
 
 // Frame0 is Frame0Row, and also says which phase pc is in. A caller with
 // another source of rows for the body (DWARF CFI, which compilers do not

@@ -1,10 +1,10 @@
-package image
+package uuid
 
 import (
 	"testing"
 )
 
-func TestUUID(t *testing.T) {
+func TestParseForms(t *testing.T) {
 	want := UUID{0xac, 0x58, 0xd7, 0x7f, 0x5f, 0x09, 0x35, 0xef, 0xaf, 0x14, 0xa1, 0xf1, 0x63, 0xd3, 0x8f, 0x99}
 	const canonical = "AC58D77F-5F09-35EF-AF14-A1F163D38F99"
 	if got := want.String(); got != canonical {
@@ -30,15 +30,15 @@ func TestUUID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseUUID(tt.in)
+			got, err := Parse(tt.in)
 			if (err != nil) != tt.wantErr {
-				t.Fatalf("ParseUUID(%q) error = %v, want error %v", tt.in, err, tt.wantErr)
+				t.Fatalf("Parse(%q) error = %v, want error %v", tt.in, err, tt.wantErr)
 			}
 			if got != tt.want {
-				t.Errorf("ParseUUID(%q) = %s, want %s", tt.in, got, tt.want)
+				t.Errorf("Parse(%q) = %s, want %s", tt.in, got, tt.want)
 			}
 			if !tt.wantErr && got.IsZero() != (tt.want == UUID{}) {
-				t.Errorf("ParseUUID(%q).IsZero() = %v", tt.in, got.IsZero())
+				t.Errorf("Parse(%q).IsZero() = %v", tt.in, got.IsZero())
 			}
 		})
 	}
