@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/textesc"
 	"github.com/stackimage/stackimage/symbolize"
 )
 
@@ -73,7 +74,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if addr, ok := parseHex(text); ok {
 			out.buf = a.appendAnswer(out.buf, addr)
 		} else {
-			out.buf = append(appendEscaped(out.buf, string(text)), '\n')
+			out.buf = append(textesc.Append(out.buf, string(text)), '\n')
 		}
 		return out.flushIfFull()
 	}
@@ -169,7 +170,7 @@ func scanWords(data []byte, atEOF bool) (int, []byte, error) {
 // notWordBytes8 returns 0 when all 8 bytes of w are in 0x21-0x7e: ASCII,
 // and neither a space nor another control byte, so certainly part of a
 // word; otherwise what outsideASCII8 returns.
-func notWordBytes8(w uint64) uint64 { return outsideASCII8(w, 0x21) }
+func notWordBytes8(w uint64) uint64 { return textesc.OutsideASCII8(w, 0x21) }
 
 // isASCIISpace reports whether c is one of the ASCII bytes
 // unicode.IsSpace accepts.
@@ -250,7 +251,7 @@ func (a *atos) appendFrame(buf []byte, f symbolize.Frame, addr uint64) []byte {
 		if !a.fullPath {
 			file = path.Base(strings.ReplaceAll(file, "\\", "/"))
 		}
-		buf = appendEscaped(buf, file)
+		buf = textesc.Append(buf, file)
 		buf = append(buf, ':')
 		buf = strconv.AppendInt(buf, int64(f.Line), 10)
 		buf = append(buf, ')')
@@ -298,13 +299,13 @@ const decimalPairs = "00010203040506070809" +
 // inImage returns " (in IMAGE)" for the image's name, escaped: it comes
 // from a path.
 func inImage(name string) string {
-	return string(appendEscaped([]byte(" (in "), name)) + ")"
+	return string(textesc.Append([]byte(" (in "), name)) + ")"
 }
 
 // appendName appends "name (in image)", both escaped: they come from the
 // file and its path.
 func (a *atos) appendName(buf []byte, name string) []byte {
-	buf = appendEscaped(buf, name)
+	buf = textesc.Append(buf, name)
 	return append(buf, a.inImage...)
 }
 
