@@ -74,6 +74,12 @@ func Parse(data []byte) (*Report, error) {
 
 func newParser(data []byte) *parser {
 	r := &Report{text: string(data)}
+	// A listing of spindump's processes without its header says what it
+	// is by its structure alone: its first "Process:" line starts a
+	// process, as it does after a header.
+	if window := data[:min(len(data), detectWindow)]; isSpindumpListing(window) && !sampleMarkers.Match(window) {
+		r.Kind = KindSpindump
+	}
 	return &parser{r: r, arena: make([]Node, 0, countNodeLines(r.text))}
 }
 

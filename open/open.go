@@ -389,8 +389,14 @@ func readHangReport(in *Input) error {
 		return err
 	}
 	in.Hang = r
+	// The process the report is about comes first, the others in the
+	// report's order.
+	target := r.Target()
+	in.Dumps = append(in.Dumps, r.ProcessDump(target))
 	for i := range r.Processes {
-		in.Dumps = append(in.Dumps, r.ProcessDump(i))
+		if i != target {
+			in.Dumps = append(in.Dumps, r.ProcessDump(i))
+		}
 	}
 	return err
 }
