@@ -458,6 +458,7 @@ func parseSymbol(f *Frame, s string) {
 	}
 	if m := reSymOffset.FindStringSubmatchIndex(s); m != nil {
 		f.SymbolOffset, _ = strconv.ParseUint(s[m[2]:m[3]], 10, 64)
+		f.HasSymbolOffset = true
 		s = s[:m[0]]
 	}
 	if m := reInImage.FindStringIndex(s); m != nil {
@@ -465,7 +466,7 @@ func parseSymbol(f *Frame, s string) {
 	}
 	f.Symbol = strings.TrimSpace(s)
 	if f.Symbol == "" {
-		f.SymbolOffset = 0
+		f.SymbolOffset, f.HasSymbolOffset = 0, false
 	}
 }
 

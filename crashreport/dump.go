@@ -56,7 +56,7 @@ func (r *Report) dumpFrames(frames []Frame) []dump.Frame {
 	out := make([]dump.Frame, len(frames))
 	for i, f := range frames {
 		out[i] = dump.Frame{Address: f.Address, ImageIndex: f.ImageIndex, ImageOffset: f.ImageOffset,
-			ImageName: f.ImageName, Symbol: f.Symbol, SymbolOffset: f.SymbolOffset,
+			ImageName: f.ImageName, Symbol: f.Symbol, SymbolOffset: f.SymbolOffset, HasSymbolOffset: f.HasSymbolOffset,
 			File: f.File, Line: f.Line, Inlined: f.Inlined, ImageLoadAddress: f.ImageLoadAddress}
 		if f.ImageIndex >= 0 && f.ImageIndex < len(r.Images) {
 			out[i].ImageLoadAddress = r.Images[f.ImageIndex].LoadAddress

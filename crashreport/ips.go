@@ -45,7 +45,7 @@ type ipsFrame struct {
 	ImageIndex     *int64 `json:"imageIndex"`
 	ImageOffset    num    `json:"imageOffset"`
 	Symbol         string `json:"symbol"`
-	SymbolLocation num    `json:"symbolLocation"`
+	SymbolLocation *num   `json:"symbolLocation"`
 	SourceFile     string `json:"sourceFile"`
 	SourceLine     int    `json:"sourceLine"`
 	Inline         bool   `json:"inline"`
@@ -320,8 +320,8 @@ func (b *ipsBody) frames(p *problems, path string, raws []json.RawMessage, nImag
 		if decodeRaw(p, fpath, raw, &f) {
 			fr.ImageOffset = uint64(f.ImageOffset)
 			fr.Symbol = f.Symbol
-			if f.Symbol != "" {
-				fr.SymbolOffset = uint64(f.SymbolLocation)
+			if f.Symbol != "" && f.SymbolLocation != nil {
+				fr.SymbolOffset, fr.HasSymbolOffset = uint64(*f.SymbolLocation), true
 			}
 			fr.File, fr.Line, fr.Inlined = f.SourceFile, f.SourceLine, f.Inline
 			switch {

@@ -380,7 +380,7 @@ func (b *ksBody) thread(p *problems, path string, kt ksThread, idx int, arch *ar
 				f.ImageOffset, f.ImageLoadAddress = f.Address-load, load
 			}
 			if kf.SymbolAddr != nil && f.Symbol != "" {
-				f.SymbolOffset = f.Address - uint64(*kf.SymbolAddr)
+				f.SymbolOffset, f.HasSymbolOffset = f.Address-uint64(*kf.SymbolAddr), true
 			}
 			t.Frames = append(t.Frames, f)
 		}

@@ -156,9 +156,11 @@ type Frame struct {
 	// can still be shown as the report wrote it; 0 otherwise.
 	ImageLoadAddress uint64
 	// Symbol is the reporter's symbol, when it gave one, and SymbolOffset
-	// is Address − the symbol's start.
-	Symbol       string
-	SymbolOffset uint64
+	// is Address − the symbol's start; HasSymbolOffset says the reporter
+	// gave the offset (or the symbol's address), not the name alone.
+	Symbol          string
+	SymbolOffset    uint64
+	HasSymbolOffset bool
 	// File and Line are the source position the reporter gave (Xcode
 	// symbolicated reports, .ips sourceFile/sourceLine); empty/0 otherwise.
 	File    string

@@ -181,9 +181,12 @@ type Frame struct {
 	// report's "0x7fff61bc6000 + 3114" naming an image its Binary Images
 	// lack); 0 when unknown.
 	ImageLoadAddress uint64
-	// Symbol and SymbolOffset are the reporter's symbol, when it gave one.
-	Symbol       string
-	SymbolOffset uint64
+	// Symbol and SymbolOffset are the reporter's symbol, when it gave one;
+	// HasSymbolOffset says the reporter gave the offset too ("main + 20"),
+	// not the name alone.
+	Symbol          string
+	SymbolOffset    uint64
+	HasSymbolOffset bool
 	// File and Line are the source position the reporter gave.
 	File    string
 	Line    int

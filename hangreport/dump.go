@@ -119,7 +119,7 @@ func (r *Report) ProcessDump(i int) *dump.Dump {
 				continue
 			}
 			df := dump.Frame{Address: f.Address, ImageIndex: imageOf(f.Address), ImageName: f.Image,
-				Symbol: f.Symbol, SymbolOffset: f.SymbolOffset, File: f.File, Line: f.Line}
+				Symbol: f.Symbol, SymbolOffset: f.SymbolOffset, HasSymbolOffset: f.HasOffset, File: f.File, Line: f.Line}
 			if strings.HasPrefix(df.ImageName, "<") {
 				df.ImageName = "" // sample's "<unknown binary>"
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/walker"
 )
@@ -220,8 +221,7 @@ func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressR
 			}
 		}
 		if last.Symbol == "" && rf.Symbol != "" {
-			last.Symbol, last.SymbolOffset, last.HasOffset = rf.Symbol, rf.SymbolOffset, true
-			last.SymbolSource = SourceReport
+			p.setReportName(last, rf.Symbol, rf.SymbolOffset, rf.HasSymbolOffset)
 			if rf.File != "" {
 				last.File, last.Line = rf.File, rf.Line
 			}
@@ -246,7 +246,7 @@ func (p *Process) walkReported(th dump.Thread, mem walker.Memory, rule AddressRu
 	w.Compared, w.Differences, w.Agrees = c.compared, c.diffs, true
 	lr, _ := th.Registers.LR()
 	for _, pr := range c.pairs {
-		nameFromReport(frames, pr.walk, th.Frames[pr.report])
+		p.nameFromReport(frames, pr.walk, th.Frames[pr.report])
 	}
 	for i := range w.Differences {
 		d := &w.Differences[i]
@@ -261,16 +261,42 @@ func (p *Process) walkReported(th dump.Thread, mem walker.Memory, rule AddressRu
 // nameFromReport gives walked frame index the reporter's symbol when we
 // have none (no symbol file for its image) and the symbol's start, as the
 // report places it, is at or below our lookup address.
-func nameFromReport(frames []Frame, index int, rf dump.Frame) {
+func (p *Process) nameFromReport(frames []Frame, index int, rf dump.Frame) {
 	f := outerFrame(frames, index)
 	if f == nil || f.Symbol != "" || rf.Symbol == "" || rf.SymbolOffset > rf.Address {
+		return
+	}
+	if !rf.HasSymbolOffset {
+		// The report gave the name alone: the symbol's start is unknown,
+		// so only the very address it named takes the name.
+		if f.Address == rf.Address {
+			p.setReportName(f, rf.Symbol, 0, false)
+		}
 		return
 	}
 	start := rf.Address - rf.SymbolOffset
 	if start > f.LookupAddress {
 		return
 	}
-	f.Symbol, f.SymbolOffset, f.HasOffset, f.SymbolSource = rf.Symbol, f.Address-start, true, SourceReport
+	p.setReportName(f, rf.Symbol, f.Address-start, true)
+}
+
+// setReportName gives f a name the report supplied, demangled as a symbol
+// file's names are (KSCrash writes C++ names mangled) unless the process
+// keeps names as spelled; an offset only when the report gave one.
+func (p *Process) setReportName(f *Frame, name string, offset uint64, hasOffset bool) {
+	f.Symbol, f.SymbolOffset, f.HasOffset, f.SymbolSource = name, offset, hasOffset, SourceReport
+	f.MangledSymbol = ""
+	switch lang := debuginfo.Language(name); lang {
+	case debuginfo.LangCPP, debuginfo.LangRust, debuginfo.LangSwift:
+		f.Lang = string(lang)
+		if p.NoDemangle {
+			return
+		}
+		if readable, _ := debuginfo.Demangle(name); readable != "" && readable != name {
+			f.Symbol, f.MangledSymbol = readable, name
+		}
+	}
 }
 
 // outerFrame returns the frame for walk index that is not an inlined one

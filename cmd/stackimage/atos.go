@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"os"
 	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/stackimage/stackimage/breakpadsym"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/textesc"
 	"github.com/stackimage/stackimage/symbolize"
@@ -40,6 +42,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer entry.Release()
 	entry.NoDebugInfo = *noDebug
 	// What of the file could not be used (damaged symbol table parts,
 	// DWARF) is said on stderr once the answers are out, as atos warns.
@@ -48,23 +51,30 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			writeLine(stderr, "stackimage atos: warning: %s", w)
 		}
 	}()
-	var slide uint64
+	var slide, load uint64
 	if *loadAddr != "" {
-		load, err := parseAddress(*loadAddr)
-		if err != nil {
+		if load, err = parseAddress(*loadAddr); err != nil {
 			return fmt.Errorf("%w: -l: %v", errUsage, err)
 		}
-		slide = im.Slide(load)
+		if im != nil {
+			slide = im.Slide(load)
+		}
 	}
 	// atos names the image after the file it read: the executable of an
 	// app bundle, the DWARF file of a dSYM (App.app.dSYM -> App).
 	name := filepath.Base(file)
-	if im.Name != "" && symbolize.IsIndexFile(file) {
+	switch {
+	case im == nil:
+		// A Breakpad .sym file: the module its MODULE line names. Its
+		// addresses are relative to the module's base, which -l gives.
+		name = breakpadModuleName(file, name)
+	case im.Name != "" && symbolize.IsIndexFile(file):
 		// An index file is named after its architecture; it keeps the
 		// name of the file it was made from.
 		name = filepath.Base(filepath.ToSlash(im.Name))
 	}
-	a := &atos{entry: entry, symbolsOnly: !entry.HasDebugInfo(), inImage: inImage(name), slide: slide, inlines: *inlines, noDemangle: *noDemangle, fullPath: *fullPath}
+	a := &atos{entry: entry, symbolsOnly: im != nil && !entry.HasDebugInfo(), inImage: inImage(name), slide: slide, base: load,
+		inlines: *inlines, noDemangle: *noDemangle, fullPath: *fullPath}
 	out := &batchWriter{w: stdout}
 	defer out.Flush()
 	// A token that is not an address is echoed on its own line and the
@@ -187,9 +197,12 @@ type atos struct {
 	inImage     string // " (in IMAGE)", escaped once for every answer
 	// printableNames is set once the entry's symbol names are known to
 	// need no escaping (see printableCheckAfter).
-	printableNames      bool
-	answers             int // addresses answered so far
-	slide               uint64
+	printableNames bool
+	answers        int // addresses answered so far
+	slide          uint64
+	// base is the load address -l gave: a Breakpad file's addresses are
+	// relative to it.
+	base                uint64
 	inlines, noDemangle bool
 	fullPath            bool
 }
@@ -224,7 +237,7 @@ func (a *atos) appendAnswer(buf []byte, addr uint64) []byte {
 			return append(buf, '\n')
 		}
 	}
-	f := symbolize.Frame{Address: addr, LookupAddress: addr}
+	f := symbolize.Frame{Address: addr, LookupAddress: addr, ImageLoadAddress: a.base}
 	frames := a.entry.Resolve(f, addr-a.slide, a.noDemangle)
 	if !a.inlines {
 		frames = frames[len(frames)-1:]
@@ -348,9 +361,13 @@ var manglingPrefixes = []string{
 	"$s", "_$s", "$S", "_$S", "$e", "_$e", "_T0", "__T", // Swift
 }
 
-// openAtosEntry opens a symindex file, or a Mach-O file's slice, as the
-// entry atos answers from.
+// openAtosEntry opens a symindex file, a Breakpad .sym file, or a Mach-O
+// file's slice, as the entry atos answers from; the image is nil for a
+// .sym file, which has none. Release the entry when done.
 func openAtosEntry(path, arch string) (*symbolize.Entry, *image.Image, error) {
+	if isBreakpadFile(path) {
+		return openBreakpadEntry(path)
+	}
 	if symbolize.IsIndexFile(path) {
 		e, err := symbolize.NewIndexEntry(path)
 		if err != nil {
@@ -452,4 +469,56 @@ func (f flushingReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return f.r.Read(p)
+}
+
+// isBreakpadFile reports whether path is a Breakpad symbol file: its first
+// line is a MODULE record.
+func isBreakpadFile(path string) bool {
+	if image.CheckRegular(path) != nil {
+		return false // a FIFO is not opened: image.Open says what it is
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = breakpadsym.ReadModuleLine(f)
+	return err == nil
+}
+
+// breakpadModuleName returns the module name of a Breakpad file's MODULE
+// line, or fallback.
+func breakpadModuleName(path, fallback string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return fallback
+	}
+	defer f.Close()
+	m, err := breakpadsym.ReadModuleLine(f)
+	if err != nil || m.Name == "" {
+		return fallback
+	}
+	return m.Name
+}
+
+// openBreakpadEntry opens a Breakpad .sym file as symbolicate --symbols
+// does: indexed by the UUID of its MODULE line.
+func openBreakpadEntry(path string) (*symbolize.Entry, *image.Image, error) {
+	syms := symbolize.NewSymbols()
+	defer syms.Close() // the entry holds its own reference
+	if err := syms.AddFile(path); err != nil {
+		return nil, nil, err
+	}
+	uuids := syms.UUIDs()
+	if len(uuids) != 1 {
+		return nil, nil, fmt.Errorf("%s: not a Breakpad symbol file of a Mach-O module: %s", path, strings.Join(syms.Skipped, "; "))
+	}
+	e, err := syms.Lookup(uuids[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	if e == nil {
+		return nil, nil, fmt.Errorf("%s: no symbols could be read", path)
+	}
+	return e, nil, nil
 }
