@@ -1,0 +1,107 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/internal/hostile"
+	"github.com/stackimage/stackimage/open"
+	"github.com/stackimage/stackimage/symbolize"
+)
+
+// cancelAfter passes threads to a Writer and cancels after n of them.
+type cancelAfter struct {
+	Writer
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Thread(th symbolize.Thread) error {
+	if err := c.Writer.Thread(th); err != nil {
+		return err
+	}
+	if c.n--; c.n == 0 {
+		c.cancel()
+	}
+	return nil
+}
+
+// manyThreads is a dump of 1,000 threads walking one deep stack.
+func manyThreads(t *testing.T) *dump.Dump {
+	in, err := open.Bytes(hostile.SharedStackSnapshot(1000, 64, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in.Dump()
+}
+
+// TestCancelledContext: a context cancelled before the work stops it at
+// once, and one cancelled midway stops it after the thread being done;
+// either way what was done comes back (or is written, well-formed) with
+// the context's error.
+func TestCancelledContext(t *testing.T) {
+	d := manyThreads(t)
+	z := &symbolize.Symbolizer{Symbols: symbolize.NewSymbols()}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep, err := Symbolicate(ctx, z, d)
+	if !errors.Is(err, context.Canceled) || rep == nil || len(rep.Threads) != 0 {
+		t.Errorf("Symbolicate(cancelled) = %v threads, %v; want none and context.Canceled", rep, err)
+	}
+
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	var out bytes.Buffer
+	w := &cancelAfter{Writer: NewJSON(&out), n: 3, cancel: cancel}
+	_, err = Stream(ctx, z, d, w)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Stream = %v, want context.Canceled", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var doc JSON
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("the JSON written before the cancel is not a document: %v\n%s", err, out.String())
+	}
+	if len(doc.Threads) != 3 || len(doc.Warnings) == 0 || !strings.Contains(doc.Warnings[len(doc.Warnings)-1], "stopped after 3 of 1000 threads") {
+		t.Errorf("cancelled after 3 threads: wrote %d threads, warnings %q; want 3 and a warning saying where it stopped", len(doc.Threads), doc.Warnings)
+	}
+
+	// A deadline already past is the same.
+	ctx, cancel = context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	if err := Write(ctx, z, &open.Input{Dumps: []*dump.Dump{d}}, NewText(&bytes.Buffer{})); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Write(past deadline) = %v, want context.DeadlineExceeded", err)
+	}
+}
+
+// TestNilInput: every entry point refuses nil input with an error.
+func TestNilInput(t *testing.T) {
+	ctx := context.Background()
+	z := &symbolize.Symbolizer{Symbols: symbolize.NewSymbols()}
+	if _, err := Symbolicate(ctx, nil, &dump.Dump{}); err == nil {
+		t.Error("Symbolicate(nil symbolizer) did not fail")
+	}
+	if _, err := Symbolicate(ctx, z, nil); err == nil {
+		t.Error("Symbolicate(nil dump) did not fail")
+	}
+	if _, err := Stream(ctx, z, nil, NewText(&bytes.Buffer{})); err == nil {
+		t.Error("Stream(nil dump) did not fail")
+	}
+	if err := Write(ctx, z, nil, NewText(&bytes.Buffer{})); err == nil {
+		t.Error("Write(nil input) did not fail")
+	}
+	if err := WriteSame(ctx, z, nil, &bytes.Buffer{}); err == nil {
+		t.Error("WriteSame(nil input) did not fail")
+	}
+	if err := WriteText(&bytes.Buffer{}, nil); err == nil {
+		t.Error("WriteText(nil report) did not fail")
+	}
+}
