@@ -65,6 +65,8 @@ type Symbols struct {
 	// warnings lists what the files opened by Lookup could not give.
 	warnings []string
 	side     sideFiles // zip archives' members and .bcsymbolmap files (zip.go, bcsymbolmap.go)
+	// sources are asked for UUIDs no indexed file has (source.go).
+	sources []Source
 }
 
 // load is one key's entry, loaded once by the first Lookup that needs it.
@@ -484,6 +486,9 @@ func (s *Symbols) lookup(u image.UUID) (*Entry, []error) {
 	indexPaths := append([]string(nil), s.indexes[u]...)
 	symPaths := append([]string(nil), s.side.symFiles[u]...)
 	if len(paths) == 0 && len(indexPaths) == 0 && len(symPaths) == 0 {
+		if len(s.sources) > 0 {
+			return s.lookupSources(u) // releases s.mu
+		}
 		s.mu.Unlock()
 		return nil, nil
 	}

@@ -34,7 +34,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *binary == "" {
 		return fmt.Errorf("%w: -o BINARY is required", errUsage)
 	}
-	file, err := bundleFile(*binary)
+	file, err := image.BundleFile(*binary)
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func runImages(args []string, stdout, stderr io.Writer) error {
 // openImages opens a Mach-O file, or the one inside a bundle (.app,
 // .dSYM), and returns the path it opened.
 func openImages(path string) (*image.File, string, error) {
-	path, err := bundleFile(path)
+	path, err := image.BundleFile(path)
 	if err != nil {
 		return nil, "", err
 	}

@@ -1,0 +1,108 @@
+package symbolize
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/snapshot"
+)
+
+// frameNames symbolicates the fixture capture chain-arm64-O1-deepest
+// against syms and returns its frames' names with their source lines.
+func frameNames(t *testing.T, syms *Symbols) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "fixtures", "snapshots", "chain-arm64-O1-deepest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := (&Symbolizer{Symbols: syms}).Symbolicate(snap.Dump())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range rep.Threads[0].Frames {
+		names = append(names, f.Symbol+" "+f.SourceLocation())
+	}
+	return names
+}
+
+// TestMemorySource symbolicates a capture with its binary and dSYM held in
+// memory, supplied through a Source: the frames are named as from the
+// files on disk, and the source is asked once per UUID, a UUID it lacks
+// included.
+func TestMemorySource(t *testing.T) {
+	dir := filepath.Join("..", "fixtures", "bin")
+	onDisk := NewSymbols()
+	defer onDisk.Close()
+	if err := onDisk.AddDir(filepath.Join(dir, "chain-arm64-O1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := onDisk.AddDir(filepath.Join(dir, "chain-arm64-O1.dSYM")); err != nil {
+		t.Fatal(err)
+	}
+	want := frameNames(t, onDisk)
+
+	mem := &MemorySource{}
+	for _, path := range []string{filepath.Join(dir, "chain-arm64-O1"), filepath.Join(dir, "chain-arm64-O1.dSYM", "Contents", "Resources", "DWARF", "chain-arm64-O1")} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mem.Add(filepath.Base(path), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var asked atomic.Int32
+	counting := SourceFunc(func(ctx context.Context, id image.UUID, arch *archregs.Arch) ([]SymbolFile, error) {
+		asked.Add(1)
+		return mem.OpenSymbols(ctx, id, arch)
+	})
+	syms := NewSymbols()
+	defer syms.Close()
+	syms.AddSource(counting)
+	if diff := cmp.Diff(want, frameNames(t, syms)); diff != "" {
+		t.Errorf("frames from memory differ from the files on disk (-want +got):\n%s", diff)
+	}
+	if want[0] == " " || len(want) < 5 {
+		t.Fatalf("the fixture's walk names nothing: %q", want)
+	}
+	n := asked.Load()
+	frameNames(t, syms)
+	if e, _ := syms.Lookup(image.UUID{1, 2, 3}); e != nil {
+		t.Errorf("Lookup of a UUID no source has = an entry")
+	}
+	syms.Lookup(image.UUID{1, 2, 3})
+	if got := asked.Load(); got != n+1 {
+		t.Errorf("the source was asked %d times more for one new UUID and one repeated walk, want 1", got-n)
+	}
+}
+
+// TestSymbolsIsASource: the directory index serves another index as a
+// Source, as a service's cache in front of a store would.
+func TestSymbolsIsASource(t *testing.T) {
+	dir := NewSymbols()
+	defer dir.Close()
+	if err := dir.AddDir(filepath.Join("..", "fixtures", "bin")); err != nil {
+		t.Fatal(err)
+	}
+	want := frameNames(t, dir)
+	front := NewSymbols()
+	defer front.Close()
+	front.AddSource(dir)
+	if diff := cmp.Diff(want, frameNames(t, front)); diff != "" {
+		t.Errorf("frames through the source differ (-want +got):\n%s", diff)
+	}
+	if _, err := dir.OpenSymbols(context.Background(), image.UUID{9}, nil); err == nil {
+		t.Errorf("OpenSymbols of an unknown UUID did not fail")
+	}
+}
