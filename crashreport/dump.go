@@ -1,6 +1,11 @@
 package crashreport
 
-import "github.com/stackimage/stackimage/dump"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/stackimage/stackimage/dump"
+)
 
 // Dump returns the report in the common dump model. The model shares the
 // report's registers and stack dumps.
@@ -12,6 +17,7 @@ func (r *Report) Dump() *dump.Dump {
 		Process: dump.Process{Name: r.Process, PID: r.PID, Path: r.Path, Identifier: r.Identifier,
 			Version: r.Version, Time: r.Time, IncidentID: r.IncidentID},
 		ReporterVersion: r.ReportVersion,
+		CallerAddresses: r.callerAddresses(),
 		Warnings:        append([]string(nil), r.Warnings...),
 	}
 	if ex := r.Exception; ex != (Exception{}) {
@@ -63,4 +69,42 @@ func (r *Report) dumpFrames(frames []Frame) []dump.Frame {
 		}
 	}
 	return out
+}
+
+// callerAddresses tells how the report's caller addresses were written.
+//
+// KSCrash before report format 3 rounded every return address its own
+// walker read down to twice the pointer size; later versions write them
+// as they are. KSCrash's Apple-style text (a .crash report with a "Stack
+// Dump", which Apple never writes) does not state the version, so it is
+// taken as possibly rounded.
+func (r *Report) callerAddresses() dump.CallerAddresses {
+	switch {
+	case r.Format == FormatKSCrash && reportMajor(r.ReportVersion) < 3,
+		r.Format == FormatCrash && r.hasStackDump():
+		return dump.MaybeRoundedReturnAddresses
+	}
+	return dump.ReturnAddresses
+}
+
+// reportMajor returns the major number of a report version ("2.0" → 2),
+// or 0 when there is none.
+func reportMajor(version string) int {
+	major, _, _ := strings.Cut(version, ".")
+	n, err := strconv.Atoi(major)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// hasStackDump reports whether a thread of the report (or the reporter's
+// own crashed thread) has a stack dump.
+func (r *Report) hasStackDump() bool {
+	for _, th := range r.Threads {
+		if th.Stack != nil {
+			return true
+		}
+	}
+	return r.RecrashThread != nil && r.RecrashThread.Stack != nil
 }

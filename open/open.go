@@ -316,7 +316,7 @@ func readMinidump(in *Input) error {
 	if md == nil {
 		return err
 	}
-	in.Dumps = []*dump.Dump{md.Model()}
+	in.Dumps = []*dump.Dump{md.Dump()}
 	return err
 }
 
@@ -339,7 +339,7 @@ func readCore(in *Input) error {
 	if c == nil {
 		return err
 	}
-	in.Dumps = []*dump.Dump{c.Model()}
+	in.Dumps = []*dump.Dump{c.Dump()}
 	return err
 }
 
@@ -392,10 +392,11 @@ func readHangReport(in *Input) error {
 	// The process the report is about comes first, the others in the
 	// report's order.
 	target := r.Target()
-	in.Dumps = append(in.Dumps, r.ProcessDump(target))
-	for i := range r.Processes {
+	all := r.Dumps()
+	in.Dumps = append(in.Dumps, all[target])
+	for i, d := range all {
 		if i != target {
-			in.Dumps = append(in.Dumps, r.ProcessDump(i))
+			in.Dumps = append(in.Dumps, d)
 		}
 	}
 	return err

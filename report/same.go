@@ -80,8 +80,9 @@ func WriteHang(ctx context.Context, z *symbolize.Symbolizer, r *hangreport.Repor
 // processes built.
 func hangNamer(ctx context.Context, z *symbolize.Symbolizer, r *hangreport.Report) (names hangreport.Namer, err *error, closeAll func()) {
 	var firstErr error
-	procs := make([]*symbolize.Process, len(r.Processes))
-	failed := make([]bool, len(r.Processes))
+	dumps := r.Dumps()
+	procs := make([]*symbolize.Process, len(dumps))
+	failed := make([]bool, len(dumps))
 	names = func(pi int, addr uint64) (hangreport.Name, bool) {
 		if pi < 0 || pi >= len(procs) || failed[pi] {
 			return hangreport.Name{}, false
@@ -94,7 +95,7 @@ func hangNamer(ctx context.Context, z *symbolize.Symbolizer, r *hangreport.Repor
 		}
 		p := procs[pi]
 		if p == nil {
-			d := r.ProcessDump(pi)
+			d := dumps[pi]
 			var err error
 			if p, err = z.NewDumpProcess(d); err != nil {
 				failed[pi] = true

@@ -2,8 +2,6 @@ package symbolize
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/debuginfo"
@@ -101,27 +99,17 @@ type Difference struct {
 // String returns the Detail.
 func (d Difference) String() string { return d.Detail }
 
-// addressRuleOf tells how the reporter wrote one thread's caller addresses.
+// addressRuleOf tells how the reporter wrote one thread's caller addresses,
+// from what the dump says of them (dump.CallerAddresses, which the parser
+// sets: KSCrash before report format 3 may round them).
 //
-// KSCrash before report format 3 rounded every return address its own
-// walker read down to twice the pointer size; later versions write them as
-// they are. KSCrash's Apple-style text (a .crash report with a "Stack
-// Dump", which Apple never writes) does not state the version. Even within
-// 2.x, backtraces KSCrash did not walk itself (an NSException's
-// callStackReturnAddresses) are written unrounded. So unless the report
-// says 3.x or later, a KSCrash thread is taken as rounded when every caller
-// address is a multiple of twice the pointer size: a raw return address on
-// armv7 Thumb code is odd, and n unrounded ones all being multiples of 8
-// has odds of about 4^-n.
+// Even a reporter that rounds does not round every backtrace (KSCrash 2.x
+// writes an NSException's callStackReturnAddresses unrounded). So a thread
+// is taken as rounded when every caller address is a multiple of twice the
+// pointer size: a raw return address on armv7 Thumb code is odd, and n
+// unrounded ones all being multiples of 8 has odds of about 4^-n.
 func addressRuleOf(d *dump.Dump, th dump.Thread) AddressRule {
-	kscrash := false
-	switch d.Format {
-	case dump.FormatKSCrash:
-		kscrash = reportMajor(d.ReporterVersion) < 3
-	case dump.FormatCrash:
-		kscrash = hasStackDump(d)
-	}
-	if !kscrash || d.Arch == nil {
+	if d.CallerAddresses != dump.MaybeRoundedReturnAddresses || d.Arch == nil {
 		return RuleReturnAddress
 	}
 	callers := th.Frames
@@ -138,26 +126,6 @@ func addressRuleOf(d *dump.Dump, th dump.Thread) AddressRule {
 		}
 	}
 	return RuleRoundedReturnAddress
-}
-
-// reportMajor returns the major number of a report version ("2.0" → 2),
-// or 0 when there is none.
-func reportMajor(version string) int {
-	major, _, _ := strings.Cut(version, ".")
-	n, err := strconv.Atoi(major)
-	if err != nil {
-		return 0
-	}
-	return n
-}
-
-func hasStackDump(d *dump.Dump) bool {
-	for _, th := range d.Threads {
-		if th.Stack != nil {
-			return true
-		}
-	}
-	return d.RecrashThread != nil && d.RecrashThread.Stack != nil
 }
 
 // reportedLookupAddress returns the address at which to symbolize a
