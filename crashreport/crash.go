@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/internal/reportfield"
 )
 
 // Lines of the text format. Apple pads columns with spaces and tabs;
@@ -317,13 +318,7 @@ func (tp *textParser) header(s string, lineNo int) {
 		r.Hardware = val
 	case "Process":
 		// "CrashingTest [1710]"
-		r.Process = val
-		if i := strings.LastIndexByte(val, '['); i >= 0 && strings.HasSuffix(val, "]") {
-			r.Process = strings.TrimSpace(val[:i])
-			if pid, err := strconv.Atoi(val[i+1 : len(val)-1]); err == nil {
-				r.PID = pid
-			}
-		}
+		r.Process, r.PID = reportfield.NameAndPID(val)
 	case "Path":
 		r.Path = val
 	case "Identifier":
