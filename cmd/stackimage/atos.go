@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/breakpadsym"
+	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/textesc"
 	"github.com/stackimage/stackimage/symbolize"
@@ -226,7 +227,7 @@ func (a *atos) appendAnswer(buf []byte, addr uint64) []byte {
 	if a.symbolsOnly {
 		// Without DWARF only the symbol table can answer: skip building
 		// frames.
-		if sym, ok := a.entry.Symbol(addr - a.slide); ok && (a.noDemangle || !mayBeMangled(sym.RawName)) {
+		if sym, ok := a.entry.Symbol(addr - a.slide); ok && (a.noDemangle || !debuginfo.MayBeMangled(sym.RawName)) {
 			if a.printableNames {
 				buf = append(append(buf, sym.Name...), a.inImage...)
 			} else {
@@ -320,45 +321,6 @@ func inImage(name string) string {
 func (a *atos) appendName(buf []byte, name string) []byte {
 	buf = textesc.Append(buf, name)
 	return append(buf, a.inImage...)
-}
-
-// mayBeMangled reports whether a symbol table name could be a C++, Rust or
-// Swift mangling, which the slow path demangles. Swift's prefixes are
-// those debuginfo.Language knows, with or without Mach-O's underscore.
-func mayBeMangled(raw string) bool {
-	// Every prefix starts with '_' or '$' and goes on with one of a few
-	// bytes: most names are ruled out by their first two, which matters on
-	// batches of 100k addresses.
-	if len(raw) < 2 {
-		return false
-	}
-	switch raw[0] {
-	case '_':
-		switch raw[1] {
-		case 'Z', 'R', '$', 'T', '_':
-		default:
-			return false
-		}
-	case '$':
-		switch raw[1] {
-		case 's', 'S', 'e':
-		default:
-			return false
-		}
-	default:
-		return false
-	}
-	for _, p := range manglingPrefixes {
-		if strings.HasPrefix(raw, p) {
-			return true
-		}
-	}
-	return false
-}
-
-var manglingPrefixes = []string{
-	"_Z", "__Z", "_R", "__R", // C++, Rust
-	"$s", "_$s", "$S", "_$S", "$e", "_$e", "_T0", "__T", // Swift
 }
 
 // openAtosEntry opens a symindex file, a Breakpad .sym file, or a Mach-O
