@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -103,5 +104,25 @@ func TestNilInput(t *testing.T) {
 	}
 	if err := WriteText(&bytes.Buffer{}, nil); err == nil {
 		t.Error("WriteText(nil report) did not fail")
+	}
+}
+
+// TestSymbolicateBytes goes from bytes to reports in one call: one report
+// per process of a spindump, and an unrecognized input's error.
+func TestSymbolicateBytes(t *testing.T) {
+	data, err := os.ReadFile("../hangreport/testdata/spindump.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := &symbolize.Symbolizer{Symbols: symbolize.NewSymbols()}
+	reps, err := SymbolicateBytes(context.Background(), z, data)
+	if err != nil || len(reps) != 2 || reps[0].Dump.Process.Name != "Demo" || reps[1].Dump.Process.Name != "other" {
+		t.Fatalf("SymbolicateBytes(spindump) = %d reports, %v; want Demo's, then other's", len(reps), err)
+	}
+	if len(reps[0].Threads) == 0 || len(reps[0].Threads[0].Frames) == 0 {
+		t.Errorf("Demo's report has no frames")
+	}
+	if _, err := SymbolicateBytes(context.Background(), z, []byte("hello")); !errors.Is(err, open.ErrUnrecognizedFormat) {
+		t.Errorf("SymbolicateBytes(hello) = %v, want ErrUnrecognizedFormat", err)
 	}
 }

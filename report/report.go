@@ -43,6 +43,31 @@ func Symbolicate(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump) (*s
 	return rep, err
 }
 
+// SymbolicateBytes opens an input held in memory (open.Bytes) and
+// symbolicates every dump it holds: one report per process, the first
+// the process the input is about. An input read only in part gives the
+// reports of what was read, with the error that cut it.
+func SymbolicateBytes(ctx context.Context, z *symbolize.Symbolizer, data []byte) ([]*symbolize.Report, error) {
+	if z == nil {
+		return nil, ErrNilDump
+	}
+	in, openErr := open.Bytes(data)
+	if in == nil {
+		return nil, openErr
+	}
+	var reps []*symbolize.Report
+	for _, d := range in.Dumps {
+		rep, err := Symbolicate(ctx, z, d)
+		if rep != nil {
+			reps = append(reps, rep)
+		}
+		if err != nil {
+			return reps, err
+		}
+	}
+	return reps, openErr
+}
+
 // each symbolicates d, handing each thread to fn, and stops when ctx is
 // done, after the thread being symbolicated.
 func each(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, fn func(symbolize.Thread) error) (*symbolize.Report, error) {
