@@ -159,9 +159,10 @@ func (in *Input) Dump() *dump.Dump {
 	return in.Dumps[0]
 }
 
-// Data returns the whole input for a format read whole (a report or a
-// snapshot); nil for one read in place (a minidump, a core). The caller
-// must not modify it.
+// Data returns the whole input when it was read whole: a report or a
+// snapshot, or any input Reader read from a stream; nil for a minidump or
+// a core opened in place by File or ReaderAt. The caller must not modify
+// it.
 func (in *Input) Data() []byte { return in.data }
 
 // Close closes the file File opened, if any. The dumps of a minidump or
