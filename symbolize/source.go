@@ -64,6 +64,9 @@ type memoryFile struct {
 // Add adds a symbol file (a Mach-O binary or dSYM DWARF file) under every
 // UUID its slices have, and returns those UUIDs.
 func (m *MemorySource) Add(name string, data []byte) ([]image.UUID, error) {
+	if len(data) == 0 {
+		return nil, fmt.Errorf("%s: empty symbol file", name)
+	}
 	f, err := image.NewFile(bytes.NewReader(data), name)
 	if err != nil {
 		return nil, err
@@ -171,8 +174,8 @@ func closeSymbolFiles(files []SymbolFile) {
 // not asked for again until a file with it is added. UUIDs lists only
 // files added by AddDir and AddFile.
 func (s *Symbols) AddSource(src Source) {
-	if src == nil {
-		return
+	if f, ok := src.(SourceFunc); src == nil || ok && f == nil {
+		return // nothing to ask
 	}
 	s.mu.Lock()
 	s.sources = append(s.sources, src)

@@ -106,3 +106,24 @@ func TestSymbolsIsASource(t *testing.T) {
 		t.Errorf("OpenSymbols of an unknown UUID did not fail")
 	}
 }
+
+// TestSourceNilAndEmpty: a nil source is not asked, and empty files are
+// errors, not panics.
+func TestSourceNilAndEmpty(t *testing.T) {
+	syms := NewSymbols()
+	defer syms.Close()
+	syms.AddSource(nil)
+	syms.AddSource(SourceFunc(nil))
+	syms.AddSource(SourceFunc(func(context.Context, image.UUID, *archregs.Arch) ([]SymbolFile, error) {
+		return []SymbolFile{{Name: "empty"}}, nil
+	}))
+	if e, err := syms.Lookup(image.UUID{7}); e != nil || err != nil {
+		t.Errorf("Lookup through an empty file = %v, %v; want no entry", e, err)
+	}
+	if len(syms.Warnings()) == 0 {
+		t.Errorf("no warning for the source's empty file")
+	}
+	if _, err := (&MemorySource{}).Add("x", nil); err == nil {
+		t.Errorf("MemorySource.Add(nil) did not fail")
+	}
+}
