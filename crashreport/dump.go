@@ -25,10 +25,7 @@ func (r *Report) Dump() *dump.Dump {
 			Address: ex.Address, HasAddress: ex.Address != 0,
 			Name: ex.Name, Reason: ex.Reason, Diagnosis: ex.Diagnosis}
 	}
-	for _, im := range r.Images {
-		d.Images = append(d.Images, dump.Image{Name: im.Name, Path: im.Path, UUID: im.UUID,
-			LoadAddress: im.LoadAddress, Size: im.Size, VMAddress: im.VMAddress, Arch: im.Arch, Version: im.Version})
-	}
+	d.Images = append([]dump.Image(nil), r.Images...)
 	for _, th := range r.Threads {
 		d.Threads = append(d.Threads, r.dumpThread(th))
 	}
@@ -59,11 +56,8 @@ func (r *Report) dumpFrames(frames []Frame) []dump.Frame {
 	if frames == nil {
 		return nil
 	}
-	out := make([]dump.Frame, len(frames))
+	out := append([]dump.Frame(nil), frames...)
 	for i, f := range frames {
-		out[i] = dump.Frame{Address: f.Address, ImageIndex: f.ImageIndex, ImageOffset: f.ImageOffset,
-			ImageName: f.ImageName, Symbol: f.Symbol, SymbolOffset: f.SymbolOffset, HasSymbolOffset: f.HasSymbolOffset,
-			File: f.File, Line: f.Line, Inlined: f.Inlined, ImageLoadAddress: f.ImageLoadAddress}
 		if f.ImageIndex >= 0 && f.ImageIndex < len(r.Images) {
 			out[i].ImageLoadAddress = r.Images[f.ImageIndex].LoadAddress
 		}

@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -99,22 +100,11 @@ type Exception struct {
 	Diagnosis string
 }
 
-// Image is one loaded binary image.
-type Image struct {
-	Name string // short name: "CrashingTest", "libsystem_kernel.dylib"
-	Path string // full path; empty when not given
-	UUID uuid.UUID
-	// LoadAddress is where the image's Mach-O header was loaded (slid).
-	LoadAddress uint64
-	// Size is the size of the image's mapped range from LoadAddress; 0 when
-	// not given.
-	Size uint64
-	// VMAddress is the unslid vmaddr of __TEXT when the reporter gave it
-	// (KSCrash image_vmaddr); 0 otherwise.
-	VMAddress uint64
-	Arch      string // as the report names it ("arm64", "armv7"); may be empty
-	Version   string // as the report wrote it; may be empty
-}
+// Image is one loaded binary image, in the dump model's type. VMAddress
+// is set when the reporter gave __TEXT's unslid address (KSCrash
+// image_vmaddr); Arch and Version are as the report wrote them; DebugID is
+// never set by a crash report.
+type Image = dump.Image
 
 // Thread is one thread of the crashed process.
 type Thread struct {
@@ -138,35 +128,15 @@ type Thread struct {
 	Stack *StackDump
 }
 
-// Frame is one frame of a reporter's backtrace.
-type Frame struct {
-	// Address is the absolute instruction address the reporter gave: the
-	// PC for frame 0, a return address for callers.
-	Address uint64
-	// ImageIndex indexes Report.Images; -1 when the frame's image is not
-	// known. ImageOffset is Address − that image's LoadAddress.
-	ImageIndex  int
-	ImageOffset uint64
-	// ImageName is the image name the frame line itself gave (text and
-	// KSCrash); it stays set when the image is not in Report.Images.
-	ImageName string
-	// ImageLoadAddress is, for a frame whose image is not in
-	// Report.Images (ImageIndex -1), the load address the frame itself
-	// gave (text "0x7fff61bc6000 + 3114", KSCrash object_addr), so that it
-	// can still be shown as the report wrote it; 0 otherwise.
-	ImageLoadAddress uint64
-	// Symbol is the reporter's symbol, when it gave one, and SymbolOffset
-	// is Address − the symbol's start; HasSymbolOffset says the reporter
-	// gave the offset (or the symbol's address), not the name alone.
-	Symbol          string
-	SymbolOffset    uint64
-	HasSymbolOffset bool
-	// File and Line are the source position the reporter gave (Xcode
-	// symbolicated reports, .ips sourceFile/sourceLine); empty/0 otherwise.
-	File    string
-	Line    int
-	Inlined bool // the reporter marked the frame as inlined
-}
+// Frame is one frame of a reporter's backtrace, in the dump model's type:
+// Address is the PC for frame 0 and a return address for callers, the
+// image fields place it in Report.Images (ImageIndex -1 when not there),
+// and Symbol, File and Line are what the reporter gave. In a Report,
+// ImageLoadAddress is set only for a frame whose image is not in
+// Report.Images: the load address the frame itself gave (text
+// "0x7fff61bc6000 + 3114", KSCrash object_addr), so that it can still be
+// shown as the report wrote it. Report.Dump fills it in for the others.
+type Frame = dump.Frame
 
 // StackDump is a copy of part of a thread's stack. It satisfies
 // walker.Memory.
