@@ -21,9 +21,8 @@ func (r *Report) Dump() *dump.Dump {
 		Warnings:        append([]string(nil), r.Warnings...),
 	}
 	if ex := r.Exception; ex != (Exception{}) {
-		d.Crash = &dump.Crash{Type: ex.Type, Signal: ex.Signal, Codes: ex.Codes,
-			Address: ex.Address, HasAddress: ex.Address != 0,
-			Name: ex.Name, Reason: ex.Reason, Diagnosis: ex.Diagnosis}
+		ex.HasAddress = ex.Address != 0
+		d.Crash = &ex
 	}
 	d.Images = append([]dump.Image(nil), r.Images...)
 	for _, th := range r.Threads {

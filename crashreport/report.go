@@ -86,19 +86,15 @@ type Report struct {
 	Warnings []string
 }
 
-// Exception describes why the process died.
-type Exception struct {
-	Type    string // Mach exception, "EXC_BAD_ACCESS"
-	Signal  string // "SIGSEGV"
-	Codes   string // "KERN_INVALID_ADDRESS at 0x0000000000000001", as written
-	Address uint64 // faulting address, when the reporter gave it apart from Codes
-	// Name and Reason come from an uncaught language exception
-	// (NSException name and reason) or the Application Specific Information.
-	Name   string
-	Reason string
-	// Diagnosis is the reporter's own explanation (KSCrash "diagnosis").
-	Diagnosis string
-}
+// Exception describes why the process died, in the dump model's type:
+// Codes as the report wrote them ("KERN_INVALID_ADDRESS at 0x1"), Address
+// when the reporter gave the faulting address apart from Codes, Name and
+// Reason of an uncaught language exception or the Application Specific
+// Information, Diagnosis the reporter's own (KSCrash). In a Report,
+// HasAddress and ThreadID are left unset: Report.Dump sets HasAddress
+// when Address is not zero, and the crashed thread is the one marked
+// Crashed.
+type Exception = dump.Crash
 
 // Image is one loaded binary image, in the dump model's type. VMAddress
 // is set when the reporter gave __TEXT's unslid address (KSCrash
