@@ -130,7 +130,8 @@ func (tp *textParser) parse(data []byte) {
 				sec, cur = secOther, -1
 				continue
 			}
-			t := Thread{Index: n, Crashed: m[2] != ""}
+			t := newThread(n)
+			t.Crashed = m[2] != ""
 			if m[3] != "" || m[4] != "" {
 				// "Thread 0 Crashed::  Dispatch queue: com.apple.main-thread"
 				// or "Thread 3:: com.apple.NSEventThread".
@@ -627,6 +628,6 @@ func (tp *textParser) finish() {
 				st.SP = sp
 			}
 		}
-		t.Stack = st
+		setStack(t, st)
 	}
 }

@@ -37,16 +37,11 @@ func (r *Report) Dump() *dump.Dump {
 }
 
 func (r *Report) dumpThread(th Thread) dump.Thread {
-	t := dump.Thread{Index: th.Index, KernelID: th.ID, ID: uint64(th.Index), Name: th.Name, Queue: th.Queue,
-		Crashed: th.Crashed, Registers: th.Registers, OtherRegisters: th.OtherRegisters,
-		Frames: r.dumpFrames(th.Frames), SkippedFrames: th.SkippedFrames}
-	if th.Stack != nil {
-		t.Stack = th.Stack
-		if n := uint64(len(th.Stack.Data)); n > 0 {
-			t.StackLow, t.StackHigh = th.Stack.Start, th.Stack.Start+n
-		}
+	th.Frames = r.dumpFrames(th.Frames)
+	if st, ok := th.Stack.(*StackDump); ok && th.StackHigh == 0 {
+		setStack(&th, st) // a report made by hand
 	}
-	return t
+	return th
 }
 
 // dumpFrames converts frames, giving each the load address of its image:

@@ -278,7 +278,8 @@ func (b *ipsBody) build(r *Report, p *problems) {
 	r.Arch = b.arch(r)
 	for i, t := range b.threads {
 		path := fmt.Sprintf("threads[%d]", i)
-		th := Thread{Index: i, ID: uint64(t.ID), Name: t.Name, Queue: t.Queue, Crashed: t.Triggered}
+		th := newThread(i)
+		th.KernelID, th.Name, th.Queue, th.Crashed = uint64(t.ID), t.Name, t.Queue, t.Triggered
 		if len(t.Frames) > MaxFrames {
 			p.fail(path+".frames", 0, "%d frames, more than %d", len(t.Frames), MaxFrames)
 			t.Frames = t.Frames[:MaxFrames]

@@ -102,26 +102,25 @@ type Exception = dump.Crash
 // never set by a crash report.
 type Image = dump.Image
 
-// Thread is one thread of the crashed process.
-type Thread struct {
-	Index   int    // the reporter's thread number ("Thread 3")
-	ID      uint64 // kernel thread ID when given (.ips)
-	Name    string // thread name, when given
-	Queue   string // dispatch queue name, when given
-	Crashed bool
-	// Frames is the reporter's own backtrace, innermost first.
-	Frames []Frame
-	// SkippedFrames counts frames the reporter left out of Frames (KSCrash
-	// "skipped", set when a deep stack such as an overflow was cut); when
-	// non-zero, Frames[0] is not the PC.
-	SkippedFrames int
-	// Registers holds the thread's registers when the report has them.
-	Registers *archregs.Registers
-	// OtherRegisters holds reported registers the arch table does not
-	// define (far, esr, cr2, exception registers); nil when there are none.
-	OtherRegisters map[string]uint64
-	// Stack is a dump of the thread's stack memory (KSCrash); nil if absent.
-	Stack *StackDump
+// Thread is one thread of the crashed process, in the dump model's type:
+// Index and ID are the reporter's thread number ("Thread 3"), KernelID
+// the kernel's thread ID when the report gives it (.ips), Frames the
+// reporter's backtrace, innermost first, and SkippedFrames the frames it
+// left out (KSCrash "skipped"). Stack, when the report holds a dump of
+// the thread's stack (KSCrash), is a *StackDump, and StackLow and
+// StackHigh bound it.
+type Thread = dump.Thread
+
+// newThread returns thread number n.
+func newThread(n int) Thread { return Thread{Index: n, ID: uint64(n)} }
+
+// setStack gives t the dump of its stack, st; nothing when st is nil.
+func setStack(t *Thread, st *StackDump) {
+	if st == nil {
+		return
+	}
+	t.Stack = st
+	t.StackLow, t.StackHigh = st.Start, st.Start+uint64(len(st.Data))
 }
 
 // Frame is one frame of a reporter's backtrace, in the dump model's type:

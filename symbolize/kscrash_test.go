@@ -393,7 +393,7 @@ func checkKSCrashWalk(t *testing.T, cr *crashreport.Report, th crashreport.Threa
 		t.Errorf("AddressRule = %q, want %q: KSCrash 2.x rounds return addresses", w.AddressRule, RuleRoundedReturnAddress)
 	}
 	if w.StopReason != "outside_stack" {
-		t.Errorf("StopReason = %q, want outside_stack: the dump holds %d bytes", w.StopReason, len(th.Stack.Data))
+		t.Errorf("StopReason = %q, want outside_stack: the dump holds %d bytes", w.StopReason, th.StackHigh-th.StackLow)
 	}
 	if !w.Agrees || w.Compared != want.compared {
 		t.Errorf("Agrees, Compared = %v, %d, want true, %d; differences: %v", w.Agrees, w.Compared, want.compared, w.Differences)
