@@ -40,22 +40,12 @@ func (s *Symbols) addSymFile(path string) error {
 	if err != nil {
 		return &SymbolFileError{Path: path, Err: err}
 	}
-	m, err := breakpadsym.ReadModuleLine(f)
+	id, err := breakpadUUID(f)
 	f.Close()
 	if err != nil {
-		s.skip(path, fmt.Errorf("not a Breakpad symbol file: %w", err))
+		s.skip(path, err)
 		return nil
 	}
-	u, age, err := breakpadsym.ParseDebugID(m.DebugID)
-	switch {
-	case err != nil:
-		s.skip(path, fmt.Errorf("Breakpad MODULE line: %w", err))
-		return nil
-	case age != 0:
-		s.skip(path, fmt.Errorf("Breakpad debug id %s has age %d: not a Mach-O UUID", m.DebugID, age))
-		return nil
-	}
-	id := image.UUID(u)
 	s.mu.Lock()
 	if s.side.symFiles == nil {
 		s.side.symFiles = map[image.UUID][]string{}

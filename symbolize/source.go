@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/breakpadsym"
 	"github.com/stackimage/stackimage/image"
 )
 
@@ -20,7 +21,7 @@ import (
 type Source interface {
 	// OpenSymbols returns the symbol files for the UUID: Mach-O binaries
 	// or dSYM DWARF files, thin or fat, each holding a slice with the
-	// UUID. arch, when not nil, is the architecture wanted; a source may
+	// UUID, or Breakpad .sym files whose MODULE line has it. arch, when not nil, is the architecture wanted; a source may
 	// ignore it (the UUID decides). No files and an error wrapping
 	// ErrNoSymbols mean the source has none; any other error is reported
 	// as a warning and the next source is asked. ctx bounds the work
@@ -61,34 +62,73 @@ type memoryFile struct {
 	data []byte
 }
 
-// Add adds a symbol file (a Mach-O binary or dSYM DWARF file) under every
-// UUID its slices have, and returns those UUIDs.
+// Add adds a symbol file (a Mach-O binary or dSYM DWARF file, or a
+// Breakpad .sym file) under every UUID it has, and returns those UUIDs.
 func (m *MemorySource) Add(name string, data []byte) ([]image.UUID, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%s: empty symbol file", name)
+	}
+	ids, err := symbolFileUUIDs(name, data)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.files == nil {
+		m.files = map[image.UUID][]memoryFile{}
+	}
+	for _, u := range ids {
+		m.files[u] = append(m.files[u], memoryFile{name, data})
+	}
+	return ids, nil
+}
+
+// symbolFileUUIDs returns the UUIDs of a Mach-O file's slices, or of a
+// Breakpad file's MODULE line.
+func symbolFileUUIDs(name string, data []byte) ([]image.UUID, error) {
+	if isBreakpadData(data) {
+		u, err := breakpadUUID(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return []image.UUID{u}, nil
 	}
 	f, err := image.NewFile(bytes.NewReader(data), name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.files == nil {
-		m.files = map[image.UUID][]memoryFile{}
-	}
 	var ids []image.UUID
 	for _, im := range f.Images {
-		if im.UUID.IsZero() {
-			continue
+		if !im.UUID.IsZero() {
+			ids = append(ids, im.UUID)
 		}
-		m.files[im.UUID] = append(m.files[im.UUID], memoryFile{name, data})
-		ids = append(ids, im.UUID)
 	}
 	if len(ids) == 0 {
 		return nil, fmt.Errorf("%s: no slice with a UUID", name)
 	}
 	return ids, nil
+}
+
+// isBreakpadData reports whether a file's first bytes are a Breakpad
+// MODULE record.
+func isBreakpadData(head []byte) bool { return bytes.HasPrefix(head, []byte("MODULE ")) }
+
+// breakpadUUID reads a Breakpad file's MODULE line and returns the Mach-O
+// UUID its debug id holds.
+func breakpadUUID(r io.Reader) (image.UUID, error) {
+	m, err := breakpadsym.ReadModuleLine(r)
+	if err != nil {
+		return image.UUID{}, fmt.Errorf("not a Breakpad symbol file: %w", err)
+	}
+	u, age, err := breakpadsym.ParseDebugID(m.DebugID)
+	switch {
+	case err != nil:
+		return image.UUID{}, fmt.Errorf("Breakpad MODULE line: %w", err)
+	case age != 0:
+		return image.UUID{}, fmt.Errorf("Breakpad debug id %s has age %d: not a Mach-O UUID", m.DebugID, age)
+	}
+	return image.UUID(u), nil
 }
 
 // OpenSymbols returns the files added with the UUID.
@@ -105,18 +145,20 @@ func (m *MemorySource) OpenSymbols(ctx context.Context, id image.UUID, _ *archre
 	return out, nil
 }
 
-// OpenSymbols makes the index a Source: it returns the Mach-O files
-// AddDir and AddFile found with the UUID (files on disk, zip archives'
-// members, the files inside bundles), binaries first. Breakpad .sym
-// files and index files are not returned: only Lookup reads them.
+// OpenSymbols makes the index a Source: it returns the files AddDir and
+// AddFile found with the UUID (Mach-O files on disk, zip archives'
+// members, the files inside bundles, binaries first; then Breakpad .sym
+// files, of a symbol store's layout too). Index files are not returned:
+// only Lookup reads them.
 func (s *Symbols) OpenSymbols(ctx context.Context, id image.UUID, _ *archregs.Arch) ([]SymbolFile, error) {
 	s.mu.Lock()
 	paths := append([]string(nil), s.byUUID[id]...)
 	members := s.side.membersOf(paths)
+	symPaths := append([]string(nil), s.side.symFiles[id]...)
 	s.mu.Unlock()
 	var out []SymbolFile
 	var errs []error
-	for _, path := range sortBinariesFirst(paths) {
+	for _, path := range append(sortBinariesFirst(paths), symPaths...) {
 		if err := ctx.Err(); err != nil {
 			closeSymbolFiles(out)
 			return nil, err
@@ -195,6 +237,8 @@ func (s *Symbols) lookupSources(u image.UUID) (*Entry, []error) {
 	s.mu.Unlock()
 	ld.once.Do(func() {
 		var images []*image.Image
+		var sym *breakpadsym.File
+		var symName string
 		var warnings []string
 		for _, src := range sources {
 			files, err := src.OpenSymbols(context.Background(), u, nil)
@@ -206,6 +250,18 @@ func (s *Symbols) lookupSources(u image.UUID) (*Entry, []error) {
 				if sf.Closer != nil {
 					ld.refs.add(sf.Closer)
 				}
+				if head := readHead(sf, 8); isBreakpadData(head) {
+					if sym == nil {
+						f, err := readBreakpad(sf)
+						if err != nil {
+							ld.errs = append(ld.errs, &SymbolFileError{Path: sf.Name, UUID: u, Err: err})
+							warnings = append(warnings, fmt.Sprintf("symbols for %s: %v", u, err))
+							continue
+						}
+						sym, symName = f, sf.Name
+					}
+					continue
+				}
 				im, err := imageOf(sf, u)
 				if err != nil {
 					ld.errs = append(ld.errs, &SymbolFileError{Path: sf.Name, UUID: u, Err: err})
@@ -214,11 +270,17 @@ func (s *Symbols) lookupSources(u image.UUID) (*Entry, []error) {
 				}
 				images = append(images, im)
 			}
-			if len(images) > 0 {
+			if len(images) > 0 || sym != nil {
 				break
 			}
 		}
 		s.finishLoad(ld, images, warnings)
+		if sym != nil {
+			if ld.entry == nil {
+				ld.entry = &Entry{UUID: u, refs: ld.refs}
+			}
+			ld.entry.sym.setParsed(symName, sym)
+		}
 	})
 	if ld.entry == nil {
 		ld.refs.release()
@@ -237,4 +299,39 @@ func imageOf(sf SymbolFile, u image.UUID) (*image.Image, error) {
 		return nil, err
 	}
 	return f.ByUUID(u)
+}
+
+// readHead returns a file's first n bytes, or fewer.
+func readHead(sf SymbolFile, n int) []byte {
+	if sf.ReaderAt == nil {
+		return nil
+	}
+	head := make([]byte, min(int64(n), max(sf.Size, 0)))
+	k, _ := sf.ReaderAt.ReadAt(head, 0)
+	return head[:k]
+}
+
+// maxSourceSymFile bounds a Breakpad file read from a source: it is
+// parsed from memory. The largest real ones (a browser's) are a few
+// hundred MB.
+const maxSourceSymFile = 2 << 30
+
+// readBreakpad reads and parses a Breakpad file a source gave.
+func readBreakpad(sf SymbolFile) (*breakpadsym.File, error) {
+	if sf.Size > maxSourceSymFile {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d a Breakpad file may have", sf.Name, sf.Size, int64(maxSourceSymFile))
+	}
+	data := make([]byte, sf.Size)
+	if n, err := sf.ReaderAt.ReadAt(data, 0); int64(n) != sf.Size {
+		return nil, fmt.Errorf("%s: %w", sf.Name, err)
+	}
+	return breakpadsym.Parse(data)
+}
+
+// setParsed gives the source a .sym file parsed already: breakpad
+// answers from it without reading a path.
+func (b *breakpadSource) setParsed(name string, f *breakpadsym.File) {
+	b.paths = []string{name}
+	b.once.Do(func() { b.file = f })
+	b.done.Store(true)
 }

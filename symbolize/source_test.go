@@ -127,3 +127,57 @@ func TestSourceNilAndEmpty(t *testing.T) {
 		t.Errorf("MemorySource.Add(nil) did not fail")
 	}
 }
+
+// tinySym is a Breakpad file of a Mach-O module: main at 0x100-0x120,
+// line 5 of main.c at 0x100-0x110, line 6 after.
+const tinySym = `MODULE mac arm64 4C4C444C55553144A1173E15AF6B6CFF0 tiny
+FILE 0 /src/main.c
+FUNC 100 20 0 main
+100 10 5 0
+110 10 6 0
+`
+
+// TestBreakpadFromSource: a Breakpad .sym file comes through a Source as
+// a Mach-O file does, from memory and from a directory index (a symbol
+// store's layout) fronted by another index.
+func TestBreakpadFromSource(t *testing.T) {
+	u, err := image.ParseUUID("4C4C444C-5555-3144-A117-3E15AF6B6CFF")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := &MemorySource{}
+	ids, err := mem.Add("tiny.sym", []byte(tinySym))
+	if err != nil || len(ids) != 1 || ids[0] != u {
+		t.Fatalf("MemorySource.Add(tiny.sym) = %v, %v; want the MODULE line's UUID", ids, err)
+	}
+	dir := t.TempDir()
+	store := filepath.Join(dir, "tiny", "4C4C444C55553144A1173E15AF6B6CFF0")
+	if err := os.MkdirAll(store, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(store, "tiny.sym"), []byte(tinySym), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	onDisk := NewSymbols()
+	defer onDisk.Close()
+	if err := onDisk.AddDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range map[string]Source{"memory": mem, "store": onDisk} {
+		t.Run(name, func(t *testing.T) {
+			syms := NewSymbols()
+			defer syms.Close()
+			syms.AddSource(src)
+			frames, err := syms.Resolve(u, nil, 0x114)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f := frames[len(frames)-1]; f.Symbol != "main" || f.SourceLocation() != "main.c:6" || f.SymbolSource != SourceBreakpad {
+				t.Errorf("Resolve(0x114) = %s %s from %s, want main main.c:6 from breakpad", f.Symbol, f.SourceLocation(), f.SymbolSource)
+			}
+		})
+	}
+	if _, err := mem.Add("bad.sym", []byte("MODULE mac arm64 XYZ tiny\n")); err == nil {
+		t.Errorf("MemorySource.Add of a bad MODULE line did not fail")
+	}
+}
