@@ -7,9 +7,12 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/hostile"
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/symbolize"
@@ -124,5 +127,60 @@ func TestSymbolicateBytes(t *testing.T) {
 	}
 	if _, err := SymbolicateBytes(context.Background(), z, []byte("hello")); !errors.Is(err, open.ErrUnrecognizedFormat) {
 		t.Errorf("SymbolicateBytes(hello) = %v, want ErrUnrecognizedFormat", err)
+	}
+}
+
+// TestCancelWhileLoadingSymbols: a cancel while symbol files load (a big
+// dSYM, a download) stops before the next image's, and the source is
+// asked under the caller's context; what was cut short is asked again
+// next time.
+func TestCancelWhileLoadingSymbols(t *testing.T) {
+	d := &dump.Dump{Format: dump.FormatCrash, Images: []dump.Image{
+		{Name: "a", UUID: image.UUID{1}}, {Name: "b", UUID: image.UUID{2}}, {Name: "c", UUID: image.UUID{3}},
+	}, Threads: []dump.Thread{{Frames: []dump.Frame{{Address: 0x1000, ImageIndex: -1}}}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var asked []image.UUID
+	slow := symbolize.SourceFunc(func(sctx context.Context, u image.UUID, _ *archregs.Arch) ([]symbolize.SymbolFile, error) {
+		asked = append(asked, u)
+		cancel() // the request goes away during the download
+		select {
+		case <-sctx.Done():
+			return nil, sctx.Err()
+		default:
+			return nil, symbolize.ErrNoSymbols
+		}
+	})
+	syms := symbolize.NewSymbols()
+	defer syms.Close()
+	syms.AddSource(slow)
+	z := &symbolize.Symbolizer{Symbols: syms}
+	rep, err := Symbolicate(ctx, z, d)
+	if !errors.Is(err, context.Canceled) || rep == nil || len(rep.Threads) != 0 {
+		t.Fatalf("Symbolicate = %v, %v; want no threads and context.Canceled", rep, err)
+	}
+	if len(asked) != 1 {
+		t.Errorf("the source was asked for %d images after the cancel, want 1 and a stop", len(asked))
+	}
+	asked = nil
+	quick := symbolize.SourceFunc(func(context.Context, image.UUID, *archregs.Arch) ([]symbolize.SymbolFile, error) {
+		return nil, symbolize.ErrNoSymbols
+	})
+	syms2 := symbolize.NewSymbols()
+	defer syms2.Close()
+	var n atomic.Int32
+	syms2.AddSource(symbolize.SourceFunc(func(c context.Context, u image.UUID, a *archregs.Arch) ([]symbolize.SymbolFile, error) {
+		n.Add(1)
+		return quick(c, u, a)
+	}))
+	if _, err := Symbolicate(context.Background(), &symbolize.Symbolizer{Symbols: syms2}, d); err != nil {
+		t.Fatal(err)
+	}
+	if n.Load() != 3 {
+		t.Errorf("a source was asked %d times for 3 images, want 3", n.Load())
+	}
+	// The cut-short lookup is not remembered: a new request asks again.
+	if e, err := syms.LookupContext(context.Background(), image.UUID{1}); e != nil || err != nil || len(asked) != 1 {
+		t.Errorf("LookupContext after a cancel = %v, %v, asked %d; want the source asked again", e, err, len(asked))
 	}
 }

@@ -71,8 +71,10 @@ func SymbolicateBytes(ctx context.Context, z *symbolize.Symbolizer, data []byte)
 // each symbolicates d, handing each thread to fn, and stops when ctx is
 // done, after the thread being symbolicated.
 func each(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, fn func(symbolize.Thread) error) (*symbolize.Report, error) {
-	if err := ctx.Err(); err != nil {
-		return &symbolize.Report{Format: d.Format, Dump: d, Arch: d.Arch}, err
+	if err := load(ctx, z.Symbols, d); err != nil {
+		rep := &symbolize.Report{Format: d.Format, Dump: d, Arch: d.Arch}
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("stopped before the first thread, loading symbol files: %v", err))
+		return rep, err
 	}
 	done := 0
 	rep, err := z.SymbolicateEach(d, func(th symbolize.Thread) error {
@@ -89,6 +91,28 @@ func each(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, fn func(sy
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("stopped after %d of %d threads: %v", done, threadCount(d), err))
 	}
 	return rep, err
+}
+
+// load opens the symbol files of the dump's images, one image at a time,
+// stopping when ctx is done: the files are what can take long (a big
+// dSYM, a download from a source), and Symbolicate finds them loaded.
+func load(ctx context.Context, syms *symbolize.Symbols, d *dump.Dump) error {
+	if err := ctx.Err(); err != nil || syms == nil {
+		return err
+	}
+	for _, im := range d.Images {
+		if im.UUID.IsZero() {
+			continue
+		}
+		e, err := syms.LookupContext(ctx, im.UUID)
+		if err != nil {
+			return err
+		}
+		if e != nil {
+			e.Release()
+		}
+	}
+	return nil
 }
 
 func threadCount(d *dump.Dump) int {

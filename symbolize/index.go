@@ -4,6 +4,7 @@ package symbolize
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -481,13 +482,18 @@ func (s *Symbols) Lookup(u image.UUID) (*Entry, error) {
 
 // lookup is Lookup, also returning why no entry could be made.
 func (s *Symbols) lookup(u image.UUID) (*Entry, []error) {
+	return s.lookupContext(context.Background(), u)
+}
+
+// lookupContext is lookup with the context the sources are asked under.
+func (s *Symbols) lookupContext(ctx context.Context, u image.UUID) (*Entry, []error) {
 	s.mu.Lock()
 	paths := s.byUUID[u]
 	indexPaths := append([]string(nil), s.indexes[u]...)
 	symPaths := append([]string(nil), s.side.symFiles[u]...)
 	if len(paths) == 0 && len(indexPaths) == 0 && len(symPaths) == 0 {
 		if len(s.sources) > 0 {
-			return s.lookupSources(u) // releases s.mu
+			return s.lookupSources(ctx, u) // releases s.mu
 		}
 		s.mu.Unlock()
 		return nil, nil

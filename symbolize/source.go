@@ -224,9 +224,9 @@ func (s *Symbols) AddSource(src Source) {
 	s.mu.Unlock()
 }
 
-// lookupSources is lookup for a UUID only the sources may have. The
-// caller holds s.mu, which lookupSources releases.
-func (s *Symbols) lookupSources(u image.UUID) (*Entry, []error) {
+// lookupSources is lookup for a UUID only the sources may have, asking
+// them under ctx. The caller holds s.mu, which lookupSources releases.
+func (s *Symbols) lookupSources(ctx context.Context, u image.UUID) (*Entry, []error) {
 	sources := append([]Source(nil), s.sources...)
 	ld := s.loads[u]
 	if ld == nil {
@@ -241,7 +241,12 @@ func (s *Symbols) lookupSources(u image.UUID) (*Entry, []error) {
 		var symName string
 		var warnings []string
 		for _, src := range sources {
-			files, err := src.OpenSymbols(context.Background(), u, nil)
+			if ctx.Err() != nil {
+				// Cancelled: nothing is remembered of this UUID, so that
+				// the next lookup asks the sources again.
+				break
+			}
+			files, err := src.OpenSymbols(ctx, u, nil)
 			if err != nil && !errors.Is(err, ErrNoSymbols) {
 				ld.errs = append(ld.errs, &SymbolFileError{UUID: u, Err: err})
 				warnings = append(warnings, fmt.Sprintf("symbols for %s: %v", u, err))
@@ -283,6 +288,19 @@ func (s *Symbols) lookupSources(u image.UUID) (*Entry, []error) {
 		}
 	})
 	if ld.entry == nil {
+		if ctx.Err() != nil {
+			// Forget the load a cancel cut short, dropping the index's
+			// hold on it, unless a later one replaced it already.
+			s.mu.Lock()
+			stale := s.loads[u] == ld
+			if stale {
+				delete(s.loads, u)
+			}
+			s.mu.Unlock()
+			if stale {
+				ld.refs.release()
+			}
+		}
 		ld.refs.release()
 		return nil, ld.errs
 	}
@@ -334,4 +352,21 @@ func (b *breakpadSource) setParsed(name string, f *breakpadsym.File) {
 	b.paths = []string{name}
 	b.once.Do(func() { b.file = f })
 	b.done.Store(true)
+}
+
+// LookupContext is Lookup with a context: the sources (AddSource) are
+// asked under ctx, and a ctx done before the lookup returns its error.
+// Files on disk are opened as Lookup opens them. A lookup a cancel cut
+// short is not remembered: the next asks the sources again.
+func (s *Symbols) LookupContext(ctx context.Context, u image.UUID) (*Entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e, _ := s.lookupContext(ctx, u)
+	if e == nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
 }
