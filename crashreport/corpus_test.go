@@ -325,25 +325,25 @@ func TestKSCrashStackAndRegisters(t *testing.T) {
 				switch st := rt.Stack; {
 				case st == nil || st.Contents == "":
 					if th.Stack != nil {
-						t.Errorf("thread %d: Stack = %d bytes, want none", i, len(th.Stack.Data))
+						t.Errorf("thread %d: Stack = %d bytes, want none", i, len(stackOf(th).Data))
 					}
 				default:
 					if th.Stack == nil {
 						t.Fatalf("thread %d: Stack = nil, want a dump", i)
 					}
-					if got, want := uint64(len(th.Stack.Data)), st.DumpEnd-st.DumpStart; got != want {
+					if got, want := uint64(len(stackOf(th).Data)), st.DumpEnd-st.DumpStart; got != want {
 						t.Errorf("thread %d: len(Stack.Data) = %d, want dump_end - dump_start = %d", i, got, want)
 					}
-					if th.Stack.Start != st.DumpStart || th.Stack.SP != st.StackPointer {
-						t.Errorf("thread %d: Stack start %#x SP %#x, want %#x %#x", i, th.Stack.Start, th.Stack.SP, st.DumpStart, st.StackPointer)
+					if stackOf(th).Start != st.DumpStart || stackOf(th).SP != st.StackPointer {
+						t.Errorf("thread %d: Stack start %#x SP %#x, want %#x %#x", i, stackOf(th).Start, stackOf(th).SP, st.DumpStart, st.StackPointer)
 					}
-					if !strings.EqualFold(st.Contents[:16], hexOf(th.Stack.Data[:8])) {
-						t.Errorf("thread %d: first stack bytes %x, want %s", i, th.Stack.Data[:8], st.Contents[:16])
+					if !strings.EqualFold(st.Contents[:16], hexOf(stackOf(th).Data[:8])) {
+						t.Errorf("thread %d: first stack bytes %x, want %s", i, stackOf(th).Data[:8], st.Contents[:16])
 					}
 					// The saved SP lies in the dump; reading a word there works.
 					buf := make([]byte, 4)
-					if n, err := th.Stack.ReadMemory(buf, th.Stack.SP); n != 4 || err != nil {
-						t.Errorf("thread %d: ReadMemory(SP %#x) = %d, %v", i, th.Stack.SP, n, err)
+					if n, err := stackOf(th).ReadMemory(buf, stackOf(th).SP); n != 4 || err != nil {
+						t.Errorf("thread %d: ReadMemory(SP %#x) = %d, %v", i, stackOf(th).SP, n, err)
 					}
 				}
 				if th.Crashed != rt.Crashed {
@@ -376,4 +376,10 @@ func hexOf(b []byte) string {
 		sb.WriteByte(digits[c&15])
 	}
 	return sb.String()
+}
+
+// stackOf returns a thread's stack dump; nil when it has none.
+func stackOf(th Thread) *StackDump {
+	st, _ := th.Stack.(*StackDump)
+	return st
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/internal/reportfield"
 )
 
 // Lines of the text format. Apple pads columns with spaces and tabs;
@@ -129,7 +130,8 @@ func (tp *textParser) parse(data []byte) {
 				sec, cur = secOther, -1
 				continue
 			}
-			t := Thread{Index: n, Crashed: m[2] != ""}
+			t := newThread(n)
+			t.Crashed = m[2] != ""
 			if m[3] != "" || m[4] != "" {
 				// "Thread 0 Crashed::  Dispatch queue: com.apple.main-thread"
 				// or "Thread 3:: com.apple.NSEventThread".
@@ -317,13 +319,7 @@ func (tp *textParser) header(s string, lineNo int) {
 		r.Hardware = val
 	case "Process":
 		// "CrashingTest [1710]"
-		r.Process = val
-		if i := strings.LastIndexByte(val, '['); i >= 0 && strings.HasSuffix(val, "]") {
-			r.Process = strings.TrimSpace(val[:i])
-			if pid, err := strconv.Atoi(val[i+1 : len(val)-1]); err == nil {
-				r.PID = pid
-			}
-		}
+		r.Process, r.PID = reportfield.NameAndPID(val)
 	case "Path":
 		r.Path = val
 	case "Identifier":
@@ -458,6 +454,7 @@ func parseSymbol(f *Frame, s string) {
 	}
 	if m := reSymOffset.FindStringSubmatchIndex(s); m != nil {
 		f.SymbolOffset, _ = strconv.ParseUint(s[m[2]:m[3]], 10, 64)
+		f.HasSymbolOffset = true
 		s = s[:m[0]]
 	}
 	if m := reInImage.FindStringIndex(s); m != nil {
@@ -465,7 +462,7 @@ func parseSymbol(f *Frame, s string) {
 	}
 	f.Symbol = strings.TrimSpace(s)
 	if f.Symbol == "" {
-		f.SymbolOffset = 0
+		f.SymbolOffset, f.HasSymbolOffset = 0, false
 	}
 }
 
@@ -633,6 +630,6 @@ func (tp *textParser) finish() {
 				st.SP = sp
 			}
 		}
-		t.Stack = st
+		setStack(t, st)
 	}
 }

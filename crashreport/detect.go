@@ -16,7 +16,9 @@ var textMarkers = regexp.MustCompile(`(?m)^(Incident Identifier:|Process:\s|Exce
 // hangMarkers are lines of macOS sample and spindump hang reports, which
 // share "Process:" and "Binary Images:" with a .crash but are call graphs,
 // read by package hangreport.
-var hangMarkers = regexp.MustCompile(`(?m)^(Analysis of sampling |Sampling process \d+ for |Call graph:\r?$|Data Source:\s)`)
+// A spindump thread heading ("  Thread 0x1a2b ... 10 samples (1-10)")
+// marks a listing of spindump's processes pasted without its header.
+var hangMarkers = regexp.MustCompile(`(?m)^(Analysis of sampling |Sampling process \d+ for |Call graph:\r?$|Data Source:\s|[ \t]+Thread 0x[0-9a-fA-F]+[ \t].*\b\d+ samples? \()`)
 
 // Detect tells which format data is in, from its content: JSON whose
 // first line is an object with "bug_type" is .ips; a JSON object with

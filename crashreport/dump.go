@@ -1,6 +1,11 @@
 package crashreport
 
-import "github.com/stackimage/stackimage/dump"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/stackimage/stackimage/dump"
+)
 
 // Dump returns the report in the common dump model. The model shares the
 // report's registers and stack dumps.
@@ -12,17 +17,14 @@ func (r *Report) Dump() *dump.Dump {
 		Process: dump.Process{Name: r.Process, PID: r.PID, Path: r.Path, Identifier: r.Identifier,
 			Version: r.Version, Time: r.Time, IncidentID: r.IncidentID},
 		ReporterVersion: r.ReportVersion,
+		CallerAddresses: r.callerAddresses(),
 		Warnings:        append([]string(nil), r.Warnings...),
 	}
 	if ex := r.Exception; ex != (Exception{}) {
-		d.Crash = &dump.Crash{Type: ex.Type, Signal: ex.Signal, Codes: ex.Codes,
-			Address: ex.Address, HasAddress: ex.Address != 0,
-			Name: ex.Name, Reason: ex.Reason, Diagnosis: ex.Diagnosis}
+		ex.HasAddress = ex.Address != 0
+		d.Crash = &ex
 	}
-	for _, im := range r.Images {
-		d.Images = append(d.Images, dump.Image{Name: im.Name, Path: im.Path, UUID: im.UUID,
-			LoadAddress: im.LoadAddress, Size: im.Size, VMAddress: im.VMAddress, Arch: im.Arch, Version: im.Version})
-	}
+	d.Images = append([]dump.Image(nil), r.Images...)
 	for _, th := range r.Threads {
 		d.Threads = append(d.Threads, r.dumpThread(th))
 	}
@@ -35,16 +37,11 @@ func (r *Report) Dump() *dump.Dump {
 }
 
 func (r *Report) dumpThread(th Thread) dump.Thread {
-	t := dump.Thread{Index: th.Index, KernelID: th.ID, ID: uint64(th.Index), Name: th.Name, Queue: th.Queue,
-		Crashed: th.Crashed, Registers: th.Registers, OtherRegisters: th.OtherRegisters,
-		Frames: r.dumpFrames(th.Frames), SkippedFrames: th.SkippedFrames}
-	if th.Stack != nil {
-		t.Stack = th.Stack
-		if n := uint64(len(th.Stack.Data)); n > 0 {
-			t.StackLow, t.StackHigh = th.Stack.Start, th.Stack.Start+n
-		}
+	th.Frames = r.dumpFrames(th.Frames)
+	if st, ok := th.Stack.(*StackDump); ok && th.StackHigh == 0 {
+		setStack(&th, st) // a report made by hand
 	}
-	return t
+	return th
 }
 
 // dumpFrames converts frames, giving each the load address of its image:
@@ -53,14 +50,49 @@ func (r *Report) dumpFrames(frames []Frame) []dump.Frame {
 	if frames == nil {
 		return nil
 	}
-	out := make([]dump.Frame, len(frames))
+	out := append([]dump.Frame(nil), frames...)
 	for i, f := range frames {
-		out[i] = dump.Frame{Address: f.Address, ImageIndex: f.ImageIndex, ImageOffset: f.ImageOffset,
-			ImageName: f.ImageName, Symbol: f.Symbol, SymbolOffset: f.SymbolOffset,
-			File: f.File, Line: f.Line, Inlined: f.Inlined, ImageLoadAddress: f.ImageLoadAddress}
 		if f.ImageIndex >= 0 && f.ImageIndex < len(r.Images) {
 			out[i].ImageLoadAddress = r.Images[f.ImageIndex].LoadAddress
 		}
 	}
 	return out
+}
+
+// callerAddresses tells how the report's caller addresses were written.
+//
+// KSCrash before report format 3 rounded every return address its own
+// walker read down to twice the pointer size; later versions write them
+// as they are. KSCrash's Apple-style text (a .crash report with a "Stack
+// Dump", which Apple never writes) does not state the version, so it is
+// taken as possibly rounded.
+func (r *Report) callerAddresses() dump.CallerAddresses {
+	switch {
+	case r.Format == FormatKSCrash && reportMajor(r.ReportVersion) < 3,
+		r.Format == FormatCrash && r.hasStackDump():
+		return dump.MaybeRoundedReturnAddresses
+	}
+	return dump.ReturnAddresses
+}
+
+// reportMajor returns the major number of a report version ("2.0" → 2),
+// or 0 when there is none.
+func reportMajor(version string) int {
+	major, _, _ := strings.Cut(version, ".")
+	n, err := strconv.Atoi(major)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// hasStackDump reports whether a thread of the report (or the reporter's
+// own crashed thread) has a stack dump.
+func (r *Report) hasStackDump() bool {
+	for _, th := range r.Threads {
+		if th.Stack != nil {
+			return true
+		}
+	}
+	return r.RecrashThread != nil && r.RecrashThread.Stack != nil
 }

@@ -17,12 +17,12 @@ func TestDump(t *testing.T) {
 		Version: "1.0 (1)", OS: "iOS 17.0", Hardware: "iPhone15,2", Time: "now", IncidentID: "I", ReportVersion: "3.3.0",
 		Exception: Exception{Type: "EXC_BAD_ACCESS", Signal: "SIGSEGV", Codes: "KERN_INVALID_ADDRESS", Address: 8},
 		Images:    []Image{{Name: "App", Path: "/App", LoadAddress: 0x100000000, Size: 0x4000, Arch: "arm64"}},
-		Threads: []Thread{{Index: 3, ID: 77, Name: "main", Queue: "q", Crashed: true, Registers: regs, Stack: stack,
+		Threads: []Thread{{Index: 3, ID: 3, KernelID: 77, Name: "main", Queue: "q", Crashed: true, Registers: regs, Stack: stack,
 			Frames: []Frame{{Address: 0x100000010, ImageIndex: 0, ImageOffset: 0x10, Symbol: "main"},
 				{Address: 0x7fff61bc6c2a, ImageIndex: -1, ImageOffset: 3114, ImageName: "libsystem_kernel.dylib", ImageLoadAddress: 0x7fff61bc6000}},
 			SkippedFrames: 2}},
 		LastExceptionBacktrace: []Frame{{Address: 0x100000020, ImageIndex: 0}},
-		RecrashThread:          &Thread{Index: 9},
+		RecrashThread:          &Thread{Index: 9, ID: 9},
 		Warnings:               []string{"w"},
 	}
 	d := r.Dump()

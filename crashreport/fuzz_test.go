@@ -57,7 +57,7 @@ func fuzzCheck(t *testing.T, parse func([]byte) (*Report, error), data []byte) {
 		if len(th.Frames) > MaxFrames {
 			t.Fatalf("thread %d: %d frames, more than MaxFrames", i, len(th.Frames))
 		}
-		if th.Stack != nil && th.Stack.Start+uint64(len(th.Stack.Data)) < th.Stack.Start {
+		if st := stackOf(th); st != nil && st.Start+uint64(len(st.Data)) < st.Start || th.StackHigh < th.StackLow {
 			t.Fatalf("thread %d: stack dump wraps around the address space", i)
 		}
 	}

@@ -45,7 +45,7 @@ type ipsFrame struct {
 	ImageIndex     *int64 `json:"imageIndex"`
 	ImageOffset    num    `json:"imageOffset"`
 	Symbol         string `json:"symbol"`
-	SymbolLocation num    `json:"symbolLocation"`
+	SymbolLocation *num   `json:"symbolLocation"`
 	SourceFile     string `json:"sourceFile"`
 	SourceLine     int    `json:"sourceLine"`
 	Inline         bool   `json:"inline"`
@@ -278,7 +278,8 @@ func (b *ipsBody) build(r *Report, p *problems) {
 	r.Arch = b.arch(r)
 	for i, t := range b.threads {
 		path := fmt.Sprintf("threads[%d]", i)
-		th := Thread{Index: i, ID: uint64(t.ID), Name: t.Name, Queue: t.Queue, Crashed: t.Triggered}
+		th := newThread(i)
+		th.KernelID, th.Name, th.Queue, th.Crashed = uint64(t.ID), t.Name, t.Queue, t.Triggered
 		if len(t.Frames) > MaxFrames {
 			p.fail(path+".frames", 0, "%d frames, more than %d", len(t.Frames), MaxFrames)
 			t.Frames = t.Frames[:MaxFrames]
@@ -320,8 +321,8 @@ func (b *ipsBody) frames(p *problems, path string, raws []json.RawMessage, nImag
 		if decodeRaw(p, fpath, raw, &f) {
 			fr.ImageOffset = uint64(f.ImageOffset)
 			fr.Symbol = f.Symbol
-			if f.Symbol != "" {
-				fr.SymbolOffset = uint64(f.SymbolLocation)
+			if f.Symbol != "" && f.SymbolLocation != nil {
+				fr.SymbolOffset, fr.HasSymbolOffset = uint64(*f.SymbolLocation), true
 			}
 			fr.File, fr.Line, fr.Inlined = f.SourceFile, f.SourceLine, f.Inline
 			switch {

@@ -347,9 +347,11 @@ func (b *ksBody) exception() Exception {
 // thread converts one KSCrash thread; idx is its position when the report
 // gives no index.
 func (b *ksBody) thread(p *problems, path string, kt ksThread, idx int, arch *archregs.Arch, res *imageResolver) Thread {
-	t := Thread{Index: idx, Name: kt.Name, Queue: kt.DispatchQueue, Crashed: kt.Crashed}
+	t := newThread(idx)
+	t.Name, t.Queue, t.Crashed = kt.Name, kt.DispatchQueue, kt.Crashed
 	if kt.Index != nil {
 		t.Index = int(*kt.Index)
+		t.ID = uint64(t.Index)
 	}
 	if kt.Backtrace != nil {
 		contents := kt.Backtrace.Contents
@@ -380,7 +382,7 @@ func (b *ksBody) thread(p *problems, path string, kt ksThread, idx int, arch *ar
 				f.ImageOffset, f.ImageLoadAddress = f.Address-load, load
 			}
 			if kf.SymbolAddr != nil && f.Symbol != "" {
-				f.SymbolOffset = f.Address - uint64(*kf.SymbolAddr)
+				f.SymbolOffset, f.HasSymbolOffset = f.Address-uint64(*kf.SymbolAddr), true
 			}
 			t.Frames = append(t.Frames, f)
 		}
@@ -395,7 +397,7 @@ func (b *ksBody) thread(p *problems, path string, kt ksThread, idx int, arch *ar
 		t.OtherRegisters[name] = uint64(kt.Registers.Exception[name])
 	}
 	if st := kt.Stack; st != nil {
-		t.Stack = stackDump(p, path+".stack", st)
+		setStack(&t, stackDump(p, path+".stack", st))
 	}
 	return t
 }

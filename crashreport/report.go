@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -85,86 +86,52 @@ type Report struct {
 	Warnings []string
 }
 
-// Exception describes why the process died.
-type Exception struct {
-	Type    string // Mach exception, "EXC_BAD_ACCESS"
-	Signal  string // "SIGSEGV"
-	Codes   string // "KERN_INVALID_ADDRESS at 0x0000000000000001", as written
-	Address uint64 // faulting address, when the reporter gave it apart from Codes
-	// Name and Reason come from an uncaught language exception
-	// (NSException name and reason) or the Application Specific Information.
-	Name   string
-	Reason string
-	// Diagnosis is the reporter's own explanation (KSCrash "diagnosis").
-	Diagnosis string
+// Exception describes why the process died, in the dump model's type:
+// Codes as the report wrote them ("KERN_INVALID_ADDRESS at 0x1"), Address
+// when the reporter gave the faulting address apart from Codes, Name and
+// Reason of an uncaught language exception or the Application Specific
+// Information, Diagnosis the reporter's own (KSCrash). In a Report,
+// HasAddress and ThreadID are left unset: Report.Dump sets HasAddress
+// when Address is not zero, and the crashed thread is the one marked
+// Crashed.
+type Exception = dump.Crash
+
+// Image is one loaded binary image, in the dump model's type. VMAddress
+// is set when the reporter gave __TEXT's unslid address (KSCrash
+// image_vmaddr); Arch and Version are as the report wrote them; DebugID is
+// never set by a crash report.
+type Image = dump.Image
+
+// Thread is one thread of the crashed process, in the dump model's type:
+// Index and ID are the reporter's thread number ("Thread 3"), KernelID
+// the kernel's thread ID when the report gives it (.ips), Frames the
+// reporter's backtrace, innermost first, and SkippedFrames the frames it
+// left out (KSCrash "skipped"). Stack, when the report holds a dump of
+// the thread's stack (KSCrash), is a *StackDump, and StackLow and
+// StackHigh bound it.
+type Thread = dump.Thread
+
+// newThread returns thread number n.
+func newThread(n int) Thread { return Thread{Index: n, ID: uint64(n)} }
+
+// setStack gives t the dump of its stack, st; nothing when st is nil.
+func setStack(t *Thread, st *StackDump) {
+	if st == nil {
+		return
+	}
+	t.Stack = st
+	t.StackLow, t.StackHigh = st.Start, st.Start+uint64(len(st.Data))
 }
 
-// Image is one loaded binary image.
-type Image struct {
-	Name string // short name: "CrashingTest", "libsystem_kernel.dylib"
-	Path string // full path; empty when not given
-	UUID uuid.UUID
-	// LoadAddress is where the image's Mach-O header was loaded (slid).
-	LoadAddress uint64
-	// Size is the size of the image's mapped range from LoadAddress; 0 when
-	// not given.
-	Size uint64
-	// VMAddress is the unslid vmaddr of __TEXT when the reporter gave it
-	// (KSCrash image_vmaddr); 0 otherwise.
-	VMAddress uint64
-	Arch      string // as the report names it ("arm64", "armv7"); may be empty
-	Version   string // as the report wrote it; may be empty
-}
-
-// Thread is one thread of the crashed process.
-type Thread struct {
-	Index   int    // the reporter's thread number ("Thread 3")
-	ID      uint64 // kernel thread ID when given (.ips)
-	Name    string // thread name, when given
-	Queue   string // dispatch queue name, when given
-	Crashed bool
-	// Frames is the reporter's own backtrace, innermost first.
-	Frames []Frame
-	// SkippedFrames counts frames the reporter left out of Frames (KSCrash
-	// "skipped", set when a deep stack such as an overflow was cut); when
-	// non-zero, Frames[0] is not the PC.
-	SkippedFrames int
-	// Registers holds the thread's registers when the report has them.
-	Registers *archregs.Registers
-	// OtherRegisters holds reported registers the arch table does not
-	// define (far, esr, cr2, exception registers); nil when there are none.
-	OtherRegisters map[string]uint64
-	// Stack is a dump of the thread's stack memory (KSCrash); nil if absent.
-	Stack *StackDump
-}
-
-// Frame is one frame of a reporter's backtrace.
-type Frame struct {
-	// Address is the absolute instruction address the reporter gave: the
-	// PC for frame 0, a return address for callers.
-	Address uint64
-	// ImageIndex indexes Report.Images; -1 when the frame's image is not
-	// known. ImageOffset is Address − that image's LoadAddress.
-	ImageIndex  int
-	ImageOffset uint64
-	// ImageName is the image name the frame line itself gave (text and
-	// KSCrash); it stays set when the image is not in Report.Images.
-	ImageName string
-	// ImageLoadAddress is, for a frame whose image is not in
-	// Report.Images (ImageIndex -1), the load address the frame itself
-	// gave (text "0x7fff61bc6000 + 3114", KSCrash object_addr), so that it
-	// can still be shown as the report wrote it; 0 otherwise.
-	ImageLoadAddress uint64
-	// Symbol is the reporter's symbol, when it gave one, and SymbolOffset
-	// is Address − the symbol's start.
-	Symbol       string
-	SymbolOffset uint64
-	// File and Line are the source position the reporter gave (Xcode
-	// symbolicated reports, .ips sourceFile/sourceLine); empty/0 otherwise.
-	File    string
-	Line    int
-	Inlined bool // the reporter marked the frame as inlined
-}
+// Frame is one frame of a reporter's backtrace, in the dump model's type:
+// Address is the PC for frame 0 and a return address for callers, the
+// image fields place it in Report.Images (ImageIndex -1 when not there),
+// and Symbol, File and Line are what the reporter gave. In a Report,
+// ImageLoadAddress is set only for a frame whose image is not in
+// Report.Images: the load address the frame itself gave (text
+// "0x7fff61bc6000 + 3114", KSCrash object_addr), so that it can still be
+// shown as the report wrote it. Report.Dump fills it in for the others.
+type Frame = dump.Frame
 
 // StackDump is a copy of part of a thread's stack. It satisfies
 // walker.Memory.

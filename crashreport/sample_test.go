@@ -78,16 +78,16 @@ func TestSamples(t *testing.T) {
 				Exception:     Exception{Type: "EXC_CRASH", Signal: "SIGABRT", Codes: "0x0000000000000000, 0x0000000000000000", Reason: "abort() called"},
 				CrashedThread: 1,
 				Threads: []Thread{
-					{Index: 0, ID: 100, Queue: "com.apple.main-thread", Frames: []Frame{
-						{Address: 7000000000 + 4096, ImageIndex: 1, ImageOffset: 4096, ImageName: "libsystem_kernel.dylib", Symbol: "mach_msg2_trap", SymbolOffset: 8},
+					{Index: 0, KernelID: 100, Queue: "com.apple.main-thread", Frames: []Frame{
+						{Address: 7000000000 + 4096, ImageIndex: 1, ImageOffset: 4096, ImageName: "libsystem_kernel.dylib", Symbol: "mach_msg2_trap", SymbolOffset: 8, HasSymbolOffset: true},
 					}},
-					{Index: 1, ID: 101, Name: "worker", Crashed: true, Frames: []Frame{
-						{Address: 0x100004008, ImageIndex: 0, ImageOffset: 0x4008, ImageName: "Sample", Symbol: "crash", SymbolOffset: 8, File: "main.c", Line: 12},
+					{Index: 1, ID: 1, KernelID: 101, Name: "worker", Crashed: true, Frames: []Frame{
+						{Address: 0x100004008, ImageIndex: 0, ImageOffset: 0x4008, ImageName: "Sample", Symbol: "crash", SymbolOffset: 8, HasSymbolOffset: true, File: "main.c", Line: 12},
 						{Address: 0x10000413c, ImageIndex: 0, ImageOffset: 0x413c, ImageName: "Sample", Inlined: true},
 					}, Registers: regs(t, archregs.ARM64, arm64Regs), OtherRegisters: otherArm64},
 				},
 				LastExceptionBacktrace: []Frame{
-					{Address: 7000000100, ImageIndex: 1, ImageOffset: 100, ImageName: "libsystem_kernel.dylib", Symbol: "__exceptionPreprocess", SymbolOffset: 4},
+					{Address: 7000000100, ImageIndex: 1, ImageOffset: 100, ImageName: "libsystem_kernel.dylib", Symbol: "__exceptionPreprocess", SymbolOffset: 4, HasSymbolOffset: true},
 				},
 				Images: []Image{
 					{Name: "Sample", Path: appPath, UUID: appUUID, LoadAddress: 0x100000000, Size: 0x8000, Arch: "arm64"},
@@ -107,10 +107,10 @@ func TestSamples(t *testing.T) {
 				CrashedThread: 1,
 				Threads: []Thread{
 					{Index: 0, Queue: "com.apple.main-thread", Frames: []Frame{
-						{Address: 0x1a0001000, ImageIndex: 1, ImageOffset: 4096, ImageName: "libsystem_kernel.dylib", Symbol: "mach_msg2_trap", SymbolOffset: 8},
+						{Address: 0x1a0001000, ImageIndex: 1, ImageOffset: 4096, ImageName: "libsystem_kernel.dylib", Symbol: "mach_msg2_trap", SymbolOffset: 8, HasSymbolOffset: true},
 					}},
-					{Index: 1, Name: "worker", Crashed: true, Frames: []Frame{
-						{Address: 0x100004008, ImageIndex: 0, ImageOffset: 0x4008, ImageName: "Sample", Symbol: "crash", SymbolOffset: 8, File: "main.c", Line: 12},
+					{Index: 1, ID: 1, Name: "worker", Crashed: true, Frames: []Frame{
+						{Address: 0x100004008, ImageIndex: 0, ImageOffset: 0x4008, ImageName: "Sample", Symbol: "crash", SymbolOffset: 8, HasSymbolOffset: true, File: "main.c", Line: 12},
 						{Address: 0x10000413c, ImageIndex: 0, ImageOffset: 0x413c, ImageName: "Sample", Symbol: "-[Sample run:]", File: "main.m", Line: 30, Inlined: true},
 						{Address: 0x1a0000200, ImageIndex: 1, ImageOffset: 512, ImageName: "Google Chrome Framework"},
 					}, Registers: regs(t, archregs.ARM64, map[string]uint64{"x0": 1, "x1": 2, "fp": 0x1770, "lr": 0x100004140, "sp": 0x1760, "pc": 0x100004008, "cpsr": 0x60000000}),
@@ -138,16 +138,17 @@ func TestSamples(t *testing.T) {
 				CrashedThread: 0,
 				Threads: []Thread{
 					{Index: 0, Queue: "com.apple.main-thread", Crashed: true, Frames: []Frame{
-						{Address: 4294971400, ImageIndex: 0, ImageOffset: 4104, ImageName: "Sample", Symbol: "crash", SymbolOffset: 8},
+						{Address: 4294971400, ImageIndex: 0, ImageOffset: 4104, ImageName: "Sample", Symbol: "crash", SymbolOffset: 8, HasSymbolOffset: true},
 						{Address: 4294971500, ImageIndex: 0, ImageOffset: 4204, ImageName: "Sample"},
 					},
 						Registers:      regs(t, archregs.X86_64, map[string]uint64{"rip": 4294971400, "rsp": 140000000000016, "rbp": 140000000000032, "rax": ^uint64(0), "rflags": 514}),
 						OtherRegisters: map[string]uint64{"trapno": 14, "err": 6, "faultvaddr": 0},
+						StackLow:       140000000000000, StackHigh: 140000000000016,
 						Stack: &StackDump{Start: 140000000000000, SP: 140000000000008, GrowsDown: true,
 							Data: []byte{0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff}},
 					},
-					{Index: 1, Name: "worker", Frames: []Frame{
-						{Address: 140703000000100, ImageIndex: 1, ImageOffset: 100, ImageName: "libsystem_kernel.dylib", Symbol: "__workq_kernreturn", SymbolOffset: 4},
+					{Index: 1, ID: 1, Name: "worker", Frames: []Frame{
+						{Address: 140703000000100, ImageIndex: 1, ImageOffset: 100, ImageName: "libsystem_kernel.dylib", Symbol: "__workq_kernreturn", SymbolOffset: 4, HasSymbolOffset: true},
 					}},
 				},
 				Images: []Image{

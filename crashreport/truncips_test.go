@@ -80,7 +80,7 @@ func TestTruncatedIPSKeepsFrames(t *testing.T) {
 					t.Errorf("frame %d = %#x %s+%d, want %#x %s+%d", i, f.ImageOffset, f.Symbol, f.SymbolOffset, wf.ImageOffset, wf.Symbol, wf.SymbolOffset)
 				}
 			}
-			if th.ID != 1234 || !th.Crashed || th.Queue != "com.apple.main-thread" || th.Registers == nil {
+			if th.KernelID != 1234 || !th.Crashed || th.Queue != "com.apple.main-thread" || th.Registers == nil {
 				t.Errorf("thread fields read before the frames were lost: %+v", th)
 			}
 			if r.CrashedThread != 0 {

@@ -66,6 +66,11 @@ type Dump struct {
 	// Annotations are key/value pairs the reporter attached (Crashpad
 	// simple and module annotations).
 	Annotations []Annotation
+	// CallerAddresses says how the reporter wrote its backtraces' caller
+	// addresses; the zero value, ReturnAddresses, is what nearly every
+	// reporter writes. The parser sets it: symbolicators look callers up
+	// by it, not by the format's name.
+	CallerAddresses CallerAddresses
 	// ReporterVersion is the version of the reporter's format as the input
 	// states it (KSCrash "2.0"); reporters changed how they write addresses
 	// between versions. Empty when not given.
@@ -73,6 +78,23 @@ type Dump struct {
 	// Warnings lists what could not be read but did not stop the rest.
 	Warnings []string
 }
+
+// CallerAddresses says what a reporter's caller addresses (every frame of
+// a backtrace but the PC) are.
+type CallerAddresses int
+
+const (
+	// ReturnAddresses: callers are return addresses as the thread's stack
+	// held them (Apple's reports, minidumps, most reporters).
+	ReturnAddresses CallerAddresses = iota
+	// MaybeRoundedReturnAddresses: the reporter may have rounded return
+	// addresses its own walker read down to a multiple of twice the
+	// pointer size (KSCrash before report format 3). A thread whose
+	// callers are all so aligned is taken as rounded; one with any other
+	// caller is not (KSCrash does not round backtraces it did not walk,
+	// an NSException's, say).
+	MaybeRoundedReturnAddresses
+)
 
 // System is the machine the dump was taken on.
 type System struct {
@@ -180,9 +202,12 @@ type Frame struct {
 	// report's "0x7fff61bc6000 + 3114" naming an image its Binary Images
 	// lack); 0 when unknown.
 	ImageLoadAddress uint64
-	// Symbol and SymbolOffset are the reporter's symbol, when it gave one.
-	Symbol       string
-	SymbolOffset uint64
+	// Symbol and SymbolOffset are the reporter's symbol, when it gave one;
+	// HasSymbolOffset says the reporter gave the offset too ("main + 20"),
+	// not the name alone.
+	Symbol          string
+	SymbolOffset    uint64
+	HasSymbolOffset bool
 	// File and Line are the source position the reporter gave.
 	File    string
 	Line    int

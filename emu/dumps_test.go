@@ -60,7 +60,7 @@ func TestDumpRoundTrip(t *testing.T) {
 			if err != nil || len(c.Warnings) > 0 {
 				t.Fatalf("reading our core back: %v %v", err, c.Warnings)
 			}
-			for _, d := range []*dump.Dump{m.Model(), c.Model()} {
+			for _, d := range []*dump.Dump{m.Dump(), c.Dump()} {
 				got, err := z.Symbolicate(d)
 				if err != nil {
 					t.Fatal(err)

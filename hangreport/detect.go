@@ -15,11 +15,24 @@ var (
 	// spindumpMarkers: spindump's header has a data source and steps.
 	spindumpSource = regexp.MustCompile(`(?m)^Data Source:\s`)
 	spindumpSteps  = regexp.MustCompile(`(?m)^(Steps|Duration):\s`)
+	// A spindump listing without spindump's header (processes pasted from
+	// spindump -stdout): a process's "Process:" line, then one of its
+	// threads' headings, "  Thread 0x1a2b ... 10 samples (1-10) ...".
+	listingProcess = regexp.MustCompile(`(?m)^Process:[ \t]+\S`)
+	listingThread  = regexp.MustCompile(`(?m)^[ \t]+Thread 0x[0-9a-fA-F]+[ \t].*\b\d+ samples? \(`)
+	// reportFirstLine is a line a report can start with: a sample's
+	// opening lines, its call graph, or a header field ("Date/Time:",
+	// "Process:"). A document that quotes a report (Markdown, an e-mail)
+	// starts otherwise.
+	reportFirstLine = regexp.MustCompile(`^(Analysis of sampling |Sampling process \d|Call graph:\r?$|[A-Za-z][A-Za-z0-9 /()_.-]{0,40}:([ \t]|\r?$))`)
 )
 
 // Detect reports whether head, the first bytes of an input, is a sample
-// or spindump report. JSON (.ips, KSCrash) is never claimed, nor a .crash,
-// which has none of these lines.
+// or spindump report: sample's header or call graph, spindump's header, or
+// a listing of spindump's processes without the header. The input must
+// start as a report does (a header line or field), so that a document
+// quoting a few lines of one is not taken for one. JSON (.ips, KSCrash) is
+// never claimed, nor a .crash, which has none of these lines.
 func Detect(head []byte) bool {
 	head = bytes.TrimLeft(head, "\ufeff \t\r\n")
 	if len(head) == 0 || head[0] == '{' || head[0] == '[' {
@@ -28,5 +41,22 @@ func Detect(head []byte) bool {
 	if len(head) > detectWindow {
 		head = head[:detectWindow]
 	}
-	return sampleMarkers.Match(head) || spindumpSource.Match(head) && spindumpSteps.Match(head)
+	first := head
+	if nl := bytes.IndexByte(head, '\n'); nl >= 0 {
+		first = head[:nl]
+	}
+	if !reportFirstLine.Match(first) {
+		return false
+	}
+	return sampleMarkers.Match(head) || spindumpSource.Match(head) && spindumpSteps.Match(head) || isSpindumpListing(head)
+}
+
+// isSpindumpListing reports whether head lists spindump's processes: a
+// "Process:" line followed by a spindump thread heading.
+func isSpindumpListing(head []byte) bool {
+	p := listingProcess.FindIndex(head)
+	if p == nil {
+		return false
+	}
+	return listingThread.Match(head[p[1]:])
 }

@@ -42,10 +42,20 @@ func atoi(s string) (int, bool) {
 }
 
 // Dump returns the target process (see Target) in the common dump model;
-// ProcessDump returns any other.
-func (r *Report) Dump() *dump.Dump { return r.ProcessDump(r.Target()) }
+// Dumps returns every process.
+func (r *Report) Dump() *dump.Dump { return r.processDump(r.Target()) }
 
-// ProcessDump returns process i of the report in the common dump model.
+// Dumps returns every process of the report in the common dump model, in
+// the report's order: Dumps()[i] is Processes[i].
+func (r *Report) Dumps() []*dump.Dump {
+	out := make([]*dump.Dump, len(r.Processes))
+	for i := range r.Processes {
+		out[i] = r.processDump(i)
+	}
+	return out
+}
+
+// processDump returns process i of the report in the common dump model.
 //
 // A call graph is a tree, not a stack; the model's threads hold stacks.
 // Each call-graph thread becomes one dump.Thread whose Frames are every
@@ -55,7 +65,7 @@ func (r *Report) Dump() *dump.Dump { return r.ProcessDump(r.Target()) }
 // the list is there so that every address of the graph is symbolicated.
 // To print names back into the graph use Write. A spindump's Heaviest
 // stack is left out: its addresses are in the threads.
-func (r *Report) ProcessDump(i int) *dump.Dump {
+func (r *Report) processDump(i int) *dump.Dump {
 	d := &dump.Dump{Format: dump.FormatSample, Warnings: append([]string(nil), r.Warnings...)}
 	header := map[string]string{}
 	for _, f := range r.Header {
@@ -119,7 +129,7 @@ func (r *Report) ProcessDump(i int) *dump.Dump {
 				continue
 			}
 			df := dump.Frame{Address: f.Address, ImageIndex: imageOf(f.Address), ImageName: f.Image,
-				Symbol: f.Symbol, SymbolOffset: f.SymbolOffset, File: f.File, Line: f.Line}
+				Symbol: f.Symbol, SymbolOffset: f.SymbolOffset, HasSymbolOffset: f.HasOffset, File: f.File, Line: f.Line}
 			if strings.HasPrefix(df.ImageName, "<") {
 				df.ImageName = "" // sample's "<unknown binary>"
 			}

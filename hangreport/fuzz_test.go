@@ -54,7 +54,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		for i := range r.Processes {
-			r.ProcessDump(i)
+			r.processDump(i)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stackimage/stackimage/internal/reportfield"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -74,6 +75,12 @@ func Parse(data []byte) (*Report, error) {
 
 func newParser(data []byte) *parser {
 	r := &Report{text: string(data)}
+	// A listing of spindump's processes without its header says what it
+	// is by its structure alone: its first "Process:" line starts a
+	// process, as it does after a header.
+	if window := data[:min(len(data), detectWindow)]; isSpindumpListing(window) && !sampleMarkers.Match(window) {
+		r.Kind = KindSpindump
+	}
 	return &parser{r: r, arena: make([]Node, 0, countNodeLines(r.text))}
 }
 
@@ -263,7 +270,7 @@ func (p *parser) field(line string) {
 func (p *parser) processField(pr *Process, key, value string) {
 	switch key {
 	case "Process":
-		name, pid := nameAndPID(value)
+		name, pid := reportfield.NameAndPID(value)
 		pr.Name = name
 		if pid != 0 {
 			pr.PID = pid
@@ -283,19 +290,6 @@ func (p *parser) processField(pr *Process, key, value string) {
 			p.warnf("Load Address %q is not a hex number", value)
 		}
 	}
-}
-
-// nameAndPID splits "Name [123]".
-func nameAndPID(s string) (string, int) {
-	i := strings.LastIndex(s, " [")
-	if i < 0 || !strings.HasSuffix(s, "]") {
-		return s, 0
-	}
-	pid, err := strconv.Atoi(s[i+2 : len(s)-1])
-	if err != nil {
-		return s, 0
-	}
-	return s[:i], pid
 }
 
 // analysisLine reads "Analysis of sampling Name (pid 1828) every 1
@@ -452,19 +446,11 @@ func countPrefix(line string) (col int, count uint64, text int, kernel, ok, over
 // callGraphLine reads a line of sample's call graph: a thread heading or
 // a node.
 func (p *parser) callGraphLine(line string, off int) {
-	col, count, text, _, ok, overflow := countPrefix(line)
+	col, count, text, _, ok := p.countedLine(line)
 	if !ok {
-		p.errorf("call graph line is not \"COUNT FRAME\": %.80q", line)
 		return
-	}
-	if overflow {
-		p.errorf("sample count %.40q does not fit 64 bits", line[col:])
 	}
 	rest := line[text:]
-	if rest == "" {
-		p.errorf("call graph line has a count and no frame: %.80q", line)
-		return
-	}
 	if strings.HasPrefix(rest, "Thread_") || p.thread == nil {
 		th := Thread{Line: p.lineNo, Heading: rest, Count: count}
 		id := strings.TrimPrefix(rest, "Thread_")
@@ -489,22 +475,16 @@ func (p *parser) nodeLine(line string, off int) {
 		p.errorf("call graph line outside a thread: %.80q", line)
 		return
 	}
-	col, count, text, kernel, ok, overflow := countPrefix(line)
-	if !ok {
-		if len(p.thread.Nodes) == 0 && strings.HasPrefix(strings.TrimSpace(line), "<") {
+	if len(p.thread.Nodes) == 0 && strings.HasPrefix(strings.TrimSpace(line), "<") {
+		if _, _, _, _, ok, _ := countPrefix(line); !ok {
 			return // the thread's attributes
 		}
-		p.errorf("call graph line is not \"COUNT FRAME\": %.80q", line)
-		return
 	}
-	if overflow {
-		p.errorf("sample count %.40q does not fit 64 bits", line[col:])
+	col, count, text, kernel, ok := p.countedLine(line)
+	if !ok {
+		return
 	}
 	rest := line[text:]
-	if rest == "" {
-		p.errorf("call graph line has a count and no frame: %.80q", line)
-		return
-	}
 	samples := ""
 	// The sample range after the frame: "[0x...] 1-49".
 	if i := strings.LastIndexByte(rest, ' '); i >= 0 && isRange(rest[i+1:]) &&
@@ -518,6 +498,26 @@ func (p *parser) nodeLine(line string, off int) {
 		col = len(p.stack)
 	}
 	p.addNode(col, count, kernel, rest, off+text, samples)
+}
+
+// countedLine reads the count that starts a call graph line, sample's or
+// spindump's: its column, the count, where the frame's text starts and
+// whether spindump marked the frame as the kernel's. A line without a
+// count, or without a frame after it, is an error, and ok is false.
+func (p *parser) countedLine(line string) (col int, count uint64, text int, kernel, ok bool) {
+	col, count, text, kernel, ok, overflow := countPrefix(line)
+	if !ok {
+		p.errorf("call graph line is not \"COUNT FRAME\": %.80q", line)
+		return 0, 0, 0, false, false
+	}
+	if overflow {
+		p.errorf("sample count %.40q does not fit 64 bits", line[col:])
+	}
+	if line[text:] == "" {
+		p.errorf("call graph line has a count and no frame: %.80q", line)
+		return 0, 0, 0, false, false
+	}
+	return col, count, text, kernel, true
 }
 
 // isRange reports whether s is a spindump sample range: "49", "1-49",

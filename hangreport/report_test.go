@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stackimage/stackimage/crashreport"
 	"github.com/stackimage/stackimage/internal/testcorpus"
 )
 
@@ -306,6 +307,10 @@ func TestDetect(t *testing.T) {
 		{"crash with a Data Source but no steps", "Process:   T [1]\nData Source:  x\n", false},
 		{"ips", `{"bug_type":"309"}` + "\n{}", false},
 		{"json naming a call graph", "{\"x\":\"\nCall graph:\n\"}", false},
+		{"spindump processes without the header", "Process:          Demo [42]\nPath:             /x\n\n  Thread 0x1a2b    10 samples (1-10)    priority 47\n  10  ??? (Demo + 16128) [0x100003f00] 1-10\n", true},
+		{"spindump process of one sample", "Process:  Demo [42]\n\n  Thread 0x1a2b    1 sample (1)\n", true},
+		{"markdown quoting a call graph", "# Notes\n\n```\nCall graph:\n    2449 Thread_16614993   DispatchQueue_1\n```\n", false},
+		{"markdown quoting a spindump", "Notes on the hang.\n\nProcess:          Demo [42]\n  Thread 0x1a2b    10 samples (1-10)\n", false},
 		{"empty", "", false},
 	}
 	for _, tt := range tests {
@@ -523,6 +528,9 @@ func TestDetectFiles(t *testing.T) {
 		{"../crashreport/testdata/x86_64-kscrash.json", false},
 		{"testdata/branches-sample.txt", true},
 		{"testdata/spindump.txt", true},
+		// The README quotes a sample's call graph: it is no report.
+		{"../README.md", false},
+		{"../docs/hangreports.md", false},
 	}
 	if dir, err := testcorpus.Find(); err == nil {
 		res := filepath.Join(dir, "macsymbolicator", "MacSymbolicatorTests", "Resources")
@@ -571,5 +579,33 @@ func TestDumpUnknownBinary(t *testing.T) {
 	}
 	if f := d.Threads[1].Frames[1]; f.Address != 0x1234 || f.ImageName != "" || f.ImageIndex != -1 {
 		t.Errorf("frame in <unknown binary> = %+v, want address 0x1234, no image", f)
+	}
+}
+
+// TestParseSpindumpListing reads spindump's processes pasted without its
+// header: each "Process:" starts a process of its own, as after a header,
+// and a .crash parser does not claim the text.
+func TestParseSpindumpListing(t *testing.T) {
+	data, err := os.ReadFile("testdata/spindump.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing := data[bytes.Index(data, []byte("Process:")):]
+	if !Detect(listing) {
+		t.Fatalf("Detect(listing) = false, want true")
+	}
+	if f, ok := crashreport.Detect(listing); ok {
+		t.Errorf("crashreport.Detect(listing) = %s, want no format", f)
+	}
+	r, err := Parse(listing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, pr := range r.Processes {
+		names = append(names, fmt.Sprintf("%s [%d]: %d threads", pr.Name, pr.PID, len(pr.Threads)))
+	}
+	if diff := cmp.Diff([]string{"other [7]: 1 threads", "Demo [42]: 1 threads"}, names); r.Kind != KindSpindump || diff != "" {
+		t.Errorf("kind %s, processes (-want +got):\n%s", r.Kind, diff)
 	}
 }

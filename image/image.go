@@ -137,7 +137,14 @@ type File struct {
 // Open opens a Mach-O file, thin or fat. A path that is not a regular file
 // (a FIFO, a device, a directory) is refused before it is opened: opening a
 // FIFO blocks until someone writes to it, and a device can be endless.
+//
+// A bundle (Foo.app, Foo.dSYM, Foo.framework) opens the Mach-O file inside
+// it, as BundleFile finds it.
 func Open(path string) (*File, error) {
+	path, err := BundleFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("image: %w", err)
+	}
 	if err := CheckRegular(path); err != nil {
 		return nil, fmt.Errorf("image: %w", err)
 	}

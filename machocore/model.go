@@ -6,11 +6,11 @@ import (
 	"github.com/stackimage/stackimage/dump"
 )
 
-// Model returns the core in the common dump model, which every input
+// Dump returns the core in the common dump model, which every input
 // becomes before it is walked and symbolicated. The model reads memory
 // through the core's Memory, lazily. A core says nothing of which thread
 // crashed; a thread whose exception state names a fault is marked crashed.
-func (c *Core) Model() *dump.Dump {
+func (c *Core) Dump() *dump.Dump {
 	m := &dump.Dump{Format: dump.FormatCore, Arch: c.Arch, Memory: c.Memory}
 	if c.PACMask != 0 {
 		// The model's mask keeps the address bits; the core's names the

@@ -79,11 +79,11 @@ func Parse(r io.ReaderAt, size int64) (*Dump, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.Dump(), nil
+	return f.ReadAll(), nil
 }
 
-// Dump reads every stream this package knows from an open File.
-func (f *File) Dump() *Dump {
+// ReadAll reads every stream this package knows from an open File.
+func (f *File) ReadAll() *Dump {
 	rd := f.newReader()
 	d := &Dump{Header: f.Header, Time: f.Header.Time, CPU: CPUUnknown}
 	errs := append([]error(nil), f.Errors...)

@@ -8,10 +8,10 @@ import (
 	"github.com/stackimage/stackimage/dump"
 )
 
-// Model returns the dump in the common dump model, which every input
-// becomes before it is walked and symbolicated. The model reads memory
-// through the dump's Memory, lazily.
-func (d *Dump) Model() *dump.Dump {
+// Dump returns the minidump in the common dump model, which every input
+// becomes before it is walked and symbolicated (every parser's verb for
+// it). The model reads memory through the dump's Memory, lazily.
+func (d *Dump) Dump() *dump.Dump {
 	m := &dump.Dump{Format: dump.FormatMinidump, Arch: d.Arch, Memory: d.Memory}
 	m.System = dump.System{OS: d.osString(), Version: d.OSVersion, Build: d.OSBuild, CPU: d.cpuString()}
 	if !d.Time.IsZero() {

@@ -40,19 +40,10 @@ func (s *Symbols) addSymFile(path string) error {
 	if err != nil {
 		return &SymbolFileError{Path: path, Err: err}
 	}
-	m, err := breakpadsym.ReadModuleLine(f)
+	id, err := breakpadUUID(f)
 	f.Close()
 	if err != nil {
-		s.skip(path, fmt.Errorf("not a Breakpad symbol file: %w", err))
-		return nil
-	}
-	u, age, err := breakpadsym.ParseDebugID(m.DebugID)
-	switch {
-	case err != nil:
-		s.skip(path, fmt.Errorf("Breakpad MODULE line: %w", err))
-		return nil
-	case age != 0:
-		s.skip(path, fmt.Errorf("Breakpad debug id %s has age %d: not a Mach-O UUID", m.DebugID, age))
+		s.skip(path, err)
 		return nil
 	}
 	s.mu.Lock()
@@ -60,9 +51,9 @@ func (s *Symbols) addSymFile(path string) error {
 		s.side.symFiles = map[uuid.UUID][]string{}
 	}
 	var stale *load
-	if !contains(s.side.symFiles[u], path) {
-		s.side.symFiles[u] = append(s.side.symFiles[u], path)
-		stale = s.forgetLoad(u)
+	if !contains(s.side.symFiles[id], path) {
+		s.side.symFiles[id] = append(s.side.symFiles[id], path)
+		stale = s.forgetLoad(id)
 	}
 	s.mu.Unlock()
 	if stale != nil {

@@ -4,6 +4,7 @@ package symbolize
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +59,8 @@ type Symbols struct {
 	// warnings lists what the files opened by Lookup could not give.
 	warnings []string
 	side     sideFiles // zip archives' members and .bcsymbolmap files (zip.go, bcsymbolmap.go)
+	// sources are asked for UUIDs no indexed file has (source.go).
+	sources []Source
 }
 
 // load is one key's entry, loaded once by the first Lookup that needs it.
@@ -498,11 +501,19 @@ func (s *Symbols) Lookup(u uuid.UUID) (*Entry, error) {
 
 // lookup is Lookup, also returning why no entry could be made.
 func (s *Symbols) lookup(u uuid.UUID) (*Entry, []error) {
+	return s.lookupContext(context.Background(), u)
+}
+
+// lookupContext is lookup with the context the sources are asked under.
+func (s *Symbols) lookupContext(ctx context.Context, u uuid.UUID) (*Entry, []error) {
 	s.mu.Lock()
 	paths := s.byUUID[u]
 	indexPaths := append([]string(nil), s.indexes[u]...)
 	symPaths := append([]string(nil), s.side.symFiles[u]...)
 	if len(paths) == 0 && len(indexPaths) == 0 && len(symPaths) == 0 {
+		if len(s.sources) > 0 {
+			return s.lookupSources(ctx, u) // releases s.mu
+		}
 		s.mu.Unlock()
 		return nil, nil
 	}

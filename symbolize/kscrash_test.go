@@ -374,7 +374,7 @@ func checkReportedFrames(t *testing.T, cr *crashreport.Report, rep *Report) {
 		}
 		for j, rf := range th.Frames {
 			f := got[j]
-			if f.Address != rf.Address || f.Symbol != rf.Symbol || f.Image != path.Base(rf.ImageName) {
+			if f.Address != rf.Address || asSpelled(f) != rf.Symbol || f.Image != path.Base(rf.ImageName) {
 				t.Errorf("thread %d frame %d = %#x %s %q, want the report's %#x %s %q",
 					th.Index, j, f.Address, f.Image, f.Symbol, rf.Address, path.Base(rf.ImageName), rf.Symbol)
 			}
@@ -393,7 +393,7 @@ func checkKSCrashWalk(t *testing.T, cr *crashreport.Report, th crashreport.Threa
 		t.Errorf("AddressRule = %q, want %q: KSCrash 2.x rounds return addresses", w.AddressRule, RuleRoundedReturnAddress)
 	}
 	if w.StopReason != "outside_stack" {
-		t.Errorf("StopReason = %q, want outside_stack: the dump holds %d bytes", w.StopReason, len(th.Stack.Data))
+		t.Errorf("StopReason = %q, want outside_stack: the dump holds %d bytes", w.StopReason, th.StackHigh-th.StackLow)
 	}
 	if !w.Agrees || w.Compared != want.compared {
 		t.Errorf("Agrees, Compared = %v, %d, want true, %d; differences: %v", w.Agrees, w.Compared, want.compared, w.Differences)
@@ -464,7 +464,7 @@ func checkKSCrashWalk(t *testing.T, cr *crashreport.Report, th crashreport.Threa
 		if rf.ImageIndex < 0 || f.Image != path.Base(rf.ImageName) || f.ImageLoadAddress != cr.Images[rf.ImageIndex].LoadAddress {
 			t.Errorf("walk frame %d in %s loaded at %#x, want the report's %s (image %d)", f.Index, f.Image, f.ImageLoadAddress, rf.ImageName, rf.ImageIndex)
 		}
-		if start := rf.Address - rf.SymbolOffset; f.Symbol != rf.Symbol || f.SymbolSource != SourceReport ||
+		if start := rf.Address - rf.SymbolOffset; asSpelled(f) != rf.Symbol || f.SymbolSource != SourceReport ||
 			start > f.LookupAddress || f.SymbolOffset != f.Address-start {
 			t.Errorf("walk frame %d = %s + %d (from %s, lookup %#x), want the report's %s starting at %#x",
 				f.Index, f.Symbol, f.SymbolOffset, f.SymbolSource, f.LookupAddress, rf.Symbol, start)
@@ -480,4 +480,13 @@ func imageHolding(cr *crashreport.Report, addr uint64) *crashreport.Image {
 		}
 	}
 	return nil
+}
+
+// asSpelled returns a frame's name as its source spelled it: the mangled
+// name of one that was demangled.
+func asSpelled(f Frame) string {
+	if f.MangledSymbol != "" {
+		return f.MangledSymbol
+	}
+	return f.Symbol
 }

@@ -2,10 +2,9 @@ package symbolize
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/walker"
 )
@@ -100,27 +99,17 @@ type Difference struct {
 // String returns the Detail.
 func (d Difference) String() string { return d.Detail }
 
-// addressRuleOf tells how the reporter wrote one thread's caller addresses.
+// addressRuleOf tells how the reporter wrote one thread's caller addresses,
+// from what the dump says of them (dump.CallerAddresses, which the parser
+// sets: KSCrash before report format 3 may round them).
 //
-// KSCrash before report format 3 rounded every return address its own
-// walker read down to twice the pointer size; later versions write them as
-// they are. KSCrash's Apple-style text (a .crash report with a "Stack
-// Dump", which Apple never writes) does not state the version. Even within
-// 2.x, backtraces KSCrash did not walk itself (an NSException's
-// callStackReturnAddresses) are written unrounded. So unless the report
-// says 3.x or later, a KSCrash thread is taken as rounded when every caller
-// address is a multiple of twice the pointer size: a raw return address on
-// armv7 Thumb code is odd, and n unrounded ones all being multiples of 8
-// has odds of about 4^-n.
+// Even a reporter that rounds does not round every backtrace (KSCrash 2.x
+// writes an NSException's callStackReturnAddresses unrounded). So a thread
+// is taken as rounded when every caller address is a multiple of twice the
+// pointer size: a raw return address on armv7 Thumb code is odd, and n
+// unrounded ones all being multiples of 8 has odds of about 4^-n.
 func addressRuleOf(d *dump.Dump, th dump.Thread) AddressRule {
-	kscrash := false
-	switch d.Format {
-	case dump.FormatKSCrash:
-		kscrash = reportMajor(d.ReporterVersion) < 3
-	case dump.FormatCrash:
-		kscrash = hasStackDump(d)
-	}
-	if !kscrash || d.Arch == nil {
+	if d.CallerAddresses != dump.MaybeRoundedReturnAddresses || d.Arch == nil {
 		return RuleReturnAddress
 	}
 	callers := th.Frames
@@ -137,26 +126,6 @@ func addressRuleOf(d *dump.Dump, th dump.Thread) AddressRule {
 		}
 	}
 	return RuleRoundedReturnAddress
-}
-
-// reportMajor returns the major number of a report version ("2.0" → 2),
-// or 0 when there is none.
-func reportMajor(version string) int {
-	major, _, _ := strings.Cut(version, ".")
-	n, err := strconv.Atoi(major)
-	if err != nil {
-		return 0
-	}
-	return n
-}
-
-func hasStackDump(d *dump.Dump) bool {
-	for _, th := range d.Threads {
-		if th.Stack != nil {
-			return true
-		}
-	}
-	return d.RecrashThread != nil && d.RecrashThread.Stack != nil
 }
 
 // reportedLookupAddress returns the address at which to symbolize a
@@ -220,8 +189,7 @@ func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressR
 			}
 		}
 		if last.Symbol == "" && rf.Symbol != "" {
-			last.Symbol, last.SymbolOffset, last.HasOffset = rf.Symbol, rf.SymbolOffset, true
-			last.SymbolSource = SourceReport
+			p.setReportName(last, rf.Symbol, rf.SymbolOffset, rf.HasSymbolOffset)
 			if rf.File != "" {
 				last.File, last.Line = rf.File, rf.Line
 			}
@@ -246,7 +214,7 @@ func (p *Process) walkReported(th dump.Thread, mem walker.Memory, rule AddressRu
 	w.Compared, w.Differences, w.Agrees = c.compared, c.diffs, true
 	lr, _ := th.Registers.LR()
 	for _, pr := range c.pairs {
-		nameFromReport(frames, pr.walk, th.Frames[pr.report])
+		p.nameFromReport(frames, pr.walk, th.Frames[pr.report])
 	}
 	for i := range w.Differences {
 		d := &w.Differences[i]
@@ -261,16 +229,42 @@ func (p *Process) walkReported(th dump.Thread, mem walker.Memory, rule AddressRu
 // nameFromReport gives walked frame index the reporter's symbol when we
 // have none (no symbol file for its image) and the symbol's start, as the
 // report places it, is at or below our lookup address.
-func nameFromReport(frames []Frame, index int, rf dump.Frame) {
+func (p *Process) nameFromReport(frames []Frame, index int, rf dump.Frame) {
 	f := outerFrame(frames, index)
 	if f == nil || f.Symbol != "" || rf.Symbol == "" || rf.SymbolOffset > rf.Address {
+		return
+	}
+	if !rf.HasSymbolOffset {
+		// The report gave the name alone: the symbol's start is unknown,
+		// so only the very address it named takes the name.
+		if f.Address == rf.Address {
+			p.setReportName(f, rf.Symbol, 0, false)
+		}
 		return
 	}
 	start := rf.Address - rf.SymbolOffset
 	if start > f.LookupAddress {
 		return
 	}
-	f.Symbol, f.SymbolOffset, f.HasOffset, f.SymbolSource = rf.Symbol, f.Address-start, true, SourceReport
+	p.setReportName(f, rf.Symbol, f.Address-start, true)
+}
+
+// setReportName gives f a name the report supplied, demangled as a symbol
+// file's names are (KSCrash writes C++ names mangled) unless the process
+// keeps names as spelled; an offset only when the report gave one.
+func (p *Process) setReportName(f *Frame, name string, offset uint64, hasOffset bool) {
+	f.Symbol, f.SymbolOffset, f.HasOffset, f.SymbolSource = name, offset, hasOffset, SourceReport
+	f.MangledSymbol = ""
+	switch lang := debuginfo.Language(name); lang {
+	case debuginfo.LangCPP, debuginfo.LangRust, debuginfo.LangSwift:
+		f.Lang = string(lang)
+		if p.NoDemangle {
+			return
+		}
+		if readable, _ := debuginfo.Demangle(name); readable != "" && readable != name {
+			f.Symbol, f.MangledSymbol = readable, name
+		}
+	}
 }
 
 // outerFrame returns the frame for walk index that is not an inlined one

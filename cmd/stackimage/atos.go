@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"os"
 	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/stackimage/stackimage/breakpadsym"
+	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/textesc"
 	"github.com/stackimage/stackimage/symbolize"
 )
 
@@ -31,7 +35,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *binary == "" {
 		return fmt.Errorf("%w: -o BINARY is required", errUsage)
 	}
-	file, err := bundleFile(*binary)
+	file, err := image.BundleFile(*binary)
 	if err != nil {
 		return err
 	}
@@ -39,6 +43,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer entry.Release()
 	entry.NoDebugInfo = *noDebug
 	// What of the file could not be used (damaged symbol table parts,
 	// DWARF) is said on stderr once the answers are out, as atos warns.
@@ -47,23 +52,30 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			writeLine(stderr, "stackimage atos: warning: %s", w)
 		}
 	}()
-	var slide uint64
+	var slide, load uint64
 	if *loadAddr != "" {
-		load, err := parseAddress(*loadAddr)
-		if err != nil {
+		if load, err = parseAddress(*loadAddr); err != nil {
 			return fmt.Errorf("%w: -l: %v", errUsage, err)
 		}
-		slide = im.Slide(load)
+		if im != nil {
+			slide = im.Slide(load)
+		}
 	}
 	// atos names the image after the file it read: the executable of an
 	// app bundle, the DWARF file of a dSYM (App.app.dSYM -> App).
 	name := filepath.Base(file)
-	if im.Name != "" && symbolize.IsIndexFile(file) {
+	switch {
+	case im == nil:
+		// A Breakpad .sym file: the module its MODULE line names. Its
+		// addresses are relative to the module's base, which -l gives.
+		name = breakpadModuleName(file, name)
+	case im.Name != "" && symbolize.IsIndexFile(file):
 		// An index file is named after its architecture; it keeps the
 		// name of the file it was made from.
 		name = filepath.Base(filepath.ToSlash(im.Name))
 	}
-	a := &atos{entry: entry, symbolsOnly: !entry.HasDebugInfo(), inImage: inImage(name), slide: slide, inlines: *inlines, noDemangle: *noDemangle, fullPath: *fullPath}
+	a := &atos{entry: entry, symbolsOnly: im != nil && !entry.HasDebugInfo(), inImage: inImage(name), slide: slide, base: load,
+		inlines: *inlines, noDemangle: *noDemangle, fullPath: *fullPath}
 	out := &batchWriter{w: stdout}
 	defer out.Flush()
 	// A token that is not an address is echoed on its own line and the
@@ -73,7 +85,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if addr, ok := parseHex(text); ok {
 			out.buf = a.appendAnswer(out.buf, addr)
 		} else {
-			out.buf = append(appendEscaped(out.buf, string(text)), '\n')
+			out.buf = append(textesc.Append(out.buf, string(text)), '\n')
 		}
 		return out.flushIfFull()
 	}
@@ -169,7 +181,7 @@ func scanWords(data []byte, atEOF bool) (int, []byte, error) {
 // notWordBytes8 returns 0 when all 8 bytes of w are in 0x21-0x7e: ASCII,
 // and neither a space nor another control byte, so certainly part of a
 // word; otherwise what outsideASCII8 returns.
-func notWordBytes8(w uint64) uint64 { return outsideASCII8(w, 0x21) }
+func notWordBytes8(w uint64) uint64 { return textesc.OutsideASCII8(w, 0x21) }
 
 // isASCIISpace reports whether c is one of the ASCII bytes
 // unicode.IsSpace accepts.
@@ -186,9 +198,12 @@ type atos struct {
 	inImage     string // " (in IMAGE)", escaped once for every answer
 	// printableNames is set once the entry's symbol names are known to
 	// need no escaping (see printableCheckAfter).
-	printableNames      bool
-	answers             int // addresses answered so far
-	slide               uint64
+	printableNames bool
+	answers        int // addresses answered so far
+	slide          uint64
+	// base is the load address -l gave: a Breakpad file's addresses are
+	// relative to it.
+	base                uint64
 	inlines, noDemangle bool
 	fullPath            bool
 }
@@ -212,7 +227,7 @@ func (a *atos) appendAnswer(buf []byte, addr uint64) []byte {
 	if a.symbolsOnly {
 		// Without DWARF only the symbol table can answer: skip building
 		// frames.
-		if sym, ok := a.entry.Symbol(addr - a.slide); ok && (a.noDemangle || !mayBeMangled(sym.RawName)) {
+		if sym, ok := a.entry.Symbol(addr - a.slide); ok && (a.noDemangle || !debuginfo.MayBeMangled(sym.RawName)) {
 			if a.printableNames {
 				buf = append(append(buf, sym.Name...), a.inImage...)
 			} else {
@@ -223,7 +238,7 @@ func (a *atos) appendAnswer(buf []byte, addr uint64) []byte {
 			return append(buf, '\n')
 		}
 	}
-	f := symbolize.Frame{Address: addr, LookupAddress: addr}
+	f := symbolize.Frame{Address: addr, LookupAddress: addr, ImageLoadAddress: a.base}
 	frames := a.entry.Resolve(f, addr-a.slide, symbolize.ResolveOptions{NoDemangle: a.noDemangle})
 	if !a.inlines {
 		frames = frames[len(frames)-1:]
@@ -250,7 +265,7 @@ func (a *atos) appendFrame(buf []byte, f symbolize.Frame, addr uint64) []byte {
 		if !a.fullPath {
 			file = path.Base(strings.ReplaceAll(file, "\\", "/"))
 		}
-		buf = appendEscaped(buf, file)
+		buf = textesc.Append(buf, file)
 		buf = append(buf, ':')
 		buf = strconv.AppendInt(buf, int64(f.Line), 10)
 		buf = append(buf, ')')
@@ -298,58 +313,23 @@ const decimalPairs = "00010203040506070809" +
 // inImage returns " (in IMAGE)" for the image's name, escaped: it comes
 // from a path.
 func inImage(name string) string {
-	return string(appendEscaped([]byte(" (in "), name)) + ")"
+	return string(textesc.Append([]byte(" (in "), name)) + ")"
 }
 
 // appendName appends "name (in image)", both escaped: they come from the
 // file and its path.
 func (a *atos) appendName(buf []byte, name string) []byte {
-	buf = appendEscaped(buf, name)
+	buf = textesc.Append(buf, name)
 	return append(buf, a.inImage...)
 }
 
-// mayBeMangled reports whether a symbol table name could be a C++, Rust or
-// Swift mangling, which the slow path demangles. Swift's prefixes are
-// those debuginfo.Language knows, with or without Mach-O's underscore.
-func mayBeMangled(raw string) bool {
-	// Every prefix starts with '_' or '$' and goes on with one of a few
-	// bytes: most names are ruled out by their first two, which matters on
-	// batches of 100k addresses.
-	if len(raw) < 2 {
-		return false
-	}
-	switch raw[0] {
-	case '_':
-		switch raw[1] {
-		case 'Z', 'R', '$', 'T', '_':
-		default:
-			return false
-		}
-	case '$':
-		switch raw[1] {
-		case 's', 'S', 'e':
-		default:
-			return false
-		}
-	default:
-		return false
-	}
-	for _, p := range manglingPrefixes {
-		if strings.HasPrefix(raw, p) {
-			return true
-		}
-	}
-	return false
-}
-
-var manglingPrefixes = []string{
-	"_Z", "__Z", "_R", "__R", // C++, Rust
-	"$s", "_$s", "$S", "_$S", "$e", "_$e", "_T0", "__T", // Swift
-}
-
-// openAtosEntry opens a symindex file, or a Mach-O file's slice, as the
-// entry atos answers from.
+// openAtosEntry opens a symindex file, a Breakpad .sym file, or a Mach-O
+// file's slice, as the entry atos answers from; the image is nil for a
+// .sym file, which has none. Release the entry when done.
 func openAtosEntry(path, arch string) (*symbolize.Entry, *image.Image, error) {
+	if isBreakpadFile(path) {
+		return openBreakpadEntry(path)
+	}
 	if symbolize.IsIndexFile(path) {
 		e, err := symbolize.NewIndexEntry(path)
 		if err != nil {
@@ -451,4 +431,56 @@ func (f flushingReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return f.r.Read(p)
+}
+
+// isBreakpadFile reports whether path is a Breakpad symbol file: its first
+// line is a MODULE record.
+func isBreakpadFile(path string) bool {
+	if image.CheckRegular(path) != nil {
+		return false // a FIFO is not opened: image.Open says what it is
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = breakpadsym.ReadModuleLine(f)
+	return err == nil
+}
+
+// breakpadModuleName returns the module name of a Breakpad file's MODULE
+// line, or fallback.
+func breakpadModuleName(path, fallback string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return fallback
+	}
+	defer f.Close()
+	m, err := breakpadsym.ReadModuleLine(f)
+	if err != nil || m.Name == "" {
+		return fallback
+	}
+	return m.Name
+}
+
+// openBreakpadEntry opens a Breakpad .sym file as symbolicate --symbols
+// does: indexed by the UUID of its MODULE line.
+func openBreakpadEntry(path string) (*symbolize.Entry, *image.Image, error) {
+	syms := symbolize.NewSymbols()
+	defer syms.Close() // the entry holds its own reference
+	if err := syms.AddFile(path); err != nil {
+		return nil, nil, err
+	}
+	uuids := syms.UUIDs()
+	if len(uuids) != 1 {
+		return nil, nil, fmt.Errorf("%s: not a Breakpad symbol file of a Mach-O module: %s", path, strings.Join(syms.Skipped, "; "))
+	}
+	e, err := syms.Lookup(uuids[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	if e == nil {
+		return nil, nil, fmt.Errorf("%s: no symbols could be read", path)
+	}
+	return e, nil, nil
 }

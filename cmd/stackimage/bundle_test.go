@@ -110,27 +110,3 @@ func TestBundleErrors(t *testing.T) {
 		t.Errorf("atos -o %s: status %d, stderr %q; want 1 and the bundle named", empty, status, stderr)
 	}
 }
-
-func TestPlistString(t *testing.T) {
-	tests := []struct {
-		name, plist, key, want string
-		ok                     bool
-	}{
-		{"found", infoPlist, "CFBundleExecutable", "Foo Helper", true},
-		{"first key", infoPlist, "CFBundleIdentifier", "com.example.Foo", true},
-		{"missing", infoPlist, "CFBundleName", "", false},
-		{"entities", `<plist><dict><key>CFBundleExecutable</key><string>A &amp; B</string></dict></plist>`, "CFBundleExecutable", "A & B", true},
-		{"nested dict is not the top", `<plist><dict><key>X</key><dict><key>CFBundleExecutable</key><string>inner</string></dict></dict></plist>`, "CFBundleExecutable", "", false},
-		{"value not a string", `<plist><dict><key>CFBundleExecutable</key><integer>1</integer></dict></plist>`, "CFBundleExecutable", "", false},
-		{"binary plist", "bplist00\x00\x01", "CFBundleExecutable", "", false},
-		{"garbage", "<<<", "CFBundleExecutable", "", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := plistString([]byte(tt.plist), tt.key)
-			if got != tt.want || ok != tt.ok {
-				t.Errorf("plistString(%q) = %q, %v, want %q, %v", tt.key, got, ok, tt.want, tt.ok)
-			}
-		})
-	}
-}

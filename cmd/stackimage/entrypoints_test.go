@@ -399,8 +399,8 @@ func TestEntryPointsOverFiles(t *testing.T) {
 			r, err := hangreport.Parse(data)
 			if err == nil {
 				symbolicate(r.Dump())
-				for i := range r.Processes {
-					symbolicate(r.ProcessDump(i))
+				for _, d := range r.Dumps() {
+					symbolicate(d)
 				}
 				r.Write(io.Discard, func(int, uint64) (hangreport.Name, bool) { return hangreport.Name{Symbol: "f"}, true }, hangreport.StyleReport)
 				r.Write(io.Discard, nil, hangreport.StyleReport)
@@ -422,7 +422,7 @@ func TestEntryPointsOverFiles(t *testing.T) {
 		add("minidump.Parse", func() error {
 			d, err := minidump.Parse(bytes.NewReader(data), int64(len(data)))
 			if err == nil {
-				symbolicate(d.Model())
+				symbolicate(d.Dump())
 			}
 			return err
 		})
@@ -444,7 +444,7 @@ func TestEntryPointsOverFiles(t *testing.T) {
 		add("machocore.Open", func() error {
 			c, err := machocore.Open(bytes.NewReader(data), int64(len(data)))
 			if err == nil {
-				symbolicate(c.Model())
+				symbolicate(c.Dump())
 			}
 			return err
 		})

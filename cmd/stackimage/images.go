@@ -19,18 +19,22 @@ func runImages(args []string, stdout, stderr io.Writer) error {
 	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
-	for i, path := range files {
-		if i > 0 {
+	// Every file is reported: one that cannot be read is named with its
+	// error on stderr, and the rest are listed all the same.
+	failed := 0
+	listed := 0
+	for _, path := range files {
+		f, path, err := openImages(path)
+		if err != nil {
+			failed++
+			w.Flush()
+			writeLine(stderr, "stackimage images: %v", err)
+			continue
+		}
+		if listed > 0 {
 			fmt.Fprintln(w)
 		}
-		// A bundle (.app, .dSYM) is listed by the Mach-O file inside.
-		if path, err = bundleFile(path); err != nil {
-			return err
-		}
-		f, err := image.Open(path)
-		if err != nil {
-			return err
-		}
+		listed++
 		kind := "thin"
 		if f.Fat {
 			kind = fmt.Sprintf("fat, %d slices", len(f.Images))
@@ -44,7 +48,21 @@ func runImages(args []string, stdout, stderr io.Writer) error {
 		}
 		f.Close()
 	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d files could not be read", failed, len(files))
+	}
 	return nil
+}
+
+// openImages opens a Mach-O file, or the one inside a bundle (.app,
+// .dSYM), and returns the path it opened.
+func openImages(path string) (*image.File, string, error) {
+	path, err := image.BundleFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	f, err := image.Open(path)
+	return f, path, err
 }
 
 var fileTypeNames = map[image.FileType]string{

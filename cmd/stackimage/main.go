@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/stackimage/stackimage/internal/textesc"
 )
 
 const usage = `stackimage: symbolicate Apple-platform stacks and crash reports on any OS
@@ -128,3 +130,7 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	}
 	return fs
 }
+
+// writeLine writes one line of text output with everything a terminal
+// could act on escaped (textesc.WriteLine).
+func writeLine(w io.Writer, format string, args ...any) { textesc.WriteLine(w, format, args...) }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/hangreport"
 	"github.com/stackimage/stackimage/internal/testcorpus"
+	"github.com/stackimage/stackimage/open"
+	"github.com/stackimage/stackimage/report"
 	"github.com/stackimage/stackimage/symbolize"
 )
 
@@ -40,19 +43,17 @@ func TestSampleMatchesMacSymbolicator(t *testing.T) {
 	if err := syms.AddDir(filepath.Join(res, "dSYMs", "SingleThreadHangingTest.dSYM")); err != nil {
 		t.Fatal(err)
 	}
-	in, err := openInput(sample, strings.NewReader(""))
+	in, err := open.File(sample)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	f, ok := sniff(in.head)
-	if !ok || f.format != dump.FormatSample {
+	if in.Format.Format != dump.FormatSample || in.Hang == nil {
 		t.Fatalf("%s not told as a sample", sample)
 	}
 	var out bytes.Buffer
-	parseErr, err := writeSame(&symbolize.Symbolizer{Symbols: syms}, in, f, &out, hangreport.StyleAtos)
-	if err != nil || parseErr != nil {
-		t.Fatalf("writeSame: %v, %v", parseErr, err)
+	if err := report.WriteHang(context.Background(), &symbolize.Symbolizer{Symbols: syms}, in.Hang, &out, hangreport.StyleAtos); err != nil {
+		t.Fatalf("WriteHang: %v", err)
 	}
 	if diff := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(out.String(), "\n")); diff != "" {
 		t.Errorf("symbolicated sample differs from MacSymbolicator's (-want +got):\n%s", diff)

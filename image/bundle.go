@@ -1,4 +1,4 @@
-package main
+package image
 
 import (
 	"bytes"
@@ -14,17 +14,21 @@ import (
 // ones are a few kilobytes.
 const maxInfoPlist = 1 << 20
 
-// bundleFile turns a path to a bundle into the Mach-O file inside it, as
+// BundleFile turns a path to a bundle into the Mach-O file inside it, as
 // atos and Apple's tools take bundles; any other path is returned as is.
+// Open calls it, so that a bundle can be opened like the file inside.
 //
 //   - Foo.dSYM, Foo.app.dSYM: the one file in Contents/Resources/DWARF.
 //   - Foo.app (macOS): Contents/MacOS/ with the name Contents/Info.plist's
 //     CFBundleExecutable gives, else the bundle's name.
 //   - Foo.app (iOS, flat): the executable at the top, named the same way
 //     from Info.plist, else after the bundle.
+//   - Foo.framework: Versions/Current/ (macOS) or the top (iOS), the
+//     executable named by Resources/Info.plist or Info.plist, else after
+//     the bundle.
 //
 // A bundle without the file is an error that names the places tried.
-func bundleFile(path string) (string, error) {
+func BundleFile(path string) (string, error) {
 	clean := filepath.Clean(path)
 	info, err := os.Stat(clean)
 	if err != nil || !info.IsDir() {
@@ -58,13 +62,23 @@ func bundleFile(path string) (string, error) {
 			return "", fmt.Errorf("%s: %d files in the dSYM bundle's DWARF folder (%s): name one", path, len(files), strings.Join(files, ", "))
 		}
 		return filepath.Join(dir, files[0]), nil
-	case strings.HasSuffix(base, ".app"):
-		name := strings.TrimSuffix(base, ".app")
-		var tried []string
-		for _, layout := range []struct{ plist, exeDir string }{
+	case strings.HasSuffix(base, ".app"), strings.HasSuffix(base, ".framework"):
+		ext := filepath.Ext(base)
+		name := strings.TrimSuffix(base, ext)
+		layouts := []struct{ plist, exeDir string }{
 			{filepath.Join(clean, "Contents", "Info.plist"), filepath.Join(clean, "Contents", "MacOS")},
 			{filepath.Join(clean, "Info.plist"), clean},
-		} {
+		}
+		if ext == ".framework" {
+			current := filepath.Join(clean, "Versions", "Current")
+			layouts = []struct{ plist, exeDir string }{
+				{filepath.Join(current, "Resources", "Info.plist"), current},
+				{filepath.Join(clean, "Resources", "Info.plist"), clean},
+				{filepath.Join(clean, "Info.plist"), clean},
+			}
+		}
+		var tried []string
+		for _, layout := range layouts {
 			exe := name
 			if data, err := readBounded(layout.plist, maxInfoPlist); err == nil {
 				if s, ok := plistString(data, "CFBundleExecutable"); ok && s != "" && !strings.ContainsAny(s, `/\`) {
@@ -77,7 +91,7 @@ func bundleFile(path string) (string, error) {
 			}
 			tried = append(tried, candidate)
 		}
-		return "", fmt.Errorf("%s: no executable in the app bundle (tried %s)", path, strings.Join(tried, ", "))
+		return "", fmt.Errorf("%s: no executable in the %s bundle (tried %s)", path, strings.TrimPrefix(ext, "."), strings.Join(tried, ", "))
 	}
 	return path, nil
 }

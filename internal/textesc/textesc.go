@@ -1,4 +1,6 @@
-package main
+// Package textesc escapes names from symbol files, dumps and paths for a
+// terminal: see String.
+package textesc
 
 import (
 	"fmt"
@@ -30,10 +32,10 @@ func needsEscape(r rune) bool {
 	return false
 }
 
-// appendEscaped appends s to b with what needsEscape finds, and bytes that
+// Append appends s to b with what needsEscape finds, and bytes that
 // are not UTF-8, written as Go escapes: \x1b, \u009b, \u202e. It does not
 // allocate when s needs nothing escaped and b has room.
-func appendEscaped(b []byte, s string) []byte {
+func Append(b []byte, s string) []byte {
 	if printableASCII(s) {
 		// Nearly every name: one copy.
 		return append(b, s...)
@@ -42,7 +44,7 @@ func appendEscaped(b []byte, s string) []byte {
 		// Names are nearly always printable ASCII: copy each run of it
 		// at once.
 		j := i
-		for j+8 <= len(s) && printableASCII8(load64(s, j)) {
+		for j+8 <= len(s) && PrintableASCII8(load64(s, j)) {
 			j += 8
 		}
 		for j < len(s) && s[j] >= 0x20 && s[j] < 0x7f {
@@ -84,11 +86,11 @@ func printableASCII(s string) bool {
 		return true
 	}
 	for i := 0; i+8 < len(s); i += 8 {
-		if !printableASCII8(load64(s, i)) {
+		if !PrintableASCII8(load64(s, i)) {
 			return false
 		}
 	}
-	return printableASCII8(load64(s, len(s)-8))
+	return PrintableASCII8(load64(s, len(s)-8))
 }
 
 // load64 returns the 8 bytes of s at i as a little-endian word (the
@@ -99,15 +101,15 @@ func load64(s string, i int) uint64 {
 		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 }
 
-// printableASCII8 reports whether all 8 bytes of w are in 0x20-0x7e.
-func printableASCII8(w uint64) bool { return outsideASCII8(w, 0x20) == 0 }
+// PrintableASCII8 reports whether all 8 bytes of w are in 0x20-0x7e.
+func PrintableASCII8(w uint64) bool { return OutsideASCII8(w, 0x20) == 0 }
 
-// outsideASCII8 returns 0 when all 8 bytes of w are in lo-0x7e (lo at
+// OutsideASCII8 returns 0 when all 8 bytes of w are in lo-0x7e (lo at
 // least 1). Otherwise it sets the high bit of the lowest byte outside that
 // range, and maybe of higher ones: a borrow or carry between bytes starts
 // only at a byte outside the range, which the lowest such byte's own test
 // already reports.
-func outsideASCII8(w uint64, lo byte) uint64 {
+func OutsideASCII8(w uint64, lo byte) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	below := (w - uint64(lo)*ones) & ^w & highs // a byte < lo
 	above := ((w + ones) | w) & highs           // a byte >= 0x7f
@@ -121,20 +123,20 @@ func appendHex(b []byte, v uint64, digits int) []byte {
 	return strconv.AppendUint(b, v, 16)
 }
 
-// escapeText returns s with what a terminal could act on escaped; s itself
+// String returns s with what a terminal could act on escaped; s itself
 // when nothing is.
-func escapeText(s string) string {
+func String(s string) string {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f {
-			return string(appendEscaped(make([]byte, 0, len(s)+16), s))
+			return string(Append(make([]byte, 0, len(s)+16), s))
 		}
 	}
 	return s
 }
 
-// writeLine writes one line of text output, formatted as fmt.Sprintf does,
-// with everything in it escaped by escapeText: a name holding a newline
+// WriteLine writes one line of text output, formatted as fmt.Sprintf does,
+// with everything in it escaped by String: a name holding a newline
 // stays on its line.
-func writeLine(w io.Writer, format string, args ...any) {
-	fmt.Fprintln(w, escapeText(fmt.Sprintf(format, args...)))
+func WriteLine(w io.Writer, format string, args ...any) {
+	fmt.Fprintln(w, String(fmt.Sprintf(format, args...)))
 }

@@ -1,4 +1,4 @@
-package main
+package textesc
 
 import (
 	"strings"
@@ -22,8 +22,8 @@ func TestEscapeText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := escapeText(tt.in); got != tt.want {
-				t.Errorf("escapeText(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := String(tt.in); got != tt.want {
+				t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -46,8 +46,8 @@ func TestPrintableASCII8(t *testing.T) {
 			for v := 0; v < 256; v++ {
 				b := []byte{fill, fill, fill, fill, fill, fill, fill, fill}
 				b[pos] = byte(v)
-				if got, want := printableASCII8(load64(string(b), 0)), printable(b); got != want {
-					t.Fatalf("printableASCII8(% x) = %v, want %v", b, got, want)
+				if got, want := PrintableASCII8(load64(string(b), 0)), printable(b); got != want {
+					t.Fatalf("PrintableASCII8(% x) = %v, want %v", b, got, want)
 				}
 			}
 		}

@@ -1,0 +1,122 @@
+package open
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/internal/hostile"
+)
+
+// committed are inputs of every format read whole that the repository
+// holds, with the format each is.
+var committed = map[string]dump.Format{
+	"../fixtures/snapshots/chain-arm64-O1-deepest.json": dump.FormatSnapshot,
+	"../crashreport/testdata/arm64.crash":               dump.FormatCrash,
+	"../crashreport/testdata/arm64.ips":                 dump.FormatIPS,
+	"../crashreport/testdata/x86_64-kscrash.json":       dump.FormatKSCrash,
+	"../hangreport/testdata/branches-sample.txt":        dump.FormatSample,
+	"../hangreport/testdata/spindump.txt":               dump.FormatSample,
+}
+
+func TestOpenCommittedInputs(t *testing.T) {
+	for path, want := range committed {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			in, err := File(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			if in.Format.Format != want || len(in.Dumps) == 0 || in.Dump().Format != want {
+				t.Errorf("format %s with %d dumps, want %s", in.Format.Format, len(in.Dumps), want)
+			}
+			data, _ := os.ReadFile(path)
+			for name, open := range map[string]func() (*Input, error){
+				"Bytes":  func() (*Input, error) { return Bytes(data) },
+				"Reader": func() (*Input, error) { return Reader(bytes.NewReader(data)) },
+			} {
+				in2, err := open()
+				if err != nil || in2.Format.Format != want || len(in2.Dumps) != len(in.Dumps) {
+					t.Errorf("%s: %v, want %s with %d dumps", name, err, want, len(in.Dumps))
+				}
+			}
+		})
+	}
+}
+
+func TestUnrecognizedFormat(t *testing.T) {
+	for name, data := range map[string][]byte{
+		"text":     []byte("hello\n"),
+		"JSON":     []byte(`{"a": 1}`),
+		"Markdown": []byte("# Notes\n\nA sample report starts:\n\n    Analysis of sampling App (pid 1) every 1 millisecond\n    Call graph:\n"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			in, err := Bytes(data)
+			if in != nil || !errors.Is(err, ErrUnrecognizedFormat) {
+				t.Fatalf("Bytes = %v, %v; want ErrUnrecognizedFormat", in, err)
+			}
+			var ue *UnrecognizedFormatError
+			if !errors.As(err, &ue) || len(ue.Tried) != len(Formats()) {
+				t.Fatalf("error %v names %v, want the %d formats tried", err, ue, len(Formats()))
+			}
+			if !strings.HasPrefix(err.Error(), "not a stackimage snapshot, ") || !strings.HasSuffix(err.Error(), " or Mach-O core") {
+				t.Errorf("error = %q, want every format named", err)
+			}
+		})
+	}
+}
+
+func TestNilAndEmptyInput(t *testing.T) {
+	if in, err := ReaderAt(nil, 10); in != nil || err == nil {
+		t.Errorf("ReaderAt(nil) = %v, %v; want an error", in, err)
+	}
+	if in, err := Bytes(nil); in != nil || err == nil {
+		t.Errorf("Bytes(nil) = %v, %v; want an error", in, err)
+	}
+	if in, err := Reader(nil); in != nil || err == nil {
+		t.Errorf("Reader(nil) = %v, %v; want an error", in, err)
+	}
+	if in, err := Reader(strings.NewReader("")); in != nil || err == nil {
+		t.Errorf("Reader(empty) = %v, %v; want an error", in, err)
+	}
+	if in, err := File(""); in != nil || err == nil {
+		t.Errorf("File(\"\") = %v, %v; want an error", in, err)
+	}
+	var in *Input
+	if in.Dump() != nil || in.Close() != nil {
+		t.Errorf("a nil Input has a dump or fails to close")
+	}
+}
+
+// TestFileAllocatesOnce reads an 8 MiB report from a regular file: its
+// size is known, so the bytes are read into one buffer of that size rather
+// than one grown by doubling.
+func TestFileAllocatesOnce(t *testing.T) {
+	data := append([]byte("Process: App [1]\nThread 0 Crashed:\n"), bytes.Repeat([]byte("#\n"), 4<<20)...)
+	path := filepath.Join(t.TempDir(), "big.crash")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	format, err := Sniff(data)
+	if err != nil || format.Format != dump.FormatCrash {
+		t.Fatalf("Sniff = %v, %v; want a .crash", format, err)
+	}
+	in := &Input{Format: format, r: f, size: int64(len(data))}
+	var got []byte
+	allocated := hostile.Allocated(func() { got, err = in.bytes() })
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read %d bytes, %v; want the %d bytes of the file", len(got), err, len(data))
+	}
+	if limit := uint64(len(data)) + 64<<10; allocated > limit {
+		t.Errorf("reading allocated %d bytes for a %d-byte file; want at most %d (one buffer)", allocated, len(data), limit)
+	}
+}

@@ -1,0 +1,74 @@
+package report_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/stackimage/stackimage/open"
+	"github.com/stackimage/stackimage/report"
+	"github.com/stackimage/stackimage/symbolize"
+)
+
+// Open any input (here a capture of a thread; a crash report, a sample, a
+// minidump or a core is opened the same way), symbolicate it against a
+// directory of binaries and dSYMs, and print the text summary.
+func Example() {
+	in, err := open.File("../fixtures/snapshots/chain-arm64-O1-deepest.json")
+	if in == nil {
+		log.Fatal(err) // nothing could be read
+	}
+	defer in.Close()
+	if err != nil {
+		log.Printf("read only in part: %v", err)
+	}
+
+	syms := symbolize.NewSymbols()
+	defer syms.Close()
+	if err := syms.AddDir("../fixtures/bin"); err != nil {
+		log.Fatal(err)
+	}
+	z := &symbolize.Symbolizer{Symbols: syms}
+
+	var out strings.Builder
+	if err := report.Write(context.Background(), z, in, report.NewText(&out)); err != nil {
+		log.Fatal(err)
+	}
+	// The first lines: the format, then the crashed thread innermost first.
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
+	for i := 0; i < 6 && sc.Scan(); i++ {
+		fmt.Println(sc.Text())
+	}
+	// Output:
+	// Format: stackimage snapshot
+	//
+	// Thread 1 Crashed (emu):
+	// 0   chain-arm64-O1                 0x000000010000c5dc deepest + 12 (chain.c:65)
+	// 1   chain-arm64-O1                 0x000000010000c5bc step_to_deepest (chain.c:72) [inlined]
+	// 1   chain-arm64-O1                 0x000000010000c5bc inline_host + 28 (chain.c:76)  [found by compact unwind]
+}
+
+// Symbolicate a dump into a report to use in code; WriteJSON writes it
+// as docs/json.md describes.
+func ExampleSymbolicate() {
+	in, err := open.File("../crashreport/testdata/arm64.ips")
+	if in == nil {
+		log.Fatal(err)
+	}
+	defer in.Close()
+	z := &symbolize.Symbolizer{Symbols: symbolize.NewSymbols()}
+	rep, err := report.Symbolicate(context.Background(), z, in.Dump())
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, th := range rep.Threads {
+		if th.Crashed {
+			f := th.Frames[0]
+			fmt.Printf("crashed in %s at %#x in %s\n", f.Symbol, f.Address, f.Image)
+		}
+	}
+	// Output:
+	// crashed in crash at 0x100004008 in Sample
+}

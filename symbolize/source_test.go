@@ -1,0 +1,185 @@
+package symbolize
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/lookup"
+	"github.com/stackimage/stackimage/snapshot"
+	"github.com/stackimage/stackimage/uuid"
+)
+
+// frameNames symbolicates the fixture capture chain-arm64-O1-deepest
+// against syms and returns its frames' names with their source lines.
+func frameNames(t *testing.T, syms *Symbols) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "fixtures", "snapshots", "chain-arm64-O1-deepest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := (&Symbolizer{Symbols: syms}).Symbolicate(snap.Dump())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range rep.Threads[0].Frames {
+		names = append(names, f.Symbol+" "+f.SourceLocation())
+	}
+	return names
+}
+
+// TestMemorySource symbolicates a capture with its binary and dSYM held in
+// memory, supplied through a Source: the frames are named as from the
+// files on disk, and the source is asked once per UUID, a UUID it lacks
+// included.
+func TestMemorySource(t *testing.T) {
+	dir := filepath.Join("..", "fixtures", "bin")
+	onDisk := NewSymbols()
+	defer onDisk.Close()
+	if err := onDisk.AddDir(filepath.Join(dir, "chain-arm64-O1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := onDisk.AddDir(filepath.Join(dir, "chain-arm64-O1.dSYM")); err != nil {
+		t.Fatal(err)
+	}
+	want := frameNames(t, onDisk)
+
+	mem := &MemorySource{}
+	for _, path := range []string{filepath.Join(dir, "chain-arm64-O1"), filepath.Join(dir, "chain-arm64-O1.dSYM", "Contents", "Resources", "DWARF", "chain-arm64-O1")} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mem.Add(filepath.Base(path), data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var asked atomic.Int32
+	counting := SourceFunc(func(ctx context.Context, id uuid.UUID, arch *archregs.Arch) ([]SymbolFile, error) {
+		asked.Add(1)
+		return mem.OpenSymbols(ctx, id, arch)
+	})
+	syms := NewSymbols()
+	defer syms.Close()
+	syms.AddSource(counting)
+	if diff := cmp.Diff(want, frameNames(t, syms)); diff != "" {
+		t.Errorf("frames from memory differ from the files on disk (-want +got):\n%s", diff)
+	}
+	if want[0] == " " || len(want) < 5 {
+		t.Fatalf("the fixture's walk names nothing: %q", want)
+	}
+	n := asked.Load()
+	frameNames(t, syms)
+	if e, _ := syms.Lookup(uuid.UUID{1, 2, 3}); e != nil {
+		t.Errorf("Lookup of a UUID no source has = an entry")
+	}
+	syms.Lookup(uuid.UUID{1, 2, 3})
+	if got := asked.Load(); got != n+1 {
+		t.Errorf("the source was asked %d times more for one new UUID and one repeated walk, want 1", got-n)
+	}
+}
+
+// TestSymbolsIsASource: the directory index serves another index as a
+// Source, as a service's cache in front of a store would.
+func TestSymbolsIsASource(t *testing.T) {
+	dir := NewSymbols()
+	defer dir.Close()
+	if err := dir.AddDir(filepath.Join("..", "fixtures", "bin")); err != nil {
+		t.Fatal(err)
+	}
+	want := frameNames(t, dir)
+	front := NewSymbols()
+	defer front.Close()
+	front.AddSource(dir)
+	if diff := cmp.Diff(want, frameNames(t, front)); diff != "" {
+		t.Errorf("frames through the source differ (-want +got):\n%s", diff)
+	}
+	if _, err := dir.OpenSymbols(context.Background(), uuid.UUID{9}, nil); err == nil {
+		t.Errorf("OpenSymbols of an unknown UUID did not fail")
+	}
+}
+
+// TestSourceNilAndEmpty: a nil source is not asked, and empty files are
+// errors, not panics.
+func TestSourceNilAndEmpty(t *testing.T) {
+	syms := NewSymbols()
+	defer syms.Close()
+	syms.AddSource(nil)
+	syms.AddSource(SourceFunc(nil))
+	syms.AddSource(SourceFunc(func(context.Context, uuid.UUID, *archregs.Arch) ([]SymbolFile, error) {
+		return []SymbolFile{{Name: "empty"}}, nil
+	}))
+	if e, err := syms.Lookup(uuid.UUID{7}); e != nil || !errors.Is(err, lookup.ErrNotFound) {
+		t.Errorf("Lookup through an empty file = %v, %v; want no entry and lookup.ErrNotFound", e, err)
+	}
+	if len(syms.Warnings()) == 0 {
+		t.Errorf("no warning for the source's empty file")
+	}
+	if _, err := (&MemorySource{}).Add("x", nil); err == nil {
+		t.Errorf("MemorySource.Add(nil) did not fail")
+	}
+}
+
+// tinySym is a Breakpad file of a Mach-O module: main at 0x100-0x120,
+// line 5 of main.c at 0x100-0x110, line 6 after.
+const tinySym = `MODULE mac arm64 4C4C444C55553144A1173E15AF6B6CFF0 tiny
+FILE 0 /src/main.c
+FUNC 100 20 0 main
+100 10 5 0
+110 10 6 0
+`
+
+// TestBreakpadFromSource: a Breakpad .sym file comes through a Source as
+// a Mach-O file does, from memory and from a directory index (a symbol
+// store's layout) fronted by another index.
+func TestBreakpadFromSource(t *testing.T) {
+	u, err := uuid.Parse("4C4C444C-5555-3144-A117-3E15AF6B6CFF")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := &MemorySource{}
+	ids, err := mem.Add("tiny.sym", []byte(tinySym))
+	if err != nil || len(ids) != 1 || ids[0] != u {
+		t.Fatalf("MemorySource.Add(tiny.sym) = %v, %v; want the MODULE line's UUID", ids, err)
+	}
+	dir := t.TempDir()
+	store := filepath.Join(dir, "tiny", "4C4C444C55553144A1173E15AF6B6CFF0")
+	if err := os.MkdirAll(store, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(store, "tiny.sym"), []byte(tinySym), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	onDisk := NewSymbols()
+	defer onDisk.Close()
+	if err := onDisk.AddDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range map[string]Source{"memory": mem, "store": onDisk} {
+		t.Run(name, func(t *testing.T) {
+			syms := NewSymbols()
+			defer syms.Close()
+			syms.AddSource(src)
+			frames, err := syms.Resolve(u, nil, 0x114)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f := frames[len(frames)-1]; f.Symbol != "main" || f.SourceLocation() != "main.c:6" || f.SymbolSource != SourceBreakpad {
+				t.Errorf("Resolve(0x114) = %s %s from %s, want main main.c:6 from breakpad", f.Symbol, f.SourceLocation(), f.SymbolSource)
+			}
+		})
+	}
+	if _, err := mem.Add("bad.sym", []byte("MODULE mac arm64 XYZ tiny\n")); err == nil {
+		t.Errorf("MemorySource.Add of a bad MODULE line did not fail")
+	}
+}
