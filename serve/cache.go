@@ -65,9 +65,8 @@ type lookup struct {
 
 // negative is a remembered miss or failure.
 type negative struct {
-	until  time.Time
-	status string
-	err    error
+	until time.Time
+	look  lookup
 }
 
 // indexCache finds, builds and keeps derived indexes: in memory and on
@@ -129,7 +128,7 @@ func (c *indexCache) get(ctx context.Context, u uuid.UUID, name string, only []*
 		if timeNow().Before(n.until) {
 			c.mu.Unlock()
 			c.metrics.cache.WithLabelValues("negative").Inc()
-			return lookup{status: n.status, err: n.err}
+			return n.look
 		}
 		delete(c.neg, u)
 	}
@@ -239,6 +238,7 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 				continue
 			}
 			c.metrics.indexBuilds.WithLabelValues("failed").Inc()
+			l.err = err
 			return c.remember(u, l, c.failedTTL)
 		}
 		c.metrics.indexBuilds.WithLabelValues("ok").Inc()
@@ -255,7 +255,7 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 
 func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
 	c.mu.Lock()
-	c.neg[u] = negative{until: timeNow().Add(ttl), status: l.status, err: l.err}
+	c.neg[u] = negative{until: timeNow().Add(ttl), look: l}
 	c.mu.Unlock()
 	return l
 }
@@ -264,6 +264,7 @@ func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
 // path. The error wraps ErrNotFound when the source has nothing.
 func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lookup, error) {
 	l := lookup{source: s.cfg.Name}
+	var addErrs []error
 	syms := symbolize.NewSymbols()
 	defer syms.Close()
 	if s.scanned != nil {
@@ -293,9 +294,10 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 			if l.location == "" {
 				l.location = f.Location
 			}
+			// A file that cannot be read costs itself: the others of the
+			// UUID may still answer, and Lookup says what was wrong.
 			if err := syms.AddFile(f.Name()); err != nil {
-				l.status = statusMalformed
-				return l, err
+				addErrs = append(addErrs, fmt.Errorf("%s: %w", f.Location, err))
 			}
 		}
 		if len(found) == 0 {
@@ -309,9 +311,12 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 		}
 		l.status = statusMalformed
 		if err == nil {
-			err = fmt.Errorf("%s: no readable symbol file with UUID %s (%s)", s.cfg.Name, u, strings.Join(syms.Warnings(), "; "))
+			err = fmt.Errorf("%s: no readable symbol file with UUID %s", s.cfg.Name, u)
 		}
-		return l, err
+		for _, w := range append(syms.Skipped, syms.Warnings()...) {
+			addErrs = append(addErrs, errors.New(w))
+		}
+		return l, errors.Join(append([]error{err}, addErrs...)...)
 	}
 	defer e.Release()
 	if err := writeIndexFile(path, c.tmp, e); err != nil {
