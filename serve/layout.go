@@ -3,7 +3,6 @@ package serve
 import (
 	"encoding/hex"
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/stackimage/stackimage/uuid"
@@ -120,8 +119,8 @@ func safeName(name string) string {
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
 		name = name[i+1:]
 	}
-	if name == "." || name == ".." || strings.ContainsAny(name, "\x00%?#") || len(name) > 255 {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "\x00%?#") || len(name) > 255 {
 		return ""
 	}
-	return path.Clean(name)
+	return name
 }

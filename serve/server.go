@@ -38,6 +38,7 @@ type Server struct {
 // New builds a Server from a checked configuration: it opens the sources
 // (a scanned directory is indexed now) and the local cache.
 func New(cfg Config) (*Server, error) {
+	cfg.setDefaults()
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
