@@ -237,7 +237,7 @@ func (s *Server) handleMultipart(w http.ResponseWriter, r *http.Request, field s
 	}
 	s.run(w, r, func(ctx context.Context) (int, any) {
 		defer body.Close()
-		resp, _ := s.symbolicateDump(ctx, d, only, false)
+		resp, _ := s.symbolicateDump(ctx, d, only, false, false)
 		return http.StatusOK, resp
 	})
 }
@@ -273,7 +273,7 @@ func (s *Server) handleNative(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := s.deadline(r.Context())
 	defer cancel()
-	resp, rep := s.symbolicateDump(ctx, d, nil, r.URL.Query().Get("demangle") == "false")
+	resp, rep := s.symbolicateDump(ctx, d, nil, r.URL.Query().Get("demangle") == "false", format == "text")
 	if format == "text" {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		writeText(w, rep)
@@ -316,7 +316,10 @@ func writeText(w io.Writer, rep *symbolize.Report) {
 // symbolicateDump finds the symbols of a dump's images and symbolicates
 // it. Images whose index is not ready by the deadline are left without
 // symbols and say "timeout".
-func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, only []*source, noDemangle bool) (*completedResponse, *symbolize.Report) {
+//
+// keepThreads keeps the symbolicated threads in the report returned, for
+// the text output; otherwise the report has none.
+func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, only []*source, noDemangle, keepThreads bool) (*completedResponse, *symbolize.Report) {
 	looks := make([]lookup, len(d.Images))
 	var wg sync.WaitGroup
 	seen := map[uuid.UUID]bool{}
@@ -345,8 +348,23 @@ func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, only []*sour
 		}
 	}()
 	z := &symbolize.Symbolizer{Symbols: syms, MaxTotalFrames: s.cfg.Limits.MaxFrames, NoDemangle: noDemangle}
-	rep, err := z.Symbolicate(d)
 	resp := &completedResponse{Status: "completed"}
+	// Threads are turned into the answer as they come, so that a dump of
+	// many threads costs the answer's frames once, not twice.
+	var threads []symbolize.Thread
+	frames := 0
+	rep, err := z.SymbolicateEach(d, func(th symbolize.Thread) error {
+		resp.Stacktraces = append(resp.Stacktraces, stacktraceOf(th))
+		frames += len(th.Frames)
+		if keepThreads {
+			threads = append(threads, th)
+		}
+		return nil
+	})
+	s.metrics.frames.Add(float64(frames))
+	if rep != nil {
+		rep.Threads = threads
+	}
 	if d.Arch != nil {
 		resp.Arch = d.Arch.Name
 	}
@@ -360,12 +378,6 @@ func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, only []*sour
 	resp.Warnings = append(resp.Warnings, d.Warnings...)
 	if rep != nil {
 		resp.Warnings = append(resp.Warnings, rep.Warnings...)
-		frames := 0
-		for _, th := range rep.Threads {
-			resp.Stacktraces = append(resp.Stacktraces, stacktraceOf(th))
-			frames += len(th.Frames)
-		}
-		s.metrics.frames.Add(float64(frames))
 	}
 	for i, im := range d.Images {
 		m := completeModule{rawModule: rawModule{Type: "macho", DebugID: strings.ToLower(im.UUID.String()), CodeID: simple(im.UUID),

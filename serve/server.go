@@ -222,7 +222,7 @@ func writeError(w http.ResponseWriter, code int, format string, args ...any) {
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
+	writeJSONBody(w, v)
 }
 
 // bodyError answers a body that could not be read: too large (413) or
@@ -281,6 +281,13 @@ func (s *Server) deadline(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(ctx, s.cfg.Limits.RequestTimeout)
 }
 
-func writeJSONBody(w http.ResponseWriter, v any) { json.NewEncoder(w).Encode(v) }
+// writeJSONBody writes an answer; a completed symbolication is streamed.
+func writeJSONBody(w http.ResponseWriter, v any) {
+	if c, ok := v.(*completedResponse); ok {
+		writeCompleted(w, c)
+		return
+	}
+	json.NewEncoder(w).Encode(v)
+}
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

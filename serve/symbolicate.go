@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -420,4 +421,36 @@ func (m *moduleState) complete(withCandidates bool) completeModule {
 		}
 	}
 	return c
+}
+
+// writeCompleted writes a completed answer stack trace by stack trace,
+// so that a large answer is never held twice, as a whole encoded copy.
+func writeCompleted(w io.Writer, resp *completedResponse) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	head := *resp
+	head.Stacktraces, head.Modules = nil, nil
+	b, err := json.Marshal(struct {
+		*completedResponse
+		Stacktraces any `json:"stacktraces,omitempty"`
+		Modules     any `json:"modules,omitempty"`
+	}{completedResponse: &head})
+	if err != nil {
+		return err
+	}
+	bw.Write(b[:len(b)-1])
+	enc := json.NewEncoder(bw)
+	list := func(key string, n int, item func(i int) any) {
+		fmt.Fprintf(bw, `,%q:[`, key)
+		for i := range n {
+			if i > 0 {
+				bw.WriteByte(',')
+			}
+			enc.Encode(item(i))
+		}
+		bw.WriteByte(']')
+	}
+	list("stacktraces", len(resp.Stacktraces), func(i int) any { return resp.Stacktraces[i] })
+	list("modules", len(resp.Modules), func(i int) any { return resp.Modules[i] })
+	bw.WriteString("}\n")
+	return bw.Flush()
 }
