@@ -44,6 +44,9 @@ type index struct {
 	textAddr uint64
 	hasDebug bool
 	name     string
+	// breakpadOnly marks a UUID known from a .sym file alone, kept as it
+	// is: it is not offered to the shared cache.
+	breakpadOnly bool
 	// from says where the index came from: the local cache, the shared
 	// cache or a build from a source's file.
 	from     string
@@ -214,9 +217,11 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 			return lookup{index: ix, status: statusFound, source: ix.from, location: ix.location}
 		}
 		c.mu.Unlock()
-		if ix, err := c.open(u, path, "local cache", path); err == nil {
-			c.metrics.cache.WithLabelValues("disk").Inc()
-			return c.keep(ix)
+		for _, p := range []string{path, c.localSymPath(u)} {
+			if ix, err := c.open(u, p, "local cache", p); err == nil {
+				c.metrics.cache.WithLabelValues("disk").Inc()
+				return c.keep(ix)
+			}
 		}
 		if c.shared != nil {
 			if ix, err := c.fetchShared(u, path); err == nil {
@@ -242,7 +247,7 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 			return c.remember(u, l, c.failedTTL)
 		}
 		c.metrics.indexBuilds.WithLabelValues("ok").Inc()
-		if c.shared != nil {
+		if c.shared != nil && !l.index.breakpadOnly {
 			c.putShared(u, path, !rebuild)
 		}
 		return c.keep(l.index)
@@ -265,6 +270,7 @@ func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
 func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lookup, error) {
 	l := lookup{source: s.cfg.Name}
 	var addErrs []error
+	var breakpadFile *SymbolFile
 	syms := symbolize.NewSymbols()
 	defer syms.Close()
 	if s.scanned != nil {
@@ -291,6 +297,9 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 				return l, err
 			}
 			found = append(found, f)
+			if k == KindBreakpad {
+				breakpadFile = f
+			}
 			if l.location == "" {
 				l.location = f.Location
 			}
@@ -319,6 +328,12 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 		return l, errors.Join(append([]error{err}, addErrs...)...)
 	}
 	defer e.Release()
+	if e.Image() == nil {
+		// Known from a Breakpad .sym file alone, which has no Mach-O
+		// layout to write an index for: the .sym file is kept instead
+		// (locally; it is the source's file already).
+		return c.keepSymFile(u, s, l, breakpadFile)
+	}
 	if err := writeIndexFile(path, c.tmp, e); err != nil {
 		l.status = statusMalformed
 		return l, fmt.Errorf("%s: indexing %s: %w", s.cfg.Name, u, err)
@@ -328,6 +343,42 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 		l.status = statusMalformed
 		return l, err
 	}
+	l.index, l.status = ix, statusFound
+	return l, nil
+}
+
+func (c *indexCache) localSymPath(u uuid.UUID) string {
+	return filepath.Join(c.dir, u.String()+".sym")
+}
+
+// keepSymFile copies a UUID's Breakpad file into the local cache and
+// opens it as the UUID's index.
+func (c *indexCache) keepSymFile(u uuid.UUID, s *source, l lookup, f *SymbolFile) (lookup, error) {
+	l.status = statusMalformed
+	if f == nil {
+		return l, fmt.Errorf("%s: symbols of %s without a Mach-O image or a .sym file", s.cfg.Name, u)
+	}
+	tmp, err := os.CreateTemp(c.tmp, "sym-*")
+	if err != nil {
+		return l, err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = io.Copy(tmp, io.NewSectionReader(f, 0, f.Size))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	path := c.localSymPath(u)
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return l, err
+	}
+	ix, err := c.open(u, path, s.cfg.Name, l.location)
+	if err != nil {
+		return l, err
+	}
+	ix.breakpadOnly = true
 	l.index, l.status = ix, statusFound
 	return l, nil
 }

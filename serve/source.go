@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/uuid"
@@ -129,7 +131,13 @@ func (s *source) openKey(ctx context.Context, key string, kind FileKind, name st
 			f.Close()
 			return nil, errNotFound
 		}
-		return &SymbolFile{File: f, Size: st.Size(), Location: p}, nil
+		sf := &SymbolFile{File: f, Size: st.Size(), Location: p}
+		if kind == KindBreakpad && !strings.HasSuffix(p, ".sym") {
+			// The symbol loader tells a .sym file by its extension: give
+			// it one through a link in the cache.
+			return linkSym(sf, s.tmpDir)
+		}
+		return sf, nil
 	}
 	r, size, err := s.store.get(ctx, key)
 	if err != nil {
@@ -170,4 +178,30 @@ func (s *source) put(ctx context.Context, id uuid.UUID, kind FileKind, name stri
 		return "", fmt.Errorf("source %s: layout %s has no place for a %s file", s.cfg.Name, s.cfg.Layout.Type, kind)
 	}
 	return s.store.describe(keys[0]), s.store.put(ctx, keys[0], r, size, false)
+}
+
+// linkSym reopens a Breakpad file through a symbolic link named *.sym in
+// dir; closing the SymbolFile removes the link.
+func linkSym(sf *SymbolFile, dir string) (*SymbolFile, error) {
+	defer sf.File.Close()
+	tmp, err := os.CreateTemp(dir, "link-*.sym")
+	if err != nil {
+		return nil, err
+	}
+	name := tmp.Name()
+	tmp.Close()
+	os.Remove(name)
+	abs, err := filepath.Abs(sf.File.Name())
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Symlink(abs, name); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		os.Remove(name)
+		return nil, err
+	}
+	return &SymbolFile{File: f, Size: sf.Size, Location: sf.Location, temp: true}, nil
 }
