@@ -423,10 +423,19 @@ func (m *moduleState) complete(withCandidates bool) completeModule {
 	return c
 }
 
+// writerPool holds the buffers answers are written through: one per
+// request would be most of what a small request allocates.
+var writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 32<<10) }}
+
 // writeCompleted writes a completed answer stack trace by stack trace,
 // so that a large answer is never held twice, as a whole encoded copy.
 func writeCompleted(w io.Writer, resp *completedResponse) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
+	bw := writerPool.Get().(*bufio.Writer)
+	bw.Reset(w)
+	defer func() {
+		bw.Reset(nil)
+		writerPool.Put(bw)
+	}()
 	head := *resp
 	head.Stacktraces, head.Modules = nil, nil
 	b, err := json.Marshal(struct {
