@@ -1,6 +1,6 @@
 module github.com/stackimage/stackimage
 
-go 1.24.13
+go 1.24.0
 
 require (
 	github.com/blacktop/go-macho v1.1.296
