@@ -220,7 +220,9 @@ func curve(tmp string) error {
 		return fmt.Errorf("warm-up found %d of %d images: %.500s", n, len(images), out)
 	}
 	attack := func(rate vegeta.Rate, d time.Duration) vegeta.Metrics {
-		atk := vegeta.NewAttacker(vegeta.KeepAlive(true), vegeta.Connections(64), vegeta.MaxWorkers(256))
+		// At most 64 requests in flight: the instance's default
+		// limits.max_concurrent, beyond which it would answer 503 by design.
+		atk := vegeta.NewAttacker(vegeta.KeepAlive(true), vegeta.Connections(64), vegeta.MaxConnections(64), vegeta.MaxWorkers(64))
 		var m vegeta.Metrics
 		for res := range atk.Attack(vegeta.NewStaticTargeter(targets...), rate, d, "serve") {
 			m.Add(res)
@@ -235,7 +237,7 @@ func curve(tmp string) error {
 		var freq int
 		fmt.Sscan(r, &freq)
 		m := attack(vegeta.Rate{Freq: freq, Per: time.Second}, *durFlag)
-		fmt.Printf("| %d | %.0f | %s | %s | %d |\n", freq, m.Throughput, ms(m.Latencies.P50), ms(m.Latencies.P99), m.Requests-uint64(m.Success*float64(m.Requests)+0.5))
+		fmt.Printf("| %d | %.0f | %s | %s | %s |\n", freq, m.Throughput, ms(m.Latencies.P50), ms(m.Latencies.P99), errorsOf(m))
 	}
 	// As fast as 32 workers go, each waiting for its answer.
 	atk := vegeta.NewAttacker(vegeta.KeepAlive(true), vegeta.Connections(32), vegeta.Workers(32), vegeta.MaxWorkers(32))
@@ -244,8 +246,31 @@ func curve(tmp string) error {
 		m.Add(res)
 	}
 	m.Close()
-	fmt.Printf("| max (32 workers) | %.0f | %s | %s | %d |\n", m.Throughput, ms(m.Latencies.P50), ms(m.Latencies.P99), m.Requests-uint64(m.Success*float64(m.Requests)+0.5))
+	fmt.Printf("| max (32 workers) | %.0f | %s | %s | %s |\n", m.Throughput, ms(m.Latencies.P50), ms(m.Latencies.P99), errorsOf(m))
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("(load average during the run: %s)\n", strings.TrimSpace(string(load)))
 	return nil
+}
+
+// errorsOf counts the failed requests, with their status codes and the
+// first error.
+func errorsOf(m vegeta.Metrics) string {
+	failed := m.Requests - uint64(m.Success*float64(m.Requests)+0.5)
+	if failed == 0 {
+		return "0"
+	}
+	codes := []string{}
+	for code, n := range m.StatusCodes {
+		if code != "200" {
+			codes = append(codes, fmt.Sprintf("%d × %s", n, code))
+		}
+	}
+	sort.Strings(codes)
+	first := ""
+	if len(m.Errors) > 0 {
+		first = ": " + m.Errors[0]
+	}
+	return fmt.Sprintf("%d (%s%s)", failed, strings.Join(codes, ", "), first)
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
