@@ -26,6 +26,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if len(rest) > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, rest[0])
 	}
+	if *symbols == "" && *config == "" {
+		return fmt.Errorf("%w: serve needs --symbols DIR or --config FILE (docs/serve.md)", errUsage)
+	}
 	cfg := serve.DefaultConfig(*symbols)
 	if *config != "" {
 		if cfg, err = serve.LoadConfig(*config); err != nil {
