@@ -425,15 +425,25 @@ func (m *moduleState) complete(withCandidates bool) completeModule {
 
 // writerPool holds the buffers answers are written through: one per
 // request would be most of what a small request allocates.
-var writerPool = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 32<<10) }}
+var writerPool = sync.Pool{New: func() any { return &answerWriter{Writer: bufio.NewWriterSize(nil, 32<<10)} }}
+
+// answerWriter is a pooled buffered writer with a scratch buffer for
+// one stack trace's JSON.
+type answerWriter struct {
+	*bufio.Writer
+	scratch []byte
+}
 
 // writeCompleted writes a completed answer stack trace by stack trace,
 // so that a large answer is never held twice, as a whole encoded copy.
 func writeCompleted(w io.Writer, resp *completedResponse) error {
-	bw := writerPool.Get().(*bufio.Writer)
+	bw := writerPool.Get().(*answerWriter)
 	bw.Reset(w)
 	defer func() {
 		bw.Reset(nil)
+		if cap(bw.scratch) > 1<<20 {
+			bw.scratch = nil // a huge answer's buffer is not kept
+		}
 		writerPool.Put(bw)
 	}()
 	head := *resp
@@ -458,7 +468,15 @@ func writeCompleted(w io.Writer, resp *completedResponse) error {
 		}
 		bw.WriteByte(']')
 	}
-	list("stacktraces", len(resp.Stacktraces), func(i int) any { return resp.Stacktraces[i] })
+	bw.WriteString(`,"stacktraces":[`)
+	for i := range resp.Stacktraces {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.scratch = appendStacktrace(bw.scratch[:0], &resp.Stacktraces[i])
+		bw.Write(bw.scratch)
+	}
+	bw.WriteByte(']')
 	list("modules", len(resp.Modules), func(i int) any { return resp.Modules[i] })
 	bw.WriteString("}\n")
 	return bw.Flush()
