@@ -232,6 +232,7 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 		c.metrics.cache.WithLabelValues("miss").Inc()
 	}
 	var fetchErrs []error
+	failed := lookup{status: statusFetchingFailed}
 	for _, s := range sources {
 		l, err := c.build(u, name, s, path)
 		if errors.Is(err, ErrNotFound) {
@@ -239,6 +240,11 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 		}
 		if err != nil {
 			if l.status == statusFetchingFailed || l.status == statusTooLarge {
+				// The next source may have it; if none does, the first
+				// failure names the status and source.
+				if len(fetchErrs) == 0 {
+					failed.status, failed.source, failed.location = l.status, l.source, l.location
+				}
 				fetchErrs = append(fetchErrs, err)
 				continue
 			}
@@ -253,7 +259,8 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 		return c.keep(l.index)
 	}
 	if len(fetchErrs) > 0 {
-		return c.remember(u, lookup{status: statusFetchingFailed, err: errors.Join(fetchErrs...)}, c.missTTL)
+		failed.err = errors.Join(fetchErrs...)
+		return c.remember(u, failed, c.missTTL)
 	}
 	return c.remember(u, lookup{status: statusMissing, err: fmt.Errorf("no source has symbols for %s", u)}, c.missTTL)
 }

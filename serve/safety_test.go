@@ -252,3 +252,33 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Errorf("Serve = %v, want nil", err)
 	}
 }
+
+// TestDownloadCaps: a file above a source's max_download is not kept
+// (too_large), and a fetch slower than its download_timeout fails
+// (fetching_failed); both say why.
+func TestDownloadCaps(t *testing.T) {
+	u := fixtureUUID(t)
+	big := newSymbolServer(t, u, map[FileKind][]byte{KindDebug: readFile(t, fixtureDSYM)})
+	slow, slowCfg := slowSource(t)
+	defer close(slow.release)
+	for _, tt := range []struct {
+		name   string
+		source SourceConfig
+		status string
+		why    string
+	}{
+		{"too large", SourceConfig{Name: "big", Type: "http", URL: big.URL, MaxDownload: 1000}, "too_large", "download limit"},
+		{"too slow", SourceConfig{Name: slowCfg.Name, Type: "http", URL: slowCfg.URL, DownloadTimeout: 100 * time.Millisecond}, "fetching_failed", "deadline"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig("")
+			cfg.Sources = []SourceConfig{tt.source}
+			_, ts := newTestServer(t, cfg)
+			_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484))
+			m := decode(t, data).Modules[0]
+			if m.DebugStatus != tt.status || !strings.Contains(m.Error, tt.why) {
+				t.Errorf("module %+v, want %s saying %q", m, tt.status, tt.why)
+			}
+		})
+	}
+}
