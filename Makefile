@@ -154,7 +154,7 @@ FUZZ_TARGETS := \
 	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
 	symbolize:FuzzZipMemberUUIDs symbolize:FuzzParseSymbolMap symindex:FuzzOpen \
 	symbolize:FuzzSymbolicateSnapshot symbolize:FuzzSameThinImage cmd/stackimage:FuzzStreamedJSON \
-	cmd/stackimage:FuzzScanWords
+	cmd/stackimage:FuzzScanWords serve:FuzzSymbolicate
 fuzz: deps
 	@GO="$(GO)" TAGS="$(TAGS)" FUZZTIME="$(FUZZTIME)" FUZZJOBS="$(FUZZJOBS)" FUZZLOG="$(FUZZLOG)" \
 	  scripts/fuzz.sh $(FUZZ_TARGETS)

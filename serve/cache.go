@@ -89,14 +89,19 @@ type indexCache struct {
 	lru  *list.List // of *index, most recent first
 	size int64
 	neg  map[uuid.UUID]negative
+	// maxNegative bounds neg.
+	maxNegative int
 }
+
+// maxNegative is how many misses and failures are remembered at most.
+const maxNegative = 1 << 16
 
 func newIndexCache(dir string, cfg Config, sources []*source, shared *source, m *metrics) (*indexCache, error) {
 	c := &indexCache{
 		dir: filepath.Join(dir, "index"), tmp: filepath.Join(dir, "tmp"),
 		maxBytes: int64(cfg.Cache.MaxBytes), sources: sources, shared: shared,
 		missTTL: cfg.Cache.MissTTL, failedTTL: cfg.Cache.FailedTTL, metrics: m,
-		hot: map[uuid.UUID]*index{}, lru: list.New(), neg: map[uuid.UUID]negative{},
+		hot: map[uuid.UUID]*index{}, lru: list.New(), neg: map[uuid.UUID]negative{}, maxNegative: maxNegative,
 	}
 	for _, d := range []string{c.dir, c.tmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -267,8 +272,25 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 
 func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.neg) >= c.maxNegative {
+		// Requests choose the UUIDs: a client naming endless random ones
+		// must not grow this map without bound. Expired entries go
+		// first, then any, down to nine tenths of the cap.
+		now := timeNow()
+		for k, n := range c.neg {
+			if now.After(n.until) {
+				delete(c.neg, k)
+			}
+		}
+		for k := range c.neg {
+			if len(c.neg) < c.maxNegative*9/10 {
+				break
+			}
+			delete(c.neg, k)
+		}
+	}
 	c.neg[u] = negative{until: timeNow().Add(ttl), look: l}
-	c.mu.Unlock()
 	return l
 }
 

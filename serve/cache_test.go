@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -103,5 +104,25 @@ func TestLocalCacheByteCap(t *testing.T) {
 	ask(ids[0])
 	if b := metric(t, s, "stackimage_index_builds_total", "result", "ok"); b != 3 {
 		t.Errorf("%v builds, want 3: the evicted index is built again", b)
+	}
+}
+
+// TestRememberedMissesBounded: misses of UUIDs a client makes up are
+// remembered up to a bound, not without end.
+func TestRememberedMissesBounded(t *testing.T) {
+	s, ts := newTestServer(t, DefaultConfig("../fixtures/bin"))
+	s.cache.maxNegative = 50
+	for i := range 200 {
+		id := fmt.Sprintf("%032x", i+1)
+		_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(id, 0x100000000, 0x100000400, 0x100000484))
+		if st := decode(t, data).Modules[0].DebugStatus; st != "missing" {
+			t.Fatalf("%s: %s", id, st)
+		}
+	}
+	s.cache.mu.Lock()
+	n := len(s.cache.neg)
+	s.cache.mu.Unlock()
+	if n > 50 {
+		t.Errorf("%d misses remembered, want at most 50", n)
 	}
 }
