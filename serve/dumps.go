@@ -322,6 +322,7 @@ func writeText(w io.Writer, rep *symbolize.Report) {
 func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, only []*source, noDemangle, keepThreads bool) (*completedResponse, *symbolize.Report) {
 	looks := make([]lookup, len(d.Images))
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxParallelFetches)
 	seen := map[uuid.UUID]bool{}
 	for i, im := range d.Images {
 		if im.UUID.IsZero() || seen[im.UUID] {
@@ -331,6 +332,8 @@ func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, only []*sour
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			looks[i] = s.cache.get(ctx, im.UUID, safeName(im.Name), only)
 		}()
 	}

@@ -293,10 +293,16 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 	return resp
 }
 
+// maxParallelFetches bounds the modules of one request looked up at
+// once: a request naming thousands of modules must not start thousands
+// of downloads together.
+const maxParallelFetches = 16
+
 // fetchModules finds the index of every used module, in parallel; a
 // module not ready by the deadline says "timeout".
 func (s *Server) fetchModules(ctx context.Context, mods []*moduleState, only []*source) {
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxParallelFetches)
 	for _, m := range mods {
 		if !m.used || m.idErr != nil {
 			continue
@@ -304,6 +310,8 @@ func (s *Server) fetchModules(ctx context.Context, mods []*moduleState, only []*
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			m.look = s.cache.get(ctx, m.id, moduleName(m.raw), only)
 			if ix := m.look.index; ix != nil {
 				m.hasDebug = ix.hasDebug
