@@ -3,11 +3,14 @@ package serve
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -280,5 +283,40 @@ func TestDownloadCaps(t *testing.T) {
 				t.Errorf("module %+v, want %s saying %q", m, tt.status, tt.why)
 			}
 		})
+	}
+}
+
+// TestParallelLookupsBounded: a request naming 64 modules asks a source
+// for at most maxParallelFetches files at a time.
+func TestParallelLookupsBounded(t *testing.T) {
+	var inFlight, peak atomic.Int64
+	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+		inFlight.Add(-1)
+		http.NotFound(w, r)
+	}))
+	defer src.Close()
+	cfg := DefaultConfig("")
+	cfg.Sources = []SourceConfig{{Name: "http", Type: "http", URL: src.URL}}
+	_, ts := newTestServer(t, cfg)
+	var frames, modules []any
+	for i := range 64 {
+		base := uint64(0x100000000 + i*0x100000)
+		frames = append(frames, map[string]any{"instruction_addr": fmt.Sprintf("%#x", base+0x10)})
+		modules = append(modules, map[string]any{"type": "macho", "debug_id": fmt.Sprintf("%032x", i+1), "image_addr": fmt.Sprintf("%#x", base), "image_size": 0x100000})
+	}
+	_, data := postJSON(t, ts.URL+"/symbolicate", map[string]any{"stacktraces": []any{map[string]any{"frames": frames}}, "modules": modules})
+	if a := decode(t, data); len(a.Modules) != 64 || a.Modules[63].DebugStatus != "missing" {
+		t.Fatalf("answer %.300s", data)
+	}
+	if p := peak.Load(); p > maxParallelFetches {
+		t.Errorf("%d requests to the source at once, want at most %d", p, maxParallelFetches)
 	}
 }
