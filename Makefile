@@ -49,7 +49,7 @@ test: deps fmt-check vet cross
 # debuginfod-find from Debian, and versitygw (Apache-2.0), an S3 gateway,
 # built from source at a fixed version.
 VERSITYGW_VERSION ?= v1.8.0
-VERSITYGW ?= $(shell $(GO) env GOPATH)/bin/versitygw
+VERSITYGW ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)/versitygw
 e2e-deps:
 	@command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] && command -v debuginfod-find >/dev/null || { \
 	  echo "installing nginx and debuginfod"; \
