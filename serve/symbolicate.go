@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
 )
@@ -203,6 +204,8 @@ type moduleState struct {
 	look     lookup
 	arch     *archregs.Arch
 	hasDebug bool
+	// entry is the module's symbols, held for the request.
+	entry *symbolize.Entry
 }
 
 // symbolicate answers a /symbolicate request.
@@ -266,6 +269,9 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 	s.fetchModules(ctx, mods, only)
 	defer func() {
 		for _, m := range mods {
+			if m.entry != nil {
+				m.entry.Release()
+			}
 			s.cache.release(m.look.index)
 		}
 	}()
@@ -316,6 +322,7 @@ func (s *Server) fetchModules(ctx context.Context, mods []*moduleState, only []*
 			if ix := m.look.index; ix != nil {
 				m.hasDebug = ix.hasDebug
 				m.arch = ix.archRegs
+				m.entry, _ = ix.syms.Lookup(m.id)
 			}
 		}()
 	}
@@ -354,8 +361,18 @@ func (s *Server) appendFrames(out []symbolicatedFrame, index int, f rawFrame, m 
 		lookupAddr = walker.CallerLookupAddress(m.arch, addr)
 	}
 	unslid := lookupAddr - m.start + ix.textAddr
-	resolved, err := ix.syms.Resolve(ix.id, nil, unslid)
-	if err != nil || len(resolved) == 0 {
+	if m.entry == nil {
+		base.Status = "missing"
+		return append(out, base)
+	}
+	// The frame as Symbols.Resolve would make it, from the entry the
+	// request holds: no lookup of the UUID per frame.
+	rf := symbolize.Frame{Address: unslid, LookupAddress: unslid}
+	if unslid >= ix.textAddr {
+		rf.ImageLoadAddress, rf.ImageOffset = ix.textAddr, unslid-ix.textAddr
+	}
+	resolved := m.entry.Resolve(rf, unslid, noDemangle)
+	if len(resolved) == 0 {
 		base.Status = "missing"
 		return append(out, base)
 	}
