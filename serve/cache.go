@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -103,12 +104,50 @@ func newIndexCache(dir string, cfg Config, sources []*source, shared *source, m 
 		missTTL: cfg.Cache.MissTTL, failedTTL: cfg.Cache.FailedTTL, metrics: m,
 		hot: map[uuid.UUID]*index{}, lru: list.New(), neg: map[uuid.UUID]negative{}, maxNegative: maxNegative,
 	}
+	// Downloads and half-written files of an instance that was killed
+	// are of no use to this one.
+	os.RemoveAll(c.tmp)
 	for _, d := range []string{c.dir, c.tmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
 		}
 	}
+	c.trimDir()
 	return c, nil
+}
+
+// trimDir removes the oldest index files a previous run left until the
+// directory fits the byte cap: files are counted against it only once
+// loaded, so those never asked for again would otherwise stay for good.
+func (c *indexCache) trimDir() {
+	entries, err := os.ReadDir(c.dir)
+	if err != nil {
+		return
+	}
+	type file struct {
+		path string
+		size int64
+		mod  time.Time
+	}
+	var files []file
+	var total int64
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		files = append(files, file{filepath.Join(c.dir, e.Name()), info.Size(), info.ModTime()})
+		total += info.Size()
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].mod.Before(files[j].mod) })
+	for _, f := range files {
+		if total <= c.maxBytes {
+			break
+		}
+		if os.Remove(f.path) == nil {
+			total -= f.size
+		}
+	}
 }
 
 // sharedKey is the key of a UUID's index in the shared cache.

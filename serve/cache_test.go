@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stackimage/stackimage/symbolize"
 )
@@ -124,5 +125,37 @@ func TestRememberedMissesBounded(t *testing.T) {
 	s.cache.mu.Unlock()
 	if n > 50 {
 		t.Errorf("%d misses remembered, want at most 50", n)
+	}
+}
+
+// TestCacheDirTrimmedAtStart: index files a previous run left beyond the
+// byte cap are removed, oldest first, and its temporary files are gone.
+func TestCacheDirTrimmedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	index := filepath.Join(dir, "index")
+	os.MkdirAll(index, 0o755)
+	os.MkdirAll(filepath.Join(dir, "tmp"), 0o755)
+	os.WriteFile(filepath.Join(dir, "tmp", "fetch-1"), []byte("half a download"), 0o644)
+	old, recent := filepath.Join(index, "A.symindex"), filepath.Join(index, "B.symindex")
+	os.WriteFile(old, make([]byte, 600), 0o644)
+	os.WriteFile(recent, make([]byte, 600), 0o644)
+	past := time.Now().Add(-time.Hour)
+	os.Chtimes(old, past, past)
+	cfg := DefaultConfig("")
+	cfg.Cache.Dir = dir
+	cfg.Cache.MaxBytes = 1000
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := os.Stat(old); err == nil {
+		t.Errorf("the older index survived though the two exceed the cap")
+	}
+	if _, err := os.Stat(recent); err != nil {
+		t.Errorf("the newer index was removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tmp", "fetch-1")); err == nil {
+		t.Errorf("a previous run's temporary file survived")
 	}
 }
