@@ -5,7 +5,7 @@ TAGS      ?= unicorn
 PKGS      := ./...
 SAMPLE    ?= fixtures/snapshots/chain-arm64-O1-deepest.json
 
-.PHONY: all build test vet fmt-check deps fixture-deps bench-deps bench-bins run bench fuzz accuracy fixtures cross
+.PHONY: all build test vet fmt-check deps fixture-deps bench-deps bench-bins run bench fuzz accuracy fixtures cross e2e e2e-deps loadtest
 
 all: build
 
@@ -42,7 +42,35 @@ cross:
 
 test: deps fmt-check vet cross
 	$(GO) test -tags $(TAGS) $(GOFLAGS) $(PKGS)
-	$(GO) test -race $(GOFLAGS) ./symbolize/ ./debuginfo/ ./symtab/
+	$(GO) test -race $(GOFLAGS) ./symbolize/ ./debuginfo/ ./symtab/ ./serve/
+	$(MAKE) e2e
+
+# e2e-deps installs what the service's end-to-end test runs: nginx and
+# debuginfod-find from Debian, and versitygw (Apache-2.0), an S3 gateway,
+# built from source at a fixed version.
+VERSITYGW_VERSION ?= v1.8.0
+VERSITYGW ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)/versitygw
+e2e-deps:
+	@command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] && command -v debuginfod-find >/dev/null || { \
+	  echo "installing nginx and debuginfod"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx debuginfod; }
+	@[ -x "$(VERSITYGW)" ] || { echo "installing versitygw $(VERSITYGW_VERSION)"; \
+	  $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION); }
+
+# loadtest measures one `stackimage serve` instance with vegeta (a Go
+# load-generating library): the latency curve on stacks of 30 frames over
+# 5 images, 100k addresses of cmd/go against llvm-symbolizer on a pipe,
+# and the first answer for a cold UUID from a versitygw bucket
+# (bench/serveload; docs/serve.md has the figures).
+loadtest: bench-deps bench-bins e2e-deps build
+	$(GO) run ./bench/serveload -stackimage bin/stackimage -gobin $(GO_DWARF) -versitygw $(VERSITYGW)
+
+# e2e runs three `stackimage serve` instances behind nginx, sharing a
+# versitygw bucket, and debuginfod-find against them (serve/e2e_test.go);
+# the test starts and stops every process itself, on loopback.
+e2e: e2e-deps
+	VERSITYGW=$(VERSITYGW) NGINX=$$(command -v nginx || echo /usr/sbin/nginx) \
+	  $(GO) test -tags e2e -run E2E -count=1 -timeout 10m $(GOFLAGS) ./serve/
 
 run: build
 	./bin/stackimage symbolicate $(SAMPLE) --symbols fixtures/bin
@@ -136,7 +164,7 @@ FUZZ_TARGETS := \
 	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
 	symbolize:FuzzZipMemberUUIDs symbolize:FuzzParseSymbolMap symindex:FuzzOpen \
 	symbolize:FuzzSymbolicateSnapshot symbolize:FuzzSameThinImage cmd/stackimage:FuzzStreamedJSON \
-	cmd/stackimage:FuzzScanWords
+	cmd/stackimage:FuzzScanWords serve:FuzzSymbolicate
 fuzz: deps
 	@GO="$(GO)" TAGS="$(TAGS)" FUZZTIME="$(FUZZTIME)" FUZZJOBS="$(FUZZJOBS)" FUZZLOG="$(FUZZLOG)" \
 	  scripts/fuzz.sh $(FUZZ_TARGETS)

@@ -5,6 +5,7 @@
 //	stackimage atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]
 //	stackimage images FILE...
 //	stackimage index --symbols DIR --out STORE
+//	stackimage serve [--listen ADDR] [--symbols DIR] [--config FILE]
 package main
 
 import (
@@ -33,6 +34,9 @@ Usage:
   stackimage index --symbols DIR --out STORE
       Write STORE/UUID/ARCH.symindex for every binary and dSYM under DIR;
       --symbols STORE (and atos -o FILE.symindex) then answer from them.
+  stackimage serve [--listen 127.0.0.1:3021] [--symbols DIR] [--config FILE]
+      Run the symbolication service: Sentry symbolicator's API and our own,
+      over HTTP (docs/serve.md).
 
 Run "stackimage COMMAND --help" for a command's options.
 `
@@ -66,6 +70,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runImages(args[1:], stdout, stderr)
 	case "index":
 		err = runIndex(args[1:], stdout, stderr)
+	case "serve":
+		err = runServe(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

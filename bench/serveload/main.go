@@ -1,0 +1,485 @@
+// Command serveload measures `stackimage serve` (make loadtest): the
+// throughput of one instance and its latency curve on stacks of 30 frames
+// over 5 images, with vegeta as the load generator; 100k addresses of the
+// darwin cmd/go build with DWARF as 1,000 requests of 100 frames, against
+// llvm-symbolizer as a long-running process on a pipe; and the first
+// answer for a cold UUID whose index (or only whose binary) is in an S3
+// bucket (versitygw), against `stackimage index` on the same file.
+// docs/serve.md gives the figures and how they were taken.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
+)
+
+var (
+	binFlag      = flag.String("stackimage", "bin/stackimage", "the stackimage binary")
+	fixturesFlag = flag.String("fixtures", "fixtures/bin", "the fixture binaries and dSYMs")
+	goBinFlag    = flag.String("gobin", filepath.Join(os.Getenv("HOME"), ".cache", "stackimage-bench", "go-darwin-arm64-dwarf"), "the darwin cmd/go build with DWARF")
+	llvmFlag     = flag.String("llvm", "llvm-symbolizer", "the llvm-symbolizer to compare with")
+	gwFlag       = flag.String("versitygw", filepath.Join(os.Getenv("HOME"), "go", "bin", "versitygw"), "the versitygw binary")
+	rateFlag     = flag.String("rates", "500,1000,1500,2000,3000,4000", "request rates (stacks/s) of the latency curve")
+	durFlag      = flag.Duration("duration", 5*time.Second, "how long each rate runs")
+	runsFlag     = flag.Int("runs", 3, "runs of each timed comparison (medians are reported)")
+	onlyFlag     = flag.String("only", "curve,llvm,cold", "which measurements to run")
+)
+
+// images are the fixtures a stack's 30 frames are spread over.
+var images = []string{"chain-arm64-O1", "chain-x86_64-O1", "dwarf-arm64-O2", "chain-nofp-arm64-O1", "async-x86_64-O1"}
+
+func main() {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "serveload:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	tmp, err := os.MkdirTemp("", "serveload-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	only := *onlyFlag
+	if strings.Contains(only, "curve") {
+		if err := curve(tmp); err != nil {
+			return fmt.Errorf("curve: %w", err)
+		}
+	}
+	if strings.Contains(only, "llvm") {
+		if err := versusLLVM(tmp); err != nil {
+			return fmt.Errorf("llvm-symbolizer: %w", err)
+		}
+	}
+	if strings.Contains(only, "cold") {
+		if err := cold(tmp); err != nil {
+			return fmt.Errorf("cold: %w", err)
+		}
+	}
+	return nil
+}
+
+// server is one `stackimage serve` process.
+type server struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startServer(env []string, args ...string) (*server, error) {
+	s := &server{addr: freeAddr()}
+	s.cmd = exec.Command(*binFlag, append([]string{"serve", "--listen", s.addr}, args...)...)
+	s.cmd.Env = append(os.Environ(), env...)
+	s.cmd.Stderr = os.Stderr
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	for range 600 {
+		if resp, err := http.Get("http://" + s.addr + "/healthcheck"); err == nil {
+			resp.Body.Close()
+			return s, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.stop()
+	return nil, fmt.Errorf("serve on %s does not answer", s.addr)
+}
+
+func (s *server) stop() {
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	s.cmd.Wait()
+}
+
+func (s *server) post(body []byte) ([]byte, error) {
+	resp, err := http.Post("http://"+s.addr+"/symbolicate", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("status %d: %.200s", resp.StatusCode, data)
+	}
+	return data, err
+}
+
+// module is an image a request names, with addresses to ask.
+type module struct {
+	id    uuid.UUID
+	base  uint64 // where the request says it is loaded
+	text  uint64 // its __TEXT vmaddr
+	addrs []uint64
+}
+
+// loadModule reads an image's UUID and n random addresses of its __text.
+func loadModule(path string, base uint64, n int, rng *rand.Rand) (module, error) {
+	f, err := image.Open(path)
+	if err != nil {
+		return module{}, err
+	}
+	defer f.Close()
+	im := f.Images[0]
+	m := module{id: im.UUID, base: base}
+	if t, ok := im.TextSegment(); ok {
+		m.text = t.Addr
+	}
+	for _, s := range im.Sections {
+		if s.Segment == "__TEXT" && s.Name == "__text" {
+			for range n {
+				m.addrs = append(m.addrs, s.Addr+rng.Uint64N(s.Size))
+			}
+			return m, nil
+		}
+	}
+	return module{}, fmt.Errorf("%s: no __text", path)
+}
+
+// stackBody is a /symbolicate request of one stack: frames taken in turn
+// from the modules' addresses, starting at k.
+func stackBody(mods []module, frames, k int) []byte {
+	type frame struct {
+		Addr string `json:"instruction_addr"`
+	}
+	type mod struct {
+		Type    string `json:"type"`
+		DebugID string `json:"debug_id"`
+		Addr    string `json:"image_addr"`
+		Size    uint64 `json:"image_size"`
+	}
+	var fs []frame
+	for i := range frames {
+		m := mods[i%len(mods)]
+		a := m.addrs[(k+i)%len(m.addrs)]
+		fs = append(fs, frame{fmt.Sprintf("%#x", a-m.text+m.base)})
+	}
+	var ms []mod
+	for _, m := range mods {
+		ms = append(ms, mod{"macho", strings.ToLower(m.id.String()), fmt.Sprintf("%#x", m.base), 1 << 28})
+	}
+	b, _ := json.Marshal(map[string]any{"stacktraces": []any{map[string]any{"frames": fs}}, "modules": ms})
+	return b
+}
+
+// curve measures one instance on stacks of 30 frames over 5 images, warm:
+// the highest rate it sustains, and p50/p99 at each rate.
+func curve(tmp string) error {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var mods []module
+	for i, name := range images {
+		m, err := loadModule(filepath.Join(*fixturesFlag, name), uint64(0x200000000+i*0x10000000), 64, rng)
+		if err != nil {
+			return err
+		}
+		mods = append(mods, m)
+	}
+	srv, err := startServer(nil, "--symbols", *fixturesFlag, "--cache", filepath.Join(tmp, "curve-cache"))
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	var targets []vegeta.Target
+	for k := range 256 {
+		targets = append(targets, vegeta.Target{Method: "POST", URL: "http://" + srv.addr + "/symbolicate",
+			Body: stackBody(mods, 30, k*7), Header: http.Header{"Content-Type": {"application/json"}}})
+	}
+	// Warm: every image's index built and loaded.
+	if out, err := srv.post(targets[0].Body); err != nil {
+		return err
+	} else if n := bytes.Count(out, []byte(`"debug_status":"found"`)); n != len(images) {
+		return fmt.Errorf("warm-up found %d of %d images: %.500s", n, len(images), out)
+	}
+	attack := func(rate vegeta.Rate, d time.Duration) vegeta.Metrics {
+		// At most 64 requests in flight: the instance's default
+		// limits.max_concurrent, beyond which it would answer 503 by design.
+		atk := vegeta.NewAttacker(vegeta.KeepAlive(true), vegeta.Connections(64), vegeta.MaxConnections(64), vegeta.MaxWorkers(64))
+		var m vegeta.Metrics
+		for res := range atk.Attack(vegeta.NewStaticTargeter(targets...), rate, d, "serve") {
+			m.Add(res)
+		}
+		m.Close()
+		return m
+	}
+	fmt.Println("== one instance, stacks of 30 frames over 5 images, warm indexes, JSON in and out")
+	fmt.Println("| offered stacks/s | answered stacks/s | p50 | p99 | errors |")
+	fmt.Println("|---:|---:|---:|---:|---:|")
+	for _, r := range strings.Split(*rateFlag, ",") {
+		var freq int
+		fmt.Sscan(r, &freq)
+		m := attack(vegeta.Rate{Freq: freq, Per: time.Second}, *durFlag)
+		fmt.Printf("| %d | %.0f | %s | %s | %s |\n", freq, m.Throughput, ms(m.Latencies.P50), ms(m.Latencies.P99), errorsOf(m))
+	}
+	// As fast as 32 workers go, each waiting for its answer.
+	atk := vegeta.NewAttacker(vegeta.KeepAlive(true), vegeta.Connections(32), vegeta.Workers(32), vegeta.MaxWorkers(32))
+	var m vegeta.Metrics
+	for res := range atk.Attack(vegeta.NewStaticTargeter(targets...), vegeta.Rate{Freq: 0}, *durFlag, "max") {
+		m.Add(res)
+	}
+	m.Close()
+	fmt.Printf("| max (32 workers) | %.0f | %s | %s | %s |\n", m.Throughput, ms(m.Latencies.P50), ms(m.Latencies.P99), errorsOf(m))
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("(load average during the run: %s)\n", strings.TrimSpace(string(load)))
+	return nil
+}
+
+// errorsOf counts the failed requests, with their status codes and the
+// first error.
+func errorsOf(m vegeta.Metrics) string {
+	failed := m.Requests - uint64(m.Success*float64(m.Requests)+0.5)
+	if failed == 0 {
+		return "0"
+	}
+	codes := []string{}
+	for code, n := range m.StatusCodes {
+		if code != "200" {
+			codes = append(codes, fmt.Sprintf("%d × %s", n, code))
+		}
+	}
+	sort.Strings(codes)
+	first := ""
+	if len(m.Errors) > 0 {
+		first = ": " + m.Errors[0]
+	}
+	return fmt.Sprintf("%d (%s%s)", failed, strings.Join(codes, ", "), first)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// versusLLVM sends 100k addresses of cmd/go as 1,000 requests of 100
+// frames, one after the other, to a warm instance and to a warm
+// llvm-symbolizer reading requests on its stdin.
+func versusLLVM(tmp string) error {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const base = 0x300000000
+	m, err := loadModule(*goBinFlag, base, 100_000, rng)
+	if err != nil {
+		return err
+	}
+	srv, err := startServer(nil, "--symbols", *goBinFlag, "--cache", filepath.Join(tmp, "llvm-cache"))
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	bodies := make([][]byte, 1000)
+	for i := range bodies {
+		mm := m
+		mm.addrs = m.addrs[i*100 : (i+1)*100]
+		bodies[i] = stackBody([]module{mm}, 100, 0)
+	}
+	if _, err := srv.post(bodies[0]); err != nil { // builds the index
+		return err
+	}
+	var ours, theirs []time.Duration
+	for range *runsFlag {
+		start := time.Now()
+		for _, b := range bodies {
+			if _, err := srv.post(b); err != nil {
+				return err
+			}
+		}
+		ours = append(ours, time.Since(start))
+	}
+	for range *runsFlag {
+		d, err := llvmRun(m.addrs)
+		if err != nil {
+			return err
+		}
+		theirs = append(theirs, d)
+	}
+	fmt.Println("== 100k addresses of darwin cmd/go (DWARF) as 1,000 requests of 100, one after another, warm (target: ≤ 0.5× llvm-symbolizer)")
+	fmt.Printf("ours (HTTP /symbolicate): median %v of %v\nllvm-symbolizer (pipe):   median %v of %v\nratio %.2f×\n",
+		median(ours).Round(time.Millisecond), ours, median(theirs).Round(time.Millisecond), theirs, float64(median(ours))/float64(median(theirs)))
+	return nil
+}
+
+// llvmRun starts llvm-symbolizer on the binary, warms it with one
+// request, then times 1,000 requests of 100 addresses: each written whole,
+// then its answers read (one block per address, ending in a blank line).
+func llvmRun(addrs []uint64) (time.Duration, error) {
+	cmd := exec.Command(*llvmFlag, "--obj="+*goBinFlag, "--inlining", "--functions=linkage")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	r := bufio.NewReaderSize(stdout, 1<<20)
+	ask := func(batch []uint64) error {
+		var b bytes.Buffer
+		for _, a := range batch {
+			fmt.Fprintf(&b, "%#x\n", a)
+		}
+		if _, err := stdin.Write(b.Bytes()); err != nil {
+			return err
+		}
+		for range batch {
+			for {
+				line, err := r.ReadString('\n')
+				if err != nil {
+					return err
+				}
+				if line == "\n" {
+					break
+				}
+			}
+		}
+		return nil
+	}
+	if err := ask(addrs[:100]); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for i := 0; i < len(addrs); i += 100 {
+		if err := ask(addrs[i : i+100]); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+// cold measures the first answer of a fresh instance for cmd/go's UUID,
+// read from an S3 bucket: with its index there (built by another
+// instance), and with only the binary there, against `stackimage index`
+// on the same file.
+func cold(tmp string) error {
+	s3 := freeAddr()
+	root := filepath.Join(tmp, "gw")
+	os.MkdirAll(root, 0o755)
+	gw := exec.Command(*gwFlag, "--port", s3, "posix", root)
+	gw.Env = append(os.Environ(), "ROOT_ACCESS_KEY=load-access", "ROOT_SECRET_KEY=load-secret-key")
+	if err := gw.Start(); err != nil {
+		return err
+	}
+	defer func() { gw.Process.Signal(syscall.SIGTERM); gw.Wait() }()
+	mc, err := minio.New(s3, &minio.Options{Creds: credentials.NewStaticV4("load-access", "load-secret-key", ""), BucketLookup: minio.BucketLookupPath})
+	if err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		if err = mc.MakeBucket(context.Background(), "symbols", minio.MakeBucketOptions{}); err == nil {
+			break
+		}
+		if i > 100 {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	config := filepath.Join(tmp, "cold.yaml")
+	os.WriteFile(config, []byte(fmt.Sprintf("sources:\n  - {name: bucket, type: s3, endpoint: 'http://%s', bucket: symbols, access_key: load-access, secret_key: load-secret-key}\nstore: bucket\nauth: {upload_token: up}\nlimits: {request_timeout: 10m}\n", s3)), 0o644)
+	rng := rand.New(rand.NewPCG(5, 6))
+	m, err := loadModule(*goBinFlag, 0x300000000, 100, rng)
+	if err != nil {
+		return err
+	}
+	body := stackBody([]module{m}, 100, 0)
+	fresh := func(i int) (*server, error) {
+		return startServer(nil, "--config", config, "--cache", filepath.Join(tmp, fmt.Sprintf("cold-cache-%d", i)))
+	}
+	// Upload: the index is built and put in the bucket.
+	up, err := fresh(0)
+	if err != nil {
+		return err
+	}
+	data, _ := os.ReadFile(*goBinFlag)
+	req, _ := http.NewRequest("PUT", "http://"+up.addr+"/v1/symbols", bytes.NewReader(data))
+	req.Header.Set("Authorization", "Bearer up")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		up.stop()
+		return err
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	up.stop()
+	if resp.StatusCode != 201 || !bytes.Contains(answer, []byte(`"index":"built"`)) {
+		return fmt.Errorf("upload: %d %s", resp.StatusCode, answer)
+	}
+	firstAnswer := func(i int) (time.Duration, error) {
+		srv, err := fresh(i)
+		if err != nil {
+			return 0, err
+		}
+		defer srv.stop()
+		start := time.Now()
+		out, err := srv.post(body)
+		d := time.Since(start)
+		if err == nil && !bytes.Contains(out, []byte(`"debug_status":"found"`)) {
+			err = fmt.Errorf("not found: %.300s", out)
+		}
+		return d, err
+	}
+	var fromIndex []time.Duration
+	for i := range 10 {
+		d, err := firstAnswer(100 + i)
+		if err != nil {
+			return err
+		}
+		fromIndex = append(fromIndex, d)
+	}
+	sort.Slice(fromIndex, func(i, j int) bool { return fromIndex[i] < fromIndex[j] })
+	fmt.Println("== cold UUID, darwin cmd/go (DWARF, 32 MB), index in the bucket: first answer of a fresh instance, 100 frames (target: p99 ≤ 150 ms)")
+	fmt.Printf("10 runs: median %v, max %v\n", fromIndex[5].Round(time.Millisecond), fromIndex[9].Round(time.Millisecond))
+
+	// Only the binary in the bucket: the first answer downloads it and
+	// builds the index.
+	var building, indexing []time.Duration
+	for i := range *runsFlag {
+		objs := mc.ListObjects(context.Background(), "symbols", minio.ListObjectsOptions{Prefix: "_index/", Recursive: true})
+		for o := range objs {
+			mc.RemoveObject(context.Background(), "symbols", o.Key, minio.RemoveObjectOptions{})
+		}
+		d, err := firstAnswer(200 + i)
+		if err != nil {
+			return err
+		}
+		building = append(building, d)
+		out := filepath.Join(tmp, fmt.Sprintf("index-%d", i))
+		start := time.Now()
+		if b, err := exec.Command(*binFlag, "index", "--symbols", *goBinFlag, "--out", out).CombinedOutput(); err != nil {
+			return fmt.Errorf("stackimage index: %v: %s", err, b)
+		}
+		indexing = append(indexing, time.Since(start))
+	}
+	fmt.Println("== cold UUID, only the binary in the bucket: first answer vs `stackimage index` on the same file (target: ≤ 1.2×)")
+	fmt.Printf("first answer: median %v of %v\nstackimage index: median %v of %v\nratio %.2f×\n",
+		median(building).Round(time.Millisecond), building, median(indexing).Round(time.Millisecond), indexing,
+		float64(median(building))/float64(median(indexing)))
+	return nil
+}

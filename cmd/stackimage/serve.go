@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os/signal"
+	"syscall"
+
+	"github.com/stackimage/stackimage/serve"
+)
+
+// runServe runs the symbolication service (package serve) until SIGTERM
+// or SIGINT, then shuts down gracefully and exits 0.
+func runServe(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", "serve [--listen ADDR] [--symbols DIR] [--config FILE] [--cache DIR]", stderr)
+	listen := fs.String("listen", "", "the address to listen on (default 127.0.0.1:3021, or the config's listen)")
+	symbols := fs.String("symbols", "", "a directory of binaries, dSYMs and .sym files to serve (a filesystem source named local)")
+	config := fs.String("config", "", "a YAML configuration file (docs/serve.md)")
+	cacheDir := fs.String("cache", "", "the local cache directory (default: the config's cache.dir, else a temporary directory)")
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, rest[0])
+	}
+	if *symbols == "" && *config == "" {
+		return fmt.Errorf("%w: serve needs --symbols DIR or --config FILE (docs/serve.md)", errUsage)
+	}
+	cfg := serve.DefaultConfig(*symbols)
+	if *config != "" {
+		if cfg, err = serve.LoadConfig(*config); err != nil {
+			return err
+		}
+		if *symbols != "" {
+			cfg.AddSymbolsDir(*symbols)
+		}
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	if *cacheDir != "" {
+		cfg.Cache.Dir = *cacheDir
+	}
+	if err := cfg.Check(); err != nil {
+		return err
+	}
+	srv, err := serve.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	writeLine(stderr, "stackimage serve: listening on http://%s", ln.Addr())
+	return srv.Serve(ctx, ln)
+}

@@ -1,0 +1,83 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
+)
+
+// BenchmarkSymbolicate30Frames5Images is the handler alone (no network)
+// on the load test's requests: stacks of 30 frames over 5 fixture
+// images, warm indexes. stacks/s = 1e9 / ns/op per core.
+func BenchmarkSymbolicate30Frames5Images(b *testing.B) {
+	names := []string{"chain-arm64-O1", "chain-x86_64-O1", "dwarf-arm64-O2", "chain-nofp-arm64-O1", "async-x86_64-O1"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	type mod struct {
+		id         uuid.UUID
+		base, text uint64
+		addrs      []uint64
+	}
+	var mods []mod
+	for i, n := range names {
+		f, err := image.Open(filepath.Join("..", "fixtures", "bin", n))
+		if err != nil {
+			b.Fatal(err)
+		}
+		im := f.Images[0]
+		m := mod{id: im.UUID, base: uint64(0x200000000 + i*0x10000000)}
+		t, _ := im.TextSegment()
+		m.text = t.Addr
+		for _, s := range im.Sections {
+			if s.Name == "__text" {
+				for range 64 {
+					m.addrs = append(m.addrs, s.Addr+rng.Uint64N(s.Size))
+				}
+			}
+		}
+		f.Close()
+		mods = append(mods, m)
+	}
+	var bodies [][]byte
+	for k := range 64 {
+		var frames []any
+		for i := range 30 {
+			m := mods[i%5]
+			frames = append(frames, map[string]any{"instruction_addr": fmt.Sprintf("%#x", m.addrs[(k+i)%64]-m.text+m.base)})
+		}
+		var ms []any
+		for _, m := range mods {
+			ms = append(ms, map[string]any{"type": "macho", "debug_id": strings.ToLower(m.id.String()), "image_addr": fmt.Sprintf("%#x", m.base), "image_size": 1 << 28})
+		}
+		body, _ := json.Marshal(map[string]any{"stacktraces": []any{map[string]any{"frames": frames}}, "modules": ms})
+		bodies = append(bodies, body)
+	}
+	cfg := DefaultConfig("../fixtures/bin")
+	cfg.Cache.Dir = b.TempDir()
+	s, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	serve := func(body []byte) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest("POST", "/symbolicate", bytes.NewReader(body)))
+		return w
+	}
+	if w := serve(bodies[0]); w.Code != http.StatusOK || bytes.Count(w.Body.Bytes(), []byte(`"found"`)) != 5 {
+		b.Fatalf("warm-up: %d %.300s", w.Code, w.Body.String())
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		serve(bodies[i%len(bodies)])
+	}
+}

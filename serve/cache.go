@@ -1,0 +1,603 @@
+package serve
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/stackimage/stackimage/archregs"
+	notfound "github.com/stackimage/stackimage/lookup"
+	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symindex"
+	"github.com/stackimage/stackimage/uuid"
+)
+
+// Module statuses, as symbolicator names them (ObjectFileStatus).
+const (
+	statusFound          = "found"
+	statusUnused         = "unused"
+	statusMissing        = "missing"
+	statusMalformed      = "malformed"
+	statusFetchingFailed = "fetching_failed"
+	statusTimeout        = "timeout"
+	statusTooLarge       = "too_large"
+)
+
+// index is one UUID's derived index, open and ready to answer.
+type index struct {
+	id   uuid.UUID
+	path string
+	size int64
+	// syms holds the index file open; entries are reference-counted, so
+	// closing it on eviction never breaks a lookup in flight.
+	syms     *symbolize.Symbols
+	arch     string
+	archRegs *archregs.Arch
+	textAddr uint64
+	hasDebug bool
+	name     string
+	// breakpadOnly marks a UUID known from a .sym file alone, kept as it
+	// is: it is not offered to the shared cache.
+	breakpadOnly bool
+	// from says where the index came from: the local cache, the shared
+	// cache or a build from a source's file.
+	from     string
+	location string
+	elem     *list.Element
+	refs     int
+}
+
+// lookup is the outcome of finding a UUID's index.
+type lookup struct {
+	index  *index
+	status string
+	err    error
+	// location and source say where the symbol file was found, or
+	// where it was looked for.
+	source   string
+	location string
+}
+
+// negative is a remembered miss or failure.
+type negative struct {
+	until time.Time
+	look  lookup
+}
+
+// indexCache finds, builds and keeps derived indexes: in memory and on
+// local disk (an LRU bounded in bytes), and in the store's shared cache.
+type indexCache struct {
+	dir, tmp  string
+	maxBytes  int64
+	sources   []*source
+	shared    *source // the store, when indexes are shared through it
+	missTTL   time.Duration
+	failedTTL time.Duration
+	metrics   *metrics
+	group     singleflight.Group
+
+	mu   sync.Mutex
+	hot  map[uuid.UUID]*index
+	lru  *list.List // of *index, most recent first
+	size int64
+	neg  map[uuid.UUID]negative
+	// maxNegative bounds neg.
+	maxNegative int
+}
+
+// maxNegative is how many misses and failures are remembered at most.
+const maxNegative = 1 << 16
+
+func newIndexCache(dir string, cfg Config, sources []*source, shared *source, m *metrics) (*indexCache, error) {
+	c := &indexCache{
+		dir: filepath.Join(dir, "index"), tmp: filepath.Join(dir, "tmp"),
+		maxBytes: int64(cfg.Cache.MaxBytes), sources: sources, shared: shared,
+		missTTL: cfg.Cache.MissTTL, failedTTL: cfg.Cache.FailedTTL, metrics: m,
+		hot: map[uuid.UUID]*index{}, lru: list.New(), neg: map[uuid.UUID]negative{}, maxNegative: maxNegative,
+	}
+	// Downloads and half-written files of an instance that was killed
+	// are of no use to this one.
+	os.RemoveAll(c.tmp)
+	for _, d := range []string{c.dir, c.tmp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	c.trimDir()
+	return c, nil
+}
+
+// trimDir removes the oldest index files a previous run left until the
+// directory fits the byte cap: files are counted against it only once
+// loaded, so those never asked for again would otherwise stay for good.
+func (c *indexCache) trimDir() {
+	entries, err := os.ReadDir(c.dir)
+	if err != nil {
+		return
+	}
+	type file struct {
+		path string
+		size int64
+		mod  time.Time
+	}
+	var files []file
+	var total int64
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		files = append(files, file{filepath.Join(c.dir, e.Name()), info.Size(), info.ModTime()})
+		total += info.Size()
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].mod.Before(files[j].mod) })
+	for _, f := range files {
+		if total <= c.maxBytes {
+			break
+		}
+		if os.Remove(f.path) == nil {
+			total -= f.size
+		}
+	}
+}
+
+// sharedKey is the key of a UUID's index in the shared cache.
+func sharedKey(u uuid.UUID) string { return "_index/" + simple(u) + symindex.Extension }
+
+func (c *indexCache) localPath(u uuid.UUID) string {
+	return filepath.Join(c.dir, u.String()+symindex.Extension)
+}
+
+// get returns the UUID's index, finding or building it once however many
+// callers ask at the same time. A caller whose ctx ends first gets status
+// "timeout"; the work goes on, and a later request finds its result.
+// only, when not nil, restricts the sources searched on a miss. The index
+// returned is held: release it when done.
+func (c *indexCache) get(ctx context.Context, u uuid.UUID, name string, only []*source) lookup {
+	c.mu.Lock()
+	if ix := c.hot[u]; ix != nil {
+		ix.refs++
+		c.lru.MoveToFront(ix.elem)
+		c.mu.Unlock()
+		c.metrics.cache.WithLabelValues("memory").Inc()
+		return lookup{index: ix, status: statusFound, source: ix.from, location: ix.location}
+	}
+	if n, ok := c.neg[u]; ok {
+		if timeNow().Before(n.until) {
+			c.mu.Unlock()
+			c.metrics.cache.WithLabelValues("negative").Inc()
+			return n.look
+		}
+		delete(c.neg, u)
+	}
+	c.mu.Unlock()
+
+	sources := c.sources
+	key := u.String()
+	if only != nil {
+		sources = only
+		for _, s := range only {
+			key += "/" + s.cfg.Name
+		}
+	}
+	ch := c.group.DoChan(key, func() (any, error) {
+		// The work is not the caller's: it outlives a request that gives
+		// up, bounded by the sources' own download limits.
+		return c.load(u, name, sources, false), nil
+	})
+	select {
+	case <-ctx.Done():
+		return lookup{status: statusTimeout, err: ctx.Err()}
+	case r := <-ch:
+		l := r.Val.(lookup)
+		if l.index != nil {
+			c.mu.Lock()
+			l.index.refs++
+			c.mu.Unlock()
+		}
+		return l
+	}
+}
+
+// release lets go of an index from get.
+func (c *indexCache) release(ix *index) {
+	if ix == nil {
+		return
+	}
+	c.mu.Lock()
+	ix.refs--
+	c.evictLocked()
+	c.mu.Unlock()
+}
+
+// rebuild drops what this instance knows of a UUID and builds its index
+// again from the sources, for an upload that changed them.
+func (c *indexCache) rebuild(ctx context.Context, u uuid.UUID) error {
+	c.mu.Lock()
+	delete(c.neg, u)
+	if ix := c.hot[u]; ix != nil {
+		c.lru.Remove(ix.elem)
+		delete(c.hot, u)
+		c.size -= ix.size
+		// Lookups in flight keep their entries: Symbols counts references.
+		ix.syms.Close()
+	}
+	c.mu.Unlock()
+	ch := c.group.DoChan(u.String(), func() (any, error) {
+		return c.load(u, "", c.sources, true), nil
+	})
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case r := <-ch:
+		l := r.Val.(lookup)
+		if l.index == nil {
+			return l.err
+		}
+		return nil
+	}
+}
+
+// load finds the UUID's index: in the local cache, the shared cache, or
+// built from the first source that has a symbol file for it.
+//
+// With rebuild, the caches are skipped and the index built afresh
+// replaces the shared one.
+func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild bool) lookup {
+	path := c.localPath(u)
+	if !rebuild {
+		c.mu.Lock()
+		if ix := c.hot[u]; ix != nil {
+			c.mu.Unlock()
+			return lookup{index: ix, status: statusFound, source: ix.from, location: ix.location}
+		}
+		c.mu.Unlock()
+		for _, p := range []string{path, c.localSymPath(u)} {
+			if ix, err := c.open(u, p, "local cache", p); err == nil {
+				c.metrics.cache.WithLabelValues("disk").Inc()
+				return c.keep(ix)
+			}
+		}
+		if c.shared != nil {
+			if ix, err := c.fetchShared(u, path); err == nil {
+				c.metrics.cache.WithLabelValues("shared").Inc()
+				return c.keep(ix)
+			}
+		}
+		c.metrics.cache.WithLabelValues("miss").Inc()
+	}
+	var fetchErrs []error
+	failed := lookup{status: statusFetchingFailed}
+	for _, s := range sources {
+		l, err := c.build(u, name, s, path)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			if l.status == statusFetchingFailed || l.status == statusTooLarge {
+				// The next source may have it; if none does, the first
+				// failure names the status and source.
+				if len(fetchErrs) == 0 {
+					failed.status, failed.source, failed.location = l.status, l.source, l.location
+				}
+				fetchErrs = append(fetchErrs, err)
+				continue
+			}
+			c.metrics.indexBuilds.WithLabelValues("failed").Inc()
+			l.err = err
+			return c.remember(u, l, c.failedTTL)
+		}
+		c.metrics.indexBuilds.WithLabelValues("ok").Inc()
+		if c.shared != nil && !l.index.breakpadOnly {
+			c.putShared(u, path, !rebuild)
+		}
+		return c.keep(l.index)
+	}
+	if len(fetchErrs) > 0 {
+		failed.err = errors.Join(fetchErrs...)
+		return c.remember(u, failed, c.missTTL)
+	}
+	return c.remember(u, lookup{status: statusMissing, err: fmt.Errorf("no source has symbols for %s", u)}, c.missTTL)
+}
+
+func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.neg) >= c.maxNegative {
+		// Requests choose the UUIDs: a client naming endless random ones
+		// must not grow this map without bound. Expired entries go
+		// first, then any, down to nine tenths of the cap.
+		now := timeNow()
+		for k, n := range c.neg {
+			if now.After(n.until) {
+				delete(c.neg, k)
+			}
+		}
+		for k := range c.neg {
+			if len(c.neg) < c.maxNegative*9/10 {
+				break
+			}
+			delete(c.neg, k)
+		}
+	}
+	c.neg[u] = negative{until: timeNow().Add(ttl), look: l}
+	return l
+}
+
+// build fetches the UUID's files from one source and writes its index at
+// path. The error wraps ErrNotFound when the source has nothing.
+func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lookup, error) {
+	l := lookup{source: s.cfg.Name}
+	var addErrs []error
+	var breakpadFile *SymbolFile
+	syms := symbolize.NewSymbols()
+	defer syms.Close()
+	if s.scanned != nil {
+		syms = s.scanned
+		l.location = s.cfg.Path
+	} else {
+		ctx := context.Background()
+		var found []*SymbolFile
+		defer func() {
+			for _, f := range found {
+				f.Close()
+			}
+		}()
+		for _, k := range kinds {
+			f, err := s.Open(ctx, u, k, name)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				l.status = statusFetchingFailed
+				if strings.Contains(err.Error(), "download limit") {
+					l.status = statusTooLarge
+				}
+				return l, err
+			}
+			found = append(found, f)
+			if k == KindBreakpad {
+				breakpadFile = f
+			}
+			if l.location == "" {
+				l.location = f.Location
+			}
+			// A file that cannot be read costs itself: the others of the
+			// UUID may still answer, and Lookup says what was wrong.
+			if err := syms.AddFile(f.Name()); err != nil {
+				addErrs = append(addErrs, fmt.Errorf("%s: %w", f.Location, err))
+			}
+		}
+		if len(found) == 0 {
+			return l, ErrNotFound
+		}
+	}
+	e, err := syms.Lookup(u)
+	if e == nil {
+		if s.scanned != nil && errors.Is(err, notfound.ErrNotFound) {
+			return l, ErrNotFound
+		}
+		l.status = statusMalformed
+		if err == nil {
+			err = fmt.Errorf("%s: no readable symbol file with UUID %s", s.cfg.Name, u)
+		}
+		for _, w := range append(syms.Skipped, syms.Warnings()...) {
+			addErrs = append(addErrs, errors.New(w))
+		}
+		return l, errors.Join(append([]error{err}, addErrs...)...)
+	}
+	defer e.Release()
+	if e.Image() == nil {
+		// Known from a Breakpad .sym file alone, which has no Mach-O
+		// layout to write an index for: the .sym file is kept instead
+		// (locally; it is the source's file already).
+		return c.keepSymFile(u, s, l, breakpadFile)
+	}
+	if err := writeIndexFile(path, c.tmp, e); err != nil {
+		l.status = statusMalformed
+		return l, fmt.Errorf("%s: indexing %s: %w", s.cfg.Name, u, err)
+	}
+	ix, err := c.open(u, path, s.cfg.Name, l.location)
+	if err != nil {
+		l.status = statusMalformed
+		return l, err
+	}
+	l.index, l.status = ix, statusFound
+	return l, nil
+}
+
+func (c *indexCache) localSymPath(u uuid.UUID) string {
+	return filepath.Join(c.dir, u.String()+".sym")
+}
+
+// keepSymFile copies a UUID's Breakpad file into the local cache and
+// opens it as the UUID's index.
+func (c *indexCache) keepSymFile(u uuid.UUID, s *source, l lookup, f *SymbolFile) (lookup, error) {
+	l.status = statusMalformed
+	if f == nil {
+		return l, fmt.Errorf("%s: symbols of %s without a Mach-O image or a .sym file", s.cfg.Name, u)
+	}
+	tmp, err := os.CreateTemp(c.tmp, "sym-*")
+	if err != nil {
+		return l, err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = io.Copy(tmp, io.NewSectionReader(f, 0, f.Size))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	path := c.localSymPath(u)
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return l, err
+	}
+	ix, err := c.open(u, path, s.cfg.Name, l.location)
+	if err != nil {
+		return l, err
+	}
+	ix.breakpadOnly = true
+	l.index, l.status = ix, statusFound
+	return l, nil
+}
+
+// writeIndexFile writes an entry's index under a temporary name and
+// renames it into place, so that no reader maps a file being written.
+func writeIndexFile(path, tmpDir string, e *symbolize.Entry) error {
+	f, err := os.CreateTemp(tmpDir, "index-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := e.WriteIndex(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// open opens an index file as a UUID's index.
+func (c *indexCache) open(u uuid.UUID, path, from, location string) (*index, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	syms := symbolize.NewSymbols()
+	if err := syms.AddFile(path); err != nil {
+		syms.Close()
+		return nil, err
+	}
+	e, err := syms.Lookup(u)
+	if e == nil {
+		syms.Close()
+		if err == nil {
+			err = fmt.Errorf("%s: not an index of %s (%s)", path, u, strings.Join(append(syms.Skipped, syms.Warnings()...), "; "))
+		}
+		return nil, err
+	}
+	ix := &index{id: u, path: path, size: st.Size(), syms: syms, hasDebug: e.HasDebugInfo(), from: from, location: location}
+	if im := e.Image(); im != nil {
+		ix.arch, ix.archRegs, ix.name = im.ArchName(), im.Arch, filepath.Base(im.Name)
+		if text, ok := im.TextSegment(); ok {
+			ix.textAddr = text.Addr
+		}
+	}
+	e.Release()
+	return ix, nil
+}
+
+// fetchShared downloads the UUID's index from the shared cache into path.
+func (c *indexCache) fetchShared(u uuid.UUID, path string) (*index, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.shared.cfg.DownloadTimeout)
+	defer cancel()
+	r, _, err := c.shared.store.get(ctx, sharedKey(u))
+	if err != nil {
+		if !errors.Is(err, errNotFound) {
+			c.metrics.sourceErrors.WithLabelValues(c.shared.cfg.Name).Inc()
+		}
+		return nil, err
+	}
+	defer r.Close()
+	f, err := os.CreateTemp(c.tmp, "shared-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	_, err = limitedCopy(ctx, f, r, int64(c.shared.cfg.MaxDownload))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		c.metrics.sourceErrors.WithLabelValues(c.shared.cfg.Name).Inc()
+		return nil, err
+	}
+	return c.open(u, path, "shared cache", c.shared.store.describe(sharedKey(u)))
+}
+
+// putShared writes a fresh index to the shared cache. The first write
+// wins: an instance that built the same index meanwhile keeps its own
+// copy, and every later instance reads the one stored.
+func (c *indexCache) putShared(u uuid.UUID, path string, onlyIfAbsent bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.shared.cfg.DownloadTimeout)
+	defer cancel()
+	switch err := c.shared.store.put(ctx, sharedKey(u), f, st.Size(), onlyIfAbsent); {
+	case err == nil:
+		c.metrics.sharedWrites.WithLabelValues("written").Inc()
+	case errors.Is(err, errExists):
+		c.metrics.sharedWrites.WithLabelValues("exists").Inc()
+	default:
+		c.metrics.sourceErrors.WithLabelValues(c.shared.cfg.Name).Inc()
+	}
+}
+
+// keep puts an index in memory and evicts the least recently used ones
+// beyond the byte cap.
+func (c *indexCache) keep(ix *index) lookup {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.hot[ix.id]; old != nil {
+		ix.syms.Close()
+		return lookup{index: old, status: statusFound, source: old.from, location: old.location}
+	}
+	c.hot[ix.id] = ix
+	ix.elem = c.lru.PushFront(ix)
+	c.size += ix.size
+	c.evictLocked()
+	return lookup{index: ix, status: statusFound, source: ix.from, location: ix.location}
+}
+
+// evictLocked drops least recently used indexes that no request holds
+// until the cache fits its cap; the newest index always stays.
+func (c *indexCache) evictLocked() {
+	for e := c.lru.Back(); e != nil && c.size > c.maxBytes && c.lru.Len() > 1; {
+		ix := e.Value.(*index)
+		prev := e.Prev()
+		if ix.refs == 0 && e != c.lru.Front() {
+			c.lru.Remove(e)
+			delete(c.hot, ix.id)
+			c.size -= ix.size
+			ix.syms.Close()
+			os.Remove(ix.path)
+			c.metrics.evictions.Inc()
+		}
+		e = prev
+	}
+	c.metrics.cacheBytes.Set(float64(c.size))
+}
+
+// close closes every open index.
+func (c *indexCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ix := range c.hot {
+		ix.syms.Close()
+	}
+}
+
+var _ io.Closer = (*SymbolFile)(nil)

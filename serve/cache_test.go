@@ -1,0 +1,161 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stackimage/stackimage/symbolize"
+)
+
+// TestSharedIndexBuiltOnce: two instances share a store; the first to
+// need a UUID builds its index and writes it there, the second reads it
+// and builds nothing.
+func TestSharedIndexBuiltOnce(t *testing.T) {
+	u := fixtureUUID(t)
+	store := t.TempDir()
+	src := newSymbolServer(t, u, map[FileKind][]byte{KindCode: readFile(t, fixtureBin), KindDebug: readFile(t, fixtureDSYM)})
+	cfg := DefaultConfig("")
+	cfg.Sources = []SourceConfig{{Name: "store", Type: "filesystem", Path: store}, {Name: "http", Type: "http", URL: src.URL}}
+	cfg.Store = "store"
+	a, tsA := newTestServer(t, cfg)
+	b, tsB := newTestServer(t, cfg)
+	body := symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484)
+	delete(body, "options") // candidates name where each instance found the index
+	_, first := postJSON(t, tsA.URL+"/symbolicate", body)
+	_, second := postJSON(t, tsB.URL+"/symbolicate", body)
+	if !bytes.Equal(first, second) {
+		t.Errorf("the instances answer differently:\n%s\n%s", first, second)
+	}
+	got := []float64{
+		metric(t, a, "stackimage_index_builds_total", "result", "ok"), metric(t, a, "stackimage_shared_index_writes_total", "result", "written"),
+		metric(t, b, "stackimage_index_builds_total", "result", "ok"), metric(t, b, "stackimage_index_cache_total", "result", "shared"),
+	}
+	if got[0] != 1 || got[1] != 1 || got[2] != 0 || got[3] != 1 {
+		t.Errorf("A built %v and wrote %v, B built %v and read %v from the store; want 1, 1, 0, 1", got[0], got[1], got[2], got[3])
+	}
+	if _, err := os.Stat(filepath.Join(store, sharedKey(u))); err != nil {
+		t.Errorf("no shared index in the store: %v", err)
+	}
+}
+
+// TestFirstWriteWins: a second write of a key asked to be the first is
+// refused and leaves the first one's bytes.
+func TestFirstWriteWins(t *testing.T) {
+	d := dirStore{root: t.TempDir()}
+	ctx := context.Background()
+	if err := d.put(ctx, "_index/a.symindex", bytes.NewReader([]byte("first")), 5, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.put(ctx, "_index/a.symindex", bytes.NewReader([]byte("second")), 6, true); !errors.Is(err, errExists) {
+		t.Errorf("second write: %v, want errExists", err)
+	}
+	r, _, err := d.get(ctx, "_index/a.symindex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var buf bytes.Buffer
+	buf.ReadFrom(r)
+	if buf.String() != "first" {
+		t.Errorf("the key holds %q, want the first write", buf.String())
+	}
+	for _, bad := range []string{"../x", "/etc/passwd", "a//b", "a/./b", `a\b`, ""} {
+		if err := d.put(ctx, bad, bytes.NewReader(nil), 0, false); err == nil {
+			t.Errorf("put(%q) accepted", bad)
+		}
+	}
+}
+
+// TestLocalCacheByteCap: with room for one index, asking for a second
+// evicts the first from memory and disk; asking for the first again
+// builds it again.
+func TestLocalCacheByteCap(t *testing.T) {
+	cfg := DefaultConfig("../fixtures/bin")
+	cfg.Cache.MaxBytes = 1
+	s, ts := newTestServer(t, cfg)
+	var ids []string
+	for _, name := range []string{"chain-arm64-O1", "chain-x86_64-O1"} {
+		syms := symbolize.NewSymbols()
+		syms.AddFile(filepath.Join("..", "fixtures", "bin", name))
+		ids = append(ids, simple(syms.UUIDs()[0]))
+		syms.Close()
+	}
+	ask := func(id string) {
+		t.Helper()
+		_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(id, 0x100000000, 0x100000400, 0x100000484))
+		if st := decode(t, data).Modules[0].DebugStatus; st != "found" {
+			t.Fatalf("%s: %s", id, data)
+		}
+	}
+	ask(ids[0])
+	ask(ids[1])
+	if e := metric(t, s, "stackimage_index_cache_evictions_total"); e != 1 {
+		t.Errorf("%v evictions, want 1", e)
+	}
+	files, _ := filepath.Glob(filepath.Join(s.cache.dir, "*"))
+	if len(files) != 1 {
+		t.Errorf("local cache holds %v, want one index", files)
+	}
+	ask(ids[0])
+	if b := metric(t, s, "stackimage_index_builds_total", "result", "ok"); b != 3 {
+		t.Errorf("%v builds, want 3: the evicted index is built again", b)
+	}
+}
+
+// TestRememberedMissesBounded: misses of UUIDs a client makes up are
+// remembered up to a bound, not without end.
+func TestRememberedMissesBounded(t *testing.T) {
+	s, ts := newTestServer(t, DefaultConfig("../fixtures/bin"))
+	s.cache.maxNegative = 50
+	for i := range 200 {
+		id := fmt.Sprintf("%032x", i+1)
+		_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(id, 0x100000000, 0x100000400, 0x100000484))
+		if st := decode(t, data).Modules[0].DebugStatus; st != "missing" {
+			t.Fatalf("%s: %s", id, st)
+		}
+	}
+	s.cache.mu.Lock()
+	n := len(s.cache.neg)
+	s.cache.mu.Unlock()
+	if n > 50 {
+		t.Errorf("%d misses remembered, want at most 50", n)
+	}
+}
+
+// TestCacheDirTrimmedAtStart: index files a previous run left beyond the
+// byte cap are removed, oldest first, and its temporary files are gone.
+func TestCacheDirTrimmedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	index := filepath.Join(dir, "index")
+	os.MkdirAll(index, 0o755)
+	os.MkdirAll(filepath.Join(dir, "tmp"), 0o755)
+	os.WriteFile(filepath.Join(dir, "tmp", "fetch-1"), []byte("half a download"), 0o644)
+	old, recent := filepath.Join(index, "A.symindex"), filepath.Join(index, "B.symindex")
+	os.WriteFile(old, make([]byte, 600), 0o644)
+	os.WriteFile(recent, make([]byte, 600), 0o644)
+	past := time.Now().Add(-time.Hour)
+	os.Chtimes(old, past, past)
+	cfg := DefaultConfig("")
+	cfg.Cache.Dir = dir
+	cfg.Cache.MaxBytes = 1000
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := os.Stat(old); err == nil {
+		t.Errorf("the older index survived though the two exceed the cap")
+	}
+	if _, err := os.Stat(recent); err != nil {
+		t.Errorf("the newer index was removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tmp", "fetch-1")); err == nil {
+		t.Errorf("a previous run's temporary file survived")
+	}
+}

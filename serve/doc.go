@@ -1,0 +1,31 @@
+// Package serve is stackimage's symbolication service: an http.Handler,
+// built from a Config, that answers Sentry's symbolicator API (so that
+// crash pipelines can point at it) and the project's own endpoints.
+//
+//	POST /symbolicate        symbolicator's JSON: modules and stack traces
+//	POST /minidump           multipart, field upload_file_minidump
+//	POST /applecrashreport   multipart, field apple_crash_report (.crash or .ips)
+//	GET  /requests/{id}      an answer that outlived ?timeout=
+//	GET  /healthcheck        "ok", without authentication
+//	POST /v1/symbolicate     any input the command reads, as the raw body
+//	PUT  /v1/symbols         a binary, dSYM (zip) or .sym file into the store
+//	GET  /buildid/{uuid}/debuginfo|executable   the debuginfod protocol
+//	GET  /metrics            Prometheus metrics
+//
+// Symbol files come from sources tried in the configured order: a
+// directory (scanned, or read through a layout), an HTTP symbol server or
+// an S3 bucket, each with a layout (symbolicator's unified, LLDB's native,
+// Breakpad, SSQP, debuginfod). Nothing a request sends becomes a path or a
+// URL: files are found by validated UUIDs, and a request may only pick
+// among the configured sources by name.
+//
+// What is served is a derived index per UUID (package symindex), built
+// once from the symbol files and kept in a local cache bounded in bytes,
+// and in the store's shared cache, so that instances behind one load
+// balancer build each index once between them. Concurrent requests for
+// one UUID wait for one fetch and one build; misses and failed builds are
+// remembered for a configured time.
+//
+// docs/serve.md documents the configuration, the endpoints, deployment
+// and the measured figures.
+package serve

@@ -1,0 +1,169 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"mime/multipart"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stackimage/stackimage/internal/testcorpus"
+)
+
+// multipartBody builds a multipart body with one file field.
+func multipartBody(t *testing.T, field, filename string, data []byte, sources string) (*bytes.Buffer, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	fw, err := mw.CreateFormFile(field, filename)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.Write(data)
+	if sources != "" {
+		mw.WriteField("sources", sources)
+	}
+	mw.Close()
+	return &buf, mw.FormDataContentType()
+}
+
+// TestMinidumpEndpoint posts symbolicator's own macOS minidump with its
+// dSYM as the source: the crashed thread's frame 0 is what symbolicator's
+// snapshot of this dump says (minidump/symbolicator-macos.expected.snap):
+// two inlined functions in main, at main.cpp:21, 25 and 32.
+func TestMinidumpEndpoint(t *testing.T) {
+	corpus := testcorpus.Dir(t)
+	dmp := readFile(t, filepath.Join(corpus, "minidump", "symbolicator-macos.dmp"))
+	_, ts := newTestServer(t, DefaultConfig(filepath.Join(corpus, "symbolic", "symbolic-testutils", "fixtures", "macos", "crash.dSYM")))
+	body, ct := multipartBody(t, "upload_file_minidump", "crash.dmp", dmp, `[{"id":"local"}]`)
+	resp, data := do(t, "POST", ts.URL+"/minidump", body, map[string]string{"Content-Type": ct})
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	a := decode(t, data)
+	if a.Status != "completed" || len(a.Stacktraces) != 1 {
+		t.Fatalf("answer %s: want one completed stack trace", data)
+	}
+	frames := a.Stacktraces[0].Frames
+	type fn struct {
+		function string
+		line     int
+		inlined  bool
+	}
+	want := []fn{{"(anonymous namespace)::crash()", 21, true}, {"(anonymous namespace)::start()", 25, true}, {"main", 32, false}}
+	for i, w := range want {
+		if i >= len(frames) {
+			t.Fatalf("only %d frames", len(frames))
+		}
+		f := frames[i]
+		if f.Function != w.function || f.Lineno != w.line || f.Inlined != w.inlined || f.InstructionAddr != "0x109ba8c15" || f.Trust != "context" {
+			t.Errorf("frame %d = %+v, want %s at line %d, inlined %v, at 0x109ba8c15 found by context", i, f, w.function, w.line, w.inlined)
+		}
+	}
+	found := 0
+	for _, m := range a.Modules {
+		if m.DebugStatus == "found" {
+			found++
+			if m.DebugID != "67e9247c-814e-392b-a027-dbde6748fcbf" {
+				t.Errorf("found module %s, want crash's UUID", m.DebugID)
+			}
+		}
+	}
+	if found != 1 || len(a.Modules) < 10 {
+		t.Errorf("%d of %d modules found, want crash's alone of the dump's many", found, len(a.Modules))
+	}
+}
+
+// TestAppleCrashReportEndpoint posts the project's sample reports, .crash
+// and .ips, with their app image turned into the fixture: frame 0 gets
+// the fixture's function, the system image stays missing.
+func TestAppleCrashReportEndpoint(t *testing.T) {
+	u := fixtureUUID(t)
+	w := want(t, u, 0x100000400)
+	_, ts := newTestServer(t, DefaultConfig("../fixtures/bin"))
+	for _, tt := range []struct{ file, uuid, from, to string }{
+		{"arm64.crash", "aaaaaaaabbbbccccddddeeeeeeeeeeee", "0x100004008 crash + 8", "0x100000400 crash + 8"},
+		{"arm64.ips", "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", `"imageOffset" : 16392`, `"imageOffset" : 1024`},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			data := string(readFile(t, filepath.Join("..", "crashreport", "testdata", tt.file)))
+			if !strings.Contains(data, tt.uuid) || !strings.Contains(data, tt.from) {
+				t.Fatalf("sample %s changed", tt.file)
+			}
+			id := simple(u)
+			if strings.Contains(tt.uuid, "-") {
+				id = strings.ToLower(u.String())
+			}
+			data = strings.ReplaceAll(strings.ReplaceAll(data, tt.uuid, id), tt.from, tt.to)
+			body, ct := multipartBody(t, "apple_crash_report", tt.file, []byte(data), "")
+			resp, out := do(t, "POST", ts.URL+"/applecrashreport", body, map[string]string{"Content-Type": ct})
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d: %s", resp.StatusCode, out)
+			}
+			a := decode(t, out)
+			var got []string
+			for _, st := range a.Stacktraces {
+				for _, f := range st.Frames {
+					if f.InstructionAddr == "0x100000400" {
+						got = append(got, f.Function)
+					}
+				}
+			}
+			if len(got) == 0 || got[len(got)-1] != w[len(w)-1].Symbol {
+				t.Errorf("frames at 0x100000400: %q, want the fixture's %s: %s", got, w[len(w)-1].Symbol, out)
+			}
+			statuses := map[string]string{}
+			for _, m := range a.Modules {
+				statuses[m.DebugID] = m.DebugStatus
+			}
+			if statuses[strings.ToLower(u.String())] != "found" || statuses["00112233-4455-6677-8899-aabbccddeeff"] != "missing" {
+				t.Errorf("module statuses %v, want the fixture found and libsystem_kernel missing", statuses)
+			}
+		})
+	}
+}
+
+// TestNativeSnapshot posts a snapshot of the fixture, stopped in its
+// deepest function, to /v1/symbolicate: the walk (by frame records: the
+// index holds no unwind tables) names the true call chain the emulator
+// recorded beside the snapshot; format=text prints it as Apple does.
+func TestNativeSnapshot(t *testing.T) {
+	snap := readFile(t, "../fixtures/snapshots/chain-arm64-O1-deepest.json")
+	chain, err := os.Open("../fixtures/snapshots/chain-arm64-O1-deepest.chain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer chain.Close()
+	var wantChain []string
+	sc := bufio.NewScanner(chain)
+	for sc.Scan() {
+		if line := sc.Text(); line != "" && !strings.HasPrefix(line, "#") && line != "???" {
+			wantChain = append(wantChain, line)
+		}
+	}
+	_, ts := newTestServer(t, DefaultConfig("../fixtures/bin"))
+	resp, data := do(t, "POST", ts.URL+"/v1/symbolicate", bytes.NewReader(snap), nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, data)
+	}
+	a := decode(t, data)
+	var got []string
+	for _, f := range a.Stacktraces[0].Frames {
+		if !f.Inlined && f.Function != "" {
+			got = append(got, f.Function)
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(wantChain, " ") {
+		t.Errorf("walk names %q, want the true chain %q", got, wantChain)
+	}
+	resp, text := do(t, "POST", ts.URL+"/v1/symbolicate?format=text", bytes.NewReader(snap), nil)
+	if resp.StatusCode != 200 || !strings.Contains(string(text), "deepest") || !strings.Contains(string(text), "Thread 0") {
+		t.Errorf("format=text: status %d:\n%s", resp.StatusCode, text)
+	}
+	resp, data = do(t, "POST", ts.URL+"/v1/symbolicate", strings.NewReader(`{"hello":"world"}`), nil)
+	if resp.StatusCode != 400 || !strings.Contains(string(data), "unrecognized input") {
+		t.Errorf("unknown input: status %d: %s", resp.StatusCode, data)
+	}
+}

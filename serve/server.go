@@ -1,0 +1,293 @@
+package serve
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Server is the symbolication service: an http.Handler answering
+// symbolicator's endpoints and our own (see doc.go). Build it with New and
+// Close it when done.
+type Server struct {
+	cfg      Config
+	sources  []*source
+	byName   map[string]*source
+	store    *source
+	cache    *indexCache
+	metrics  *metrics
+	mux      *http.ServeMux
+	slots    chan struct{}
+	pending  *pendingRequests
+	cacheDir string
+	ownsDir  bool
+	closed   sync.Once
+}
+
+// New builds a Server from a checked configuration: it opens the sources
+// (a scanned directory is indexed now) and the local cache.
+func New(cfg Config) (*Server, error) {
+	cfg.setDefaults()
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, metrics: newMetrics(), byName: map[string]*source{},
+		slots: make(chan struct{}, cfg.Limits.MaxConcurrent)}
+	s.cacheDir = cfg.Cache.Dir
+	if s.cacheDir == "" {
+		d, err := os.MkdirTemp("", "stackimage-serve-")
+		if err != nil {
+			return nil, err
+		}
+		s.cacheDir, s.ownsDir = d, true
+	}
+	tmp := filepath.Join(s.cacheDir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	for _, sc := range cfg.Sources {
+		src, err := newSource(sc, tmp, s.metrics)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.sources = append(s.sources, src)
+		s.byName[sc.Name] = src
+	}
+	var shared *source
+	if cfg.Store != "" {
+		s.store = s.byName[cfg.Store]
+		if *cfg.Cache.Shared {
+			shared = s.store
+		}
+	}
+	cache, err := newIndexCache(s.cacheDir, cfg, s.sources, shared, s.metrics)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.cache = cache
+	s.pending = newPendingRequests(cfg.Limits.MaxPending)
+	s.routes()
+	return s, nil
+}
+
+// Close closes the open indexes and removes a cache directory the server
+// made itself. Requests must have finished (http.Server.Shutdown).
+func (s *Server) Close() error {
+	s.closed.Do(func() {
+		if s.cache != nil {
+			s.cache.close()
+		}
+		if s.ownsDir {
+			os.RemoveAll(s.cacheDir)
+		}
+	})
+	return nil
+}
+
+func (s *Server) routes() {
+	s.mux = http.NewServeMux()
+	handle := func(pattern, endpoint string, h http.HandlerFunc, opts ...routeOption) {
+		s.mux.Handle(pattern, s.wrap(endpoint, h, opts...))
+	}
+	handle("GET /healthcheck", "healthcheck", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintln(w, "ok")
+	}, public, unlimited)
+	handle("GET /metrics", "metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP, unlimited)
+	handle("POST /symbolicate", "symbolicate", s.handleSymbolicate)
+	handle("POST /minidump", "minidump", s.handleMinidump)
+	handle("POST /applecrashreport", "applecrashreport", s.handleAppleCrashReport)
+	handle("GET /requests/{id}", "requests", s.handleRequest)
+	handle("POST /v1/symbolicate", "v1_symbolicate", s.handleNative)
+	handle("PUT /v1/symbols", "v1_symbols", s.handleUpload, uploadAuth)
+	handle("GET /buildid/{id}/{kind}", "debuginfod", s.handleBuildID)
+	s.mux.Handle("/", s.wrap("other", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
+	}, public, unlimited))
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+type routeOption int
+
+const (
+	public     routeOption = iota // no token needed
+	unlimited                     // not counted against max_concurrent
+	uploadAuth                    // the upload token, not the service token
+)
+
+// statusWriter remembers the status code for the request metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// wrap adds what every endpoint shares: metrics, authentication, the cap
+// on concurrent requests and the request deadline.
+func (s *Server) wrap(endpoint string, h http.HandlerFunc, opts ...routeOption) http.Handler {
+	has := func(o routeOption) bool {
+		for _, x := range opts {
+			if x == o {
+				return true
+			}
+		}
+		return false
+	}
+	isPublic, isUnlimited, isUpload := has(public), has(unlimited), has(uploadAuth)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			code := sw.code
+			if code == 0 {
+				code = http.StatusOK
+			}
+			s.metrics.requests.WithLabelValues(endpoint, strconv.Itoa(code)).Inc()
+			s.metrics.latency.WithLabelValues(endpoint).Observe(time.Since(start).Seconds())
+		}()
+		switch {
+		case isUpload:
+			if s.cfg.Auth.UploadToken == "" {
+				writeError(sw, http.StatusForbidden, "uploads are disabled: auth.upload_token is not set")
+				return
+			}
+			if !tokenMatches(r, s.cfg.Auth.UploadToken) {
+				sw.Header().Set("WWW-Authenticate", `Bearer realm="stackimage upload"`)
+				writeError(sw, http.StatusUnauthorized, "PUT /v1/symbols needs the upload token")
+				return
+			}
+		case !isPublic && s.cfg.Auth.Token != "":
+			if !tokenMatches(r, s.cfg.Auth.Token) {
+				sw.Header().Set("WWW-Authenticate", `Bearer realm="stackimage"`)
+				writeError(sw, http.StatusUnauthorized, "missing or wrong bearer token")
+				return
+			}
+		}
+		if !isUnlimited {
+			select {
+			case s.slots <- struct{}{}:
+				defer func() { <-s.slots }()
+			default:
+				s.metrics.rejected.Inc()
+				sw.Header().Set("Retry-After", "1")
+				writeError(sw, http.StatusServiceUnavailable, "busy: %d requests in flight", cap(s.slots))
+				return
+			}
+			s.metrics.inFlight.Inc()
+			defer s.metrics.inFlight.Dec()
+		}
+		h(sw, r)
+	})
+}
+
+func tokenMatches(r *http.Request, token string) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+}
+
+// writeError answers with a JSON error, as symbolicator does.
+func writeError(w http.ResponseWriter, code int, format string, args ...any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(map[string]string{"status": "failed", "message": fmt.Sprintf(format, args...)})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	writeJSONBody(w, v)
+}
+
+// bodyError answers a body that could not be read: too large (413) or
+// cut short (400).
+func bodyError(w http.ResponseWriter, err error, what string) {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		writeError(w, http.StatusRequestEntityTooLarge, "%s: larger than the limit of %d bytes", what, tooLarge.Limit)
+		return
+	}
+	writeError(w, http.StatusBadRequest, "%s: %v", what, err)
+}
+
+// requestSources picks the configured sources a request names: only
+// names of configured sources (in allow_sources, when set) are accepted,
+// never a URL or a path. nil means every configured source.
+func (s *Server) requestSources(raw []json.RawMessage) ([]*source, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	out := []*source{}
+	for i, m := range raw {
+		var ref map[string]any
+		if err := json.Unmarshal(m, &ref); err != nil {
+			return nil, fmt.Errorf("sources[%d]: %v", i, err)
+		}
+		id, _ := ref["id"].(string)
+		src := s.byName[id]
+		if src == nil || !s.allowed(id) {
+			return nil, fmt.Errorf("sources[%d]: %q is not a configured source this service lets requests pick; a request cannot add sources of its own", i, id)
+		}
+		for k := range ref {
+			if k != "id" && k != "type" {
+				return nil, fmt.Errorf("sources[%d] (%s): only \"id\" (and \"type\") may be given; the source's settings are the service's", i, id)
+			}
+		}
+		out = append(out, src)
+	}
+	return out, nil
+}
+
+func (s *Server) allowed(name string) bool {
+	if len(s.cfg.AllowSources) == 0 {
+		return true
+	}
+	for _, a := range s.cfg.AllowSources {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}
+
+// deadline returns the context a request's work runs under.
+func (s *Server) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.cfg.Limits.RequestTimeout)
+}
+
+// writeJSONBody writes an answer; a completed symbolication is streamed.
+func writeJSONBody(w http.ResponseWriter, v any) {
+	if c, ok := v.(*completedResponse); ok {
+		writeCompleted(w, c)
+		return
+	}
+	json.NewEncoder(w).Encode(v)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,508 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/uuid"
+	"github.com/stackimage/stackimage/walker"
+)
+
+// hexValue is an address as symbolicator takes it: a "0x…" string, a
+// decimal string or a JSON number. It is written back as "0x…".
+type hexValue uint64
+
+func (h *hexValue) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	var v uint64
+	var err error
+	if t, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
+		v, err = strconv.ParseUint(t, 16, 64)
+	} else {
+		v, err = strconv.ParseUint(s, 10, 64)
+	}
+	if err != nil {
+		return fmt.Errorf("address %s: want a hex string (0x…) or a number", b)
+	}
+	*h = hexValue(v)
+	return nil
+}
+
+func (h hexValue) MarshalJSON() ([]byte, error) {
+	return []byte(`"0x` + strconv.FormatUint(uint64(h), 16) + `"`), nil
+}
+
+// symbolicateRequest is the body of POST /symbolicate.
+type symbolicateRequest struct {
+	Platform    string            `json:"platform,omitempty"`
+	Signal      *int              `json:"signal,omitempty"`
+	Sources     []json.RawMessage `json:"sources,omitempty"`
+	Stacktraces []rawStacktrace   `json:"stacktraces"`
+	// Threads is the older name of Stacktraces.
+	Threads []rawStacktrace `json:"threads,omitempty"`
+	Modules []rawModule     `json:"modules"`
+	Options struct {
+		DIFCandidates bool `json:"dif_candidates"`
+		// NoDemangle is ours: keep names as the binary spells them.
+		NoDemangle bool `json:"no_demangle"`
+	} `json:"options"`
+}
+
+type rawStacktrace struct {
+	Registers map[string]hexValue `json:"registers,omitempty"`
+	Frames    []rawFrame          `json:"frames"`
+}
+
+type rawFrame struct {
+	InstructionAddr hexValue `json:"instruction_addr"`
+	AddrMode        string   `json:"addr_mode,omitempty"`
+	// AdjustInstructionAddr says whether the address is a return
+	// address to look up one instruction earlier; by default every frame
+	// but the first of a stack trace is.
+	AdjustInstructionAddr *bool  `json:"adjust_instruction_addr,omitempty"`
+	Trust                 string `json:"trust,omitempty"`
+}
+
+// rawModule is a module as the request gives it; it is echoed back with
+// the fields the response adds.
+type rawModule struct {
+	Type      string    `json:"type"`
+	DebugID   string    `json:"debug_id,omitempty"`
+	CodeID    string    `json:"code_id,omitempty"`
+	DebugFile string    `json:"debug_file,omitempty"`
+	CodeFile  string    `json:"code_file,omitempty"`
+	ImageAddr hexValue  `json:"image_addr"`
+	ImageSize *hexValue `json:"image_size,omitempty"`
+}
+
+// symbolicatedFrame is a frame of the response, with symbolicator's
+// fields first and ours (column, inlined, symbol_source, found_by) after.
+type symbolicatedFrame struct {
+	Status          string    `json:"status"`
+	OriginalIndex   int       `json:"original_index"`
+	InstructionAddr hexValue  `json:"instruction_addr"`
+	AddrMode        string    `json:"addr_mode,omitempty"`
+	Package         string    `json:"package,omitempty"`
+	Lang            string    `json:"lang,omitempty"`
+	Symbol          string    `json:"symbol,omitempty"`
+	SymAddr         *hexValue `json:"sym_addr,omitempty"`
+	Function        string    `json:"function,omitempty"`
+	Filename        string    `json:"filename,omitempty"`
+	AbsPath         string    `json:"abs_path,omitempty"`
+	Lineno          int       `json:"lineno,omitempty"`
+	Trust           string    `json:"trust,omitempty"`
+	Column          int       `json:"column,omitempty"`
+	Inlined         bool      `json:"inlined,omitempty"`
+	SymbolSource    string    `json:"symbol_source,omitempty"`
+	FoundBy         string    `json:"found_by,omitempty"`
+}
+
+type symbolicatedStacktrace struct {
+	// ThreadID, IsRequesting and ThreadName are set for dumps.
+	ThreadID     *uint64             `json:"thread_id,omitempty"`
+	ThreadName   string              `json:"thread_name,omitempty"`
+	IsRequesting *bool               `json:"is_requesting,omitempty"`
+	Registers    map[string]hexValue `json:"registers,omitempty"`
+	Frames       []symbolicatedFrame `json:"frames"`
+	StopReason   string              `json:"stop_reason,omitempty"`
+}
+
+type moduleFeatures struct {
+	HasDebugInfo  bool `json:"has_debug_info"`
+	HasUnwindInfo bool `json:"has_unwind_info"`
+	HasSymbols    bool `json:"has_symbols"`
+	HasSources    bool `json:"has_sources"`
+}
+
+type candidate struct {
+	Source   string            `json:"source"`
+	Location string            `json:"location,omitempty"`
+	Download map[string]string `json:"download"`
+}
+
+// completeModule is a module of the response: the request's fields and
+// what symbolication found.
+type completeModule struct {
+	DebugStatus  string         `json:"debug_status"`
+	UnwindStatus string         `json:"unwind_status,omitempty"`
+	Features     moduleFeatures `json:"features"`
+	Arch         string         `json:"arch"`
+	rawModule
+	Candidates []candidate `json:"candidates,omitempty"`
+	// Error says why the module's symbols are missing or unusable (ours).
+	Error string `json:"error,omitempty"`
+}
+
+// completedResponse is symbolicator's CompletedSymbolicationResponse.
+type completedResponse struct {
+	Status      string                   `json:"status"`
+	Signal      *int                     `json:"signal,omitempty"`
+	Crashed     *bool                    `json:"crashed,omitempty"`
+	Arch        string                   `json:"arch,omitempty"`
+	Stacktraces []symbolicatedStacktrace `json:"stacktraces"`
+	Modules     []completeModule         `json:"modules"`
+	Warnings    []string                 `json:"warnings,omitempty"`
+}
+
+// handleSymbolicate is POST /symbolicate.
+func (s *Server) handleSymbolicate(w http.ResponseWriter, r *http.Request) {
+	body := http.MaxBytesReader(w, r.Body, int64(s.cfg.Limits.MaxSymbolicateBody))
+	var req symbolicateRequest
+	dec := json.NewDecoder(body)
+	if err := dec.Decode(&req); err != nil {
+		if _, ok := err.(*http.MaxBytesError); ok {
+			bodyError(w, err, "request body")
+			return
+		}
+		writeError(w, http.StatusBadRequest, "request body: %v", err)
+		return
+	}
+	if _, err := io.Copy(io.Discard, body); err != nil {
+		bodyError(w, err, "request body")
+		return
+	}
+	if len(req.Stacktraces) == 0 {
+		req.Stacktraces = req.Threads
+	}
+	total := 0
+	for _, st := range req.Stacktraces {
+		total += len(st.Frames)
+	}
+	if total > s.cfg.Limits.MaxFrames {
+		writeError(w, http.StatusRequestEntityTooLarge, "%d frames: more than the limit of %d", total, s.cfg.Limits.MaxFrames)
+		return
+	}
+	only, err := s.requestSources(req.Sources)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	s.run(w, r, func(ctx context.Context) (int, any) {
+		return http.StatusOK, s.symbolicate(ctx, &req, only)
+	})
+}
+
+// moduleState is a request module while its frames are symbolicated.
+type moduleState struct {
+	raw      rawModule
+	id       uuid.UUID
+	idErr    error
+	start    uint64
+	end      uint64 // 0 when unknown: up to the next module
+	used     bool
+	look     lookup
+	arch     *archregs.Arch
+	hasDebug bool
+	// entry is the module's symbols, held for the request.
+	entry *symbolize.Entry
+}
+
+// symbolicate answers a /symbolicate request.
+func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only []*source) *completedResponse {
+	mods := make([]*moduleState, len(req.Modules))
+	for i, m := range req.Modules {
+		ms := &moduleState{raw: m, start: uint64(m.ImageAddr)}
+		if m.ImageSize != nil && *m.ImageSize > 0 {
+			ms.end = ms.start + uint64(*m.ImageSize)
+		}
+		id := m.DebugID
+		if id == "" {
+			id = m.CodeID
+		}
+		ms.id, ms.idErr = parseDebugID(id)
+		mods[i] = ms
+	}
+	byAddr := append([]*moduleState(nil), mods...)
+	sort.SliceStable(byAddr, func(i, j int) bool { return byAddr[i].start < byAddr[j].start })
+	find := func(addr uint64) *moduleState {
+		i := sort.Search(len(byAddr), func(i int) bool { return byAddr[i].start > addr }) - 1
+		if i < 0 {
+			return nil
+		}
+		m := byAddr[i]
+		end := m.end
+		if end == 0 && i+1 < len(byAddr) {
+			end = byAddr[i+1].start
+		}
+		if end != 0 && addr >= end {
+			return nil
+		}
+		return m
+	}
+	// Place every frame first, so that only the modules frames use are
+	// fetched, all at once.
+	type placed struct {
+		mod  *moduleState
+		addr uint64
+	}
+	places := make([][]placed, len(req.Stacktraces))
+	for i, st := range req.Stacktraces {
+		places[i] = make([]placed, len(st.Frames))
+		for j, f := range st.Frames {
+			addr := uint64(f.InstructionAddr)
+			var m *moduleState
+			if rel, ok := strings.CutPrefix(f.AddrMode, "rel:"); ok {
+				if n, err := strconv.Atoi(rel); err == nil && n >= 0 && n < len(mods) {
+					m = mods[n]
+					addr += m.start
+				}
+			} else {
+				m = find(addr)
+			}
+			if m != nil {
+				m.used = true
+			}
+			places[i][j] = placed{m, addr}
+		}
+	}
+	s.fetchModules(ctx, mods, only)
+	defer func() {
+		for _, m := range mods {
+			if m.entry != nil {
+				m.entry.Release()
+			}
+			s.cache.release(m.look.index)
+		}
+	}()
+
+	resp := &completedResponse{Status: "completed", Signal: req.Signal, Stacktraces: make([]symbolicatedStacktrace, len(req.Stacktraces))}
+	frames := 0
+	for i, st := range req.Stacktraces {
+		out := symbolicatedStacktrace{Registers: st.Registers, Frames: make([]symbolicatedFrame, 0, len(st.Frames))}
+		for j, f := range st.Frames {
+			p := places[i][j]
+			adjust := j > 0
+			if f.AdjustInstructionAddr != nil {
+				adjust = *f.AdjustInstructionAddr
+			}
+			out.Frames = s.appendFrames(out.Frames, j, f, p.mod, p.addr, adjust, req.Options.NoDemangle)
+		}
+		frames += len(st.Frames)
+		resp.Stacktraces[i] = out
+	}
+	s.metrics.frames.Add(float64(frames))
+	resp.Modules = make([]completeModule, len(mods))
+	for i, m := range mods {
+		resp.Modules[i] = m.complete(req.Options.DIFCandidates)
+	}
+	return resp
+}
+
+// maxParallelFetches bounds the modules of one request looked up at
+// once: a request naming thousands of modules must not start thousands
+// of downloads together.
+const maxParallelFetches = 16
+
+// fetchModules finds the index of every used module, in parallel; a
+// module not ready by the deadline says "timeout".
+func (s *Server) fetchModules(ctx context.Context, mods []*moduleState, only []*source) {
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxParallelFetches)
+	for _, m := range mods {
+		if !m.used || m.idErr != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			m.look = s.cache.get(ctx, m.id, moduleName(m.raw), only)
+			if ix := m.look.index; ix != nil {
+				m.hasDebug = ix.hasDebug
+				m.arch = ix.archRegs
+				m.entry, _ = ix.syms.Lookup(m.id)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// moduleName is the image's file name, for layouts that need one.
+func moduleName(m rawModule) string {
+	name := m.CodeFile
+	if name == "" {
+		name = m.DebugFile
+	}
+	return safeName(path.Base(strings.ReplaceAll(name, `\`, "/")))
+}
+
+// appendFrames appends the symbolicated frames of one request frame: the
+// functions inlined at its address, innermost first, then the function
+// holding it, all with its original index.
+func (s *Server) appendFrames(out []symbolicatedFrame, index int, f rawFrame, m *moduleState, addr uint64, adjust, noDemangle bool) []symbolicatedFrame {
+	base := symbolicatedFrame{OriginalIndex: index, InstructionAddr: f.InstructionAddr, AddrMode: f.AddrMode, Trust: f.Trust}
+	if m == nil {
+		base.Status = "unknown_image"
+		return append(out, base)
+	}
+	base.Package = m.raw.CodeFile
+	ix := m.look.index
+	if ix == nil {
+		base.Status = "missing"
+		if m.idErr != nil {
+			base.Status = "malformed"
+		}
+		return append(out, base)
+	}
+	lookupAddr := addr
+	if adjust {
+		lookupAddr = walker.CallerLookupAddress(m.arch, addr)
+	}
+	unslid := lookupAddr - m.start + ix.textAddr
+	if m.entry == nil {
+		base.Status = "missing"
+		return append(out, base)
+	}
+	// The frame as Symbols.Resolve would make it, from the entry the
+	// request holds: no lookup of the UUID per frame.
+	rf := symbolize.Frame{Address: unslid, LookupAddress: unslid}
+	if unslid >= ix.textAddr {
+		rf.ImageLoadAddress, rf.ImageOffset = ix.textAddr, unslid-ix.textAddr
+	}
+	resolved := m.entry.Resolve(rf, unslid, symbolize.ResolveOptions{NoDemangle: noDemangle})
+	if len(resolved) == 0 {
+		base.Status = "missing"
+		return append(out, base)
+	}
+	for _, rf := range resolved {
+		sf := base
+		if rf.Symbol == "" {
+			sf.Status = "missing_symbol"
+			out = append(out, sf)
+			continue
+		}
+		sf.Status = "symbolicated"
+		sf.Function = rf.Symbol
+		sf.Symbol = rf.Symbol
+		if rf.MangledSymbol != "" {
+			sf.Symbol = rf.MangledSymbol
+		}
+		if rf.HasOffset {
+			// Resolve measured the offset from the unslid lookup address.
+			start := hexValue(lookupAddr - rf.SymbolOffset)
+			sf.SymAddr = &start
+		}
+		sf.Lang = langName(rf.Lang)
+		if rf.File != "" {
+			sf.AbsPath = rf.File
+			sf.Filename = path.Base(rf.File)
+			sf.Lineno, sf.Column = rf.Line, rf.Column
+		}
+		sf.Inlined = rf.Inlined
+		sf.SymbolSource = rf.SymbolSource.String()
+		out = append(out, sf)
+	}
+	return out
+}
+
+// langName spells a language as symbolicator does.
+func langName(l string) string {
+	switch l {
+	case "C++":
+		return "cpp"
+	case "ObjC":
+		return "objc"
+	default:
+		return strings.ToLower(l)
+	}
+}
+
+// complete is the module as the response gives it.
+func (m *moduleState) complete(withCandidates bool) completeModule {
+	c := completeModule{rawModule: m.raw, DebugStatus: statusUnused, Arch: "unknown"}
+	switch {
+	case m.idErr != nil:
+		c.DebugStatus, c.Error = statusMalformed, m.idErr.Error()
+	case !m.used:
+	case m.look.index != nil:
+		ix := m.look.index
+		c.DebugStatus, c.Arch = statusFound, ix.arch
+		c.UnwindStatus = statusUnused
+		c.Features = moduleFeatures{HasDebugInfo: ix.hasDebug, HasSymbols: true}
+		if withCandidates {
+			c.Candidates = []candidate{{Source: m.look.source, Location: m.look.location,
+				Download: map[string]string{"status": "ok"}}}
+		}
+	default:
+		c.DebugStatus = m.look.status
+		if m.look.err != nil {
+			c.Error = m.look.err.Error()
+		}
+		if withCandidates {
+			c.Candidates = []candidate{{Source: m.look.source, Location: m.look.location,
+				Download: map[string]string{"status": "notfound"}}}
+		}
+	}
+	return c
+}
+
+// writerPool holds the buffers answers are written through: one per
+// request would be most of what a small request allocates.
+var writerPool = sync.Pool{New: func() any { return &answerWriter{Writer: bufio.NewWriterSize(nil, 32<<10)} }}
+
+// answerWriter is a pooled buffered writer with a scratch buffer for
+// one stack trace's JSON.
+type answerWriter struct {
+	*bufio.Writer
+	scratch []byte
+}
+
+// writeCompleted writes a completed answer stack trace by stack trace,
+// so that a large answer is never held twice, as a whole encoded copy.
+func writeCompleted(w io.Writer, resp *completedResponse) error {
+	bw := writerPool.Get().(*answerWriter)
+	bw.Reset(w)
+	defer func() {
+		bw.Reset(nil)
+		if cap(bw.scratch) > 1<<20 {
+			bw.scratch = nil // a huge answer's buffer is not kept
+		}
+		writerPool.Put(bw)
+	}()
+	head := *resp
+	head.Stacktraces, head.Modules = nil, nil
+	b, err := json.Marshal(struct {
+		*completedResponse
+		Stacktraces any `json:"stacktraces,omitempty"`
+		Modules     any `json:"modules,omitempty"`
+	}{completedResponse: &head})
+	if err != nil {
+		return err
+	}
+	bw.Write(b[:len(b)-1])
+	enc := json.NewEncoder(bw)
+	list := func(key string, n int, item func(i int) any) {
+		fmt.Fprintf(bw, `,%q:[`, key)
+		for i := range n {
+			if i > 0 {
+				bw.WriteByte(',')
+			}
+			enc.Encode(item(i))
+		}
+		bw.WriteByte(']')
+	}
+	bw.WriteString(`,"stacktraces":[`)
+	for i := range resp.Stacktraces {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.scratch = appendStacktrace(bw.scratch[:0], &resp.Stacktraces[i])
+		bw.Write(bw.scratch)
+	}
+	bw.WriteByte(']')
+	list("modules", len(resp.Modules), func(i int) any { return resp.Modules[i] })
+	bw.WriteString("}\n")
+	return bw.Flush()
+}

@@ -1,0 +1,221 @@
+package serve
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/uuid"
+)
+
+// uploaded is one symbol file stored by PUT /v1/symbols.
+type uploaded struct {
+	UUID     string `json:"uuid"`
+	Arch     string `json:"arch,omitempty"`
+	Kind     string `json:"kind"`
+	Name     string `json:"name,omitempty"`
+	Location string `json:"location"`
+	// Index is "built", or why the index could not be built.
+	Index string `json:"index"`
+}
+
+type uploadAnswer struct {
+	Stored  []uploaded `json:"stored"`
+	Skipped []string   `json:"skipped,omitempty"`
+}
+
+// zip members are bounded like the symbol loader bounds them: a member
+// whose declared size its compressed bytes cannot honestly hold is
+// skipped (deflate reaches about 1032:1; Mach-O files compress 3 to 10
+// times).
+const (
+	maxZipRatio   = 100
+	zipRatioFloor = 1 << 20
+)
+
+// handleUpload is PUT /v1/symbols: a Mach-O binary or dSYM file (thin or
+// fat), a zip archive of them (a zipped .dSYM bundle), or a Breakpad .sym
+// file. Each file is stored in the configured store under its UUIDs, and
+// their indexes are built at once (and shared).
+func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
+	if s.store == nil {
+		writeError(w, http.StatusForbidden, "no store is configured for uploads (config key store)")
+		return
+	}
+	max := int64(s.cfg.Limits.MaxUploadBody)
+	body, err := s.spool(http.MaxBytesReader(w, r.Body, max+1), max)
+	if err != nil {
+		bodyError(w, err, "upload")
+		return
+	}
+	defer body.Close()
+	ctx, cancel := s.deadline(r.Context())
+	defer cancel()
+	var ans uploadAnswer
+	head := make([]byte, min(body.size, 8))
+	body.ReadAt(head, 0)
+	switch {
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
+		err = s.storeZip(ctx, body, &ans)
+	case isMachO(head):
+		err = s.storeMachO(ctx, body.File, body.size, "", &ans)
+	case bytes.HasPrefix(head, []byte("MODULE ")):
+		err = s.storeSym(ctx, body.File, body.size, &ans)
+	default:
+		writeError(w, http.StatusBadRequest, "upload: not a Mach-O file, a zip archive of them or a Breakpad .sym file")
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "upload: %v", err)
+		return
+	}
+	if len(ans.Stored) == 0 {
+		writeError(w, http.StatusBadRequest, "upload: no symbol file with a UUID found (%s)", strings.Join(ans.Skipped, "; "))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	writeJSONBody(w, ans)
+}
+
+// isMachO tells Mach-O files, thin or fat, by their magic.
+func isMachO(head []byte) bool {
+	if len(head) < 4 {
+		return false
+	}
+	switch binary.BigEndian.Uint32(head) {
+	case 0xfeedface, 0xfeedfacf, 0xcefaedfe, 0xcffaedfe, 0xcafebabe, 0xcafebabf:
+		return true
+	}
+	return false
+}
+
+// storeMachO stores a Mach-O file under the UUID of each of its slices:
+// a dSYM's as "debuginfo", anything else as "executable".
+func (s *Server) storeMachO(ctx context.Context, f io.ReaderAt, size int64, name string, ans *uploadAnswer) error {
+	mf, err := image.NewFile(io.NewSectionReader(f, 0, size), name)
+	if err != nil {
+		return err
+	}
+	for _, e := range mf.SliceErrors {
+		ans.Skipped = append(ans.Skipped, e.Error())
+	}
+	for _, im := range mf.Images {
+		if im.UUID.IsZero() {
+			ans.Skipped = append(ans.Skipped, fmt.Sprintf("%s (%s): no LC_UUID", name, im.ArchName()))
+			continue
+		}
+		kind := KindCode
+		if im.Type == image.TypeDSYM {
+			kind = KindDebug
+		}
+		u := uploaded{UUID: im.UUID.String(), Arch: im.ArchName(), Kind: kind.String(), Name: path.Base(name)}
+		loc, err := s.store.put(ctx, im.UUID, kind, "", io.NewSectionReader(f, 0, size), size)
+		if err != nil {
+			return fmt.Errorf("storing %s: %w", im.UUID, err)
+		}
+		u.Location = loc
+		u.Index = s.rebuild(ctx, im.UUID)
+		ans.Stored = append(ans.Stored, u)
+	}
+	return nil
+}
+
+// storeSym stores a Breakpad .sym file under the UUID of its MODULE line.
+func (s *Server) storeSym(ctx context.Context, f io.ReaderAt, size int64, ans *uploadAnswer) error {
+	line, err := bufio.NewReader(io.NewSectionReader(f, 0, min(size, 4096))).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return err
+	}
+	// MODULE mac arm64 2C4F4C1E0BB63D8F9C0A1A6B7E4E5F6A0 Name
+	fields := strings.Fields(line)
+	if len(fields) < 5 {
+		return fmt.Errorf("Breakpad file: MODULE line %q: want MODULE OS ARCH ID NAME", strings.TrimSpace(line))
+	}
+	u, err := parseDebugID(fields[3])
+	if err != nil {
+		return fmt.Errorf("Breakpad file: MODULE line: %w", err)
+	}
+	name := safeName(strings.Join(fields[4:], " "))
+	if name == "" {
+		return fmt.Errorf("Breakpad file: MODULE line: no usable module name")
+	}
+	loc, err := s.store.put(ctx, u, KindBreakpad, name, io.NewSectionReader(f, 0, size), size)
+	if err != nil {
+		return fmt.Errorf("storing %s: %w", u, err)
+	}
+	ans.Stored = append(ans.Stored, uploaded{UUID: u.String(), Arch: fields[2], Kind: KindBreakpad.String(),
+		Name: name, Location: loc, Index: s.rebuild(ctx, u)})
+	return nil
+}
+
+// storeZip stores every Mach-O and .sym member of a zip archive.
+func (s *Server) storeZip(ctx context.Context, body *spooled, ans *uploadAnswer) error {
+	zr, err := zip.NewReader(body, body.size)
+	if err != nil {
+		return fmt.Errorf("zip: %w", err)
+	}
+	for _, m := range zr.File {
+		if m.FileInfo().IsDir() || strings.Contains(m.Name, "__MACOSX/") {
+			continue
+		}
+		if m.UncompressedSize64 > zipRatioFloor && m.UncompressedSize64/maxZipRatio > max(m.CompressedSize64, 1) {
+			ans.Skipped = append(ans.Skipped, fmt.Sprintf("%s: declares %d bytes from %d compressed", m.Name, m.UncompressedSize64, m.CompressedSize64))
+			continue
+		}
+		if m.UncompressedSize64 > uint64(s.cfg.Limits.MaxUploadBody) {
+			ans.Skipped = append(ans.Skipped, fmt.Sprintf("%s: larger than the upload limit", m.Name))
+			continue
+		}
+		if err := s.storeZipMember(ctx, m, ans); err != nil {
+			ans.Skipped = append(ans.Skipped, fmt.Sprintf("%s: %v", m.Name, err))
+		}
+	}
+	return nil
+}
+
+func (s *Server) storeZipMember(ctx context.Context, m *zip.File, ans *uploadAnswer) error {
+	rc, err := m.Open()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	tmp, err := os.CreateTemp(s.cache.tmp, "member-*")
+	if err != nil {
+		return err
+	}
+	defer func() { tmp.Close(); os.Remove(tmp.Name()) }()
+	// The zip reader checks the declared size and CRC as it inflates.
+	n, err := io.Copy(tmp, io.LimitReader(rc, int64(m.UncompressedSize64)+1))
+	if err != nil {
+		return err
+	}
+	head := make([]byte, min(n, 8))
+	tmp.ReadAt(head, 0)
+	switch {
+	case isMachO(head):
+		return s.storeMachO(ctx, tmp, n, m.Name, ans)
+	case bytes.HasPrefix(head, []byte("MODULE ")):
+		return s.storeSym(ctx, tmp, n, ans)
+	}
+	return nil
+}
+
+// rebuild builds a UUID's index now from what the sources hold, replacing
+// the one this instance and the shared cache had: an upload (a dSYM after
+// its binary, say) changes what the index holds.
+func (s *Server) rebuild(ctx context.Context, u uuid.UUID) string {
+	if err := s.cache.rebuild(ctx, u); err != nil {
+		return err.Error()
+	}
+	return "built"
+}
