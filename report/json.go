@@ -10,6 +10,7 @@ import (
 
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // SchemaVersion is the version of the JSON output's schema, its
@@ -227,7 +228,7 @@ func jsonDifferences(diffs []symbolize.Difference) []JSONDifference {
 
 // jsonFrames appends the frames' JSON form to dst; it never returns nil,
 // so that a thread without frames has "frames": [].
-func jsonFrames(dst []JSONFrame, frames []symbolize.Frame) []JSONFrame {
+func jsonFrames(dst []JSONFrame, frames []symstore.Frame) []JSONFrame {
 	if dst == nil {
 		dst = []JSONFrame{}
 	}

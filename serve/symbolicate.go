@@ -14,7 +14,7 @@ import (
 	"sync"
 
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
 )
@@ -205,7 +205,7 @@ type moduleState struct {
 	arch     *archregs.Arch
 	hasDebug bool
 	// entry is the module's symbols, held for the request.
-	entry *symbolize.Entry
+	entry *symstore.Entry
 }
 
 // symbolicate answers a /symbolicate request.
@@ -367,11 +367,11 @@ func (s *Server) appendFrames(out []symbolicatedFrame, index int, f rawFrame, m 
 	}
 	// The frame as Symbols.Resolve would make it, from the entry the
 	// request holds: no lookup of the UUID per frame.
-	rf := symbolize.Frame{Address: unslid, LookupAddress: unslid}
+	rf := symstore.Frame{Address: unslid, LookupAddress: unslid}
 	if unslid >= ix.textAddr {
 		rf.ImageLoadAddress, rf.ImageOffset = ix.textAddr, unslid-ix.textAddr
 	}
-	resolved := m.entry.Resolve(rf, unslid, symbolize.ResolveOptions{NoDemangle: noDemangle})
+	resolved := m.entry.Resolve(rf, unslid, symstore.ResolveOptions{NoDemangle: noDemangle})
 	if len(resolved) == 0 {
 		base.Status = "missing"
 		return append(out, base)

@@ -10,6 +10,7 @@ import (
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/internal/hostile"
 	"github.com/stackimage/stackimage/snapshot"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 func sharedStackDump(t testing.TB, threads, frames int, distinct bool) *snapshot.Snapshot {
@@ -179,7 +180,7 @@ func TestSymbolicateEachHoldsOneThread(t *testing.T) {
 	var total, size int
 	_, err := z.SymbolicateEach(d, func(th Thread) error {
 		total += len(th.Frames)
-		size += len(th.Frames) * int(unsafe.Sizeof(Frame{}))
+		size += len(th.Frames) * int(unsafe.Sizeof(symstore.Frame{}))
 		if th.ID%100 == 0 {
 			runtime.GC()
 			runtime.ReadMemStats(&stats)

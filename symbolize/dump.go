@@ -7,6 +7,7 @@ import (
 
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -140,7 +141,7 @@ type dumpSymbolizer struct {
 // budgetCut says the walk was shortened to what was left of the report's
 // bound, so that its stop reason is StopMaxTotalFrames.
 type rememberedWalk struct {
-	frames       []Frame
+	frames       []symstore.Frame
 	stop, detail string
 	budgetCut    bool
 }
@@ -216,7 +217,7 @@ func (s *dumpSymbolizer) thread(th dump.Thread, name string) Thread {
 // bound cuts frames to what is left of the report's bound, at a machine
 // frame, and takes them from it. It reports whether the frames were cut:
 // shortened here, or already (cut, when the walk was shortened to fit).
-func (s *dumpSymbolizer) bound(frames *[]Frame, cut bool) bool {
+func (s *dumpSymbolizer) bound(frames *[]symstore.Frame, cut bool) bool {
 	f := *frames
 	if len(f) > s.left {
 		keep := s.left
