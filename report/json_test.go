@@ -10,6 +10,7 @@ import (
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
+	"github.com/stackimage/stackimage/walker"
 )
 
 // encodeWholeJSON is how the JSON report was written before it was
@@ -64,9 +65,9 @@ func writeJSONAll(b *bytes.Buffer, reps ...*symbolize.Report) error {
 func TestStreamedJSONIsTheWholeDocument(t *testing.T) {
 	frame := symstore.Frame{Index: 0, Address: 0x100001000, LookupAddress: 0x100001000, Image: "App<&>",
 		Symbol: "main", HasOffset: true, SymbolOffset: 8, SymbolSource: symstore.SourceSymtab}
-	walked := symbolize.Thread{ID: 2, Name: "worker \x1b", Frames: []symstore.Frame{frame, frame}, StopReason: "fp_zero"}
+	walked := symbolize.Thread{ID: 2, Name: "worker \x1b", Frames: []symstore.Frame{frame, frame}, StopReason: symbolize.StopReason(walker.StopFramePointerZero)}
 	reported := symbolize.Thread{ID: 3, Crashed: true, Frames: []symstore.Frame{frame},
-		Walk: &symbolize.Walk{Frames: []symstore.Frame{frame}, StopReason: "max_depth", AddressRule: symbolize.RuleReturnAddress,
+		Walk: &symbolize.Walk{Frames: []symstore.Frame{frame}, StopReason: symbolize.StopReason(walker.StopMaxDepth), AddressRule: symbolize.RuleReturnAddress,
 			Compared: 1, Agrees: true, Differences: []symbolize.Difference{{Kind: symbolize.DiffReportExtraFrame, WalkIndex: -1, ReportIndex: 1, Report: 0x10}}}}
 	missing := []symbolize.MissingImage{{Name: "/usr/lib/dyld", UUID: uuid.UUID{1}}}
 	tests := []struct {
@@ -113,7 +114,7 @@ func FuzzStreamedJSON(f *testing.F) {
 				th.Frames = append(th.Frames, symstore.Frame{Index: j, Address: uint64(j) << 40, Image: name, Symbol: symbol, File: warning, Line: j})
 			}
 			if walk && i%2 == 0 {
-				th.Walk = &symbolize.Walk{Frames: th.Frames, StopReason: name}
+				th.Walk = &symbolize.Walk{Frames: th.Frames, StopReason: symbolize.StopReason(int(threads)%20 - 1)}
 			}
 			rep.Threads = append(rep.Threads, th)
 		}

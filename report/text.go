@@ -66,7 +66,7 @@ func (t *textWriter) Thread(th symbolize.Thread) error {
 	for _, f := range th.Frames {
 		writeLine(w, "%s", frameLine(f, ptrSize))
 	}
-	if th.StopReason != "" {
+	if th.StopReason != symbolize.StopNone {
 		writeLine(w, "%s", stopLine(th.StopReason, th.StopDetail))
 	}
 	if wk := th.Walk; wk != nil {
@@ -159,9 +159,9 @@ func threadHeading(th symbolize.Thread) string {
 	return head
 }
 
-func stopLine(reason, detail string) string {
+func stopLine(reason symbolize.StopReason, detail string) string {
 	if detail == "" {
-		return "Walk stopped: " + reason
+		return "Walk stopped: " + reason.String()
 	}
 	return fmt.Sprintf("Walk stopped: %s (%s)", reason, detail)
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
@@ -110,12 +111,12 @@ type symbolicatedFrame struct {
 
 type symbolicatedStacktrace struct {
 	// ThreadID, IsRequesting and ThreadName are set for dumps.
-	ThreadID     *uint64             `json:"thread_id,omitempty"`
-	ThreadName   string              `json:"thread_name,omitempty"`
-	IsRequesting *bool               `json:"is_requesting,omitempty"`
-	Registers    map[string]hexValue `json:"registers,omitempty"`
-	Frames       []symbolicatedFrame `json:"frames"`
-	StopReason   string              `json:"stop_reason,omitempty"`
+	ThreadID     *uint64              `json:"thread_id,omitempty"`
+	ThreadName   string               `json:"thread_name,omitempty"`
+	IsRequesting *bool                `json:"is_requesting,omitempty"`
+	Registers    map[string]hexValue  `json:"registers,omitempty"`
+	Frames       []symbolicatedFrame  `json:"frames"`
+	StopReason   symbolize.StopReason `json:"stop_reason,omitempty"`
 }
 
 type moduleFeatures struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/stackimage/stackimage/internal/hostile"
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/walker"
 )
 
 func sharedStackDump(t testing.TB, threads, frames int, distinct bool) *snapshot.Snapshot {
@@ -220,8 +221,9 @@ func TestMaxTotalFramesReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	type outcome struct {
-		Frames, Walked         int
-		Stop, WalkStop, Detail string
+		Frames, Walked int
+		Stop, WalkStop StopReason
+		Detail         string
 	}
 	var got []outcome
 	for _, th := range rep.Threads {
@@ -235,7 +237,7 @@ func TestMaxTotalFramesReported(t *testing.T) {
 		got = append(got, o)
 	}
 	want := []outcome{
-		{Frames: 5, Walked: 12, WalkStop: "fp_zero"},
+		{Frames: 5, Walked: 12, WalkStop: StopReason(walker.StopFramePointerZero)},
 		{Frames: 5, Walked: 3, WalkStop: StopMaxTotalFrames},
 		{Frames: 0, Walked: -1, Stop: StopMaxTotalFrames, Detail: "walk left out"},
 		{Frames: 0, Walked: -1, Stop: StopMaxTotalFrames, Detail: "walk left out"},

@@ -393,7 +393,7 @@ func checkKSCrashWalk(t *testing.T, cr *crashreport.Report, th crashreport.Threa
 	if w.AddressRule != RuleRoundedReturnAddress {
 		t.Errorf("AddressRule = %q, want %q: KSCrash 2.x rounds return addresses", w.AddressRule, RuleRoundedReturnAddress)
 	}
-	if w.StopReason != "outside_stack" {
+	if w.StopReason != StopReason(walker.StopOutsideStack) {
 		t.Errorf("StopReason = %q, want outside_stack: the dump holds %d bytes", w.StopReason, th.StackHigh-th.StackLow)
 	}
 	if !w.Agrees || w.Compared != want.compared {

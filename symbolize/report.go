@@ -25,7 +25,7 @@ import (
 // readers may share it freely.
 type Walk struct {
 	Frames     []symstore.Frame
-	StopReason string
+	StopReason StopReason
 	StopDetail string
 	// AddressRule says how the reporter wrote its callers' addresses and
 	// so how ours were compared with them (see docs/crashreports.md).
@@ -210,7 +210,7 @@ func (p *Process) walkReported(th dump.Thread, mem walker.Memory, rule AddressRu
 	// and tables do.
 	opts.NoScan = true
 	frames, res := p.Walk(th.Registers, mem, opts)
-	w := &Walk{Frames: frames, StopReason: res.Stop.String(), StopDetail: res.StopDetail, AddressRule: rule}
+	w := &Walk{Frames: frames, StopReason: StopReason(res.Stop), StopDetail: res.StopDetail, AddressRule: rule}
 	c := compareBacktraces(p.Arch, rule, res.Frames, th.Frames, th.SkippedFrames)
 	w.Compared, w.Differences, w.Agrees = c.compared, c.diffs, true
 	lr, _ := th.Registers.LR()

@@ -26,8 +26,9 @@ type Thread struct {
 	Name     string
 	Crashed  bool
 	// StopReason and StopDetail say why the walk of a snapshot's thread
-	// ended; empty for a reporter's backtrace.
-	StopReason string
+	// ended; StopNone and empty for a reporter's backtrace, unless the
+	// report's bound cut it (StopMaxTotalFrames).
+	StopReason StopReason
 	StopDetail string
 	Frames     []symstore.Frame
 	// Walk is our own walk of a reported thread, when the report held its
