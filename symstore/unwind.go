@@ -16,7 +16,8 @@ import (
 )
 
 // The walker asks for the unwind rule at each frame's address
-// (walker.Unwinder; symbolize.Process asks Entry.UnwindRow). The rules come from the image files: compact unwind
+// (walker.Unwinder; symbolize.Process asks Entry.UnwindRow). The rules
+// come from the image files: compact unwind
 // (__TEXT,__unwind_info, or __LD,__compact_unwind in an object) and DWARF
 // CFI (__TEXT,__eh_frame, and a dSYM's __DWARF,__debug_frame). Each image's
 // tables are read once, on first use, and only their headers are parsed
@@ -143,26 +144,39 @@ func readTable[T any](t *unwindTables, im *image.Image, s image.Section, parse f
 	return nil
 }
 
-// UnwindRow returns the unwind rule at pc, an unslid address in the
-// entry's image, for the walker (walker.Unwinder). For a caller it tries
-// compact unwind first, which holds at call sites, and DWARF CFI where
-// compact unwind defers to it or is absent. For frame 0, which may be in a
-// prologue or epilogue, it trusts only rules valid at every instruction:
-// DWARF CFI (asynchronous, as Apple's toolchains emit it), or compact
-// unwind once the function's prologue and epilogue are decoded. Without
-// either it answers nothing, and the walker falls back to its own frame-0
-// rules. Where the Mach-O files have no rule, or the image has only a
-// Breakpad .sym file, the .sym file's STACK CFI answers at moduleOffset,
-// pc's offset from the load address (breakpad.go).
-//
-// code reads the image's code at image-relative offsets (0 at the load
-// address), for compact unwind's prologue and epilogue decoders.
-func (e *Entry) UnwindRow(arch *archregs.Arch, pc, moduleOffset uint64, q walker.UnwindQuery, code io.ReaderAt) (*unwind.Row, unwind.Source, error) {
+// UnwindQuery asks Entry.UnwindRow for the unwind rule at one address of
+// the entry's image, loaded at LoadAddress.
+type UnwindQuery struct {
+	// UnwindQuery is the walker's question: the slid Address, and whether
+	// it is frame 0's PC (in Thumb state).
+	walker.UnwindQuery
+	Arch *archregs.Arch
+	// Unslid is Address as the image's files number it.
+	Unslid uint64
+	// LoadAddress is where the image is loaded: a Breakpad .sym file's
+	// addresses and compact unwind's code offsets count from it.
+	LoadAddress uint64
+	// Code reads the code at slid addresses, for compact unwind's prologue
+	// and epilogue decoders (symbolize.Process.ReadMemory).
+	Code walker.Memory
+}
+
+// UnwindRow returns the unwind rule at an address of the entry's image,
+// for the walker (walker.Unwinder). For a caller it tries compact unwind
+// first, which holds at call sites, and DWARF CFI where compact unwind
+// defers to it or is absent. For frame 0, which may be in a prologue or
+// epilogue, it trusts only rules valid at every instruction: DWARF CFI
+// (asynchronous, as Apple's toolchains emit it), or compact unwind once
+// the function's prologue and epilogue are decoded. Without either it
+// answers nothing, and the walker falls back to its own frame-0 rules.
+// Where the Mach-O files have no rule, or the image has only a Breakpad
+// .sym file, the .sym file's STACK CFI answers (breakpad.go).
+func (e *Entry) UnwindRow(q UnwindQuery) (*unwind.Row, unwind.Source, error) {
 	t := e.unwindTables()
 	if t.err != nil {
 		return nil, 0, t.err
 	}
-	row, src, err := t.rowAt(e, arch, pc, q, code)
+	row, src, err := t.rowAt(e, q)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -171,7 +185,7 @@ func (e *Entry) UnwindRow(arch *archregs.Arch, pc, moduleOffset uint64, q walker
 		// Breakpad .sym file's STACK CFI may. Like DWARF CFI, dump_syms
 		// describes every instruction it covers, so it answers frame 0
 		// too. Its addresses count from the load address.
-		if row = e.breakpadRow(arch, moduleOffset); row != nil {
+		if row = e.breakpadRow(q.Arch, q.Address-q.LoadAddress); row != nil {
 			return row, unwind.SourceBreakpad, nil
 		}
 		return nil, 0, nil
@@ -179,7 +193,8 @@ func (e *Entry) UnwindRow(arch *archregs.Arch, pc, moduleOffset uint64, q walker
 	return row, src, nil
 }
 
-func (t *unwindTables) rowAt(e *Entry, arch *archregs.Arch, pc uint64, q walker.UnwindQuery, code io.ReaderAt) (*unwind.Row, unwind.Source, error) {
+func (t *unwindTables) rowAt(e *Entry, q UnwindQuery) (*unwind.Row, unwind.Source, error) {
+	arch, pc := q.Arch, q.Unslid
 	if !q.Frame0 {
 		t.mu.Lock()
 		c, ok := t.callerRows[pc]
@@ -192,8 +207,9 @@ func (t *unwindTables) rowAt(e *Entry, arch *archregs.Arch, pc uint64, q walker.
 	if err != nil {
 		return nil, 0, err
 	}
+	code := &imageCode{mem: q.Code, base: q.LoadAddress}
 	if q.Frame0 {
-		return t.frame0Row(e, arch, pc, q, entry, haveEntry, code)
+		return t.frame0Row(e, arch, pc, q.Thumb, entry, haveEntry, code)
 	}
 	var row *unwind.Row
 	var src unwind.Source
@@ -280,7 +296,7 @@ func (t *unwindTables) callerRow(arch *archregs.Arch, pc uint64, entry compactun
 // do not make DWARF CFI asynchronous in epilogues. So the function's
 // prologue and epilogue are decoded, and in the body DWARF CFI, else
 // compact unwind, gives the row.
-func (t *unwindTables) frame0Row(e *Entry, arch *archregs.Arch, pc uint64, q walker.UnwindQuery, entry compactunwind.Entry, haveEntry bool, code io.ReaderAt) (*unwind.Row, unwind.Source, error) {
+func (t *unwindTables) frame0Row(e *Entry, arch *archregs.Arch, pc uint64, thumb bool, entry compactunwind.Entry, haveEntry bool, code io.ReaderAt) (*unwind.Row, unwind.Source, error) {
 	cfi, cfiSrc, fde, cfiErr := t.cfiRowFDE(pc)
 	// A linker may give one entry to a run of functions that share an
 	// encoding; the prologue to decode is the function's own.
@@ -296,7 +312,7 @@ func (t *unwindTables) frame0Row(e *Entry, arch *archregs.Arch, pc uint64, q wal
 	}
 	// compact unwind's decoder reads bit 0 of the PC as the instruction
 	// set, as a branch target would carry it.
-	off := uint32(arch.WithThumb(pc-t.textAddr, q.Thumb))
+	off := uint32(arch.WithThumb(pc-t.textAddr, thumb))
 	row, phase, ok, err := compactunwind.Frame0(arch, entry, off, code)
 	if ok && phase != compactunwind.PhaseBody {
 		return &row, unwind.SourceCode, nil
@@ -336,4 +352,25 @@ func (t *unwindTables) cfiRowFDE(pc uint64) (*unwind.Row, unwind.Source, dwarfcf
 		return &row, tab.Source(), fde, nil
 	}
 	return nil, 0, dwarfcfi.FDEInfo{}, nil
+}
+
+// imageCode reads an image's code at image-relative offsets, as compact
+// unwind's decoders address it.
+type imageCode struct {
+	mem  walker.Memory // the code at slid addresses
+	base uint64        // the load address: image-relative offset 0
+}
+
+func (c *imageCode) ReadAt(b []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("code read at negative offset %d", off)
+	}
+	n, err := c.mem.ReadMemory(b, c.base+uint64(off))
+	if n > 0 && n < len(b) {
+		// A read that runs past the end of the code gives what there is,
+		// as io.ReaderAt does at the end of a file: a decoder scanning
+		// forward to a return needs the last instructions too.
+		err = io.EOF
+	}
+	return n, err
 }
