@@ -42,7 +42,7 @@ cross:
 
 test: deps fmt-check vet cross
 	$(GO) test -tags $(TAGS) $(GOFLAGS) $(PKGS)
-	$(GO) test -race $(GOFLAGS) ./symbolize/ ./debuginfo/ ./symtab/ ./serve/
+	$(GO) test -race $(GOFLAGS) ./symbolize/ ./symstore/ ./debuginfo/ ./symtab/ ./serve/
 	$(MAKE) e2e
 
 # e2e-deps installs what the service's end-to-end test runs: nginx and
@@ -120,7 +120,7 @@ GSYM_RUNS     ?= 5
 # generated real-size dSYM (docs/bench-bigdsym.md).
 bench: bench-deps fixture-deps bench-bins
 	$(GO) test -run='^$$' -bench=. -benchmem ./symtab/ ./walker/ ./snapshot/ ./debuginfo/ ./cmd/stackimage/ \
-	  ./symbolize/ ./unwind/... ./minidump/ ./machocore/ ./breakpadsym/ ./swiftdemangle/ ./hangreport/ ./symindex/
+	  ./symbolize/ ./symstore/ ./unwind/... ./minidump/ ./machocore/ ./breakpadsym/ ./swiftdemangle/ ./hangreport/ ./symindex/
 	@echo "== symbol table in process, one core: lookup/N calls Lookup per address, batch/N LookupBatch (target: 10M lookups/s at 1M symbols)"
 	$(GO) test -run='^$$' -bench='BenchmarkSynthetic/(lookup|batch)' -cpu 1 -count 3 ./symtab/
 	@echo "== symbol table, cmd/go without DWARF (target: 5x faster)"
@@ -162,8 +162,8 @@ FUZZ_TARGETS := \
 	minidump:FuzzParse machocore:FuzzParse breakpadsym:FuzzParse \
 	swiftdemangle:FuzzDemangle hangreport:FuzzParse \
 	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
-	symbolize:FuzzZipMemberUUIDs symbolize:FuzzParseSymbolMap symindex:FuzzOpen \
-	symbolize:FuzzSymbolicateSnapshot symbolize:FuzzSameThinImage cmd/stackimage:FuzzStreamedJSON \
+	symstore:FuzzZipMemberUUIDs symstore:FuzzParseSymbolMap symindex:FuzzOpen \
+	symbolize:FuzzSymbolicateSnapshot symstore:FuzzSameThinImage cmd/stackimage:FuzzStreamedJSON \
 	cmd/stackimage:FuzzScanWords serve:FuzzSymbolicate
 fuzz: deps
 	@GO="$(GO)" TAGS="$(TAGS)" FUZZTIME="$(FUZZTIME)" FUZZJOBS="$(FUZZJOBS)" FUZZLOG="$(FUZZLOG)" \

@@ -11,6 +11,7 @@ import (
 	"github.com/stackimage/stackimage/machocore"
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -72,7 +73,7 @@ type PointCore struct {
 	Core     []byte
 	// Frames is symbolize.Process.Walk over the snapshot, as CapturePoint
 	// walks it; Truth is the emulator's true chain, innermost first.
-	Frames []symbolize.Frame
+	Frames []symstore.Frame
 	Truth  []string
 	// Process is the symbolized process Frames were walked with, for
 	// walking the core's memory the same way.

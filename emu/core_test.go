@@ -14,10 +14,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/machocore"
-	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -113,7 +112,7 @@ func TestCoreMatchesCapture(t *testing.T) {
 
 // frameAddresses returns the machine frames' addresses: the PC, then
 // return addresses.
-func frameAddresses(frames []symbolize.Frame) []string {
+func frameAddresses(frames []symstore.Frame) []string {
 	var out []string
 	for _, f := range frames {
 		if f.Inlined {

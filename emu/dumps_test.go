@@ -12,6 +12,7 @@ import (
 	"github.com/stackimage/stackimage/minidump"
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // TestDumpRoundTrip writes every committed capture (fixtures/snapshots:
@@ -23,7 +24,7 @@ func TestDumpRoundTrip(t *testing.T) {
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no snapshots: %v", err)
 	}
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	if err := syms.AddDir("../fixtures/bin"); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/stackimage/stackimage/fixtures"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -364,7 +365,7 @@ func (s *sweeper) setup(path string, prog fixtures.Program, slide uint64) error 
 // command does: a symbolize.Process over an index of the fixture file,
 // matched by UUID, or by name for an i386 object file, which has none.
 func newFrameSource(m *Machine, path string) (*symbolize.Process, error) {
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	if err := syms.AddFile(path); err != nil {
 		return nil, err
 	}
@@ -460,7 +461,7 @@ func (s *sweeper) truthNames(pc uint64) []string {
 		if !ok {
 			// The truth is named as the walk's frames are; how a frame
 			// was found does not enter a name.
-			n = MachineNames(s.proc.Frames(i, a, a, symbolize.FoundBy(walker.FoundByContext)))[0]
+			n = MachineNames(s.proc.Frames(i, a, a, symstore.FoundBy(walker.FoundByContext)))[0]
 			s.names[a] = n
 		}
 		names[i] = n
@@ -472,7 +473,7 @@ func (s *sweeper) truthNames(pc uint64) []string {
 // first: inlined frames are left out (the shadow stack sees only real
 // calls), and a frame without a symbol is "???", as the stackimage command
 // prints it.
-func MachineNames(frames []symbolize.Frame) []string {
+func MachineNames(frames []symstore.Frame) []string {
 	var names []string
 	for _, f := range frames {
 		if f.Inlined {

@@ -8,9 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/stackimage/stackimage/fixtures"
-	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // sweepFloors are the frame-pointer rows (GroupFP: chain and noreturn built
@@ -236,7 +235,7 @@ func TestCompareChains(t *testing.T) {
 }
 
 func TestMachineNames(t *testing.T) {
-	frames := []symbolize.Frame{
+	frames := []symstore.Frame{
 		{Index: 0, Symbol: "step_to_deepest", Inlined: true},
 		{Index: 0, Symbol: "inline_host"},
 		{Index: 1, Symbol: "with_alloca"},

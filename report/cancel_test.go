@@ -16,6 +16,7 @@ import (
 	"github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -51,7 +52,7 @@ func manyThreads(t *testing.T) *dump.Dump {
 // the context's error.
 func TestCancelledContext(t *testing.T) {
 	d := manyThreads(t)
-	z := &symbolize.Symbolizer{Symbols: symbolize.NewSymbols()}
+	z := &symbolize.Symbolizer{Symbols: symstore.NewSymbols()}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -90,7 +91,7 @@ func TestCancelledContext(t *testing.T) {
 // TestNilInput: every entry point refuses nil input with an error.
 func TestNilInput(t *testing.T) {
 	ctx := context.Background()
-	z := &symbolize.Symbolizer{Symbols: symbolize.NewSymbols()}
+	z := &symbolize.Symbolizer{Symbols: symstore.NewSymbols()}
 	if _, err := Symbolicate(ctx, nil, &dump.Dump{}); err == nil {
 		t.Error("Symbolicate(nil symbolizer) did not fail")
 	}
@@ -118,7 +119,7 @@ func TestSymbolicateBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	z := &symbolize.Symbolizer{Symbols: symbolize.NewSymbols()}
+	z := &symbolize.Symbolizer{Symbols: symstore.NewSymbols()}
 	reps, err := SymbolicateBytes(context.Background(), z, data)
 	if err != nil || len(reps) != 2 || reps[0].Dump.Process.Name != "Demo" || reps[1].Dump.Process.Name != "other" {
 		t.Fatalf("SymbolicateBytes(spindump) = %d reports, %v; want Demo's, then other's", len(reps), err)
@@ -142,17 +143,17 @@ func TestCancelWhileLoadingSymbols(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var asked []uuid.UUID
-	slow := symbolize.SourceFunc(func(sctx context.Context, u uuid.UUID, _ *archregs.Arch) ([]symbolize.SymbolFile, error) {
+	slow := symstore.SourceFunc(func(sctx context.Context, u uuid.UUID, _ *archregs.Arch) ([]symstore.SymbolFile, error) {
 		asked = append(asked, u)
 		cancel() // the request goes away during the download
 		select {
 		case <-sctx.Done():
 			return nil, sctx.Err()
 		default:
-			return nil, symbolize.ErrNoSymbols
+			return nil, symstore.ErrNoSymbols
 		}
 	})
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	syms.AddSource(slow)
 	z := &symbolize.Symbolizer{Symbols: syms}
@@ -164,13 +165,13 @@ func TestCancelWhileLoadingSymbols(t *testing.T) {
 		t.Errorf("the source was asked for %d images after the cancel, want 1 and a stop", len(asked))
 	}
 	asked = nil
-	quick := symbolize.SourceFunc(func(context.Context, uuid.UUID, *archregs.Arch) ([]symbolize.SymbolFile, error) {
-		return nil, symbolize.ErrNoSymbols
+	quick := symstore.SourceFunc(func(context.Context, uuid.UUID, *archregs.Arch) ([]symstore.SymbolFile, error) {
+		return nil, symstore.ErrNoSymbols
 	})
-	syms2 := symbolize.NewSymbols()
+	syms2 := symstore.NewSymbols()
 	defer syms2.Close()
 	var n atomic.Int32
-	syms2.AddSource(symbolize.SourceFunc(func(c context.Context, u uuid.UUID, a *archregs.Arch) ([]symbolize.SymbolFile, error) {
+	syms2.AddSource(symstore.SourceFunc(func(c context.Context, u uuid.UUID, a *archregs.Arch) ([]symstore.SymbolFile, error) {
 		n.Add(1)
 		return quick(c, u, a)
 	}))

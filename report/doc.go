@@ -12,7 +12,7 @@
 //		return err
 //	}
 //	defer in.Close()
-//	syms := symbolize.NewSymbols()
+//	syms := symstore.NewSymbols()
 //	defer syms.Close()
 //	syms.AddDir("dSYMs")
 //	z := &symbolize.Symbolizer{Symbols: syms}

@@ -10,6 +10,7 @@ import (
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/report"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // Open any input (here a capture of a thread; a crash report, a sample, a
@@ -25,7 +26,7 @@ func Example() {
 		log.Printf("read only in part: %v", err)
 	}
 
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	if err := syms.AddDir("../fixtures/bin"); err != nil {
 		log.Fatal(err)
@@ -58,7 +59,7 @@ func ExampleSymbolicate() {
 		log.Fatal(err)
 	}
 	defer in.Close()
-	z := &symbolize.Symbolizer{Symbols: symbolize.NewSymbols()}
+	z := &symbolize.Symbolizer{Symbols: symstore.NewSymbols()}
 	rep, err := report.Symbolicate(context.Background(), z, in.Dump())
 	if err != nil {
 		log.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // SchemaVersion is the version of the JSON output's schema, its
@@ -96,26 +97,26 @@ type JSONImage struct {
 
 // JSONThread is one symbolicated thread.
 type JSONThread struct {
-	ID            uint64      `json:"id"`
-	KernelID      uint64      `json:"kernel_thread_id,omitempty"`
-	Name          string      `json:"name,omitempty"`
-	Crashed       bool        `json:"crashed"`
-	LastException bool        `json:"last_exception,omitempty"`
-	StopReason    string      `json:"stop_reason,omitempty"`
-	StopDetail    string      `json:"stop_detail,omitempty"`
-	Frames        []JSONFrame `json:"frames"`
-	Walk          *JSONWalk   `json:"walk,omitempty"`
+	ID            uint64               `json:"id"`
+	KernelID      uint64               `json:"kernel_thread_id,omitempty"`
+	Name          string               `json:"name,omitempty"`
+	Crashed       bool                 `json:"crashed"`
+	LastException bool                 `json:"last_exception,omitempty"`
+	StopReason    symbolize.StopReason `json:"stop_reason,omitempty"`
+	StopDetail    string               `json:"stop_detail,omitempty"`
+	Frames        []JSONFrame          `json:"frames"`
+	Walk          *JSONWalk            `json:"walk,omitempty"`
 }
 
 // JSONWalk is our walk of a reported thread beside the reporter's frames.
 type JSONWalk struct {
-	StopReason  string           `json:"stop_reason"`
-	StopDetail  string           `json:"stop_detail,omitempty"`
-	AddressRule string           `json:"address_rule"`
-	Compared    int              `json:"compared"`
-	Agrees      bool             `json:"agrees"`
-	Differences []JSONDifference `json:"differences,omitempty"`
-	Frames      []JSONFrame      `json:"frames"`
+	StopReason  symbolize.StopReason `json:"stop_reason"`
+	StopDetail  string               `json:"stop_detail,omitempty"`
+	AddressRule string               `json:"address_rule"`
+	Compared    int                  `json:"compared"`
+	Agrees      bool                 `json:"agrees"`
+	Differences []JSONDifference     `json:"differences,omitempty"`
+	Frames      []JSONFrame          `json:"frames"`
 }
 
 // JSONDifference is one symbolize.Difference; an index is -1 and an
@@ -227,7 +228,7 @@ func jsonDifferences(diffs []symbolize.Difference) []JSONDifference {
 
 // jsonFrames appends the frames' JSON form to dst; it never returns nil,
 // so that a thread without frames has "frames": [].
-func jsonFrames(dst []JSONFrame, frames []symbolize.Frame) []JSONFrame {
+func jsonFrames(dst []JSONFrame, frames []symstore.Frame) []JSONFrame {
 	if dst == nil {
 		dst = []JSONFrame{}
 	}

@@ -8,7 +8,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
+	"github.com/stackimage/stackimage/walker"
 )
 
 // encodeWholeJSON is how the JSON report was written before it was
@@ -61,11 +63,11 @@ func writeJSONAll(b *bytes.Buffer, reps ...*symbolize.Report) error {
 // by thread is byte for byte the document encoding the whole report makes,
 // with and without threads, walks, missing images and warnings.
 func TestStreamedJSONIsTheWholeDocument(t *testing.T) {
-	frame := symbolize.Frame{Index: 0, Address: 0x100001000, LookupAddress: 0x100001000, Image: "App<&>",
-		Symbol: "main", HasOffset: true, SymbolOffset: 8, SymbolSource: symbolize.SourceSymtab}
-	walked := symbolize.Thread{ID: 2, Name: "worker \x1b", Frames: []symbolize.Frame{frame, frame}, StopReason: "fp_zero"}
-	reported := symbolize.Thread{ID: 3, Crashed: true, Frames: []symbolize.Frame{frame},
-		Walk: &symbolize.Walk{Frames: []symbolize.Frame{frame}, StopReason: "max_depth", AddressRule: symbolize.RuleReturnAddress,
+	frame := symstore.Frame{Index: 0, Address: 0x100001000, LookupAddress: 0x100001000, Image: "App<&>",
+		Symbol: "main", HasOffset: true, SymbolOffset: 8, SymbolSource: symstore.SourceSymtab}
+	walked := symbolize.Thread{ID: 2, Name: "worker \x1b", Frames: []symstore.Frame{frame, frame}, StopReason: symbolize.StopReason(walker.StopFramePointerZero)}
+	reported := symbolize.Thread{ID: 3, Crashed: true, Frames: []symstore.Frame{frame},
+		Walk: &symbolize.Walk{Frames: []symstore.Frame{frame}, StopReason: symbolize.StopReason(walker.StopMaxDepth), AddressRule: symbolize.RuleReturnAddress,
 			Compared: 1, Agrees: true, Differences: []symbolize.Difference{{Kind: symbolize.DiffReportExtraFrame, WalkIndex: -1, ReportIndex: 1, Report: 0x10}}}}
 	missing := []symbolize.MissingImage{{Name: "/usr/lib/dyld", UUID: uuid.UUID{1}}}
 	tests := []struct {
@@ -109,10 +111,10 @@ func FuzzStreamedJSON(f *testing.F) {
 		for i := 0; i < int(threads%16); i++ {
 			th := symbolize.Thread{ID: uint64(i), Name: name, StopReason: symbolize.StopMaxTotalFrames, StopDetail: warning}
 			for j := 0; j < int(frames%32); j++ {
-				th.Frames = append(th.Frames, symbolize.Frame{Index: j, Address: uint64(j) << 40, Image: name, Symbol: symbol, File: warning, Line: j})
+				th.Frames = append(th.Frames, symstore.Frame{Index: j, Address: uint64(j) << 40, Image: name, Symbol: symbol, File: warning, Line: j})
 			}
 			if walk && i%2 == 0 {
-				th.Walk = &symbolize.Walk{Frames: th.Frames, StopReason: name}
+				th.Walk = &symbolize.Walk{Frames: th.Frames, StopReason: symbolize.StopReason(int(threads)%20 - 1)}
 			}
 			rep.Threads = append(rep.Threads, th)
 		}
@@ -130,14 +132,14 @@ func FuzzStreamedJSON(f *testing.F) {
 // processes (a spindump's): the first at the top level, the others in
 // "processes", each streamed as the whole document would encode it.
 func TestStreamedJSONOfProcesses(t *testing.T) {
-	frame := symbolize.Frame{Index: 0, Address: 0x100001000, LookupAddress: 0x100001000, Image: "App",
-		Symbol: "main", HasOffset: true, SymbolOffset: 8, SymbolSource: symbolize.SourceSymtab}
+	frame := symstore.Frame{Index: 0, Address: 0x100001000, LookupAddress: 0x100001000, Image: "App",
+		Symbol: "main", HasOffset: true, SymbolOffset: 8, SymbolSource: symstore.SourceSymtab}
 	d := func(name string, pid int) *dump.Dump {
 		return &dump.Dump{Format: dump.FormatSample, Process: dump.Process{Name: name, PID: pid}}
 	}
-	a := &symbolize.Report{Format: dump.FormatSample, Dump: d("A", 1), Threads: []symbolize.Thread{{ID: 1, Frames: []symbolize.Frame{frame}}}}
+	a := &symbolize.Report{Format: dump.FormatSample, Dump: d("A", 1), Threads: []symbolize.Thread{{ID: 1, Frames: []symstore.Frame{frame}}}}
 	b := &symbolize.Report{Format: dump.FormatSample, Dump: d("B", 2), Warnings: []string{"w"}}
-	c := &symbolize.Report{Format: dump.FormatSample, Dump: d("C", 3), Threads: []symbolize.Thread{{ID: 7}, {ID: 8, Frames: []symbolize.Frame{frame, frame}}},
+	c := &symbolize.Report{Format: dump.FormatSample, Dump: d("C", 3), Threads: []symbolize.Thread{{ID: 7}, {ID: 8, Frames: []symstore.Frame{frame, frame}}},
 		Missing: []symbolize.MissingImage{{Name: "x"}}}
 	for _, reps := range [][]*symbolize.Report{{a, b}, {a, b, c}, {b, c, a}} {
 		var out bytes.Buffer

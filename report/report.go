@@ -9,6 +9,7 @@ import (
 	"github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // A Writer writes symbolicated dumps thread by thread: Begin before a
@@ -97,7 +98,7 @@ func each(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, fn func(sy
 // load opens the symbol files of the dump's images, one image at a time,
 // stopping when ctx is done: the files are what can take long (a big
 // dSYM, a download from a source), and Symbolicate finds them loaded.
-func load(ctx context.Context, syms *symbolize.Symbols, d *dump.Dump) error {
+func load(ctx context.Context, syms *symstore.Symbols, d *dump.Dump) error {
 	if err := ctx.Err(); err != nil || syms == nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stackimage/stackimage/hangreport"
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // ErrNoSameFormat is the error WriteSame returns for an input it cannot
@@ -106,7 +107,7 @@ func hangNamer(ctx context.Context, z *symbolize.Symbolizer, r *hangreport.Repor
 			}
 			procs[pi] = p
 		}
-		fs := p.Frames(0, addr, addr, symbolize.FoundByReport)
+		fs := p.Frames(0, addr, addr, symstore.FoundByReport)
 		f := fs[len(fs)-1]
 		if f.Symbol == "" {
 			return hangreport.Name{}, false
@@ -182,7 +183,7 @@ func (n *frameNames) lookup(ref crashreport.FrameRef) (crashreport.FrameName, bo
 	group := frames[starts[ref.Frame]:end]
 	outer := group[len(group)-1]
 	// A name the report itself gave is already in the input.
-	if outer.Symbol == "" || outer.SymbolSource == symbolize.SourceReport || outer.Index != ref.Frame+th.SkippedFrames {
+	if outer.Symbol == "" || outer.SymbolSource == symstore.SourceReport || outer.Index != ref.Frame+th.SkippedFrames {
 		return crashreport.FrameName{}, false
 	}
 	name := frameName(outer)
@@ -194,7 +195,7 @@ func (n *frameNames) lookup(ref crashreport.FrameRef) (crashreport.FrameName, bo
 	return name, true
 }
 
-func frameName(f symbolize.Frame) crashreport.FrameName {
+func frameName(f symstore.Frame) crashreport.FrameName {
 	return crashreport.FrameName{Symbol: f.Symbol, SymbolOffset: f.SymbolOffset, HasOffset: f.HasOffset, File: f.File, Line: f.Line}
 }
 

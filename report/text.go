@@ -9,6 +9,7 @@ import (
 	"github.com/stackimage/stackimage/internal/textesc"
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // NewText returns a Writer of the text summary: a header of what the input
@@ -65,7 +66,7 @@ func (t *textWriter) Thread(th symbolize.Thread) error {
 	for _, f := range th.Frames {
 		writeLine(w, "%s", frameLine(f, ptrSize))
 	}
-	if th.StopReason != "" {
+	if th.StopReason != symbolize.StopNone {
 		writeLine(w, "%s", stopLine(th.StopReason, th.StopDetail))
 	}
 	if wk := th.Walk; wk != nil {
@@ -101,9 +102,9 @@ func (t *textWriter) Close() error { return nil }
 // frameLine formats a frame as a crash report line, and says how a walked
 // caller was found: the trust a reader gives it differs between a frame an
 // unwind table gave and one a stack scan guessed.
-func frameLine(f symbolize.Frame, ptrSize int) string {
+func frameLine(f symstore.Frame, ptrSize int) string {
 	line := f.Format(ptrSize)
-	if f.Index == 0 || f.Inlined || f.FoundBy == symbolize.FoundByReport {
+	if f.Index == 0 || f.Inlined || f.FoundBy == symstore.FoundByReport {
 		return line
 	}
 	return line + "  [found by " + f.FoundBy.String() + "]"
@@ -158,9 +159,9 @@ func threadHeading(th symbolize.Thread) string {
 	return head
 }
 
-func stopLine(reason, detail string) string {
+func stopLine(reason symbolize.StopReason, detail string) string {
 	if detail == "" {
-		return "Walk stopped: " + reason
+		return "Walk stopped: " + reason.String()
 	}
 	return fmt.Sprintf("Walk stopped: %s (%s)", reason, detail)
 }

@@ -13,13 +13,12 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/stackimage/stackimage/archregs"
 	notfound "github.com/stackimage/stackimage/lookup"
-	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symindex"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
+	"golang.org/x/sync/singleflight"
 )
 
 // Module statuses, as symbolicator names them (ObjectFileStatus).
@@ -40,7 +39,7 @@ type index struct {
 	size int64
 	// syms holds the index file open; entries are reference-counted, so
 	// closing it on eviction never breaks a lookup in flight.
-	syms     *symbolize.Symbols
+	syms     *symstore.Symbols
 	arch     string
 	archRegs *archregs.Arch
 	textAddr uint64
@@ -340,7 +339,7 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 	l := lookup{source: s.cfg.Name}
 	var addErrs []error
 	var breakpadFile *SymbolFile
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	if s.scanned != nil {
 		syms = s.scanned
@@ -454,7 +453,7 @@ func (c *indexCache) keepSymFile(u uuid.UUID, s *source, l lookup, f *SymbolFile
 
 // writeIndexFile writes an entry's index under a temporary name and
 // renames it into place, so that no reader maps a file being written.
-func writeIndexFile(path, tmpDir string, e *symbolize.Entry) error {
+func writeIndexFile(path, tmpDir string, e *symstore.Entry) error {
 	f, err := os.CreateTemp(tmpDir, "index-*")
 	if err != nil {
 		return err
@@ -476,7 +475,7 @@ func (c *indexCache) open(u uuid.UUID, path, from, location string) (*index, err
 	if err != nil {
 		return nil, err
 	}
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	if err := syms.AddFile(path); err != nil {
 		syms.Close()
 		return nil, err

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // TestSharedIndexBuiltOnce: two instances share a store; the first to
@@ -81,7 +81,7 @@ func TestLocalCacheByteCap(t *testing.T) {
 	s, ts := newTestServer(t, cfg)
 	var ids []string
 	for _, name := range []string{"chain-arm64-O1", "chain-x86_64-O1"} {
-		syms := symbolize.NewSymbols()
+		syms := symstore.NewSymbols()
 		syms.AddFile(filepath.Join("..", "fixtures", "bin", name))
 		ids = append(ids, simple(syms.UUIDs()[0]))
 		syms.Close()

@@ -20,6 +20,7 @@ import (
 	"github.com/stackimage/stackimage/minidump"
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
 )
@@ -338,7 +339,7 @@ func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, only []*sour
 		}()
 	}
 	wg.Wait()
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	for _, l := range looks {
 		if l.index != nil {
@@ -457,7 +458,7 @@ func baseName(p string) string {
 }
 
 // trustOf names how a frame was found in symbolicator's terms (FrameTrust).
-func trustOf(f symbolize.FoundBy) string {
+func trustOf(f symstore.FoundBy) string {
 	w, ok := f.Walker()
 	if !ok {
 		return "prewalked"

@@ -29,8 +29,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
-
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -290,7 +290,7 @@ http {
 	for _, name := range e2eFixtures {
 		bin := filepath.Join("..", "fixtures", "bin", name)
 		dsym := filepath.Join(bin+".dSYM", "Contents", "Resources", "DWARF", name)
-		syms := symbolize.NewSymbols()
+		syms := symstore.NewSymbols()
 		syms.AddFile(bin)
 		ids := syms.UUIDs()
 		syms.Close()
@@ -327,7 +327,7 @@ http {
 	}
 	var expects []expect
 	for i, f := range fixtures {
-		syms := symbolize.NewSymbols()
+		syms := symstore.NewSymbols()
 		syms.AddDir(filepath.Join("..", "fixtures", "bin", f.name+".dSYM"))
 		base := uint64(0x200000000 + i*0x10000000)
 		// A function start of the image: the first address with a name.

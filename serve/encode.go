@@ -107,6 +107,6 @@ func appendStacktrace(b []byte, st *symbolicatedStacktrace) []byte {
 		b = appendFrame(b, &st.Frames[i])
 	}
 	b = append(b, ']')
-	b = appendString(b, &first, "stop_reason", st.StopReason, true)
+	b = appendString(b, &first, "stop_reason", st.StopReason.String(), true)
 	return append(b, '}')
 }

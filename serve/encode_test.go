@@ -3,6 +3,9 @@ package serve
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/walker"
 )
 
 // TestAppendFrameMatchesEncodingJSON: the hand-written encoding of stack
@@ -13,7 +16,7 @@ func TestAppendFrameMatchesEncodingJSON(t *testing.T) {
 	id, yes := uint64(775), true
 	traces := []symbolicatedStacktrace{
 		{Frames: []symbolicatedFrame{{Status: "unknown_image", InstructionAddr: 0x10}}},
-		{ThreadID: &id, ThreadName: "main \"thread\"", IsRequesting: &yes, StopReason: "fp_zero",
+		{ThreadID: &id, ThreadName: "main \"thread\"", IsRequesting: &yes, StopReason: symbolize.StopReason(walker.StopFramePointerZero),
 			Registers: map[string]hexValue{"pc": 0x1234, "lr": 0},
 			Frames: []symbolicatedFrame{
 				{Status: "symbolicated", OriginalIndex: 3, InstructionAddr: 0xffffffffffffffff, AddrMode: "rel:1",

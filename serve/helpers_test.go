@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -26,7 +26,7 @@ const (
 
 func fixtureUUID(t testing.TB) uuid.UUID {
 	t.Helper()
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	if err := syms.AddFile(fixtureBin); err != nil {
 		t.Fatal(err)
@@ -40,9 +40,9 @@ func fixtureUUID(t testing.TB) uuid.UUID {
 
 // want resolves an unslid address of the fixture with the library
 // directly: the answer the service must give.
-func want(t testing.TB, u uuid.UUID, unslid uint64) []symbolize.Frame {
+func want(t testing.TB, u uuid.UUID, unslid uint64) []symstore.Frame {
 	t.Helper()
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	if err := syms.AddDir(filepath.Dir(fixtureBin)); err != nil {
 		t.Fatal(err)

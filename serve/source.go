@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -47,11 +47,11 @@ func (f *SymbolFile) Close() error {
 
 // source is one configured source: an object store read through a
 // layout, or a directory scanned at start (layout "scan"), whose files are
-// found by symbolize.Symbols rather than by path.
+// found by symstore.Symbols rather than by path.
 type source struct {
 	cfg     SourceConfig
-	store   objectStore        // nil for a scanned directory
-	scanned *symbolize.Symbols // a scanned directory's index
+	store   objectStore       // nil for a scanned directory
+	scanned *symstore.Symbols // a scanned directory's index
 	tmpDir  string
 	metrics *metrics
 }
@@ -61,7 +61,7 @@ func newSource(cfg SourceConfig, tmpDir string, m *metrics) (*source, error) {
 	switch cfg.Type {
 	case "filesystem":
 		if cfg.Layout.Type == "scan" {
-			s.scanned = symbolize.NewSymbols()
+			s.scanned = symstore.NewSymbols()
 			if err := s.scanned.AddDir(cfg.Path); err != nil {
 				return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
 )
@@ -110,12 +111,12 @@ type symbolicatedFrame struct {
 
 type symbolicatedStacktrace struct {
 	// ThreadID, IsRequesting and ThreadName are set for dumps.
-	ThreadID     *uint64             `json:"thread_id,omitempty"`
-	ThreadName   string              `json:"thread_name,omitempty"`
-	IsRequesting *bool               `json:"is_requesting,omitempty"`
-	Registers    map[string]hexValue `json:"registers,omitempty"`
-	Frames       []symbolicatedFrame `json:"frames"`
-	StopReason   string              `json:"stop_reason,omitempty"`
+	ThreadID     *uint64              `json:"thread_id,omitempty"`
+	ThreadName   string               `json:"thread_name,omitempty"`
+	IsRequesting *bool                `json:"is_requesting,omitempty"`
+	Registers    map[string]hexValue  `json:"registers,omitempty"`
+	Frames       []symbolicatedFrame  `json:"frames"`
+	StopReason   symbolize.StopReason `json:"stop_reason,omitempty"`
 }
 
 type moduleFeatures struct {
@@ -205,7 +206,7 @@ type moduleState struct {
 	arch     *archregs.Arch
 	hasDebug bool
 	// entry is the module's symbols, held for the request.
-	entry *symbolize.Entry
+	entry *symstore.Entry
 }
 
 // symbolicate answers a /symbolicate request.
@@ -367,11 +368,11 @@ func (s *Server) appendFrames(out []symbolicatedFrame, index int, f rawFrame, m 
 	}
 	// The frame as Symbols.Resolve would make it, from the entry the
 	// request holds: no lookup of the UUID per frame.
-	rf := symbolize.Frame{Address: unslid, LookupAddress: unslid}
+	rf := symstore.Frame{Address: unslid, LookupAddress: unslid}
 	if unslid >= ix.textAddr {
 		rf.ImageLoadAddress, rf.ImageOffset = ix.textAddr, unslid-ix.textAddr
 	}
-	resolved := m.entry.Resolve(rf, unslid, symbolize.ResolveOptions{NoDemangle: noDemangle})
+	resolved := m.entry.Resolve(rf, unslid, symstore.ResolveOptions{NoDemangle: noDemangle})
 	if len(resolved) == 0 {
 		base.Status = "missing"
 		return append(out, base)

@@ -10,6 +10,8 @@ import (
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/internal/hostile"
 	"github.com/stackimage/stackimage/snapshot"
+	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/walker"
 )
 
 func sharedStackDump(t testing.TB, threads, frames int, distinct bool) *snapshot.Snapshot {
@@ -179,7 +181,7 @@ func TestSymbolicateEachHoldsOneThread(t *testing.T) {
 	var total, size int
 	_, err := z.SymbolicateEach(d, func(th Thread) error {
 		total += len(th.Frames)
-		size += len(th.Frames) * int(unsafe.Sizeof(Frame{}))
+		size += len(th.Frames) * int(unsafe.Sizeof(symstore.Frame{}))
 		if th.ID%100 == 0 {
 			runtime.GC()
 			runtime.ReadMemStats(&stats)
@@ -219,8 +221,9 @@ func TestMaxTotalFramesReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	type outcome struct {
-		Frames, Walked         int
-		Stop, WalkStop, Detail string
+		Frames, Walked int
+		Stop, WalkStop StopReason
+		Detail         string
 	}
 	var got []outcome
 	for _, th := range rep.Threads {
@@ -234,7 +237,7 @@ func TestMaxTotalFramesReported(t *testing.T) {
 		got = append(got, o)
 	}
 	want := []outcome{
-		{Frames: 5, Walked: 12, WalkStop: "fp_zero"},
+		{Frames: 5, Walked: 12, WalkStop: StopReason(walker.StopFramePointerZero)},
 		{Frames: 5, Walked: 3, WalkStop: StopMaxTotalFrames},
 		{Frames: 0, Walked: -1, Stop: StopMaxTotalFrames, Detail: "walk left out"},
 		{Frames: 0, Walked: -1, Stop: StopMaxTotalFrames, Detail: "walk left out"},

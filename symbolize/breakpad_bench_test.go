@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stackimage/stackimage/breakpadsym"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -67,13 +68,13 @@ func BenchmarkBreakpadResolve(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		s := NewSymbols()
+		s := symstore.NewSymbols()
 		if err := s.AddDir(dir); err != nil {
 			b.Fatal(err)
 		}
 		for _, addr := range fx.rel {
 			frames, err := s.Resolve(fx.uuid, nil, addr)
-			if err != nil || frames[len(frames)-1].SymbolSource != SourceBreakpad {
+			if err != nil || frames[len(frames)-1].SymbolSource != symstore.SourceBreakpad {
 				b.Fatalf("Resolve(%#x) = %v, %v; want a name from crash.sym", addr, frames, err)
 			}
 		}
@@ -106,7 +107,7 @@ func BenchmarkLLVMSymbolizerDSYM(b *testing.B) {
 	// of each address's frames) and by the .sym: where they differ, the
 	// .sym says "<name omitted>" (dump_syms leaves out names it cannot
 	// write) or spells a name otherwise.
-	s := NewSymbols()
+	s := symstore.NewSymbols()
 	defer s.Close()
 	if err := s.AddFile(fx.symPath); err != nil {
 		b.Fatal(err)

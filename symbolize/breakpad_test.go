@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
 )
@@ -67,10 +68,10 @@ func writeSymStore(t *testing.T) string {
 	return dir
 }
 
-func syntheticProcess(t *testing.T) (*Symbols, *Process) {
+func syntheticProcess(t *testing.T) (*symstore.Symbols, *Process) {
 	t.Helper()
 	dir := writeSymStore(t)
-	s := NewSymbols()
+	s := symstore.NewSymbols()
 	if err := s.AddDir(dir); err != nil {
 		t.Fatalf("AddDir: %v", err)
 	}
@@ -99,12 +100,12 @@ func syntheticProcess(t *testing.T) (*Symbols, *Process) {
 type bpFrame struct {
 	Symbol   string
 	Offset   uint64
-	Source   SymbolSource
+	Source   symstore.SymbolSource
 	Location string
 	Inlined  bool
 }
 
-func bpFrames(frames []Frame) []bpFrame {
+func bpFrames(frames []symstore.Frame) []bpFrame {
 	var out []bpFrame
 	for _, f := range frames {
 		out = append(out, bpFrame{f.Symbol, f.SymbolOffset, f.SymbolSource, f.SourceLocation(), f.Inlined})
@@ -120,13 +121,13 @@ func TestBreakpadNames(t *testing.T) {
 		want []bpFrame
 	}{
 		{"inlined", 0x100c, []bpFrame{
-			{"inlined_fn", 0, SourceBreakpad, "inline.h:3", true},
-			{"inner", 0xc, SourceBreakpad, "app.c:12", false},
+			{"inlined_fn", 0, symstore.SourceBreakpad, "inline.h:3", true},
+			{"inner", 0xc, symstore.SourceBreakpad, "app.c:12", false},
 		}},
-		{"FUNC line", 0x1020, []bpFrame{{"inner", 0x20, SourceBreakpad, "app.c:14", false}}},
-		{"second FUNC", 0x1100, []bpFrame{{"middle", 0, SourceBreakpad, "app.c:20", false}}},
-		{"PUBLIC", 0x1310, []bpFrame{{"exported_thing", 0x10, SourceBreakpad, "", false}}},
-		{"Mach-O header", 0x10, []bpFrame{{"", 0, SourceNone, "", false}}},
+		{"FUNC line", 0x1020, []bpFrame{{"inner", 0x20, symstore.SourceBreakpad, "app.c:14", false}}},
+		{"second FUNC", 0x1100, []bpFrame{{"middle", 0, symstore.SourceBreakpad, "app.c:20", false}}},
+		{"PUBLIC", 0x1310, []bpFrame{{"exported_thing", 0x10, symstore.SourceBreakpad, "", false}}},
+		{"Mach-O header", 0x10, []bpFrame{{"", 0, symstore.SourceNone, "", false}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,8 +150,8 @@ func TestBreakpadNames(t *testing.T) {
 		t.Fatalf("Resolve(%#x): %v", 0x100c, err)
 	}
 	if diff := cmp.Diff([]bpFrame{
-		{"inlined_fn", 0, SourceBreakpad, "inline.h:3", true},
-		{"inner", 0xc, SourceBreakpad, "app.c:12", false},
+		{"inlined_fn", 0, symstore.SourceBreakpad, "inline.h:3", true},
+		{"inner", 0xc, symstore.SourceBreakpad, "app.c:12", false},
 	}, bpFrames(resolved)); diff != "" {
 		t.Errorf("Resolve(%#x) mismatch (-want +got):\n%s", 0x100c, diff)
 	}
@@ -236,7 +237,7 @@ func TestBreakpadCFIWalk(t *testing.T) {
 // TestBreakpadConcurrentLoad: lookups of one .sym-only UUID from many
 // goroutines share one load and one parse (run with -race).
 func TestBreakpadConcurrentLoad(t *testing.T) {
-	s := NewSymbols()
+	s := symstore.NewSymbols()
 	defer s.Close()
 	if err := s.AddDir(writeSymStore(t)); err != nil {
 		t.Fatal(err)

@@ -2,9 +2,6 @@ package symbolize
 
 import (
 	"fmt"
-	"sync"
-
-	"github.com/stackimage/stackimage/image"
 )
 
 // The walker decodes a few instructions (the call before a return address,
@@ -23,21 +20,6 @@ const codePageSize = 4096
 // maxCodePages bounds an entry's cache (4 MiB). When it is full it is emptied:
 // walks touch few pages, and rereading one costs a single ReadAt.
 const maxCodePages = 1024
-
-// codePageKey names a page of one segment's file bytes.
-type codePageKey struct {
-	im      *image.Image
-	segOff  uint64 // the segment's file offset, telling segments apart
-	pageOff uint64 // the page's file offset, a multiple of codePageSize
-}
-
-// codeCache holds an entry's code pages. It lives with the entry, which
-// owns the image files and is shared by every dump that uses them.
-type codeCache struct {
-	mu    sync.Mutex
-	pages map[codePageKey][]byte
-	limit int // pages kept at most; zero means maxCodePages
-}
 
 // ReadMemory reads code bytes at a slid address from the files of the
 // process's images: the executable segments' file bytes, at the image's
@@ -75,49 +57,8 @@ func (p *Process) codeAt(addr uint64) ([]byte, error) {
 	if e == nil {
 		return nil, fmt.Errorf("code at %#x: no file for %s", addr, loc.Loaded.Name)
 	}
-	// The binary comes before its dSYM, whose segments hold no file bytes.
-	for _, im := range e.Images {
-		for _, s := range im.Segments {
-			if s.Name != loc.Segment.Name || loc.Unslid < s.Addr || loc.Unslid-s.Addr >= s.FileSize {
-				continue
-			}
-			return e.code.page(im, s, s.Offset+(loc.Unslid-s.Addr))
-		}
+	if code, ok, err := e.Code(loc.Segment.Name, loc.Unslid); ok {
+		return code, err
 	}
 	return nil, fmt.Errorf("code at %#x: %s has no file bytes for segment %s", addr, loc.Loaded.Name, loc.Segment.Name)
-}
-
-// page returns seg's file bytes from off to the end of off's page (or of
-// the segment), reading and caching the page when needed.
-func (c *codeCache) page(im *image.Image, seg image.Segment, off uint64) ([]byte, error) {
-	page := off &^ (codePageSize - 1)
-	key := codePageKey{im: im, segOff: seg.Offset, pageOff: page}
-	c.mu.Lock()
-	data, ok := c.pages[key]
-	c.mu.Unlock()
-	if !ok {
-		start := max(page, seg.Offset)
-		end := min(page+codePageSize, seg.Offset+seg.FileSize)
-		var err error
-		data, err = im.ReadSegment(image.Segment{Name: seg.Name, Offset: start, FileSize: end - start})
-		if err != nil {
-			return nil, err
-		}
-		// Pad the front so that data[i] is at page+i.
-		data = append(make([]byte, start-page, start-page+uint64(len(data))), data...)
-		c.mu.Lock()
-		limit := c.limit
-		if limit == 0 {
-			limit = maxCodePages
-		}
-		if c.pages == nil || len(c.pages) >= limit {
-			c.pages = map[codePageKey][]byte{}
-		}
-		c.pages[key] = data
-		c.mu.Unlock()
-	}
-	if off-page >= uint64(len(data)) {
-		return nil, fmt.Errorf("code at file offset %#x of %s: past the segment's file bytes", off, im.Name)
-	}
-	return data[off-page:], nil
 }

@@ -93,30 +93,3 @@ func TestProcessReadMemoryErrors(t *testing.T) {
 		})
 	}
 }
-
-// TestProcessReadMemoryCacheBound reads more pages than an entry's cache
-// may hold: the cache stays bounded and every read still returns the
-// file's bytes.
-func TestProcessReadMemoryCacheBound(t *testing.T) {
-	const text, textSize = 0x100000000, 0x4000
-	p, data := codeProcess(t, 0)
-	var e *Entry
-	for _, pe := range p.entries {
-		e = pe
-	}
-	e.code.limit = 2
-	b := make([]byte, 4)
-	for round := 0; round < 3; round++ {
-		for off := uint64(0x10); off < textSize; off += codePageSize {
-			if n, err := p.ReadMemory(b, text+off); err != nil || n != 4 || !bytes.Equal(b, data[off:off+4]) {
-				t.Fatalf("ReadMemory(%#x) = %d, %v, % x; want % x", text+off, n, err, b, data[off:off+4])
-			}
-			e.code.mu.Lock()
-			n := len(e.code.pages)
-			e.code.mu.Unlock()
-			if n > e.code.limit {
-				t.Fatalf("the code cache holds %d pages, want at most %d", n, e.code.limit)
-			}
-		}
-	}
-}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/snapshot"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // fixtureDumps reads every committed snapshot as a dump, keyed by file name.
@@ -80,7 +81,7 @@ func TestConcurrentSymbolicate(t *testing.T) {
 		inputs[name] = withOtherImages(d, dumps)
 	}
 	newSymbolizer := func() *Symbolizer {
-		syms := NewSymbols()
+		syms := symstore.NewSymbols()
 		if err := syms.AddDir(filepath.Join("..", "fixtures", "bin")); err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +134,7 @@ func TestConcurrentSymbolicate(t *testing.T) {
 // made alone, with no file read failing under it.
 func TestCloseDuringSymbolicate(t *testing.T) {
 	dumps := fixtureDumps(t)
-	syms := NewSymbols()
+	syms := symstore.NewSymbols()
 	if err := syms.AddDir(filepath.Join("..", "fixtures", "bin")); err != nil {
 		t.Fatal(err)
 	}

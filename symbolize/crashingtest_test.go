@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/crashreport"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // TestCrashingTestReports symbolicates MacSymbolicator's CrashingTest crash,
@@ -19,7 +20,7 @@ import (
 // convention).
 func TestCrashingTestReports(t *testing.T) {
 	root := filepath.Join(corpusDir(t), "macsymbolicator", "MacSymbolicatorTests")
-	syms := NewSymbols()
+	syms := symstore.NewSymbols()
 	for _, dir := range []string{"Binaries", filepath.Join("Resources", "dSYMs")} {
 		if err := syms.AddDir(filepath.Join(root, dir)); err != nil {
 			t.Fatal(err)

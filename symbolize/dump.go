@@ -7,6 +7,7 @@ import (
 
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -16,12 +17,6 @@ import (
 // of threads walking one deep stack), and low enough that such a dump of
 // 850 KB is symbolicated within the allocation budget of docs/security.md.
 const DefaultMaxTotalFrames = 1 << 15
-
-// StopMaxTotalFrames is the StopReason of a thread (or of a reported
-// thread's Walk) whose frames were cut because the report reached its
-// bound, Symbolizer.MaxTotalFrames. The frames kept end at a machine
-// frame: inlined frames are never split from theirs.
-const StopMaxTotalFrames = "max_total_frames"
 
 // Bounds of the walks remembered for threads with identical states.
 const (
@@ -140,9 +135,10 @@ type dumpSymbolizer struct {
 // budgetCut says the walk was shortened to what was left of the report's
 // bound, so that its stop reason is StopMaxTotalFrames.
 type rememberedWalk struct {
-	frames       []Frame
-	stop, detail string
-	budgetCut    bool
+	frames    []symstore.Frame
+	stop      StopReason
+	detail    string
+	budgetCut bool
 }
 
 func (s *dumpSymbolizer) each(each func(Thread) error) error {
@@ -189,7 +185,7 @@ func (s *dumpSymbolizer) thread(th dump.Thread, name string) Thread {
 		case th.Registers == nil || mem == nil:
 		case s.left == 0:
 			// No room for our walk beside the report's frames: say so.
-			if t.StopReason == "" {
+			if t.StopReason == StopNone {
 				t.StopReason, t.StopDetail = StopMaxTotalFrames, s.cutDetail(len(t.Frames))
 				s.cut++
 			}
@@ -197,7 +193,7 @@ func (s *dumpSymbolizer) thread(th dump.Thread, name string) Thread {
 		default:
 			opts.MaxDepth = min(opts.MaxDepth, s.left)
 			t.Walk = p.walkReported(th, mem, rule, opts)
-			if s.bound(&t.Walk.Frames, opts.MaxDepth < s.maxDepth && t.Walk.StopReason == walker.StopMaxDepth.String()) {
+			if s.bound(&t.Walk.Frames, opts.MaxDepth < s.maxDepth && t.Walk.StopReason == StopReason(walker.StopMaxDepth)) {
 				t.Walk.StopReason, t.Walk.StopDetail = StopMaxTotalFrames, s.cutDetail(len(t.Walk.Frames))
 			}
 		}
@@ -216,7 +212,7 @@ func (s *dumpSymbolizer) thread(th dump.Thread, name string) Thread {
 // bound cuts frames to what is left of the report's bound, at a machine
 // frame, and takes them from it. It reports whether the frames were cut:
 // shortened here, or already (cut, when the walk was shortened to fit).
-func (s *dumpSymbolizer) bound(frames *[]Frame, cut bool) bool {
+func (s *dumpSymbolizer) bound(frames *[]symstore.Frame, cut bool) bool {
 	f := *frames
 	if len(f) > s.left {
 		keep := s.left
@@ -255,7 +251,7 @@ func (s *dumpSymbolizer) walk(th dump.Thread, mem walker.Memory, opts walker.Opt
 	}
 	opts.MaxDepth = min(opts.MaxDepth, s.left)
 	frames, res := s.p.Walk(th.Registers, mem, opts)
-	w := rememberedWalk{frames: frames[:len(frames):len(frames)], stop: res.Stop.String(), detail: res.StopDetail,
+	w := rememberedWalk{frames: frames[:len(frames):len(frames)], stop: StopReason(res.Stop), detail: res.StopDetail,
 		budgetCut: opts.MaxDepth < s.maxDepth && res.Stop == walker.StopMaxDepth}
 	if key != "" {
 		if s.walks == nil || len(s.walks) >= maxRememberedWalks || s.walksFrames+len(frames) > maxRememberedFrames {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stackimage/stackimage/crashreport"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -24,7 +25,7 @@ func TestExactAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, exact := range []bool{false, true} {
-		rep, err := (&Symbolizer{Symbols: NewSymbols(), ExactAddresses: exact}).Symbolicate(cr.Dump())
+		rep, err := (&Symbolizer{Symbols: symstore.NewSymbols(), ExactAddresses: exact}).Symbolicate(cr.Dump())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +33,7 @@ func TestExactAddresses(t *testing.T) {
 		if th.Walk == nil || len(th.Walk.Frames) < 2 || len(th.Frames) < 2 {
 			t.Fatalf("exact=%v: crashed thread has %d frames and walk %v; want a walk and callers", exact, len(th.Frames), th.Walk)
 		}
-		check := func(what string, frames []Frame) {
+		check := func(what string, frames []symstore.Frame) {
 			for _, f := range frames {
 				want := f.Address
 				if f.Index > 0 && !exact {

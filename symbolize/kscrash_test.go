@@ -11,6 +11,7 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/crashreport"
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -299,7 +300,7 @@ func TestKSCrashExampleReports(t *testing.T) {
 	if len(files) != 2*len(kscrashExpected) {
 		t.Fatalf("found %d files in %s, want a .json and a .txt for each of %d reports", len(files), dir, len(kscrashExpected))
 	}
-	z := &Symbolizer{Symbols: NewSymbols()}
+	z := &Symbolizer{Symbols: symstore.NewSymbols()}
 	for _, file := range files {
 		name := filepath.Base(file)
 		base := strings.TrimSuffix(name, filepath.Ext(name))
@@ -392,7 +393,7 @@ func checkKSCrashWalk(t *testing.T, cr *crashreport.Report, th crashreport.Threa
 	if w.AddressRule != RuleRoundedReturnAddress {
 		t.Errorf("AddressRule = %q, want %q: KSCrash 2.x rounds return addresses", w.AddressRule, RuleRoundedReturnAddress)
 	}
-	if w.StopReason != "outside_stack" {
+	if w.StopReason != StopReason(walker.StopOutsideStack) {
 		t.Errorf("StopReason = %q, want outside_stack: the dump holds %d bytes", w.StopReason, th.StackHigh-th.StackLow)
 	}
 	if !w.Agrees || w.Compared != want.compared {
@@ -422,7 +423,7 @@ func checkKSCrashWalk(t *testing.T, cr *crashreport.Report, th crashreport.Threa
 		}
 		// Either kind is our frame 1 read from LR, in an image the
 		// report lists.
-		if f.FoundBy != FoundBy(walker.FoundByLinkRegister) || f.Address != lr&^1 {
+		if f.FoundBy != symstore.FoundBy(walker.FoundByLinkRegister) || f.Address != lr&^1 {
 			t.Errorf("frame %d = %#x found by %s, want LR %#x found by link register", d.WalkIndex, f.Address, f.FoundBy, lr&^1)
 		}
 		if img := imageHolding(cr, f.Address); img == nil || img.Name != f.Image {
@@ -464,7 +465,7 @@ func checkKSCrashWalk(t *testing.T, cr *crashreport.Report, th crashreport.Threa
 		if rf.ImageIndex < 0 || f.Image != path.Base(rf.ImageName) || f.ImageLoadAddress != cr.Images[rf.ImageIndex].LoadAddress {
 			t.Errorf("walk frame %d in %s loaded at %#x, want the report's %s (image %d)", f.Index, f.Image, f.ImageLoadAddress, rf.ImageName, rf.ImageIndex)
 		}
-		if start := rf.Address - rf.SymbolOffset; asSpelled(f) != rf.Symbol || f.SymbolSource != SourceReport ||
+		if start := rf.Address - rf.SymbolOffset; asSpelled(f) != rf.Symbol || f.SymbolSource != symstore.SourceReport ||
 			start > f.LookupAddress || f.SymbolOffset != f.Address-start {
 			t.Errorf("walk frame %d = %s + %d (from %s, lookup %#x), want the report's %s starting at %#x",
 				f.Index, f.Symbol, f.SymbolOffset, f.SymbolSource, f.LookupAddress, rf.Symbol, start)
@@ -484,7 +485,7 @@ func imageHolding(cr *crashreport.Report, addr uint64) *crashreport.Image {
 
 // asSpelled returns a frame's name as its source spelled it: the mangled
 // name of one that was demangled.
-func asSpelled(f Frame) string {
+func asSpelled(f symstore.Frame) string {
 	if f.MangledSymbol != "" {
 		return f.MangledSymbol
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -23,8 +24,8 @@ import (
 // A Walk is a result: it is not modified after Symbolicate returns, and
 // readers may share it freely.
 type Walk struct {
-	Frames     []Frame
-	StopReason string
+	Frames     []symstore.Frame
+	StopReason StopReason
 	StopDetail string
 	// AddressRule says how the reporter wrote its callers' addresses and
 	// so how ours were compared with them (see docs/crashreports.md).
@@ -169,15 +170,15 @@ func exactLookupAddress(arch *archregs.Arch, index int, addr uint64) uint64 {
 // reportedFrames symbolicates a reporter's backtrace, looking each frame up
 // as reportedLookupAddress says. When the reporter skipped frames, even the
 // first frame given is a caller.
-func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressRule) []Frame {
-	var out []Frame
+func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressRule) []symstore.Frame {
+	var out []symstore.Frame
 	for i, rf := range frames {
 		index := i + skipped
 		lookup := reportedLookupAddress(p.Arch, rule, index, rf.Address)
 		if p.ExactAddresses {
 			lookup = exactLookupAddress(p.Arch, index, rf.Address)
 		}
-		fs := p.Frames(index, rf.Address, lookup, FoundByReport)
+		fs := p.Frames(index, rf.Address, lookup, symstore.FoundByReport)
 		last := &fs[len(fs)-1]
 		if last.Image == "" && rf.ImageName != "" {
 			// The report names an image our list cannot place (it gave no
@@ -209,7 +210,7 @@ func (p *Process) walkReported(th dump.Thread, mem walker.Memory, rule AddressRu
 	// and tables do.
 	opts.NoScan = true
 	frames, res := p.Walk(th.Registers, mem, opts)
-	w := &Walk{Frames: frames, StopReason: res.Stop.String(), StopDetail: res.StopDetail, AddressRule: rule}
+	w := &Walk{Frames: frames, StopReason: StopReason(res.Stop), StopDetail: res.StopDetail, AddressRule: rule}
 	c := compareBacktraces(p.Arch, rule, res.Frames, th.Frames, th.SkippedFrames)
 	w.Compared, w.Differences, w.Agrees = c.compared, c.diffs, true
 	lr, _ := th.Registers.LR()
@@ -229,7 +230,7 @@ func (p *Process) walkReported(th dump.Thread, mem walker.Memory, rule AddressRu
 // nameFromReport gives walked frame index the reporter's symbol when we
 // have none (no symbol file for its image) and the symbol's start, as the
 // report places it, is at or below our lookup address.
-func (p *Process) nameFromReport(frames []Frame, index int, rf dump.Frame) {
+func (p *Process) nameFromReport(frames []symstore.Frame, index int, rf dump.Frame) {
 	f := outerFrame(frames, index)
 	if f == nil || f.Symbol != "" || rf.Symbol == "" || rf.SymbolOffset > rf.Address {
 		return
@@ -252,8 +253,8 @@ func (p *Process) nameFromReport(frames []Frame, index int, rf dump.Frame) {
 // setReportName gives f a name the report supplied, demangled as a symbol
 // file's names are (KSCrash writes C++ names mangled) unless the process
 // keeps names as spelled; an offset only when the report gave one.
-func (p *Process) setReportName(f *Frame, name string, offset uint64, hasOffset bool) {
-	f.Symbol, f.SymbolOffset, f.HasOffset, f.SymbolSource = name, offset, hasOffset, SourceReport
+func (p *Process) setReportName(f *symstore.Frame, name string, offset uint64, hasOffset bool) {
+	f.Symbol, f.SymbolOffset, f.HasOffset, f.SymbolSource = name, offset, hasOffset, symstore.SourceReport
 	f.MangledSymbol = ""
 	switch lang := debuginfo.Language(name); lang {
 	case debuginfo.LangCPP, debuginfo.LangRust, debuginfo.LangSwift:
@@ -269,8 +270,8 @@ func (p *Process) setReportName(f *Frame, name string, offset uint64, hasOffset 
 
 // outerFrame returns the frame for walk index that is not an inlined one
 // (Resolve puts inlined frames first), or nil.
-func outerFrame(frames []Frame, index int) *Frame {
-	var out *Frame
+func outerFrame(frames []symstore.Frame, index int) *symstore.Frame {
+	var out *symstore.Frame
 	for i := range frames {
 		if frames[i].Index == index {
 			out = &frames[i]
@@ -281,7 +282,7 @@ func outerFrame(frames []Frame, index int) *Frame {
 
 // describeDifference writes a Difference's Detail; lr is the thread's link
 // register (0 when unknown).
-func describeDifference(d Difference, frames []Frame, arch *archregs.Arch, rule AddressRule, lr uint64) string {
+func describeDifference(d Difference, frames []symstore.Frame, arch *archregs.Arch, rule AddressRule, lr uint64) string {
 	switch d.Kind {
 	case DiffReportOmitsLinkRegister:
 		return fmt.Sprintf("the report omits frame %d (%s), the caller of a frameless leaf found in LR "+
@@ -310,7 +311,7 @@ func describeDifference(d Difference, frames []Frame, arch *archregs.Arch, rule 
 
 // frameName names a walked frame for a message: its symbol, else its image
 // and offset, else its address.
-func frameName(f *Frame, addr uint64) string {
+func frameName(f *symstore.Frame, addr uint64) string {
 	switch {
 	case f == nil:
 		return fmt.Sprintf("%#x", addr)
@@ -322,7 +323,7 @@ func frameName(f *Frame, addr uint64) string {
 	return fmt.Sprintf("%#x", f.Address)
 }
 
-func imageName(f *Frame) string {
+func imageName(f *symstore.Frame) string {
 	if f == nil || f.Image == "" {
 		return "its image"
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // TestReportNames: names a report supplies itself are demangled as a
@@ -45,7 +46,7 @@ func TestReportNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			z := &Symbolizer{Symbols: NewSymbols(), NoDemangle: tt.noDemangle}
+			z := &Symbolizer{Symbols: symstore.NewSymbols(), NoDemangle: tt.noDemangle}
 			rep, err := z.Symbolicate(d)
 			if err != nil {
 				t.Fatal(err)

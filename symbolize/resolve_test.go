@@ -1,16 +1,11 @@
 package symbolize
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
-	"github.com/stackimage/stackimage/uuid"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -47,7 +42,7 @@ func TestResolveMatchesProcessFrames(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Resolve(%#x): %v", addr, err)
 				}
-				want := p.Frames(0, addr+slide, addr+slide, FoundBy(walker.FoundByContext))
+				want := p.Frames(0, addr+slide, addr+slide, symstore.FoundBy(walker.FoundByContext))
 				for i := range want {
 					// What only the slide and the names given tell apart.
 					want[i].Address, want[i].LookupAddress = addr, addr
@@ -68,41 +63,5 @@ func TestResolveMatchesProcessFrames(t *testing.T) {
 	}
 	if inlined == 0 {
 		t.Error("no address resolved to inlined frames: the comparison did not cover them")
-	}
-}
-
-// TestResolveErrors checks the errors of Resolve: an unknown UUID, and a
-// UUID asked for with another architecture.
-func TestResolveErrors(t *testing.T) {
-	syms := fixtureSymbols(t)
-	defer syms.Close()
-	if frames, err := syms.Resolve(uuid.UUID{1}, nil, 0x1000); !errors.Is(err, ErrNoSymbols) {
-		t.Errorf("Resolve(unknown UUID) = %v, %v; want ErrNoSymbols", frames, err)
-	}
-	u := fixtureUUID(t, "chain-arm64-O1")
-	frames, err := syms.Resolve(u, archregs.X86_64, 0x100000000)
-	var fe *SymbolFileError
-	if !errors.As(err, &fe) || fe.UUID != u || fe.Path == "" {
-		t.Errorf("Resolve(arm64 UUID, x86_64) = %v, %v; want a *SymbolFileError naming the file", frames, err)
-	}
-}
-
-// TestAddFileErrors checks that AddFile's errors name the file and can be
-// found with errors.As.
-func TestAddFileErrors(t *testing.T) {
-	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad")
-	// Mach-O magic, then nothing a header needs.
-	if err := os.WriteFile(bad, []byte{0xcf, 0xfa, 0xed, 0xfe, 0, 0}, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, path := range []string{filepath.Join(dir, "absent"), bad} {
-		err := NewSymbols().AddFile(path)
-		var fe *SymbolFileError
-		if !errors.As(err, &fe) || fe.Path != path {
-			t.Errorf("AddFile(%s) error = %v; want a *SymbolFileError naming it", path, err)
-		} else if !strings.Contains(err.Error(), path) {
-			t.Errorf("AddFile(%s) error = %q; want the path in the message", path, err)
-		}
 	}
 }

@@ -12,12 +12,13 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/snapshot"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 )
 
 // frameNames symbolicates the fixture capture chain-arm64-O1-deepest
 // against syms and returns its frames' names with their source lines.
-func frameNames(t *testing.T, syms *Symbols) []string {
+func frameNames(t *testing.T, syms *symstore.Symbols) []string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "fixtures", "snapshots", "chain-arm64-O1-deepest.json"))
 	if err != nil {
@@ -44,7 +45,7 @@ func frameNames(t *testing.T, syms *Symbols) []string {
 // included.
 func TestMemorySource(t *testing.T) {
 	dir := filepath.Join("..", "fixtures", "bin")
-	onDisk := NewSymbols()
+	onDisk := symstore.NewSymbols()
 	defer onDisk.Close()
 	if err := onDisk.AddDir(filepath.Join(dir, "chain-arm64-O1")); err != nil {
 		t.Fatal(err)
@@ -54,7 +55,7 @@ func TestMemorySource(t *testing.T) {
 	}
 	want := frameNames(t, onDisk)
 
-	mem := &MemorySource{}
+	mem := &symstore.MemorySource{}
 	for _, path := range []string{filepath.Join(dir, "chain-arm64-O1"), filepath.Join(dir, "chain-arm64-O1.dSYM", "Contents", "Resources", "DWARF", "chain-arm64-O1")} {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -65,11 +66,11 @@ func TestMemorySource(t *testing.T) {
 		}
 	}
 	var asked atomic.Int32
-	counting := SourceFunc(func(ctx context.Context, id uuid.UUID, arch *archregs.Arch) ([]SymbolFile, error) {
+	counting := symstore.SourceFunc(func(ctx context.Context, id uuid.UUID, arch *archregs.Arch) ([]symstore.SymbolFile, error) {
 		asked.Add(1)
 		return mem.OpenSymbols(ctx, id, arch)
 	})
-	syms := NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	syms.AddSource(counting)
 	if diff := cmp.Diff(want, frameNames(t, syms)); diff != "" {
@@ -92,13 +93,13 @@ func TestMemorySource(t *testing.T) {
 // TestSymbolsIsASource: the directory index serves another index as a
 // Source, as a service's cache in front of a store would.
 func TestSymbolsIsASource(t *testing.T) {
-	dir := NewSymbols()
+	dir := symstore.NewSymbols()
 	defer dir.Close()
 	if err := dir.AddDir(filepath.Join("..", "fixtures", "bin")); err != nil {
 		t.Fatal(err)
 	}
 	want := frameNames(t, dir)
-	front := NewSymbols()
+	front := symstore.NewSymbols()
 	defer front.Close()
 	front.AddSource(dir)
 	if diff := cmp.Diff(want, frameNames(t, front)); diff != "" {
@@ -112,12 +113,12 @@ func TestSymbolsIsASource(t *testing.T) {
 // TestSourceNilAndEmpty: a nil source is not asked, and empty files are
 // errors, not panics.
 func TestSourceNilAndEmpty(t *testing.T) {
-	syms := NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	syms.AddSource(nil)
-	syms.AddSource(SourceFunc(nil))
-	syms.AddSource(SourceFunc(func(context.Context, uuid.UUID, *archregs.Arch) ([]SymbolFile, error) {
-		return []SymbolFile{{Name: "empty"}}, nil
+	syms.AddSource(symstore.SourceFunc(nil))
+	syms.AddSource(symstore.SourceFunc(func(context.Context, uuid.UUID, *archregs.Arch) ([]symstore.SymbolFile, error) {
+		return []symstore.SymbolFile{{Name: "empty"}}, nil
 	}))
 	if e, err := syms.Lookup(uuid.UUID{7}); e != nil || !errors.Is(err, lookup.ErrNotFound) {
 		t.Errorf("Lookup through an empty file = %v, %v; want no entry and lookup.ErrNotFound", e, err)
@@ -125,7 +126,7 @@ func TestSourceNilAndEmpty(t *testing.T) {
 	if len(syms.Warnings()) == 0 {
 		t.Errorf("no warning for the source's empty file")
 	}
-	if _, err := (&MemorySource{}).Add("x", nil); err == nil {
+	if _, err := (&symstore.MemorySource{}).Add("x", nil); err == nil {
 		t.Errorf("MemorySource.Add(nil) did not fail")
 	}
 }
@@ -147,7 +148,7 @@ func TestBreakpadFromSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := &MemorySource{}
+	mem := &symstore.MemorySource{}
 	ids, err := mem.Add("tiny.sym", []byte(tinySym))
 	if err != nil || len(ids) != 1 || ids[0] != u {
 		t.Fatalf("MemorySource.Add(tiny.sym) = %v, %v; want the MODULE line's UUID", ids, err)
@@ -160,21 +161,21 @@ func TestBreakpadFromSource(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(store, "tiny.sym"), []byte(tinySym), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	onDisk := NewSymbols()
+	onDisk := symstore.NewSymbols()
 	defer onDisk.Close()
 	if err := onDisk.AddDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	for name, src := range map[string]Source{"memory": mem, "store": onDisk} {
+	for name, src := range map[string]symstore.Source{"memory": mem, "store": onDisk} {
 		t.Run(name, func(t *testing.T) {
-			syms := NewSymbols()
+			syms := symstore.NewSymbols()
 			defer syms.Close()
 			syms.AddSource(src)
 			frames, err := syms.Resolve(u, nil, 0x114)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f := frames[len(frames)-1]; f.Symbol != "main" || f.SourceLocation() != "main.c:6" || f.SymbolSource != SourceBreakpad {
+			if f := frames[len(frames)-1]; f.Symbol != "main" || f.SourceLocation() != "main.c:6" || f.SymbolSource != symstore.SourceBreakpad {
 				t.Errorf("Resolve(0x114) = %s %s from %s, want main main.c:6 from breakpad", f.Symbol, f.SourceLocation(), f.SymbolSource)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/snapshot"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // BenchmarkSymbolicate100Threads symbolicates a dump of 100 threads with
@@ -27,7 +28,7 @@ func BenchmarkSymbolicate100Threads(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	syms := NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	bin := filepath.Join("..", "fixtures", "bin")
 	if err := syms.AddFile(filepath.Join(bin, "chain-arm64-O1")); err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -44,7 +45,7 @@ func BenchmarkWalkUnwindTables(b *testing.B) {
 		retAddr = 0x100000441 // after it
 		stack   = 0x7ff7bf000000
 	)
-	syms := NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	if err := syms.AddFile("../fixtures/bin/chain-nofp-x86_64-O1"); err != nil {
 		b.Fatal(err)

@@ -7,20 +7,20 @@ import (
 	"testing"
 
 	"github.com/stackimage/stackimage/internal/testcorpus"
-	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symindex"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // goDarwinIndex writes the index of a GOOS=darwin build of cmd/go (built
 // once per Go version by testcorpus) and returns its path and the
 // entry it was made from.
-func goDarwinIndex(b *testing.B) (string, *symbolize.Entry) {
+func goDarwinIndex(b *testing.B) (string, *symstore.Entry) {
 	bin, err := testcorpus.GoDarwinBinary()
 	if err != nil {
 		b.Skipf("no darwin cmd/go build: %v", err)
 	}
 	for _, images := range openImages(b, bin) {
-		e, _ := symbolize.NewEntry(images...)
+		e, _ := symstore.NewEntry(images...)
 		path := filepath.Join(b.TempDir(), "go"+symindex.Extension)
 		f, err := os.Create(path)
 		if err != nil {

@@ -9,8 +9,8 @@ import (
 	"runtime/metrics"
 	"testing"
 
-	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symindex"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // FuzzOpen parses arbitrary bytes as an index file and looks addresses up
@@ -27,7 +27,7 @@ func FuzzOpen(f *testing.F) {
 			continue
 		}
 		for _, images := range openImages(f, paths...) {
-			e, _ := symbolize.NewEntry(images...)
+			e, _ := symstore.NewEntry(images...)
 			var buf bytes.Buffer
 			if err := e.WriteIndex(&buf); err != nil {
 				f.Fatal(err)

@@ -444,7 +444,7 @@ func (ix *Index) Lookup(addr uint64) (Answer, error) {
 var ErrNotFound = lookup.ErrNotFound
 
 // Symbol returns the best answer among the index's symbol tables, as
-// symbolize.Entry.Symbol chooses it: a symbol table name beats an export,
+// symstore.Entry.Symbol chooses it: a symbol table name beats an export,
 // which beats a bare function start; among equals the closest wins.
 func (ix *Index) Symbol(addr uint64) (symtab.Symbol, bool) {
 	var best symtab.Symbol

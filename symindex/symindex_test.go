@@ -12,11 +12,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/testcorpus"
-	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symindex"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -56,7 +55,7 @@ func openImages(t testing.TB, paths ...string) map[uuid.UUID][]*image.Image {
 }
 
 // roundTrip writes the entry's index and parses it back.
-func roundTrip(t testing.TB, e *symbolize.Entry) (*symindex.Index, []byte) {
+func roundTrip(t testing.TB, e *symstore.Entry) (*symindex.Index, []byte) {
 	var buf bytes.Buffer
 	if err := e.WriteIndex(&buf); err != nil {
 		t.Fatalf("WriteIndex: %v", err)
@@ -69,7 +68,7 @@ func roundTrip(t testing.TB, e *symbolize.Entry) (*symindex.Index, []byte) {
 }
 
 // compareAt checks that the index answers as the entry does at addr.
-func compareAt(t *testing.T, e *symbolize.Entry, ix *symindex.Index, addr uint64) bool {
+func compareAt(t *testing.T, e *symstore.Entry, ix *symindex.Index, addr uint64) bool {
 	t.Helper()
 	wantSym, wantOK := e.Symbol(addr)
 	gotSym, gotOK := ix.Symbol(addr)
@@ -108,7 +107,7 @@ func TestFixtures(t *testing.T) {
 				paths = append(paths, d)
 			}
 			for u, images := range openImages(t, paths...) {
-				e, _ := symbolize.NewEntry(images...)
+				e, _ := symstore.NewEntry(images...)
 				ix, _ := roundTrip(t, e)
 				if ix.UUID() != u {
 					t.Errorf("UUID() = %s, want %s", ix.UUID(), u)
@@ -169,7 +168,7 @@ func TestCorpusDSYMs(t *testing.T) {
 				t.Fatalf("%s: no DWARF file", b)
 			}
 			for _, images := range openImages(t, file) {
-				e, _ := symbolize.NewEntry(images...)
+				e, _ := symstore.NewEntry(images...)
 				ix, data := roundTrip(t, e)
 				var addrs []uint64
 				for _, d := range e.Debug() {
@@ -197,10 +196,10 @@ func TestBadFiles(t *testing.T) {
 	dir := fixtureDir(t)
 	images := openImages(t, filepath.Join(dir, "chain-arm64-O1"), dsymFile(filepath.Join(dir, "chain-arm64-O1.dSYM")))
 	var u uuid.UUID
-	var e *symbolize.Entry
+	var e *symstore.Entry
 	for k, ims := range images {
 		u = k
-		e, _ = symbolize.NewEntry(ims...)
+		e, _ = symstore.NewEntry(ims...)
 	}
 	_, good := roundTrip(t, e)
 	mutate := func(f func(b []byte) []byte) []byte {
@@ -265,7 +264,7 @@ func TestDamagedChunk(t *testing.T) {
 	dir := fixtureDir(t)
 	images := openImages(t, filepath.Join(dir, "chain-arm64-O1"), dsymFile(filepath.Join(dir, "chain-arm64-O1.dSYM")))
 	for _, ims := range images {
-		e, _ := symbolize.NewEntry(ims...)
+		e, _ := symstore.NewEntry(ims...)
 		good, data := roundTrip(t, e)
 		seg := ims[0].Segments[1] // __TEXT
 		count := binary.LittleEndian.Uint32(data[12:])
@@ -340,7 +339,7 @@ func TestGoDarwin(t *testing.T) {
 		t.Skipf("no darwin cmd/go build: %v", err)
 	}
 	for _, images := range openImages(t, bin) {
-		e, _ := symbolize.NewEntry(images...)
+		e, _ := symstore.NewEntry(images...)
 		ix, data := roundTrip(t, e)
 		var addrs []uint64
 		for _, d := range e.Debug() {
@@ -381,7 +380,7 @@ func TestGoDarwin(t *testing.T) {
 func TestConcurrentLookups(t *testing.T) {
 	dir := fixtureDir(t)
 	for _, ims := range openImages(t, filepath.Join(dir, "chain-arm64-O1"), dsymFile(filepath.Join(dir, "chain-arm64-O1.dSYM"))) {
-		e, _ := symbolize.NewEntry(ims...)
+		e, _ := symstore.NewEntry(ims...)
 		want, data := roundTrip(t, e)
 		ix, err := symindex.Parse(data)
 		if err != nil {

@@ -37,7 +37,7 @@ type Input struct {
 	Segments []Segment
 	// Symbols are the image's symbol tables in order of preference (the
 	// binary's before its dSYM's). A lookup answers as
-	// symbolize.Entry.Symbol does: a symbol table name beats an export,
+	// symstore.Entry.Symbol does: a symbol table name beats an export,
 	// which beats a bare function start; among equals the closest wins.
 	Symbols []*symtab.Table
 	// Debug are the DWARF indexes in order: a lookup answers from the

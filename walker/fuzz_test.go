@@ -43,7 +43,7 @@ func FuzzWalk(f *testing.F) {
 		if len(res.Frames) > maxDepth {
 			t.Fatalf("Walk returned %d frames, more than MaxDepth %d", len(res.Frames), maxDepth)
 		}
-		if res.Stop.String() != stopNames[res.Stop] || res.StopDetail == "" {
+		if res.Stop == StopNone || res.Stop.String() != stopNames[res.Stop] || res.StopDetail == "" {
 			t.Fatalf("Walk stop = %v %q: unknown or unexplained", res.Stop, res.StopDetail)
 		}
 		for i, fr := range res.Frames {

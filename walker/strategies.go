@@ -5,10 +5,117 @@ import (
 	"github.com/stackimage/stackimage/unwind"
 )
 
-// This file holds the strategies that find a frame's caller, in the order
-// the walk tries them: the unwind rule, frame 0's link register or return
-// slot, the frame record, and a scan of the stack. Each either adds the
-// caller, stops the walk with a reason, or leaves the next one to try.
+// This file holds the strategies that find a frame's caller. The order in
+// which the walk tries them is data: frame0Strategies for frame 0's
+// caller, callerStrategies for every caller after it (docs/walker.md,
+// "Strategies and trust"). Each either settles the frame (usually by
+// adding its caller), ends the walk with a reason, or leaves the next one
+// to try.
+
+// outcome is what one strategy did for the innermost frame.
+type outcome int
+
+const (
+	// tryNext: the strategy does not apply here; the next one is tried.
+	tryNext outcome = iota
+	// nextFrame: the strategy settled the frame, usually by adding its
+	// caller; the walk goes on from the innermost frame.
+	nextFrame
+	// endWalk: the walk ends here, with the stop reason the strategy set.
+	endWalk
+)
+
+// A strategy is one way of finding the innermost frame's caller.
+type strategy struct {
+	name string // as docs/walker.md names it
+	try  func(w *walk) outcome
+}
+
+// frame0Strategies find frame 0's caller, in this order. Frame 0 may have
+// stopped anywhere in its function, so only rules that hold at every
+// instruction apply: the unwind rule (which the Unwinder gives for frame 0
+// only when it is valid there), a scan when the context has no FP, and
+// the link register or return slot of a leaf, prologue or epilogue. The
+// last always settles frame 0, whether or not it added a caller: the
+// callers' strategies go on from there.
+var frame0Strategies = []strategy{
+	{"unwind rule", (*walk).tryUnwindRow},
+	{"scan without a frame pointer", (*walk).tryScanWithoutFP},
+	{"link register or return slot", (*walk).tryFrame0Caller},
+}
+
+// callerStrategies find each caller after frame 0's, in this order, from
+// the most trusted to the least: none applies, and the walk ends with
+// StopNoCaller (or the reason the frame record left).
+var callerStrategies = []strategy{
+	{"PC in no image", (*walk).outsideImages},
+	{"unwind rule", (*walk).tryUnwindRow},
+	{"caller scan", (*walk).tryCallerScan},
+	{"frame record", (*walk).tryFrameRecord},
+	{"stack scan", (*walk).tryScan},
+}
+
+// tryUnwindRow is byUnwindRow as a strategy: a damaged table or one that
+// says the stack ends here ends the walk.
+func (w *walk) tryUnwindRow() outcome {
+	if w.byUnwindRow() {
+		return nextFrame
+	}
+	if w.stopped() {
+		return endWalk
+	}
+	return tryNext
+}
+
+// tryScanWithoutFP scans for frame 0's caller when the context has no FP
+// (and there was no unwind rule): nothing else can find it.
+func (w *walk) tryScanWithoutFP() outcome {
+	if w.fp0Known {
+		return tryNext
+	}
+	if w.byScan() {
+		return nextFrame
+	}
+	w.stopNoCaller()
+	return endWalk
+}
+
+// tryFrame0Caller looks for frame 0's caller in the link register or near
+// SP, where a leaf, a prologue or an epilogue leaves it (frame0Caller).
+func (w *walk) tryFrame0Caller() outcome {
+	if !w.frame0Caller(w.regs0, w.pc0, w.fp0) {
+		return endWalk
+	}
+	return nextFrame
+}
+
+// tryCallerScan is byCallerScan as a strategy.
+func (w *walk) tryCallerScan() outcome {
+	if w.byCallerScan() {
+		return nextFrame
+	}
+	return tryNext
+}
+
+// tryFrameRecord is byFrameRecord as a strategy. A record it could not use
+// leaves its stop reason for the stack scan to clear.
+func (w *walk) tryFrameRecord() outcome {
+	switch w.byFrameRecord() {
+	case recordFound:
+		return nextFrame
+	case recordEnd:
+		return endWalk
+	}
+	return tryNext
+}
+
+// tryScan is byScan as a strategy.
+func (w *walk) tryScan() outcome {
+	if w.byScan() {
+		return nextFrame
+	}
+	return tryNext
+}
 
 // frame0Caller adds frame 0's caller when it is in the link register (arm)
 // or at a known place near SP (x86), where no unwind rule said where it
@@ -400,7 +507,7 @@ func (w *walk) byScan() bool {
 		if fp, ok := f.Regs.Get(w.arch.DWARFFP); ok {
 			f.FP = fp
 		}
-		w.res.Stop, w.res.StopDetail = 0, ""
+		w.res.Stop, w.res.StopDetail = StopNone, ""
 		return w.add(f)
 	}
 	return false

@@ -68,18 +68,22 @@ const (
 	FoundByAsync
 )
 
-// StopReason says why a walk ended.
+// StopReason says why a walk ended. String gives its stable name, which is
+// also its text form (encoding.TextMarshaler), as JSON shows it.
 type StopReason int
 
 const (
-	StopFramePointerZero       StopReason = iota // the chain ended with FP = 0 (the normal end)
-	StopFramePointerMisaligned                   // FP not aligned as the platform guarantees
-	StopFramePointerNotAbove                     // FP not strictly above the previous one (cycle or corruption)
-	StopOutsideStack                             // FP outside the known stack bounds
-	StopMemoryUnreadable                         // a frame record could not be read
-	StopPCTooLow                                 // a return address below 4096
-	StopMaxDepth                                 // the maximum depth was reached
-	StopNoRegisters                              // the snapshot lacks PC (or the FP/SP the walk needs)
+	// StopNone: no reason, the zero value. A walk in progress has none; a
+	// finished walk always has another.
+	StopNone                   StopReason = iota
+	StopFramePointerZero                  // the chain ended with FP = 0 (the normal end)
+	StopFramePointerMisaligned            // FP not aligned as the platform guarantees
+	StopFramePointerNotAbove              // FP not strictly above the previous one (cycle or corruption)
+	StopOutsideStack                      // FP outside the known stack bounds
+	StopMemoryUnreadable                  // a frame record could not be read
+	StopPCTooLow                          // a return address below 4096
+	StopMaxDepth                          // the maximum depth was reached
+	StopNoRegisters                       // the snapshot lacks PC (or the FP/SP the walk needs)
 	// StopReturnAddressNotCode: a return address carried pointer-
 	// authentication bits and, once stripped, lay in no known image, so the
 	// stripping (and the record) cannot be trusted.
@@ -229,6 +233,10 @@ type Result struct {
 	StopDetail string
 }
 
+// stopped reports whether a strategy has ended the walk (or stopped it for
+// a later strategy to clear, see byScan).
+func (w *walk) stopped() bool { return w.res.Stop != StopNone }
+
 // archInfo holds the walker's own per-architecture code: the instruction
 // decoders. Every other fact comes from archregs.Arch. One is chosen when a
 // walk starts; the loop itself never looks at the architecture.
@@ -320,6 +328,12 @@ type walk struct {
 	fpChecked bool
 	// thumb says frame 0 executes Thumb code (armv7 CPSR.T).
 	thumb bool
+	// regs0 is frame 0's context, pc0 and fp0 its PC and FP (stripped of
+	// PAC bits), and fp0Known whether it has FP: what frame0Strategies
+	// read.
+	regs0    *archregs.Registers
+	pc0, fp0 uint64
+	fp0Known bool
 	// rowCtx is what the expressions of the row being applied see.
 	rowCtx rowContext
 	// scanBuf holds the stack words byCallerScan reads at once.
@@ -409,75 +423,41 @@ func (w *walk) run(regs *archregs.Registers) {
 		w.stop(StopNoRegisters, "FP (%s) unknown", regs.Arch.FP)
 		return
 	}
-	if w.byUnwindRow() {
-		w.walkCallers()
+	w.regs0, w.pc0, w.fp0, w.fp0Known = regs, pc, fp, fpKnown
+	if w.tryInOrder(frame0Strategies) == endWalk {
 		return
 	}
-	if w.res.StopDetail != "" {
-		return
+	for !w.stopped() && w.tryInOrder(callerStrategies) == nextFrame {
 	}
-	if !fpKnown {
-		if !w.byScan() {
-			w.stopNoCaller()
-		} else {
-			w.walkCallers()
-		}
-		return
-	}
-	// Without an unwind rule, frame 0's caller may be in LR or at SP when
-	// frame 0 is a leaf or in a prologue or epilogue.
-	if !w.frame0Caller(regs, pc, fp) {
-		return
-	}
-	w.walkCallers()
 }
 
-// walkCallers finds caller after caller of the innermost frame until a
-// strategy says the stack ends or none applies.
-func (w *walk) walkCallers() {
-	for {
-		if w.res.StopDetail != "" {
-			return
+// tryInOrder tries strategies in order for the innermost frame until one
+// settles it. When none applies, the walk ends: with the stop reason a
+// strategy left for a later one to clear (byFrameRecord's, for byScan), or
+// else StopNoCaller.
+func (w *walk) tryInOrder(strategies []strategy) outcome {
+	for _, s := range strategies {
+		if o := s.try(w); o != tryNext {
+			return o
 		}
-		if w.outsideImages() {
-			return
-		}
-		if w.byUnwindRow() {
-			continue
-		}
-		if w.res.StopDetail != "" {
-			return
-		}
-		if w.byCallerScan() {
-			continue
-		}
-		switch w.byFrameRecord() {
-		case recordFound:
-			continue
-		case recordEnd:
-			return
-		}
-		if w.byScan() {
-			continue
-		}
-		if w.res.StopDetail == "" {
-			w.stopNoCaller()
-		}
-		return
 	}
+	if !w.stopped() {
+		w.stopNoCaller()
+	}
+	return endWalk
 }
 
 // outsideImages stops the walk at a caller whose PC lies in no known
 // image: with the unwind tables in use, nothing describes that code, and a
 // frame pointer inside it (a JIT's, or garbage) is not followed. Without
 // an Unwinder the walk is the frame-record walk, which follows it.
-func (w *walk) outsideImages() bool {
+func (w *walk) outsideImages() outcome {
 	cur := w.last()
 	if cur.Index == 0 || w.opts.Code == nil || w.opts.Unwinder == nil || w.opts.Code.IsCode(cur.ReturnAddress) {
-		return false
+		return tryNext
 	}
 	w.stop(StopPCNotInImage, "the PC %#x of frame %d is in no known image: end of the walk", cur.ReturnAddress, cur.Index)
-	return true
+	return endWalk
 }
 
 func (w *walk) stopNoCaller() {
@@ -712,6 +692,7 @@ func (f FoundBy) String() string {
 
 // stopNames are stable: they appear as stop_reason in JSON output.
 var stopNames = [...]string{
+	StopNone:                   "",
 	StopFramePointerZero:       "fp_zero",
 	StopFramePointerMisaligned: "fp_misaligned",
 	StopFramePointerNotAbove:   "fp_not_above",
@@ -728,10 +709,25 @@ var stopNames = [...]string{
 	StopPCNotInImage:           "pc_not_in_image",
 }
 
-// String returns a short, stable, machine-friendly name such as "fp_zero".
+// String returns a short, stable, machine-friendly name such as "fp_zero";
+// "" for StopNone.
 func (s StopReason) String() string {
 	if s >= 0 && int(s) < len(stopNames) {
 		return stopNames[s]
 	}
 	return fmt.Sprintf("StopReason(%d)", int(s))
+}
+
+// MarshalText returns String's text.
+func (s StopReason) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads what MarshalText writes.
+func (s *StopReason) UnmarshalText(text []byte) error {
+	for i, name := range stopNames {
+		if name == string(text) {
+			*s = StopReason(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("walker: unknown stop reason %q", text)
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/textesc"
-	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -69,7 +69,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		// A Breakpad .sym file: the module its MODULE line names. Its
 		// addresses are relative to the module's base, which -l gives.
 		name = breakpadModuleName(file, name)
-	case im.Name != "" && symbolize.IsIndexFile(file):
+	case im.Name != "" && symstore.IsIndexFile(file):
 		// An index file is named after its architecture; it keeps the
 		// name of the file it was made from.
 		name = filepath.Base(filepath.ToSlash(im.Name))
@@ -193,7 +193,7 @@ func isASCIISpace(c byte) bool {
 // batch's output buffer: on big batches formatting, not lookup, would
 // otherwise dominate.
 type atos struct {
-	entry       *symbolize.Entry
+	entry       *symstore.Entry
 	symbolsOnly bool   // the entry has no debug info: answers come from its symbols
 	inImage     string // " (in IMAGE)", escaped once for every answer
 	// printableNames is set once the entry's symbol names are known to
@@ -238,8 +238,8 @@ func (a *atos) appendAnswer(buf []byte, addr uint64) []byte {
 			return append(buf, '\n')
 		}
 	}
-	f := symbolize.Frame{Address: addr, LookupAddress: addr, ImageLoadAddress: a.base}
-	frames := a.entry.Resolve(f, addr-a.slide, symbolize.ResolveOptions{NoDemangle: a.noDemangle})
+	f := symstore.Frame{Address: addr, LookupAddress: addr, ImageLoadAddress: a.base}
+	frames := a.entry.Resolve(f, addr-a.slide, symstore.ResolveOptions{NoDemangle: a.noDemangle})
 	if !a.inlines {
 		frames = frames[len(frames)-1:]
 	}
@@ -253,7 +253,7 @@ func (a *atos) appendAnswer(buf []byte, addr uint64) []byte {
 // the source file is known, even at line 0 ("(File.swift:0)", as atos
 // prints Swift's thunks and compiler-generated code), else "name (in
 // Image) + offset", else the address.
-func (a *atos) appendFrame(buf []byte, f symbolize.Frame, addr uint64) []byte {
+func (a *atos) appendFrame(buf []byte, f symstore.Frame, addr uint64) []byte {
 	switch {
 	case f.Symbol == "":
 		buf = append(buf, "0x"...)
@@ -326,12 +326,12 @@ func (a *atos) appendName(buf []byte, name string) []byte {
 // openAtosEntry opens a symindex file, a Breakpad .sym file, or a Mach-O
 // file's slice, as the entry atos answers from; the image is nil for a
 // .sym file, which has none. Release the entry when done.
-func openAtosEntry(path, arch string) (*symbolize.Entry, *image.Image, error) {
+func openAtosEntry(path, arch string) (*symstore.Entry, *image.Image, error) {
 	if isBreakpadFile(path) {
 		return openBreakpadEntry(path)
 	}
-	if symbolize.IsIndexFile(path) {
-		e, err := symbolize.NewIndexEntry(path)
+	if symstore.IsIndexFile(path) {
+		e, err := symstore.NewIndexEntry(path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -341,7 +341,7 @@ func openAtosEntry(path, arch string) (*symbolize.Entry, *image.Image, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	e, err := symbolize.NewEntry(im)
+	e, err := symstore.NewEntry(im)
 	return e, im, err
 }
 
@@ -465,8 +465,8 @@ func breakpadModuleName(path, fallback string) string {
 
 // openBreakpadEntry opens a Breakpad .sym file as symbolicate --symbols
 // does: indexed by the UUID of its MODULE line.
-func openBreakpadEntry(path string) (*symbolize.Entry, *image.Image, error) {
-	syms := symbolize.NewSymbols()
+func openBreakpadEntry(path string) (*symstore.Entry, *image.Image, error) {
+	syms := symstore.NewSymbols()
 	defer syms.Close() // the entry holds its own reference
 	if err := syms.AddFile(path); err != nil {
 		return nil, nil, err

@@ -19,7 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/hostile"
-	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/symtab"
 	"github.com/stackimage/stackimage/uuid"
 )
@@ -87,7 +87,7 @@ func TestAtosEscapesEchoedToken(t *testing.T) {
 // symbolEntry returns an entry answering from a symbol table alone: one
 // 64-bit little-endian symbol named raw at 0x100003000, in a __text
 // section of 0x100 bytes.
-func symbolEntry(t *testing.T, raw string) *symbolize.Entry {
+func symbolEntry(t *testing.T, raw string) *symstore.Entry {
 	t.Helper()
 	strs := append([]byte(" \x00"), raw...)
 	strs = append(strs, 0)
@@ -100,7 +100,7 @@ func symbolEntry(t *testing.T, raw string) *symbolize.Entry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &symbolize.Entry{Tables: []*symtab.Table{tab}}
+	return &symstore.Entry{Tables: []*symtab.Table{tab}}
 }
 
 // TestAtosDemanglesSwift checks that a Swift name in a symbol table is
@@ -136,16 +136,16 @@ func TestAtosDemanglesSwift(t *testing.T) {
 func TestAtosLineZero(t *testing.T) {
 	tests := []struct {
 		name     string
-		frame    symbolize.Frame
+		frame    symstore.Frame
 		fullPath bool
 		want     string
 	}{
-		{"line 0", symbolize.Frame{Symbol: "thunk", File: "/src/App/File.swift"}, false, "thunk (in App) (File.swift:0)\n"},
-		{"line 0, full path", symbolize.Frame{Symbol: "thunk", File: "/src/App/File.swift"}, true, "thunk (in App) (/src/App/File.swift:0)\n"},
-		{"compiler-generated", symbolize.Frame{Symbol: "thunk", File: "<compiler-generated>"}, false, "thunk (in App) (<compiler-generated>:0)\n"},
-		{"line 12", symbolize.Frame{Symbol: "f", File: "/src/a.c", Line: 12}, false, "f (in App) (a.c:12)\n"},
-		{"no file, offset", symbolize.Frame{Symbol: "f", HasOffset: true, SymbolOffset: 8}, false, "f (in App) + 8\n"},
-		{"nothing", symbolize.Frame{}, false, "0x1000\n"},
+		{"line 0", symstore.Frame{Symbol: "thunk", File: "/src/App/File.swift"}, false, "thunk (in App) (File.swift:0)\n"},
+		{"line 0, full path", symstore.Frame{Symbol: "thunk", File: "/src/App/File.swift"}, true, "thunk (in App) (/src/App/File.swift:0)\n"},
+		{"compiler-generated", symstore.Frame{Symbol: "thunk", File: "<compiler-generated>"}, false, "thunk (in App) (<compiler-generated>:0)\n"},
+		{"line 12", symstore.Frame{Symbol: "f", File: "/src/a.c", Line: 12}, false, "f (in App) (a.c:12)\n"},
+		{"no file, offset", symstore.Frame{Symbol: "f", HasOffset: true, SymbolOffset: 8}, false, "f (in App) + 8\n"},
+		{"nothing", symstore.Frame{}, false, "0x1000\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/walker"
 )
 
 // TestSymbolicateBadUnwindInfo damages the compact unwind table of the
@@ -46,7 +49,7 @@ func TestSymbolicateBadUnwindInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	th := rep.Threads[0]
-	if th.StopReason != "bad_unwind_info" || !strings.Contains(th.StopDetail, name) || !strings.Contains(th.StopDetail, "offset 0x") {
+	if th.StopReason != symbolize.StopReason(walker.StopBadUnwindInfo) || !strings.Contains(th.StopDetail, name) || !strings.Contains(th.StopDetail, "offset 0x") {
 		t.Errorf("stop = %s (%s), want bad_unwind_info naming %s and the offset", th.StopReason, th.StopDetail, name)
 	}
 	if len(th.Frames) == 0 || th.Frames[0].Symbol != "deepest" {

@@ -13,6 +13,8 @@ import (
 	"github.com/stackimage/stackimage/breakpadsym"
 	"github.com/stackimage/stackimage/internal/testcorpus"
 	"github.com/stackimage/stackimage/minidump"
+	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/walker"
 )
 
 // snapshotFrames reads the instruction addresses of the frames in
@@ -161,7 +163,7 @@ func TestSymbolicateMinidumpBreakpad(t *testing.T) {
 	if rules, ok := sym.CFIRules(snapAddrs[0] - crash.Base); ok {
 		t.Errorf("crash.sym has STACK CFI at frame 0 (%+v): the walk should have used it", rules)
 	}
-	if len(th.Frames) != 1 || th.StopReason != "fp_zero" {
+	if len(th.Frames) != 1 || th.StopReason != symbolize.StopReason(walker.StopFramePointerZero) {
 		t.Errorf("walk: %d frames, stop %q (%s); want frame 0 only, stopped at fp_zero", len(th.Frames), th.StopReason, th.StopDetail)
 	}
 	rbp := snapRegs["rbp"]

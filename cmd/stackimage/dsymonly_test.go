@@ -10,8 +10,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/stackimage/stackimage/internal/testcorpus"
+	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/walker"
 )
 
 // fixtureOfSnapshot is the fixture a snapshot was captured from: its
@@ -74,7 +75,7 @@ func TestSnapshotsDSYMOnly(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			none, _ := symbolicateThread(t, path)
 			got, warnings := symbolicateThread(t, path, "--symbols", dsym)
-			if got.StopReason == "bad_unwind_info" {
+			if got.StopReason == symbolize.StopReason(walker.StopBadUnwindInfo) {
 				t.Errorf("with the dSYM alone: stop %s (%s)", got.StopReason, got.StopDetail)
 			}
 			if n, m := machineFrames(got.Frames), machineFrames(none.Frames); n < m {
@@ -118,7 +119,7 @@ func TestCorpusDumpDSYMOnly(t *testing.T) {
 		t.Fatalf("%d threads with the dSYM, %d without", len(got.Threads), len(none.Threads))
 	}
 	for i, th := range got.Threads {
-		if th.StopReason == "bad_unwind_info" {
+		if th.StopReason == symbolize.StopReason(walker.StopBadUnwindInfo) {
 			t.Errorf("thread %d: stop %s (%s)", th.ID, th.StopReason, th.StopDetail)
 		}
 		if n, m := machineFrames(th.Frames), machineFrames(none.Threads[i].Frames); n < m {
@@ -170,7 +171,7 @@ func TestSymbolicateTruncatedBinary(t *testing.T) {
 					args = append(args, "--symbols", filepath.Join(symbolsDir, c.name+".dSYM"))
 				}
 				got, warnings := symbolicateThread(t, path, args...)
-				if got.StopReason == "bad_unwind_info" {
+				if got.StopReason == symbolize.StopReason(walker.StopBadUnwindInfo) {
 					t.Errorf("dSYM %v: stop %s (%s), want the walk to go on", withDSYM, got.StopReason, got.StopDetail)
 				}
 				if n, m := machineFrames(got.Frames), machineFrames(none.Frames); n < m {

@@ -25,6 +25,7 @@ import (
 	"github.com/stackimage/stackimage/swiftdemangle"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symindex"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/symtab"
 	"github.com/stackimage/stackimage/unwind/compactunwind"
 	"github.com/stackimage/stackimage/unwind/dwarfcfi"
@@ -88,10 +89,10 @@ func TestEntryPointsNilAndEmpty(t *testing.T) {
 	empty := []byte{}
 	var nilReader io.ReaderAt
 	emptyReader := bytes.NewReader(nil)
-	var nilEntry *symbolize.Entry
+	var nilEntry *symstore.Entry
 	var nilZ *symbolize.Symbolizer
 	z := &symbolize.Symbolizer{}
-	zs := &symbolize.Symbolizer{Symbols: symbolize.NewSymbols()}
+	zs := &symbolize.Symbolizer{Symbols: symstore.NewSymbols()}
 	var nilImage *image.Image
 
 	calls := []entryCall{
@@ -269,22 +270,22 @@ func TestEntryPointsNilAndEmpty(t *testing.T) {
 			}
 			return nil
 		}},
-		{"symbolize.NewEntry()", true, func() error { return errIfNil(symbolize.NewEntry()) }},
-		{"symbolize.NewEntry(nil)", true, func() error { return errIfNil(symbolize.NewEntry(nil)) }},
-		{"symbolize.NewEntry(&Image{})", false, noErr(func() { symbolize.NewEntry(&image.Image{}) })},
-		{"symbolize.NewIndexEntry(\"\")", true, func() error { return errIfNil(symbolize.NewIndexEntry("")) }},
-		{"symbolize.IsIndexFile(\"\")", false, noErr(func() { symbolize.IsIndexFile("") })},
-		{"symbolize.ParseSymbolMap(nil)", true, func() error { _, err := symbolize.ParseSymbolMap(nil); return err }},
-		{"Symbols.AddDir(\"\")", true, func() error { return symbolize.NewSymbols().AddDir("") }},
-		{"Symbols.AddFile(\"\")", true, func() error { return symbolize.NewSymbols().AddFile("") }},
-		{"Symbols.Lookup(zero UUID)", false, noErr(func() { symbolize.NewSymbols().Lookup(u) })},
-		{"Symbols.LookupNoUUID(\"\", nil)", false, noErr(func() { symbolize.NewSymbols().LookupNoUUID("", nil) })},
-		{"Symbols.Resolve(zero UUID, nil arch)", true, func() error { _, err := symbolize.NewSymbols().Resolve(u, nil, 0x1000); return err }},
+		{"symstore.NewEntry()", true, func() error { return errIfNil(symstore.NewEntry()) }},
+		{"symstore.NewEntry(nil)", true, func() error { return errIfNil(symstore.NewEntry(nil)) }},
+		{"symstore.NewEntry(&Image{})", false, noErr(func() { symstore.NewEntry(&image.Image{}) })},
+		{"symstore.NewIndexEntry(\"\")", true, func() error { return errIfNil(symstore.NewIndexEntry("")) }},
+		{"symstore.IsIndexFile(\"\")", false, noErr(func() { symstore.IsIndexFile("") })},
+		{"symstore.ParseSymbolMap(nil)", true, func() error { _, err := symstore.ParseSymbolMap(nil); return err }},
+		{"Symbols.AddDir(\"\")", true, func() error { return symstore.NewSymbols().AddDir("") }},
+		{"Symbols.AddFile(\"\")", true, func() error { return symstore.NewSymbols().AddFile("") }},
+		{"Symbols.Lookup(zero UUID)", false, noErr(func() { symstore.NewSymbols().Lookup(u) })},
+		{"Symbols.LookupNoUUID(\"\", nil)", false, noErr(func() { symstore.NewSymbols().LookupNoUUID("", nil) })},
+		{"Symbols.Resolve(zero UUID, nil arch)", true, func() error { _, err := symstore.NewSymbols().Resolve(u, nil, 0x1000); return err }},
 		{"(*Entry)(nil).WriteIndex", true, func() error { return nilEntry.WriteIndex(io.Discard) }},
-		{"Entry{}.WriteIndex", true, func() error { return (&symbolize.Entry{}).WriteIndex(io.Discard) }},
+		{"Entry{}.WriteIndex", true, func() error { return (&symstore.Entry{}).WriteIndex(io.Discard) }},
 		{"Entry{} methods", false, noErr(func() {
-			e := &symbolize.Entry{}
-			e.Resolve(symbolize.Frame{}, 0x1000, symbolize.ResolveOptions{})
+			e := &symstore.Entry{}
+			e.Resolve(symstore.Frame{}, 0x1000, symstore.ResolveOptions{})
 			e.Symbol(0x1000)
 			e.SymbolBatch([]uint64{1}, make([]symtab.Symbol, 1), make([]bool, 1))
 			e.Source(0x1000)
@@ -350,7 +351,7 @@ func TestEntryPointsOverFiles(t *testing.T) {
 	}
 	emptyFile := writeFile(t, filepath.Join(t.TempDir(), "empty"), nil)
 
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	if err := syms.AddDir(symbolsDir); err != nil {
 		t.Fatal(err)
@@ -469,7 +470,7 @@ func TestEntryPointsOverFiles(t *testing.T) {
 			}
 			return err
 		})
-		add("symbolize.ParseSymbolMap", func() error { _, err := symbolize.ParseSymbolMap(data); return err })
+		add("symstore.ParseSymbolMap", func() error { _, err := symstore.ParseSymbolMap(data); return err })
 		add("compactunwind.Parse", func() error {
 			tab, err := compactunwind.Parse(data)
 			if err == nil {
@@ -599,11 +600,11 @@ func sweepImage(im *image.Image) {
 			}
 		}
 	}
-	if e, err := symbolize.NewEntry(im); err == nil {
+	if e, err := symstore.NewEntry(im); err == nil {
 		for _, a := range addrs {
 			e.Symbol(a)
 			e.Source(a)
-			e.Resolve(symbolize.Frame{Address: a, LookupAddress: a}, a, symbolize.ResolveOptions{})
+			e.Resolve(symstore.Frame{Address: a, LookupAddress: a}, a, symstore.ResolveOptions{})
 		}
 		e.WriteIndex(io.Discard)
 		e.Warnings()

@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symindex"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // runIndex writes a symindex file for every binary and dSYM found under
@@ -32,7 +32,7 @@ func runIndex(args []string, stdout, stderr io.Writer) error {
 	if len(dirs) == 0 || *out == "" {
 		return fmt.Errorf("%w: --symbols DIR and --out STORE are required", errUsage)
 	}
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	for _, d := range dirs {
 		if err := syms.AddDir(d); err != nil {
@@ -78,7 +78,7 @@ func runIndex(args []string, stdout, stderr io.Writer) error {
 
 // writeIndexFile writes e's index to path through a temporary file in the
 // same directory, and returns its size.
-func writeIndexFile(path string, e *symbolize.Entry) (int64, error) {
+func writeIndexFile(path string, e *symstore.Entry) (int64, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return 0, err
 	}

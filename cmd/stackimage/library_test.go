@@ -39,8 +39,8 @@ func TestLibraryClientPrintsWhatTheCommandPrints(t *testing.T) {
 	}
 	for _, imp := range parsed.Imports {
 		path := strings.Trim(imp.Path.Value, `"`)
-		if rest, ok := strings.CutPrefix(path, "github.com/stackimage/stackimage/"); ok && rest != "open" && rest != "report" && rest != "symbolize" {
-			t.Errorf("testdata/libclient imports %s; want only open, report and symbolize of the project", path)
+		if rest, ok := strings.CutPrefix(path, "github.com/stackimage/stackimage/"); ok && rest != "open" && rest != "report" && rest != "symbolize" && rest != "symstore" {
+			t.Errorf("testdata/libclient imports %s; want only open, report, symbolize and symstore of the project", path)
 		}
 	}
 

@@ -17,6 +17,7 @@ import (
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/report"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // macSymbolicatorResources is MacSymbolicator's test data in the corpus.
@@ -38,7 +39,7 @@ func TestSampleMatchesMacSymbolicator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	if err := syms.AddDir(filepath.Join(res, "dSYMs", "SingleThreadHangingTest.dSYM")); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"github.com/stackimage/stackimage/archregs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,8 +12,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
+	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/snapshot"
+	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/walker"
 )
 
 // The committed emulator snapshots (fixtures/snapshots, written by
@@ -62,7 +63,7 @@ func TestSnapshotsSymbolicate(t *testing.T) {
 			// same frames; the snapshots taken to exercise one of them
 			// check it.
 			fp := symbolicateJSON(t, path, "--no-unwind-info")
-			if fp.StopReason != "fp_zero" {
+			if fp.StopReason != symbolize.StopReason(walker.StopFramePointerZero) {
 				t.Errorf("--no-unwind-info: stop_reason = %q (%s), want fp_zero: the chain ends at the entry's zero FP", fp.StopReason, fp.StopDetail)
 			}
 			checkFoundBy(t, name, snap, fp.Frames)
@@ -304,7 +305,7 @@ func TestSymbolicateAsyncChain(t *testing.T) {
 	if diff := cmp.Diff(want, jsonNames(jt.Frames)); diff != "" {
 		t.Errorf("--async frames (-want +got):\n%s", diff)
 	}
-	if jt.StopReason != "async_chain_end" {
+	if jt.StopReason != symbolize.StopReason(walker.StopAsyncChainEnd) {
 		t.Errorf("stop_reason = %q, want async_chain_end", jt.StopReason)
 	}
 	for _, f := range jt.Frames[2:] {

@@ -11,6 +11,7 @@ import (
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/report"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // Output formats of symbolicate.
@@ -86,7 +87,7 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		return fmt.Errorf("%s: %w", name, parseErr)
 	}
 	defer in.Close()
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	for _, d := range dirs {
 		if err := syms.AddDir(d); err != nil {

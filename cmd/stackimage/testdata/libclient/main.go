@@ -16,6 +16,7 @@ import (
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/report"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 func main() {
@@ -36,7 +37,7 @@ func main() {
 		os.Exit(1)
 	}
 	defer in.Close()
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	if *symbols != "" {
 		if err := syms.AddDir(*symbols); err != nil {

@@ -1,4 +1,4 @@
-package symbolize
+package symstore
 
 import (
 	"errors"
@@ -25,10 +25,10 @@ import (
 // they were not built yet.
 func (e *Entry) WriteIndex(w io.Writer) error {
 	if e == nil {
-		return errors.New("symbolize: WriteIndex: nil entry")
+		return errors.New("symstore: WriteIndex: nil entry")
 	}
 	if w == nil {
-		return errors.New("symbolize: WriteIndex: nil writer")
+		return errors.New("symstore: WriteIndex: nil writer")
 	}
 	if e.stored != nil {
 		return fmt.Errorf("symbols for %s: already an index", e.UUID)

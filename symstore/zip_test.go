@@ -1,4 +1,4 @@
-package symbolize
+package symstore
 
 import (
 	"archive/zip"
@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/uuid"
 )

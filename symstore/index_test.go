@@ -1,4 +1,4 @@
-package symbolize
+package symstore
 
 import (
 	"errors"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/uuid"
-	"github.com/stackimage/stackimage/walker"
 )
 
 // fixtureUUID returns the UUID of a fixture binary's (only) slice.
@@ -74,9 +73,9 @@ func TestSymbolsByUUIDAndClose(t *testing.T) {
 	}
 }
 
-// TestCloseKeepsHeldEntries closes a Symbols while an entry and a Process
-// still hold their files: both keep answering from DWARF and code, and the
-// files are closed when the last holder lets go.
+// TestCloseKeepsHeldEntries closes a Symbols while two holders of an entry
+// still hold its files: the entry keeps answering from DWARF and code, and
+// the files are closed when the last holder lets go.
 func TestCloseKeepsHeldEntries(t *testing.T) {
 	u := fixtureUUID(t, "dwarf-x86_64-O1")
 	syms := fixtureSymbols(t)
@@ -84,10 +83,9 @@ func TestCloseKeepsHeldEntries(t *testing.T) {
 	if err != nil || e == nil {
 		t.Fatalf("Lookup(%s) = %v, %v", u, e, err)
 	}
-	loaded := []*image.Loaded{{Name: "dwarf-x86_64-O1", UUID: u, LoadAddress: 0x100000000}}
-	p, err := (&Symbolizer{Symbols: syms}).NewProcess(nil, loaded)
-	if err != nil {
-		t.Fatal(err)
+	second, err := syms.Lookup(u)
+	if err != nil || second != e {
+		t.Fatalf("second Lookup(%s) = %p, %v; want the same entry %p", u, second, err, e)
 	}
 	if err := syms.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -104,13 +102,11 @@ func TestCloseKeepsHeldEntries(t *testing.T) {
 	if !ok {
 		t.Fatal("the dSYM's DWARF has no line rows")
 	}
-	slid := lo - text.Addr + loaded[0].LoadAddress
-	var code [4]byte
-	if n, err := p.ReadMemory(code[:], slid); n != len(code) || err != nil {
-		t.Errorf("after Close: ReadMemory(%#x) = %d, %v; want the code", slid, n, err)
+	if code, ok, err := e.Code(text.Name, lo); !ok || err != nil || len(code) == 0 {
+		t.Errorf("after Close: Code(%s, %#x) = %d bytes, %v, %v; want the code", text.Name, lo, len(code), ok, err)
 	}
-	if frames := p.Frames(0, slid, slid, FoundBy(walker.FoundByContext)); frames[len(frames)-1].File == "" {
-		t.Errorf("after Close: Frames(%#x) = %+v; want a source file from DWARF", slid, frames)
+	if frames := e.Resolve(Frame{Address: lo, LookupAddress: lo}, lo, ResolveOptions{}); frames[len(frames)-1].File == "" {
+		t.Errorf("after Close: Resolve(%#x) = %+v; want a source file from DWARF", lo, frames)
 	}
 	if n := openFiles(e); n != 2 {
 		t.Errorf("after Close with holders: %d files open, want 2", n)
@@ -121,14 +117,11 @@ func TestCloseKeepsHeldEntries(t *testing.T) {
 	if n := openFiles(e); n != 2 {
 		t.Errorf("after one of two holders released: %d files open, want 2", n)
 	}
-	if err := p.Close(); err != nil {
+	if err := second.Release(); err != nil {
 		t.Fatal(err)
 	}
 	if n := openFiles(e); n != 0 {
 		t.Errorf("after the last holder released: %d files open, want 0", n)
-	}
-	if err := p.Close(); err != nil {
-		t.Errorf("second Process.Close: %v", err)
 	}
 }
 
@@ -202,32 +195,28 @@ func TestLookupLoadsPerUUID(t *testing.T) {
 	}
 }
 
-// TestProcessWarnings checks that a symbol file whose DWARF could not be
-// used is reported once, however many images share it, and only once
-// Debug has run.
-func TestProcessWarnings(t *testing.T) {
+// TestLazyWarnings checks that DWARF an entry could not use is reported
+// once Debug has run, and not before.
+func TestLazyWarnings(t *testing.T) {
 	path := filepath.Join("..", "fixtures", "bin", "chain-arm64-O1")
 	f, err := image.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	im := f.Images[0]
-	p, err := (&Symbolizer{}).NewProcess(nil, []*image.Loaded{{Name: path, LoadAddress: 0x100000000, Image: im}})
+	e, err := NewEntry(f.Images[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Warnings(); len(got) != 0 {
-		t.Fatalf("Warnings() = %q before any problem, want none", got)
+	if got := e.LazyWarnings(); len(got) != 0 {
+		t.Fatalf("LazyWarnings() = %q before any problem, want none", got)
 	}
-	for _, e := range p.entries {
-		e.debugOnce.Do(func() {
-			e.debugErrors = append(e.debugErrors, errors.New("chain-arm64-O1: DWARF: bad abbreviation"))
-			e.debugDone.Store(true)
-		})
-	}
-	got := p.Warnings()
+	e.debugOnce.Do(func() {
+		e.debugErrors = append(e.debugErrors, errors.New("chain-arm64-O1: DWARF: bad abbreviation"))
+		e.debugDone.Store(true)
+	})
+	got := e.LazyWarnings()
 	if len(got) != 1 || got[0] != "chain-arm64-O1: DWARF: bad abbreviation" {
-		t.Errorf("Warnings() = %q, want the one DWARF error", got)
+		t.Errorf("LazyWarnings() = %q, want the one DWARF error", got)
 	}
 }

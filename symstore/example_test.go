@@ -1,4 +1,4 @@
-package symbolize_test
+package symstore_test
 
 import (
 	"fmt"
@@ -9,14 +9,14 @@ import (
 	"sync"
 
 	"github.com/stackimage/stackimage/image"
-	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 )
 
 // Look addresses up in a dSYM from many goroutines at once: a Symbols is
 // safe for concurrent use, and loads each UUID's files once.
 func ExampleSymbols_Resolve() {
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	if err := syms.AddDir("../fixtures/bin/chain-arm64-O1.dSYM"); err != nil {
 		log.Fatal(err)
@@ -67,7 +67,7 @@ func ExampleEntry_WriteIndex() {
 		log.Fatal(err)
 	}
 	defer f.Close()
-	e, err := symbolize.NewEntry(f.Images[0])
+	e, err := symstore.NewEntry(f.Images[0])
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -88,12 +88,12 @@ func ExampleEntry_WriteIndex() {
 		log.Fatal(err)
 	}
 
-	idx, err := symbolize.NewIndexEntry(path)
+	idx, err := symstore.NewIndexEntry(path)
 	if err != nil {
 		log.Fatal(err)
 	}
 	const addr = 0x1000005dc
-	for _, fr := range idx.Resolve(symbolize.Frame{Address: addr, LookupAddress: addr}, addr, symbolize.ResolveOptions{}) {
+	for _, fr := range idx.Resolve(symstore.Frame{Address: addr, LookupAddress: addr}, addr, symstore.ResolveOptions{}) {
 		fmt.Println(fr.Symbol, fr.SourceLocation())
 	}
 	// Output:

@@ -1,4 +1,4 @@
-package symbolize
+package symstore
 
 import (
 	"bytes"
@@ -100,16 +100,16 @@ func TestNotFoundIsOneError(t *testing.T) {
 		{"symindex.Index.Lookup",
 			func() error { _, err := index.Lookup(hit); return err },
 			func() error { _, err := index.Lookup(miss); return err }},
-		{"symbolize.Symbols.Lookup",
+		{"symstore.Symbols.Lookup",
 			func() error { e, err := syms.Lookup(binImage.UUID); e.Release(); return err },
 			func() error { _, err := syms.Lookup(uuid.UUID{0xee}); return err }},
-		{"symbolize.Symbols.LookupNoUUID",
+		{"symstore.Symbols.LookupNoUUID",
 			nil,
 			func() error { _, err := syms.LookupNoUUID("NoSuchImage", nil); return err }},
-		{"symbolize.Symbols.Resolve",
+		{"symstore.Symbols.Resolve",
 			func() error { _, err := syms.Resolve(binImage.UUID, nil, hit); return err },
 			func() error { _, err := syms.Resolve(uuid.UUID{0xee}, nil, hit); return err }},
-		{"symbolize.SymbolMap.Resolve",
+		{"symstore.SymbolMap.Resolve",
 			func() error { _, err := hidden.Resolve("__hidden#0_"); return err },
 			func() error { _, err := hidden.Resolve("__hidden#7_"); return err }},
 	}

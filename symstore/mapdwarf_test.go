@@ -1,4 +1,4 @@
-package symbolize
+package symstore
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/image"
 )

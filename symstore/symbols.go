@@ -1,6 +1,4 @@
-// Package symbolize ties the toolkit together: it finds symbol files by
-// UUID, walks captured threads and turns their addresses into names.
-package symbolize
+package symstore
 
 import (
 	"bytes"
@@ -438,9 +436,9 @@ func looksLikeMachO(path string) (bool, error) {
 //
 // Entries are reference-counted: the files behind an entry are closed
 // when its last holder lets go, the index (here) or a caller of Lookup
-// (Entry.Release, or Process.Close for the entries of a Process). So Close
-// never breaks a lookup, walk or Symbolicate still running; their files are
-// closed when they finish. Close is safe to call at any time, and more than
+// (Entry.Release, or symbolize.Process.Close for the entries of a
+// process). So Close never breaks a lookup, walk or symbolication still
+// running; their files are closed when they finish. Close is safe to call at any time, and more than
 // once.
 func (s *Symbols) Close() error {
 	s.mu.Lock()
@@ -666,7 +664,7 @@ func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error)
 // module's base, as the file's addresses are), and is looked up as it is, so pass a caller's return address
 // minus one instruction (walker.CallerLookupAddress). It returns the frame
 // at addr preceded by the functions inlined there, innermost first, as
-// Process.Frames does; Address and LookupAddress are addr, and
+// symbolize.Process.Frames does; Address and LookupAddress are addr, and
 // ImageLoadAddress is the image's unslid __TEXT address; FoundBy is left
 // zero. arch, when not nil, must be the architecture of the UUID's slice.
 //
@@ -726,11 +724,11 @@ func isDSYMPath(p string) bool {
 // a nil one.
 func NewEntry(images ...*image.Image) (*Entry, error) {
 	if len(images) == 0 {
-		return nil, errors.New("symbolize: NewEntry: no image")
+		return nil, errors.New("symstore: NewEntry: no image")
 	}
 	for i, im := range images {
 		if im == nil {
-			return nil, fmt.Errorf("symbolize: NewEntry: image %d is nil", i)
+			return nil, fmt.Errorf("symstore: NewEntry: image %d is nil", i)
 		}
 	}
 	e := &Entry{}
@@ -770,6 +768,31 @@ func (e *Entry) Release() error {
 func (e *Entry) Warnings() []string {
 	out := append(append([]string(nil), e.symbolWarnings...), e.unwindWarnings()...)
 	return append(out, e.debugWarnings()...)
+}
+
+// LazyWarnings returns what the parts of the entry built on first use
+// could not give: unwind tables left out because their file ends before
+// them, once a walk has used them, and DWARF that could not be used or was
+// read only in part, once Debug has run. It is Warnings without the symbol
+// tables' damage, which Symbols reports when it loads the entry.
+func (e *Entry) LazyWarnings() []string {
+	return append(e.unwindWarnings(), e.debugWarnings()...)
+}
+
+// FunctionOffset returns how far the unslid address lies past the start of
+// its function, from the symbol tables, else, for an entry with only a
+// Breakpad .sym file, from its FUNC records at moduleOffset (the address's
+// offset from the load address, as .sym addresses count).
+func (e *Entry) FunctionOffset(unslid, moduleOffset uint64) (uint64, bool) {
+	if sym, ok := e.Symbol(unslid); ok {
+		return sym.Offset, true
+	}
+	if bf := e.breakpad(); bf != nil && len(e.Images) == 0 {
+		if start, ok := bf.FunctionStart(moduleOffset); ok && start <= moduleOffset {
+			return moduleOffset - start, true
+		}
+	}
+	return 0, false
 }
 
 // debugWarnings returns what the entry's DWARF could not give, once Debug
