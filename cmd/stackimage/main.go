@@ -6,6 +6,7 @@
 //	stackimage images FILE...
 //	stackimage index --symbols DIR --out STORE
 //	stackimage serve [--listen ADDR] [--symbols DIR] [--config FILE]
+//	stackimage version
 package main
 
 import (
@@ -37,6 +38,8 @@ Usage:
   stackimage serve [--listen 127.0.0.1:3021] [--symbols DIR] [--config FILE]
       Run the symbolication service: Sentry symbolicator's API and our own,
       over HTTP (docs/serve.md).
+  stackimage version
+      Print the module version, commit and Go version it was built from.
 
 Run "stackimage COMMAND --help" for a command's options.
 `
@@ -72,6 +75,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runIndex(args[1:], stdout, stderr)
 	case "serve":
 		err = runServe(args[1:], stdout, stderr)
+	case "version", "-version", "--version":
+		err = runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
