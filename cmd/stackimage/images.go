@@ -89,3 +89,10 @@ func writeImage(w io.Writer, im *image.Image) {
 		writeLine(w, "    %-16s vm 0x%016x-0x%016x  file %#x+%#x", name, s.Addr, s.Addr+s.Size, s.Offset, s.FileSize)
 	}
 }
+
+func archName(im *image.Image) string {
+	if im.Arch != nil {
+		return im.Arch.Name
+	}
+	return fmt.Sprintf("cputype %d subtype %d", im.CPUType, im.CPUSubtype)
+}

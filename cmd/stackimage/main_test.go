@@ -87,25 +87,3 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
-
-func TestParseAddress(t *testing.T) {
-	tests := []struct {
-		in   string
-		want uint64
-		ok   bool
-	}{
-		{"0x100003f60", 0x100003f60, true},
-		{"100003F60", 0x100003f60, true},
-		{"0XFF", 0xff, true},
-		{"0xffffffffffffffff", 1<<64 - 1, true},
-		{"0x1ffffffffffffffff", 0, false},
-		{"main", 0, false},
-		{"", 0, false},
-	}
-	for _, tt := range tests {
-		got, err := parseAddress(tt.in)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("parseAddress(%q) = %#x, %v; want %#x, ok=%v", tt.in, got, err, tt.want, tt.ok)
-		}
-	}
-}
