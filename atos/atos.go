@@ -18,11 +18,11 @@ import (
 
 // Kinds lists the kinds of file Open accepts, each with an example name.
 var Kinds = []struct{ Name, Example string }{
-	{"Mach-O binary, thin or fat (choose a slice with Options.Arch)", "MyApp.app/MyApp"},
+	{"Mach-O binary, thin or fat", "MyApp.app/MyApp"},
 	{"dSYM DWARF file or .dSYM bundle", "MyApp.app.dSYM"},
 	{".app or .framework bundle (its executable)", "MyApp.app"},
 	{"symindex file (stackimage index)", "STORE/UUID/arm64.symindex"},
-	{"Breakpad .sym file (addresses relative to its module; give the load address)", "MyApp.sym"},
+	{"Breakpad .sym file (addresses relative to the load address)", "MyApp.sym"},
 }
 
 // ErrNeedArch is the error, wrapped, for a fat file opened without

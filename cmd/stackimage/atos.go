@@ -9,7 +9,16 @@ import (
 )
 
 func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("atos", "atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]", stderr)
+	fs := newFlagSet("atos", "atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]", stdout)
+	fs.notes = func(w io.Writer) {
+		var kinds [][2]string
+		for _, k := range atos.Kinds {
+			kinds = append(kinds, [2]string{k.Name, k.Example})
+		}
+		writeKinds(w, "BINARY may be:", kinds)
+		fmt.Fprint(w, "\nAddresses come from the command line, else from stdin, separated by spaces.\n\nExample:\n"+
+			"  stackimage atos -o MyApp.app.dSYM -arch arm64 -l 0x104a00000 0x104a03f6c\n")
+	}
 	var opts atos.Options
 	binary := fs.String("o", "", "the binary, dSYM DWARF file, or .app or .dSYM bundle to look addresses up in")
 	fs.StringVar(&opts.Arch, "arch", "", "the slice of a fat binary: arm64, arm64e, x86_64, armv7, i386")
@@ -18,7 +27,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs.BoolVar(&opts.NoDemangle, "no-demangle", false, "print C++ and Rust names as the binary spells them")
 	fs.BoolVar(&opts.FullPath, "fullPath", false, "print source files with their full path, as atos -fullPath does")
 	fs.BoolVar(&opts.NoDebugInfo, "no-debug-info", false, "answer from the symbol table alone, without reading DWARF (faster on big binaries)")
-	addrs, err := parseInterspersed(fs, args)
+	addrs, err := fs.parse(args)
 	if err != nil {
 		return err
 	}

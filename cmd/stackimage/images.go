@@ -9,8 +9,15 @@ import (
 )
 
 func runImages(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("images", "images FILE|BUNDLE...", stderr)
-	files, err := parseInterspersed(fs, args)
+	fs := newFlagSet("images", "images FILE|BUNDLE...", stdout)
+	fs.notes = func(w io.Writer) {
+		writeKinds(w, "FILE may be:", [][2]string{
+			{"Mach-O binary, dylib, dSYM DWARF file or core, thin or fat", "MyApp.app/MyApp"},
+			{".app, .framework or .dSYM bundle (its executable or DWARF file)", "MyApp.app.dSYM"},
+		})
+		fmt.Fprint(w, "\nExample:\n  stackimage images MyApp.app MyApp.app.dSYM\n")
+	}
+	files, err := fs.parse(args)
 	if err != nil {
 		return err
 	}

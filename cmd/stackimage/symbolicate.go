@@ -52,10 +52,19 @@ func (o *outputFlags) chosen() (string, error) {
 }
 
 func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("symbolicate", "symbolicate DUMP|- [--symbols DIR]... [--format text|json|same] [--exact-addresses]", stderr)
+	fs := newFlagSet("symbolicate", "symbolicate DUMP|- [--symbols DIR]... [--format text|json|same] [--exact-addresses]", stdout)
+	fs.notes = func(w io.Writer) {
+		var formats [][2]string
+		for _, f := range open.Formats() {
+			formats = append(formats, [2]string{f.Name, f.Example})
+		}
+		writeKinds(w, "DUMP may be, told apart by its content:", formats)
+		writeKinds(w, "--symbols finds, matched by UUID:", symbolFileKinds())
+		fmt.Fprint(w, "\nExample:\n  stackimage symbolicate MyApp-2025-01-31-101112.ips --symbols MyApp.app.dSYM --format same\n")
+	}
 	var dirs stringList
 	fs.Var(&dirs, "symbols", "a directory (searched recursively) or file of binaries and dSYMs, matched by UUID; repeatable")
-	output := addOutputFlags(fs)
+	output := addOutputFlags(fs.FlagSet)
 	depth := fs.Int("max-depth", 0, "the most frames to walk per thread (default 512)")
 	total := fs.Int("max-total-frames", 0, fmt.Sprintf("the most frames of the whole report (default %d)", symbolize.DefaultMaxTotalFrames))
 	noDemangle := fs.Bool("no-demangle", false, "print C++, Rust and Swift names as the binary spells them")
@@ -63,7 +72,7 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		"look callers up at their return address, as atos and Apple's tools do, not one instruction back at the call")
 	noUnwind := fs.Bool("no-unwind-info", false, "walk by frame records, link register and scanning only, ignoring unwind tables (for comparison)")
 	async := fs.Bool("async", false, "follow Swift async context chains instead of the thread's stack at async frames")
-	files, err := parseInterspersed(fs, args)
+	files, err := fs.parse(args)
 	if err != nil {
 		return err
 	}

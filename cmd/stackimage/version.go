@@ -37,8 +37,8 @@ func writeVersion(w io.Writer, info *debug.BuildInfo, ok bool) {
 }
 
 func runVersion(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("version", "version", stderr)
-	rest, err := parseInterspersed(fs, args)
+	fs := newFlagSet("version", "version", stdout)
+	rest, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
