@@ -60,9 +60,6 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(addrs) > 0 {
 		return a.AnswerTokens(stdout, addrs)
 	}
-	// Like atos, read addresses from stdin. A batch through pipes goes in
-	// fewer, larger pieces once they are enlarged.
-	enlargePipe(stdin)
-	enlargePipe(stdout)
+	// Like atos, read addresses from stdin.
 	return a.Answer(stdout, stdin)
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/stackimage/stackimage/image"
 )
@@ -72,21 +73,13 @@ func openImages(path string) (*image.File, string, error) {
 	return f, path, err
 }
 
-var fileTypeNames = map[image.FileType]string{
-	image.TypeObject: "OBJECT", image.TypeExecute: "EXECUTE", image.TypeDylib: "DYLIB",
-	image.TypeBundle: "BUNDLE", image.TypeDSYM: "DSYM",
-}
-
 func writeImage(w io.Writer, im *image.Image) {
 	uuid := "(no UUID)"
 	if !im.UUID.IsZero() {
 		uuid = im.UUID.String()
 	}
-	typ, ok := fileTypeNames[im.Type]
-	if !ok {
-		typ = fmt.Sprintf("filetype %d", im.Type)
-	}
-	writeLine(w, "  %-7s %-8s %s", archName(im), typ, uuid)
+	// "EXECUTE" for MH_EXECUTE; "FileType(13)" for a type without a name.
+	writeLine(w, "  %-7s %-8s %s", archName(im), strings.TrimPrefix(im.Type.String(), "MH_"), uuid)
 	for _, s := range im.Segments {
 		name := s.Name
 		if name == "" {
