@@ -26,6 +26,7 @@ func runIndex(args []string, stdout, stderr io.Writer) error {
 	var dirs stringList
 	fs.Var(&dirs, "symbols", "a binary, a dSYM or a directory of them (repeatable)")
 	out := fs.String("out", "", "the directory to write STORE/UUID/ARCH.symindex files into")
+	quiet := fs.Bool("quiet", false, "show no progress bar on a terminal")
 	rest, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -47,7 +48,12 @@ func runIndex(args []string, stdout, stderr io.Writer) error {
 		writeLine(stderr, "stackimage index: skipped %s", s)
 	}
 	written := 0
-	for _, u := range syms.UUIDs() {
+	uuids := syms.UUIDs()
+	bar := newProgress(stderr, *quiet, len(uuids), "indexing")
+	defer bar.finish()
+	stdout, stderr = bar.writer(stdout), bar.writer(stderr)
+	for i, u := range uuids {
+		bar.set(i)
 		e, err := syms.Lookup(u)
 		if err != nil || e == nil {
 			writeLine(stderr, "stackimage index: %s: no readable file", u)

@@ -2,6 +2,7 @@
 // of Apple platforms, looks up addresses like atos, and lists Mach-O images.
 //
 //	stackimage symbolicate DUMP [--symbols DIR]... [--format text|json|same]
+//	stackimage symbolicate DUMP|DIR... --out DIR [--quiet]
 //	stackimage atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]
 //	stackimage images FILE...
 //	stackimage index --symbols DIR --out STORE
@@ -27,13 +28,16 @@ Usage:
       Walk every thread of a dump (snapshot, minidump, Mach-O core) or read a
       crash or hang report, and print the symbolicated backtraces; "-" reads
       stdin. --format same prints the input in its own layout.
+  stackimage symbolicate DUMP|DIR... --out DIR [--quiet] [options]
+      Symbolicate many reports, one file each in --out, with a progress
+      bar on a terminal.
   stackimage atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]
       Look up addresses in a binary, as atos(1) does; reads stdin when no
       address is given. BINARY may be a .app or .dSYM bundle.
   stackimage images FILE...
       Print the UUID, architecture, type and segments of every slice
       (of the executable, for a .app or .dSYM bundle).
-  stackimage index --symbols DIR --out STORE
+  stackimage index --symbols DIR --out STORE [--quiet]
       Write STORE/UUID/ARCH.symindex for every binary and dSYM under DIR;
       --symbols STORE (and atos -o FILE.symindex) then answer from them.
   stackimage serve [--listen 127.0.0.1:3021] [--symbols DIR] [--config FILE]
