@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -80,5 +81,21 @@ func TestSymbolicateManyNeedsOut(t *testing.T) {
 		if status, _, stderr := runCmd(nil, args...); status != 2 {
 			t.Errorf("%q: status %d, want 2; stderr %q", args, status, stderr)
 		}
+	}
+}
+
+// TestIndexSilentWithoutTerminal checks that index over many files draws
+// no progress bar when stderr is not a terminal: its stderr holds lines
+// only, without a carriage return.
+func TestIndexSilentWithoutTerminal(t *testing.T) {
+	status, stdout, stderr := runCmd(nil, "index", "--symbols", symbolsDir, "--out", t.TempDir())
+	if status != 0 {
+		t.Fatalf("status %d, stderr %q", status, stderr)
+	}
+	if strings.Count(stdout, "\n") < 2 {
+		t.Fatalf("index wrote %q, want a line per file of many", stdout)
+	}
+	if strings.ContainsAny(stderr, "\r%") || strings.Contains(stderr, "indexing") {
+		t.Errorf("stderr %q: a progress bar on a stderr that is no terminal", stderr)
 	}
 }
