@@ -18,7 +18,7 @@ import (
 	"os"
 
 	"github.com/stackimage/stackimage/internal/textesc"
-	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 const usage = `stackimage: symbolicate Apple-platform stacks and crash reports on any OS
@@ -195,7 +195,7 @@ func writeKinds(w io.Writer, heading string, kinds [][2]string) {
 // symbolFileKinds lists what --symbols accepts, with an example each.
 func symbolFileKinds() [][2]string {
 	var kinds [][2]string
-	for _, k := range symbolize.SymbolFileKinds {
+	for _, k := range symstore.SymbolFileKinds {
 		kinds = append(kinds, [2]string{k.Name, k.Example})
 	}
 	return kinds

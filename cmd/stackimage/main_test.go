@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/atos"
 	"github.com/stackimage/stackimage/open"
-	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 func TestParseInterspersed(t *testing.T) {
@@ -83,13 +83,13 @@ func TestUsageErrors(t *testing.T) {
 // TestHelp checks that every command's -h prints its usage, options and
 // example to stdout and exits 0, and that the inputs it lists are the
 // library's own lists, each with its example: open.Formats for the dumps,
-// symbolize.SymbolFileKinds for --symbols, atos.Kinds for atos -o.
+// symstore.SymbolFileKinds for --symbols, atos.Kinds for atos -o.
 func TestHelp(t *testing.T) {
 	var formats, symbolKinds, atosKinds []string
 	for _, f := range open.Formats() {
 		formats = append(formats, f.Name, f.Example)
 	}
-	for _, k := range symbolize.SymbolFileKinds {
+	for _, k := range symstore.SymbolFileKinds {
 		symbolKinds = append(symbolKinds, k.Name, k.Example)
 	}
 	for _, k := range atos.Kinds {

@@ -1,4 +1,4 @@
-package symbolize
+package symstore
 
 // A SymbolFileKind is one kind of symbol file Symbols.AddDir and AddFile
 // index, for help texts.
