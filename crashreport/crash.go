@@ -508,19 +508,13 @@ func (tp *textParser) image(s string, lineNo int) {
 	if end, err := strconv.ParseUint(strings.TrimPrefix(m[2], "0x"), 16, 64); err == nil && end >= start && end != ^uint64(0) {
 		im.Size = end - start + 1 // the end address is inclusive
 	}
-	rest := m[3]
-	middle := rest
-	if lt := strings.IndexByte(rest, '<'); lt >= 0 {
-		if gt := strings.IndexByte(rest[lt:], '>'); gt >= 0 {
-			middle = rest[:lt]
-			uuid := rest[lt+1 : lt+gt]
-			im.Path = strings.TrimSpace(rest[lt+gt+1:])
-			if im.Path == "???" {
-				im.Path = ""
-			}
-			if uuid != "(null)" && uuid != "" {
-				im.UUID = tp.p.uuid(fmt.Sprintf("line %d", lineNo), uuid)
-			}
+	middle, uuid, path, ok := reportfield.ImageTail(m[3])
+	if ok {
+		if im.Path = path; im.Path == "???" {
+			im.Path = ""
+		}
+		if uuid != "(null)" && uuid != "" {
+			im.UUID = tp.p.uuid(fmt.Sprintf("line %d", lineNo), uuid)
 		}
 	}
 	middle = strings.TrimSpace(middle)

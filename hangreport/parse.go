@@ -637,18 +637,14 @@ func (p *parser) imageLine(line string) {
 		im.Main = true
 		rest = rest[1:]
 	}
-	desc := rest
-	if lt := strings.IndexByte(rest, '<'); lt >= 0 {
-		if gt := strings.IndexByte(rest[lt:], '>'); gt >= 0 {
-			desc = rest[:lt]
-			u, err := uuid.Parse(rest[lt+1 : lt+gt])
-			if err != nil {
-				p.warnf("binary image UUID %.40q: %v", rest[lt+1:lt+gt], err)
-			} else {
-				im.UUID = u
-			}
-			im.Path = strings.TrimSpace(rest[lt+gt+1:])
+	desc, uuidText, path, ok := reportfield.ImageTail(rest)
+	if ok {
+		if u, err := uuid.Parse(uuidText); err != nil {
+			p.warnf("binary image UUID %.40q: %v", uuidText, err)
+		} else {
+			im.UUID = u
 		}
+		im.Path = path
 	}
 	desc = strings.TrimSpace(desc)
 	// "Name (version)", or a spindump bundle's "id 6.9 (1866)": the

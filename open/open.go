@@ -62,6 +62,8 @@ type Format struct {
 	Format dump.Format
 	// Name describes the format for people ("Apple .ips crash report").
 	Name string
+	// Example is a typical file name of the format, for help texts.
+	Example string
 	// Sniff reports whether head, an input's first bytes (at most
 	// SniffSize), is in this format.
 	Sniff func(head []byte) bool
@@ -76,13 +78,13 @@ type Format struct {
 // formats are tried in order; the first whose Sniff accepts the input
 // reads it. Binary formats, told by their magic, come first.
 var formats = []Format{
-	{dump.FormatSnapshot, "stackimage snapshot", isSnapshot, MaxDumpSize, readSnapshot},
-	{dump.FormatSample, "macOS sample or spindump report", hangreport.Detect, hangreport.MaxInputSize, readHangReport},
-	{dump.FormatIPS, "Apple .ips crash report", isCrashReport(crashreport.FormatIPS), crashreport.MaxReportSize, readCrashReport},
-	{dump.FormatCrash, "Apple text crash report", isCrashReport(crashreport.FormatCrash), crashreport.MaxReportSize, readCrashReport},
-	{dump.FormatKSCrash, "KSCrash JSON report", isCrashReport(crashreport.FormatKSCrash), crashreport.MaxReportSize, readCrashReport},
-	{dump.FormatMinidump, "minidump", isMinidump, MaxDumpSize, readMinidump},
-	{dump.FormatCore, "Mach-O core", isCore, MaxDumpSize, readCore},
+	{dump.FormatSnapshot, "stackimage snapshot", "MyApp-threads.json", isSnapshot, MaxDumpSize, readSnapshot},
+	{dump.FormatSample, "macOS sample or spindump report", "MyApp_2025-01-31_101112.sample.txt", hangreport.Detect, hangreport.MaxInputSize, readHangReport},
+	{dump.FormatIPS, "Apple .ips crash report", "MyApp-2025-01-31-101112.ips", isCrashReport(crashreport.FormatIPS), crashreport.MaxReportSize, readCrashReport},
+	{dump.FormatCrash, "Apple text crash report", "MyApp-2025-01-31-101112.crash", isCrashReport(crashreport.FormatCrash), crashreport.MaxReportSize, readCrashReport},
+	{dump.FormatKSCrash, "KSCrash JSON report", "kscrash-report.json", isCrashReport(crashreport.FormatKSCrash), crashreport.MaxReportSize, readCrashReport},
+	{dump.FormatMinidump, "minidump", "MyApp.dmp", isMinidump, MaxDumpSize, readMinidump},
+	{dump.FormatCore, "Mach-O core", "/cores/core.4242", isCore, MaxDumpSize, readCore},
 }
 
 // Formats returns the formats the openers know, in the order their

@@ -4,13 +4,21 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/stackimage/stackimage/image"
 )
 
 func runImages(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("images", "images FILE|BUNDLE...", stderr)
-	files, err := parseInterspersed(fs, args)
+	fs := newFlagSet("images", "images FILE|BUNDLE...", stdout)
+	fs.notes = func(w io.Writer) {
+		writeKinds(w, "FILE may be:", [][2]string{
+			{"Mach-O binary, dylib, dSYM DWARF file or core, thin or fat", "MyApp.app/MyApp"},
+			{".app, .framework or .dSYM bundle (its executable or DWARF file)", "MyApp.app.dSYM"},
+		})
+		fmt.Fprint(w, "\nExample:\n  stackimage images MyApp.app MyApp.app.dSYM\n")
+	}
+	files, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
@@ -65,21 +73,13 @@ func openImages(path string) (*image.File, string, error) {
 	return f, path, err
 }
 
-var fileTypeNames = map[image.FileType]string{
-	image.TypeObject: "OBJECT", image.TypeExecute: "EXECUTE", image.TypeDylib: "DYLIB",
-	image.TypeBundle: "BUNDLE", image.TypeDSYM: "DSYM",
-}
-
 func writeImage(w io.Writer, im *image.Image) {
 	uuid := "(no UUID)"
 	if !im.UUID.IsZero() {
 		uuid = im.UUID.String()
 	}
-	typ, ok := fileTypeNames[im.Type]
-	if !ok {
-		typ = fmt.Sprintf("filetype %d", im.Type)
-	}
-	writeLine(w, "  %-7s %-8s %s", archName(im), typ, uuid)
+	// "EXECUTE" for MH_EXECUTE; "FileType(13)" for a type without a name.
+	writeLine(w, "  %-7s %-8s %s", archName(im), strings.TrimPrefix(im.Type.String(), "MH_"), uuid)
 	for _, s := range im.Segments {
 		name := s.Name
 		if name == "" {
@@ -88,4 +88,11 @@ func writeImage(w io.Writer, im *image.Image) {
 		// Segment names are 16 bytes of the file's choosing.
 		writeLine(w, "    %-16s vm 0x%016x-0x%016x  file %#x+%#x", name, s.Addr, s.Addr+s.Size, s.Offset, s.FileSize)
 	}
+}
+
+func archName(im *image.Image) string {
+	if im.Arch != nil {
+		return im.Arch.Name
+	}
+	return fmt.Sprintf("cputype %d subtype %d", im.CPUType, im.CPUSubtype)
 }

@@ -18,11 +18,16 @@ import (
 // make one file. Files are written under a temporary name and renamed, so
 // that a reader never maps a file being written.
 func runIndex(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("index", "index --symbols DIR [--symbols DIR]... --out STORE", stderr)
+	fs := newFlagSet("index", "index --symbols DIR [--symbols DIR]... --out STORE [--quiet]", stdout)
+	fs.notes = func(w io.Writer) {
+		writeKinds(w, "--symbols finds, matched by UUID (Breakpad .sym files are used as they are, not indexed):", symbolFileKinds())
+		fmt.Fprint(w, "\nExample:\n  stackimage index --symbols build/ --out store/\n  stackimage symbolicate MyApp.ips --symbols store/\n")
+	}
 	var dirs stringList
 	fs.Var(&dirs, "symbols", "a binary, a dSYM or a directory of them (repeatable)")
 	out := fs.String("out", "", "the directory to write STORE/UUID/ARCH.symindex files into")
-	rest, err := parseInterspersed(fs, args)
+	quiet := fs.Bool("quiet", false, "show no progress bar on a terminal")
+	rest, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
@@ -43,7 +48,12 @@ func runIndex(args []string, stdout, stderr io.Writer) error {
 		writeLine(stderr, "stackimage index: skipped %s", s)
 	}
 	written := 0
-	for _, u := range syms.UUIDs() {
+	uuids := syms.UUIDs()
+	bar := newProgress(stderr, *quiet, len(uuids), "indexing")
+	defer bar.finish()
+	stdout, stderr = bar.writer(stdout), bar.writer(stderr)
+	for i, u := range uuids {
+		bar.set(i)
 		e, err := syms.Lookup(u)
 		if err != nil || e == nil {
 			writeLine(stderr, "stackimage index: %s: no readable file", u)

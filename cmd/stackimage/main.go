@@ -2,10 +2,12 @@
 // of Apple platforms, looks up addresses like atos, and lists Mach-O images.
 //
 //	stackimage symbolicate DUMP [--symbols DIR]... [--format text|json|same]
+//	stackimage symbolicate DUMP|DIR... --out DIR [--quiet]
 //	stackimage atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]
 //	stackimage images FILE...
 //	stackimage index --symbols DIR --out STORE
 //	stackimage serve [--listen ADDR] [--symbols DIR] [--config FILE]
+//	stackimage version
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 	"os"
 
 	"github.com/stackimage/stackimage/internal/textesc"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 const usage = `stackimage: symbolicate Apple-platform stacks and crash reports on any OS
@@ -25,29 +28,36 @@ Usage:
       Walk every thread of a dump (snapshot, minidump, Mach-O core) or read a
       crash or hang report, and print the symbolicated backtraces; "-" reads
       stdin. --format same prints the input in its own layout.
+  stackimage symbolicate DUMP|DIR... --out DIR [--quiet] [options]
+      Symbolicate many reports, one file each in --out, with a progress
+      bar on a terminal.
   stackimage atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]
       Look up addresses in a binary, as atos(1) does; reads stdin when no
       address is given. BINARY may be a .app or .dSYM bundle.
   stackimage images FILE...
       Print the UUID, architecture, type and segments of every slice
       (of the executable, for a .app or .dSYM bundle).
-  stackimage index --symbols DIR --out STORE
+  stackimage index --symbols DIR --out STORE [--quiet]
       Write STORE/UUID/ARCH.symindex for every binary and dSYM under DIR;
       --symbols STORE (and atos -o FILE.symindex) then answer from them.
   stackimage serve [--listen 127.0.0.1:3021] [--symbols DIR] [--config FILE]
       Run the symbolication service: Sentry symbolicator's API and our own,
       over HTTP (docs/serve.md).
+  stackimage version
+      Print the module version, commit and Go version it was built from.
 
-Run "stackimage COMMAND --help" for a command's options.
+Run "stackimage COMMAND -h" for a command's options, the inputs it accepts
+and an example.
 `
 
 // errUsage marks an error the user made on the command line; it is reported
 // with exit status 2, like the flag package does.
 var errUsage = errors.New("usage")
 
-// errFlags marks a command line the flag package rejected and has already
-// explained on stderr together with the usage.
-var errFlags = errors.New("bad flags")
+// badFlagsError is a command line the flag package rejected.
+type badFlagsError struct{ err error }
+
+func (e *badFlagsError) Error() string { return e.err.Error() }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -72,6 +82,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runIndex(args[1:], stdout, stderr)
 	case "serve":
 		err = runServe(args[1:], stdout, stderr)
+	case "version", "-version", "--version":
+		err = runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -79,15 +91,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "stackimage: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
+	var badFlags *badFlagsError
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.Is(err, errFlags):
-		return 2
-	case errors.Is(err, errUsage):
+	case errors.As(err, &badFlags) || errors.Is(err, errUsage):
+		// One line and where to read more, not the whole flag list.
 		writeLine(stderr, "stackimage %s: %v", args[0], err)
+		writeLine(stderr, "run 'stackimage %s -h' for usage", args[0])
 		return 2
 	default:
 		// Errors quote paths and names from files: escape them too.
@@ -105,7 +118,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, fmt.Errorf("%w: %v", errFlags, err)
+			return nil, &badFlagsError{err}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -127,14 +140,65 @@ type stringList []string
 func (l *stringList) String() string     { return fmt.Sprint(*l) }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+// flagSet is a command's flags and its help, which -h prints to stdout.
+type flagSet struct {
+	*flag.FlagSet
+	synopsis string
+	// notes, when set, writes what the help says after the options: the
+	// inputs the command accepts and an example.
+	notes  func(w io.Writer)
+	stdout io.Writer
+}
+
+func newFlagSet(name, synopsis string, stdout io.Writer) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: stackimage %s\n\nOptions:\n", synopsis)
-		fs.PrintDefaults()
+	// A bad flag is reported by run in one line; the flag package would
+	// print the whole flag list after it.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{FlagSet: fs, synopsis: synopsis, stdout: stdout}
+}
+
+// parse is parseInterspersed, printing the help for -h.
+func (fs *flagSet) parse(args []string) ([]string, error) {
+	rest, err := parseInterspersed(fs.FlagSet, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(fs.stdout, "Usage: stackimage %s\n", fs.synopsis)
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprint(fs.stdout, "\nOptions:\n")
+			fs.SetOutput(fs.stdout)
+			fs.PrintDefaults()
+			fs.SetOutput(io.Discard)
+		}
+		if fs.notes != nil {
+			fs.notes(fs.stdout)
+		}
 	}
-	return fs
+	return rest, err
+}
+
+// writeKinds writes a help section: a heading, then each kind of input
+// with an example of it.
+func writeKinds(w io.Writer, heading string, kinds [][2]string) {
+	fmt.Fprintf(w, "\n%s\n", heading)
+	width := 0
+	for _, k := range kinds {
+		width = max(width, len(k[0]))
+	}
+	for _, k := range kinds {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, k[0], k[1])
+	}
+}
+
+// symbolFileKinds lists what --symbols accepts, with an example each.
+func symbolFileKinds() [][2]string {
+	var kinds [][2]string
+	for _, k := range symstore.SymbolFileKinds {
+		kinds = append(kinds, [2]string{k.Name, k.Example})
+	}
+	return kinds
 }
 
 // writeLine writes one line of text output with everything a terminal

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stackimage/stackimage/atos"
+	"github.com/stackimage/stackimage/open"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 func TestParseInterspersed(t *testing.T) {
@@ -76,36 +80,72 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestHelp checks that every command's -h prints its usage, options and
+// example to stdout and exits 0, and that the inputs it lists are the
+// library's own lists, each with its example: open.Formats for the dumps,
+// symstore.SymbolFileKinds for --symbols, atos.Kinds for atos -o.
 func TestHelp(t *testing.T) {
-	for _, cmd := range []string{"symbolicate", "atos", "images"} {
-		var stdout, stderr bytes.Buffer
-		if status := run([]string{cmd, "--help"}, strings.NewReader(""), &stdout, &stderr); status != 0 {
-			t.Errorf("%s --help: status %d, want 0", cmd, status)
-		}
-		if !strings.Contains(stderr.String(), "Usage: stackimage "+cmd) {
-			t.Errorf("%s --help printed %q, want its usage", cmd, stderr.String())
+	var formats, symbolKinds, atosKinds []string
+	for _, f := range open.Formats() {
+		formats = append(formats, f.Name, f.Example)
+	}
+	for _, k := range symstore.SymbolFileKinds {
+		symbolKinds = append(symbolKinds, k.Name, k.Example)
+	}
+	for _, k := range atos.Kinds {
+		atosKinds = append(atosKinds, k.Name, k.Example)
+	}
+	tests := []struct {
+		cmd  string
+		want [][]string
+	}{
+		{"symbolicate", [][]string{formats, symbolKinds, {"-symbols", "Example:\n  stackimage symbolicate "}}},
+		{"atos", [][]string{atosKinds, {"-arch", "Example:\n  stackimage atos "}}},
+		{"index", [][]string{symbolKinds, {"-out", "Example:\n  stackimage index "}}},
+		{"images", [][]string{{"Example:\n  stackimage images "}}},
+		{"serve", [][]string{symbolKinds, {"-listen", "Example:\n  stackimage serve "}}},
+		{"version", nil},
+	}
+	for _, tt := range tests {
+		for _, flag := range []string{"-h", "--help"} {
+			var stdout, stderr bytes.Buffer
+			if status := run([]string{tt.cmd, flag}, strings.NewReader(""), &stdout, &stderr); status != 0 {
+				t.Errorf("%s %s: status %d, want 0", tt.cmd, flag, status)
+			}
+			if stderr.Len() > 0 {
+				t.Errorf("%s %s: stderr %q, want nothing", tt.cmd, flag, stderr.String())
+			}
+			out := stdout.String()
+			if !strings.HasPrefix(out, "Usage: stackimage "+tt.cmd) {
+				t.Errorf("%s %s printed %q, want its usage first", tt.cmd, flag, out)
+			}
+			for _, list := range tt.want {
+				for _, s := range list {
+					if !strings.Contains(out, s) {
+						t.Errorf("%s %s does not mention %q:\n%s", tt.cmd, flag, s, out)
+					}
+				}
+			}
 		}
 	}
 }
 
-func TestParseAddress(t *testing.T) {
-	tests := []struct {
-		in   string
-		want uint64
-		ok   bool
-	}{
-		{"0x100003f60", 0x100003f60, true},
-		{"100003F60", 0x100003f60, true},
-		{"0XFF", 0xff, true},
-		{"0xffffffffffffffff", 1<<64 - 1, true},
-		{"0x1ffffffffffffffff", 0, false},
-		{"main", 0, false},
-		{"", 0, false},
-	}
-	for _, tt := range tests {
-		got, err := parseAddress(tt.in)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("parseAddress(%q) = %#x, %v; want %#x, ok=%v", tt.in, got, err, tt.want, tt.ok)
+// TestBadFlag checks that a flag a command does not have is reported in
+// one line with where to read more, exit status 2, and not the whole flag
+// list.
+func TestBadFlag(t *testing.T) {
+	for _, cmd := range []string{"symbolicate", "atos", "index", "images", "serve", "version"} {
+		for _, args := range [][]string{{"-x"}, {"input", "--no-such-flag=1"}} {
+			var stdout, stderr bytes.Buffer
+			status := run(append([]string{cmd}, args...), strings.NewReader(""), &stdout, &stderr)
+			if status != 2 {
+				t.Errorf("%s %q: status %d, want 2", cmd, args, status)
+			}
+			name := strings.TrimLeft(strings.SplitN(args[len(args)-1], "=", 2)[0], "-")
+			want := fmt.Sprintf("stackimage %s: flag provided but not defined: -%s\nrun 'stackimage %s -h' for usage\n", cmd, name, cmd)
+			if stderr.String() != want || stdout.Len() > 0 {
+				t.Errorf("%s %q: stdout %q, stderr %q; want nothing and %q", cmd, args, stdout.String(), stderr.String(), want)
+			}
 		}
 	}
 }

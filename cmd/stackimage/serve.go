@@ -14,12 +14,17 @@ import (
 // runServe runs the symbolication service (package serve) until SIGTERM
 // or SIGINT, then shuts down gracefully and exits 0.
 func runServe(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "serve [--listen ADDR] [--symbols DIR] [--config FILE] [--cache DIR]", stderr)
+	fs := newFlagSet("serve", "serve [--listen ADDR] [--symbols DIR] [--config FILE] [--cache DIR]", stdout)
+	fs.notes = func(w io.Writer) {
+		writeKinds(w, "--symbols serves, matched by UUID:", symbolFileKinds())
+		fmt.Fprint(w, "\nRequests: Sentry symbolicator's API and our own (docs/serve.md).\n\nExample:\n"+
+			"  stackimage serve --symbols store/ --listen 127.0.0.1:3021\n")
+	}
 	listen := fs.String("listen", "", "the address to listen on (default 127.0.0.1:3021, or the config's listen)")
 	symbols := fs.String("symbols", "", "a directory of binaries, dSYMs and .sym files to serve (a filesystem source named local)")
 	config := fs.String("config", "", "a YAML configuration file (docs/serve.md)")
 	cacheDir := fs.String("cache", "", "the local cache directory (default: the config's cache.dir, else a temporary directory)")
-	rest, err := parseInterspersed(fs, args)
+	rest, err := fs.parse(args)
 	if err != nil {
 		return err
 	}

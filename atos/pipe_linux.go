@@ -1,4 +1,4 @@
-package main
+package atos
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 // fSetPipeSize is Linux's F_SETPIPE_SZ.
 const fSetPipeSize = 1031
 
-// bigPipeSize is the capacity asked for a pipe atos reads or writes a
+// bigPipeSize is the capacity asked for a pipe Answer reads or writes a
 // batch through: the most an unprivileged process gets by default
 // (/proc/sys/fs/pipe-max-size).
 const bigPipeSize = 1 << 20

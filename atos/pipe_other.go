@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package atos
 
 // enlargePipe does nothing where pipes cannot be resized.
 func enlargePipe(any) {}
