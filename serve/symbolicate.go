@@ -62,7 +62,7 @@ type symbolicateRequest struct {
 
 type rawStacktrace struct {
 	Registers map[string]hexValue `json:"registers,omitempty"`
-	Frames    []rawFrame          `json:"frames"`
+	Frames    rawFrames           `json:"frames"`
 }
 
 type rawFrame struct {
