@@ -199,3 +199,23 @@ func TestDumpDeadline(t *testing.T) {
 		t.Errorf("/minidump: answer %s; want the module timed out and the thread walked", data)
 	}
 }
+
+// TestNativeIncompleteInput: a report cut short is answered with what
+// could be read, and X-Stackimage-Incomplete says what cut it, where the
+// command exits 1 after printing.
+func TestNativeIncompleteInput(t *testing.T) {
+	ips := readFile(t, "../crashreport/testdata/arm64.ips")
+	_, ts := newTestServer(t, DefaultConfig("../fixtures/bin"))
+	whole, _ := do(t, "POST", ts.URL+"/v1/symbolicate?format=text", bytes.NewReader(ips), nil)
+	if got := whole.Header.Get("X-Stackimage-Incomplete"); whole.StatusCode != 200 || got != "" {
+		t.Fatalf("whole report: status %d, X-Stackimage-Incomplete %q; want 200 and none", whole.StatusCode, got)
+	}
+	cut := ips[:len(ips)-100]
+	if in, err := open.Bytes(cut); in == nil || err == nil {
+		t.Fatalf("open.Bytes of the report cut short = %v, %v; want what was read and an error", in, err)
+	}
+	resp, data := do(t, "POST", ts.URL+"/v1/symbolicate?format=text", bytes.NewReader(cut), nil)
+	if got := resp.Header.Get("X-Stackimage-Incomplete"); resp.StatusCode != 200 || !strings.Contains(got, "truncated") || !strings.Contains(string(data), "Thread") {
+		t.Errorf("report cut short: status %d, X-Stackimage-Incomplete %q:\n%s\nwant 200, the error and the threads read", resp.StatusCode, got, data)
+	}
+}
