@@ -295,12 +295,19 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 		}
 		return s.appendFrames(buf, r.frame, f, p.mod, p.addr, adjust, req.Options.NoDemangle)
 	}
-	spans := resolveAll(all, resolve)
+	var spans [][]symbolicatedFrame
+	if len(all) >= 2*framesPerResolver {
+		spans = resolveAll(all, resolve)
+	}
 	k := 0
 	for i, st := range req.Stacktraces {
 		out := symbolicatedStacktrace{Registers: st.Registers, Frames: make([]symbolicatedFrame, 0, len(st.Frames))}
 		for range st.Frames {
-			out.Frames = append(out.Frames, spans[k]...)
+			if spans != nil {
+				out.Frames = append(out.Frames, spans[k]...)
+			} else {
+				out.Frames = resolve(out.Frames, all[k])
+			}
 			k++
 		}
 		resp.Stacktraces[i] = out
@@ -337,9 +344,9 @@ func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, frameRef) [
 	for w := range workers {
 		lo, hi := w*len(frames)/workers, (w+1)*len(frames)/workers
 		run := func() {
-			// One buffer per worker, sized for a few inlined frames
-			// each, sliced into the frames' spans once full.
-			buf := make([]symbolicatedFrame, 0, (hi-lo)*2)
+			// One buffer per worker, with room for some inlined
+			// frames, sliced into the frames' spans once full.
+			buf := make([]symbolicatedFrame, 0, (hi-lo)*3/2)
 			ends := make([]int, hi-lo)
 			for k := lo; k < hi; k++ {
 				buf = resolve(buf, frames[k])
@@ -477,10 +484,18 @@ func (s *Server) appendFrames(out []symbolicatedFrame, index int, f rawFrame, m 
 // langName spells a language as symbolicator does.
 func langName(l string) string {
 	switch l {
+	case "":
+		return ""
 	case "C++":
 		return "cpp"
 	case "ObjC":
 		return "objc"
+	case "C":
+		return "c"
+	case "Go":
+		return "go" // without an allocation per frame
+	case "Swift":
+		return "swift"
 	default:
 		return strings.ToLower(l)
 	}
