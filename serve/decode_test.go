@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -76,5 +77,33 @@ func FuzzFrames(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		checkFramesDecode(t, in)
+	})
+}
+
+// BenchmarkFramesDecode reads the frames of a 100-frame request through
+// encoding/json and by hand, side by side.
+func BenchmarkFramesDecode(b *testing.B) {
+	var frames []map[string]string
+	for i := range 100 {
+		frames = append(frames, map[string]string{"instruction_addr": fmt.Sprintf("%#x", 0x300000000+i*4093)})
+	}
+	in, _ := json.Marshal(frames)
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			var fs []rawFrame
+			if err := json.Unmarshal(in, &fs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("by-hand", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			var fs rawFrames
+			if err := json.Unmarshal(in, &fs); err != nil {
+				b.Fatal(err)
+			}
+		}
 	})
 }
