@@ -301,7 +301,14 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 	}
 	k := 0
 	for i, st := range req.Stacktraces {
-		out := symbolicatedStacktrace{Registers: st.Registers, Frames: make([]symbolicatedFrame, 0, len(st.Frames))}
+		size := len(st.Frames)
+		if spans != nil {
+			size = 0
+			for _, span := range spans[k : k+len(st.Frames)] {
+				size += len(span)
+			}
+		}
+		out := symbolicatedStacktrace{Registers: st.Registers, Frames: make([]symbolicatedFrame, 0, size)}
 		for range st.Frames {
 			if spans != nil {
 				out.Frames = append(out.Frames, spans[k]...)
