@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -308,6 +309,7 @@ func (s *Server) findSymbols(ctx context.Context, dumps []*dump.Dump, only []*so
 		defer cancel()
 	}
 	found := &dumpSymbols{cache: s.cache, looks: map[uuid.UUID]*imageLook{}}
+	walks := slices.ContainsFunc(dumps, walked)
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, maxParallelFetches)
 	for _, d := range dumps {
@@ -324,7 +326,7 @@ func (s *Server) findSymbols(ctx context.Context, dumps []*dump.Dump, only []*so
 				slots <- struct{}{}
 				defer func() { <-slots }()
 				l.lookup = s.cache.get(ctx, id, name, only)
-				if l.index != nil {
+				if l.index != nil && walks {
 					l.machO = s.cache.machOFiles(ctx, l.index, name, only)
 				}
 			}()
@@ -332,6 +334,18 @@ func (s *Server) findSymbols(ctx context.Context, dumps []*dump.Dump, only []*so
 	}
 	wg.Wait()
 	return found
+}
+
+// walked reports whether symbolizing d walks a stack, reading unwind
+// tables and code: a dump's threads are walked, a report's only when it
+// holds stack memory. A report without (most .crash and .ips files)
+// needs names alone, and its images' binaries and dSYMs, which can be
+// large, are not fetched for it.
+func walked(d *dump.Dump) bool {
+	if !d.Format.IsReport() || d.Memory != nil {
+		return true
+	}
+	return slices.ContainsFunc(d.Threads, func(th dump.Thread) bool { return th.Stack != nil })
 }
 
 // close lets go of the indexes found.

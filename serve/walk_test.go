@@ -219,3 +219,44 @@ func TestNativeIncompleteInput(t *testing.T) {
 		t.Errorf("report cut short: status %d, X-Stackimage-Incomplete %q:\n%s\nwant 200, the error and the threads read", resp.StatusCode, got, data)
 	}
 }
+
+// TestReportsFetchNoBinaries: a .crash report holds no stack memory, so
+// nothing is walked: an instance whose index comes from the shared cache
+// answers it without fetching the binary and dSYM, which a dump of the
+// same image then fetches, once.
+func TestReportsFetchNoBinaries(t *testing.T) {
+	u := fixtureUUID(t)
+	src := newSymbolServer(t, u, map[FileKind][]byte{KindCode: readFile(t, fixtureBin), KindDebug: readFile(t, fixtureDSYM)})
+	cfg := DefaultConfig("")
+	cfg.Sources = []SourceConfig{{Name: "store", Type: "filesystem", Path: t.TempDir()}, {Name: "http", Type: "http", URL: src.URL}}
+	cfg.Store = "store"
+	_, builder := newTestServer(t, cfg)
+	snap := readFile(t, "../fixtures/snapshots/chain-arm64-O1-deepest.json")
+	walkNames(t, builder.URL, snap) // builds the index and shares it
+	crash := strings.ReplaceAll(strings.ReplaceAll(string(readFile(t, "../crashreport/testdata/arm64.crash")),
+		"aaaaaaaabbbbccccddddeeeeeeeeeeee", simple(u)), "0x100004008 crash + 8", "0x100000400 crash + 8")
+
+	_, ts := newTestServer(t, cfg)
+	fetched := func() int {
+		src.mu.Lock()
+		defer src.mu.Unlock()
+		n := 0
+		for _, kind := range []FileKind{KindCode, KindDebug} {
+			n += src.hits["/"+layoutPaths(LayoutConfig{Type: "unified"}, u, kind, "")[0]]
+		}
+		return n
+	}
+	before := fetched()
+	resp, data := do(t, "POST", ts.URL+"/v1/symbolicate?format=text", strings.NewReader(crash), nil)
+	if resp.StatusCode != 200 || !strings.Contains(string(data), "big_frame") {
+		t.Fatalf("the crash report: status %d:\n%s", resp.StatusCode, data)
+	}
+	if got := fetched() - before; got != 0 {
+		t.Errorf("the fixture's files were fetched %d times for a report, want none", got)
+	}
+	walkNames(t, ts.URL, snap)
+	walkNames(t, ts.URL, snap)
+	if got := fetched() - before; got != 2 {
+		t.Errorf("the fixture's files were fetched %d times for two dumps, want 2: the binary and dSYM, once", got)
+	}
+}
