@@ -369,26 +369,33 @@ func (d *dumpSymbols) OpenSymbols(_ context.Context, id uuid.UUID, _ *archregs.A
 	case l.index == nil:
 		return nil, fmt.Errorf("%s: %v", l.status, l.err)
 	}
-	var files []symbolize.SymbolFile
-	for _, p := range append([]string{l.index.path}, l.machO...) {
-		f, err := os.Open(p)
-		if err != nil {
-			for _, sf := range files {
-				sf.Closer.Close()
-			}
-			return nil, err
+	index, err := openSymbolFile(l.index.path)
+	if err != nil {
+		return nil, err
+	}
+	files := []symbolize.SymbolFile{index}
+	for _, p := range l.machO {
+		// A source's file gone since it was found costs the walk its
+		// tables, not the frames their names.
+		if f, err := openSymbolFile(p); err == nil {
+			files = append(files, f)
 		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			for _, sf := range files {
-				sf.Closer.Close()
-			}
-			return nil, err
-		}
-		files = append(files, symbolize.SymbolFile{Name: p, ReaderAt: f, Size: st.Size(), Closer: f})
 	}
 	return files, nil
+}
+
+// openSymbolFile opens a file on disk as a symbolize.SymbolFile.
+func openSymbolFile(path string) (symbolize.SymbolFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return symbolize.SymbolFile{}, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return symbolize.SymbolFile{}, err
+	}
+	return symbolize.SymbolFile{Name: path, ReaderAt: f, Size: st.Size(), Closer: f}, nil
 }
 
 // stacktraceWriter is a report.Writer that turns a dump's threads into
