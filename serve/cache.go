@@ -296,7 +296,7 @@ func (c *indexCache) keepFile(u uuid.UUID, kind FileKind, f *SymbolFile) (path s
 // scannedFiles returns the paths of the Mach-O files on disk with the UUID
 // that a scanned directory indexed, binaries first (a zip member is read
 // into memory, and not kept).
-func scannedFiles(syms *symbolize.Symbols, u uuid.UUID) []string {
+func scannedFiles(syms *symstore.Symbols, u uuid.UUID) []string {
 	files, err := syms.OpenSymbols(context.Background(), u, nil)
 	if err != nil {
 		return nil

@@ -29,7 +29,7 @@
 //
 // Dumps and reports are read by the library's front door (package open)
 // and written by its writers (package report). Their symbols reach the
-// library through a symbolize.Source: each image's index names the
+// library through a symstore.Source: each image's index names the
 // frames, and the executable and dSYM kept beside it give the walker
 // their unwind tables and code, so a dump walks as it does with the files
 // on disk.

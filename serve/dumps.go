@@ -271,9 +271,9 @@ func headerValue(s string) string {
 }
 
 // symbolizer is the symbolizer of one dump request: its symbols are the
-// ones found for the request, asked through a symbolize.Source.
+// ones found for the request, asked through a symstore.Source.
 func (s *Server) symbolizer(found *dumpSymbols, noDemangle bool) *symbolize.Symbolizer {
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	syms.AddSource(found)
 	return &symbolize.Symbolizer{Symbols: syms, MaxTotalFrames: s.cfg.Limits.MaxFrames, NoDemangle: noDemangle}
 }
@@ -281,8 +281,8 @@ func (s *Server) symbolizer(found *dumpSymbols, noDemangle bool) *symbolize.Symb
 // dumpSymbols is what one dump request sees of the service's symbols: for
 // each UUID of its images, the index (names, lines, inlined functions) and
 // the executable and debug file when a source has them (the unwind tables
-// and code the walker reads), found before the walk. It is the symbolize.Source of the
-// request's Symbols.
+// and code the walker reads), found before the walk. It is the
+// symstore.Source of the request's Symbols.
 type dumpSymbols struct {
 	cache *indexCache
 	looks map[uuid.UUID]*imageLook
@@ -355,15 +355,15 @@ func (d *dumpSymbols) close() {
 	}
 }
 
-// OpenSymbols implements symbolize.Source: the UUID's index file, then
-// its executable and debug file. A UUID no source has is symbolize.ErrNoSymbols (the image is
-// listed as missing); one whose lookup failed or timed out is an error
-// the answer's warnings carry.
-func (d *dumpSymbols) OpenSymbols(_ context.Context, id uuid.UUID, _ *archregs.Arch) ([]symbolize.SymbolFile, error) {
+// OpenSymbols implements symstore.Source: the UUID's index file, then
+// its executable and debug file. A UUID no source has is
+// symstore.ErrNoSymbols (the image is listed as missing); one whose lookup
+// failed or timed out is an error the answer's warnings carry.
+func (d *dumpSymbols) OpenSymbols(_ context.Context, id uuid.UUID, _ *archregs.Arch) ([]symstore.SymbolFile, error) {
 	l := d.looks[id]
 	switch {
 	case l == nil || l.index == nil && l.status == statusMissing:
-		return nil, fmt.Errorf("%w %s in the service's sources", symbolize.ErrNoSymbols, id)
+		return nil, fmt.Errorf("%w %s in the service's sources", symstore.ErrNoSymbols, id)
 	case l.index == nil && l.status == statusTimeout:
 		return nil, fmt.Errorf("not found before the request's deadline (%s)", statusTimeout)
 	case l.index == nil:
@@ -373,7 +373,7 @@ func (d *dumpSymbols) OpenSymbols(_ context.Context, id uuid.UUID, _ *archregs.A
 	if err != nil {
 		return nil, err
 	}
-	files := []symbolize.SymbolFile{index}
+	files := []symstore.SymbolFile{index}
 	for _, p := range l.machO {
 		// A source's file gone since it was found costs the walk its
 		// tables, not the frames their names.
@@ -384,18 +384,18 @@ func (d *dumpSymbols) OpenSymbols(_ context.Context, id uuid.UUID, _ *archregs.A
 	return files, nil
 }
 
-// openSymbolFile opens a file on disk as a symbolize.SymbolFile.
-func openSymbolFile(path string) (symbolize.SymbolFile, error) {
+// openSymbolFile opens a file on disk as a symstore.SymbolFile.
+func openSymbolFile(path string) (symstore.SymbolFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return symbolize.SymbolFile{}, err
+		return symstore.SymbolFile{}, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return symbolize.SymbolFile{}, err
+		return symstore.SymbolFile{}, err
 	}
-	return symbolize.SymbolFile{Name: path, ReaderAt: f, Size: st.Size(), Closer: f}, nil
+	return symstore.SymbolFile{Name: path, ReaderAt: f, Size: st.Size(), Closer: f}, nil
 }
 
 // stacktraceWriter is a report.Writer that turns a dump's threads into

@@ -16,6 +16,7 @@ import (
 	"github.com/stackimage/stackimage/report"
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -55,7 +56,7 @@ func walkNames(t *testing.T, url string, snap []byte) []string {
 // stackimage symbolicate --symbols does.
 func libraryNames(t *testing.T, snap []byte, files ...string) []string {
 	t.Helper()
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	for _, f := range files {
 		if err := syms.AddFile(f); err != nil {
@@ -81,7 +82,7 @@ func libraryNames(t *testing.T, snap []byte, files ...string) []string {
 
 func nofpUUID(t *testing.T) uuid.UUID {
 	t.Helper()
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	if err := syms.AddFile(nofpBin); err != nil {
 		t.Fatal(err)

@@ -189,7 +189,7 @@ func TestBreakpadFromSource(t *testing.T) {
 
 // walkedFrames symbolicates the capture chain-arm64-O1-deepest against
 // syms and returns each frame's name, source line and how it was found.
-func walkedFrames(t *testing.T, syms *Symbols) []string {
+func walkedFrames(t *testing.T, syms *symstore.Symbols) []string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "fixtures", "snapshots", "chain-arm64-O1-deepest.json"))
 	if err != nil {
@@ -218,7 +218,7 @@ func walkedFrames(t *testing.T, syms *Symbols) []string {
 // memory.
 func TestIndexFromSource(t *testing.T) {
 	dir := filepath.Join("..", "fixtures", "bin")
-	onDisk := NewSymbols()
+	onDisk := symstore.NewSymbols()
 	defer onDisk.Close()
 	for _, p := range []string{"chain-arm64-O1", "chain-arm64-O1.dSYM"} {
 		if err := onDisk.AddDir(filepath.Join(dir, p)); err != nil {
@@ -244,46 +244,46 @@ func TestIndexFromSource(t *testing.T) {
 	indexData := readTestFile(t, indexPath)
 	binPath := filepath.Join(dir, "chain-arm64-O1")
 
-	open := func(path string) SymbolFile {
+	open := func(path string) symstore.SymbolFile {
 		f, err := os.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		st, _ := f.Stat()
-		return SymbolFile{Name: path, ReaderAt: f, Size: st.Size(), Closer: f}
+		return symstore.SymbolFile{Name: path, ReaderAt: f, Size: st.Size(), Closer: f}
 	}
-	walk := func(files func() []SymbolFile) []string {
-		syms := NewSymbols()
+	walk := func(files func() []symstore.SymbolFile) []string {
+		syms := symstore.NewSymbols()
 		defer syms.Close()
-		syms.AddSource(SourceFunc(func(_ context.Context, id uuid.UUID, _ *archregs.Arch) ([]SymbolFile, error) {
+		syms.AddSource(symstore.SourceFunc(func(_ context.Context, id uuid.UUID, _ *archregs.Arch) ([]symstore.SymbolFile, error) {
 			if id != u {
-				return nil, ErrNoSymbols
+				return nil, symstore.ErrNoSymbols
 			}
 			return files(), nil
 		}))
 		return walkedFrames(t, syms)
 	}
-	got := walk(func() []SymbolFile { return []SymbolFile{open(indexPath), open(binPath)} })
+	got := walk(func() []symstore.SymbolFile { return []symstore.SymbolFile{open(indexPath), open(binPath)} })
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("index and binary from a source: the walk differs from the files on disk (-want +got):\n%s", diff)
 	}
-	got = walk(func() []SymbolFile {
-		return []SymbolFile{{Name: "memory", ReaderAt: bytes.NewReader(indexData), Size: int64(len(indexData))}, open(binPath)}
+	got = walk(func() []symstore.SymbolFile {
+		return []symstore.SymbolFile{{Name: "memory", ReaderAt: bytes.NewReader(indexData), Size: int64(len(indexData))}, open(binPath)}
 	})
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("index in memory and binary from a source: the walk differs (-want +got):\n%s", diff)
 	}
-	alone := walk(func() []SymbolFile { return []SymbolFile{open(indexPath)} })
+	alone := walk(func() []symstore.SymbolFile { return []symstore.SymbolFile{open(indexPath)} })
 	if len(alone) < 2 || len(want) < 2 || strings.Contains(alone[1], "compact unwind") || !strings.Contains(want[1], "compact unwind") {
 		t.Errorf("frame 1 from the binary's tables = %q, from an index alone = %q; want compact unwind only with the binary", want[1:2], alone[1:2])
 	}
 	if alone[0] != want[0] {
 		t.Errorf("frame 0 from an index alone = %q, want %q", alone[0], want[0])
 	}
-	wrong := walk(func() []SymbolFile {
+	wrong := walk(func() []symstore.SymbolFile {
 		data := bytes.Clone(indexData)
 		data[len(data)/2] ^= 0xff
-		return []SymbolFile{{Name: "damaged", ReaderAt: bytes.NewReader(data[:len(data)-1]), Size: int64(len(data) - 1)}, open(binPath)}
+		return []symstore.SymbolFile{{Name: "damaged", ReaderAt: bytes.NewReader(data[:len(data)-1]), Size: int64(len(data) - 1)}, open(binPath)}
 	})
 	if len(wrong) == 0 || !strings.Contains(wrong[1], "compact unwind") {
 		t.Errorf("a damaged index beside the binary: %q; want the binary's walk and names", wrong)
