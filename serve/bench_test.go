@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,6 +74,67 @@ func BenchmarkSymbolicate30Frames5Images(b *testing.B) {
 		return w
 	}
 	if w := serve(bodies[0]); w.Code != http.StatusOK || bytes.Count(w.Body.Bytes(), []byte(`"found"`)) != 5 {
+		b.Fatalf("warm-up: %d %.300s", w.Code, w.Body.String())
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		serve(bodies[i%len(bodies)])
+	}
+}
+
+// BenchmarkSymbolicate100FramesGo is the handler alone on the requests of
+// make loadtest's comparison with llvm-symbolizer: 100 random __text
+// addresses of the darwin cmd/go build with DWARF (make bench-bins), warm
+// index. Set STACKIMAGE_GO_DWARF to the binary, else it is looked for
+// where make bench-bins puts it.
+func BenchmarkSymbolicate100FramesGo(b *testing.B) {
+	bin := os.Getenv("STACKIMAGE_GO_DWARF")
+	if bin == "" {
+		home, _ := os.UserHomeDir()
+		bin = filepath.Join(home, ".cache", "stackimage-bench", "go-darwin-arm64-dwarf")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		b.Skipf("no darwin cmd/go build (make bench-bins, or STACKIMAGE_GO_DWARF): %v", err)
+	}
+	f, err := image.Open(bin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	im := f.Images[0]
+	text, _ := im.TextSegment()
+	var code image.Section
+	for _, s := range im.Sections {
+		if s.Segment == "__TEXT" && s.Name == "__text" {
+			code = s
+		}
+	}
+	f.Close()
+	const base = 0x300000000
+	rng := rand.New(rand.NewPCG(3, 4))
+	var bodies [][]byte
+	for range 100 {
+		var frames []any
+		for range 100 {
+			frames = append(frames, map[string]any{"instruction_addr": fmt.Sprintf("%#x", code.Addr+rng.Uint64N(code.Size)-text.Addr+base)})
+		}
+		body, _ := json.Marshal(map[string]any{"stacktraces": []any{map[string]any{"frames": frames}},
+			"modules": []any{map[string]any{"type": "macho", "debug_id": strings.ToLower(im.UUID.String()), "image_addr": fmt.Sprintf("%#x", base), "image_size": 1 << 28}}})
+		bodies = append(bodies, body)
+	}
+	cfg := DefaultConfig(bin)
+	cfg.Cache.Dir = b.TempDir()
+	s, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	serve := func(body []byte) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest("POST", "/symbolicate", bytes.NewReader(body)))
+		return w
+	}
+	if w := serve(bodies[0]); w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"found"`)) {
 		b.Fatalf("warm-up: %d %.300s", w.Code, w.Body.String())
 	}
 	b.ReportAllocs()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/image"
 	notfound "github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/symstore"
@@ -54,6 +55,14 @@ type index struct {
 	location string
 	elem     *list.Element
 	refs     int
+	// machO are the paths of the UUID's executable and debug file, whose
+	// unwind tables and code an index does not hold, once machODone says
+	// they were looked for; none when no source has them. owned are those
+	// of them that are the cache's (downloads, counted in size and removed
+	// with the index) rather than a source's own files.
+	machO     []string
+	machODone bool
+	owned     []string
 }
 
 // lookup is the outcome of finding a UUID's index.
@@ -155,6 +164,160 @@ func sharedKey(u uuid.UUID) string { return "_index/" + simple(u) + symindex.Ext
 
 func (c *indexCache) localPath(u uuid.UUID) string {
 	return filepath.Join(c.dir, u.String()+symindex.Extension)
+}
+
+// localFilePath is where a downloaded symbol file of a kind is kept.
+func (c *indexCache) localFilePath(u uuid.UUID, kind FileKind) string {
+	return filepath.Join(c.dir, u.String()+"."+kind.String())
+}
+
+// machOKinds are the files a walk reads beside an index: the
+// executable's compact unwind, __eh_frame and code, and the dSYM's
+// __debug_frame when the executable has none.
+var machOKinds = []FileKind{KindCode, KindDebug}
+
+// machOFiles returns the paths of the UUID's executable and debug file
+// for the walker, which reads their unwind tables and code: those kept
+// from the index's build, else those in the local cache, else those of
+// the first source that has any (downloads are kept in the cache with the
+// index). They are looked for once per index, however many requests ask
+// at the same time; none when no source has them, or when ctx ends first.
+func (c *indexCache) machOFiles(ctx context.Context, ix *index, name string, only []*source) []string {
+	c.mu.Lock()
+	done, paths := ix.machODone, ix.machO
+	c.mu.Unlock()
+	if done || ix.breakpadOnly {
+		return paths
+	}
+	sources := c.sources
+	if only != nil {
+		sources = only
+	}
+	ch := c.group.DoChan("files/"+ix.id.String(), func() (any, error) {
+		c.mu.Lock()
+		done, paths := ix.machODone, ix.machO
+		c.mu.Unlock()
+		if done {
+			return paths, nil
+		}
+		kept := c.findMachO(ix.id, name, sources)
+		c.attach(ix, kept)
+		return kept.paths, nil
+	})
+	select {
+	case <-ctx.Done():
+		return nil
+	case r := <-ch:
+		return r.Val.([]string)
+	}
+}
+
+// keptFiles are symbol files found for a walk.
+type keptFiles struct {
+	paths []string
+	owned []string // those of paths that are the cache's
+	size  int64    // the owned files' bytes
+}
+
+func (k *keptFiles) add(path string, size int64, owned bool) {
+	if path == "" {
+		return
+	}
+	k.paths = append(k.paths, path)
+	if owned {
+		k.owned = append(k.owned, path)
+		k.size += size
+	}
+}
+
+// attach records an index's Mach-O files, counting those of the cache's
+// against its byte cap.
+func (c *indexCache) attach(ix *index, kept keptFiles) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ix.machO, ix.machODone, ix.owned = kept.paths, true, kept.owned
+	ix.size += kept.size
+	if c.hot[ix.id] == ix {
+		c.size += kept.size
+		c.evictLocked()
+	}
+}
+
+// findMachO finds the UUID's executable and debug file: in the local
+// cache, else from the first source that has either.
+func (c *indexCache) findMachO(u uuid.UUID, name string, sources []*source) keptFiles {
+	var kept keptFiles
+	for _, kind := range machOKinds {
+		local := c.localFilePath(u, kind)
+		if st, err := os.Stat(local); err == nil && st.Mode().IsRegular() {
+			kept.add(local, st.Size(), true)
+		}
+	}
+	if len(kept.paths) > 0 {
+		return kept
+	}
+	for _, s := range sources {
+		if s.scanned != nil {
+			if kept.paths = scannedFiles(s.scanned, u); len(kept.paths) > 0 {
+				return kept
+			}
+			continue
+		}
+		for _, kind := range machOKinds {
+			f, err := s.Open(context.Background(), u, kind, name)
+			if err != nil {
+				// Not there, or not fetched: the walk goes on without.
+				continue
+			}
+			kept.add(c.keepFile(u, kind, f))
+		}
+		if len(kept.paths) > 0 {
+			return kept
+		}
+	}
+	return kept
+}
+
+// keepFile keeps a symbol file a source gave: a download is moved into
+// the cache, a source's own file on disk is used in place. It closes f.
+func (c *indexCache) keepFile(u uuid.UUID, kind FileKind, f *SymbolFile) (path string, size int64, owned bool) {
+	defer f.Close()
+	if !f.temp {
+		return f.File.Name(), f.Size, false
+	}
+	local := c.localFilePath(u, kind)
+	if err := os.Rename(f.File.Name(), local); err != nil {
+		return "", 0, false
+	}
+	f.temp = false
+	return local, f.Size, true
+}
+
+// scannedFiles returns the paths of the Mach-O files on disk with the UUID
+// that a scanned directory indexed, binaries first (a zip member is read
+// into memory, and not kept).
+func scannedFiles(syms *symstore.Symbols, u uuid.UUID) []string {
+	files, err := syms.OpenSymbols(context.Background(), u, nil)
+	if err != nil {
+		return nil
+	}
+	var paths []string
+	for _, sf := range files {
+		if f, ok := sf.ReaderAt.(*os.File); ok && image.Sniff(readHead(f)) != image.KindUnknown {
+			paths = append(paths, f.Name())
+		}
+		if sf.Closer != nil {
+			sf.Closer.Close()
+		}
+	}
+	return paths
+}
+
+// readHead returns a file's first four bytes, or fewer.
+func readHead(f *os.File) []byte {
+	var b [4]byte
+	n, _ := f.ReadAt(b[:], 0)
+	return b[:n]
 }
 
 // get returns the UUID's index, finding or building it once however many
@@ -341,17 +504,18 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 	var breakpadFile *SymbolFile
 	syms := symstore.NewSymbols()
 	defer syms.Close()
+	var found []*SymbolFile
+	var foundKinds []FileKind
+	defer func() {
+		for _, f := range found {
+			f.Close()
+		}
+	}()
 	if s.scanned != nil {
 		syms = s.scanned
 		l.location = s.cfg.Path
 	} else {
 		ctx := context.Background()
-		var found []*SymbolFile
-		defer func() {
-			for _, f := range found {
-				f.Close()
-			}
-		}()
 		for _, k := range kinds {
 			f, err := s.Open(ctx, u, k, name)
 			if errors.Is(err, ErrNotFound) {
@@ -365,6 +529,7 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 				return l, err
 			}
 			found = append(found, f)
+			foundKinds = append(foundKinds, k)
 			if k == KindBreakpad {
 				breakpadFile = f
 			}
@@ -411,6 +576,17 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 		l.status = statusMalformed
 		return l, err
 	}
+	// The files the index was built from are kept for the walker.
+	var kept keptFiles
+	if s.scanned != nil {
+		kept.paths = scannedFiles(s.scanned, u)
+	}
+	for i, f := range found {
+		if foundKinds[i] != KindBreakpad {
+			kept.add(c.keepFile(u, foundKinds[i], f))
+		}
+	}
+	c.attach(ix, kept)
 	l.index, l.status = ix, statusFound
 	return l, nil
 }
@@ -583,6 +759,9 @@ func (c *indexCache) evictLocked() {
 			c.size -= ix.size
 			ix.syms.Close()
 			os.Remove(ix.path)
+			for _, p := range ix.owned {
+				os.Remove(p)
+			}
 			c.metrics.evictions.Inc()
 		}
 		e = prev

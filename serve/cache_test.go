@@ -10,7 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // TestSharedIndexBuiltOnce: two instances share a store; the first to
@@ -157,5 +161,47 @@ func TestCacheDirTrimmedAtStart(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "tmp", "fetch-1")); err == nil {
 		t.Errorf("a previous run's temporary file survived")
+	}
+}
+
+// TestKeptFilesEvictedWithIndex: the binary and dSYM downloaded with an
+// index (kept for walks) count against cache.max_bytes and leave the
+// local cache with their index.
+func TestKeptFilesEvictedWithIndex(t *testing.T) {
+	cfg := DefaultConfig("")
+	var ids []uuid.UUID
+	for _, name := range []string{"chain-arm64-O1", "chain-x86_64-O1"} {
+		bin := filepath.Join("..", "fixtures", "bin", name)
+		dsym := filepath.Join(bin+".dSYM", "Contents", "Resources", "DWARF", name)
+		syms := symstore.NewSymbols()
+		syms.AddFile(bin)
+		u := syms.UUIDs()[0]
+		syms.Close()
+		ids = append(ids, u)
+		src := newSymbolServer(t, u, map[FileKind][]byte{KindCode: readFile(t, bin), KindDebug: readFile(t, dsym)})
+		cfg.Sources = append(cfg.Sources, SourceConfig{Name: name, Type: "http", URL: src.URL})
+	}
+	cfg.Cache.MaxBytes = 1
+	s, ts := newTestServer(t, cfg)
+	cached := func() []string {
+		files, _ := filepath.Glob(filepath.Join(s.cache.dir, "*"))
+		var names []string
+		for _, f := range files {
+			names = append(names, filepath.Base(f))
+		}
+		return names
+	}
+	for i, u := range ids {
+		_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484))
+		if st := decode(t, data).Modules[0].DebugStatus; st != "found" {
+			t.Fatalf("%s: %s", u, data)
+		}
+		want := []string{u.String() + ".debuginfo", u.String() + ".executable", u.String() + symindex.Extension}
+		if diff := cmp.Diff(want, cached()); diff != "" {
+			t.Errorf("after UUID %d, the local cache differs (-want +got):\n%s", i, diff)
+		}
+	}
+	if e := metric(t, s, "stackimage_index_cache_evictions_total"); e != 1 {
+		t.Errorf("%v evictions, want 1", e)
 	}
 }

@@ -80,8 +80,9 @@ type CacheConfig struct {
 	// Dir holds downloads and indexes; empty for a directory under the
 	// system's temporary directory.
 	Dir string `yaml:"dir"`
-	// MaxBytes bounds the index files kept in Dir; the least recently
-	// used go first.
+	// MaxBytes bounds the index files kept in Dir, with the binaries and
+	// dSYMs downloaded beside them for walks; the least recently used go
+	// first.
 	MaxBytes ByteSize `yaml:"max_bytes"`
 	// MissTTL is how long a UUID no source has is remembered as missing;
 	// FailedTTL how long a file that could not be indexed is remembered,

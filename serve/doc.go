@@ -7,7 +7,8 @@
 //	POST /applecrashreport   multipart, field apple_crash_report (.crash or .ips)
 //	GET  /requests/{id}      an answer that outlived ?timeout=
 //	GET  /healthcheck        "ok", without authentication
-//	POST /v1/symbolicate     any input the command reads, as the raw body
+//	POST /v1/symbolicate     any input the command reads, as the raw body;
+//	                         answered as stackimage symbolicate --format json|text|same prints it
 //	PUT  /v1/symbols         a binary, dSYM (zip) or .sym file into the store
 //	GET  /buildid/{uuid}/debuginfo|executable   the debuginfod protocol
 //	GET  /metrics            Prometheus metrics
@@ -25,6 +26,13 @@
 // balancer build each index once between them. Concurrent requests for
 // one UUID wait for one fetch and one build; misses and failed builds are
 // remembered for a configured time.
+//
+// Dumps and reports are read by the library's front door (package open)
+// and written by its writers (package report). Their symbols reach the
+// library through a symstore.Source: each image's index names the
+// frames, and the executable and dSYM kept beside it give the walker
+// their unwind tables and code, so a dump walks as it does with the files
+// on disk.
 //
 // docs/serve.md documents the configuration, the endpoints, deployment
 // and the measured figures.

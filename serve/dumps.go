@@ -1,38 +1,29 @@
 package serve
 
 import (
+	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
-	"github.com/stackimage/stackimage/crashreport"
+	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/dump"
-	"github.com/stackimage/stackimage/hangreport"
-	"github.com/stackimage/stackimage/machocore"
-	"github.com/stackimage/stackimage/minidump"
-	"github.com/stackimage/stackimage/snapshot"
+	"github.com/stackimage/stackimage/open"
+	"github.com/stackimage/stackimage/report"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
 )
-
-// errUnrecognized is the error for a body in no format we read.
-var errUnrecognized = errors.New("unrecognized input: not a minidump, Mach-O core, stackimage snapshot, Apple crash report (.crash or .ips), KSCrash report, or sample/spindump report")
-
-// sniffSize is how much of a body the format checks see.
-const sniffSize = 1 << 20
-
-// maxTextDump bounds a text or JSON report read whole into memory.
-const maxTextDump = 256 << 20
 
 // spooled is a request body written to a temporary file, so that a large
 // minidump costs disk, not memory: its parser reads it in place.
@@ -65,95 +56,15 @@ func (s *Server) spool(r io.Reader, max int64) (*spooled, error) {
 	return &spooled{File: f, size: n}, nil
 }
 
-// parseDump reads a body in any format the service reads, told by its
-// content. A dump read only in part comes back with the error that
-// stopped it; its warnings say so in the answer.
-func parseDump(body *spooled) (*dump.Dump, error) {
-	head := make([]byte, min(body.size, sniffSize))
-	if _, err := body.ReadAt(head, 0); err != nil && err != io.EOF {
-		return nil, err
+// openBody opens a spooled body through the library's front door: its
+// format told by content, every process it lists a dump. An input read
+// only in part comes back with the error that cut it, which the answer's
+// warnings carry.
+func openBody(body *spooled) (*open.Input, error) {
+	if body.size == 0 {
+		return nil, errors.New("empty body: want a dump or report")
 	}
-	whole := func(limit int64) ([]byte, error) {
-		if body.size > limit {
-			return nil, fmt.Errorf("%d bytes: larger than the format's limit of %d", body.size, limit)
-		}
-		data := make([]byte, body.size)
-		_, err := body.ReadAt(data, 0)
-		if err == io.EOF {
-			err = nil
-		}
-		return data, err
-	}
-	switch {
-	case bytes.HasPrefix(head, []byte("MDMP")):
-		md, err := minidump.Parse(body, body.size)
-		if md == nil {
-			return nil, fmt.Errorf("minidump: %w", err)
-		}
-		return md.Dump(), nil
-	case isCore(head):
-		c, err := machocore.Open(body, body.size)
-		if c == nil {
-			return nil, fmt.Errorf("Mach-O core: %w", err)
-		}
-		return c.Dump(), nil
-	case isSnapshot(head):
-		data, err := whole(maxTextDump)
-		if err != nil {
-			return nil, err
-		}
-		snap, err := snapshot.Parse(data)
-		if err != nil {
-			return nil, fmt.Errorf("snapshot: %w", err)
-		}
-		return snap.Dump(), nil
-	case hangreport.Detect(head):
-		data, err := whole(hangreport.MaxInputSize)
-		if err != nil {
-			return nil, err
-		}
-		r, err := hangreport.Parse(data)
-		if r == nil {
-			return nil, fmt.Errorf("sample report: %w", err)
-		}
-		d := r.Dump()
-		if err != nil {
-			d.Warnings = append(d.Warnings, err.Error())
-		}
-		return d, nil
-	}
-	if _, ok := crashreport.Detect(head); ok {
-		data, err := whole(crashreport.MaxReportSize)
-		if err != nil {
-			return nil, err
-		}
-		cr, err := crashreport.Parse(data)
-		if cr == nil {
-			return nil, fmt.Errorf("crash report: %w", err)
-		}
-		d := cr.Dump()
-		if err != nil {
-			d.Warnings = append(d.Warnings, err.Error())
-		}
-		return d, nil
-	}
-	return nil, errUnrecognized
-}
-
-// isCore tells a Mach-O core by its magic and file type (MH_CORE).
-func isCore(head []byte) bool {
-	if len(head) < 16 {
-		return false
-	}
-	magic := binary.LittleEndian.Uint32(head)
-	return (magic == 0xfeedface || magic == 0xfeedfacf) && binary.LittleEndian.Uint32(head[12:]) == 4
-}
-
-// isSnapshot tells a stackimage snapshot by its format field near the
-// start; other JSON is left to the crash report parsers.
-func isSnapshot(head []byte) bool {
-	t := bytes.TrimLeft(head, "\ufeff \t\r\n")
-	return len(t) > 0 && t[0] == '{' && bytes.Contains(t[:min(len(t), 4096)], []byte(`"stackimage.snapshot/`))
+	return open.ReaderAt(body, body.size)
 }
 
 // multipartDump reads a multipart body: the file in field, and the
@@ -230,31 +141,37 @@ func (s *Server) handleMultipart(w http.ResponseWriter, r *http.Request, field s
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	d, err := parseDump(body)
-	if err != nil {
+	in, openErr := openBody(body)
+	if in == nil {
 		body.Close()
-		writeError(w, http.StatusBadRequest, "%s: %v", field, err)
+		writeError(w, http.StatusBadRequest, "%s: %v", field, openErr)
 		return
 	}
 	s.run(w, r, func(ctx context.Context) (int, any) {
 		defer body.Close()
-		resp, _ := s.symbolicateDump(ctx, d, only, false, false)
-		return http.StatusOK, resp
+		return http.StatusOK, s.symbolicateDump(ctx, in.Dump(), openErr, only)
 	})
 }
 
+// Output formats of POST /v1/symbolicate, as stackimage symbolicate's
+// --format names them.
+const (
+	formatJSON = "json" // our JSON (docs/json.md), the default
+	formatText = "text" // our crash-report-like text
+	formatSame = "same" // the input's own layout, frames filled in
+)
+
 // handleNative is POST /v1/symbolicate: a raw body in any format the
-// service reads, answered as symbolicator's JSON (format=json, the
-// default) or as text (format=text).
+// library's front door reads, answered with what stackimage symbolicate
+// --format json|text|same prints for it.
 func (s *Server) handleNative(w http.ResponseWriter, r *http.Request) {
 	format := r.URL.Query().Get("format")
 	switch format {
-	case "", "json", "text":
-	case "same":
-		writeError(w, http.StatusNotImplemented, "format=same is not served yet; use json or text")
-		return
+	case "":
+		format = formatJSON
+	case formatJSON, formatText, formatSame:
 	default:
-		writeError(w, http.StatusBadRequest, "format %q: want json or text", format)
+		writeError(w, http.StatusBadRequest, "format %q: want json, text or same", format)
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "multipart/") {
@@ -267,108 +184,253 @@ func (s *Server) handleNative(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer body.Close()
-	d, err := parseDump(body)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "%v", err)
+	in, openErr := openBody(body)
+	if in == nil {
+		writeError(w, http.StatusBadRequest, "%v", openErr)
+		return
+	}
+	if format == formatSame && !report.CanWriteSame(in.Format.Format) {
+		writeError(w, http.StatusBadRequest, "format=same writes .crash, .ips, sample and spindump reports; this is %s", open.Article(in.Format.Name))
 		return
 	}
 	ctx, cancel := s.deadline(r.Context())
 	defer cancel()
-	resp, rep := s.symbolicateDump(ctx, d, nil, r.URL.Query().Get("demangle") == "false", format == "text")
-	if format == "text" {
+	syms := s.findSymbols(ctx, in.Dumps, nil)
+	defer syms.close()
+	z := s.symbolizer(syms, r.URL.Query().Get("demangle") == "false")
+	defer z.Symbols.Close()
+
+	if format == formatJSON {
+		w.Header().Set("Content-Type", "application/json")
+	} else {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		writeText(w, rep)
+	}
+	if openErr != nil {
+		// What could be read is answered; the header says the input was
+		// cut, as the command's exit status does.
+		w.Header().Set("X-Stackimage-Incomplete", headerValue(openErr.Error()))
+	}
+	out := &countingWriter{w: w}
+	bw := bufio.NewWriterSize(out, 32<<10)
+	counted := &frameCounter{}
+	switch format {
+	case formatSame:
+		err = report.WriteSame(ctx, z, in, bw)
+	case formatText:
+		counted.Writer = report.NewText(bw)
+		err = report.Write(ctx, z, in, counted)
+	default:
+		counted.Writer = report.NewJSON(bw)
+		err = report.Write(ctx, z, in, counted)
+	}
+	s.metrics.frames.Add(float64(counted.frames))
+	if err != nil && ctx.Err() == nil && out.n == 0 && bw.Buffered() == 0 {
+		writeError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
-	writeJSON(w, resp)
+	// A deadline ends the document with the threads done and a warning
+	// saying where it stopped; other errors cut it, as they cut the
+	// command's output.
+	bw.Flush()
 }
 
-// writeText writes a report as Apple's crash reports lay out backtraces.
-func writeText(w io.Writer, rep *symbolize.Report) {
-	if rep == nil {
-		return
-	}
-	ptrSize := 8
-	if rep.Arch != nil {
-		ptrSize = rep.Arch.PtrSize
-	}
-	for i, th := range rep.Threads {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		crashed := ""
-		if th.Crashed {
-			crashed = " Crashed"
-		}
-		name := ""
-		if th.Name != "" {
-			name = ":: " + th.Name
-		}
-		fmt.Fprintf(w, "Thread %d%s%s:\n", i, crashed, name)
-		for _, f := range th.Frames {
-			fmt.Fprintln(w, f.Format(ptrSize))
-		}
-	}
-	for _, m := range rep.Missing {
-		fmt.Fprintf(w, "\nNo symbols for %s (%s)\n", m.Name, m.UUID)
-	}
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
 }
 
-// symbolicateDump finds the symbols of a dump's images and symbolicates
-// it. Images whose index is not ready by the deadline are left without
-// symbols and say "timeout".
-//
-// keepThreads keeps the symbolicated threads in the report returned, for
-// the text output; otherwise the report has none.
-func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, only []*source, noDemangle, keepThreads bool) (*completedResponse, *symbolize.Report) {
-	looks := make([]lookup, len(d.Images))
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// frameCounter is a report.Writer that counts the frames it passes on,
+// for the frames metric.
+type frameCounter struct {
+	report.Writer
+	frames int
+}
+
+func (f *frameCounter) Thread(th symbolize.Thread) error {
+	f.frames += len(th.Frames)
+	return f.Writer.Thread(th)
+}
+
+// headerValue makes a message fit for an HTTP header: one line of
+// printable ASCII, at most 1 KiB.
+func headerValue(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = ' '
+		}
+	}
+	return string(b[:min(len(b), 1024)])
+}
+
+// symbolizer is the symbolizer of one dump request: its symbols are the
+// ones found for the request, asked through a symstore.Source.
+func (s *Server) symbolizer(found *dumpSymbols, noDemangle bool) *symbolize.Symbolizer {
+	syms := symstore.NewSymbols()
+	syms.AddSource(found)
+	return &symbolize.Symbolizer{Symbols: syms, MaxTotalFrames: s.cfg.Limits.MaxFrames, NoDemangle: noDemangle}
+}
+
+// dumpSymbols is what one dump request sees of the service's symbols: for
+// each UUID of its images, the index (names, lines, inlined functions) and
+// the executable and debug file when a source has them (the unwind tables
+// and code the walker reads), found before the walk. It is the
+// symstore.Source of the request's Symbols.
+type dumpSymbols struct {
+	cache *indexCache
+	looks map[uuid.UUID]*imageLook
+}
+
+// imageLook is what was found for one UUID.
+type imageLook struct {
+	lookup
+	machO []string // the executable and debug file, for the walker
+}
+
+// fetchShare is the part of a request's time left that its symbol
+// lookups may take, in tenths: the walk of what was found keeps the rest.
+const fetchShare = 9
+
+// findSymbols finds the index and Mach-O files of every image of the dumps, at
+// most maxParallelFetches at a time. Lookups not done when nine tenths of
+// ctx's time are gone say "timeout", and the dumps are symbolicated
+// without them.
+func (s *Server) findSymbols(ctx context.Context, dumps []*dump.Dump, only []*source) *dumpSymbols {
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)*fetchShare/10))
+		defer cancel()
+	}
+	found := &dumpSymbols{cache: s.cache, looks: map[uuid.UUID]*imageLook{}}
+	walks := slices.ContainsFunc(dumps, walked)
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, maxParallelFetches)
-	seen := map[uuid.UUID]bool{}
-	for i, im := range d.Images {
-		if im.UUID.IsZero() || seen[im.UUID] {
-			continue
+	for _, d := range dumps {
+		for _, im := range d.Images {
+			if im.UUID.IsZero() || found.looks[im.UUID] != nil {
+				continue
+			}
+			l := &imageLook{}
+			found.looks[im.UUID] = l
+			id, name := im.UUID, safeName(im.Name)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				l.lookup = s.cache.get(ctx, id, name, only)
+				if l.index != nil && walks {
+					l.machO = s.cache.machOFiles(ctx, l.index, name, only)
+				}
+			}()
 		}
-		seen[im.UUID] = true
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			looks[i] = s.cache.get(ctx, im.UUID, safeName(im.Name), only)
-		}()
 	}
 	wg.Wait()
-	syms := symstore.NewSymbols()
-	defer syms.Close()
-	for _, l := range looks {
-		if l.index != nil {
-			syms.AddFile(l.index.path)
+	return found
+}
+
+// walked reports whether symbolizing d walks a stack, reading unwind
+// tables and code: a dump's threads are walked, a report's only when it
+// holds stack memory. A report without (most .crash and .ips files)
+// needs names alone, and its images' binaries and dSYMs, which can be
+// large, are not fetched for it.
+func walked(d *dump.Dump) bool {
+	if !d.Format.IsReport() || d.Memory != nil {
+		return true
+	}
+	return slices.ContainsFunc(d.Threads, func(th dump.Thread) bool { return th.Stack != nil })
+}
+
+// close lets go of the indexes found.
+func (d *dumpSymbols) close() {
+	for _, l := range d.looks {
+		d.cache.release(l.index)
+	}
+}
+
+// OpenSymbols implements symstore.Source: the UUID's index file, then
+// its executable and debug file. A UUID no source has is
+// symstore.ErrNoSymbols (the image is listed as missing); one whose lookup
+// failed or timed out is an error the answer's warnings carry.
+func (d *dumpSymbols) OpenSymbols(_ context.Context, id uuid.UUID, _ *archregs.Arch) ([]symstore.SymbolFile, error) {
+	l := d.looks[id]
+	switch {
+	case l == nil || l.index == nil && l.status == statusMissing:
+		return nil, fmt.Errorf("%w %s in the service's sources", symstore.ErrNoSymbols, id)
+	case l.index == nil && l.status == statusTimeout:
+		return nil, fmt.Errorf("not found before the request's deadline (%s)", statusTimeout)
+	case l.index == nil:
+		return nil, fmt.Errorf("%s: %v", l.status, l.err)
+	}
+	index, err := openSymbolFile(l.index.path)
+	if err != nil {
+		return nil, err
+	}
+	files := []symstore.SymbolFile{index}
+	for _, p := range l.machO {
+		// A source's file gone since it was found costs the walk its
+		// tables, not the frames their names.
+		if f, err := openSymbolFile(p); err == nil {
+			files = append(files, f)
 		}
 	}
-	defer func() {
-		for _, l := range looks {
-			s.cache.release(l.index)
-		}
-	}()
-	z := &symbolize.Symbolizer{Symbols: syms, MaxTotalFrames: s.cfg.Limits.MaxFrames, NoDemangle: noDemangle}
+	return files, nil
+}
+
+// openSymbolFile opens a file on disk as a symstore.SymbolFile.
+func openSymbolFile(path string) (symstore.SymbolFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return symstore.SymbolFile{}, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return symstore.SymbolFile{}, err
+	}
+	return symstore.SymbolFile{Name: path, ReaderAt: f, Size: st.Size(), Closer: f}, nil
+}
+
+// stacktraceWriter is a report.Writer that turns a dump's threads into
+// symbolicator's stack traces as they are symbolicated, so that a dump of
+// many threads costs the answer's frames once, not twice.
+type stacktraceWriter struct {
+	resp   *completedResponse
+	frames int
+}
+
+func (w *stacktraceWriter) Begin(*dump.Dump) error { return nil }
+
+func (w *stacktraceWriter) Thread(th symbolize.Thread) error {
+	w.resp.Stacktraces = append(w.resp.Stacktraces, stacktraceOf(th))
+	w.frames += len(th.Frames)
+	return nil
+}
+
+func (w *stacktraceWriter) End(*symbolize.Report) error { return nil }
+func (w *stacktraceWriter) Close() error                { return nil }
+
+// symbolicateDump answers a dump in symbolicator's shape. Images whose
+// symbols were not found by the deadline are left without and say
+// "timeout"; a deadline met during the walk keeps the threads done, and
+// the warnings say where it stopped. openErr is what cut the input short,
+// if anything.
+func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, openErr error, only []*source) *completedResponse {
+	found := s.findSymbols(ctx, []*dump.Dump{d}, only)
+	defer found.close()
+	z := s.symbolizer(found, false)
+	defer z.Symbols.Close()
 	resp := &completedResponse{Status: "completed"}
-	// Threads are turned into the answer as they come, so that a dump of
-	// many threads costs the answer's frames once, not twice.
-	var threads []symbolize.Thread
-	frames := 0
-	rep, err := z.SymbolicateEach(d, func(th symbolize.Thread) error {
-		resp.Stacktraces = append(resp.Stacktraces, stacktraceOf(th))
-		frames += len(th.Frames)
-		if keepThreads {
-			threads = append(threads, th)
-		}
-		return nil
-	})
-	s.metrics.frames.Add(float64(frames))
-	if rep != nil {
-		rep.Threads = threads
-	}
+	sw := &stacktraceWriter{resp: resp}
+	rep, err := report.Stream(ctx, z, d, sw)
+	s.metrics.frames.Add(float64(sw.frames))
 	if d.Arch != nil {
 		resp.Arch = d.Arch.Name
 	}
@@ -376,14 +438,15 @@ func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, only []*sour
 		yes := true
 		resp.Crashed = &yes
 	}
-	if err != nil {
-		resp.Warnings = append(resp.Warnings, err.Error())
+	if openErr != nil {
+		resp.Warnings = append(resp.Warnings, openErr.Error())
 	}
-	resp.Warnings = append(resp.Warnings, d.Warnings...)
 	if rep != nil {
 		resp.Warnings = append(resp.Warnings, rep.Warnings...)
+	} else if err != nil {
+		resp.Warnings = append(resp.Warnings, err.Error())
 	}
-	for i, im := range d.Images {
+	for _, im := range d.Images {
 		m := completeModule{rawModule: rawModule{Type: "macho", DebugID: strings.ToLower(im.UUID.String()), CodeID: simple(im.UUID),
 			CodeFile: im.Path, DebugFile: im.Name, ImageAddr: hexValue(im.LoadAddress)}, DebugStatus: statusUnused, Arch: "unknown"}
 		if m.CodeFile == "" {
@@ -393,13 +456,18 @@ func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, only []*sour
 			size := hexValue(im.Size)
 			m.ImageSize = &size
 		}
-		l := looks[i]
+		l := found.looks[im.UUID]
 		switch {
 		case im.UUID.IsZero():
 			m.DebugStatus, m.Error = statusMissing, "the image has no UUID"
+		case l == nil:
 		case l.index != nil:
-			m.DebugStatus, m.Arch, m.UnwindStatus = statusFound, l.index.arch, statusUnused
-			m.Features = moduleFeatures{HasDebugInfo: l.index.hasDebug, HasSymbols: true}
+			m.DebugStatus, m.Arch = statusFound, l.index.arch
+			m.Features = moduleFeatures{HasDebugInfo: l.index.hasDebug, HasSymbols: true, HasUnwindInfo: len(l.machO) > 0}
+			m.UnwindStatus = statusMissing
+			if len(l.machO) > 0 {
+				m.UnwindStatus = statusFound
+			}
 		case l.status != "":
 			m.DebugStatus = l.status
 			if l.err != nil {
@@ -408,7 +476,7 @@ func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, only []*sour
 		}
 		resp.Modules = append(resp.Modules, m)
 	}
-	return resp, rep
+	return resp
 }
 
 // stacktraceOf turns a symbolicated thread into a response stack trace.

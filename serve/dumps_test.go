@@ -3,13 +3,17 @@ package serve
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"mime/multipart"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/stackimage/stackimage/internal/testcorpus"
+	"github.com/stackimage/stackimage/report"
 )
 
 // multipartBody builds a multipart body with one file field.
@@ -126,44 +130,63 @@ func TestAppleCrashReportEndpoint(t *testing.T) {
 }
 
 // TestNativeSnapshot posts a snapshot of the fixture, stopped in its
-// deepest function, to /v1/symbolicate: the walk (by frame records: the
-// index holds no unwind tables) names the true call chain the emulator
-// recorded beside the snapshot; format=text prints it as Apple does.
+// deepest function, to /v1/symbolicate: the walk names the true call
+// chain the emulator recorded beside the snapshot, in our JSON; text is
+// the command's text; format=same, which a snapshot has not, and an input
+// in no known format are refused with what was wrong.
 func TestNativeSnapshot(t *testing.T) {
 	snap := readFile(t, "../fixtures/snapshots/chain-arm64-O1-deepest.json")
-	chain, err := os.Open("../fixtures/snapshots/chain-arm64-O1-deepest.chain")
+	wantChain := readChain(t, "../fixtures/snapshots/chain-arm64-O1-deepest.chain")
+	_, ts := newTestServer(t, DefaultConfig("../fixtures/bin"))
+	resp, data := do(t, "POST", ts.URL+"/v1/symbolicate", bytes.NewReader(snap), nil)
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("status %d, %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), data)
+	}
+	var doc report.JSON
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("answer %s: %v", data, err)
+	}
+	if len(doc.Threads) == 0 {
+		t.Fatalf("answer %s: no thread", data)
+	}
+	var got []string
+	for _, f := range doc.Threads[0].Frames {
+		if !f.Inlined && f.Symbol != "" {
+			got = append(got, f.Symbol)
+		}
+	}
+	if diff := cmp.Diff(wantChain, got); diff != "" {
+		t.Errorf("the walk differs from the true chain (-want +got):\n%s", diff)
+	}
+	resp, text := do(t, "POST", ts.URL+"/v1/symbolicate?format=text", bytes.NewReader(snap), nil)
+	if resp.StatusCode != 200 || !strings.Contains(string(text), "deepest") || !strings.Contains(string(text), "Crashed") {
+		t.Errorf("format=text: status %d:\n%s", resp.StatusCode, text)
+	}
+	resp, data = do(t, "POST", ts.URL+"/v1/symbolicate?format=same", bytes.NewReader(snap), nil)
+	if resp.StatusCode != 400 || !strings.Contains(string(data), "a stackimage snapshot") {
+		t.Errorf("format=same of a snapshot: status %d: %s; want 400 naming the format", resp.StatusCode, data)
+	}
+	resp, data = do(t, "POST", ts.URL+"/v1/symbolicate", strings.NewReader(`{"hello":"world"}`), nil)
+	if resp.StatusCode != 400 || !strings.Contains(string(data), "not a stackimage snapshot") {
+		t.Errorf("unknown input: status %d: %s; want 400 naming the formats tried", resp.StatusCode, data)
+	}
+}
+
+// readChain reads a .chain file: one function per line, # comments and
+// the ??? of an address in no image left out.
+func readChain(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer chain.Close()
-	var wantChain []string
-	sc := bufio.NewScanner(chain)
+	defer f.Close()
+	var names []string
+	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if line := sc.Text(); line != "" && !strings.HasPrefix(line, "#") && line != "???" {
-			wantChain = append(wantChain, line)
+			names = append(names, line)
 		}
 	}
-	_, ts := newTestServer(t, DefaultConfig("../fixtures/bin"))
-	resp, data := do(t, "POST", ts.URL+"/v1/symbolicate", bytes.NewReader(snap), nil)
-	if resp.StatusCode != 200 {
-		t.Fatalf("status %d: %s", resp.StatusCode, data)
-	}
-	a := decode(t, data)
-	var got []string
-	for _, f := range a.Stacktraces[0].Frames {
-		if !f.Inlined && f.Function != "" {
-			got = append(got, f.Function)
-		}
-	}
-	if strings.Join(got, " ") != strings.Join(wantChain, " ") {
-		t.Errorf("walk names %q, want the true chain %q", got, wantChain)
-	}
-	resp, text := do(t, "POST", ts.URL+"/v1/symbolicate?format=text", bytes.NewReader(snap), nil)
-	if resp.StatusCode != 200 || !strings.Contains(string(text), "deepest") || !strings.Contains(string(text), "Thread 0") {
-		t.Errorf("format=text: status %d:\n%s", resp.StatusCode, text)
-	}
-	resp, data = do(t, "POST", ts.URL+"/v1/symbolicate", strings.NewReader(`{"hello":"world"}`), nil)
-	if resp.StatusCode != 400 || !strings.Contains(string(data), "unrecognized input") {
-		t.Errorf("unknown input: status %d: %s", resp.StatusCode, data)
-	}
+	return names
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,7 +63,7 @@ type symbolicateRequest struct {
 
 type rawStacktrace struct {
 	Registers map[string]hexValue `json:"registers,omitempty"`
-	Frames    []rawFrame          `json:"frames"`
+	Frames    rawFrames           `json:"frames"`
 }
 
 type rawFrame struct {
@@ -278,26 +279,105 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 	}()
 
 	resp := &completedResponse{Status: "completed", Signal: req.Signal, Stacktraces: make([]symbolicatedStacktrace, len(req.Stacktraces))}
-	frames := 0
+	// Every frame, in order, for the resolvers.
+	var all []frameRef
 	for i, st := range req.Stacktraces {
-		out := symbolicatedStacktrace{Registers: st.Registers, Frames: make([]symbolicatedFrame, 0, len(st.Frames))}
-		for j, f := range st.Frames {
-			p := places[i][j]
-			adjust := j > 0
-			if f.AdjustInstructionAddr != nil {
-				adjust = *f.AdjustInstructionAddr
-			}
-			out.Frames = s.appendFrames(out.Frames, j, f, p.mod, p.addr, adjust, req.Options.NoDemangle)
+		for j := range st.Frames {
+			all = append(all, frameRef{i, j})
 		}
-		frames += len(st.Frames)
+	}
+	resolve := func(buf []symbolicatedFrame, r frameRef) []symbolicatedFrame {
+		f := req.Stacktraces[r.stack].Frames[r.frame]
+		p := places[r.stack][r.frame]
+		adjust := r.frame > 0
+		if f.AdjustInstructionAddr != nil {
+			adjust = *f.AdjustInstructionAddr
+		}
+		return s.appendFrames(buf, r.frame, f, p.mod, p.addr, adjust, req.Options.NoDemangle)
+	}
+	var spans [][]symbolicatedFrame
+	if len(all) >= 2*framesPerResolver {
+		spans = resolveAll(all, resolve)
+	}
+	k := 0
+	for i, st := range req.Stacktraces {
+		size := len(st.Frames)
+		if spans != nil {
+			size = 0
+			for _, span := range spans[k : k+len(st.Frames)] {
+				size += len(span)
+			}
+		}
+		out := symbolicatedStacktrace{Registers: st.Registers, Frames: make([]symbolicatedFrame, 0, size)}
+		for range st.Frames {
+			if spans != nil {
+				out.Frames = append(out.Frames, spans[k]...)
+			} else {
+				out.Frames = resolve(out.Frames, all[k])
+			}
+			k++
+		}
 		resp.Stacktraces[i] = out
 	}
+	frames := len(all)
 	s.metrics.frames.Add(float64(frames))
 	resp.Modules = make([]completeModule, len(mods))
 	for i, m := range mods {
 		resp.Modules[i] = m.complete(req.Options.DIFCandidates)
 	}
 	return resp
+}
+
+// frameRef is a request frame: stack trace and frame index.
+type frameRef struct{ stack, frame int }
+
+// framesPerResolver is the fewest frames worth another goroutine: a
+// lookup takes microseconds, starting a goroutine far less.
+const framesPerResolver = 25
+
+// resolveAll resolves frames, in order, with resolve (which appends a
+// frame's symbolicated frames to a buffer), and returns each frame's
+// symbolicated frames. A request of many frames is split among up to
+// GOMAXPROCS goroutines, so that one large request uses the cores an idle
+// instance has (the index is safe for concurrent lookups); under load,
+// requests in flight keep the cores busy anyway.
+func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, frameRef) []symbolicatedFrame) [][]symbolicatedFrame {
+	spans := make([][]symbolicatedFrame, len(frames))
+	workers := min(runtime.GOMAXPROCS(0), len(frames)/framesPerResolver)
+	if workers < 1 {
+		workers = 1
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(frames)/workers, (w+1)*len(frames)/workers
+		run := func() {
+			// One buffer per worker, with room for some inlined
+			// frames, sliced into the frames' spans once full.
+			buf := make([]symbolicatedFrame, 0, (hi-lo)*3/2)
+			ends := make([]int, hi-lo)
+			for k := lo; k < hi; k++ {
+				buf = resolve(buf, frames[k])
+				ends[k-lo] = len(buf)
+			}
+			start := 0
+			for k := lo; k < hi; k++ {
+				end := ends[k-lo]
+				spans[k] = buf[start:end:end]
+				start = end
+			}
+		}
+		if w == workers-1 {
+			run() // the request's own goroutine takes the last share
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run()
+		}()
+	}
+	wg.Wait()
+	return spans
 }
 
 // maxParallelFetches bounds the modules of one request looked up at
@@ -411,10 +491,18 @@ func (s *Server) appendFrames(out []symbolicatedFrame, index int, f rawFrame, m 
 // langName spells a language as symbolicator does.
 func langName(l string) string {
 	switch l {
+	case "":
+		return ""
 	case "C++":
 		return "cpp"
 	case "ObjC":
 		return "objc"
+	case "C":
+		return "c"
+	case "Go":
+		return "go" // without an allocation per frame
+	case "Swift":
+		return "swift"
 	default:
 		return strings.ToLower(l)
 	}

@@ -1,10 +1,12 @@
 package symbolize
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -183,4 +185,116 @@ func TestBreakpadFromSource(t *testing.T) {
 	if _, err := mem.Add("bad.sym", []byte("MODULE mac arm64 XYZ tiny\n")); err == nil {
 		t.Errorf("MemorySource.Add of a bad MODULE line did not fail")
 	}
+}
+
+// walkedFrames symbolicates the capture chain-arm64-O1-deepest against
+// syms and returns each frame's name, source line and how it was found.
+func walkedFrames(t *testing.T, syms *symstore.Symbols) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "fixtures", "snapshots", "chain-arm64-O1-deepest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := (&Symbolizer{Symbols: syms}).Symbolicate(snap.Dump())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range rep.Threads[0].Frames {
+		out = append(out, f.Symbol+" "+f.SourceLocation()+" "+f.FoundBy.String())
+	}
+	return out
+}
+
+// TestIndexFromSource: an index file from a Source names the frames, and
+// the binary given beside it adds its unwind tables, so the walk is the
+// one the binary and dSYM on disk give, frame for frame and rule for
+// rule; an index alone names the frames but walks by frame records. The
+// index is mapped when the source gives a file, read when it gives
+// memory.
+func TestIndexFromSource(t *testing.T) {
+	dir := filepath.Join("..", "fixtures", "bin")
+	onDisk := symstore.NewSymbols()
+	defer onDisk.Close()
+	for _, p := range []string{"chain-arm64-O1", "chain-arm64-O1.dSYM"} {
+		if err := onDisk.AddDir(filepath.Join(dir, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := walkedFrames(t, onDisk)
+	u := onDisk.UUIDs()[0]
+	e, err := onDisk.Lookup(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexPath := filepath.Join(t.TempDir(), "chain.symindex")
+	f, err := os.Create(indexPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.WriteIndex(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	e.Release()
+	indexData := readTestFile(t, indexPath)
+	binPath := filepath.Join(dir, "chain-arm64-O1")
+
+	open := func(path string) symstore.SymbolFile {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := f.Stat()
+		return symstore.SymbolFile{Name: path, ReaderAt: f, Size: st.Size(), Closer: f}
+	}
+	walk := func(files func() []symstore.SymbolFile) []string {
+		syms := symstore.NewSymbols()
+		defer syms.Close()
+		syms.AddSource(symstore.SourceFunc(func(_ context.Context, id uuid.UUID, _ *archregs.Arch) ([]symstore.SymbolFile, error) {
+			if id != u {
+				return nil, symstore.ErrNoSymbols
+			}
+			return files(), nil
+		}))
+		return walkedFrames(t, syms)
+	}
+	got := walk(func() []symstore.SymbolFile { return []symstore.SymbolFile{open(indexPath), open(binPath)} })
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("index and binary from a source: the walk differs from the files on disk (-want +got):\n%s", diff)
+	}
+	got = walk(func() []symstore.SymbolFile {
+		return []symstore.SymbolFile{{Name: "memory", ReaderAt: bytes.NewReader(indexData), Size: int64(len(indexData))}, open(binPath)}
+	})
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("index in memory and binary from a source: the walk differs (-want +got):\n%s", diff)
+	}
+	alone := walk(func() []symstore.SymbolFile { return []symstore.SymbolFile{open(indexPath)} })
+	if len(alone) < 2 || len(want) < 2 || strings.Contains(alone[1], "compact unwind") || !strings.Contains(want[1], "compact unwind") {
+		t.Errorf("frame 1 from the binary's tables = %q, from an index alone = %q; want compact unwind only with the binary", want[1:2], alone[1:2])
+	}
+	if alone[0] != want[0] {
+		t.Errorf("frame 0 from an index alone = %q, want %q", alone[0], want[0])
+	}
+	wrong := walk(func() []symstore.SymbolFile {
+		data := bytes.Clone(indexData)
+		data[len(data)/2] ^= 0xff
+		return []symstore.SymbolFile{{Name: "damaged", ReaderAt: bytes.NewReader(data[:len(data)-1]), Size: int64(len(data) - 1)}, open(binPath)}
+	})
+	if len(wrong) == 0 || !strings.Contains(wrong[1], "compact unwind") {
+		t.Errorf("a damaged index beside the binary: %q; want the binary's walk and names", wrong)
+	}
+}
+
+func readTestFile(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

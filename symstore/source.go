@@ -12,6 +12,7 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/breakpadsym"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -22,8 +23,12 @@ import (
 type Source interface {
 	// OpenSymbols returns the symbol files for the UUID: Mach-O binaries
 	// or dSYM DWARF files, thin or fat, each holding a slice with the
-	// UUID, or Breakpad .sym files whose MODULE line has it. arch, when not nil, is the architecture wanted; a source may
-	// ignore it (the UUID decides). No files and an error wrapping
+	// UUID, Breakpad .sym files whose MODULE line has it, or an index
+	// file (Entry.WriteIndex) of the UUID. An index names the frames;
+	// Mach-O files given with it add what an index lacks, the unwind
+	// tables and code bytes the walker reads, so a source that keeps
+	// indexes returns the binary beside one. arch, when not nil, is the
+	// architecture wanted; a source may ignore it (the UUID decides). No files and an error wrapping
 	// ErrNoSymbols mean the source has none; any other error is reported
 	// as a warning and the next source is asked. ctx bounds the work
 	// (a download, say).
@@ -240,6 +245,7 @@ func (s *Symbols) lookupSources(ctx context.Context, u uuid.UUID) (*Entry, []err
 		var images []*image.Image
 		var sym *breakpadsym.File
 		var symName string
+		var stored *symindex.Index
 		var warnings []string
 		for _, src := range sources {
 			if ctx.Err() != nil {
@@ -256,7 +262,21 @@ func (s *Symbols) lookupSources(ctx context.Context, u uuid.UUID) (*Entry, []err
 				if sf.Closer != nil {
 					ld.refs.add(sf.Closer)
 				}
-				if head := readHead(sf, 8); isBreakpadData(head) {
+				head := readHead(sf, len(symindex.Magic))
+				if string(head) == symindex.Magic {
+					if stored == nil {
+						ix, err := openSourceIndex(sf, u)
+						if err != nil {
+							ld.errs = append(ld.errs, &SymbolFileError{Path: sf.Name, UUID: u, Err: err})
+							warnings = append(warnings, fmt.Sprintf("symbols for %s: index file skipped: %v", u, err))
+							continue
+						}
+						ld.refs.add(ix)
+						stored = ix
+					}
+					continue
+				}
+				if isBreakpadData(head) {
 					if sym == nil {
 						f, err := readBreakpad(sf)
 						if err != nil {
@@ -276,11 +296,21 @@ func (s *Symbols) lookupSources(ctx context.Context, u uuid.UUID) (*Entry, []err
 				}
 				images = append(images, im)
 			}
-			if len(images) > 0 || sym != nil {
+			if len(images) > 0 || sym != nil || stored != nil {
 				break
 			}
 		}
 		s.finishLoad(ld, images, warnings)
+		if stored != nil {
+			// The index answers names and lines; the images, if any,
+			// only what it lacks.
+			if ld.entry == nil {
+				ld.entry = entryFromIndex(stored)
+				ld.entry.refs = ld.refs
+			} else {
+				ld.entry.stored = stored
+			}
+		}
 		if sym != nil {
 			if ld.entry == nil {
 				ld.entry = &Entry{UUID: u, refs: ld.refs}
@@ -318,6 +348,33 @@ func imageOf(sf SymbolFile, u uuid.UUID) (*image.Image, error) {
 		return nil, err
 	}
 	return f.ByUUID(u)
+}
+
+// maxSourceIndexFile bounds an index file a source gives other than as an
+// *os.File, which is read into memory; a file on disk is mapped.
+const maxSourceIndexFile = 2 << 30
+
+// openSourceIndex opens an index file a source gave, for the UUID u: one
+// on disk (an *os.File) is mapped by its name, any other read whole.
+func openSourceIndex(sf SymbolFile, u uuid.UUID) (*symindex.Index, error) {
+	if f, ok := sf.ReaderAt.(*os.File); ok {
+		return symindex.OpenUUID(f.Name(), u)
+	}
+	if sf.Size > maxSourceIndexFile {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d an index file read into memory may have", sf.Name, sf.Size, int64(maxSourceIndexFile))
+	}
+	data := make([]byte, sf.Size)
+	if n, err := sf.ReaderAt.ReadAt(data, 0); int64(n) != sf.Size {
+		return nil, fmt.Errorf("%s: %w", sf.Name, err)
+	}
+	ix, err := symindex.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sf.Name, err)
+	}
+	if ix.UUID() != u {
+		return nil, fmt.Errorf("%s: %w: file is for %s, want %s", sf.Name, symindex.ErrUUID, ix.UUID(), u)
+	}
+	return ix, nil
 }
 
 // readHead returns a file's first n bytes, or fewer.

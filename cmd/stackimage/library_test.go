@@ -44,29 +44,7 @@ func TestLibraryClientPrintsWhatTheCommandPrints(t *testing.T) {
 		}
 	}
 
-	snap := readSnapshot(t, filepath.Join(snapshotsDir, "chain-arm64-O1-deepest.json"))
-	var md, core bytes.Buffer
-	if err := emu.WriteMinidump(&md, snap); err != nil {
-		t.Fatal(err)
-	}
-	if err := emu.WriteCore(&core, snap); err != nil {
-		t.Fatal(err)
-	}
-	spindump := writeFile(t, filepath.Join(dir, "two-processes.spindump.txt"), []byte(twoProcessSpindump))
-	inputs := []struct {
-		path string
-		same bool // has a layout of its own
-	}{
-		{filepath.Join(snapshotsDir, "chain-arm64-O1-deepest.json"), false},
-		{filepath.Join(reportSamples, "arm64.crash"), true},
-		{filepath.Join(reportSamples, "arm64.ips"), true},
-		{filepath.Join(reportSamples, "x86_64-kscrash.json"), false},
-		{"../../hangreport/testdata/branches-sample.txt", true},
-		{"../../hangreport/testdata/spindump.txt", true},
-		{spindump, true},
-		{writeFile(t, filepath.Join(dir, "capture.dmp"), md.Bytes()), false},
-		{writeFile(t, filepath.Join(dir, "capture.core"), core.Bytes()), false},
-	}
+	inputs := doorInputs(t, dir)
 	for _, in := range inputs {
 		formats := []string{"text", "json"}
 		if in.same {
@@ -92,5 +70,39 @@ func TestLibraryClientPrintsWhatTheCommandPrints(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// doorInput is an input of the front door's tests, and whether it has a
+// layout of its own (--format same).
+type doorInput struct {
+	path string
+	same bool
+}
+
+// doorInputs returns an input of each format the repository can give,
+// writing those made here (a minidump and a core of a capture, a
+// spindump of two processes) into dir.
+func doorInputs(t *testing.T, dir string) []doorInput {
+	t.Helper()
+	snap := readSnapshot(t, filepath.Join(snapshotsDir, "chain-arm64-O1-deepest.json"))
+	var md, core bytes.Buffer
+	if err := emu.WriteMinidump(&md, snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := emu.WriteCore(&core, snap); err != nil {
+		t.Fatal(err)
+	}
+	spindump := writeFile(t, filepath.Join(dir, "two-processes.spindump.txt"), []byte(twoProcessSpindump))
+	return []doorInput{
+		{filepath.Join(snapshotsDir, "chain-arm64-O1-deepest.json"), false},
+		{filepath.Join(reportSamples, "arm64.crash"), true},
+		{filepath.Join(reportSamples, "arm64.ips"), true},
+		{filepath.Join(reportSamples, "x86_64-kscrash.json"), false},
+		{"../../hangreport/testdata/branches-sample.txt", true},
+		{"../../hangreport/testdata/spindump.txt", true},
+		{spindump, true},
+		{writeFile(t, filepath.Join(dir, "capture.dmp"), md.Bytes()), false},
+		{writeFile(t, filepath.Join(dir, "capture.core"), core.Bytes()), false},
 	}
 }
