@@ -10,8 +10,10 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/internal/mmapfile"
@@ -44,6 +46,11 @@ type Index struct {
 	langs    span
 	blocks   span
 	stream   span
+	demIndex span // u32 offset per demChunk string ids
+	demNames span
+	// demLoaded says, per chunk of demangled names, that its names are in
+	// the cache (kind 1).
+	demLoaded []atomic.Bool
 
 	// Lazy integrity: chunk c covers [chunkBase+c<<chunkShift, ...) up to
 	// chunkEnd; checks holds their CRC-32Cs and state what is known of
@@ -211,6 +218,13 @@ func Parse(data []byte) (*Index, error) {
 			ix.stream = b
 		case kindImageName:
 			nameRef = b
+		case kindDemIndex:
+			if size%4 != 0 {
+				return nil, sizeError(at, "demangled name index", size, 4)
+			}
+			ix.demIndex = b
+		case kindDemangled:
+			ix.demNames = b
 		}
 	}
 	// The segments and the image's name are read now: their chunks are
@@ -231,6 +245,7 @@ func Parse(data []byte) (*Index, error) {
 		return nil, err
 	}
 	ix.tables = append(ix.tables, tables[:ntables]...)
+	ix.demLoaded = make([]atomic.Bool, len(ix.demIndex.b)/4)
 	return ix, nil
 }
 
@@ -519,10 +534,16 @@ func inflate(b []byte) []byte {
 	if n <= 0 || size > maxInflated || size > maxInflateRatio*uint64(len(b)-n) {
 		return nil
 	}
+	return inflateTo(b[n:], size)
+}
+
+// inflateTo returns the size bytes DEFLATE-compressed in b, nil when b
+// holds fewer; the caller bounds size.
+func inflateTo(b []byte, size uint64) []byte {
 	out := make([]byte, size)
 	zr := inflaters.Get().(io.ReadCloser)
 	defer inflaters.Put(zr)
-	if err := zr.(flate.Resetter).Reset(bytes.NewReader(b[n:]), nil); err != nil {
+	if err := zr.(flate.Resetter).Reset(bytes.NewReader(b), nil); err != nil {
 		return nil
 	}
 	if _, err := io.ReadFull(zr, out); err != nil {
@@ -592,37 +613,50 @@ func (ix *Index) find(t *table, addr uint64) (symtab.Entry, bool) {
 		}
 	}
 
-	// First pass: the answer's position in the block. In the last run
-	// of entries at or below addr that share an address, the last in
-	// addr's section answers (without sections, the last entry).
+	// The answer's position in the block: in the last run of entries at
+	// or below addr that share an address, the last in addr's section
+	// answers (without sections, the last entry). The names are rebuilt
+	// on the way (front-coded from the block's first entry); the answer
+	// is nearly always the last entry read, whose name is then at hand.
 	d := symDecoder{b: block, shift: shift, prev: symEntry{addr: first}}
 	pick, runAddr := -1, uint64(0)
+	var buf [256]byte
+	name := buf[:0]
+	var e, last symEntry
+	read, badName := 0, int(count) // entries read; the first whose name is damaged
 	for i := uint32(0); i < count; i++ {
-		e, ok := d.next()
-		if !ok || e.addr > addr {
+		next, ok := d.next()
+		if !ok || next.addr > addr {
 			break
+		}
+		e, read = next, int(i)+1
+		if badName == int(count) {
+			if e.shared > uint64(len(name)) || e.shared+uint64(len(e.suffix)) > maxStringLen {
+				badName = int(i)
+			} else {
+				name = append(name[:e.shared], e.suffix...)
+			}
 		}
 		if i == 0 || e.addr != runAddr {
 			pick, runAddr = -1, e.addr
 		}
 		if !sectioned || (e.section == sect && e.addr >= start) {
-			pick = int(i)
+			pick, last = int(i), e
 		}
 	}
-	if pick < 0 {
+	if pick < 0 || pick >= badName {
 		return symtab.Entry{}, false
 	}
-	// Second pass: the name, front-coded from the block's first entry.
-	d = symDecoder{b: block, shift: shift, prev: symEntry{addr: first}}
-	var buf [256]byte
-	name := buf[:0]
-	var e symEntry
-	for i := 0; i <= pick; i++ {
-		var ok bool
-		if e, ok = d.next(); !ok || e.shared > uint64(len(name)) || e.shared+uint64(len(e.suffix)) > maxStringLen {
-			return symtab.Entry{}, false
+	e = last
+	if pick != read-1 {
+		// An entry of another section followed at the same address:
+		// decode the names again up to the answer.
+		d = symDecoder{b: block, shift: shift, prev: symEntry{addr: first}}
+		name = name[:0]
+		for i := 0; i <= pick; i++ {
+			next, _ := d.next() // read before without error
+			name = append(name[:next.shared], next.suffix...)
 		}
-		name = append(name[:e.shared], e.suffix...)
 	}
 	out := symtab.Entry{Addr: e.addr, Section: e.section, Source: e.source}
 	if e.source != symtab.SourceFunctionStarts {
@@ -664,7 +698,7 @@ func (ix *Index) Source(addr uint64) (frames []debuginfo.Frame, ok bool) {
 		}
 		switch {
 		case n.flags&nodeDemangled != 0:
-			f.Function = ix.demangle(n.linkage, f.LinkageName)
+			f.Function = ix.demangled(n.linkage, f.LinkageName)
 		default:
 			f.Function = ix.str(n.function)
 		}
@@ -681,9 +715,11 @@ func (ix *Index) Source(addr uint64) (frames []debuginfo.Frame, ok bool) {
 	return frames, true
 }
 
-// demangle returns the demangled form of the linkage name with id, which
-// is name, demangling it on first use.
-func (ix *Index) demangle(id uint32, name string) string {
+// demangled returns the demangled form of the linkage name with id,
+// which is name: from the file's demangled names, else (a file that lacks
+// it) by demangling name. It returns "" when the chunk holding it is
+// damaged (Err then says where).
+func (ix *Index) demangled(id uint32, name string) string {
 	slot := ix.cacheSlot(1, id)
 	if slot == nil {
 		s, _ := debuginfo.Demangle(name)
@@ -692,9 +728,180 @@ func (ix *Index) demangle(id uint32, name string) string {
 	if p := slot.Load(); p != nil {
 		return *p
 	}
+	if !ix.loadDemangled(id) {
+		return ""
+	}
+	if p := slot.Load(); p != nil {
+		return *p
+	}
 	s, _ := debuginfo.Demangle(name)
 	slot.Store(&s)
 	return s
+}
+
+// loadDemangled puts the demangled names of the chunk holding string id
+// into the cache, once, and reports whether the chunk could be read: a
+// damaged chunk is false (and recorded for Err), an id beyond the chunks
+// or a chunk without names is true with nothing cached.
+func (ix *Index) loadDemangled(id uint32) bool {
+	c := uint64(id / demChunk)
+	if c >= uint64(len(ix.demLoaded)) || ix.demLoaded[c].Load() {
+		return true
+	}
+	if !ix.verifyRange(ix.demIndex.off+4*c, ix.demIndex.off+4*c+8) {
+		return false
+	}
+	off, end := uint64(le.Uint32(ix.demIndex.b[4*c:])), uint64(len(ix.demNames.b))
+	if c+1 < uint64(len(ix.demLoaded)) {
+		end = uint64(le.Uint32(ix.demIndex.b[4*c+4:]))
+	}
+	if off > end || end > uint64(len(ix.demNames.b)) {
+		ix.demLoaded[c].Store(true) // inconsistent: no names from it
+		return true
+	}
+	if !ix.verifyRange(ix.demNames.off+off, ix.demNames.off+end) {
+		return false
+	}
+	raw := demangledChunk(ix.demNames.b[off:end])
+	// One string holds the chunk's names; each is a part of it.
+	var all []byte
+	type part struct{ id, lo, hi uint32 }
+	var parts []part
+	var prev []byte
+	for k := uint32(0); k < demChunk && len(raw) > 0; k++ {
+		head, n := binary.Uvarint(raw)
+		if n <= 0 {
+			break
+		}
+		raw = raw[n:]
+		if head&1 == 0 {
+			continue
+		}
+		shared := head >> 1
+		size, n := binary.Uvarint(raw)
+		if n <= 0 || shared > uint64(len(prev)) || size > uint64(len(raw)-n) {
+			break
+		}
+		lo := uint32(len(all))
+		all = append(all, prev[:shared]...)
+		all = append(all, raw[n:n+int(size)]...)
+		raw = raw[n+int(size):]
+		parts = append(parts, part{uint32(c)*demChunk + k, lo, uint32(len(all))})
+		prev = all[lo:]
+	}
+	text := string(all)
+	for _, p := range parts {
+		if slot := ix.cacheSlot(1, p.id); slot != nil {
+			s := text[p.lo:p.hi]
+			slot.CompareAndSwap(nil, &s)
+		}
+	}
+	ix.demLoaded[c].Store(true)
+	return true
+}
+
+// demangledChunk returns the bytes of one chunk of demangled names, nil
+// when they are damaged, compressed beyond demInflateRatio or inflate to
+// more than maxInflated bytes: what a reader allocates is bounded by the
+// file's bytes.
+func demangledChunk(b []byte) []byte {
+	head, n := binary.Uvarint(b)
+	if n <= 0 {
+		return nil
+	}
+	size, b := head>>1, b[n:]
+	if head&1 == 0 {
+		if size != uint64(len(b)) {
+			return nil
+		}
+		return b
+	}
+	if size > maxInflated || size > demInflateRatio*uint64(len(b)) {
+		return nil
+	}
+	return inflateTo(b, size)
+}
+
+// Demangle returns what debuginfo.Demangle returns for name, taking it
+// from the file's demangled names when they hold name (a linkage name of
+// the DWARF), or name without the leading underscore Mach-O symbol tables
+// add to C++ and Rust names ("__Z..."): symbolize asks it for the symbol
+// names it prints, and demangling costs far more than finding the name.
+func (ix *Index) Demangle(name string) (string, debuginfo.Lang) {
+	lang := debuginfo.Language(name)
+	if lang == debuginfo.LangCPP || lang == debuginfo.LangRust || lang == debuginfo.LangSwift {
+		m := name
+		if strings.HasPrefix(m, "__Z") || strings.HasPrefix(m, "__R") {
+			// debuginfo.Demangle drops that underscore itself: the
+			// answer for m is the answer for name.
+			m = m[1:]
+		}
+		if id, ok := ix.stringID(m); ok && ix.loadDemangled(id) {
+			if slot := ix.cacheSlot(1, id); slot != nil {
+				if p := slot.Load(); p != nil {
+					return *p, lang
+				}
+			}
+		}
+	}
+	return debuginfo.Demangle(name)
+}
+
+// stringID returns the id of s in the string table: a binary search of
+// the blocks by their first string (stored whole), then a walk of one
+// block.
+func (ix *Index) stringID(s string) (uint32, bool) {
+	nblk := len(ix.strIndex.b) / 4
+	if nblk == 0 || !ix.verify(ix.strIndex) {
+		return 0, false
+	}
+	// The first block whose first string sorts after s.
+	lo, hi := 0, nblk
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		first, ok := ix.firstString(m)
+		if !ok {
+			return 0, false
+		}
+		if first > s {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	if lo == 0 {
+		return 0, false
+	}
+	blk := uint32(lo - 1)
+	for k := uint32(0); k < strBlock; k++ {
+		id := blk*strBlock + k
+		got := ix.str(id)
+		if got == s && (s != "" || ix.Err() == nil) {
+			return id, true
+		}
+		if got > s {
+			break
+		}
+	}
+	return 0, false
+}
+
+// firstString returns the first string of string block blk, which is
+// stored whole, without copying it.
+func (ix *Index) firstString(blk int) (string, bool) {
+	lo, hi := uint64(le.Uint32(ix.strIndex.b[4*blk:])), uint64(len(ix.strings.b))
+	if blk+1 < len(ix.strIndex.b)/4 {
+		hi = uint64(le.Uint32(ix.strIndex.b[4*blk+4:]))
+	}
+	if lo > hi || hi > uint64(len(ix.strings.b)) || !ix.verifyRange(ix.strings.off+lo, ix.strings.off+hi) {
+		return "", false
+	}
+	b := ix.strings.b[lo:hi]
+	size, n := binary.Uvarint(b)
+	if n <= 0 || size > uint64(len(b)-n) {
+		return "", false
+	}
+	return unsafeString(b[n : n+int(size)]), true
 }
 
 // decodedNode is one node of the inline tree.
@@ -798,18 +1005,82 @@ func (ix *Index) lineRange(addr uint64) (lineRange, bool) {
 		!ix.verifyRange(ix.stream.off+off, ix.stream.off+end) {
 		return lineRange{}, false
 	}
-	d := decoder{b: ix.stream.b[off:end], shift: shift}
-	prev := lineRange{addr: first}
-	var last lineRange
-	found := false
-	for i := uint32(0); i < count; i++ {
-		r, err := d.next(prev)
-		if err != nil || r.addr > addr {
+	return rangeAt(ix.stream.b[off:end], first, shift, count, addr)
+}
+
+// rangeAt returns the last range of a line block starting at or below
+// addr: the block's count ranges from first are decoded from b as
+// decoder.next decodes them, in one loop without a call per field (it is
+// every lookup's inner loop), stopping at the first range past addr.
+func rangeAt(b []byte, first uint64, shift uint, count uint32, addr uint64) (last lineRange, found bool) {
+	cur := lineRange{addr: first}
+	i := 0
+	for k := uint32(0); k < count; k++ {
+		var head, v uint64
+		if head, i = uvarintAt(b, i); i < 0 {
 			break
 		}
-		last, prev, found = r, r, true
+		a := cur.addr + head>>lineFlagBits<<shift
+		if a > addr {
+			break
+		}
+		cur.addr, cur.ok, cur.col = a, head&flagFound != 0, 0
+		if head&flagLeaf != 0 {
+			if v, i = uvarintAt(b, i); i < 0 {
+				break
+			}
+			cur.leaf = uint32(int64(cur.leaf) + unzigzag(v))
+		}
+		if head&flagFile != 0 {
+			if v, i = uvarintAt(b, i); i < 0 {
+				break
+			}
+			cur.file = uint32(int64(cur.file) + unzigzag(v))
+		}
+		if v, i = uvarintAt(b, i); i < 0 {
+			break
+		}
+		cur.line = uint32(int64(cur.line) + unzigzag(v))
+		if head&flagColumn != 0 {
+			if v, i = uvarintAt(b, i); i < 0 {
+				break
+			}
+			cur.col = uint32(v)
+		}
+		last, found = cur, true
 	}
 	return last, found
+}
+
+// uvarintAt decodes the uvarint at b[i:] and returns it with the index
+// after it, or -1 when b holds none there. One-byte values, most of
+// those of a stream, take the inlined fast path.
+func uvarintAt(b []byte, i int) (uint64, int) {
+	if uint(i) < uint(len(b)) && b[i] < 0x80 {
+		return uint64(b[i]), i + 1
+	}
+	return uvarintSlow(b, i)
+}
+
+func uvarintSlow(b []byte, i int) (uint64, int) {
+	if i < 0 || i > len(b) {
+		return 0, -1
+	}
+	v, n := binary.Uvarint(b[i:])
+	if n <= 0 {
+		return 0, -1
+	}
+	return v, i + n
+}
+
+// unzigzag turns a uvarint as binary.AppendVarint writes it back into
+// the signed value.
+func unzigzag(u uint64) int64 {
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
+	}
+	return x
 }
 
 // decoder reads ranges written by encodeRange.
@@ -873,3 +1144,7 @@ func (d *decoder) next(prev lineRange) (lineRange, error) {
 	}
 	return r, nil
 }
+
+// unsafeString returns b as a string without copying it: for comparisons
+// of the file's bytes, never kept.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -265,7 +265,13 @@ func (e *Entry) demangle(raw string) (string, debuginfo.Lang) {
 	if ok {
 		return readable, lang
 	}
-	readable, _ = debuginfo.Demangle(raw)
+	if e.stored != nil {
+		// An index file keeps the demangled names of its DWARF's
+		// functions: finding one costs a fraction of demangling it.
+		readable, _ = e.stored.Demangle(raw)
+	} else {
+		readable, _ = debuginfo.Demangle(raw)
+	}
 	e.namesMu.Lock()
 	if e.demangled == nil {
 		e.demangled = map[string]string{}
