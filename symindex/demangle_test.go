@@ -2,6 +2,7 @@ package symindex_test
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stackimage/stackimage/debuginfo"
@@ -62,4 +63,39 @@ func TestDemangle(t *testing.T) {
 			check(name)
 		}
 	}
+}
+
+// TestSourceMangled checks that SourceMangled answers as Source does with
+// each demangled function name replaced by its linkage name.
+func TestSourceMangled(t *testing.T) {
+	corpus := testcorpus.Dir(t)
+	file := dsymFile(filepath.Join(corpus, "symbolic/symbolic-testutils/fixtures/macos/crash.dSYM"))
+	for _, images := range openImages(t, file) {
+		e, _ := symstore.NewEntry(images...)
+		ix, _ := roundTrip(t, e)
+		replaced := 0
+		for _, d := range e.Debug() {
+			for _, a := range d.Boundaries() {
+				want, wantOK := ix.Source(a)
+				for i, f := range want {
+					if f.LinkageName != "" && f.Function == mustDemangle(f.LinkageName) && f.Function != f.LinkageName {
+						want[i].Function = f.LinkageName
+						replaced++
+					}
+				}
+				got, ok := ix.SourceMangled(a)
+				if ok != wantOK || !slices.Equal(got, want) {
+					t.Fatalf("SourceMangled(%#x) = %+v, %v; want %+v, %v", a, got, ok, want, wantOK)
+				}
+			}
+		}
+		if replaced == 0 {
+			t.Errorf("no demangled name in the frames: the test compares nothing")
+		}
+	}
+}
+
+func mustDemangle(name string) string {
+	s, _ := debuginfo.Demangle(name)
+	return s
 }

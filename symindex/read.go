@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -673,6 +674,18 @@ const maxDepth = 256
 // when they did not cover the address (or the bytes that would answer
 // are damaged: see Err).
 func (ix *Index) Source(addr uint64) (frames []debuginfo.Frame, ok bool) {
+	return ix.source(addr, false)
+}
+
+// SourceMangled is Source for callers that print linkage names (atos
+// --no-demangle): a frame whose Function is the demangled linkage name
+// (C++, Rust, Swift) gets the linkage name as its Function instead, and
+// no demangled name is read.
+func (ix *Index) SourceMangled(addr uint64) (frames []debuginfo.Frame, ok bool) {
+	return ix.source(addr, true)
+}
+
+func (ix *Index) source(addr uint64, mangled bool) ([]debuginfo.Frame, bool) {
 	r, ok := ix.lineRange(addr)
 	if !ok || !r.ok {
 		return nil, false
@@ -680,6 +693,10 @@ func (ix *Index) Source(addr uint64) (frames []debuginfo.Frame, ok bool) {
 	if r.leaf == 0 {
 		return []debuginfo.Frame{{File: ix.file(r.file), Line: int(r.line), Column: int(r.col)}}, true
 	}
+	// The chain is built here and copied out at its length: one
+	// allocation per lookup.
+	var buf [8]debuginfo.Frame
+	frames := buf[:0]
 	file, line, col := ix.file(r.file), int(r.line), int(r.col)
 	off := uint64(r.leaf) - 1
 	for depth := 0; depth < maxDepth; depth++ {
@@ -697,6 +714,8 @@ func (ix *Index) Source(addr uint64) (frames []debuginfo.Frame, ok bool) {
 			File:        file, Line: line, Column: col,
 		}
 		switch {
+		case n.flags&nodeDemangled != 0 && mangled:
+			f.Function = f.LinkageName
 		case n.flags&nodeDemangled != 0:
 			f.Function = ix.demangled(n.linkage, f.LinkageName)
 		default:
@@ -712,7 +731,10 @@ func (ix *Index) Source(addr uint64) (frames []debuginfo.Frame, ok bool) {
 	if ix.Err() != nil {
 		return nil, false
 	}
-	return frames, true
+	if len(frames) == 0 {
+		return nil, true
+	}
+	return slices.Clone(frames), true
 }
 
 // demangled returns the demangled form of the linkage name with id,
