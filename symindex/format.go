@@ -117,13 +117,15 @@ const (
 
 // demChunk is the number of string ids one chunk of demangled names
 // covers (a multiple of strBlock): a lookup that needs one demangled name
-// decodes the chunk's, at most maxInflated bytes, and keeps them. Chunks
-// are DEFLATE-compressed when that saves an eighth and the inflated bytes
-// are at most demInflateRatio times the compressed ones: a reader
-// allocates no more for a chunk.
+// decodes its chunk's names and keeps them. A chunk is DEFLATE-compressed
+// when that saves an eighth and inflates to at most demInflateRatio times
+// its bytes, and its names add up to at most demExpandRatio times its
+// bytes (the writer leaves names out to keep to it): a reader allocates
+// no more for a chunk.
 const (
-	demChunk        = 256
-	demInflateRatio = 32
+	demChunk        = 64
+	demInflateRatio = 16
+	demExpandRatio  = 32
 )
 
 // vmProtExecute marks a segment of code (VM_PROT_EXECUTE).

@@ -784,42 +784,82 @@ func (ix *Index) loadDemangled(id uint32) bool {
 	if !ix.verifyRange(ix.demNames.off+off, ix.demNames.off+end) {
 		return false
 	}
-	raw := demangledChunk(ix.demNames.b[off:end])
-	// One string holds the chunk's names; each is a part of it.
-	var all []byte
-	type part struct{ id, lo, hi uint32 }
-	var parts []part
-	var prev []byte
-	for k := uint32(0); k < demChunk && len(raw) > 0; k++ {
-		head, n := binary.Uvarint(raw)
-		if n <= 0 {
+	ix.cacheDemangled(uint32(c)*demChunk, ix.demNames.b[off:end])
+	ix.demLoaded[c].Store(true)
+	return true
+}
+
+// cacheDemangled decodes one chunk of demangled names, whose first id is
+// base, into the cache. The names are parts of one string: a first pass
+// sizes it, bounded by demExpandRatio times the chunk's bytes (what the
+// writer keeps to), a second fills it. Names past a damaged entry or the
+// bound are left out: they are then demangled.
+func (ix *Index) cacheDemangled(base uint32, chunk []byte) {
+	raw := demangledChunk(chunk)
+	limit := demExpandRatio * uint64(len(chunk))
+	total, prevLen, n := uint64(0), uint64(0), 0
+	for r := raw; n < demChunk; n++ {
+		e, ok := demEntry(r, prevLen)
+		if !ok || total+e.shared+uint64(len(e.suffix)) > limit {
 			break
 		}
-		raw = raw[n:]
-		if head&1 == 0 {
+		if e.present {
+			prevLen = e.shared + uint64(len(e.suffix))
+			total += prevLen
+		}
+		r = e.rest
+	}
+	all := make([]byte, 0, total)
+	prev := 0 // where the last name starts in all
+	r := raw
+	for k := 0; k < n; k++ {
+		e, _ := demEntry(r, uint64(len(all)-prev)) // read before without error
+		r = e.rest
+		if !e.present {
 			continue
 		}
-		shared := head >> 1
-		size, n := binary.Uvarint(raw)
-		if n <= 0 || shared > uint64(len(prev)) || size > uint64(len(raw)-n) {
-			break
-		}
-		lo := uint32(len(all))
-		all = append(all, prev[:shared]...)
-		all = append(all, raw[n:n+int(size)]...)
-		raw = raw[n+int(size):]
-		parts = append(parts, part{uint32(c)*demChunk + k, lo, uint32(len(all))})
-		prev = all[lo:]
-	}
-	text := string(all)
-	for _, p := range parts {
-		if slot := ix.cacheSlot(1, p.id); slot != nil {
-			s := text[p.lo:p.hi]
+		lo := len(all)
+		all = append(all, all[prev:prev+int(e.shared)]...)
+		all = append(all, e.suffix...)
+		prev = lo
+		if slot := ix.cacheSlot(1, base+uint32(k)); slot != nil {
+			// all is never written again where a name lies: the string
+			// may share its bytes.
+			s := ""
+			if len(all) > lo {
+				s = unsafe.String(&all[lo], len(all)-lo)
+			}
 			slot.CompareAndSwap(nil, &s)
 		}
 	}
-	ix.demLoaded[c].Store(true)
-	return true
+}
+
+// demName is one entry of a chunk of demangled names.
+type demName struct {
+	present bool
+	shared  uint64 // bytes of the previous name it starts with
+	suffix  []byte // the rest
+	rest    []byte // the entries after it
+}
+
+// demEntry decodes the entry at the start of b, the previous name being
+// prevLen bytes long.
+func demEntry(b []byte, prevLen uint64) (demName, bool) {
+	head, n := binary.Uvarint(b)
+	if n <= 0 {
+		return demName{}, false
+	}
+	e := demName{present: head&1 != 0, rest: b[n:]}
+	if !e.present {
+		return e, head == 0
+	}
+	e.shared = head >> 1
+	size, n := binary.Uvarint(e.rest)
+	if n <= 0 || e.shared > prevLen || size > uint64(len(e.rest)-n) {
+		return demName{}, false
+	}
+	e.suffix, e.rest = e.rest[n:n+int(size)], e.rest[n+int(size):]
+	return e, true
 }
 
 // demangledChunk returns the bytes of one chunk of demangled names, nil

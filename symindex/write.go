@@ -416,55 +416,89 @@ func (b *builder) demangledNames() (index, stream []byte, err error) {
 		byID[b.id(ref)] = name
 	}
 	b.demangled = nil
-	var zw *flate.Writer
-	var packed bytes.Buffer
-	var raw []byte
+	z := &demWriter{}
+	var names [demChunk]*string
 	for lo := uint32(0); lo < uint32(len(b.final)); lo += demChunk {
 		index = le.AppendUint32(index, uint32(len(stream)))
-		raw = raw[:0]
-		prev, found := "", false
-		for id := lo; id < lo+demChunk && id < uint32(len(b.final)); id++ {
-			name, ok := byID[id]
-			if !ok {
-				raw = append(raw, 0)
-				continue
+		found := false
+		for k := range names {
+			names[k] = nil
+			if name, ok := byID[lo+uint32(k)]; ok {
+				names[k], found = &name, true
 			}
-			shared := commonPrefix(prev, name)
-			raw = binary.AppendUvarint(raw, uint64(shared)<<1|1)
-			raw = binary.AppendUvarint(raw, uint64(len(name)-shared))
-			raw = append(raw, name[shared:]...)
-			prev, found = name, true
 		}
 		if !found {
 			continue
 		}
-		if len(raw) > maxInflated {
-			return nil, nil, fmt.Errorf("%d bytes of demangled names for ids %d to %d, at most %d", len(raw), lo, lo+demChunk-1, maxInflated)
-		}
-		packed.Reset()
-		if zw == nil {
-			if zw, err = flate.NewWriter(&packed, flate.BestCompression); err != nil {
+		// Names a reader would not decode (past demExpandRatio times the
+		// chunk's bytes) are left out: it demangles them.
+		keep := demChunk
+		for {
+			chunk, total, err := z.encode(names[:keep])
+			if err != nil {
 				return nil, nil, err
 			}
-		} else {
-			zw.Reset(&packed)
-		}
-		zw.Write(raw)
-		if err := zw.Close(); err != nil {
-			return nil, nil, err
-		}
-		if packed.Len() < len(raw)*7/8 && len(raw) <= demInflateRatio*packed.Len() {
-			stream = binary.AppendUvarint(stream, uint64(len(raw))<<1|1)
-			stream = append(stream, packed.Bytes()...)
-		} else {
-			stream = binary.AppendUvarint(stream, uint64(len(raw))<<1)
-			stream = append(stream, raw...)
+			if fits := total <= demExpandRatio*uint64(len(chunk)); fits || keep == 1 {
+				if fits {
+					stream = append(stream, chunk...)
+				}
+				break
+			}
+			keep /= 2
 		}
 	}
 	if uint64(len(stream)) >= math.MaxUint32 {
 		return nil, nil, fmt.Errorf("%d bytes of demangled names, too many", len(stream))
 	}
 	return index, stream, nil
+}
+
+// demWriter encodes chunks of demangled names, reusing its buffers.
+type demWriter struct {
+	zw     *flate.Writer
+	packed bytes.Buffer
+	raw    []byte
+}
+
+// encode returns one chunk holding names (nil for an absent one) and the
+// length of its names added up.
+func (z *demWriter) encode(names []*string) (chunk []byte, total uint64, err error) {
+	z.raw = z.raw[:0]
+	prev := ""
+	for _, p := range names {
+		if p == nil {
+			z.raw = append(z.raw, 0)
+			continue
+		}
+		name := *p
+		shared := commonPrefix(prev, name)
+		z.raw = binary.AppendUvarint(z.raw, uint64(shared)<<1|1)
+		z.raw = binary.AppendUvarint(z.raw, uint64(len(name)-shared))
+		z.raw = append(z.raw, name[shared:]...)
+		prev = name
+		total += uint64(len(name))
+	}
+	if len(z.raw) > maxInflated {
+		return nil, 0, fmt.Errorf("%d bytes of demangled names in one chunk, at most %d", len(z.raw), maxInflated)
+	}
+	z.packed.Reset()
+	if z.zw == nil {
+		if z.zw, err = flate.NewWriter(&z.packed, flate.BestCompression); err != nil {
+			return nil, 0, err
+		}
+	} else {
+		z.zw.Reset(&z.packed)
+	}
+	z.zw.Write(z.raw)
+	if err := z.zw.Close(); err != nil {
+		return nil, 0, err
+	}
+	if z.packed.Len() < len(z.raw)*7/8 && len(z.raw) <= demInflateRatio*z.packed.Len() {
+		chunk = binary.AppendUvarint(nil, uint64(len(z.raw))<<1|1)
+		return append(chunk, z.packed.Bytes()...), total, nil
+	}
+	chunk = binary.AppendUvarint(nil, uint64(len(z.raw))<<1)
+	return append(chunk, z.raw...), total, nil
 }
 
 // file returns the file table index of path plus one; 0 for no file.
