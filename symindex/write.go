@@ -638,11 +638,12 @@ func (b *builder) lines(debug []*debuginfo.Index) *lineWriter {
 	}
 	bounds = sortUnique(bounds)
 	w := &lineWriter{}
+	var frames []debuginfo.Frame // reused: one lookup per boundary
 	for _, addr := range bounds {
 		r := lineRange{addr: addr}
 		for _, ix := range debug {
-			frames, err := ix.Lookup(addr)
-			if err != nil {
+			var err error
+			if frames, err = ix.AppendLookup(frames[:0], addr); err != nil {
 				continue
 			}
 			r.ok = true
