@@ -96,7 +96,7 @@ const (
 // addresses are never split between blocks), and lineBlockRanges the most
 // ranges one line block holds: a lookup decodes one block of each.
 const (
-	blockSize       = 16
+	blockSize       = 8
 	lineBlockRanges = 32
 )
 
