@@ -41,8 +41,9 @@ func BenchmarkIndexBuild(b *testing.B) {
 
 // BenchmarkIndexAtos times atos -i on the input's index in process,
 // 100,000 random addresses of __TEXT,__text on stdin, printing linkage
-// names (--no-demangle, as GSYM does) and demangled ones: the whole
-// command, opening the index included, as bench/gsym runs it.
+// names (--no-demangle, as GSYM does) and demangled ones, and one
+// address given as an argument (a first answer): the whole command,
+// opening the index included, as bench/gsym runs it.
 func BenchmarkIndexAtos(b *testing.B) {
 	bin := indexBenchInput(b)
 	store := b.TempDir()
@@ -67,12 +68,15 @@ func BenchmarkIndexAtos(b *testing.B) {
 	for range 100_000 {
 		fmt.Fprintf(&in, "%#x\n", text.Addr+rng.Uint64N(text.Size))
 	}
+	first := string(bytes.TrimSpace(bytes.SplitN(in.Bytes(), []byte("\n"), 2)[0]))
 	for _, bc := range []struct {
 		name string
 		args []string
 	}{
 		{"mangled", []string{"atos", "-i", "--no-demangle", "-o", files[0]}},
 		{"demangled", []string{"atos", "-i", "-o", files[0]}},
+		// One address: opening the index and a first answer.
+		{"first", []string{"atos", "-i", "-o", files[0], first}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
