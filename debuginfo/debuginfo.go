@@ -242,14 +242,21 @@ func NewFromImage(im SectionSource) (*Index, error) {
 // error is ErrNotFound when the DWARF covers the address with neither a
 // function nor a line. The first lookup in a compile unit parses it.
 func (ix *Index) Lookup(addr uint64) ([]Frame, error) {
+	return ix.AppendLookup(nil, addr)
+}
+
+// AppendLookup is Lookup appending the frames to dst, for callers that
+// look up many addresses and reuse one slice (a persisted index is built
+// by looking up every boundary). On ErrNotFound it returns dst unchanged.
+func (ix *Index) AppendLookup(dst []Frame, addr uint64) ([]Frame, error) {
 	u := findSeg(ix.byAddr, addr)
 	if u < 0 {
-		return nil, ErrNotFound
+		return dst, ErrNotFound
 	}
-	if frames, ok := ix.unit(int(u)).lookup(addr); ok {
+	if frames, ok := ix.unit(int(u)).lookup(dst, addr); ok {
 		return frames, nil
 	}
-	return nil, ErrNotFound
+	return dst, ErrNotFound
 }
 
 // ErrNotFound is Lookup's error for an address the DWARF does not
@@ -257,7 +264,9 @@ func (ix *Index) Lookup(addr uint64) ([]Frame, error) {
 // Resolve.
 var ErrNotFound = lookup.ErrNotFound
 
-func (ui *unitIndex) lookup(addr uint64) (frames []Frame, ok bool) {
+// lookup appends the frames at addr to dst; with a nil dst it allocates
+// them at their number.
+func (ui *unitIndex) lookup(dst []Frame, addr uint64) (frames []Frame, ok bool) {
 	var buf [16]int32
 	path := buf[:0] // outermost first
 	g := ui.root
@@ -274,10 +283,13 @@ func (ui *unitIndex) lookup(addr uint64) (frames []Frame, ok bool) {
 		if !haveRow {
 			return nil, false
 		}
-		return []Frame{{File: ui.lines.name(r.file), Line: int(r.line), Column: int(r.col)}}, true
+		return append(dst, Frame{File: ui.lines.name(r.file), Line: int(r.line), Column: int(r.col)}), true
 	}
 
-	frames = make([]Frame, 0, len(path))
+	frames = dst
+	if frames == nil {
+		frames = make([]Frame, 0, len(path))
+	}
 	for k := len(path) - 1; k >= 0; k-- {
 		n := &ui.nodes[path[k]]
 		f := Frame{Function: ui.display(path[k]), LinkageName: n.linkage, Lang: n.lang, Inlined: n.inlined}

@@ -34,8 +34,9 @@ import (
 const Magic = "STKSYMIX"
 
 // Version is the format version this package writes and reads. A reader
-// refuses any other version, older or newer, with ErrVersion.
-const Version = 2
+// refuses any other version, older or newer, with ErrVersion. Version 3
+// added the demangled names (kinds 15 and 16).
+const Version = 3
 
 // Extension is the file name extension of an index file.
 const Extension = ".symindex"
@@ -76,6 +77,8 @@ const (
 	kindImageName   = 12 // u32 string id: the file the index was made from
 	kindLangs       = 13 // string id u32 per language name of the nodes
 	kindChecks      = 14 // CRC-32C u32 per chunk of the file; the last section
+	kindDemIndex    = 15 // u32 offset in the demangled stream per demChunk string ids
+	kindDemangled   = 16 // the demangled forms of the linkage names, demChunk ids a chunk
 	maxSectionKinds = 64 // bounds the directory of a hostile file
 	maxTables       = 16 // symbol tables per file (binary, dSYM, ...)
 )
@@ -93,7 +96,7 @@ const (
 // addresses are never split between blocks), and lineBlockRanges the most
 // ranges one line block holds: a lookup decodes one block of each.
 const (
-	blockSize       = 16
+	blockSize       = 8
 	lineBlockRanges = 32
 )
 
@@ -110,6 +113,19 @@ const (
 	blockDeflated   = 1 << 23
 	maxInflated     = 1 << 20
 	maxInflateRatio = 16
+)
+
+// demChunk is the number of string ids one chunk of demangled names
+// covers (a multiple of strBlock): a lookup that needs one demangled name
+// decodes its chunk's names and keeps them. A chunk is DEFLATE-compressed
+// when that saves an eighth and inflates to at most demInflateRatio times
+// its bytes, and its names add up to at most demExpandRatio times its
+// bytes (the writer leaves names out to keep to it): a reader allocates
+// no more for a chunk.
+const (
+	demChunk        = 64
+	demInflateRatio = 16
+	demExpandRatio  = 32
 )
 
 // vmProtExecute marks a segment of code (VM_PROT_EXECUTE).

@@ -9,6 +9,7 @@ import (
 	"runtime/metrics"
 	"testing"
 
+	"github.com/stackimage/stackimage/internal/testcorpus"
 	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/symstore"
 )
@@ -33,6 +34,20 @@ func FuzzOpen(f *testing.F) {
 				f.Fatal(err)
 			}
 			f.Add(buf.Bytes())
+		}
+	}
+	// A C++ dSYM of the corpus, when it is there: its index holds
+	// demangled names, which the fixtures' C does not.
+	if corpus, err := testcorpus.Find(); err == nil {
+		if d := dsymFile(filepath.Join(corpus, "symbolic/symbolic-testutils/fixtures/macos/crash.dSYM")); d != "" {
+			for _, images := range openImages(f, d) {
+				e, _ := symstore.NewEntry(images...)
+				var buf bytes.Buffer
+				if err := e.WriteIndex(&buf); err != nil {
+					f.Fatal(err)
+				}
+				f.Add(buf.Bytes())
+			}
 		}
 	}
 	f.Add([]byte(symindex.Magic))

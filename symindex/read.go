@@ -10,8 +10,11 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/internal/mmapfile"
@@ -44,6 +47,11 @@ type Index struct {
 	langs    span
 	blocks   span
 	stream   span
+	demIndex span // u32 offset per demChunk string ids
+	demNames span
+	// demLoaded says, per chunk of demangled names, that its names are in
+	// the cache (kind 1).
+	demLoaded []atomic.Bool
 
 	// Lazy integrity: chunk c covers [chunkBase+c<<chunkShift, ...) up to
 	// chunkEnd; checks holds their CRC-32Cs and state what is known of
@@ -211,6 +219,13 @@ func Parse(data []byte) (*Index, error) {
 			ix.stream = b
 		case kindImageName:
 			nameRef = b
+		case kindDemIndex:
+			if size%4 != 0 {
+				return nil, sizeError(at, "demangled name index", size, 4)
+			}
+			ix.demIndex = b
+		case kindDemangled:
+			ix.demNames = b
 		}
 	}
 	// The segments and the image's name are read now: their chunks are
@@ -231,6 +246,7 @@ func Parse(data []byte) (*Index, error) {
 		return nil, err
 	}
 	ix.tables = append(ix.tables, tables[:ntables]...)
+	ix.demLoaded = make([]atomic.Bool, len(ix.demIndex.b)/4)
 	return ix, nil
 }
 
@@ -519,10 +535,16 @@ func inflate(b []byte) []byte {
 	if n <= 0 || size > maxInflated || size > maxInflateRatio*uint64(len(b)-n) {
 		return nil
 	}
+	return inflateTo(b[n:], size)
+}
+
+// inflateTo returns the size bytes DEFLATE-compressed in b, nil when b
+// holds fewer; the caller bounds size.
+func inflateTo(b []byte, size uint64) []byte {
 	out := make([]byte, size)
 	zr := inflaters.Get().(io.ReadCloser)
 	defer inflaters.Put(zr)
-	if err := zr.(flate.Resetter).Reset(bytes.NewReader(b[n:]), nil); err != nil {
+	if err := zr.(flate.Resetter).Reset(bytes.NewReader(b), nil); err != nil {
 		return nil
 	}
 	if _, err := io.ReadFull(zr, out); err != nil {
@@ -592,37 +614,50 @@ func (ix *Index) find(t *table, addr uint64) (symtab.Entry, bool) {
 		}
 	}
 
-	// First pass: the answer's position in the block. In the last run
-	// of entries at or below addr that share an address, the last in
-	// addr's section answers (without sections, the last entry).
+	// The answer's position in the block: in the last run of entries at
+	// or below addr that share an address, the last in addr's section
+	// answers (without sections, the last entry). The names are rebuilt
+	// on the way (front-coded from the block's first entry); the answer
+	// is nearly always the last entry read, whose name is then at hand.
 	d := symDecoder{b: block, shift: shift, prev: symEntry{addr: first}}
 	pick, runAddr := -1, uint64(0)
+	var buf [256]byte
+	name := buf[:0]
+	var e, last symEntry
+	read, badName := 0, int(count) // entries read; the first whose name is damaged
 	for i := uint32(0); i < count; i++ {
-		e, ok := d.next()
-		if !ok || e.addr > addr {
+		next, ok := d.next()
+		if !ok || next.addr > addr {
 			break
+		}
+		e, read = next, int(i)+1
+		if badName == int(count) {
+			if e.shared > uint64(len(name)) || e.shared+uint64(len(e.suffix)) > maxStringLen {
+				badName = int(i)
+			} else {
+				name = append(name[:e.shared], e.suffix...)
+			}
 		}
 		if i == 0 || e.addr != runAddr {
 			pick, runAddr = -1, e.addr
 		}
 		if !sectioned || (e.section == sect && e.addr >= start) {
-			pick = int(i)
+			pick, last = int(i), e
 		}
 	}
-	if pick < 0 {
+	if pick < 0 || pick >= badName {
 		return symtab.Entry{}, false
 	}
-	// Second pass: the name, front-coded from the block's first entry.
-	d = symDecoder{b: block, shift: shift, prev: symEntry{addr: first}}
-	var buf [256]byte
-	name := buf[:0]
-	var e symEntry
-	for i := 0; i <= pick; i++ {
-		var ok bool
-		if e, ok = d.next(); !ok || e.shared > uint64(len(name)) || e.shared+uint64(len(e.suffix)) > maxStringLen {
-			return symtab.Entry{}, false
+	e = last
+	if pick != read-1 {
+		// An entry of another section followed at the same address:
+		// decode the names again up to the answer.
+		d = symDecoder{b: block, shift: shift, prev: symEntry{addr: first}}
+		name = name[:0]
+		for i := 0; i <= pick; i++ {
+			next, _ := d.next() // read before without error
+			name = append(name[:next.shared], next.suffix...)
 		}
-		name = append(name[:e.shared], e.suffix...)
 	}
 	out := symtab.Entry{Addr: e.addr, Section: e.section, Source: e.source}
 	if e.source != symtab.SourceFunctionStarts {
@@ -639,6 +674,18 @@ const maxDepth = 256
 // when they did not cover the address (or the bytes that would answer
 // are damaged: see Err).
 func (ix *Index) Source(addr uint64) (frames []debuginfo.Frame, ok bool) {
+	return ix.source(addr, false)
+}
+
+// SourceMangled is Source for callers that print linkage names (atos
+// --no-demangle): a frame whose Function is the demangled linkage name
+// (C++, Rust, Swift) gets the linkage name as its Function instead, and
+// no demangled name is read.
+func (ix *Index) SourceMangled(addr uint64) (frames []debuginfo.Frame, ok bool) {
+	return ix.source(addr, true)
+}
+
+func (ix *Index) source(addr uint64, mangled bool) ([]debuginfo.Frame, bool) {
 	r, ok := ix.lineRange(addr)
 	if !ok || !r.ok {
 		return nil, false
@@ -646,6 +693,10 @@ func (ix *Index) Source(addr uint64) (frames []debuginfo.Frame, ok bool) {
 	if r.leaf == 0 {
 		return []debuginfo.Frame{{File: ix.file(r.file), Line: int(r.line), Column: int(r.col)}}, true
 	}
+	// The chain is built here and copied out at its length: one
+	// allocation per lookup.
+	var buf [8]debuginfo.Frame
+	frames := buf[:0]
 	file, line, col := ix.file(r.file), int(r.line), int(r.col)
 	off := uint64(r.leaf) - 1
 	for depth := 0; depth < maxDepth; depth++ {
@@ -663,8 +714,10 @@ func (ix *Index) Source(addr uint64) (frames []debuginfo.Frame, ok bool) {
 			File:        file, Line: line, Column: col,
 		}
 		switch {
+		case n.flags&nodeDemangled != 0 && mangled:
+			f.Function = f.LinkageName
 		case n.flags&nodeDemangled != 0:
-			f.Function = ix.demangle(n.linkage, f.LinkageName)
+			f.Function = ix.demangled(n.linkage, f.LinkageName)
 		default:
 			f.Function = ix.str(n.function)
 		}
@@ -678,12 +731,17 @@ func (ix *Index) Source(addr uint64) (frames []debuginfo.Frame, ok bool) {
 	if ix.Err() != nil {
 		return nil, false
 	}
-	return frames, true
+	if len(frames) == 0 {
+		return nil, true
+	}
+	return slices.Clone(frames), true
 }
 
-// demangle returns the demangled form of the linkage name with id, which
-// is name, demangling it on first use.
-func (ix *Index) demangle(id uint32, name string) string {
+// demangled returns the demangled form of the linkage name with id,
+// which is name: from the file's demangled names, else (a file that lacks
+// it) by demangling name. It returns "" when the chunk holding it is
+// damaged (Err then says where).
+func (ix *Index) demangled(id uint32, name string) string {
 	slot := ix.cacheSlot(1, id)
 	if slot == nil {
 		s, _ := debuginfo.Demangle(name)
@@ -692,9 +750,220 @@ func (ix *Index) demangle(id uint32, name string) string {
 	if p := slot.Load(); p != nil {
 		return *p
 	}
+	if !ix.loadDemangled(id) {
+		return ""
+	}
+	if p := slot.Load(); p != nil {
+		return *p
+	}
 	s, _ := debuginfo.Demangle(name)
 	slot.Store(&s)
 	return s
+}
+
+// loadDemangled puts the demangled names of the chunk holding string id
+// into the cache, once, and reports whether the chunk could be read: a
+// damaged chunk is false (and recorded for Err), an id beyond the chunks
+// or a chunk without names is true with nothing cached.
+func (ix *Index) loadDemangled(id uint32) bool {
+	c := uint64(id / demChunk)
+	if c >= uint64(len(ix.demLoaded)) || ix.demLoaded[c].Load() {
+		return true
+	}
+	if !ix.verifyRange(ix.demIndex.off+4*c, ix.demIndex.off+4*c+8) {
+		return false
+	}
+	off, end := uint64(le.Uint32(ix.demIndex.b[4*c:])), uint64(len(ix.demNames.b))
+	if c+1 < uint64(len(ix.demLoaded)) {
+		end = uint64(le.Uint32(ix.demIndex.b[4*c+4:]))
+	}
+	if off > end || end > uint64(len(ix.demNames.b)) {
+		ix.demLoaded[c].Store(true) // inconsistent: no names from it
+		return true
+	}
+	if !ix.verifyRange(ix.demNames.off+off, ix.demNames.off+end) {
+		return false
+	}
+	ix.cacheDemangled(uint32(c)*demChunk, ix.demNames.b[off:end])
+	ix.demLoaded[c].Store(true)
+	return true
+}
+
+// cacheDemangled decodes one chunk of demangled names, whose first id is
+// base, into the cache. The names are parts of one string: a first pass
+// sizes it, bounded by demExpandRatio times the chunk's bytes (what the
+// writer keeps to), a second fills it. Names past a damaged entry or the
+// bound are left out: they are then demangled.
+func (ix *Index) cacheDemangled(base uint32, chunk []byte) {
+	raw := demangledChunk(chunk)
+	limit := demExpandRatio * uint64(len(chunk))
+	total, prevLen, n := uint64(0), uint64(0), 0
+	for r := raw; n < demChunk; n++ {
+		e, ok := demEntry(r, prevLen)
+		if !ok || total+e.shared+uint64(len(e.suffix)) > limit {
+			break
+		}
+		if e.present {
+			prevLen = e.shared + uint64(len(e.suffix))
+			total += prevLen
+		}
+		r = e.rest
+	}
+	all := make([]byte, 0, total)
+	prev := 0 // where the last name starts in all
+	r := raw
+	for k := 0; k < n; k++ {
+		e, _ := demEntry(r, uint64(len(all)-prev)) // read before without error
+		r = e.rest
+		if !e.present {
+			continue
+		}
+		lo := len(all)
+		all = append(all, all[prev:prev+int(e.shared)]...)
+		all = append(all, e.suffix...)
+		prev = lo
+		if slot := ix.cacheSlot(1, base+uint32(k)); slot != nil {
+			// all is never written again where a name lies: the string
+			// may share its bytes.
+			s := ""
+			if len(all) > lo {
+				s = unsafe.String(&all[lo], len(all)-lo)
+			}
+			slot.CompareAndSwap(nil, &s)
+		}
+	}
+}
+
+// demName is one entry of a chunk of demangled names.
+type demName struct {
+	present bool
+	shared  uint64 // bytes of the previous name it starts with
+	suffix  []byte // the rest
+	rest    []byte // the entries after it
+}
+
+// demEntry decodes the entry at the start of b, the previous name being
+// prevLen bytes long.
+func demEntry(b []byte, prevLen uint64) (demName, bool) {
+	head, n := binary.Uvarint(b)
+	if n <= 0 {
+		return demName{}, false
+	}
+	e := demName{present: head&1 != 0, rest: b[n:]}
+	if !e.present {
+		return e, head == 0
+	}
+	e.shared = head >> 1
+	size, n := binary.Uvarint(e.rest)
+	if n <= 0 || e.shared > prevLen || size > uint64(len(e.rest)-n) {
+		return demName{}, false
+	}
+	e.suffix, e.rest = e.rest[n:n+int(size)], e.rest[n+int(size):]
+	return e, true
+}
+
+// demangledChunk returns the bytes of one chunk of demangled names, nil
+// when they are damaged, compressed beyond demInflateRatio or inflate to
+// more than maxInflated bytes: what a reader allocates is bounded by the
+// file's bytes.
+func demangledChunk(b []byte) []byte {
+	head, n := binary.Uvarint(b)
+	if n <= 0 {
+		return nil
+	}
+	size, b := head>>1, b[n:]
+	if head&1 == 0 {
+		if size != uint64(len(b)) {
+			return nil
+		}
+		return b
+	}
+	if size > maxInflated || size > demInflateRatio*uint64(len(b)) {
+		return nil
+	}
+	return inflateTo(b, size)
+}
+
+// Demangle returns what debuginfo.Demangle returns for name, taking it
+// from the file's demangled names when they hold name (a linkage name of
+// the DWARF), or name without the leading underscore Mach-O symbol tables
+// add to C++ and Rust names ("__Z..."): symbolize asks it for the symbol
+// names it prints, and demangling costs far more than finding the name.
+func (ix *Index) Demangle(name string) (string, debuginfo.Lang) {
+	lang := debuginfo.Language(name)
+	if lang == debuginfo.LangCPP || lang == debuginfo.LangRust || lang == debuginfo.LangSwift {
+		m := name
+		if strings.HasPrefix(m, "__Z") || strings.HasPrefix(m, "__R") {
+			// debuginfo.Demangle drops that underscore itself: the
+			// answer for m is the answer for name.
+			m = m[1:]
+		}
+		if id, ok := ix.stringID(m); ok && ix.loadDemangled(id) {
+			if slot := ix.cacheSlot(1, id); slot != nil {
+				if p := slot.Load(); p != nil {
+					return *p, lang
+				}
+			}
+		}
+	}
+	return debuginfo.Demangle(name)
+}
+
+// stringID returns the id of s in the string table: a binary search of
+// the blocks by their first string (stored whole), then a walk of one
+// block.
+func (ix *Index) stringID(s string) (uint32, bool) {
+	nblk := len(ix.strIndex.b) / 4
+	if nblk == 0 || !ix.verify(ix.strIndex) {
+		return 0, false
+	}
+	// The first block whose first string sorts after s.
+	lo, hi := 0, nblk
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		first, ok := ix.firstString(m)
+		if !ok {
+			return 0, false
+		}
+		if first > s {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	if lo == 0 {
+		return 0, false
+	}
+	blk := uint32(lo - 1)
+	for k := uint32(0); k < strBlock; k++ {
+		id := blk*strBlock + k
+		got := ix.str(id)
+		if got == s && (s != "" || ix.Err() == nil) {
+			return id, true
+		}
+		if got > s {
+			break
+		}
+	}
+	return 0, false
+}
+
+// firstString returns the first string of string block blk, which is
+// stored whole, without copying it.
+func (ix *Index) firstString(blk int) (string, bool) {
+	lo, hi := uint64(le.Uint32(ix.strIndex.b[4*blk:])), uint64(len(ix.strings.b))
+	if blk+1 < len(ix.strIndex.b)/4 {
+		hi = uint64(le.Uint32(ix.strIndex.b[4*blk+4:]))
+	}
+	if lo > hi || hi > uint64(len(ix.strings.b)) || !ix.verifyRange(ix.strings.off+lo, ix.strings.off+hi) {
+		return "", false
+	}
+	b := ix.strings.b[lo:hi]
+	size, n := binary.Uvarint(b)
+	if n <= 0 || size > uint64(len(b)-n) {
+		return "", false
+	}
+	return unsafeString(b[n : n+int(size)]), true
 }
 
 // decodedNode is one node of the inline tree.
@@ -798,18 +1067,82 @@ func (ix *Index) lineRange(addr uint64) (lineRange, bool) {
 		!ix.verifyRange(ix.stream.off+off, ix.stream.off+end) {
 		return lineRange{}, false
 	}
-	d := decoder{b: ix.stream.b[off:end], shift: shift}
-	prev := lineRange{addr: first}
-	var last lineRange
-	found := false
-	for i := uint32(0); i < count; i++ {
-		r, err := d.next(prev)
-		if err != nil || r.addr > addr {
+	return rangeAt(ix.stream.b[off:end], first, shift, count, addr)
+}
+
+// rangeAt returns the last range of a line block starting at or below
+// addr: the block's count ranges from first are decoded from b as
+// decoder.next decodes them, in one loop without a call per field (it is
+// every lookup's inner loop), stopping at the first range past addr.
+func rangeAt(b []byte, first uint64, shift uint, count uint32, addr uint64) (last lineRange, found bool) {
+	cur := lineRange{addr: first}
+	i := 0
+	for k := uint32(0); k < count; k++ {
+		var head, v uint64
+		if head, i = uvarintAt(b, i); i < 0 {
 			break
 		}
-		last, prev, found = r, r, true
+		a := cur.addr + head>>lineFlagBits<<shift
+		if a > addr {
+			break
+		}
+		cur.addr, cur.ok, cur.col = a, head&flagFound != 0, 0
+		if head&flagLeaf != 0 {
+			if v, i = uvarintAt(b, i); i < 0 {
+				break
+			}
+			cur.leaf = uint32(int64(cur.leaf) + unzigzag(v))
+		}
+		if head&flagFile != 0 {
+			if v, i = uvarintAt(b, i); i < 0 {
+				break
+			}
+			cur.file = uint32(int64(cur.file) + unzigzag(v))
+		}
+		if v, i = uvarintAt(b, i); i < 0 {
+			break
+		}
+		cur.line = uint32(int64(cur.line) + unzigzag(v))
+		if head&flagColumn != 0 {
+			if v, i = uvarintAt(b, i); i < 0 {
+				break
+			}
+			cur.col = uint32(v)
+		}
+		last, found = cur, true
 	}
 	return last, found
+}
+
+// uvarintAt decodes the uvarint at b[i:] and returns it with the index
+// after it, or -1 when b holds none there. One-byte values, most of
+// those of a stream, take the inlined fast path.
+func uvarintAt(b []byte, i int) (uint64, int) {
+	if uint(i) < uint(len(b)) && b[i] < 0x80 {
+		return uint64(b[i]), i + 1
+	}
+	return uvarintSlow(b, i)
+}
+
+func uvarintSlow(b []byte, i int) (uint64, int) {
+	if i < 0 || i > len(b) {
+		return 0, -1
+	}
+	v, n := binary.Uvarint(b[i:])
+	if n <= 0 {
+		return 0, -1
+	}
+	return v, i + n
+}
+
+// unzigzag turns a uvarint as binary.AppendVarint writes it back into
+// the signed value.
+func unzigzag(u uint64) int64 {
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
+	}
+	return x
 }
 
 // decoder reads ranges written by encodeRange.
@@ -873,3 +1206,7 @@ func (d *decoder) next(prev lineRange) (lineRange, error) {
 	}
 	return r, nil
 }
+
+// unsafeString returns b as a string without copying it: for comparisons
+// of the file's bytes, never kept.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

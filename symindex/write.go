@@ -55,7 +55,8 @@ func Write(w io.Writer, in Input) error {
 	if len(in.Symbols) > maxTables {
 		return fmt.Errorf("symindex: %d symbol tables, at most %d fit a file", len(in.Symbols), maxTables)
 	}
-	b := &builder{strs: map[string]uint32{}, nodeIDs: map[nodeKey]int32{}, fileIDs: map[string]uint32{}, langIDs: map[debuginfo.Lang]uint8{}}
+	b := &builder{strs: map[string]uint32{}, nodeIDs: map[nodeKey]int32{}, fileIDs: map[string]uint32{}, langIDs: map[debuginfo.Lang]uint8{},
+		demangled: map[uint32]string{}}
 	nameRef := b.str(in.Name)
 	segRefs := make([]uint32, len(in.Segments))
 	for i, s := range in.Segments {
@@ -122,6 +123,12 @@ func Write(w io.Writer, in Input) error {
 	}
 	add(kindLineBlocks, 0, blocks)
 	add(kindLineStream, 0, stream)
+	demIndex, demStream, err := b.demangledNames()
+	if err != nil {
+		return fmt.Errorf("symindex: compressing demangled names: %w", err)
+	}
+	add(kindDemIndex, 0, demIndex)
+	add(kindDemangled, 0, demStream)
 	add(kindStringIndex, 0, strIndex)
 	add(kindStrings, 0, blob)
 	return writeFile(w, in, secs)
@@ -309,6 +316,9 @@ type builder struct {
 	fileIDs map[string]uint32
 	langs   []uint32 // string refs
 	langIDs map[debuginfo.Lang]uint8
+	// demangled holds, by the string ref of a linkage name, the name
+	// debuginfo gave its function by demangling it.
+	demangled map[uint32]string
 
 	// The last chain looked up and its leaf: neighbouring boundaries
 	// mostly share their inlined calls.
@@ -388,6 +398,109 @@ func (b *builder) finishStrings() (blob, index []byte) {
 	return blob, index
 }
 
+// demangledNames encodes the demangled names by the string id of their
+// linkage names, in chunks of demChunk ids. The index holds each chunk's
+// offset in the stream (u32); a chunk without names is empty, else a
+// uvarint of (its size << 1 | compressed) and its bytes, DEFLATE-compressed
+// when that saves an eighth within demInflateRatio. Its bytes hold, per
+// id, a uvarint of (the bytes the name shares with the chunk's last name
+// before it << 1 | present), and for a present name a uvarint length and
+// the rest of it. Names of neighbouring ids (sorted linkage names) share
+// most of their bytes, which front coding and DEFLATE remove.
+func (b *builder) demangledNames() (index, stream []byte, err error) {
+	if len(b.demangled) == 0 {
+		return nil, nil, nil
+	}
+	byID := make(map[uint32]string, len(b.demangled))
+	for ref, name := range b.demangled {
+		byID[b.id(ref)] = name
+	}
+	b.demangled = nil
+	z := &demWriter{}
+	var names [demChunk]*string
+	for lo := uint32(0); lo < uint32(len(b.final)); lo += demChunk {
+		index = le.AppendUint32(index, uint32(len(stream)))
+		found := false
+		for k := range names {
+			names[k] = nil
+			if name, ok := byID[lo+uint32(k)]; ok {
+				names[k], found = &name, true
+			}
+		}
+		if !found {
+			continue
+		}
+		// Names a reader would not decode (past demExpandRatio times the
+		// chunk's bytes) are left out: it demangles them.
+		keep := demChunk
+		for {
+			chunk, total, err := z.encode(names[:keep])
+			if err != nil {
+				return nil, nil, err
+			}
+			if fits := total <= demExpandRatio*uint64(len(chunk)); fits || keep == 1 {
+				if fits {
+					stream = append(stream, chunk...)
+				}
+				break
+			}
+			keep /= 2
+		}
+	}
+	if uint64(len(stream)) >= math.MaxUint32 {
+		return nil, nil, fmt.Errorf("%d bytes of demangled names, too many", len(stream))
+	}
+	return index, stream, nil
+}
+
+// demWriter encodes chunks of demangled names, reusing its buffers.
+type demWriter struct {
+	zw     *flate.Writer
+	packed bytes.Buffer
+	raw    []byte
+}
+
+// encode returns one chunk holding names (nil for an absent one) and the
+// length of its names added up.
+func (z *demWriter) encode(names []*string) (chunk []byte, total uint64, err error) {
+	z.raw = z.raw[:0]
+	prev := ""
+	for _, p := range names {
+		if p == nil {
+			z.raw = append(z.raw, 0)
+			continue
+		}
+		name := *p
+		shared := commonPrefix(prev, name)
+		z.raw = binary.AppendUvarint(z.raw, uint64(shared)<<1|1)
+		z.raw = binary.AppendUvarint(z.raw, uint64(len(name)-shared))
+		z.raw = append(z.raw, name[shared:]...)
+		prev = name
+		total += uint64(len(name))
+	}
+	if len(z.raw) > maxInflated {
+		return nil, 0, fmt.Errorf("%d bytes of demangled names in one chunk, at most %d", len(z.raw), maxInflated)
+	}
+	z.packed.Reset()
+	if z.zw == nil {
+		if z.zw, err = flate.NewWriter(&z.packed, flate.BestCompression); err != nil {
+			return nil, 0, err
+		}
+	} else {
+		z.zw.Reset(&z.packed)
+	}
+	z.zw.Write(z.raw)
+	if err := z.zw.Close(); err != nil {
+		return nil, 0, err
+	}
+	if z.packed.Len() < len(z.raw)*7/8 && len(z.raw) <= demInflateRatio*z.packed.Len() {
+		chunk = binary.AppendUvarint(nil, uint64(len(z.raw))<<1|1)
+		return append(chunk, z.packed.Bytes()...), total, nil
+	}
+	chunk = binary.AppendUvarint(nil, uint64(len(z.raw))<<1)
+	return append(chunk, z.raw...), total, nil
+}
+
 // file returns the file table index of path plus one; 0 for no file.
 func (b *builder) file(path string) uint32 {
 	if path == "" {
@@ -431,8 +544,11 @@ func (b *builder) node(k nodeKey) int32 {
 	switch {
 	case k.linkage != "" && demangledFrom(k.linkage, k.lang):
 		// debuginfo names such a function by demangling its linkage
-		// name, and so does the reader: the name is not stored.
+		// name: the name is stored once per linkage name, with the
+		// demangled names (compressed, they cost a tenth of their
+		// bytes), so that readers need not demangle it again.
 		n.flags |= nodeDemangled
+		b.demangled[n.linkage] = k.function
 	case k.function != "":
 		n.flags |= nodeFunction
 		n.function = b.str(k.function)
@@ -522,11 +638,12 @@ func (b *builder) lines(debug []*debuginfo.Index) *lineWriter {
 	}
 	bounds = sortUnique(bounds)
 	w := &lineWriter{}
+	var frames []debuginfo.Frame // reused: one lookup per boundary
 	for _, addr := range bounds {
 		r := lineRange{addr: addr}
 		for _, ix := range debug {
-			frames, err := ix.Lookup(addr)
-			if err != nil {
+			var err error
+			if frames, err = ix.AppendLookup(frames[:0], addr); err != nil {
 				continue
 			}
 			r.ok = true

@@ -202,7 +202,14 @@ func (e *Entry) resolveMachO(f Frame, unslid uint64, noDemangle bool) []Frame {
 		f.HasOffset = true
 		f.SymbolSource = SymbolSourceOf(sym.Source)
 	}
-	src := e.Source(unslid)
+	var src []debuginfo.Frame
+	if e.stored != nil && noDemangle && !e.NoDebugInfo {
+		// The names are printed as linkage names: the index need not
+		// read the demangled ones (setDebugName prints the same).
+		src, _ = e.stored.SourceMangled(unslid)
+	} else {
+		src = e.Source(unslid)
+	}
 	if len(src) == 0 {
 		return []Frame{f}
 	}
@@ -265,7 +272,13 @@ func (e *Entry) demangle(raw string) (string, debuginfo.Lang) {
 	if ok {
 		return readable, lang
 	}
-	readable, _ = debuginfo.Demangle(raw)
+	if e.stored != nil {
+		// An index file keeps the demangled names of its DWARF's
+		// functions: finding one costs a fraction of demangling it.
+		readable, _ = e.stored.Demangle(raw)
+	} else {
+		readable, _ = debuginfo.Demangle(raw)
+	}
 	e.namesMu.Lock()
 	if e.demangled == nil {
 		e.demangled = map[string]string{}

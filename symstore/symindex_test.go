@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/stackimage/stackimage/uuid"
 )
@@ -96,5 +99,59 @@ func TestIndexFiles(t *testing.T) {
 	var zero uuid.UUID
 	if e.UUID == zero {
 		t.Errorf("entry without UUID")
+	}
+}
+
+// TestIndexResolveCPP checks, on a C++ dSYM of the corpus, that an entry
+// made from its index resolves every address of __text (every 2nd byte)
+// as the dSYM does, with names demangled and with NoDemangle: the index
+// answers both from the names it stores, without demangling.
+func TestIndexResolveCPP(t *testing.T) {
+	dsym := filepath.Join(corpusDir(t), "symbolic/symbolic-testutils/fixtures/macos/crash.dSYM/Contents/Resources/DWARF/crash")
+	files := NewSymbols()
+	defer files.Close()
+	if err := files.AddFile(dsym); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range files.UUIDs() {
+		fromFiles, err := files.Lookup(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := fromFiles.WriteIndex(&buf); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "x.symindex")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e, err := NewIndexEntry(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, ok := fromFiles.Image().Section("__TEXT", "__text")
+		if !ok {
+			t.Fatal("no __TEXT,__text")
+		}
+		mangled := 0
+		for _, opts := range []ResolveOptions{{}, {NoDemangle: true}} {
+			for a := text.Addr; a < text.Addr+text.Size; a += 2 {
+				f := Frame{Address: a, LookupAddress: a}
+				want := fromFiles.Resolve(f, a, opts)
+				got := e.Resolve(f, a, opts)
+				if !slices.Equal(want, got) { // cmp.Diff only then: it is slow
+					t.Fatalf("Resolve(%#x, %+v) mismatch (-dSYM +index):\n%s", a, opts, cmp.Diff(want, got))
+				}
+				for _, fr := range got {
+					if fr.MangledSymbol != "" {
+						mangled++
+					}
+				}
+			}
+		}
+		if mangled == 0 {
+			t.Errorf("no frame with a demangled name: the test compares nothing demangled")
+		}
 	}
 }

@@ -3,8 +3,9 @@
 // file, the time and peak memory to build it from a Mach-O with DWARF
 // ("stackimage index" against "llvm-gsymutil-16 --convert
 // --num-threads=1"), 100,000 lookups with inline chains as whole processes
-// ("stackimage atos -i -o X.symindex" against "llvm-gsymutil-16
-// --addresses-from-stdin") and a first answer from each file (one address,
+// ("stackimage atos -i --no-demangle -o X.symindex" against
+// "llvm-gsymutil-16 --addresses-from-stdin", both printing linkage names;
+// atos's default, demangled names, is timed beside them) and a first answer from each file (one address,
 // whole process). It checks that the index answers as GSYM does (function
 // names, files and lines of every frame) at every address GSYM answers,
 // and prints the table with the ratios and the targets of issue 21. `make
@@ -167,17 +168,25 @@ func compare(bin, ours, gsymutil, tmp string, n, nruns, firstRuns int) error {
 		fmt.Fprintf(&inOurs, "%#x\n", a)
 		fmt.Fprintf(&inGSYM, "%#x %s\n", a, gsymFile)
 	}
-	var lookOurs, lookGSYM runs
+	// GSYM prints linkage names: atos --no-demangle does too, and is the
+	// figure held against it; atos's default, demangled C++, Rust and
+	// Swift names, is measured beside it.
+	var lookOurs, lookDemangled, lookGSYM runs
 	for i := 0; i < nruns; i++ {
-		if err := measure(&lookOurs, []string{ours, "atos", "-i", "-o", index}, inOurs.Bytes()); err != nil {
+		if err := measure(&lookOurs, []string{ours, "atos", "-i", "--no-demangle", "-o", index}, inOurs.Bytes()); err != nil {
 			return err
 		}
 		if err := measure(&lookGSYM, []string{gsymutil, "--addresses-from-stdin"}, inGSYM.Bytes()); err != nil {
 			return err
 		}
+		if err := measure(&lookDemangled, []string{ours, "atos", "-i", "-o", index}, inOurs.Bytes()); err != nil {
+			return err
+		}
 	}
-	if got := bytes.Count(lookOurs.out, []byte("\n")); got < len(addrs) {
-		return fmt.Errorf("stackimage atos wrote %d lines for %d addresses", got, len(addrs))
+	for _, r := range []*runs{&lookOurs, &lookDemangled} {
+		if got := bytes.Count(r.out, []byte("\n")); got < len(addrs) {
+			return fmt.Errorf("stackimage atos wrote %d lines for %d addresses", got, len(addrs))
+		}
 	}
 
 	// First answers: one address, whole process.
@@ -229,6 +238,8 @@ func compare(bin, ours, gsymutil, tmp string, n, nruns, firstRuns int) error {
 	line(fmt.Sprintf("%dk lookups, whole process", len(addrs)/1000), dur(lookOurs.median())+" ["+lookOurs.span()+"]", dur(lookGSYM.median())+" ["+lookGSYM.span()+"]", lr, fmt.Sprintf("<= %.2f", lookupTarget), lr <= lookupTarget)
 	line("lookups, cpu (information)", dur(median(lookOurs.cpu))+" ["+span(lookOurs.cpu)+"]", dur(median(lookGSYM.cpu))+" ["+span(lookGSYM.cpu)+"]", ratio(median(lookOurs.cpu), median(lookGSYM.cpu)), "", true)
 	line("lookups, peak RSS", mib(lookOurs.rss), mib(lookGSYM.rss), float64(lookOurs.rss)/float64(max(lookGSYM.rss, 1)), "", true)
+	line("lookups demangled (info)", dur(lookDemangled.median())+" ["+lookDemangled.span()+"]", dur(lookGSYM.median())+" (mangled)", ratio(lookDemangled.median(), lookGSYM.median()), "", true)
+	line("demangled, cpu (info)", dur(median(lookDemangled.cpu))+" ["+span(lookDemangled.cpu)+"]", dur(median(lookGSYM.cpu))+" (mangled)", ratio(median(lookDemangled.cpu), median(lookGSYM.cpu)), "", true)
 	fr := ratio(firstOurs.median(), firstGSYM.median())
 	line("first answer, whole process", dur(firstOurs.median())+" ["+firstOurs.span()+"]", dur(firstGSYM.median())+" ["+firstGSYM.span()+"]", fr, fmt.Sprintf("<= %s", dur(firstTarget)), firstOurs.median() <= firstTarget)
 	fmt.Printf("\nanswers: GSYM answered %d of %d addresses (%d frames); the index answers the same at %d;\n", answered, len(addrs), frames, answered-len(differ))
