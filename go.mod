@@ -6,6 +6,7 @@ require (
 	github.com/blacktop/go-macho v1.1.296
 	github.com/creack/pty v1.1.24
 	github.com/google/go-cmp v0.7.0
+	github.com/google/pprof v0.0.0-20250403155104-27863c87afa6
 	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	github.com/minio/minio-go/v7 v7.0.98
 	github.com/prometheus/client_golang v1.23.2

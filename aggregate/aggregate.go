@@ -1,0 +1,241 @@
+package aggregate
+
+import (
+	"encoding/binary"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/stackimage/stackimage/uuid"
+)
+
+// Aggregator counts stacks. Identical stacks (the same images, by UUID,
+// and the same offsets in them) are kept once, with a count, a weight and
+// when they were first and last seen for each distinct set of attributes
+// (thread, device, versions, labels). Nothing is symbolicated until
+// Symbolicate, which looks every unique address up once.
+//
+// An Aggregator is not safe for concurrent use: feed it from one
+// goroutine (decoding may run on others).
+type Aggregator struct {
+	images      []imageInfo
+	imageByKey  map[imageKey]int32
+	placedCache map[*Image][]placed // by a record's image list, for image sets
+
+	stackByKey map[string]int32
+	stacks     [][]frameRef
+
+	attrsByKey map[attrsKey]int32
+	attrs      []Attributes
+
+	sampleByKey map[sampleKey]int32
+	samples     []sample
+
+	records int64
+	keyBuf  []byte
+	refBuf  []frameRef
+}
+
+// imageInfo is one image of the aggregate, told apart by UUID.
+type imageInfo struct {
+	UUID uuid.UUID
+	Name string
+	Path string
+	Main bool // some record named it its main executable
+}
+
+// imageKey tells images apart: by UUID, and by name for images without
+// one.
+type imageKey struct {
+	id   uuid.UUID
+	name string
+}
+
+// placed is an image of one record where it was loaded, [start, end).
+type placed struct {
+	start, end uint64
+	image      int32
+}
+
+// frameRef is a frame as an offset in an image of the aggregate; image is
+// -1 and offset the absolute address for a frame in no known image.
+type frameRef struct {
+	image  int32
+	offset uint64
+}
+
+// Attributes are what a record says about where its stack was captured.
+type Attributes struct {
+	Thread     string
+	Device     string
+	OSVersion  string
+	AppVersion string
+	Labels     []Label // sorted by key
+}
+
+// Label is one of a record's labels.
+type Label struct{ Key, Value string }
+
+type attrsKey struct {
+	thread, device, osVersion, appVersion, labels string
+}
+
+type sampleKey struct{ stack, attrs int32 }
+
+// sample is one unique stack with one set of attributes.
+type sample struct {
+	stack, attrs  int32
+	count, weight int64
+	first, last   time.Time
+	hasFirst      bool
+}
+
+// New returns an empty aggregator.
+func New() *Aggregator {
+	return &Aggregator{
+		imageByKey:  map[imageKey]int32{},
+		placedCache: map[*Image][]placed{},
+		stackByKey:  map[string]int32{},
+		attrsByKey:  map[attrsKey]int32{},
+		sampleByKey: map[sampleKey]int32{},
+	}
+}
+
+// Records returns how many records were added.
+func (a *Aggregator) Records() int64 { return a.records }
+
+// UniqueStacks returns how many distinct stacks were added.
+func (a *Aggregator) UniqueStacks() int { return len(a.stacks) }
+
+// Add counts one record. The record is not kept: Add copies what it needs.
+func (a *Aggregator) Add(rec *Record) {
+	a.addPlaced(a.place(rec.Images, rec.ImageSet != ""), rec)
+}
+
+// addPlaced counts a record whose images are placed already.
+func (a *Aggregator) addPlaced(imgs []placed, rec *Record) {
+	a.records++
+	refs := a.refBuf[:0]
+	key := a.keyBuf[:0]
+	for _, addr := range rec.Frames {
+		ref := frameRef{image: -1, offset: addr}
+		if k := sort.Search(len(imgs), func(k int) bool { return imgs[k].start > addr }) - 1; k >= 0 && addr < imgs[k].end {
+			ref = frameRef{image: imgs[k].image, offset: addr - imgs[k].start}
+		}
+		refs = append(refs, ref)
+		key = binary.LittleEndian.AppendUint32(key, uint32(ref.image))
+		key = binary.LittleEndian.AppendUint64(key, ref.offset)
+	}
+	a.refBuf, a.keyBuf = refs, key
+	stack, ok := a.stackByKey[string(key)]
+	if !ok {
+		stack = int32(len(a.stacks))
+		a.stacks = append(a.stacks, slices.Clone(refs))
+		a.stackByKey[string(key)] = stack
+	}
+	attrs := a.attrsID(rec)
+	sk := sampleKey{stack, attrs}
+	id, ok := a.sampleByKey[sk]
+	if !ok {
+		id = int32(len(a.samples))
+		a.samples = append(a.samples, sample{stack: stack, attrs: attrs})
+		a.sampleByKey[sk] = id
+	}
+	s := &a.samples[id]
+	s.count++
+	w := rec.Weight
+	if w <= 0 {
+		w = 1
+	}
+	s.weight += w
+	if !rec.Timestamp.IsZero() {
+		if !s.hasFirst || rec.Timestamp.Before(s.first) {
+			s.first = rec.Timestamp
+		}
+		if !s.hasFirst || rec.Timestamp.After(s.last) {
+			s.last = rec.Timestamp
+		}
+		s.hasFirst = true
+	}
+}
+
+// place returns a record's images sorted by load address, each reaching
+// to its size or up to the next image. Image lists shared by records (an
+// image set) are placed once: shared says the list is one.
+func (a *Aggregator) place(images []Image, shared bool) []placed {
+	if len(images) == 0 {
+		return nil
+	}
+	if p, ok := a.placedCache[&images[0]]; shared && ok && len(p) == len(images) {
+		return p
+	}
+	mainIndex := 0
+	for i := range images {
+		if images[i].Main {
+			mainIndex = i
+			break
+		}
+	}
+	p := make([]placed, len(images))
+	for i, im := range images {
+		key := imageKey{id: im.UUID}
+		if im.UUID.IsZero() {
+			key.name = im.Name
+		}
+		id, ok := a.imageByKey[key]
+		if !ok {
+			id = int32(len(a.images))
+			a.images = append(a.images, imageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path})
+			a.imageByKey[key] = id
+		}
+		if i == mainIndex {
+			a.images[id].Main = true
+		}
+		if a.images[id].Path == "" {
+			a.images[id].Path = im.Path
+		}
+		end := uint64(im.LoadAddress) + uint64(im.Size)
+		if im.Size == 0 || end < uint64(im.LoadAddress) {
+			end = ^uint64(0) // cut at the next image below
+		}
+		p[i] = placed{start: uint64(im.LoadAddress), end: end, image: id}
+	}
+	sort.SliceStable(p, func(i, j int) bool { return p[i].start < p[j].start })
+	for i := range len(p) - 1 {
+		p[i].end = min(p[i].end, p[i+1].start)
+	}
+	if shared && len(a.placedCache) < MaxImageSets {
+		a.placedCache[&images[0]] = p
+	}
+	return p
+}
+
+// attrsID interns a record's attributes.
+func (a *Aggregator) attrsID(rec *Record) int32 {
+	key := attrsKey{thread: rec.Thread, device: rec.Device, osVersion: rec.OSVersion, appVersion: rec.AppVersion}
+	var labels []Label
+	if len(rec.Labels) > 0 {
+		labels = make([]Label, 0, len(rec.Labels))
+		for k, v := range rec.Labels {
+			labels = append(labels, Label{k, v})
+		}
+		slices.SortFunc(labels, func(x, y Label) int { return strings.Compare(x.Key, y.Key) })
+		var b strings.Builder
+		for _, l := range labels {
+			b.WriteString(l.Key)
+			b.WriteByte(0)
+			b.WriteString(l.Value)
+			b.WriteByte(0)
+		}
+		key.labels = b.String()
+	}
+	if id, ok := a.attrsByKey[key]; ok {
+		return id
+	}
+	id := int32(len(a.attrs))
+	a.attrs = append(a.attrs, Attributes{Thread: rec.Thread, Device: rec.Device, OSVersion: rec.OSVersion,
+		AppVersion: rec.AppVersion, Labels: labels})
+	a.attrsByKey[key] = id
+	return id
+}
