@@ -174,7 +174,7 @@ func resolveImage(e *symbolize.Entry, locs []Location, ids []int32) {
 		// addresses itself.
 		for _, id := range ids {
 			l := &locs[id]
-			frames := e.Resolve(symbolize.Frame{Address: l.Offset, LookupAddress: l.Offset}, l.Offset, false)
+			frames := e.Resolve(symbolize.Frame{Address: l.Offset, LookupAddress: l.Offset}, l.Offset, symbolize.ResolveOptions{})
 			l.Lines = linesOf(frames)
 		}
 		return
