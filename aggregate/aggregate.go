@@ -113,6 +113,27 @@ func (a *Aggregator) Add(rec *Record) {
 	a.addPlaced(a.place(rec.Images, rec.ImageSet != ""), rec)
 }
 
+// AddBatch counts records in order; records sharing one Images slice
+// (DumpRecords' of one dump) have their images placed once.
+func (a *Aggregator) AddBatch(recs []*Record) {
+	var lastImages *Image
+	var imgs []placed
+	for _, rec := range recs {
+		switch {
+		case rec.ImageSet != "":
+			a.Add(rec)
+			continue
+		case len(rec.Images) == 0:
+			imgs = nil
+			lastImages = nil
+		case &rec.Images[0] != lastImages:
+			imgs = a.place(rec.Images, false)
+			lastImages = &rec.Images[0]
+		}
+		a.addPlaced(imgs, rec)
+	}
+}
+
 // addPlaced counts a record whose images are placed already.
 func (a *Aggregator) addPlaced(imgs []placed, rec *Record) {
 	a.records++

@@ -11,45 +11,56 @@ import (
 	"github.com/stackimage/stackimage/symbolize"
 )
 
-// AddDump counts every thread of a dump as a record: a report's threads
-// (.ips, .crash, KSCrash, sample) as the reporter wrote them, with no
-// symbol file opened; a memory dump's threads (snapshot, minidump, core)
-// walked first through z, which must then be set. The dump's machine,
-// OS, app version and capture time become the records' attributes, and
-// labels are added to each.
+// AddDump counts every thread of a dump as a record (DumpRecords).
 func (a *Aggregator) AddDump(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, labels map[string]string) error {
+	recs, err := DumpRecords(ctx, z, d, labels)
+	a.AddBatch(recs)
+	return err
+}
+
+// DumpRecords turns every thread of a dump into a record: a report's
+// threads (.ips, .crash, KSCrash, sample) as the reporter wrote them, with
+// no symbol file opened; a memory dump's threads (snapshot, minidump,
+// core) walked first through z, which must then be set. The dump's
+// machine, OS, app version and capture time become the records'
+// attributes, and labels are given to each. The records share one Images
+// slice. It is safe to call from many goroutines at once.
+func DumpRecords(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, labels map[string]string) ([]*Record, error) {
 	images := make([]Image, len(d.Images))
 	for i, im := range d.Images {
 		images[i] = Image{UUID: im.UUID, LoadAddress: Address(im.LoadAddress), Size: Address(im.Size),
 			Name: im.Name, Path: im.Path, Main: d.Process.Path != "" && im.Path == d.Process.Path}
 	}
-	placedImages := a.place(images, false)
-	base := Record{Device: d.System.Hardware, OSVersion: osVersion(d.System), AppVersion: d.Process.Version,
+	base := Record{Images: images, Device: d.System.Hardware, OSVersion: osVersion(d.System), AppVersion: d.Process.Version,
 		Timestamp: parseTime(d.Process.Time), Labels: labels}
+	var recs []*Record
 	add := func(thread string, frames []uint64) {
 		if len(frames) == 0 {
 			return
 		}
 		rec := base
 		rec.Thread, rec.Frames = thread, frames
-		a.addPlaced(placedImages, &rec)
+		recs = append(recs, &rec)
 	}
 	if d.Format.IsReport() {
 		for _, t := range d.Threads {
 			frames := make([]uint64, 0, len(t.Frames))
 			for _, f := range t.Frames {
+				if f.Inlined {
+					continue // the reporter's own inlining: the same address again
+				}
 				frames = append(frames, f.Address)
 			}
 			add(t.Name, frames)
 		}
-		return nil
+		return recs, nil
 	}
 	if z == nil {
-		return fmt.Errorf("aggregate: %s threads must be walked, which needs symbols", d.Format)
+		return nil, fmt.Errorf("aggregate: %s threads must be walked, which needs symbols", d.Format)
 	}
 	rep, err := report.Symbolicate(ctx, z, d)
 	if rep == nil {
-		return err
+		return nil, err
 	}
 	for _, t := range rep.Threads {
 		var frames []uint64
@@ -60,7 +71,7 @@ func (a *Aggregator) AddDump(ctx context.Context, z *symbolize.Symbolizer, d *du
 		}
 		add(t.Name, frames)
 	}
-	return err
+	return recs, err
 }
 
 func osVersion(s dump.System) string {

@@ -371,8 +371,11 @@ func (rd *Reader) readLine() ([]byte, error) {
 
 // decode parses one line into rec and checks it, resolving image sets.
 func (rd *Reader) decode(line []byte, rec *Record) error {
-	if err := json.Unmarshal(line, rec); err != nil {
-		return &RecordError{Line: rd.line, Field: jsonField(err), Err: jsonCause(err)}
+	if err := decodeFast(line, rec); err != nil {
+		*rec = Record{}
+		if err := json.Unmarshal(line, rec); err != nil {
+			return &RecordError{Line: rd.line, Field: jsonField(err), Err: jsonCause(err)}
+		}
 	}
 	fail := func(field string, format string, args ...any) error {
 		return &RecordError{Line: rd.line, Field: field, Err: fmt.Errorf(format, args...)}

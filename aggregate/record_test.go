@@ -3,6 +3,7 @@ package aggregate
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -175,6 +176,37 @@ func FuzzReader(f *testing.F) {
 		res.Groups(GroupOptions{})
 		if err := res.Profile().CheckValid(); err != nil {
 			t.Fatalf("profile: %v", err)
+		}
+	})
+}
+
+// The fast decoder agrees with encoding/json on every record it accepts.
+func FuzzDecodeFast(f *testing.F) {
+	for _, s := range []string{
+		goodLine,
+		`{"image_set":"p1","images":[{"uuid":"00112233445566778899aabbccddeeff","load_address":"0x100000000","size":"0x4000","name":"App","main":true}],"frames":[1,"0x2"],"thread":"main","timestamp":"2026-11-26T01:00:00Z","device":"d","os_version":"o","app_version":"a","labels":{"api":"x"},"weight":5}`,
+		`{"frames":[1],"unknown":{"a":[1,"}"]},"also":3}`,
+		`{"frames":[01]}`, `{"frames":[1],}`, `{"frames":[1]} x`, `{"thread":"a\"b","frames":[1]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var fast Record
+		if decodeFast(line, &fast) != nil {
+			return
+		}
+		var slow Record
+		if err := json.Unmarshal(line, &slow); err != nil {
+			t.Fatalf("fast path accepted what encoding/json refuses (%v): %q", err, line)
+		}
+		if len(fast.Frames) == 0 {
+			fast.Frames = nil
+		}
+		if len(slow.Frames) == 0 {
+			slow.Frames = nil
+		}
+		if diff := cmp.Diff(slow, fast); diff != "" {
+			t.Fatalf("fast and slow decoders differ on %q (-slow +fast):\n%s", line, diff)
 		}
 	})
 }
