@@ -26,8 +26,10 @@ type Aggregator struct {
 	stackByKey map[string]int32
 	stacks     [][]frameRef
 
-	attrsByKey map[attrsKey]int32
+	attrsByKey map[string]int32
 	attrs      []Attributes
+	attrsBuf   []byte
+	labelBuf   []Label
 
 	sampleByKey map[sampleKey]int32
 	samples     []sample
@@ -77,10 +79,6 @@ type Attributes struct {
 // Label is one of a record's labels.
 type Label struct{ Key, Value string }
 
-type attrsKey struct {
-	thread, device, osVersion, appVersion, labels string
-}
-
 type sampleKey struct{ stack, attrs int32 }
 
 // sample is one unique stack with one set of attributes.
@@ -97,7 +95,7 @@ func New() *Aggregator {
 		imageByKey:  map[imageKey]int32{},
 		placedCache: map[*Image][]placed{},
 		stackByKey:  map[string]int32{},
-		attrsByKey:  map[attrsKey]int32{},
+		attrsByKey:  map[string]int32{},
 		sampleByKey: map[sampleKey]int32{},
 	}
 }
@@ -232,31 +230,35 @@ func (a *Aggregator) place(images []Image, shared bool) []placed {
 	return p
 }
 
-// attrsID interns a record's attributes.
+// attrsID interns a record's attributes. The key is built in a reused
+// buffer, so a record whose attributes were seen before allocates nothing.
 func (a *Aggregator) attrsID(rec *Record) int32 {
-	key := attrsKey{thread: rec.Thread, device: rec.Device, osVersion: rec.OSVersion, appVersion: rec.AppVersion}
-	var labels []Label
-	if len(rec.Labels) > 0 {
-		labels = make([]Label, 0, len(rec.Labels))
-		for k, v := range rec.Labels {
-			labels = append(labels, Label{k, v})
-		}
-		slices.SortFunc(labels, func(x, y Label) int { return strings.Compare(x.Key, y.Key) })
-		var b strings.Builder
-		for _, l := range labels {
-			b.WriteString(l.Key)
-			b.WriteByte(0)
-			b.WriteString(l.Value)
-			b.WriteByte(0)
-		}
-		key.labels = b.String()
+	key := a.attrsBuf[:0]
+	for _, s := range [...]string{rec.Thread, rec.Device, rec.OSVersion, rec.AppVersion} {
+		key = append(key, s...)
+		key = append(key, 0)
 	}
-	if id, ok := a.attrsByKey[key]; ok {
+	labels := a.labelBuf[:0]
+	for k, v := range rec.Labels {
+		labels = append(labels, Label{k, v})
+	}
+	if len(labels) > 1 {
+		slices.SortFunc(labels, func(x, y Label) int { return strings.Compare(x.Key, y.Key) })
+	}
+	for _, l := range labels {
+		key = append(key, l.Key...)
+		key = append(key, 0)
+		key = append(key, l.Value...)
+		key = append(key, 0)
+	}
+	a.labelBuf = labels
+	a.attrsBuf = key
+	if id, ok := a.attrsByKey[string(key)]; ok {
 		return id
 	}
 	id := int32(len(a.attrs))
 	a.attrs = append(a.attrs, Attributes{Thread: rec.Thread, Device: rec.Device, OSVersion: rec.OSVersion,
-		AppVersion: rec.AppVersion, Labels: labels})
-	a.attrsByKey[key] = id
+		AppVersion: rec.AppVersion, Labels: slices.Clone(labels)})
+	a.attrsByKey[string(key)] = id
 	return id
 }

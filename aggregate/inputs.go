@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -228,10 +227,7 @@ type Loader struct {
 
 // Load reads every input under paths (WalkInputs).
 func (l *Loader) Load(ctx context.Context, paths []string) error {
-	workers := l.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := l.workers()
 	inputs := make(chan Input, workers)
 	var wg sync.WaitGroup
 	for range workers {
@@ -289,10 +285,6 @@ func (l *Loader) loadOne(ctx context.Context, in Input) {
 		l.mu.Unlock()
 	}
 }
-
-// streamBatch is how many stream records are decoded before they are
-// added under the lock.
-const streamBatch = 1024
 
 // Read reads one input from r: the stream format (gzip-compressed or
 // not) or anything package open reads (gzip-compressed too). Bad records
@@ -353,42 +345,28 @@ func (l *Loader) read(ctx context.Context, name, path string, r io.Reader) error
 	return err
 }
 
-// readStream reads the stream format, adding records in batches.
+// readStream reads the stream format, decoding on the loader's workers
+// and adding records in batches.
 func (l *Loader) readStream(ctx context.Context, name string, r io.Reader) error {
 	rd, err := NewReader(r)
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
-	batch := make([]*Record, 0, streamBatch)
-	flush := func() {
-		l.mu.Lock()
-		l.Aggregator.AddBatch(batch)
-		l.mu.Unlock()
-		batch = batch[:0]
-	}
-	for {
-		rec, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		var re *RecordError
-		if errors.As(err, &re) {
+	return rd.ReadAll(ctx, l.workers(), func(recs []*Record, bad []*RecordError) error {
+		for _, re := range bad {
 			l.fail(name, re)
-			continue
 		}
-		if err != nil {
-			flush()
-			return err
-		}
-		batch = append(batch, rec)
-		if len(batch) == streamBatch {
-			flush()
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
+		l.mu.Lock()
+		l.Aggregator.AddBatch(recs)
+		l.mu.Unlock()
+		return nil
+	})
+}
+
+func (l *Loader) workers() int {
+	if l.Workers > 0 {
+		return l.Workers
 	}
-	flush()
-	return nil
+	return runtime.GOMAXPROCS(0)
 }

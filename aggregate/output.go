@@ -21,8 +21,8 @@ const mappingSpan = 1 << 36
 // Profile returns the aggregate as a pprof profile: one mapping per image
 // with the UUID as its build ID, one location per unique address with its
 // inlined functions and lines, one sample per unique stack and set of
-// attributes, valued in records and weight and labelled with the thread,
-// device, versions and the records' own labels. The images of
+// attributes (devices apart), valued in records and weight and labelled
+// with the thread, the versions and the records' own labels. The images of
 // GroupOptions are not needed: a profile has no groups.
 func (r *Result) Profile() *profile.Profile {
 	p := &profile.Profile{
@@ -71,24 +71,54 @@ func (r *Result) Profile() *profile.Profile {
 		locs[i] = loc
 	}
 	p.Location = locs
-	for _, s := range r.Samples {
-		ps := &profile.Sample{Value: []int64{s.Count, s.Weight}}
-		for _, id := range r.Stacks[s.Stack] {
-			ps.Location = append(ps.Location, locs[id])
-		}
-		a := r.attrs[s.Attrs]
+	// Samples differing only in their device are merged: devices may be
+	// thousands, and the groups list them.
+	labelSets := map[string]int32{}
+	attrLabels := make([]int32, len(r.attrs))
+	var labelMaps []map[string][]string
+	for i, a := range r.attrs {
 		labels := map[string][]string{}
-		for _, kv := range [...][2]string{{"thread", a.Thread}, {"device", a.Device}, {"os_version", a.OSVersion}, {"app_version", a.AppVersion}} {
+		var key strings.Builder
+		for _, kv := range [...][2]string{{"thread", a.Thread}, {"os_version", a.OSVersion}, {"app_version", a.AppVersion}} {
 			if kv[1] != "" {
 				labels[kv[0]] = []string{kv[1]}
 			}
+			key.WriteString(kv[1])
+			key.WriteByte(0)
 		}
 		for _, l := range a.Labels {
 			labels[l.Key] = []string{l.Value}
+			key.WriteString(l.Key)
+			key.WriteByte(0)
+			key.WriteString(l.Value)
+			key.WriteByte(0)
 		}
-		if len(labels) > 0 {
-			ps.Label = labels
+		id, ok := labelSets[key.String()]
+		if !ok {
+			id = int32(len(labelMaps))
+			if len(labels) == 0 {
+				labels = nil
+			}
+			labelMaps = append(labelMaps, labels)
+			labelSets[key.String()] = id
 		}
+		attrLabels[i] = id
+	}
+	type sampleKey struct{ stack, labels int32 }
+	samples := map[sampleKey]*profile.Sample{}
+	for _, s := range r.Samples {
+		k := sampleKey{s.Stack, attrLabels[s.Attrs]}
+		if ps := samples[k]; ps != nil {
+			ps.Value[0] += s.Count
+			ps.Value[1] += s.Weight
+			continue
+		}
+		stack := r.Stacks[s.Stack]
+		ps := &profile.Sample{Value: []int64{s.Count, s.Weight}, Location: make([]*profile.Location, len(stack)), Label: labelMaps[k.labels]}
+		for j, id := range stack {
+			ps.Location[j] = locs[id]
+		}
+		samples[k] = ps
 		p.Sample = append(p.Sample, ps)
 	}
 	return p

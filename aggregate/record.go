@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stackimage/stackimage/uuid"
@@ -371,14 +373,23 @@ func (rd *Reader) readLine() ([]byte, error) {
 
 // decode parses one line into rec and checks it, resolving image sets.
 func (rd *Reader) decode(line []byte, rec *Record) error {
+	if err := decodeLine(line, rd.line, rec); err != nil {
+		return err
+	}
+	return rd.resolve(rec, rd.line)
+}
+
+// decodeLine parses and checks one line without the stream's state: it
+// may run on many lines at once.
+func decodeLine(line []byte, lineNo int, rec *Record) error {
 	if err := decodeFast(line, rec); err != nil {
 		*rec = Record{}
 		if err := json.Unmarshal(line, rec); err != nil {
-			return &RecordError{Line: rd.line, Field: jsonField(err), Err: jsonCause(err)}
+			return &RecordError{Line: lineNo, Field: jsonField(err), Err: jsonCause(err)}
 		}
 	}
 	fail := func(field string, format string, args ...any) error {
-		return &RecordError{Line: rd.line, Field: field, Err: fmt.Errorf(format, args...)}
+		return &RecordError{Line: lineNo, Field: field, Err: fmt.Errorf(format, args...)}
 	}
 	if len(rec.Frames) == 0 {
 		return fail("frames", "missing or empty")
@@ -397,20 +408,198 @@ func (rd *Reader) decode(line []byte, rec *Record) error {
 			return fail(fmt.Sprintf("images[%d].name", i), "missing")
 		}
 	}
+	return nil
+}
+
+// resolve defines or looks up the record's image set, in stream order.
+func (rd *Reader) resolve(rec *Record, lineNo int) error {
+	fail := func(format string, args ...any) error {
+		return &RecordError{Line: lineNo, Field: "image_set", Err: fmt.Errorf(format, args...)}
+	}
 	switch {
 	case rec.ImageSet != "" && rec.Images != nil:
 		if _, ok := rd.imageSets[rec.ImageSet]; !ok && len(rd.imageSets) >= MaxImageSets {
-			return fail("image_set", "more than %d image sets in one stream", MaxImageSets)
+			return fail("more than %d image sets in one stream", MaxImageSets)
 		}
 		rd.imageSets[rec.ImageSet] = rec.Images
 	case rec.ImageSet != "":
 		ims, ok := rd.imageSets[rec.ImageSet]
 		if !ok {
-			return fail("image_set", "%q was not defined by an earlier record", rec.ImageSet)
+			return fail("%q was not defined by an earlier record", rec.ImageSet)
 		}
 		rec.Images = ims
 	}
 	return nil
+}
+
+// batchLines is how many lines one decoding job holds.
+const batchLines = 1024
+
+// lineBatch is lines read in order, for decoding on many goroutines.
+type lineBatch struct {
+	seq       int
+	firstLine int
+	data      []byte
+	ends      []int          // ends[k] is where line k ends in data
+	errs      []*RecordError // lines that could not be read (too long), by index; nil for none
+	recs      []*Record      // decoded; nil where errs or decodeErrs say why
+	decodeErr []error
+}
+
+// ReadAll reads the whole stream, decoding on up to workers goroutines
+// (zero means one), and calls fn with the records in stream order, a
+// batch at a time, and with each bad record's *RecordError. fn runs on
+// the calling goroutine. It returns the first error of fn, of reading, or
+// of ctx.
+func (rd *Reader) ReadAll(ctx context.Context, workers int, fn func(recs []*Record, bad []*RecordError) error) error {
+	workers = max(workers, 1)
+	jobs := make(chan *lineBatch, workers)
+	done := make(chan *lineBatch, workers)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	readErr := make(chan error, 1)
+	go func() { // the reader: lines in order, in batches
+		defer close(jobs)
+		for seq := 0; ; seq++ {
+			b, err := rd.readBatch(seq)
+			if b != nil {
+				select {
+				case jobs <- b:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err != nil {
+				if err != io.EOF {
+					readErr <- err
+				}
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range jobs {
+				b.decode()
+				select {
+				case done <- b:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+	pending := map[int]*lineBatch{}
+	next := 0
+	var fnErr error
+	for b := range done {
+		if fnErr != nil {
+			continue // drain
+		}
+		pending[b.seq] = b
+		for {
+			b, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			if fnErr = rd.deliver(b, fn); fnErr != nil {
+				cancel()
+				break
+			}
+		}
+	}
+	if fnErr != nil {
+		return fnErr
+	}
+	select {
+	case err := <-readErr:
+		return err
+	default:
+	}
+	return ctx.Err()
+}
+
+// readBatch reads up to batchLines lines; io.EOF with the last of them.
+func (rd *Reader) readBatch(seq int) (*lineBatch, error) {
+	b := &lineBatch{seq: seq, firstLine: rd.line + 1}
+	for len(b.ends) < batchLines {
+		if rd.done {
+			return b, io.EOF
+		}
+		line, err := rd.readLine()
+		var re *RecordError
+		switch {
+		case errors.As(err, &re):
+			if b.errs == nil {
+				b.errs = make([]*RecordError, batchLines)
+			}
+			b.errs[len(b.ends)] = re
+			b.ends = append(b.ends, len(b.data))
+			continue
+		case err == io.EOF:
+			rd.done = true
+		case err != nil:
+			return b, err
+		}
+		b.data = append(b.data, line...)
+		b.ends = append(b.ends, len(b.data))
+	}
+	return b, nil
+}
+
+// decode decodes a batch's lines, each on its own.
+func (b *lineBatch) decode() {
+	b.recs = make([]*Record, len(b.ends))
+	b.decodeErr = make([]error, len(b.ends))
+	recs := make([]Record, len(b.ends))
+	start := 0
+	for k, end := range b.ends {
+		line := b.data[start:end]
+		start = end
+		if b.errs != nil && b.errs[k] != nil || len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := decodeLine(line, b.firstLine+k, &recs[k]); err != nil {
+			b.decodeErr[k] = err
+			continue
+		}
+		b.recs[k] = &recs[k]
+	}
+}
+
+// deliver resolves a decoded batch's image sets in order and passes it on.
+func (rd *Reader) deliver(b *lineBatch, fn func([]*Record, []*RecordError) error) error {
+	recs := make([]*Record, 0, len(b.recs))
+	var bad []*RecordError
+	for k, rec := range b.recs {
+		var err error
+		switch {
+		case b.errs != nil && b.errs[k] != nil:
+			err = b.errs[k]
+		case b.decodeErr[k] != nil:
+			err = b.decodeErr[k]
+		case rec == nil:
+			continue // a blank line
+		default:
+			err = rd.resolve(rec, b.firstLine+k)
+		}
+		if err != nil {
+			var re *RecordError
+			if !errors.As(err, &re) {
+				re = &RecordError{Line: b.firstLine + k, Err: err}
+			}
+			bad = append(bad, re)
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	return fn(recs, bad)
 }
 
 // jsonField names the field a decoding error is about, as a path.
