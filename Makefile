@@ -5,7 +5,7 @@ TAGS      ?= unicorn
 PKGS      := ./...
 SAMPLE    ?= fixtures/snapshots/chain-arm64-O1-deepest.json
 
-.PHONY: all build test vet fmt-check deps fixture-deps bench-deps bench-bins run bench fuzz accuracy fixtures cross e2e e2e-deps loadtest
+.PHONY: all build test vet fmt-check deps fixture-deps bench-deps bench-bins run bench bench-aggregate fuzz accuracy fixtures cross e2e e2e-deps loadtest
 
 all: build
 
@@ -175,3 +175,12 @@ fuzz: deps
 accuracy: deps
 	@echo "commit $$(git rev-parse --short HEAD)"
 	$(GO) run -tags unicorn ./cmd/accuracy
+
+# bench-aggregate times stackimage aggregate on 1,000,000 generated stacks
+# (as one stream file and as 10,000 .ips files) against go tool pprof
+# -proto merging the same stacks as per-device profiles
+# (docs/aggregate.md). The inputs are made once into AGG_BENCH_DIR.
+AGG_BENCH_DIR  ?= $(or $(TMPDIR),/tmp)/stackimage-bench-aggregate
+AGG_BENCH_RUNS ?= 3
+bench-aggregate: build
+	$(GO) run ./bench/aggregate -dir $(AGG_BENCH_DIR) -bin bin/stackimage -symbols fixtures/bin -runs $(AGG_BENCH_RUNS)

@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"slices"
 	"sort"
 	"strings"
@@ -23,8 +24,10 @@ type Aggregator struct {
 	imageByKey  map[imageKey]int32
 	placedCache map[*Image][]placed // by a record's image list, for image sets
 
-	stackByKey map[string]int32
-	stacks     [][]frameRef
+	seed        maphash.Seed
+	stackByHash map[uint64]int32
+	stackByKey  map[string]int32 // stacks whose hash collides with another's
+	stacks      [][]frameRef
 
 	attrsByKey map[string]int32
 	attrs      []Attributes
@@ -94,6 +97,8 @@ func New() *Aggregator {
 	return &Aggregator{
 		imageByKey:  map[imageKey]int32{},
 		placedCache: map[*Image][]placed{},
+		seed:        maphash.MakeSeed(),
+		stackByHash: map[uint64]int32{},
 		stackByKey:  map[string]int32{},
 		attrsByKey:  map[string]int32{},
 		sampleByKey: map[sampleKey]int32{},
@@ -147,12 +152,7 @@ func (a *Aggregator) addPlaced(imgs []placed, rec *Record) {
 		key = binary.LittleEndian.AppendUint64(key, ref.offset)
 	}
 	a.refBuf, a.keyBuf = refs, key
-	stack, ok := a.stackByKey[string(key)]
-	if !ok {
-		stack = int32(len(a.stacks))
-		a.stacks = append(a.stacks, slices.Clone(refs))
-		a.stackByKey[string(key)] = stack
-	}
+	stack := a.stackID(key, refs)
 	attrs := a.attrsID(rec)
 	sk := sampleKey{stack, attrs}
 	id, ok := a.sampleByKey[sk]
@@ -177,6 +177,31 @@ func (a *Aggregator) addPlaced(imgs []placed, rec *Record) {
 		}
 		s.hasFirst = true
 	}
+}
+
+// stackID interns a stack. Stacks are found by a 64-bit hash of their
+// key and confirmed against the stored frames: a map of long string keys
+// cost twice as much, hashing and comparing the keys at every record.
+// Stacks whose hash another stack has are kept by their whole key.
+func (a *Aggregator) stackID(key []byte, refs []frameRef) int32 {
+	h := maphash.Bytes(a.seed, key)
+	id, ok := a.stackByHash[h]
+	if ok && slices.Equal(a.stacks[id], refs) {
+		return id
+	}
+	if ok {
+		if id, ok := a.stackByKey[string(key)]; ok {
+			return id
+		}
+	}
+	id = int32(len(a.stacks))
+	a.stacks = append(a.stacks, slices.Clone(refs))
+	if ok {
+		a.stackByKey[string(key)] = id // a hash collision: rare
+	} else {
+		a.stackByHash[h] = id
+	}
+	return id
 }
 
 // place returns a record's images sorted by load address, each reaching

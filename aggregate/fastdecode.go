@@ -67,7 +67,7 @@ func decodeFast(line []byte, rec *Record) error {
 		case "images":
 			err = d.viaJSON(&rec.Images)
 		case "labels":
-			err = d.viaJSON(&rec.Labels)
+			err = d.labels(rec)
 		default:
 			// encoding/json matches field names without regard to case.
 			for _, k := range recordKeys {
@@ -212,6 +212,46 @@ func (d *scanner) weight(rec *Record) error {
 	}
 	rec.Weight = v
 	return nil
+}
+
+// labels reads an object of plain strings; anything else goes to
+// encoding/json.
+func (d *scanner) labels(rec *Record) error {
+	start := d.i
+	if !d.eat('{') {
+		return d.viaJSON(&rec.Labels)
+	}
+	m := map[string]string{}
+	d.space()
+	if d.eat('}') {
+		rec.Labels = m
+		return nil
+	}
+	for {
+		d.space()
+		k, ok := d.plainString()
+		d.space()
+		if !ok || !d.eat(':') {
+			break
+		}
+		d.space()
+		v, ok := d.plainString()
+		if !ok || len(m) == MaxLabels {
+			break
+		}
+		m[k] = v
+		d.space()
+		if d.eat(',') {
+			continue
+		}
+		if d.eat('}') {
+			rec.Labels = m
+			return nil
+		}
+		break
+	}
+	d.i = start
+	return d.viaJSON(&rec.Labels)
 }
 
 // viaJSON decodes the value at the cursor with encoding/json.

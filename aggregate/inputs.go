@@ -103,8 +103,15 @@ func walkFile(path string, info fs.FileInfo, fn func(Input) error, onError func(
 			if f.FileInfo().IsDir() || !f.Mode().IsRegular() {
 				continue
 			}
-			in := Input{Name: path + ":" + f.Name, Size: int64(f.UncompressedSize64), Open: f.Open}
-			if err := fn(in); err != nil {
+			// Read whole here, as a tar member is: the archive is closed
+			// when the walk moves on, and the reading may come later.
+			name := path + ":" + f.Name
+			data, err := readMember(f)
+			if err != nil {
+				onError(name, err)
+				continue
+			}
+			if err := fn(memoryInput(name, data)); err != nil {
 				return err
 			}
 		}
@@ -152,6 +159,32 @@ func isTarHeader(head []byte) bool {
 	return len(head) >= 263 && bytes.Equal(head[257:262], []byte("ustar"))
 }
 
+// readMember reads a zip member whole, at most MaxInputBytes.
+func readMember(f *zip.File) ([]byte, error) {
+	if f.UncompressedSize64 > MaxInputBytes {
+		return nil, fmt.Errorf("larger than %d bytes", int64(MaxInputBytes))
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, MaxInputBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxInputBytes {
+		return nil, fmt.Errorf("larger than %d bytes", int64(MaxInputBytes))
+	}
+	return data, nil
+}
+
+func memoryInput(name string, data []byte) Input {
+	return Input{Name: name, Size: int64(len(data)), Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}}
+}
+
 // walkTar passes each regular member of a tar archive on, read whole
 // (a tar is read in order, so a member cannot be reopened later).
 func walkTar(path string, compressed bool, fn func(Input) error, onError func(string, error)) error {
@@ -193,10 +226,7 @@ func walkTar(path string, compressed bool, fn func(Input) error, onError func(st
 			onError(name, err)
 			return nil
 		}
-		in := Input{Name: name, Size: int64(len(data)), Open: func() (io.ReadCloser, error) {
-			return io.NopCloser(bytes.NewReader(data)), nil
-		}}
-		if err := fn(in); err != nil {
+		if err := fn(memoryInput(name, data)); err != nil {
 			return err
 		}
 	}

@@ -210,3 +210,5 @@ func FuzzDecodeFast(f *testing.F) {
 		}
 	})
 }
+
+func newGzip(w io.Writer) *gzip.Writer { return gzip.NewWriter(w) }

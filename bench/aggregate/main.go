@@ -107,7 +107,8 @@ func run(c config) error {
 		args := append([]string{"tool", "pprof", "-proto", "-symbolize=none", "-output", filepath.Join(c.dir, "merged.pb.gz")}, files...)
 		peer := measure(c.runs, goBin, args...)
 		report(fmt.Sprintf("go tool pprof -proto, merging %d per-device profiles", len(files)), peer, float64(c.stacks), "stacks/s")
-		fmt.Printf("ratio (stream → pprof) / (go tool pprof -proto merge): %.2f× its time (median)\n", median(ours.wall)/median(peer.wall))
+		fmt.Printf("ratio (stream → pprof) / (go tool pprof -proto merge): %.2f× its wall time, %.2f× its CPU time (medians)\n",
+			median(ours.wall)/median(peer.wall), median(ours.cpu)/median(peer.cpu))
 	}
 	return nil
 }
@@ -366,6 +367,7 @@ func pickImages(dir string, n int) ([]benchImage, error) {
 // result is the runs of one program.
 type result struct {
 	wall []float64 // seconds
+	cpu  []float64 // user + system seconds: less shaken than wall by other load on the machine
 	rss  []float64 // peak resident MB
 }
 
@@ -382,14 +384,16 @@ func measure(runs int, name string, args ...string) result {
 		}
 		r.wall = append(r.wall, time.Since(start).Seconds())
 		r.rss = append(r.rss, peakRSSMB(cmd.ProcessState))
+		r.cpu = append(r.cpu, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds())
 	}
 	return r
 }
 
 func report(what string, r result, n float64, unit string) {
 	m := median(r.wall)
-	fmt.Printf("%-60s wall median %.2fs (%.2f–%.2f), %.0f %s; peak RSS median %.0f MB (%.0f–%.0f)\n",
-		what, m, slices.Min(r.wall), slices.Max(r.wall), n/m, unit, median(r.rss), slices.Min(r.rss), slices.Max(r.rss))
+	fmt.Printf("%s\n  wall median %.2fs (%.2f–%.2f), %.0f %s; CPU median %.2fs (%.2f–%.2f); peak RSS median %.0f MB (%.0f–%.0f)\n",
+		what, m, slices.Min(r.wall), slices.Max(r.wall), n/m, unit, median(r.cpu), slices.Min(r.cpu), slices.Max(r.cpu),
+		median(r.rss), slices.Min(r.rss), slices.Max(r.rss))
 }
 
 func median(xs []float64) float64 {
