@@ -148,12 +148,26 @@ func (a *Aggregator) addPlaced(imgs []placed, rec *Record) {
 			ref = frameRef{image: imgs[k].image, offset: addr - imgs[k].start}
 		}
 		refs = append(refs, ref)
-		key = binary.LittleEndian.AppendUint32(key, uint32(ref.image))
-		key = binary.LittleEndian.AppendUint64(key, ref.offset)
+		key = appendRefKey(key, ref)
 	}
 	a.refBuf, a.keyBuf = refs, key
 	stack := a.stackID(key, refs)
-	attrs := a.attrsID(rec)
+	w := rec.Weight
+	if w <= 0 {
+		w = 1
+	}
+	a.addSample(stack, a.attrsID(rec), 1, w, rec.Timestamp, rec.Timestamp)
+}
+
+// appendRefKey appends a frame to a stack's key.
+func appendRefKey(key []byte, ref frameRef) []byte {
+	key = binary.LittleEndian.AppendUint32(key, uint32(ref.image))
+	return binary.LittleEndian.AppendUint64(key, ref.offset)
+}
+
+// addSample counts records of one stack and attribute set, seen between
+// first and last (zero when unknown).
+func (a *Aggregator) addSample(stack, attrs int32, count, weight int64, first, last time.Time) {
 	sk := sampleKey{stack, attrs}
 	id, ok := a.sampleByKey[sk]
 	if !ok {
@@ -162,21 +176,18 @@ func (a *Aggregator) addPlaced(imgs []placed, rec *Record) {
 		a.sampleByKey[sk] = id
 	}
 	s := &a.samples[id]
-	s.count++
-	w := rec.Weight
-	if w <= 0 {
-		w = 1
+	s.count += count
+	s.weight += weight
+	if first.IsZero() {
+		return
 	}
-	s.weight += w
-	if !rec.Timestamp.IsZero() {
-		if !s.hasFirst || rec.Timestamp.Before(s.first) {
-			s.first = rec.Timestamp
-		}
-		if !s.hasFirst || rec.Timestamp.After(s.last) {
-			s.last = rec.Timestamp
-		}
-		s.hasFirst = true
+	if !s.hasFirst || first.Before(s.first) {
+		s.first = first
 	}
+	if !s.hasFirst || last.After(s.last) {
+		s.last = last
+	}
+	s.hasFirst = true
 }
 
 // stackID interns a stack. Stacks are found by a 64-bit hash of their

@@ -1,0 +1,73 @@
+package aggregate
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// A chunk written and read back merges to the same groups as the
+// records themselves; two chunks add up; a filter keeps only its samples.
+func TestChunkRoundTripAndMerge(t *testing.T) {
+	id := fixtureUUID(t, "../fixtures/bin/chain-arm64-O1")
+	direct := New()
+	for i, api := range []string{"UserDefaults", "UserDefaults", "UIDevice.name"} {
+		rec := chainRecord(id, 0x100000000+uint64(i)<<24)
+		rec.Labels = map[string]string{"api": api}
+		rec.AppVersion = "2." + string(rune('0'+i))
+		rec.Timestamp = time.Date(2026, 11, 26, i, 0, 0, 0, time.UTC)
+		direct.Add(rec)
+	}
+	var buf bytes.Buffer
+	if err := EncodeChunk(&buf, direct.Chunk()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := DecodeChunk(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.First.Equal(time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)) || !c.Last.Equal(time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC)) {
+		t.Errorf("chunk spans %v–%v", c.First, c.Last)
+	}
+	syms := fixtureSymbols(t)
+	groupsOf := func(a *Aggregator) []*Group {
+		res, err := a.Symbolicate(context.Background(), syms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Groups(GroupOptions{})
+	}
+	merged := New()
+	if err := merged.Merge(c, nil); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(groupsOf(direct), groupsOf(merged)); diff != "" {
+		t.Errorf("merged chunk groups differ (-direct +merged):\n%s", diff)
+	}
+	if err := merged.Merge(c, nil); err != nil {
+		t.Fatal(err)
+	}
+	if g := groupsOf(merged); len(g) != 1 || g[0].Count != 6 || merged.Records() != 6 {
+		t.Errorf("two chunks: %d records, groups %+v; want 6 in one group", merged.Records(), g)
+	}
+	filtered := New()
+	filtered.Merge(c, func(a *Attributes, s *ChunkSample) bool {
+		return len(a.Labels) == 1 && a.Labels[0].Value == "UIDevice.name"
+	})
+	if filtered.Records() != 1 {
+		t.Errorf("filtered merge kept %d records, want 1", filtered.Records())
+	}
+
+	bad := *c
+	bad.Samples = append([]ChunkSample(nil), c.Samples...)
+	bad.Samples[0].Stack = 99
+	if err := New().Merge(&bad, nil); err == nil {
+		t.Errorf("a chunk with a sample of stack 99 merged")
+	}
+	if _, err := DecodeChunk(bytes.NewReader(buf.Bytes()[:buf.Len()/2])); err == nil {
+		t.Errorf("half a chunk decoded")
+	}
+}
