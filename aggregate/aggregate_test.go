@@ -2,6 +2,8 @@ package aggregate
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -208,5 +211,44 @@ func TestNoSymbolsNamesNoAddresses(t *testing.T) {
 	g := res.Groups(GroupOptions{Frames: -1})
 	if len(g) != 1 || !slices.Equal(g[0].Fingerprint, []string{"App!???"}) || g[0].Count != 2 {
 		t.Errorf("groups = %+v, want one, fingerprint [App!???], count 2", g)
+	}
+}
+
+// Symbols from an index file (package symindex, what the service serves)
+// name inlined functions and lines as the dSYM does.
+func TestSymbolicateFromIndexFile(t *testing.T) {
+	id := fixtureUUID(t, "../fixtures/bin/chain-arm64-O1")
+	direct := fixtureSymbols(t)
+	e, err := direct.syms.LookupContext(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "chain"+symindex.Extension)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.WriteIndex(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	e.Release()
+	indexed := symbolize.NewSymbols()
+	defer indexed.Close()
+	if err := indexed.AddFile(path); err != nil {
+		t.Fatal(err)
+	}
+	agg := New()
+	agg.Add(chainRecord(id, 0x100000000))
+	want, err := agg.Symbolicate(context.Background(), direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := agg.Symbolicate(context.Background(), indexed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.Groups(GroupOptions{Frames: -1})[0].Representative, got.Groups(GroupOptions{Frames: -1})[0].Representative); diff != "" {
+		t.Errorf("from the index file (-dSYM +index):\n%s", diff)
 	}
 }

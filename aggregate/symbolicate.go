@@ -200,7 +200,7 @@ func resolveImage(e *symbolize.Entry, locs []Location, ids []int32) {
 	syms := make([]symtab.Symbol, len(ids))
 	found := make([]bool, len(ids))
 	e.SymbolBatch(addrs, syms, found)
-	hasDWARF := len(e.Debug()) > 0
+	hasDWARF := e.HasDebugInfo()
 	demangled := map[string]string{}
 	for k, id := range ids {
 		outer := Line{}
