@@ -13,12 +13,25 @@ import (
 // Chunk is an aggregator's counts as data, to keep apart from the process
 // (a service keeps one per upload in its object store) and merge later:
 // images, unique stacks, attribute sets and samples, nothing symbolicated.
+// Stacks and samples are kept as flat arrays of numbers, which gob reads
+// some ten times as fast as slices of structs.
 type Chunk struct {
-	Images  []ChunkImage
-	Stacks  [][]ChunkFrame
-	Attrs   []Attributes
-	Samples []ChunkSample
-	Records int64
+	Images []ChunkImage
+	// StackLens[i] is the number of frames of stack i; its frames are the
+	// next StackLens[i] entries of FrameImages and FrameOffsets, stacks in
+	// order. A frame is an offset in Images[FrameImages[k]], or an
+	// absolute address when that is -1.
+	StackLens    []uint32
+	FrameImages  []int32
+	FrameOffsets []uint64
+	Attrs        []Attributes
+	// Sample k is stack SampleStacks[k] with attributes SampleAttrs[k],
+	// seen SampleCounts[k] times, weighing SampleWeights[k], between the
+	// Unix nanoseconds SampleFirst[k] and SampleLast[k] (0 for none).
+	SampleStacks, SampleAttrs   []int32
+	SampleCounts, SampleWeights []int64
+	SampleFirst, SampleLast     []int64
+	Records                     int64
 	// First and Last bound the samples' timestamps; zero when none had
 	// one.
 	First, Last time.Time
@@ -31,16 +44,8 @@ type ChunkImage struct {
 	Main       bool
 }
 
-// ChunkFrame is a frame of a chunk's stack: an offset in Images[Image],
-// or an absolute address when Image is -1.
-type ChunkFrame struct {
-	Image  int32
-	Offset uint64
-}
-
-// ChunkSample is one unique stack with one set of attributes.
+// ChunkSample is one sample of a chunk, as a filter sees it.
 type ChunkSample struct {
-	Stack, Attrs  int32
 	Count, Weight int64
 	First, Last   time.Time // zero when the records had no timestamp
 }
@@ -53,19 +58,22 @@ func (a *Aggregator) Chunk() *Chunk {
 	for _, im := range a.images {
 		c.Images = append(c.Images, ChunkImage{UUID: im.UUID, Name: im.Name, Path: im.Path, Main: im.Main})
 	}
-	c.Stacks = make([][]ChunkFrame, len(a.stacks))
+	c.StackLens = make([]uint32, len(a.stacks))
 	for i, st := range a.stacks {
-		frames := make([]ChunkFrame, len(st))
-		for k, f := range st {
-			frames[k] = ChunkFrame{Image: f.image, Offset: f.offset}
+		c.StackLens[i] = uint32(len(st))
+		for _, f := range st {
+			c.FrameImages = append(c.FrameImages, f.image)
+			c.FrameOffsets = append(c.FrameOffsets, f.offset)
 		}
-		c.Stacks[i] = frames
 	}
-	c.Samples = make([]ChunkSample, len(a.samples))
+	n := len(a.samples)
+	c.SampleStacks, c.SampleAttrs = make([]int32, n), make([]int32, n)
+	c.SampleCounts, c.SampleWeights = make([]int64, n), make([]int64, n)
+	c.SampleFirst, c.SampleLast = make([]int64, n), make([]int64, n)
 	for i, s := range a.samples {
-		c.Samples[i] = ChunkSample{Stack: s.stack, Attrs: s.attrs, Count: s.count, Weight: s.weight}
+		c.SampleStacks[i], c.SampleAttrs[i], c.SampleCounts[i], c.SampleWeights[i] = s.stack, s.attrs, s.count, s.weight
 		if s.hasFirst {
-			c.Samples[i].First, c.Samples[i].Last = s.first, s.last
+			c.SampleFirst[i], c.SampleLast[i] = s.first.UnixNano(), s.last.UnixNano()
 			if c.First.IsZero() || s.first.Before(c.First) {
 				c.First = s.first
 			}
@@ -80,11 +88,19 @@ func (a *Aggregator) Chunk() *Chunk {
 // Filter keeps a chunk's sample when it returns true; nil keeps all.
 type Filter func(attrs *Attributes, s *ChunkSample) bool
 
+func unixNanoOrZero(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
 // Merge adds a chunk's samples that keep passes to the aggregator. A
 // chunk that does not hold together (an index out of range) is an error,
 // and nothing of it is added.
 func (a *Aggregator) Merge(c *Chunk, keep Filter) error {
-	if err := c.check(); err != nil {
+	starts, err := c.check()
+	if err != nil {
 		return err
 	}
 	imageIDs := make([]int32, len(c.Images))
@@ -105,7 +121,7 @@ func (a *Aggregator) Merge(c *Chunk, keep Filter) error {
 		}
 		imageIDs[i] = id
 	}
-	stackIDs := make([]int32, len(c.Stacks))
+	stackIDs := make([]int32, len(c.StackLens))
 	for i := range stackIDs {
 		stackIDs[i] = -1
 	}
@@ -113,57 +129,75 @@ func (a *Aggregator) Merge(c *Chunk, keep Filter) error {
 	for i := range attrIDs {
 		attrIDs[i] = -1
 	}
-	for i := range c.Samples {
-		s := &c.Samples[i]
-		if keep != nil && !keep(&c.Attrs[s.Attrs], s) {
+	for k := range c.SampleStacks {
+		st, at := c.SampleStacks[k], c.SampleAttrs[k]
+		cs := ChunkSample{Count: c.SampleCounts[k], Weight: c.SampleWeights[k],
+			First: unixNanoOrZero(c.SampleFirst[k]), Last: unixNanoOrZero(c.SampleLast[k])}
+		if keep != nil && !keep(&c.Attrs[at], &cs) {
 			continue
 		}
-		if stackIDs[s.Stack] < 0 {
+		if stackIDs[st] < 0 {
 			refs := a.refBuf[:0]
 			key := a.keyBuf[:0]
-			for _, f := range c.Stacks[s.Stack] {
-				ref := frameRef{image: -1, offset: f.Offset}
-				if f.Image >= 0 {
-					ref.image = imageIDs[f.Image]
+			from := starts[st]
+			for j := from; j < from+int(c.StackLens[st]); j++ {
+				ref := frameRef{image: -1, offset: c.FrameOffsets[j]}
+				if im := c.FrameImages[j]; im >= 0 {
+					ref.image = imageIDs[im]
 				}
 				refs = append(refs, ref)
 				key = appendRefKey(key, ref)
 			}
 			a.refBuf, a.keyBuf = refs, key
-			stackIDs[s.Stack] = a.stackID(key, refs)
+			stackIDs[st] = a.stackID(key, refs)
 		}
-		if attrIDs[s.Attrs] < 0 {
-			at := c.Attrs[s.Attrs]
-			rec := Record{Thread: at.Thread, Device: at.Device, OSVersion: at.OSVersion, AppVersion: at.AppVersion}
-			if len(at.Labels) > 0 {
-				rec.Labels = make(map[string]string, len(at.Labels))
-				for _, l := range at.Labels {
+		if attrIDs[at] < 0 {
+			attrs := c.Attrs[at]
+			rec := Record{Thread: attrs.Thread, Device: attrs.Device, OSVersion: attrs.OSVersion, AppVersion: attrs.AppVersion}
+			if len(attrs.Labels) > 0 {
+				rec.Labels = make(map[string]string, len(attrs.Labels))
+				for _, l := range attrs.Labels {
 					rec.Labels[l.Key] = l.Value
 				}
 			}
-			attrIDs[s.Attrs] = a.attrsID(&rec)
+			attrIDs[at] = a.attrsID(&rec)
 		}
-		a.addSample(stackIDs[s.Stack], attrIDs[s.Attrs], s.Count, s.Weight, s.First, s.Last)
-		a.records += s.Count
+		a.addSample(stackIDs[st], attrIDs[at], cs.Count, cs.Weight, cs.First, cs.Last)
+		a.records += cs.Count
 	}
 	return nil
 }
 
-// check verifies every index of the chunk is in range.
-func (c *Chunk) check() error {
-	for i, st := range c.Stacks {
-		for _, f := range st {
-			if f.Image < -1 || int(f.Image) >= len(c.Images) {
-				return fmt.Errorf("aggregate: chunk stack %d: image %d of %d", i, f.Image, len(c.Images))
-			}
+// check verifies every index and length of the chunk is in range, and
+// returns where each stack's frames start.
+func (c *Chunk) check() ([]int, error) {
+	if len(c.FrameImages) != len(c.FrameOffsets) {
+		return nil, fmt.Errorf("aggregate: chunk: %d frame images, %d offsets", len(c.FrameImages), len(c.FrameOffsets))
+	}
+	n := len(c.SampleStacks)
+	if len(c.SampleAttrs) != n || len(c.SampleCounts) != n || len(c.SampleWeights) != n || len(c.SampleFirst) != n || len(c.SampleLast) != n {
+		return nil, fmt.Errorf("aggregate: chunk: sample arrays of different lengths")
+	}
+	starts := make([]int, len(c.StackLens))
+	at := 0
+	for i, l := range c.StackLens {
+		starts[i] = at
+		if uint64(l) > uint64(len(c.FrameImages)-at) {
+			return nil, fmt.Errorf("aggregate: chunk stack %d: %d frames past the %d there are", i, l, len(c.FrameImages))
+		}
+		at += int(l)
+	}
+	for k, im := range c.FrameImages {
+		if im < -1 || int(im) >= len(c.Images) {
+			return nil, fmt.Errorf("aggregate: chunk frame %d: image %d of %d", k, im, len(c.Images))
 		}
 	}
-	for i, s := range c.Samples {
-		if s.Stack < 0 || int(s.Stack) >= len(c.Stacks) || s.Attrs < 0 || int(s.Attrs) >= len(c.Attrs) {
-			return fmt.Errorf("aggregate: chunk sample %d: stack %d of %d, attributes %d of %d", i, s.Stack, len(c.Stacks), s.Attrs, len(c.Attrs))
+	for k := range n {
+		if st, at := c.SampleStacks[k], c.SampleAttrs[k]; st < 0 || int(st) >= len(c.StackLens) || at < 0 || int(at) >= len(c.Attrs) {
+			return nil, fmt.Errorf("aggregate: chunk sample %d: stack %d of %d, attributes %d of %d", k, st, len(c.StackLens), at, len(c.Attrs))
 		}
 	}
-	return nil
+	return starts, nil
 }
 
 // MaxChunkBytes bounds what DecodeChunk reads, decompressed.
@@ -193,5 +227,8 @@ func DecodeChunk(r io.Reader) (*Chunk, error) {
 	if err := gob.NewDecoder(io.LimitReader(zr, MaxChunkBytes)).Decode(c); err != nil {
 		return nil, fmt.Errorf("aggregate: chunk: %w", err)
 	}
-	return c, c.check()
+	if _, err := c.check(); err != nil {
+		return nil, err
+	}
+	return c, nil
 }

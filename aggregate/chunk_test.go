@@ -54,7 +54,7 @@ func TestChunkRoundTripAndMerge(t *testing.T) {
 		t.Errorf("two chunks: %d records, groups %+v; want 6 in one group", merged.Records(), g)
 	}
 	filtered := New()
-	filtered.Merge(c, func(a *Attributes, s *ChunkSample) bool {
+	filtered.Merge(c, func(a *Attributes, _ *ChunkSample) bool {
 		return len(a.Labels) == 1 && a.Labels[0].Value == "UIDevice.name"
 	})
 	if filtered.Records() != 1 {
@@ -62,10 +62,16 @@ func TestChunkRoundTripAndMerge(t *testing.T) {
 	}
 
 	bad := *c
-	bad.Samples = append([]ChunkSample(nil), c.Samples...)
-	bad.Samples[0].Stack = 99
+	bad.SampleStacks = append([]int32(nil), c.SampleStacks...)
+	bad.SampleStacks[0] = 99
 	if err := New().Merge(&bad, nil); err == nil {
 		t.Errorf("a chunk with a sample of stack 99 merged")
+	}
+	long := *c
+	long.StackLens = append([]uint32(nil), c.StackLens...)
+	long.StackLens[0] = 1 << 31
+	if err := New().Merge(&long, nil); err == nil {
+		t.Errorf("a chunk whose stack runs past its frames merged")
 	}
 	if _, err := DecodeChunk(bytes.NewReader(buf.Bytes()[:buf.Len()/2])); err == nil {
 		t.Errorf("half a chunk decoded")

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -227,25 +228,71 @@ func (s *Server) loadAggregate(ctx context.Context, aq *aggregateQuery) (*aggreg
 	if err != nil {
 		return nil, err
 	}
-	agg := aggregate.New()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the decoders when a chunk fails
+	var wanted []string
 	for _, key := range keys {
-		if !strings.HasSuffix(key, ".chunk") || !aq.mayHold(key) {
-			continue
-		}
-		rc, _, err := s.store.store.get(ctx, key)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
-		}
-		c, err := aggregate.DecodeChunk(rc)
-		rc.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
-		}
-		if err := agg.Merge(c, aq.keep); err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
+		if strings.HasSuffix(key, ".chunk") && aq.mayHold(key) {
+			wanted = append(wanted, key)
 		}
 	}
+	// Chunks are read and decoded on every core, and merged in key
+	// order, so that the answer does not depend on which decode ends
+	// first.
+	type decoded struct {
+		chunk *aggregate.Chunk
+		err   error
+		done  chan struct{}
+	}
+	results := make([]decoded, len(wanted))
+	for i := range results {
+		results[i].done = make(chan struct{})
+	}
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := range wanted {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for range runtime.GOMAXPROCS(0) {
+		go func() {
+			for i := range next {
+				results[i].chunk, results[i].err = s.readChunk(ctx, wanted[i])
+				close(results[i].done)
+			}
+		}()
+	}
+	agg := aggregate.New()
+	for i, key := range wanted {
+		select {
+		case <-results[i].done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if results[i].err != nil {
+			return nil, fmt.Errorf("%s: %w", key, results[i].err)
+		}
+		if err := agg.Merge(results[i].chunk, aq.keep); err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		results[i].chunk = nil
+	}
 	return agg.Symbolicate(ctx, cacheLookup{s})
+}
+
+// readChunk reads one chunk from the store.
+func (s *Server) readChunk(ctx context.Context, key string) (*aggregate.Chunk, error) {
+	rc, _, err := s.store.store.get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return aggregate.DecodeChunk(rc)
 }
 
 // cacheLookup finds symbols through the server's index cache and sources.
@@ -315,7 +362,7 @@ func (s *Server) handleAggregate(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Disposition", `attachment; filename="stacks.pb.gz"`)
-		res.Profile().Write(w)
+		res.WriteProfile(w)
 	}
 }
 

@@ -132,7 +132,7 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 	bw := bufio.NewWriterSize(out, 256<<10)
 	switch *format {
 	case "pprof":
-		err = res.Profile().Write(bw)
+		err = res.WriteProfile(bw)
 	case "folded":
 		err = res.WriteFolded(bw)
 	case "speedscope":
