@@ -37,6 +37,9 @@ type Aggregator struct {
 	sampleByKey map[sampleKey]int32
 	samples     []sample
 
+	// reporterNames are the names reports gave their frames' addresses.
+	reporterNames map[frameRef]string
+
 	records int64
 	keyBuf  []byte
 	refBuf  []frameRef
@@ -151,6 +154,16 @@ func (a *Aggregator) addPlaced(imgs []placed, rec *Record) {
 		key = appendRefKey(key, ref)
 	}
 	a.refBuf, a.keyBuf = refs, key
+	for k, name := range rec.names {
+		if name != "" && name != "???" && k < len(refs) && len(a.reporterNames) < maxReporterNames {
+			if a.reporterNames == nil {
+				a.reporterNames = map[frameRef]string{}
+			}
+			if _, ok := a.reporterNames[refs[k]]; !ok {
+				a.reporterNames[refs[k]] = name
+			}
+		}
+	}
 	stack := a.stackID(key, refs)
 	w := rec.Weight
 	if w <= 0 {
@@ -158,6 +171,9 @@ func (a *Aggregator) addPlaced(imgs []placed, rec *Record) {
 	}
 	a.addSample(stack, a.attrsID(rec), 1, w, rec.Timestamp, rec.Timestamp)
 }
+
+// maxReporterNames bounds the reporters' names kept.
+const maxReporterNames = 1 << 20
 
 // appendRefKey appends a frame to a stack's key.
 func appendRefKey(key []byte, ref frameRef) []byte {

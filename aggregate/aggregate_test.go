@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -250,5 +251,63 @@ func TestSymbolicateFromIndexFile(t *testing.T) {
 	}
 	if diff := cmp.Diff(want.Groups(GroupOptions{Frames: -1})[0].Representative, got.Groups(GroupOptions{Frames: -1})[0].Representative); diff != "" {
 		t.Errorf("from the index file (-dSYM +index):\n%s", diff)
+	}
+}
+
+// A sample's call graph becomes one record per node on top of the stack
+// in some samples, weighted by those samples.
+func TestSampleCallGraphWeights(t *testing.T) {
+	data, err := os.ReadFile("../hangreport/testdata/branches-sample.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &Loader{Aggregator: New()}
+	if err := l.Read(context.Background(), "sample", bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Aggregator.Symbolicate(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var folded bytes.Buffer
+	res.WriteFolded(&folded)
+	// Root first, named as the report names them where no symbol file
+	// does (there is none here); "???" frames the report could not name
+	// either are named by their image.
+	want := "start;Demo!???;Demo!???;__psynch_mutexwait 60\n" +
+		"start;Demo!???;helper;Demo!??? 40\n" +
+		"thread_start;??? 100\n"
+	if got := folded.String(); got != want {
+		t.Errorf("folded:\n%s\nwant:\n%s", got, want)
+	}
+	if res.Records != 3 {
+		t.Errorf("%d records, want 3 (one per node on top of a stack)", res.Records)
+	}
+	g := res.Groups(GroupOptions{})
+	if len(g) == 0 || g[0].Weight != 100 {
+		t.Errorf("groups %+v", g)
+	}
+}
+
+// An .ips report's own names name the frames no symbol file names.
+func TestReportNamesWithoutSymbols(t *testing.T) {
+	data, err := os.ReadFile("../crashreport/testdata/arm64.ips")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &Loader{Aggregator: New()}
+	if err := l.Read(context.Background(), "ips", bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Aggregator.Symbolicate(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var folded bytes.Buffer
+	res.WriteFolded(&folded)
+	for _, name := range []string{"mach_msg2_trap 1", "crash"} {
+		if !strings.Contains(folded.String(), name) {
+			t.Errorf("folded lacks %q:\n%s", name, folded.String())
+		}
 	}
 }

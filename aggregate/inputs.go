@@ -361,6 +361,13 @@ func (l *Loader) read(ctx context.Context, name, path string, r io.Reader) error
 		return err
 	}
 	defer opened.Close()
+	if opened.Hang != nil {
+		recs := HangRecords(opened.Hang, l.Labels)
+		l.mu.Lock()
+		l.Aggregator.AddBatch(recs)
+		l.mu.Unlock()
+		return err
+	}
 	var all []*Record
 	for _, d := range opened.Dumps {
 		recs, derr := DumpRecords(ctx, l.Symbolizer, d, l.Labels)

@@ -62,6 +62,11 @@ type Record struct {
 	// Weight is what the stack counts for in profiles (samples, a
 	// duration); zero or absent means 1.
 	Weight int64 `json:"weight,omitempty"`
+
+	// names are the reporter's own function names, by frame ("" for
+	// none), for a record made from a report: used where no symbol file
+	// names the address.
+	names []string
 }
 
 // Image is one loaded image of a record.

@@ -101,11 +101,13 @@ func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Resul
 	// Unique lookup offsets per image; frame 0 is looked up at its PC,
 	// callers at their return address minus one, inside the call.
 	locByKey := map[frameRef]int32{}
+	reporterName := map[int32]string{} // by location, for addresses no symbol file names
 	perImage := make([][]int32, len(a.images))
 	res.Stacks = make([][]int32, len(a.stacks))
 	for si, frames := range a.stacks {
 		locs := make([]int32, len(frames))
 		for k, f := range frames {
+			name := a.reporterNames[f]
 			if k > 0 && f.offset > 0 {
 				f.offset--
 			}
@@ -119,6 +121,9 @@ func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Resul
 				}
 			}
 			locs[k] = id
+			if name != "" {
+				reporterName[id] = name
+			}
 		}
 		res.Stacks[si] = locs
 	}
@@ -150,8 +155,12 @@ func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Resul
 		_ = e.Release()
 	}
 	for i := range res.Locations {
-		if res.Locations[i].Lines == nil {
-			res.Locations[i].Lines = []Line{{}}
+		l := &res.Locations[i]
+		if l.Lines == nil {
+			l.Lines = []Line{{}}
+		}
+		if len(l.Lines) == 1 && l.Lines[0].Function == "" {
+			l.Lines[0].Function = reporterName[int32(i)] // the report's own name, if it gave one
 		}
 	}
 	res.Samples = make([]Sample, len(a.samples))
