@@ -16,6 +16,7 @@ import (
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symindex"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -38,12 +39,12 @@ func fixtureUUID(t testing.TB, path string) uuid.UUID {
 
 // countingLookup counts the symbol lookups per UUID.
 type countingLookup struct {
-	syms *symbolize.Symbols
+	syms *symstore.Symbols
 	mu   sync.Mutex
 	n    map[uuid.UUID]int
 }
 
-func (c *countingLookup) LookupContext(ctx context.Context, id uuid.UUID) (*symbolize.Entry, error) {
+func (c *countingLookup) LookupContext(ctx context.Context, id uuid.UUID) (*symstore.Entry, error) {
 	c.mu.Lock()
 	c.n[id]++
 	c.mu.Unlock()
@@ -52,7 +53,7 @@ func (c *countingLookup) LookupContext(ctx context.Context, id uuid.UUID) (*symb
 
 func fixtureSymbols(t testing.TB) *countingLookup {
 	t.Helper()
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	t.Cleanup(func() { syms.Close() })
 	if err := syms.AddDir("../fixtures/bin"); err != nil {
 		t.Fatal(err)
@@ -165,7 +166,7 @@ func TestFingerprintDefaultsAndFallback(t *testing.T) {
 // together: the fingerprint names functions, never addresses. The dumps
 // come through the library's door and are walked.
 func TestNewBuildGroupsWithOld(t *testing.T) {
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	if err := syms.AddDir("../fixtures/bin"); err != nil {
 		t.Fatal(err)
@@ -234,7 +235,7 @@ func TestSymbolicateFromIndexFile(t *testing.T) {
 	}
 	f.Close()
 	e.Release()
-	indexed := symbolize.NewSymbols()
+	indexed := symstore.NewSymbols()
 	defer indexed.Close()
 	if err := indexed.AddFile(path); err != nil {
 		t.Fatal(err)

@@ -7,15 +7,15 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/debuginfo"
-	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/symtab"
 	"github.com/stackimage/stackimage/uuid"
 )
 
-// SymbolLookup finds the symbols of an image by UUID; *symbolize.Symbols
+// SymbolLookup finds the symbols of an image by UUID; *symstore.Symbols
 // is one. A nil entry with a nil error means the symbols are not known.
 type SymbolLookup interface {
-	LookupContext(ctx context.Context, id uuid.UUID) (*symbolize.Entry, error)
+	LookupContext(ctx context.Context, id uuid.UUID) (*symstore.Entry, error)
 }
 
 // Result is an aggregate with every unique address symbolicated: what the
@@ -176,14 +176,14 @@ func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Resul
 // resolveImage names the locations ids of one image: symbol table names
 // in one batch, sorted by address, then DWARF's inlined functions and
 // lines where the image has DWARF.
-func resolveImage(e *symbolize.Entry, locs []Location, ids []int32) {
+func resolveImage(e *symstore.Entry, locs []Location, ids []int32) {
 	im := e.Image()
 	if im == nil {
 		// Only a Breakpad .sym file: the entry resolves module-relative
 		// addresses itself.
 		for _, id := range ids {
 			l := &locs[id]
-			frames := e.Resolve(symbolize.Frame{Address: l.Offset, LookupAddress: l.Offset}, l.Offset, symbolize.ResolveOptions{})
+			frames := e.Resolve(symstore.Frame{Address: l.Offset, LookupAddress: l.Offset}, l.Offset, symstore.ResolveOptions{})
 			l.Lines = linesOf(frames)
 		}
 		return
@@ -256,7 +256,7 @@ func mangledOf(sf debuginfo.Frame) string {
 }
 
 // linesOf converts symbolized frames (innermost first) to lines.
-func linesOf(frames []symbolize.Frame) []Line {
+func linesOf(frames []symstore.Frame) []Line {
 	lines := make([]Line, 0, len(frames))
 	for _, f := range frames {
 		lines = append(lines, Line{Function: f.Symbol, Mangled: f.MangledSymbol, File: f.File, Line: f.Line, Inlined: f.Inlined})

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/aggregate"
-	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -298,7 +298,7 @@ func (s *Server) readChunk(ctx context.Context, key string) (*aggregate.Chunk, e
 // cacheLookup finds symbols through the server's index cache and sources.
 type cacheLookup struct{ s *Server }
 
-func (c cacheLookup) LookupContext(ctx context.Context, id uuid.UUID) (*symbolize.Entry, error) {
+func (c cacheLookup) LookupContext(ctx context.Context, id uuid.UUID) (*symstore.Entry, error) {
 	l := c.s.cache.get(ctx, id, "", nil)
 	if l.index == nil {
 		if l.err != nil {

@@ -29,7 +29,7 @@ import (
 
 	"github.com/stackimage/stackimage/aggregate"
 	"github.com/stackimage/stackimage/image"
-	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -263,7 +263,7 @@ func makeInputs(c config) error {
 
 	// The per-device profiles, symbolicated: what a team would have from
 	// running each device's stacks through a profiler's own tools.
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	if err := syms.AddDir(c.symbols); err != nil {
 		return err
@@ -307,7 +307,7 @@ func pickImages(dir string, n int) ([]benchImage, error) {
 	if err != nil {
 		return nil, err
 	}
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	if err := syms.AddDir(dir); err != nil {
 		return nil, err

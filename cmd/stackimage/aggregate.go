@@ -5,16 +5,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
-	"strconv"
+	"path/filepath"
 	"strings"
-	"time"
-
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"github.com/stackimage/stackimage/aggregate"
+	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 const aggregateSynopsis = `aggregate INPUT... [--symbols DIR]... [--group-by frames|stack|label:KEY] [--frames N]
@@ -25,7 +24,18 @@ const aggregateSynopsis = `aggregate INPUT... [--symbols DIR]... [--group-by fra
 const maxReportedErrors = 20
 
 func runAggregate(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("aggregate", aggregateSynopsis, stderr)
+	fs := newFlagSet("aggregate", aggregateSynopsis, stdout)
+	fs.notes = func(w io.Writer) {
+		kinds := [][2]string{{"stream format", "stacks.ndjson[.gz]: one JSON record per stack (docs/aggregate.md)"}}
+		for _, f := range open.Formats() {
+			kinds = append(kinds, [2]string{f.Name, f.Example})
+		}
+		kinds = append(kinds, [2]string{"directory", "searched recursively"}, [2]string{"archive", "a .zip, .tar or .tar.gz of any of these"})
+		writeKinds(w, "INPUT may be, told apart by its content:", kinds)
+		writeKinds(w, "--symbols finds, matched by UUID:", symbolFileKinds())
+		fmt.Fprint(w, "\nExample:\n  stackimage aggregate hangs/ stacks.ndjson.gz --symbols MyApp.app.dSYM\n"+
+			"  stackimage aggregate stacks.ndjson.gz --symbols MyApp.app.dSYM --format pprof -o stacks.pb.gz && go tool pprof -http=: stacks.pb.gz\n")
+	}
 	var dirs, inApp, labels stringList
 	fs.Var(&dirs, "symbols", "a directory (searched recursively) or file of binaries and dSYMs, matched by UUID; repeatable")
 	groupBy := fs.String("group-by", "frames", `how stacks are grouped: "frames" (the innermost in-app functions), "stack" (all functions), "label:KEY" (frames and a label's value)`)
@@ -35,8 +45,8 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 	outPath := fs.String("o", "", "write the output to FILE instead of standard output")
 	top := fs.Int("top", 10, "how many groups the summary lists")
 	fs.Var(&labels, "label", "KEY=VALUE given to every stack read from a dump (stream records carry their own); repeatable")
-	quiet := fs.Bool("quiet", false, "no progress bar")
-	inputs, err := parseInterspersed(fs, args)
+	quiet := fs.Bool("quiet", false, "show no progress bar on a terminal")
+	inputs, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
@@ -77,7 +87,7 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 		labelMap[k] = v
 	}
 
-	syms := symbolize.NewSymbols()
+	syms := symstore.NewSymbols()
 	defer syms.Close()
 	for _, d := range dirs {
 		if err := syms.AddDir(d); err != nil {
@@ -89,8 +99,10 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 	}
 
 	agg := aggregate.New()
-	bar := newProgress(stderr, *quiet)
-	var failures, shown int
+	bar := newProgress(stderr, *quiet, countFiles(inputs), "reading")
+	defer bar.finish()
+	stderr = bar.writer(stderr)
+	var failures, shown, done int
 	loader := &aggregate.Loader{
 		Aggregator: agg,
 		Symbolizer: &symbolize.Symbolizer{Symbols: syms},
@@ -99,16 +111,14 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 			failures++
 			if shown < maxReportedErrors {
 				shown++
-				bar.clear()
 				writeLine(stderr, "stackimage aggregate: %s: %v", name, err)
 			}
 		},
-		OnInput: func(string, int64) { bar.input(agg.Records()) },
+		OnInput: func(string, int64) { done++; bar.set(done) },
 	}
 	ctx := context.Background()
-	start := time.Now()
 	loadErr := loader.Load(ctx, inputs)
-	bar.finish(agg.Records(), time.Since(start))
+	bar.finish()
 	if loadErr != nil {
 		return loadErr
 	}
@@ -165,47 +175,18 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// progress shows inputs and stacks read on a terminal; it is silent when
-// stderr is not one, or with --quiet.
-type progress struct {
-	bar *progressbar.ProgressBar
-	w   io.Writer
-}
-
-func newProgress(stderr io.Writer, quiet bool) *progress {
-	f, ok := stderr.(*os.File)
-	if quiet || !ok || !term.IsTerminal(int(f.Fd())) {
-		return &progress{}
+// countFiles counts the files under the paths, each archive as one, for
+// the progress bar's total; members of archives move the bar too, which
+// then stops at its end.
+func countFiles(paths []string) int {
+	n := 0
+	for _, root := range paths {
+		filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				n++
+			}
+			return nil
+		})
 	}
-	return &progress{w: stderr, bar: progressbar.NewOptions64(-1,
-		progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription("reading"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetItsString("inputs"),
-		progressbar.OptionShowIts(),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionSpinnerType(14),
-	)}
-}
-
-func (p *progress) input(records int64) {
-	if p.bar == nil {
-		return
-	}
-	p.bar.Describe("reading: " + strconv.FormatInt(records, 10) + " stacks")
-	p.bar.Add(1)
-}
-
-func (p *progress) clear() {
-	if p.bar != nil {
-		p.bar.Clear()
-	}
-}
-
-func (p *progress) finish(records int64, took time.Duration) {
-	if p.bar == nil {
-		return
-	}
-	p.bar.Finish()
-	fmt.Fprintf(p.w, "\nread %d stacks in %.1fs\n", records, took.Seconds())
+	return n
 }
