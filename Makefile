@@ -13,13 +13,14 @@ build:
 	$(GO) build -o bin/stackimage ./cmd/stackimage
 
 # deps installs what the tests need on Debian when it is missing: the Unicorn
-# C library for emu/ (cgo, behind the unicorn build tag), and lldb-16, the
-# external check that our Mach-O cores read the same in lldb (the test
-# skips without it).
+# C library for emu/ (cgo, behind the unicorn build tag), lldb-16, the
+# external check that our Mach-O cores read the same in lldb, and
+# chromium, which the service's /ui/ test drives headless (both tests
+# skip without them).
 deps:
-	@pkg-config --exists unicorn 2>/dev/null && command -v lldb-16 >/dev/null || { \
-	  echo "installing libunicorn-dev and lldb-16"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunicorn-dev pkg-config lldb-16; }
+	@pkg-config --exists unicorn 2>/dev/null && command -v lldb-16 >/dev/null && [ -x /usr/bin/chromium ] || { \
+	  echo "installing libunicorn-dev, lldb-16 and chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunicorn-dev pkg-config lldb-16 chromium; }
 
 # fixture-deps adds the compilers `make fixtures` needs, and dsymutil-16
 # (llvm-16) for the fixtures' dSYMs.
