@@ -163,7 +163,7 @@ FUZZ_TARGETS := \
 	minidump:FuzzParse machocore:FuzzParse breakpadsym:FuzzParse \
 	swiftdemangle:FuzzDemangle hangreport:FuzzParse \
 	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
-	symstore:FuzzZipMemberUUIDs symstore:FuzzParseSymbolMap symindex:FuzzOpen \
+	symstore:FuzzZipMemberUUIDs symstore:FuzzParseSymbolMap symindex:FuzzOpen aggregate:FuzzReader aggregate:FuzzDecodeFast aggregate:FuzzDecodeChunk \
 	symbolize:FuzzSymbolicateSnapshot symstore:FuzzSameThinImage cmd/stackimage:FuzzStreamedJSON \
 	cmd/stackimage:FuzzScanWords serve:FuzzSymbolicate
 fuzz: deps

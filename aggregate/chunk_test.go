@@ -77,3 +77,31 @@ func TestChunkRoundTripAndMerge(t *testing.T) {
 		t.Errorf("half a chunk decoded")
 	}
 }
+
+// A chunk read from a store that holds anything is an error or merges
+// without a panic.
+func FuzzDecodeChunk(f *testing.F) {
+	agg := New()
+	agg.Add(&Record{Images: []Image{{Name: "A", LoadAddress: 0x1000}}, Frames: []uint64{0x1010, 0x1020},
+		Labels: map[string]string{"k": "v"}, Timestamp: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+	var buf bytes.Buffer
+	if err := EncodeChunk(&buf, agg.Chunk()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := DecodeChunk(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		merged := New()
+		if err := merged.Merge(c, nil); err != nil {
+			t.Fatalf("a chunk DecodeChunk accepted does not merge: %v", err)
+		}
+		res, err := merged.Symbolicate(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Groups(GroupOptions{})
+	})
+}
