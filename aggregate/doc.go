@@ -7,11 +7,13 @@
 //
 // Stacks come in the stream format (docs/aggregate.md, schema in
 // docs/aggregate.schema.json): newline-delimited JSON, one record per
-// captured stack, gzip-compressed or not. Reader reads it; any other input
-// the library's door (package open) reads becomes records through
-// AddDump.
+// captured stack, gzip-compressed or not. Reader reads it (ReadAll on
+// every core); any other input the library's door (package open) reads
+// becomes records through DumpRecords, and a sample or spindump report's
+// call graphs through HangRecords. Loader does all of this for files,
+// directories and archives.
 //
-//	agg := aggregate.New(aggregate.Options{})
+//	agg := aggregate.New()
 //	r, err := aggregate.NewReader(file)
 //	...
 //	for {
@@ -24,9 +26,12 @@
 //		}
 //		agg.Add(rec)
 //	}
-//	res, err := agg.Symbolicate(ctx, symbols)
-//	groups := res.Groups()
+//	res, err := agg.Symbolicate(ctx, symbols) // a *symstore.Symbols
+//	groups := res.Groups(aggregate.GroupOptions{})
 //	prof := res.Profile() // github.com/google/pprof/profile
+//
+// A Chunk is an aggregator's counts as data, to store and Merge later:
+// the service keeps one per upload.
 //
 // Grouping follows Sentry's native stack traces: only in-app frames count
 // when there are any, functions not addresses, recursion collapsed.
