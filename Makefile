@@ -5,7 +5,7 @@ TAGS      ?= unicorn
 PKGS      := ./...
 SAMPLE    ?= fixtures/snapshots/chain-arm64-O1-deepest.json
 
-.PHONY: all build test vet fmt-check deps fixture-deps bench-deps bench-bins run bench fuzz accuracy fixtures cross e2e e2e-deps loadtest
+.PHONY: all build test vet fmt-check deps fixture-deps bench-deps bench-bins run bench bench-aggregate fuzz accuracy fixtures cross e2e e2e-deps loadtest
 
 all: build
 
@@ -13,13 +13,14 @@ build:
 	$(GO) build -o bin/stackimage ./cmd/stackimage
 
 # deps installs what the tests need on Debian when it is missing: the Unicorn
-# C library for emu/ (cgo, behind the unicorn build tag), and lldb-16, the
-# external check that our Mach-O cores read the same in lldb (the test
-# skips without it).
+# C library for emu/ (cgo, behind the unicorn build tag), lldb-16, the
+# external check that our Mach-O cores read the same in lldb, and
+# chromium, which the service's /ui/ test drives headless (both tests
+# skip without them).
 deps:
-	@pkg-config --exists unicorn 2>/dev/null && command -v lldb-16 >/dev/null || { \
-	  echo "installing libunicorn-dev and lldb-16"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunicorn-dev pkg-config lldb-16; }
+	@pkg-config --exists unicorn 2>/dev/null && command -v lldb-16 >/dev/null && [ -x /usr/bin/chromium ] || { \
+	  echo "installing libunicorn-dev, lldb-16 and chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunicorn-dev pkg-config lldb-16 chromium; }
 
 # fixture-deps adds the compilers `make fixtures` needs, and dsymutil-16
 # (llvm-16) for the fixtures' dSYMs.
@@ -162,7 +163,7 @@ FUZZ_TARGETS := \
 	minidump:FuzzParse machocore:FuzzParse breakpadsym:FuzzParse \
 	swiftdemangle:FuzzDemangle hangreport:FuzzParse \
 	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
-	symstore:FuzzZipMemberUUIDs symstore:FuzzParseSymbolMap symindex:FuzzOpen \
+	symstore:FuzzZipMemberUUIDs symstore:FuzzParseSymbolMap symindex:FuzzOpen aggregate:FuzzReader aggregate:FuzzDecodeFast aggregate:FuzzDecodeChunk \
 	symbolize:FuzzSymbolicateSnapshot symstore:FuzzSameThinImage cmd/stackimage:FuzzStreamedJSON \
 	cmd/stackimage:FuzzScanWords serve:FuzzSymbolicate
 fuzz: deps
@@ -175,3 +176,12 @@ fuzz: deps
 accuracy: deps
 	@echo "commit $$(git rev-parse --short HEAD)"
 	$(GO) run -tags unicorn ./cmd/accuracy
+
+# bench-aggregate times stackimage aggregate on 1,000,000 generated stacks
+# (as one stream file and as 10,000 .ips files) against go tool pprof
+# -proto merging the same stacks as per-device profiles
+# (docs/aggregate.md). The inputs are made once into AGG_BENCH_DIR.
+AGG_BENCH_DIR  ?= $(or $(TMPDIR),/tmp)/stackimage-bench-aggregate
+AGG_BENCH_RUNS ?= 3
+bench-aggregate: build
+	$(GO) run ./bench/aggregate -dir $(AGG_BENCH_DIR) -bin bin/stackimage -symbols fixtures/bin -runs $(AGG_BENCH_RUNS)

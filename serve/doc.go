@@ -12,6 +12,10 @@
 //	PUT  /v1/symbols         a binary, dSYM (zip) or .sym file into the store
 //	GET  /buildid/{uuid}/debuginfo|executable   the debuginfod protocol
 //	GET  /metrics            Prometheus metrics
+//	POST /v1/stacks          stacks (docs/aggregate.md's stream format, or a report) into the aggregates
+//	GET  /v1/groups          the aggregates' top groups, filtered
+//	GET  /v1/aggregate       the aggregates as pprof, folded stacks, speedscope or JSON
+//	GET  /ui/                top groups and a flame graph in the browser
 //
 // Symbol files come from sources tried in the configured order: a
 // directory (scanned, or read through a layout), an HTTP symbol server or
@@ -33,6 +37,11 @@
 // frames, and the executable and dSYM kept beside it give the walker
 // their unwind tables and code, so a dump walks as it does with the files
 // on disk.
+//
+// The aggregates live in the store (Config.Store), one chunk per upload
+// (package aggregate's Chunk), merged and symbolicated at query time: no
+// instance keeps them in memory, so every instance answers from the same
+// ones and nothing acknowledged is lost when one stops.
 //
 // docs/serve.md documents the configuration, the endpoints, deployment
 // and the measured figures.

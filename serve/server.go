@@ -114,6 +114,10 @@ func (s *Server) routes() {
 	handle("POST /v1/symbolicate", "v1_symbolicate", s.handleNative)
 	handle("PUT /v1/symbols", "v1_symbols", s.handleUpload, uploadAuth)
 	handle("GET /buildid/{id}/{kind}", "debuginfod", s.handleBuildID)
+	handle("POST /v1/stacks", "v1_stacks", s.handleStacks)
+	handle("GET /v1/groups", "v1_groups", s.handleGroups)
+	handle("GET /v1/aggregate", "v1_aggregate", s.handleAggregate)
+	handle("GET /ui/", "ui", s.handleUI, unlimited)
 	s.mux.Handle("/", s.wrap("other", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
 	}, public, unlimited))

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -35,6 +37,9 @@ type objectStore interface {
 	put(ctx context.Context, key string, r io.Reader, size int64, onlyIfAbsent bool) error
 	// describe says where key lies, for module candidates.
 	describe(key string) string
+	// list returns the keys under prefix (a key prefix ending in "/"),
+	// sorted; stores that cannot list return an error.
+	list(ctx context.Context, prefix string) ([]string, error)
 }
 
 // dirStore is a directory read and written by relative key.
@@ -102,6 +107,33 @@ func (d dirStore) put(_ context.Context, key string, r io.Reader, _ int64, onlyI
 }
 
 func (d dirStore) describe(key string) string { return filepath.Join(d.root, filepath.FromSlash(key)) }
+
+func (d dirStore) list(_ context.Context, prefix string) ([]string, error) {
+	dir, err := d.path(strings.TrimSuffix(prefix, "/"))
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	err = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+			return nil // directories, and put's temporary files
+		}
+		rel, err := filepath.Rel(d.root, p)
+		if err != nil {
+			return err
+		}
+		keys = append(keys, filepath.ToSlash(rel))
+		return nil
+	})
+	sort.Strings(keys)
+	return keys, err
+}
 
 // validKey accepts the keys layoutPaths and the index cache build: clean
 // relative slash paths without "..", empty or dot segments.
@@ -184,6 +216,10 @@ func (h *httpStore) put(context.Context, string, io.Reader, int64, bool) error {
 
 func (h *httpStore) describe(key string) string { return h.url(key) }
 
+func (h *httpStore) list(context.Context, string) ([]string, error) {
+	return nil, errors.New("an HTTP symbol server cannot be listed")
+}
+
 // s3Store is an S3-compatible bucket, addressed path-style so that any
 // endpoint (versitygw, MinIO, Ceph, AWS) answers.
 type s3Store struct {
@@ -255,6 +291,18 @@ func (s *s3Store) put(ctx context.Context, key string, r io.Reader, size int64, 
 }
 
 func (s *s3Store) describe(key string) string { return s.desc + key }
+
+func (s *s3Store) list(ctx context.Context, prefix string) ([]string, error) {
+	var keys []string
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.prefix + prefix, Recursive: true}) {
+		if obj.Err != nil {
+			return nil, s3Err(obj.Err)
+		}
+		keys = append(keys, strings.TrimPrefix(obj.Key, s.prefix))
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
 
 func s3Err(err error) error {
 	resp := minio.ToErrorResponse(err)

@@ -8,6 +8,7 @@
 //	stackimage index --symbols DIR --out STORE
 //	stackimage serve [--listen ADDR] [--symbols DIR] [--config FILE]
 //	stackimage version
+//	stackimage aggregate INPUT... [--symbols DIR]... [--format summary|pprof|folded|speedscope|json]
 package main
 
 import (
@@ -45,6 +46,10 @@ Usage:
       over HTTP (docs/serve.md).
   stackimage version
       Print the module version, commit and Go version it was built from.
+  stackimage aggregate INPUT... [--symbols DIR]... [--format summary|pprof|folded|speedscope|json] [-o FILE]
+      Count, symbolicate once and group many captured stacks (the stream
+      format of docs/aggregate.md, and any dump or report, in files,
+      directories or archives); print the top groups, or a profile.
 
 Run "stackimage COMMAND -h" for a command's options, the inputs it accepts
 and an example.
@@ -84,6 +89,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runServe(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		err = runVersion(args[1:], stdout, stderr)
+	case "aggregate":
+		err = runAggregate(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

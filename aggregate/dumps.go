@@ -1,0 +1,188 @@
+package aggregate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/hangreport"
+	"github.com/stackimage/stackimage/report"
+	"github.com/stackimage/stackimage/symbolize"
+)
+
+// AddDump counts every thread of a dump as a record (DumpRecords).
+func (a *Aggregator) AddDump(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, labels map[string]string) error {
+	recs, err := DumpRecords(ctx, z, d, labels)
+	a.AddBatch(recs)
+	return err
+}
+
+// DumpRecords turns every thread of a dump into a record: a report's
+// threads (.ips, .crash, KSCrash, sample) as the reporter wrote them, with
+// no symbol file opened; a memory dump's threads (snapshot, minidump,
+// core) walked first through z, which must then be set. The dump's
+// machine, OS, app version and capture time become the records'
+// attributes, and labels are given to each. The records share one Images
+// slice. It is safe to call from many goroutines at once.
+func DumpRecords(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, labels map[string]string) ([]*Record, error) {
+	images := make([]Image, len(d.Images))
+	for i, im := range d.Images {
+		images[i] = Image{UUID: im.UUID, LoadAddress: Address(im.LoadAddress), Size: Address(im.Size),
+			Name: im.Name, Path: im.Path, Main: d.Process.Path != "" && im.Path == d.Process.Path}
+	}
+	base := Record{Images: images, Device: d.System.Hardware, OSVersion: osVersion(d.System), AppVersion: d.Process.Version,
+		Timestamp: parseTime(d.Process.Time), Labels: labels}
+	var recs []*Record
+	add := func(thread string, frames []uint64, names []string) {
+		if len(frames) == 0 {
+			return
+		}
+		rec := base
+		rec.Thread, rec.Frames, rec.names = thread, frames, names
+		recs = append(recs, &rec)
+	}
+	if d.Format == dump.FormatSample {
+		// The threads hold a call graph's nodes, not stacks.
+		return nil, errors.New("aggregate: a sample or spindump's call graph is read by HangRecords")
+	}
+	if d.Format.IsReport() {
+		for _, t := range d.Threads {
+			frames := make([]uint64, 0, len(t.Frames))
+			var names []string
+			for _, f := range t.Frames {
+				if f.Inlined {
+					continue // the reporter's own inlining: the same address again
+				}
+				if f.Symbol != "" && names == nil {
+					names = make([]string, len(frames), len(t.Frames))
+				}
+				if names != nil {
+					names = append(names, f.Symbol)
+				}
+				frames = append(frames, f.Address)
+			}
+			add(t.Name, frames, names)
+		}
+		return recs, nil
+	}
+	if z == nil {
+		return nil, fmt.Errorf("aggregate: %s threads must be walked, which needs symbols", d.Format)
+	}
+	rep, err := report.Symbolicate(ctx, z, d)
+	if rep == nil {
+		return nil, err
+	}
+	for _, t := range rep.Threads {
+		var frames []uint64
+		for _, f := range t.Frames {
+			if !f.Inlined {
+				frames = append(frames, f.Address)
+			}
+		}
+		add(t.Name, frames, nil)
+	}
+	return recs, err
+}
+
+// HangRecords turns a sample or spindump report's call graphs into
+// records: one per node that was on top of the stack in some samples, its
+// stack the path from it to its thread's root, its weight those samples
+// (the node's count less its children's), as stackcollapse-sample does.
+// A spindump's heaviest stack, a summary of the others, is left out.
+func HangRecords(r *hangreport.Report, labels map[string]string) []*Record {
+	var recs []*Record
+	dumps := r.Dumps()
+	for pi, pr := range r.Processes {
+		if pi >= len(dumps) {
+			break
+		}
+		d := dumps[pi]
+		images := make([]Image, len(d.Images))
+		for i, im := range d.Images {
+			images[i] = Image{UUID: im.UUID, LoadAddress: Address(im.LoadAddress), Size: Address(im.Size),
+				Name: im.Name, Path: im.Path, Main: d.Process.Path != "" && im.Path == d.Process.Path}
+		}
+		base := Record{Images: images, Device: d.System.Hardware, OSVersion: osVersion(d.System), AppVersion: d.Process.Version,
+			Timestamp: parseTime(d.Process.Time), Labels: labels}
+		for ti := range pr.Threads {
+			th := &pr.Threads[ti]
+			if th.Heaviest {
+				continue
+			}
+			addrs := make([]uint64, len(th.Nodes))
+			names := make([]string, len(th.Nodes))
+			has := make([]bool, len(th.Nodes))
+			for ni := range th.Nodes {
+				if f := r.Frame(th.Nodes[ni].Text); f.HasAddress {
+					addrs[ni], names[ni], has[ni] = f.Address, f.Symbol, true
+				}
+			}
+			for ni := range th.Nodes {
+				n := &th.Nodes[ni]
+				self := n.Count
+				for c := n.FirstChild; c >= 0 && c < len(th.Nodes); c = th.Nodes[c].NextSibling {
+					self -= min(self, th.Nodes[c].Count)
+				}
+				if self == 0 || !has[ni] {
+					continue
+				}
+				var frames []uint64
+				var frameNames []string
+				// Parents come before their children in Nodes, so the
+				// walk up ends; the bound keeps a damaged graph finite.
+				for p, steps := ni, 0; p >= 0 && p < len(th.Nodes) && steps < len(th.Nodes) && len(frames) < MaxFrames; p, steps = th.Nodes[p].Parent, steps+1 {
+					if has[p] {
+						frames = append(frames, addrs[p])
+						frameNames = append(frameNames, names[p])
+					}
+				}
+				rec := base
+				rec.Thread, rec.Frames, rec.Weight, rec.names = threadName(th.Heading), frames, int64(min(self, 1<<62)), frameNames
+				recs = append(recs, &rec)
+			}
+		}
+	}
+	return recs
+}
+
+// threadName is the thread's name in a call graph's heading, its
+// dispatch queue's when it has one ("DispatchQueue_1: com.apple.main-thread").
+func threadName(heading string) string {
+	if _, q, ok := strings.Cut(heading, "DispatchQueue_"); ok {
+		if _, name, ok := strings.Cut(q, ": "); ok {
+			name, _, _ = strings.Cut(name, "  ")
+			return strings.TrimSpace(name)
+		}
+	}
+	return ""
+}
+
+func osVersion(s dump.System) string {
+	if s.OS != "" {
+		return s.OS
+	}
+	return strings.TrimSpace(s.Version + " " + s.Build)
+}
+
+// timeLayouts are the capture times reporters write.
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05.999999999 -0700", // Apple's .ips and .crash
+	"2006-01-02 15:04:05 -0700",
+	"2006-01-02T15:04:05.999999999Z0700",
+}
+
+// parseTime reads a dump's capture time; zero when it has none or none of
+// the known layouts reads it.
+func parseTime(s string) time.Time {
+	s = strings.TrimSpace(s)
+	for _, layout := range timeLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
+}

@@ -1,0 +1,409 @@
+package aggregate
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/stackimage/stackimage/open"
+	"github.com/stackimage/stackimage/symbolize"
+)
+
+// MaxInputBytes bounds one input read whole (a report inside an archive,
+// a gzip-compressed dump): the largest format limit of package open.
+const MaxInputBytes = open.MaxDumpSize
+
+// Input is one input found under the paths given to WalkInputs.
+type Input struct {
+	// Name is the file's path, or "ARCHIVE:MEMBER" for an archive's member.
+	Name string
+	// Size is the size in bytes, -1 when unknown.
+	Size int64
+	// Path is the file's path when the input is a file of its own (not an
+	// archive's member): a minidump or core is then read in place.
+	Path string
+	// Open opens the input for reading.
+	Open func() (io.ReadCloser, error)
+}
+
+// WalkInputs calls fn for every input under paths: a file, every regular
+// file below a directory (recursively, in lexical order, symbolic links
+// not followed), and every member of a zip or tar archive (tar
+// gzip-compressed too), told by their content. An error of fn stops the
+// walk; one path that cannot be read is passed to onError and the walk
+// goes on.
+func WalkInputs(paths []string, fn func(Input) error, onError func(name string, err error)) error {
+	for _, root := range paths {
+		info, err := os.Stat(root)
+		if err != nil {
+			onError(root, err)
+			continue
+		}
+		if !info.IsDir() {
+			if err := walkFile(root, info, fn, onError); err != nil {
+				return err
+			}
+			continue
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				onError(path, err)
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() || !d.Type().IsRegular() {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				onError(path, err)
+				return nil
+			}
+			return walkFile(path, info, fn, onError)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkFile passes a file on, or each member when it is an archive.
+func walkFile(path string, info fs.FileInfo, fn func(Input) error, onError func(string, error)) error {
+	if !info.Mode().IsRegular() {
+		onError(path, fmt.Errorf("not a regular file"))
+		return nil
+	}
+	kind, err := archiveKind(path)
+	if err != nil {
+		onError(path, err)
+		return nil
+	}
+	switch kind {
+	case "zip":
+		zr, err := zip.OpenReader(path)
+		if err != nil {
+			onError(path, err)
+			return nil
+		}
+		defer zr.Close()
+		for _, f := range zr.File {
+			if f.FileInfo().IsDir() || !f.Mode().IsRegular() {
+				continue
+			}
+			// Read whole here, as a tar member is: the archive is closed
+			// when the walk moves on, and the reading may come later.
+			name := path + ":" + f.Name
+			data, err := readMember(f)
+			if err != nil {
+				onError(name, err)
+				continue
+			}
+			if err := fn(memoryInput(name, data)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "tar", "tar.gz":
+		return walkTar(path, kind == "tar.gz", fn, onError)
+	}
+	return fn(Input{Name: path, Size: info.Size(), Path: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }})
+}
+
+// archiveKind tells a zip or tar archive (tar gzip-compressed too) by
+// its content; "" for any other file.
+func archiveKind(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	switch {
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")):
+		return "zip", nil
+	case isTarHeader(head):
+		return "tar", nil
+	case bytes.HasPrefix(head, gzipMagic):
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return "", err
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return "", nil // not gzip after all: let the readers say
+		}
+		inner := make([]byte, 512)
+		n, _ := io.ReadFull(zr, inner)
+		if isTarHeader(inner[:n]) {
+			return "tar.gz", nil
+		}
+	}
+	return "", nil
+}
+
+func isTarHeader(head []byte) bool {
+	return len(head) >= 263 && bytes.Equal(head[257:262], []byte("ustar"))
+}
+
+// readMember reads a zip member whole, at most MaxInputBytes.
+func readMember(f *zip.File) ([]byte, error) {
+	if f.UncompressedSize64 > MaxInputBytes {
+		return nil, fmt.Errorf("larger than %d bytes", int64(MaxInputBytes))
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, MaxInputBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxInputBytes {
+		return nil, fmt.Errorf("larger than %d bytes", int64(MaxInputBytes))
+	}
+	return data, nil
+}
+
+func memoryInput(name string, data []byte) Input {
+	return Input{Name: name, Size: int64(len(data)), Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(data)), nil
+	}}
+}
+
+// walkTar passes each regular member of a tar archive on, read whole
+// (a tar is read in order, so a member cannot be reopened later).
+func walkTar(path string, compressed bool, fn func(Input) error, onError func(string, error)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		onError(path, err)
+		return nil
+	}
+	defer f.Close()
+	var r io.Reader = bufio.NewReader(f)
+	if compressed {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			onError(path, err)
+			return nil
+		}
+		r = zr
+	}
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			onError(path, err)
+			return nil
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		name := path + ":" + h.Name
+		if h.Size > MaxInputBytes {
+			onError(name, fmt.Errorf("larger than %d bytes", int64(MaxInputBytes)))
+			continue
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			onError(name, err)
+			return nil
+		}
+		if err := fn(memoryInput(name, data)); err != nil {
+			return err
+		}
+	}
+}
+
+// Loader reads inputs into an aggregator: stream-format files record by
+// record, any other input through the library's door (package open),
+// several inputs at once.
+type Loader struct {
+	// Aggregator receives the records.
+	Aggregator *Aggregator
+	// Symbolizer walks memory dumps (snapshots, minidumps, cores); nil
+	// refuses them. Reports need none.
+	Symbolizer *symbolize.Symbolizer
+	// Labels are given to every record read from a dump (records of the
+	// stream format carry their own).
+	Labels map[string]string
+	// Workers is how many inputs are read at once; zero means GOMAXPROCS.
+	Workers int
+	// OnError hears of each input or record that could not be read; the
+	// load goes on. Nil ignores them.
+	OnError func(name string, err error)
+	// OnInput hears of each input read, with its size; nil for none.
+	OnInput func(name string, size int64)
+
+	mu sync.Mutex // serializes the aggregator and the callbacks
+}
+
+// Load reads every input under paths (WalkInputs).
+func (l *Loader) Load(ctx context.Context, paths []string) error {
+	workers := l.workers()
+	inputs := make(chan Input, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for in := range inputs {
+				l.loadOne(ctx, in)
+			}
+		}()
+	}
+	err := WalkInputs(paths, func(in Input) error {
+		select {
+		case inputs <- in:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, l.fail)
+	close(inputs)
+	wg.Wait()
+	if err == nil {
+		err = ctx.Err()
+	}
+	return err
+}
+
+func (l *Loader) fail(name string, err error) {
+	if l.OnError == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.OnError(name, err)
+}
+
+// loadOne reads one input.
+func (l *Loader) loadOne(ctx context.Context, in Input) {
+	if ctx.Err() != nil {
+		return
+	}
+	rc, err := in.Open()
+	if err != nil {
+		l.fail(in.Name, err)
+		return
+	}
+	defer rc.Close()
+	err = l.read(ctx, in.Name, in.Path, rc)
+	if err != nil {
+		l.fail(in.Name, err)
+	}
+	if l.OnInput != nil {
+		l.mu.Lock()
+		l.OnInput(in.Name, in.Size)
+		l.mu.Unlock()
+	}
+}
+
+// Read reads one input from r: the stream format (gzip-compressed or
+// not) or anything package open reads (gzip-compressed too). Bad records
+// of a stream go to OnError with their line; the error is for an input
+// that could not be read at all, or only in part.
+func (l *Loader) Read(ctx context.Context, name string, r io.Reader) error {
+	return l.read(ctx, name, "", r)
+}
+
+// read is Read; path, when set, is the file r reads, which a minidump or
+// core is opened from in place rather than read whole.
+func (l *Loader) read(ctx context.Context, name, path string, r io.Reader) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, _ := br.Peek(2)
+	var src io.Reader = br
+	var err error
+	if bytes.Equal(head, gzipMagic) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("gzip: %w", err)
+		}
+		defer zr.Close()
+		src = bufio.NewReaderSize(zr, 64<<10)
+	}
+	sr := src.(*bufio.Reader)
+	head, _ = sr.Peek(512)
+	if IsStream(head) {
+		return l.readStream(ctx, name, sr)
+	}
+	var opened *open.Input
+	if path != "" && src == io.Reader(br) {
+		opened, err = open.File(path)
+	} else {
+		data, rerr := io.ReadAll(io.LimitReader(sr, MaxInputBytes+1))
+		if rerr != nil {
+			return rerr
+		}
+		if len(data) > MaxInputBytes {
+			return fmt.Errorf("larger than %d bytes", int64(MaxInputBytes))
+		}
+		opened, err = open.Bytes(data)
+	}
+	if opened == nil {
+		return err
+	}
+	defer opened.Close()
+	if opened.Hang != nil {
+		recs := HangRecords(opened.Hang, l.Labels)
+		l.mu.Lock()
+		l.Aggregator.AddBatch(recs)
+		l.mu.Unlock()
+		return err
+	}
+	var all []*Record
+	for _, d := range opened.Dumps {
+		recs, derr := DumpRecords(ctx, l.Symbolizer, d, l.Labels)
+		if derr != nil && err == nil {
+			err = derr
+		}
+		all = append(all, recs...)
+	}
+	l.mu.Lock()
+	l.Aggregator.AddBatch(all)
+	l.mu.Unlock()
+	return err
+}
+
+// readStream reads the stream format, decoding on the loader's workers
+// and adding records in batches.
+func (l *Loader) readStream(ctx context.Context, name string, r io.Reader) error {
+	rd, err := NewReader(r)
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	return rd.ReadAll(ctx, l.workers(), func(recs []*Record, bad []*RecordError) error {
+		for _, re := range bad {
+			l.fail(name, re)
+		}
+		l.mu.Lock()
+		l.Aggregator.AddBatch(recs)
+		l.mu.Unlock()
+		return nil
+	})
+}
+
+func (l *Loader) workers() int {
+	if l.Workers > 0 {
+		return l.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}

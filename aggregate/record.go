@@ -1,0 +1,651 @@
+package aggregate
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stackimage/stackimage/uuid"
+)
+
+// Limits of the stream format. They bound what one record may cost, so
+// that a hostile stream costs at most this much per line; nothing a record
+// declares sizes an allocation.
+const (
+	// MaxRecordBytes is the longest record line.
+	MaxRecordBytes = 1 << 20
+	// MaxFrames is the most frames one record may hold.
+	MaxFrames = 4096
+	// MaxImages is the most images one record may list.
+	MaxImages = 4096
+	// MaxLabels is the most labels one record may carry.
+	MaxLabels = 64
+	// MaxImageSets is the most distinct image_set names one stream may
+	// define.
+	MaxImageSets = 1 << 16
+)
+
+// Record is one captured stack of the stream format.
+type Record struct {
+	// Images are the images loaded when the stack was captured; a record
+	// may instead name an image set an earlier record defined (ImageSet).
+	Images []Image `json:"images,omitempty"`
+	// ImageSet names the record's image list: a record with Images and
+	// ImageSet defines the set (or replaces it), a record with ImageSet
+	// alone reuses it. Streams of many stacks from one process list the
+	// images once.
+	ImageSet string `json:"image_set,omitempty"`
+	// Frames are absolute instruction addresses, innermost first: the PC,
+	// then return addresses.
+	Frames Addresses `json:"frames"`
+	// Thread is the thread's name, when known.
+	Thread string `json:"thread,omitempty"`
+	// Timestamp is when the stack was captured (RFC 3339); zero when not
+	// given.
+	Timestamp time.Time `json:"timestamp,omitzero"`
+	// Device, OSVersion and AppVersion say where the stack was captured.
+	Device     string `json:"device,omitempty"`
+	OSVersion  string `json:"os_version,omitempty"`
+	AppVersion string `json:"app_version,omitempty"`
+	// Labels are free key/value pairs: the watched API's name, a test
+	// case, a build flavour.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Weight is what the stack counts for in profiles (samples, a
+	// duration); zero or absent means 1.
+	Weight int64 `json:"weight,omitempty"`
+
+	// names are the reporter's own function names, by frame ("" for
+	// none), for a record made from a report: used where no symbol file
+	// names the address.
+	names []string
+}
+
+// Image is one loaded image of a record.
+type Image struct {
+	UUID uuid.UUID `json:"-"`
+	// LoadAddress is where the image's Mach-O header was loaded.
+	LoadAddress Address `json:"load_address"`
+	// Size is the mapped size from LoadAddress; 0 when unknown (the image
+	// then reaches up to the next image).
+	Size Address `json:"size,omitempty"`
+	Name string  `json:"name"`
+	Path string  `json:"path,omitempty"`
+	// Main marks the main executable. When no image of a record is marked,
+	// the first is taken as the main executable, as Apple's reports list
+	// it first.
+	Main bool `json:"main,omitempty"`
+}
+
+// imageJSON is Image as the stream spells it.
+type imageJSON struct {
+	UUID        string  `json:"uuid"`
+	LoadAddress Address `json:"load_address"`
+	Size        Address `json:"size,omitempty"`
+	Name        string  `json:"name"`
+	Path        string  `json:"path,omitempty"`
+	Main        bool    `json:"main,omitempty"`
+}
+
+// UnmarshalJSON reads an image, its UUID with or without dashes.
+func (im *Image) UnmarshalJSON(data []byte) error {
+	var j struct {
+		imageJSON
+		LoadAddress json.RawMessage `json:"load_address"`
+		Size        json.RawMessage `json:"size"`
+	}
+	if err := json.Unmarshal(data, &j); err != nil {
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			return &fieldError{"images." + fe.field, fe.err}
+		}
+		return &fieldError{"images" + dotField(jsonField(err)), jsonCause(err)}
+	}
+	id, err := uuid.Parse(j.UUID)
+	if err != nil {
+		return &fieldError{"images.uuid", err}
+	}
+	if j.LoadAddress == nil {
+		return &fieldError{"images.load_address", errors.New("missing")}
+	}
+	load, err := parseAddress(j.LoadAddress)
+	if err != nil {
+		return &fieldError{"images.load_address", err}
+	}
+	var size uint64
+	if j.Size != nil {
+		if size, err = parseAddress(j.Size); err != nil {
+			return &fieldError{"images.size", err}
+		}
+	}
+	*im = Image{UUID: id, LoadAddress: Address(load), Size: Address(size), Name: j.Name, Path: j.Path, Main: j.Main}
+	return nil
+}
+
+// MarshalJSON writes an image as the stream spells it.
+func (im Image) MarshalJSON() ([]byte, error) {
+	return json.Marshal(imageJSON{UUID: im.UUID.String(), LoadAddress: im.LoadAddress, Size: im.Size,
+		Name: im.Name, Path: im.Path, Main: im.Main})
+}
+
+func dotField(f string) string {
+	if f == "" {
+		return ""
+	}
+	return "." + f
+}
+
+// fieldError is a decoding error of one of our own fields: encoding/json
+// does not say which field a method's error is about, so the error does.
+type fieldError struct {
+	field string
+	err   error
+}
+
+func (e *fieldError) Error() string { return e.field + ": " + e.err.Error() }
+
+// Address is an address in the stream format: a JSON number or a string
+// of hexadecimal digits after "0x".
+type Address uint64
+
+// UnmarshalJSON reads a number or a "0x…" string.
+func (a *Address) UnmarshalJSON(data []byte) error {
+	v, err := parseAddress(data)
+	if err != nil {
+		return &fieldError{"address", err}
+	}
+	*a = Address(v)
+	return nil
+}
+
+// MarshalJSON writes the address as a "0x…" string.
+func (a Address) MarshalJSON() ([]byte, error) {
+	return []byte(`"0x` + strconv.FormatUint(uint64(a), 16) + `"`), nil
+}
+
+// Addresses is a record's frames. It decodes its whole array at once:
+// one call per record instead of one per address.
+type Addresses []uint64
+
+// UnmarshalJSON reads an array of numbers or "0x…" strings.
+func (as *Addresses) UnmarshalJSON(data []byte) error {
+	if err := as.unmarshal(data); err != nil {
+		return &fieldError{"frames", err}
+	}
+	return nil
+}
+
+func (as *Addresses) unmarshal(data []byte) error {
+	data = bytes.TrimSpace(data)
+	if len(data) < 2 || data[0] != '[' || data[len(data)-1] != ']' {
+		return errors.New("not an array")
+	}
+	body := data[1 : len(data)-1]
+	out := (*as)[:0]
+	for k := 0; ; k++ {
+		body = bytes.TrimLeft(body, " \t\r\n")
+		if len(body) == 0 {
+			if k > 0 {
+				return errors.New("trailing comma")
+			}
+			break
+		}
+		if len(out) == MaxFrames {
+			return fmt.Errorf("more than %d frames", MaxFrames)
+		}
+		end := bytes.IndexByte(body, ',')
+		item := body
+		if end >= 0 {
+			item = body[:end]
+		}
+		v, err := parseAddress(bytes.TrimSpace(item))
+		if err != nil {
+			return fmt.Errorf("[%d]: %w", k, err)
+		}
+		out = append(out, v)
+		if end < 0 {
+			break
+		}
+		body = body[end+1:]
+		if len(bytes.TrimSpace(body)) == 0 {
+			return errors.New("trailing comma")
+		}
+	}
+	*as = out
+	return nil
+}
+
+// parseAddress reads a JSON number or a "0x…" string as an address.
+func parseAddress(data []byte) (uint64, error) {
+	if len(data) >= 2 && data[0] == '"' && data[len(data)-1] == '"' {
+		s := string(data[1 : len(data)-1])
+		if !strings.HasPrefix(s, "0x") && !strings.HasPrefix(s, "0X") {
+			return 0, fmt.Errorf("address %q: a string address starts with 0x", s)
+		}
+		v, err := strconv.ParseUint(s[2:], 16, 64)
+		if err != nil {
+			return 0, fmt.Errorf("address %q: not a 64-bit hexadecimal number", s)
+		}
+		return v, nil
+	}
+	v, err := strconv.ParseUint(string(data), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("address %.40s: not an unsigned 64-bit number or 0x string", data)
+	}
+	return v, nil
+}
+
+// RecordError is a record the reader could not take. The stream goes on:
+// the next call to Next reads the next line.
+type RecordError struct {
+	Line  int    // 1-based line number in the (decompressed) stream
+	Field string // the JSON field at fault, "" for the record as a whole
+	Err   error
+}
+
+func (e *RecordError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("line %d: %v", e.Line, e.Err)
+	}
+	return fmt.Sprintf("line %d: %s: %v", e.Line, e.Field, e.Err)
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// Reader reads records of the stream format.
+type Reader struct {
+	r         *bufio.Reader
+	closer    io.Closer // the gzip reader, when compressed
+	line      int
+	imageSets map[string][]Image
+	done      bool
+}
+
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// NewReader reads the stream format from r, gzip-compressed or not: the
+// first two bytes tell.
+func NewReader(r io.Reader) (*Reader, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	rd := &Reader{imageSets: map[string][]Image{}}
+	if head, _ := br.Peek(2); bytes.Equal(head, gzipMagic) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		rd.closer = zr
+		br = bufio.NewReaderSize(zr, 64<<10)
+	}
+	rd.r = br
+	return rd, nil
+}
+
+// IsStream reports whether head, an input's first bytes (decompressed),
+// looks like the stream format: a JSON object whose first field is one of
+// the record's.
+func IsStream(head []byte) bool {
+	head = bytes.TrimLeft(head, "\ufeff \t\r\n")
+	if len(head) == 0 || head[0] != '{' {
+		return false
+	}
+	head = bytes.TrimLeft(head[1:], " \t")
+	for _, key := range []string{`"images"`, `"image_set"`, `"frames"`} {
+		if bytes.HasPrefix(head, []byte(key)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Close releases the decompressor, if any; it does not close the
+// underlying reader.
+func (rd *Reader) Close() error {
+	if rd.closer != nil {
+		return rd.closer.Close()
+	}
+	return nil
+}
+
+// Line returns the number of the line last read.
+func (rd *Reader) Line() int { return rd.line }
+
+// Next returns the next record. At the end of the stream it returns
+// io.EOF; a bad record is a *RecordError, after which Next goes on with
+// the next line; any other error (a read or decompression failure) ends
+// the stream.
+func (rd *Reader) Next() (*Record, error) {
+	for {
+		if rd.done {
+			return nil, io.EOF
+		}
+		line, err := rd.readLine()
+		if err == io.EOF {
+			rd.done = true
+			if len(line) == 0 {
+				return nil, io.EOF
+			}
+		} else if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue // blank lines separate nothing
+		}
+		rec := &Record{}
+		if err := rd.decode(line, rec); err != nil {
+			return nil, err
+		}
+		return rec, nil
+	}
+}
+
+// readLine reads one line without its newline, at most MaxRecordBytes. A
+// longer line is a *RecordError and is skipped to its end.
+func (rd *Reader) readLine() ([]byte, error) {
+	rd.line++
+	var buf []byte
+	for {
+		chunk, err := rd.r.ReadSlice('\n')
+		if len(buf)+len(chunk) > MaxRecordBytes+1 {
+			for err == bufio.ErrBufferFull {
+				_, err = rd.r.ReadSlice('\n')
+			}
+			if err != nil && err != io.EOF {
+				return nil, err
+			}
+			if err == io.EOF {
+				rd.done = true
+			}
+			return nil, &RecordError{Line: rd.line, Err: fmt.Errorf("record longer than %d bytes", MaxRecordBytes)}
+		}
+		if err == bufio.ErrBufferFull {
+			buf = append(buf, chunk...)
+			continue
+		}
+		if buf != nil {
+			chunk = append(buf, chunk...)
+		}
+		return bytes.TrimSuffix(chunk, []byte("\n")), err
+	}
+}
+
+// decode parses one line into rec and checks it, resolving image sets.
+func (rd *Reader) decode(line []byte, rec *Record) error {
+	if err := decodeLine(line, rd.line, rec); err != nil {
+		return err
+	}
+	return rd.resolve(rec, rd.line)
+}
+
+// decodeLine parses and checks one line without the stream's state: it
+// may run on many lines at once.
+func decodeLine(line []byte, lineNo int, rec *Record) error {
+	if err := decodeFast(line, rec); err != nil {
+		*rec = Record{}
+		if err := json.Unmarshal(line, rec); err != nil {
+			return &RecordError{Line: lineNo, Field: jsonField(err), Err: jsonCause(err)}
+		}
+	}
+	fail := func(field string, format string, args ...any) error {
+		return &RecordError{Line: lineNo, Field: field, Err: fmt.Errorf(format, args...)}
+	}
+	if len(rec.Frames) == 0 {
+		return fail("frames", "missing or empty")
+	}
+	if len(rec.Images) > MaxImages {
+		return fail("images", "more than %d images", MaxImages)
+	}
+	if len(rec.Labels) > MaxLabels {
+		return fail("labels", "more than %d labels", MaxLabels)
+	}
+	if rec.Weight < 0 {
+		return fail("weight", "negative (%d)", rec.Weight)
+	}
+	for i, im := range rec.Images {
+		if im.Name == "" {
+			return fail(fmt.Sprintf("images[%d].name", i), "missing")
+		}
+	}
+	return nil
+}
+
+// resolve defines or looks up the record's image set, in stream order.
+func (rd *Reader) resolve(rec *Record, lineNo int) error {
+	fail := func(format string, args ...any) error {
+		return &RecordError{Line: lineNo, Field: "image_set", Err: fmt.Errorf(format, args...)}
+	}
+	switch {
+	case rec.ImageSet != "" && rec.Images != nil:
+		if _, ok := rd.imageSets[rec.ImageSet]; !ok && len(rd.imageSets) >= MaxImageSets {
+			return fail("more than %d image sets in one stream", MaxImageSets)
+		}
+		rd.imageSets[rec.ImageSet] = rec.Images
+	case rec.ImageSet != "":
+		ims, ok := rd.imageSets[rec.ImageSet]
+		if !ok {
+			return fail("%q was not defined by an earlier record", rec.ImageSet)
+		}
+		rec.Images = ims
+	}
+	return nil
+}
+
+// batchLines is how many lines one decoding job holds.
+const batchLines = 1024
+
+// lineBatch is lines read in order, for decoding on many goroutines.
+type lineBatch struct {
+	seq       int
+	firstLine int
+	data      []byte
+	ends      []int          // ends[k] is where line k ends in data
+	errs      []*RecordError // lines that could not be read (too long), by index; nil for none
+	recs      []*Record      // decoded; nil where errs or decodeErrs say why
+	decodeErr []error
+}
+
+// ReadAll reads the whole stream, decoding on up to workers goroutines
+// (zero means one), and calls fn with the records in stream order, a
+// batch at a time, and with each bad record's *RecordError. fn runs on
+// the calling goroutine. It returns the first error of fn, of reading, or
+// of ctx.
+func (rd *Reader) ReadAll(ctx context.Context, workers int, fn func(recs []*Record, bad []*RecordError) error) error {
+	workers = max(workers, 1)
+	jobs := make(chan *lineBatch, workers)
+	done := make(chan *lineBatch, workers)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	readErr := make(chan error, 1)
+	go func() { // the reader: lines in order, in batches
+		defer close(jobs)
+		for seq := 0; ; seq++ {
+			b, err := rd.readBatch(seq)
+			if b != nil {
+				select {
+				case jobs <- b:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err != nil {
+				if err != io.EOF {
+					readErr <- err
+				}
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range jobs {
+				b.decode()
+				select {
+				case done <- b:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+	pending := map[int]*lineBatch{}
+	next := 0
+	var fnErr error
+	for b := range done {
+		if fnErr != nil {
+			continue // drain
+		}
+		pending[b.seq] = b
+		for {
+			b, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			if fnErr = rd.deliver(b, fn); fnErr != nil {
+				cancel()
+				break
+			}
+		}
+	}
+	if fnErr != nil {
+		return fnErr
+	}
+	select {
+	case err := <-readErr:
+		return err
+	default:
+	}
+	return ctx.Err()
+}
+
+// readBatch reads up to batchLines lines; io.EOF with the last of them.
+func (rd *Reader) readBatch(seq int) (*lineBatch, error) {
+	b := &lineBatch{seq: seq, firstLine: rd.line + 1}
+	for len(b.ends) < batchLines {
+		if rd.done {
+			return b, io.EOF
+		}
+		line, err := rd.readLine()
+		var re *RecordError
+		switch {
+		case errors.As(err, &re):
+			if b.errs == nil {
+				b.errs = make([]*RecordError, batchLines)
+			}
+			b.errs[len(b.ends)] = re
+			b.ends = append(b.ends, len(b.data))
+			continue
+		case err == io.EOF:
+			rd.done = true
+		case err != nil:
+			return b, err
+		}
+		b.data = append(b.data, line...)
+		b.ends = append(b.ends, len(b.data))
+	}
+	return b, nil
+}
+
+// decode decodes a batch's lines, each on its own.
+func (b *lineBatch) decode() {
+	b.recs = make([]*Record, len(b.ends))
+	b.decodeErr = make([]error, len(b.ends))
+	recs := make([]Record, len(b.ends))
+	start := 0
+	for k, end := range b.ends {
+		line := b.data[start:end]
+		start = end
+		if b.errs != nil && b.errs[k] != nil || len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := decodeLine(line, b.firstLine+k, &recs[k]); err != nil {
+			b.decodeErr[k] = err
+			continue
+		}
+		b.recs[k] = &recs[k]
+	}
+}
+
+// deliver resolves a decoded batch's image sets in order and passes it on.
+func (rd *Reader) deliver(b *lineBatch, fn func([]*Record, []*RecordError) error) error {
+	recs := make([]*Record, 0, len(b.recs))
+	var bad []*RecordError
+	for k, rec := range b.recs {
+		var err error
+		switch {
+		case b.errs != nil && b.errs[k] != nil:
+			err = b.errs[k]
+		case b.decodeErr[k] != nil:
+			err = b.decodeErr[k]
+		case rec == nil:
+			continue // a blank line
+		default:
+			err = rd.resolve(rec, b.firstLine+k)
+		}
+		if err != nil {
+			var re *RecordError
+			if !errors.As(err, &re) {
+				re = &RecordError{Line: b.firstLine + k, Err: err}
+			}
+			bad = append(bad, re)
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	return fn(recs, bad)
+}
+
+// jsonField names the field a decoding error is about, as a path.
+func jsonField(err error) string {
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return fe.field
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return te.Field
+	}
+	return ""
+}
+
+// jsonCause is the decoding error without Go type names where a plainer
+// message exists.
+func jsonCause(err error) error {
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return fe.err
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("a JSON %s where %s is expected", te.Value, jsonKind(te.Type.Kind().String()))
+	}
+	return err
+}
+
+func jsonKind(goKind string) string {
+	switch {
+	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"), strings.HasPrefix(goKind, "float"):
+		return "a number"
+	case goKind == "string":
+		return "a string"
+	case goKind == "bool":
+		return "true or false"
+	case goKind == "slice", goKind == "array":
+		return "an array"
+	case goKind == "map", goKind == "struct":
+		return "an object"
+	}
+	return goKind
+}

@@ -1,0 +1,265 @@
+package aggregate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/stackimage/stackimage/debuginfo"
+	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symtab"
+	"github.com/stackimage/stackimage/uuid"
+)
+
+// SymbolLookup finds the symbols of an image by UUID; *symstore.Symbols
+// is one. A nil entry with a nil error means the symbols are not known.
+type SymbolLookup interface {
+	LookupContext(ctx context.Context, id uuid.UUID) (*symstore.Entry, error)
+}
+
+// Result is an aggregate with every unique address symbolicated: what the
+// groups and the output formats are made from. It is not modified after
+// Symbolicate returns; readers may share it.
+type Result struct {
+	// Images are the images the stacks pass through.
+	Images []ImageInfo
+	// Locations are the unique (image, address) pairs, each with the
+	// functions found there.
+	Locations []Location
+	// Stacks are the unique stacks, as indexes into Locations, innermost
+	// first.
+	Stacks [][]int32
+	// Samples are the unique stacks with their attributes and counts.
+	Samples []Sample
+	// Records is how many records were added.
+	Records int64
+	// Warnings says what could not be symbolicated and why.
+	Warnings []string
+
+	attrs []Attributes
+}
+
+// ImageInfo is one image of a result.
+type ImageInfo struct {
+	UUID  uuid.UUID
+	Name  string
+	Path  string
+	Main  bool // a record named it its main executable
+	InApp bool // set by Groups' options (Result.MarkInApp)
+	// Symbolicated says a symbol file with the UUID was found.
+	Symbolicated bool
+}
+
+// Location is one unique address: an offset in an image, and the
+// functions there, innermost (inlined) first.
+type Location struct {
+	Image int32 // index in Result.Images; -1 for an address in no known image
+	// Offset is the lookup address's offset from the image's load address
+	// (the absolute address when Image is -1): the PC for a stack's first
+	// frame, a return address minus one for its callers.
+	Offset uint64
+	// Lines are the functions at the address, innermost first; the last
+	// is the function the machine frame is in. One line with an empty
+	// Function when nothing was found.
+	Lines []Line
+}
+
+// Line is one function at a location.
+type Line struct {
+	Function string
+	// Mangled is the name as the binary spells it, when it differs.
+	Mangled string
+	File    string
+	Line    int
+	Inlined bool
+}
+
+// Sample is one unique stack with one set of attributes.
+type Sample struct {
+	Stack       int32     // index in Result.Stacks
+	Attrs       int32     // see Result.Attributes
+	Count       int64     // records
+	Weight      int64     // their weights summed
+	First, Last time.Time // zero when the records gave no timestamp
+}
+
+// Attributes returns the attributes of a sample.
+func (r *Result) Attributes(s Sample) Attributes { return r.attrs[s.Attrs] }
+
+// Symbolicate looks every unique (image, address) of the aggregate up
+// once, image by image, through the entry's batch lookup, and reads
+// inlined functions and source lines from DWARF where the symbol file has
+// it. syms may be nil: the result then names no functions. An image
+// whose symbols cannot be found is listed in the result's warnings; the
+// error is for a context ended early.
+func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Result, error) {
+	res := &Result{Records: a.records, attrs: a.attrs}
+	for _, im := range a.images {
+		res.Images = append(res.Images, ImageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path, Main: im.Main})
+	}
+	// Unique lookup offsets per image; frame 0 is looked up at its PC,
+	// callers at their return address minus one, inside the call.
+	locByKey := map[frameRef]int32{}
+	reporterName := map[int32]string{} // by location, for addresses no symbol file names
+	perImage := make([][]int32, len(a.images))
+	res.Stacks = make([][]int32, len(a.stacks))
+	for si, frames := range a.stacks {
+		locs := make([]int32, len(frames))
+		for k, f := range frames {
+			name := a.reporterNames[f]
+			if k > 0 && f.offset > 0 {
+				f.offset--
+			}
+			id, ok := locByKey[f]
+			if !ok {
+				id = int32(len(res.Locations))
+				res.Locations = append(res.Locations, Location{Image: f.image, Offset: f.offset})
+				locByKey[f] = id
+				if f.image >= 0 {
+					perImage[f.image] = append(perImage[f.image], id)
+				}
+			}
+			locs[k] = id
+			if name != "" {
+				reporterName[id] = name
+			}
+		}
+		res.Stacks[si] = locs
+	}
+	for img, ids := range perImage {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		info := &res.Images[img]
+		if syms == nil || info.UUID.IsZero() {
+			continue
+		}
+		e, err := syms.LookupContext(ctx, info.UUID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s (%s): %v", info.Name, info.UUID, err))
+			continue
+		}
+		if e == nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s (%s): no symbol file with the UUID", info.Name, info.UUID))
+			continue
+		}
+		info.Symbolicated = true
+		resolveImage(e, res.Locations, ids)
+		_ = e.Release()
+	}
+	for i := range res.Locations {
+		l := &res.Locations[i]
+		if l.Lines == nil {
+			l.Lines = []Line{{}}
+		}
+		if len(l.Lines) == 1 && l.Lines[0].Function == "" {
+			l.Lines[0].Function = reporterName[int32(i)] // the report's own name, if it gave one
+		}
+	}
+	res.Samples = make([]Sample, len(a.samples))
+	for i, s := range a.samples {
+		res.Samples[i] = Sample{Stack: s.stack, Attrs: s.attrs, Count: s.count, Weight: s.weight}
+		if s.hasFirst {
+			res.Samples[i].First, res.Samples[i].Last = s.first, s.last
+		}
+	}
+	return res, nil
+}
+
+// resolveImage names the locations ids of one image: symbol table names
+// in one batch, sorted by address, then DWARF's inlined functions and
+// lines where the image has DWARF.
+func resolveImage(e *symstore.Entry, locs []Location, ids []int32) {
+	im := e.Image()
+	if im == nil {
+		// Only a Breakpad .sym file: the entry resolves module-relative
+		// addresses itself.
+		for _, id := range ids {
+			l := &locs[id]
+			frames := e.Resolve(symstore.Frame{Address: l.Offset, LookupAddress: l.Offset}, l.Offset, symstore.ResolveOptions{})
+			l.Lines = linesOf(frames)
+		}
+		return
+	}
+	var textAddr uint64
+	if text, ok := im.TextSegment(); ok {
+		textAddr = text.Addr
+	}
+	ids = slices.Clone(ids)
+	slices.SortFunc(ids, func(x, y int32) int {
+		switch {
+		case locs[x].Offset < locs[y].Offset:
+			return -1
+		case locs[x].Offset > locs[y].Offset:
+			return 1
+		}
+		return 0
+	})
+	addrs := make([]uint64, len(ids))
+	for k, id := range ids {
+		addrs[k] = locs[id].Offset + textAddr // unslid: the image's own vmaddr space
+	}
+	syms := make([]symtab.Symbol, len(ids))
+	found := make([]bool, len(ids))
+	e.SymbolBatch(addrs, syms, found)
+	hasDWARF := e.HasDebugInfo()
+	demangled := map[string]string{}
+	for k, id := range ids {
+		outer := Line{}
+		if found[k] {
+			outer.Function = syms[k].Name
+			if raw := syms[k].RawName; raw != "" && debuginfo.MayBeMangled(raw) {
+				readable, ok := demangled[raw]
+				if !ok {
+					readable, _ = debuginfo.Demangle(raw)
+					demangled[raw] = readable
+				}
+				if readable != raw && readable != "" {
+					outer.Function, outer.Mangled = readable, syms[k].Name
+				}
+			}
+		}
+		if !hasDWARF {
+			locs[id].Lines = []Line{outer}
+			continue
+		}
+		src := e.Source(addrs[k])
+		if len(src) == 0 {
+			locs[id].Lines = []Line{outer}
+			continue
+		}
+		lines := make([]Line, 0, len(src))
+		for _, sf := range src[:len(src)-1] {
+			lines = append(lines, Line{Function: sf.Function, Mangled: mangledOf(sf), File: sf.File, Line: sf.Line, Inlined: true})
+		}
+		last := src[len(src)-1]
+		if outer.Function == "" && last.Function != "" {
+			outer.Function, outer.Mangled = last.Function, mangledOf(last)
+		}
+		outer.File, outer.Line = last.File, last.Line
+		locs[id].Lines = append(lines, outer)
+	}
+}
+
+func mangledOf(sf debuginfo.Frame) string {
+	if sf.LinkageName != sf.Function {
+		return sf.LinkageName
+	}
+	return ""
+}
+
+// linesOf converts symbolized frames (innermost first) to lines.
+func linesOf(frames []symstore.Frame) []Line {
+	lines := make([]Line, 0, len(frames))
+	for _, f := range frames {
+		lines = append(lines, Line{Function: f.Symbol, Mangled: f.MangledSymbol, File: f.File, Line: f.Line, Inlined: f.Inlined})
+	}
+	return lines
+}

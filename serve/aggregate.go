@@ -1,0 +1,376 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stackimage/stackimage/aggregate"
+	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/uuid"
+)
+
+// chunkPrefix is where the aggregates lie in the store: one chunk per
+// accepted upload, under the hour it was accepted, named
+// FIRST-LAST-NANOS-RANDOM.chunk where FIRST and LAST are the Unix seconds
+// its stacks span (0 when they had no timestamp), so that a query for a
+// time range reads only the chunks that may hold it.
+const chunkPrefix = "_aggregate/chunks/"
+
+// maxReportedRecordErrors bounds the bad records an upload's answer
+// names one by one.
+const maxReportedRecordErrors = 10
+
+// stacksAnswer is the answer to POST /v1/stacks.
+type stacksAnswer struct {
+	Records      int64    `json:"records"`
+	UniqueStacks int      `json:"unique_stacks"`
+	Chunk        string   `json:"chunk"`
+	BadRecords   int      `json:"bad_records"`
+	Errors       []string `json:"errors,omitempty"`
+}
+
+// handleStacks ingests the stream format, or any report the door reads,
+// into a chunk of the shared store. The answer is 200 only once the chunk
+// is written: what was acknowledged survives the instance.
+func (s *Server) handleStacks(w http.ResponseWriter, r *http.Request) {
+	if s.store == nil || s.store.store == nil {
+		writeError(w, http.StatusServiceUnavailable, "aggregates need a writable store: set store in the configuration")
+		return
+	}
+	ctx, cancel := s.deadline(r.Context())
+	defer cancel()
+	max := int64(s.cfg.Limits.MaxDumpBody)
+	body := http.MaxBytesReader(w, r.Body, max)
+	ans := stacksAnswer{}
+	agg := aggregate.New()
+	loader := &aggregate.Loader{Aggregator: agg, OnError: func(name string, err error) {
+		ans.BadRecords++
+		if len(ans.Errors) < maxReportedRecordErrors {
+			ans.Errors = append(ans.Errors, err.Error())
+		}
+	}}
+	if err := loader.Read(ctx, "body", body); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			bodyError(w, err, "stacks")
+			return
+		}
+		if agg.Records() == 0 {
+			writeError(w, http.StatusBadRequest, "stacks: %v", err)
+			return
+		}
+		ans.Errors = append(ans.Errors, err.Error())
+	}
+	if agg.Records() == 0 {
+		writeError(w, http.StatusBadRequest, "stacks: no stack could be read (%d bad records: %s)", ans.BadRecords, strings.Join(ans.Errors, "; "))
+		return
+	}
+	chunk := agg.Chunk()
+	var buf bytes.Buffer
+	if err := aggregate.EncodeChunk(&buf, chunk); err != nil {
+		writeError(w, http.StatusInternalServerError, "stacks: %v", err)
+		return
+	}
+	key := chunkKey(chunk, timeNow())
+	if err := s.store.store.put(ctx, key, bytes.NewReader(buf.Bytes()), int64(buf.Len()), true); err != nil {
+		writeError(w, http.StatusServiceUnavailable, "stacks: the store did not keep them: %v", err)
+		return
+	}
+	ans.Records, ans.UniqueStacks, ans.Chunk = agg.Records(), agg.UniqueStacks(), key
+	writeJSON(w, ans)
+}
+
+// chunkKey names a new chunk.
+func chunkKey(c *aggregate.Chunk, now time.Time) string {
+	var random [6]byte
+	rand.Read(random[:])
+	var first, last int64
+	if !c.First.IsZero() {
+		first, last = c.First.Unix(), c.Last.Unix()+1
+	}
+	return fmt.Sprintf("%s%s/%d-%d-%d-%s.chunk", chunkPrefix, now.UTC().Format("2006-01-02T15"), first, last, now.UnixNano(), hex.EncodeToString(random[:]))
+}
+
+// chunkSpan reads the span of a chunk's stacks from its key; ok is false
+// for a chunk without timestamps (or a key not of chunkKey's making).
+func chunkSpan(key string) (first, last time.Time, ok bool) {
+	base := key[strings.LastIndexByte(key, '/')+1:]
+	parts := strings.SplitN(base, "-", 3)
+	if len(parts) < 3 {
+		return time.Time{}, time.Time{}, false
+	}
+	f, err1 := strconv.ParseInt(parts[0], 10, 64)
+	l, err2 := strconv.ParseInt(parts[1], 10, 64)
+	if err1 != nil || err2 != nil || f == 0 && l == 0 {
+		return time.Time{}, time.Time{}, false
+	}
+	return time.Unix(f, 0), time.Unix(l, 0), true
+}
+
+// aggregateQuery is a request's filter and grouping.
+type aggregateQuery struct {
+	from, to   time.Time
+	appVersion string
+	osVersion  string
+	device     string
+	labels     []aggregate.Label
+	group      aggregate.GroupOptions
+}
+
+func parseAggregateQuery(r *http.Request) (aggregateQuery, error) {
+	q := r.URL.Query()
+	var aq aggregateQuery
+	for _, f := range []struct {
+		name string
+		dst  *time.Time
+	}{{"from", &aq.from}, {"to", &aq.to}} {
+		if v := q.Get(f.name); v != "" {
+			t, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				return aq, fmt.Errorf("%s=%q: want an RFC 3339 time", f.name, v)
+			}
+			*f.dst = t
+		}
+	}
+	aq.appVersion, aq.osVersion, aq.device = q.Get("app_version"), q.Get("os_version"), q.Get("device")
+	for _, kv := range q["label"] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return aq, fmt.Errorf("label=%q: want KEY=VALUE", kv)
+		}
+		aq.labels = append(aq.labels, aggregate.Label{Key: k, Value: v})
+	}
+	if v := q.Get("frames"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return aq, fmt.Errorf("frames=%q: want 1 to 1000", v)
+		}
+		aq.group.Frames = n
+	}
+	switch g := q.Get("group_by"); {
+	case g == "" || g == "frames":
+	case g == "stack":
+		aq.group.Frames = -1
+	case strings.HasPrefix(g, "label:") && len(g) > len("label:"):
+		aq.group.Label = strings.TrimPrefix(g, "label:")
+	default:
+		return aq, fmt.Errorf("group_by=%q: want frames, stack or label:KEY", g)
+	}
+	for _, p := range q["in_app"] {
+		if strings.Contains(p, "/") {
+			aq.group.InApp.Paths = append(aq.group.InApp.Paths, p)
+		} else {
+			aq.group.InApp.Names = append(aq.group.InApp.Names, p)
+		}
+	}
+	return aq, nil
+}
+
+// keep is the query's filter of samples.
+func (aq *aggregateQuery) keep(a *aggregate.Attributes, s *aggregate.ChunkSample) bool {
+	if aq.appVersion != "" && a.AppVersion != aq.appVersion ||
+		aq.osVersion != "" && a.OSVersion != aq.osVersion ||
+		aq.device != "" && a.Device != aq.device {
+		return false
+	}
+	if !aq.from.IsZero() || !aq.to.IsZero() {
+		if s.First.IsZero() {
+			return false // no timestamp: in no time range
+		}
+		if !aq.from.IsZero() && s.Last.Before(aq.from) || !aq.to.IsZero() && s.First.After(aq.to) {
+			return false
+		}
+	}
+	for _, want := range aq.labels {
+		found := false
+		for _, l := range a.Labels {
+			if l == want {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// mayHold reports whether a chunk's span can hold stacks of the query's
+// time range.
+func (aq *aggregateQuery) mayHold(key string) bool {
+	if aq.from.IsZero() && aq.to.IsZero() {
+		return true
+	}
+	first, last, ok := chunkSpan(key)
+	if !ok {
+		return false
+	}
+	return !(!aq.from.IsZero() && last.Before(aq.from) || !aq.to.IsZero() && first.After(aq.to))
+}
+
+// loadAggregate merges the store's chunks the query may need and
+// symbolicates the result once.
+func (s *Server) loadAggregate(ctx context.Context, aq *aggregateQuery) (*aggregate.Result, error) {
+	if s.store == nil || s.store.store == nil {
+		return nil, errors.New("aggregates need a store: set store in the configuration")
+	}
+	keys, err := s.store.store.list(ctx, chunkPrefix)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the decoders when a chunk fails
+	var wanted []string
+	for _, key := range keys {
+		if strings.HasSuffix(key, ".chunk") && aq.mayHold(key) {
+			wanted = append(wanted, key)
+		}
+	}
+	// Chunks are read and decoded on every core, and merged in key
+	// order, so that the answer does not depend on which decode ends
+	// first.
+	type decoded struct {
+		chunk *aggregate.Chunk
+		err   error
+		done  chan struct{}
+	}
+	results := make([]decoded, len(wanted))
+	for i := range results {
+		results[i].done = make(chan struct{})
+	}
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := range wanted {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for range runtime.GOMAXPROCS(0) {
+		go func() {
+			for i := range next {
+				results[i].chunk, results[i].err = s.readChunk(ctx, wanted[i])
+				close(results[i].done)
+			}
+		}()
+	}
+	agg := aggregate.New()
+	for i, key := range wanted {
+		select {
+		case <-results[i].done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if results[i].err != nil {
+			return nil, fmt.Errorf("%s: %w", key, results[i].err)
+		}
+		if err := agg.Merge(results[i].chunk, aq.keep); err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		results[i].chunk = nil
+	}
+	return agg.Symbolicate(ctx, cacheLookup{s})
+}
+
+// readChunk reads one chunk from the store.
+func (s *Server) readChunk(ctx context.Context, key string) (*aggregate.Chunk, error) {
+	rc, _, err := s.store.store.get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return aggregate.DecodeChunk(rc)
+}
+
+// cacheLookup finds symbols through the server's index cache and sources.
+type cacheLookup struct{ s *Server }
+
+func (c cacheLookup) LookupContext(ctx context.Context, id uuid.UUID) (*symstore.Entry, error) {
+	l := c.s.cache.get(ctx, id, "", nil)
+	if l.index == nil {
+		if l.err != nil {
+			return nil, l.err
+		}
+		return nil, fmt.Errorf("no symbols (%s)", l.status)
+	}
+	// The entry holds its own reference to the index file: the cache
+	// may evict the index once it is released.
+	defer c.s.cache.release(l.index)
+	return l.index.syms.LookupContext(ctx, id)
+}
+
+func (s *Server) handleGroups(w http.ResponseWriter, r *http.Request) {
+	aq, err := parseAggregateQuery(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	ctx, cancel := s.deadline(r.Context())
+	defer cancel()
+	res, err := s.loadAggregate(ctx, &aq)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "groups: %v", err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	res.WriteGroupsJSON(w, res.Groups(aq.group))
+}
+
+func (s *Server) handleAggregate(w http.ResponseWriter, r *http.Request) {
+	aq, err := parseAggregateQuery(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	format := r.URL.Query().Get("format")
+	switch format {
+	case "", "pprof", "folded", "speedscope", "json":
+	default:
+		writeError(w, http.StatusBadRequest, "format=%q: want pprof, folded, speedscope or json", format)
+		return
+	}
+	ctx, cancel := s.deadline(r.Context())
+	defer cancel()
+	res, err := s.loadAggregate(ctx, &aq)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "aggregate: %v", err)
+		return
+	}
+	switch format {
+	case "folded":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		res.WriteFolded(w)
+	case "speedscope":
+		w.Header().Set("Content-Type", "application/json")
+		res.WriteSpeedscope(w, "stackimage")
+	case "json":
+		w.Header().Set("Content-Type", "application/json")
+		res.WriteGroupsJSON(w, res.Groups(aq.group))
+	default:
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="stacks.pb.gz"`)
+		res.WriteProfile(w)
+	}
+}
+
+//go:embed ui.html
+var uiPage []byte
+
+func (s *Server) handleUI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'unsafe-inline'")
+	w.Write(uiPage)
+}

@@ -1,0 +1,108 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stackimage/stackimage/aggregate"
+)
+
+// benchStacks writes n stream records of 30 frames of the fixture, drawn
+// from unique distinct stacks, as one upload of one process (its images
+// listed once, by image set).
+func benchStacks(b *testing.B, n, unique int, seed uint64) []byte {
+	b.Helper()
+	id := fixtureUUID(b)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	stacks := make([][]uint64, unique)
+	urng := rand.New(rand.NewPCG(7, 7)) // the same unique stacks in every upload
+	for i := range stacks {
+		st := make([]uint64, 30)
+		for k := range st {
+			st[k] = 0x100000000 + 0x320 + uint64(urng.IntN(0x2c0))&^3
+		}
+		stacks[i] = st
+	}
+	var buf bytes.Buffer
+	for i := range n {
+		if i == 0 {
+			fmt.Fprintf(&buf, `{"image_set":"p","images":[{"uuid":%q,"load_address":4294967296,"name":"chain-arm64-O1"}],`, id)
+		} else {
+			buf.WriteString(`{"image_set":"p",`)
+		}
+		buf.WriteString(`"frames":[`)
+		for k, a := range stacks[rng.IntN(unique)] {
+			if k > 0 {
+				buf.WriteByte(',')
+			}
+			fmt.Fprintf(&buf, "%d", a)
+		}
+		fmt.Fprintf(&buf, `],"thread":"main","timestamp":"2026-11-26T01:%02d:00Z","app_version":"2.%d","labels":{"api":"api%d"}}`+"\n",
+			i%60, i%3, i%5)
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkStacksIngest posts batches of 1,000 stacks to one instance
+// (handler and store on loopback, chunks written to a directory); the
+// target is 20,000 stacks/s per instance.
+func BenchmarkStacksIngest(b *testing.B) {
+	_, ts := newTestServer(b, aggregateConfig(b.TempDir()))
+	body := benchStacks(b, 1000, 500, 1)
+	b.SetBytes(int64(len(body)))
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		resp, err := http.Post(ts.URL+"/v1/stacks", "application/x-ndjson", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	b.ReportMetric(float64(1000*b.N)/time.Since(start).Seconds(), "stacks/s")
+}
+
+// BenchmarkAggregateQuery1M answers GET /v1/aggregate?format=pprof over
+// 1,000,000 stacks stored as 1,000 chunks of 1,000 (each upload's
+// attributes vary, 50,000 unique stacks in all); the target is 2 s.
+func BenchmarkAggregateQuery1M(b *testing.B) {
+	store := b.TempDir()
+	s, ts := newTestServer(b, aggregateConfig(store))
+	for c := range 1000 {
+		agg := aggregate.New()
+		rd, err := aggregate.NewReader(bytes.NewReader(benchStacks(b, 1000, 50_000, uint64(c))))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			rec, err := rd.Next()
+			if err != nil {
+				break
+			}
+			agg.Add(rec)
+		}
+		chunk := agg.Chunk()
+		var buf bytes.Buffer
+		if err := aggregate.EncodeChunk(&buf, chunk); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.store.store.put(context.Background(), chunkKey(chunk, time.Now()), &buf, int64(buf.Len()), true); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		resp, body := do(b, "GET", ts.URL+"/v1/aggregate?format=pprof", nil, nil)
+		if resp.StatusCode != http.StatusOK || len(body) == 0 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package serve
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+	"github.com/stackimage/stackimage/aggregate"
+)
+
+// exampleStacks is docs/aggregate.md's stream example: three stacks of
+// the fixture binary (weights 1, 3 and 1), labelled api=UserDefaults
+// twice.
+func exampleStacks(t testing.TB) []byte {
+	t.Helper()
+	doc, err := os.ReadFile("../docs/aggregate.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(doc), "```ndjson\n")
+	block, _, _ := strings.Cut(rest, "```")
+	return []byte(block)
+}
+
+// aggregateConfig scans the fixtures for symbols and keeps aggregates in
+// store, a directory shared by every instance built on it.
+func aggregateConfig(store string) Config {
+	cfg := Config{Listen: "127.0.0.1:0", Store: "store", Sources: []SourceConfig{
+		{Name: "local", Type: "filesystem", Path: "../fixtures/bin"},
+		{Name: "store", Type: "filesystem", Path: store},
+	}}
+	return cfg
+}
+
+func groupsOf(t *testing.T, url string) aggregate.GroupsDocument {
+	t.Helper()
+	resp, body := do(t, "GET", url, nil, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, body)
+	}
+	var doc aggregate.GroupsDocument
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatalf("GET %s: %v\n%s", url, err, body)
+	}
+	return doc
+}
+
+// Stacks acknowledged by one instance are answered by another on the
+// same store, and after the first is gone: nothing lives in one
+// process's memory.
+func TestStacksSurviveRestartAndAreShared(t *testing.T) {
+	store := t.TempDir()
+	a, tsA := newTestServer(t, aggregateConfig(store))
+	stacks := exampleStacks(t)
+	resp, body := do(t, "POST", tsA.URL+"/v1/stacks", bytes.NewReader(stacks), nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /v1/stacks: %d %s", resp.StatusCode, body)
+	}
+	var ans stacksAnswer
+	json.Unmarshal(body, &ans)
+	if ans.Records != 3 || ans.UniqueStacks != 3 || !strings.HasPrefix(ans.Chunk, chunkPrefix) {
+		t.Errorf("answer %s", body)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(stacks)
+	zw.Write([]byte(`{"frames":"bad"}` + "\n"))
+	zw.Close()
+	resp, body = do(t, "POST", tsA.URL+"/v1/stacks", &gz, nil)
+	json.Unmarshal(body, &ans)
+	if resp.StatusCode != http.StatusOK || ans.Records != 3 || ans.BadRecords != 1 || !strings.Contains(ans.Errors[0], "line 4: frames") {
+		t.Errorf("gzip upload with a bad record: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := do(t, "POST", tsA.URL+"/v1/stacks", strings.NewReader("not stacks"), nil); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("garbage: %d %s, want 400", resp.StatusCode, body)
+	}
+
+	// A second instance, sharing only the store, sees both uploads.
+	_, tsB := newTestServer(t, aggregateConfig(store))
+	doc := groupsOf(t, tsB.URL+"/v1/groups")
+	if doc.Records != 6 || len(doc.Groups) != 1 || doc.Groups[0].Weight != 10 ||
+		strings.Join(doc.Groups[0].Fingerprint, ",") != "deepest,step_to_deepest,inline_host" {
+		t.Errorf("instance B: %+v", doc)
+	}
+	// The first instance stops; a new one still answers the same.
+	tsA.Close()
+	a.Close()
+	_, tsC := newTestServer(t, aggregateConfig(store))
+	if doc := groupsOf(t, tsC.URL+"/v1/groups"); doc.Records != 6 {
+		t.Errorf("after a restart: %d records, want 6", doc.Records)
+	}
+
+	for _, tt := range []struct {
+		query   string
+		records int64
+	}{
+		{"label=api=UserDefaults", 4},
+		{"label=api=Nothing", 0},
+		{"app_version=2.3+(41)", 4},
+		{"from=2026-11-26T01:00:05Z", 2},
+		{"from=2026-11-26T00:00:00Z&to=2026-11-26T01:00:03Z", 2},
+		{"to=2025-01-01T00:00:00Z", 0},
+	} {
+		if doc := groupsOf(t, tsC.URL+"/v1/groups?"+tt.query); doc.Records != tt.records {
+			t.Errorf("groups?%s: %d records, want %d", tt.query, doc.Records, tt.records)
+		}
+	}
+	if resp, _ := do(t, "GET", tsC.URL+"/v1/groups?from=yesterday", nil, nil); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("from=yesterday: %d, want 400", resp.StatusCode)
+	}
+}
+
+func TestAggregateFormats(t *testing.T) {
+	_, ts := newTestServer(t, aggregateConfig(t.TempDir()))
+	if resp, body := do(t, "POST", ts.URL+"/v1/stacks", bytes.NewReader(exampleStacks(t)), nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST: %d %s", resp.StatusCode, body)
+	}
+	resp, body := do(t, "GET", ts.URL+"/v1/aggregate?format=pprof", nil, nil)
+	p, err := profile.Parse(bytes.NewReader(body))
+	if resp.StatusCode != http.StatusOK || err != nil {
+		t.Fatalf("pprof: %d %v", resp.StatusCode, err)
+	}
+	if len(p.Mapping) == 0 || p.Mapping[0].BuildID != fixtureUUID(t).String() {
+		t.Errorf("pprof mappings %v", p.Mapping)
+	}
+	_, body = do(t, "GET", ts.URL+"/v1/aggregate?format=folded&label=api=UserDefaults", nil, nil)
+	if !strings.Contains(string(body), "inline_host;step_to_deepest;deepest 1\n") {
+		t.Errorf("folded:\n%s", body)
+	}
+	_, body = do(t, "GET", ts.URL+"/v1/aggregate?format=speedscope", nil, nil)
+	if !bytes.Contains(body, []byte(`"https://www.speedscope.app/file-format-schema.json"`)) || !bytes.Contains(body, []byte(`"deepest"`)) {
+		t.Errorf("speedscope: %s", body)
+	}
+	if resp, _ := do(t, "GET", ts.URL+"/v1/aggregate?format=svg", nil, nil); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("format=svg: %d, want 400", resp.StatusCode)
+	}
+}
+
+func TestStacksNeedAStore(t *testing.T) {
+	cfg := Config{Listen: "127.0.0.1:0", Sources: []SourceConfig{{Name: "local", Type: "filesystem", Path: "../fixtures/bin"}}}
+	_, ts := newTestServer(t, cfg)
+	if resp, body := do(t, "POST", ts.URL+"/v1/stacks", bytes.NewReader(exampleStacks(t)), nil); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("POST without a store: %d %s, want 503", resp.StatusCode, body)
+	}
+}
