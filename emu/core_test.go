@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/testtool"
 	"github.com/stackimage/stackimage/machocore"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
@@ -160,10 +161,7 @@ func runLLDB(t *testing.T, lldb string, cmds ...string) string {
 // which the truth chain lists as "???"; lldb does not report a frame whose
 // PC is in no mapped memory, so its backtrace ends at start.
 func TestCoreLLDB(t *testing.T) {
-	lldb, err := exec.LookPath("lldb-16")
-	if err != nil {
-		t.Skip("lldb-16 is not on PATH: the comparison with lldb needs it (apt-get install lldb-16)")
-	}
+	lldb := testtool.Path(t, "lldb-16", "lldb-16", "the comparison with lldb's backtraces needs it")
 	root := repoRoot(t)
 	for _, pt := range deepestPoints(t) {
 		if !strings.Contains(pt.Name, "arm64") && !strings.Contains(pt.Name, "x86_64") {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stackimage/stackimage/fixtures"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/testtool"
 	"github.com/stackimage/stackimage/snapshot"
 )
 
@@ -87,15 +88,11 @@ func snapshotCore(t testing.TB, name string, notes bool) (*WriteInput, *snapshot
 	return in, snap
 }
 
-// lldbPath returns lldb-16's path, or skips: the check against lldb is
-// external and needs it installed (Debian's lldb-16 package).
+// lldbPath returns lldb-16's path (Debian's lldb-16 package): the check
+// against lldb's reading of our cores needs it.
 func lldbPath(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("lldb-16")
-	if err != nil {
-		t.Skip("lldb-16 is not on PATH: the check against lldb's reading of our cores needs it (apt-get install lldb-16)")
-	}
-	return p
+	return testtool.Path(t, "lldb-16", "lldb-16", "the check against lldb's reading of our cores needs it")
 }
 
 // runLLDB opens core with lldb in batch mode, with binary as the target

@@ -5,13 +5,14 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"os/exec"
+
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/stackimage/stackimage/internal/testtool"
 )
 
 // chromium is Debian's headless browser the UI test drives.
@@ -22,9 +23,7 @@ const chromium = "/usr/bin/chromium"
 // the test's output (UI_SCREENSHOT names the file, else the test's
 // temporary directory).
 func TestUIDrawsGroupsAndFlameGraph(t *testing.T) {
-	if _, err := exec.LookPath(chromium); err != nil {
-		t.Skipf("%s is not installed (apt-get install chromium): the browser test needs it", chromium)
-	}
+	testtool.Path(t, chromium, "chromium", "the browser test drives it")
 	_, ts := newTestServer(t, aggregateConfig(t.TempDir()))
 	if resp, body := do(t, "POST", ts.URL+"/v1/stacks", bytes.NewReader(exampleStacks(t)), nil); resp.StatusCode != http.StatusOK {
 		t.Fatalf("POST: %d %s", resp.StatusCode, body)
