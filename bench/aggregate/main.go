@@ -16,6 +16,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/stackimage/stackimage/bench/internal/benchkit"
 	"log"
 	"math/rand/v2"
 	"os"
@@ -383,7 +384,7 @@ func measure(runs int, name string, args ...string) result {
 			log.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
 		}
 		r.wall = append(r.wall, time.Since(start).Seconds())
-		r.rss = append(r.rss, peakRSSMB(cmd.ProcessState))
+		r.rss = append(r.rss, float64(benchkit.PeakRSS(cmd.ProcessState))/1e6)
 		r.cpu = append(r.cpu, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds())
 	}
 	return r

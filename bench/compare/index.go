@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/stackimage/stackimage/bench/internal/benchkit"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -167,7 +168,7 @@ func bigDSYM(bin string, n int, ours, peers []string, tmp string, runs, firstRun
 		row(peer, them)
 		target(ourFirst.wall <= them.wall && ourFirst.cpu <= them.cpu,
 			"first answer from the DWARF at least as fast as %s: wall %.2fx, cpu %.2fx (theirs / ours); peak RSS %.1f against %.1f MiB",
-			peer, ratio(them.wall, ourFirst.wall), ratio(them.cpu, ourFirst.cpu), float64(ourFirst.rss)/(1<<20), float64(them.rss)/(1<<20))
+			peer, benchkit.Ratio(them.wall, ourFirst.wall), benchkit.Ratio(them.cpu, ourFirst.cpu), float64(ourFirst.rss)/(1<<20), float64(them.rss)/(1<<20))
 	}
 	fmt.Println()
 
@@ -204,7 +205,7 @@ func bigDSYM(bin string, n int, ours, peers []string, tmp string, runs, firstRun
 		for p, peer := range peers {
 			them := br.peers[p]
 			target(err == nil, "%d addresses (%s) against %s: same answers; wall %.1fx, cpu %.1fx (theirs / ours); peak RSS %.2f of theirs",
-				len(bc.addrs), bc.what, peer, ratio(them.wall, br.ours.wall), ratio(them.cpu, br.ours.cpu), float64(br.ours.rss)/float64(max(them.rss, 1)))
+				len(bc.addrs), bc.what, peer, benchkit.Ratio(them.wall, br.ours.wall), benchkit.Ratio(them.cpu, br.ours.cpu), float64(br.ours.rss)/float64(max(them.rss, 1)))
 		}
 	}
 	fmt.Println("targets:")

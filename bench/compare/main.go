@@ -16,7 +16,8 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"math/rand/v2"
+	"github.com/stackimage/stackimage/bench/internal/benchkit"
+
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +25,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/testcorpus"
 )
 
@@ -65,7 +65,7 @@ func run() error {
 		}
 	}
 	if *writeAddrs != "" {
-		pick := addresses
+		pick := benchkit.TextAddresses
 		if *mode == "dwarf" {
 			pick = func(bin string, n int) ([]uint64, error) { return dwarfAddresses(bin, *arch, n) }
 		}
@@ -163,7 +163,7 @@ func batch(c comparison, peers []string, runs int) (batchResult, error) {
 				fmt.Printf("differs at frame %d: ours %q, %s %q\n", i, ourAnswers[i], peer, llvmAnswers[i])
 			}
 		}
-		fmt.Printf("against %s: same answers %d of %d; speed ratio (theirs / ours) wall %.1fx, cpu %.1fx", peer, same, len(ourAnswers), ratio(them.wall, br.ours.wall), ratio(them.cpu, br.ours.cpu))
+		fmt.Printf("against %s: same answers %d of %d; speed ratio (theirs / ours) wall %.1fx, cpu %.1fx", peer, same, len(ourAnswers), benchkit.Ratio(them.wall, br.ours.wall), benchkit.Ratio(them.cpu, br.ours.cpu))
 		if br.ours.rss > 0 && them.rss > 0 {
 			fmt.Printf("; memory ratio (ours / theirs peak RSS) %.2f", float64(br.ours.rss)/float64(them.rss))
 		}
@@ -192,7 +192,7 @@ type comparison struct {
 // llvm-symbolizer 14 cannot read Go's compressed DWARF: both then answer
 // from the symbol table.
 func symtabComparison(bin, arch string, n int, ours []string) (comparison, error) {
-	addrs, err := addresses(bin, n)
+	addrs, err := benchkit.TextAddresses(bin, n)
 	if err != nil {
 		return comparison{}, err
 	}
@@ -209,13 +209,6 @@ func symtabComparison(bin, arch string, n int, ours []string) (comparison, error
 
 // gnuTime is GNU time, which reports its child's peak RSS (%M, KiB).
 const gnuTime = "/usr/bin/time"
-
-func ratio(a, b time.Duration) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
-}
 
 // measure runs the command once with stdin and folds the run into r.
 //
@@ -251,7 +244,7 @@ func measure(r *result, argv []string, stdin []byte) error {
 	if r.cpu == 0 || cpu < r.cpu {
 		r.cpu = cpu
 	}
-	rss := peakRSS(cmd.ProcessState)
+	rss := benchkit.PeakRSS(cmd.ProcessState)
 	if timeOut != "" {
 		b, err := os.ReadFile(timeOut)
 		if err != nil {
@@ -276,29 +269,6 @@ func buildOurs(dir string) ([]string, error) {
 		return nil, fmt.Errorf("go build ./cmd/stackimage: %v\n%s", err, out)
 	}
 	return []string{exe, "atos"}, nil
-}
-
-// addresses returns n random addresses in the binary's __TEXT,__text.
-func addresses(bin string, n int) ([]uint64, error) {
-	f, err := image.Open(bin)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if len(f.Images) != 1 {
-		return nil, fmt.Errorf("%s is a fat file: give a thin one", bin)
-	}
-	for _, s := range f.Images[0].Sections {
-		if s.Segment == "__TEXT" && s.Name == "__text" && s.Size > 0 {
-			rng := rand.New(rand.NewPCG(1, 2))
-			addrs := make([]uint64, n)
-			for i := range addrs {
-				addrs[i] = s.Addr + rng.Uint64N(s.Size)
-			}
-			return addrs, nil
-		}
-	}
-	return nil, fmt.Errorf("%s has no __TEXT,__text", bin)
 }
 
 // parseAtos reads atos-style answers, one per line: "NAME (in IMAGE) + N",

@@ -27,7 +27,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math/rand/v2"
+	"github.com/stackimage/stackimage/bench/internal/benchkit"
+
 	"os"
 	"os/exec"
 	"path"
@@ -37,7 +38,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/symindex"
 )
 
@@ -129,7 +129,7 @@ func compare(bin, ours, gsymutil, tmp string, n, nruns, firstRuns int) error {
 	if err != nil {
 		return err
 	}
-	addrs, err := addresses(bin, n)
+	addrs, err := benchkit.TextAddresses(bin, n)
 	if err != nil {
 		return err
 	}
@@ -229,18 +229,18 @@ func compare(bin, ours, gsymutil, tmp string, n, nruns, firstRuns int) error {
 	}
 	sr := float64(ixInfo.Size()) / float64(gsInfo.Size())
 	line("size", fmt.Sprintf("%d B", ixInfo.Size()), fmt.Sprintf("%d B", gsInfo.Size()), sr, fmt.Sprintf("<= %.2f", sizeTarget), sr <= sizeTarget)
-	br := ratio(buildOurs.median(), buildGSYM.median())
+	br := benchkit.Ratio(buildOurs.median(), buildGSYM.median())
 	line("build, one thread", dur(buildOurs.median())+" ["+buildOurs.span()+"]", dur(buildGSYM.median())+" ["+buildGSYM.span()+"]", br, fmt.Sprintf("<= %.2f", buildTarget), br <= buildTarget)
-	line("build, cpu (information)", dur(median(buildOurs.cpu))+" ["+span(buildOurs.cpu)+"]", dur(median(buildGSYM.cpu))+" ["+span(buildGSYM.cpu)+"]", ratio(median(buildOurs.cpu), median(buildGSYM.cpu)), "", true)
+	line("build, cpu (information)", dur(median(buildOurs.cpu))+" ["+span(buildOurs.cpu)+"]", dur(median(buildGSYM.cpu))+" ["+span(buildGSYM.cpu)+"]", benchkit.Ratio(median(buildOurs.cpu), median(buildGSYM.cpu)), "", true)
 	mr := float64(buildOurs.rss) / float64(max(buildGSYM.rss, 1))
 	line("build, peak RSS", mib(buildOurs.rss), mib(buildGSYM.rss), mr, fmt.Sprintf("<= %.2f", memTarget), mr <= memTarget)
-	lr := ratio(lookOurs.median(), lookGSYM.median())
+	lr := benchkit.Ratio(lookOurs.median(), lookGSYM.median())
 	line(fmt.Sprintf("%dk lookups, whole process", len(addrs)/1000), dur(lookOurs.median())+" ["+lookOurs.span()+"]", dur(lookGSYM.median())+" ["+lookGSYM.span()+"]", lr, fmt.Sprintf("<= %.2f", lookupTarget), lr <= lookupTarget)
-	line("lookups, cpu (information)", dur(median(lookOurs.cpu))+" ["+span(lookOurs.cpu)+"]", dur(median(lookGSYM.cpu))+" ["+span(lookGSYM.cpu)+"]", ratio(median(lookOurs.cpu), median(lookGSYM.cpu)), "", true)
+	line("lookups, cpu (information)", dur(median(lookOurs.cpu))+" ["+span(lookOurs.cpu)+"]", dur(median(lookGSYM.cpu))+" ["+span(lookGSYM.cpu)+"]", benchkit.Ratio(median(lookOurs.cpu), median(lookGSYM.cpu)), "", true)
 	line("lookups, peak RSS", mib(lookOurs.rss), mib(lookGSYM.rss), float64(lookOurs.rss)/float64(max(lookGSYM.rss, 1)), "", true)
-	line("lookups demangled (info)", dur(lookDemangled.median())+" ["+lookDemangled.span()+"]", dur(lookGSYM.median())+" (mangled)", ratio(lookDemangled.median(), lookGSYM.median()), "", true)
-	line("demangled, cpu (info)", dur(median(lookDemangled.cpu))+" ["+span(lookDemangled.cpu)+"]", dur(median(lookGSYM.cpu))+" (mangled)", ratio(median(lookDemangled.cpu), median(lookGSYM.cpu)), "", true)
-	fr := ratio(firstOurs.median(), firstGSYM.median())
+	line("lookups demangled (info)", dur(lookDemangled.median())+" ["+lookDemangled.span()+"]", dur(lookGSYM.median())+" (mangled)", benchkit.Ratio(lookDemangled.median(), lookGSYM.median()), "", true)
+	line("demangled, cpu (info)", dur(median(lookDemangled.cpu))+" ["+span(lookDemangled.cpu)+"]", dur(median(lookGSYM.cpu))+" (mangled)", benchkit.Ratio(median(lookDemangled.cpu), median(lookGSYM.cpu)), "", true)
+	fr := benchkit.Ratio(firstOurs.median(), firstGSYM.median())
 	line("first answer, whole process", dur(firstOurs.median())+" ["+firstOurs.span()+"]", dur(firstGSYM.median())+" ["+firstGSYM.span()+"]", fr, fmt.Sprintf("<= %s", dur(firstTarget)), firstOurs.median() <= firstTarget)
 	fmt.Printf("\nanswers: GSYM answered %d of %d addresses (%d frames); the index answers the same at %d;\n", answered, len(addrs), frames, answered-len(differ))
 	fmt.Printf("  where they differ (%d), %s reading the DWARF agrees with the index at %d\n", len(differ), symbolizer, confirmed)
@@ -261,13 +261,6 @@ func compare(bin, ours, gsymutil, tmp string, n, nruns, firstRuns int) error {
 		return fmt.Errorf("the index differs from GSYM at %d addresses, %d of them not confirmed by %s", len(differ), len(differ)-confirmed, symbolizer)
 	}
 	return nil
-}
-
-func ratio(a, b time.Duration) float64 {
-	if b == 0 {
-		return 0
-	}
-	return float64(a) / float64(b)
 }
 
 // sameAnswers parses gsymutil's answers to addrs and compares each one
@@ -437,29 +430,6 @@ func parseGSYM(out []byte) [][]string {
 	return blocks
 }
 
-// addresses returns n random addresses in the file's __TEXT,__text.
-func addresses(bin string, n int) ([]uint64, error) {
-	f, err := image.Open(bin)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if len(f.Images) != 1 {
-		return nil, fmt.Errorf("%s is a fat file: give a thin one", bin)
-	}
-	for _, s := range f.Images[0].Sections {
-		if s.Segment == "__TEXT" && s.Name == "__text" && s.Size > 0 {
-			rng := rand.New(rand.NewPCG(1, 2))
-			addrs := make([]uint64, n)
-			for i := range addrs {
-				addrs[i] = s.Addr + rng.Uint64N(s.Size)
-			}
-			return addrs, nil
-		}
-	}
-	return nil, fmt.Errorf("%s has no __TEXT,__text", bin)
-}
-
 // gnuTime is GNU time, which reports its child's peak RSS (%M, KiB).
 const gnuTime = "/usr/bin/time"
 
@@ -494,7 +464,7 @@ func measureRSS(r *runs, argv []string, stdin []byte, withTime bool) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, errb.Bytes())
 	}
-	rss := peakRSS(cmd.ProcessState)
+	rss := benchkit.PeakRSS(cmd.ProcessState)
 	if timeOut != "" {
 		b, err := os.ReadFile(timeOut)
 		if err != nil {

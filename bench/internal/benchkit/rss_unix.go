@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd
 
-package main
+package benchkit
 
 import (
 	"os"
@@ -8,9 +8,9 @@ import (
 	"syscall"
 )
 
-// peakRSS returns the process's peak resident set size in bytes, from the
+// PeakRSS returns the process's peak resident set size in bytes, from the
 // rusage wait4 returned.
-func peakRSS(ps *os.ProcessState) int64 {
+func PeakRSS(ps *os.ProcessState) int64 {
 	ru, ok := ps.SysUsage().(*syscall.Rusage)
 	if !ok {
 		return 0
