@@ -306,6 +306,8 @@ func versusLLVM(tmp string) error {
 	if _, err := srv.post(bodies[0]); err != nil { // builds the index
 		return err
 	}
+	// The runs alternate, ours then theirs, so that a change in the
+	// machine's load falls on both sides alike.
 	var ours, theirs []time.Duration
 	for range *runsFlag {
 		start := time.Now()
@@ -315,8 +317,6 @@ func versusLLVM(tmp string) error {
 			}
 		}
 		ours = append(ours, time.Since(start))
-	}
-	for range *runsFlag {
 		d, err := llvmRun(m.addrs)
 		if err != nil {
 			return err
