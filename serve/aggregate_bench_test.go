@@ -74,15 +74,23 @@ func BenchmarkStacksIngest(b *testing.B) {
 // benchChunks are 1,000,000 stacks as 1,000 encoded chunks of 1,000
 // (each upload's attributes vary, 50,000 unique stacks in all), made
 // once for the benchmarks that query them.
-var benchChunks = sync.OnceValues(func() ([]*aggregate.Chunk, [][]byte) {
-	b := &testing.B{}
-	var chunks []*aggregate.Chunk
-	var encoded [][]byte
+func benchChunks(b *testing.B) ([]*aggregate.Chunk, [][]byte) {
+	benchChunksOnce.Do(func() { benchChunksMade, benchChunksEncoded = makeBenchChunks(b) })
+	return benchChunksMade, benchChunksEncoded
+}
+
+var (
+	benchChunksOnce    sync.Once
+	benchChunksMade    []*aggregate.Chunk
+	benchChunksEncoded [][]byte
+)
+
+func makeBenchChunks(b *testing.B) (chunks []*aggregate.Chunk, encoded [][]byte) {
 	for c := range 1000 {
 		agg := aggregate.New()
 		rd, err := aggregate.NewReader(bytes.NewReader(benchStacks(b, 1000, 50_000, uint64(c))))
 		if err != nil {
-			panic(err)
+			b.Fatal(err)
 		}
 		for {
 			rec, err := rd.Next()
@@ -94,17 +102,17 @@ var benchChunks = sync.OnceValues(func() ([]*aggregate.Chunk, [][]byte) {
 		chunk := agg.Chunk()
 		var buf bytes.Buffer
 		if err := aggregate.EncodeChunk(&buf, chunk); err != nil {
-			panic(err)
+			b.Fatal(err)
 		}
 		chunks = append(chunks, chunk)
 		encoded = append(encoded, buf.Bytes())
 	}
 	return chunks, encoded
-})
+}
 
 // storeBenchChunks writes benchChunks to s's store as accepted at when.
 func storeBenchChunks(b *testing.B, s *Server, when time.Time) {
-	chunks, encoded := benchChunks()
+	chunks, encoded := benchChunks(b)
 	for i, chunk := range chunks {
 		if err := s.store.store.put(context.Background(), chunkKey(chunk, when), bytes.NewReader(encoded[i]), int64(len(encoded[i])), true); err != nil {
 			b.Fatal(err)
