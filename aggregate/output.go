@@ -27,7 +27,9 @@ const mappingSpan = 1 << 36
 // inlined functions and lines, one sample per unique stack and set of
 // attributes (devices apart), valued in records and weight and labelled
 // with the thread, the versions and the records' own labels. The images of
-// GroupOptions are not needed: a profile has no groups.
+// GroupOptions are not needed: a profile has no groups. The samples of
+// one stack share one Location slice: change a sample's locations by
+// giving it a new slice.
 func (r *Result) Profile() *profile.Profile {
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "stacks", Unit: "count"}, {Type: "weight", Unit: "count"}},
@@ -110,6 +112,7 @@ func (r *Result) Profile() *profile.Profile {
 	}
 	type sampleKey struct{ stack, labels int32 }
 	samples := map[sampleKey]*profile.Sample{}
+	stackLocs := make([][]*profile.Location, len(r.Stacks))
 	for _, s := range r.Samples {
 		k := sampleKey{s.Stack, attrLabels[s.Attrs]}
 		if ps := samples[k]; ps != nil {
@@ -117,11 +120,16 @@ func (r *Result) Profile() *profile.Profile {
 			ps.Value[1] += s.Weight
 			continue
 		}
-		stack := r.Stacks[s.Stack]
-		ps := &profile.Sample{Value: []int64{s.Count, s.Weight}, Location: make([]*profile.Location, len(stack)), Label: labelMaps[k.labels]}
-		for j, id := range stack {
-			ps.Location[j] = locs[id]
+		// The samples of one stack share its locations: a million-stack
+		// profile has ten samples of a stack for every stack.
+		if stackLocs[s.Stack] == nil {
+			stack := r.Stacks[s.Stack]
+			stackLocs[s.Stack] = make([]*profile.Location, len(stack))
+			for j, id := range stack {
+				stackLocs[s.Stack][j] = locs[id]
+			}
 		}
+		ps := &profile.Sample{Value: []int64{s.Count, s.Weight}, Location: stackLocs[s.Stack], Label: labelMaps[k.labels]}
 		samples[k] = ps
 		p.Sample = append(p.Sample, ps)
 	}
