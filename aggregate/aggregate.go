@@ -320,10 +320,11 @@ func attrsKey(key []byte, thread, device, osVersion, appVersion string, labels [
 	return key
 }
 
-// absorb adds everything b counted to a: its images, stacks, attribute
-// sets, samples and reporters' names. b is left as it was; its counts
-// must not be added again.
-func (a *Aggregator) absorb(b *Aggregator) {
+// Absorb adds everything b counted to a: its images, stacks, attribute
+// sets, samples and reporters' names, so that work split over
+// aggregators on several goroutines is merged at the end. b is left as
+// it was; its counts must not be added again.
+func (a *Aggregator) Absorb(b *Aggregator) {
 	imageIDs := make([]int32, len(b.images))
 	for i, im := range b.images {
 		key := imageKey{id: im.UUID}

@@ -421,7 +421,7 @@ func (l *Loader) readStream(ctx context.Context, name string, r io.Reader) error
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, c := range counters {
-		l.Aggregator.absorb(c)
+		l.Aggregator.Absorb(c)
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stackimage/stackimage/aggregate"
@@ -86,8 +87,11 @@ func (s *Server) resolveChunks(ctx context.Context, keys []string) (*chunkSet, e
 	return set, nil
 }
 
-// mergeInto merges the set's chunks into agg, in the set's order, keeping
-// the samples keep passes.
+// mergeInto merges the set's chunks into agg, keeping the samples keep
+// passes. The chunks not merged already are cut into one run of
+// consecutive keys per core, each read and merged into an aggregator of
+// its own, and those are added to agg in order: the answer does not
+// depend on which core ends first.
 func (s *Server) mergeInto(ctx context.Context, set *chunkSet, agg *aggregate.Aggregator, keep aggregate.Filter) error {
 	var plain []string
 	for _, key := range set.keys {
@@ -100,12 +104,43 @@ func (s *Server) mergeInto(ctx context.Context, set *chunkSet, agg *aggregate.Ag
 			return fmt.Errorf("%s: %w", key, err)
 		}
 	}
-	return s.eachChunk(ctx, plain, func(key string, c *aggregate.Chunk) error {
-		if err := agg.Merge(c, keep); err != nil {
-			return fmt.Errorf("%s: %w", key, err)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the other runs when a chunk fails
+	runs := min(runtime.GOMAXPROCS(0), len(plain))
+	parts := make([]*aggregate.Aggregator, runs)
+	errs := make([]error, runs)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parts[i] = aggregate.New()
+			for _, key := range plain[i*len(plain)/runs : (i+1)*len(plain)/runs] {
+				c, err := s.readChunk(ctx, key)
+				if err == nil {
+					err = parts[i].Merge(c, keep)
+				}
+				if err != nil {
+					errs[i] = fmt.Errorf("%s: %w", key, err)
+					cancel()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs { // the error that stopped the others
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
 		}
-		return nil
-	})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, part := range parts {
+		agg.Absorb(part)
+	}
+	return nil
 }
 
 // eachChunk reads and decodes the chunks at keys on every core and calls
