@@ -145,10 +145,16 @@ func (a *Aggregator) addPlaced(imgs []placed, rec *Record) {
 	a.records++
 	refs := a.refBuf[:0]
 	key := a.keyBuf[:0]
+	last := -1 // the image of the previous frame: callers are mostly in the callee's image
 	for _, addr := range rec.Frames {
 		ref := frameRef{image: -1, offset: addr}
-		if k := sort.Search(len(imgs), func(k int) bool { return imgs[k].start > addr }) - 1; k >= 0 && addr < imgs[k].end {
+		k := last
+		if k < 0 || addr < imgs[k].start || addr >= imgs[k].end {
+			k = sort.Search(len(imgs), func(k int) bool { return imgs[k].start > addr }) - 1
+		}
+		if k >= 0 && addr < imgs[k].end {
 			ref = frameRef{image: imgs[k].image, offset: addr - imgs[k].start}
+			last = k
 		}
 		refs = append(refs, ref)
 		key = appendRefKey(key, ref)
