@@ -315,6 +315,12 @@ func (s *Server) writeCompacted(ctx context.Context, prefix string) (string, *ch
 	if err := aggregate.EncodeChunk(&buf, out); err != nil {
 		return "", nil, err
 	}
+	// The merged chunk must read back (an hour of many unique stacks
+	// could pass aggregate.MaxChunkBytes) before it may replace the
+	// chunks that do.
+	if _, err := aggregate.DecodeChunk(bytes.NewReader(buf.Bytes())); err != nil {
+		return "", nil, fmt.Errorf("the merged chunk does not read back, the hour is left as it is: %w", err)
+	}
 	key := compactKey(prefix, out, set.keys)
 	err = s.store.store.put(ctx, key, bytes.NewReader(buf.Bytes()), int64(buf.Len()), true)
 	if err != nil && !errors.Is(err, errExists) { // exists: another instance merged the same chunks
