@@ -163,3 +163,30 @@ func TestConcurrentCompactionsMergeOnce(t *testing.T) {
 		t.Errorf("%d records, want 9", doc.Records)
 	}
 }
+
+// vanishingStore lists, once, a chunk that is gone when read: a
+// compaction deleted it between a query's listing and its reading.
+type vanishingStore struct {
+	objectStore
+	listed int
+}
+
+func (v *vanishingStore) list(ctx context.Context, prefix string) ([]string, error) {
+	keys, err := v.objectStore.list(ctx, prefix)
+	v.listed++
+	if v.listed == 1 && len(keys) > 0 {
+		keys = append(keys, strings.TrimSuffix(keys[0], ".chunk")+"-gone.chunk")
+	}
+	return keys, err
+}
+
+// A query that finds a listed chunk deleted lists again and answers.
+func TestQueryListsAgainWhenAChunkIsGone(t *testing.T) {
+	s, ts := newTestServer(t, aggregateConfig(t.TempDir()))
+	postAt(t, ts.URL, time.Now())
+	v := &vanishingStore{objectStore: s.store.store}
+	s.store.store = v
+	if doc := groupsOf(t, ts.URL+"/v1/groups"); doc.Records != 3 || v.listed != 2 {
+		t.Errorf("%d records after %d listings, want 3 after 2", doc.Records, v.listed)
+	}
+}
