@@ -145,10 +145,16 @@ func (a *Aggregator) addPlaced(imgs []placed, rec *Record) {
 	a.records++
 	refs := a.refBuf[:0]
 	key := a.keyBuf[:0]
+	last := -1 // the image of the previous frame: callers are mostly in the callee's image
 	for _, addr := range rec.Frames {
 		ref := frameRef{image: -1, offset: addr}
-		if k := sort.Search(len(imgs), func(k int) bool { return imgs[k].start > addr }) - 1; k >= 0 && addr < imgs[k].end {
+		k := last
+		if k < 0 || addr < imgs[k].start || addr >= imgs[k].end {
+			k = sort.Search(len(imgs), func(k int) bool { return imgs[k].start > addr }) - 1
+		}
+		if k >= 0 && addr < imgs[k].end {
 			ref = frameRef{image: imgs[k].image, offset: addr - imgs[k].start}
+			last = k
 		}
 		refs = append(refs, ref)
 		key = appendRefKey(key, ref)
@@ -285,11 +291,6 @@ func (a *Aggregator) place(images []Image, shared bool) []placed {
 // attrsID interns a record's attributes. The key is built in a reused
 // buffer, so a record whose attributes were seen before allocates nothing.
 func (a *Aggregator) attrsID(rec *Record) int32 {
-	key := a.attrsBuf[:0]
-	for _, s := range [...]string{rec.Thread, rec.Device, rec.OSVersion, rec.AppVersion} {
-		key = append(key, s...)
-		key = append(key, 0)
-	}
 	labels := a.labelBuf[:0]
 	for k, v := range rec.Labels {
 		labels = append(labels, Label{k, v})
@@ -297,12 +298,7 @@ func (a *Aggregator) attrsID(rec *Record) int32 {
 	if len(labels) > 1 {
 		slices.SortFunc(labels, func(x, y Label) int { return strings.Compare(x.Key, y.Key) })
 	}
-	for _, l := range labels {
-		key = append(key, l.Key...)
-		key = append(key, 0)
-		key = append(key, l.Value...)
-		key = append(key, 0)
-	}
+	key := attrsKey(a.attrsBuf[:0], rec.Thread, rec.Device, rec.OSVersion, rec.AppVersion, labels)
 	a.labelBuf = labels
 	a.attrsBuf = key
 	if id, ok := a.attrsByKey[string(key)]; ok {
@@ -313,4 +309,94 @@ func (a *Aggregator) attrsID(rec *Record) int32 {
 		AppVersion: rec.AppVersion, Labels: slices.Clone(labels)})
 	a.attrsByKey[string(key)] = id
 	return id
+}
+
+// attrsKey appends the key of a set of attributes, labels sorted by key.
+func attrsKey(key []byte, thread, device, osVersion, appVersion string, labels []Label) []byte {
+	for _, s := range [...]string{thread, device, osVersion, appVersion} {
+		key = append(key, s...)
+		key = append(key, 0)
+	}
+	for _, l := range labels {
+		key = append(key, l.Key...)
+		key = append(key, 0)
+		key = append(key, l.Value...)
+		key = append(key, 0)
+	}
+	return key
+}
+
+// Absorb adds everything b counted to a: its images, stacks, attribute
+// sets, samples and reporters' names, so that work split over
+// aggregators on several goroutines is merged at the end. b is left as
+// it was; its counts must not be added again.
+func (a *Aggregator) Absorb(b *Aggregator) {
+	imageIDs := make([]int32, len(b.images))
+	for i, im := range b.images {
+		key := imageKey{id: im.UUID}
+		if im.UUID.IsZero() {
+			key.name = im.Name
+		}
+		id, ok := a.imageByKey[key]
+		if !ok {
+			id = int32(len(a.images))
+			a.images = append(a.images, imageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path})
+			a.imageByKey[key] = id
+		}
+		a.images[id].Main = a.images[id].Main || im.Main
+		if a.images[id].Path == "" {
+			a.images[id].Path = im.Path
+		}
+		imageIDs[i] = id
+	}
+	remap := func(f frameRef) frameRef {
+		if f.image >= 0 {
+			f.image = imageIDs[f.image]
+		}
+		return f
+	}
+	stackIDs := make([]int32, len(b.stacks))
+	for i, st := range b.stacks {
+		refs := a.refBuf[:0]
+		key := a.keyBuf[:0]
+		for _, f := range st {
+			f = remap(f)
+			refs = append(refs, f)
+			key = appendRefKey(key, f)
+		}
+		a.refBuf, a.keyBuf = refs, key
+		stackIDs[i] = a.stackID(key, refs)
+	}
+	attrIDs := make([]int32, len(b.attrs))
+	for i, at := range b.attrs {
+		key := attrsKey(a.attrsBuf[:0], at.Thread, at.Device, at.OSVersion, at.AppVersion, at.Labels)
+		a.attrsBuf = key
+		id, ok := a.attrsByKey[string(key)]
+		if !ok {
+			id = int32(len(a.attrs))
+			a.attrs = append(a.attrs, at) // b's labels are not changed after
+			a.attrsByKey[string(key)] = id
+		}
+		attrIDs[i] = id
+	}
+	for _, s := range b.samples {
+		first, last := time.Time{}, time.Time{}
+		if s.hasFirst {
+			first, last = s.first, s.last
+		}
+		a.addSample(stackIDs[s.stack], attrIDs[s.attrs], s.count, s.weight, first, last)
+	}
+	for f, name := range b.reporterNames {
+		f = remap(f)
+		if len(a.reporterNames) >= maxReporterNames {
+			break
+		}
+		if a.reporterNames == nil {
+			a.reporterNames = map[frameRef]string{}
+		}
+		if _, ok := a.reporterNames[f]; !ok {
+			a.reporterNames[f] = name
+		}
+	}
+	a.records += b.records
 }

@@ -3,6 +3,8 @@ package aggregate
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -310,5 +312,63 @@ func TestReportNamesWithoutSymbols(t *testing.T) {
 		if !strings.Contains(folded.String(), name) {
 			t.Errorf("folded lacks %q:\n%s", name, folded.String())
 		}
+	}
+}
+
+// counts describes what an aggregator counted, independently of the
+// order its stacks and attribute sets were numbered in.
+func counts(a *Aggregator) map[string]string {
+	out := map[string]string{}
+	for _, s := range a.samples {
+		var key strings.Builder
+		for _, f := range a.stacks[s.stack] {
+			id := "-"
+			if f.image >= 0 {
+				im := a.images[f.image]
+				id = fmt.Sprintf("%s/%s/%v", im.UUID, im.Name, im.Main)
+			}
+			fmt.Fprintf(&key, "%s+%#x;", id, f.offset)
+		}
+		fmt.Fprintf(&key, " %+v", a.attrs[s.attrs])
+		out[key.String()] = fmt.Sprintf("%d %d %v %v %v", s.count, s.weight, s.first, s.last, s.hasFirst)
+	}
+	return out
+}
+
+// A stream counted on several goroutines, each with an aggregator of
+// its own merged at the end, counts what one goroutine counts.
+func TestStreamCountedInShards(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var stream bytes.Buffer
+	for i := range 5000 { // several batches of batchLines
+		if i%1500 == 0 { // a new process: its images elsewhere
+			fmt.Fprintf(&stream, `{"image_set":"p","images":[{"uuid":"4c4c444c55553144a1173e15af6b6cff","load_address":%d,"name":"Chain","main":true},{"uuid":"00112233445566778899aabbccddeeff","load_address":%d,"name":"libk"}],`,
+				0x100000000+i<<20, 0x180000000+i<<16)
+		} else {
+			stream.WriteString(`{"image_set":"p",`)
+		}
+		base := uint64(0x100000000 + (i/1500*1500)<<20)
+		fmt.Fprintf(&stream, `"frames":[%d,%d,%d,%d],"thread":"t%d","device":"d%d","labels":{"api":"a%d","k":"v"},"weight":%d`,
+			base+uint64(rng.IntN(40)*4), base+0x100, 0x180000000+uint64((i/1500*1500)<<16)+uint64(rng.IntN(3)*8), 0x42, rng.IntN(2), rng.IntN(3), rng.IntN(4), rng.IntN(3))
+		if i%7 != 0 {
+			fmt.Fprintf(&stream, `,"timestamp":"2026-11-26T01:%02d:%02dZ"`, rng.IntN(60), rng.IntN(60))
+		}
+		stream.WriteString("}\n")
+	}
+	read := func(workers int) *Aggregator {
+		agg := New()
+		l := &Loader{Aggregator: agg, Workers: workers, OnError: func(name string, err error) { t.Errorf("%s: %v", name, err) }}
+		if err := l.Read(context.Background(), "stream", bytes.NewReader(stream.Bytes())); err != nil {
+			t.Fatal(err)
+		}
+		return agg
+	}
+	one, three := read(1), read(3)
+	if one.Records() != 5000 || three.Records() != 5000 || one.UniqueStacks() != three.UniqueStacks() {
+		t.Errorf("records %d and %d, unique stacks %d and %d; want 5000 records and the same stacks",
+			one.Records(), three.Records(), one.UniqueStacks(), three.UniqueStacks())
+	}
+	if diff := cmp.Diff(counts(one), counts(three)); diff != "" {
+		t.Errorf("one counter and three differ (-one +three):\n%s", diff)
 	}
 }

@@ -35,6 +35,12 @@ type Chunk struct {
 	// First and Last bound the samples' timestamps; zero when none had
 	// one.
 	First, Last time.Time
+	// Replaces names the stored chunks this one was merged from, and
+	// those they replaced in turn (a service compacting its chunks):
+	// a reader that sees this chunk skips them, so that no stack is
+	// counted twice while they are being deleted. Empty for a chunk of
+	// one upload.
+	Replaces []string
 }
 
 // ChunkImage is an image of a chunk.

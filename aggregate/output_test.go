@@ -2,8 +2,10 @@ package aggregate
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -204,6 +206,32 @@ func TestGroupsJSONAndSummary(t *testing.T) {
 	for _, w := range []string{"4 stacks, 2 unique, 2 groups", "#1 " + groups[0].ID, "weight 6 (85.7%)", "    deepest\n    step_to_deepest\n    inline_host\n"} {
 		if !strings.Contains(buf.String(), w) {
 			t.Errorf("summary lacks %q:\n%s", w, buf.String())
+		}
+	}
+}
+
+// A profile large enough to be compressed on several cores is one gzip
+// stream to its readers, byte for byte.
+func TestWriteGzipParallelIsOneStream(t *testing.T) {
+	data := make([]byte, 3*minGzipPiece+12345)
+	for i := range data {
+		data[i] = byte(i * 7 / 5)
+	}
+	for _, procs := range []int{1, 2, 4} {
+		old := runtime.GOMAXPROCS(procs)
+		var buf bytes.Buffer
+		err := writeGzipParallel(&buf, data)
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("GOMAXPROCS %d: read back %d bytes, %v; want the %d written", procs, len(got), err, len(data))
 		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -219,70 +218,67 @@ func (aq *aggregateQuery) mayHold(key string) bool {
 }
 
 // loadAggregate merges the store's chunks the query may need and
-// symbolicates the result once.
+// symbolicates the result once. A chunk deleted between listing and
+// reading was merged into another by a compaction: the chunks are listed
+// again.
 func (s *Server) loadAggregate(ctx context.Context, aq *aggregateQuery) (*aggregate.Result, error) {
 	if s.store == nil || s.store.store == nil {
 		return nil, errors.New("aggregates need a store: set store in the configuration")
 	}
+	for attempt := 0; ; attempt++ {
+		agg, err := s.mergeAggregate(ctx, aq)
+		if errors.Is(err, errNotFound) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return agg.Symbolicate(ctx, cacheLookup{s})
+	}
+}
+
+// mergeAggregate lists the chunks and merges those the query may need.
+func (s *Server) mergeAggregate(ctx context.Context, aq *aggregateQuery) (*aggregate.Aggregator, error) {
 	keys, err := s.store.store.list(ctx, chunkPrefix)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // stops the decoders when a chunk fails
+	s.compactSoon(keys)
 	var wanted []string
 	for _, key := range keys {
 		if strings.HasSuffix(key, ".chunk") && aq.mayHold(key) {
 			wanted = append(wanted, key)
 		}
 	}
-	// Chunks are read and decoded on every core, and merged in key
-	// order, so that the answer does not depend on which decode ends
-	// first.
-	type decoded struct {
-		chunk *aggregate.Chunk
-		err   error
-		done  chan struct{}
-	}
-	results := make([]decoded, len(wanted))
-	for i := range results {
-		results[i].done = make(chan struct{})
-	}
-	next := make(chan int)
-	go func() {
-		defer close(next)
-		for i := range wanted {
-			select {
-			case next <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	for range runtime.GOMAXPROCS(0) {
-		go func() {
-			for i := range next {
-				results[i].chunk, results[i].err = s.readChunk(ctx, wanted[i])
-				close(results[i].done)
-			}
-		}()
+	set, err := s.resolveChunks(ctx, wanted)
+	if err != nil {
+		return nil, err
 	}
 	agg := aggregate.New()
-	for i, key := range wanted {
-		select {
-		case <-results[i].done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		if results[i].err != nil {
-			return nil, fmt.Errorf("%s: %w", key, results[i].err)
-		}
-		if err := agg.Merge(results[i].chunk, aq.keep); err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
-		}
-		results[i].chunk = nil
+	if err := s.mergeInto(ctx, set, agg, aq.keep); err != nil {
+		return nil, err
 	}
-	return agg.Symbolicate(ctx, cacheLookup{s})
+	return agg, nil
+}
+
+// compactSoon starts compacting, in the background, the closed hours
+// among keys holding more than one chunk; one compaction at a time.
+func (s *Server) compactSoon(keys []string) {
+	if len(s.closedBuckets(keys, timeNow())) == 0 || !s.compacting.CompareAndSwap(false, true) {
+		return
+	}
+	s.background.Add(1)
+	go func() {
+		defer s.background.Done()
+		defer s.compacting.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*s.cfg.Limits.RequestTimeout)
+		defer cancel()
+		result := "ok"
+		if err := s.compactAggregates(ctx, timeNow()); err != nil {
+			result = "failed" // the chunks stay as they were; the next query tries again
+		}
+		s.metrics.compactions.WithLabelValues(result).Inc()
+	}()
 }
 
 // readChunk reads one chunk from the store.

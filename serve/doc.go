@@ -41,7 +41,10 @@
 // The aggregates live in the store (Config.Store), one chunk per upload
 // (package aggregate's Chunk), merged and symbolicated at query time: no
 // instance keeps them in memory, so every instance answers from the same
-// ones and nothing acknowledged is lost when one stops.
+// ones and nothing acknowledged is lost when one stops. The chunks of an
+// hour that has ended are compacted into one (compact.go), written before
+// the old ones are deleted and naming them, so that no stack is lost or
+// counted twice if an instance stops in between.
 //
 // docs/serve.md documents the configuration, the endpoints, deployment
 // and the measured figures.

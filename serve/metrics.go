@@ -23,6 +23,7 @@ type metrics struct {
 	downloads     *prometheus.CounterVec
 	downloadBytes *prometheus.CounterVec
 	frames        prometheus.Counter
+	compactions   *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -68,9 +69,12 @@ func newMetrics() *metrics {
 		frames: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "stackimage_frames_total", Help: "Frames symbolicated.",
 		}),
+		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stackimage_aggregate_compactions_total", Help: "Compactions of the aggregates' closed hours, by result (ok or failed).",
+		}, []string{"result"}),
 	}
 	m.registry.MustRegister(m.requests, m.latency, m.inFlight, m.rejected, m.cache, m.cacheBytes,
-		m.evictions, m.indexBuilds, m.sharedWrites, m.sourceErrors, m.downloads, m.downloadBytes, m.frames,
+		m.evictions, m.indexBuilds, m.sharedWrites, m.sourceErrors, m.downloads, m.downloadBytes, m.frames, m.compactions,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

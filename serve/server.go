@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -33,6 +34,10 @@ type Server struct {
 	cacheDir string
 	ownsDir  bool
 	closed   sync.Once
+	// compacting is set while a compaction of the aggregates runs;
+	// background counts it, for Close to wait.
+	compacting atomic.Bool
+	background sync.WaitGroup
 }
 
 // New builds a Server from a checked configuration: it opens the sources
@@ -87,6 +92,7 @@ func New(cfg Config) (*Server, error) {
 // made itself. Requests must have finished (http.Server.Shutdown).
 func (s *Server) Close() error {
 	s.closed.Do(func() {
+		s.background.Wait()
 		if s.cache != nil {
 			s.cache.close()
 		}

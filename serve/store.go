@@ -40,6 +40,9 @@ type objectStore interface {
 	// list returns the keys under prefix (a key prefix ending in "/"),
 	// sorted; stores that cannot list return an error.
 	list(ctx context.Context, prefix string) ([]string, error)
+	// remove deletes the object at key; a key already absent is no
+	// error. Stores that cannot be written return an error.
+	remove(ctx context.Context, key string) error
 }
 
 // dirStore is a directory read and written by relative key.
@@ -135,6 +138,17 @@ func (d dirStore) list(_ context.Context, prefix string) ([]string, error) {
 	return keys, err
 }
 
+func (d dirStore) remove(_ context.Context, key string) error {
+	p, err := d.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // validKey accepts the keys layoutPaths and the index cache build: clean
 // relative slash paths without "..", empty or dot segments.
 func validKey(key string) bool {
@@ -212,6 +226,10 @@ func (h *httpStore) get(ctx context.Context, key string) (io.ReadCloser, int64, 
 
 func (h *httpStore) put(context.Context, string, io.Reader, int64, bool) error {
 	return errors.New("an http source cannot be written")
+}
+
+func (h *httpStore) remove(context.Context, string) error {
+	return errors.New("an HTTP source cannot be written")
 }
 
 func (h *httpStore) describe(key string) string { return h.url(key) }
@@ -302,6 +320,17 @@ func (s *s3Store) list(ctx context.Context, prefix string) ([]string, error) {
 	}
 	sort.Strings(keys)
 	return keys, nil
+}
+
+func (s *s3Store) remove(ctx context.Context, key string) error {
+	if !validKey(key) {
+		return fmt.Errorf("bad key %q", key)
+	}
+	err := s.client.RemoveObject(ctx, s.bucket, s.prefix+key, minio.RemoveObjectOptions{})
+	if err != nil && s3Err(err) != errNotFound {
+		return err
+	}
+	return nil
 }
 
 func s3Err(err error) error {
