@@ -204,18 +204,18 @@ func (s *ipsScanner) frames(out []Frame) ([]Frame, bool) {
 		if done, ok := s.nextElement(first, len(out), MaxFrames); !ok || done {
 			return out, ok
 		}
-		out = append(out, Frame{})
+		out = append(out, Frame{ImageIndex: -1})
 		if !s.frame(&out[len(out)-1]) {
 			return out, false
 		}
 	}
 }
 
-// frame reads one frame object as json.Unmarshal reads it into an
-// ipsFrame and ipsBody.frames converts that, for a frame with an
-// imageIndex (checked against the images once they are known).
+// frame reads one frame object into f, a Frame{ImageIndex: -1}, as
+// json.Unmarshal reads it into an ipsFrame and ipsBody.frames converts
+// that, for a frame with an imageIndex (checked against the images once
+// they are known).
 func (s *ipsScanner) frame(f *Frame) bool {
-	*f = Frame{ImageIndex: -1}
 	if !s.eat('{') {
 		return false
 	}
@@ -340,13 +340,21 @@ func (s *ipsScanner) eat(c byte) bool {
 // without escapes: encoding/json unescapes keys and matches struct
 // fields by Unicode case folding, which the scanner does not.
 func (s *ipsScanner) nextKey(first bool) (key []byte, done, ok bool) {
-	if s.eat('}') {
-		return nil, true, true
-	}
-	if !first && !s.eat(',') {
+	s.space()
+	if s.i >= len(s.b) {
 		return nil, false, false
 	}
-	s.space()
+	if s.b[s.i] == '}' {
+		s.i++
+		return nil, true, true
+	}
+	if !first {
+		if s.b[s.i] != ',' {
+			return nil, false, false
+		}
+		s.i++
+		s.space()
+	}
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return nil, false, false
 	}
@@ -372,13 +380,21 @@ func (s *ipsScanner) nextKey(first bool) (key []byte, done, ok bool) {
 // elements, n of which were read; first says the array's '[' was just
 // read. done is true at the array's ']'.
 func (s *ipsScanner) nextElement(first bool, n, max int) (done, ok bool) {
-	if s.eat(']') {
-		return true, true
-	}
-	if !first && !s.eat(',') {
+	s.space()
+	if s.i >= len(s.b) {
 		return false, false
 	}
-	s.space()
+	if s.b[s.i] == ']' {
+		s.i++
+		return true, true
+	}
+	if !first {
+		if s.b[s.i] != ',' {
+			return false, false
+		}
+		s.i++
+		s.space()
+	}
 	return false, n < max
 }
 
