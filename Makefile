@@ -159,7 +159,7 @@ FUZZLOG  ?= fuzz-logs
 FUZZ_TARGETS := \
 	archregs:FuzzDecode image:FuzzOpen symtab:FuzzNewFromParts walker:FuzzWalk \
 	snapshot:FuzzParse debuginfo:FuzzIndex debuginfo:FuzzDemangle \
-	crashreport:FuzzParseIPS crashreport:FuzzParseCrash crashreport:FuzzParseKSCrash \
+	crashreport:FuzzParseIPS crashreport:FuzzIPSFastMatchesStream crashreport:FuzzParseCrash crashreport:FuzzParseKSCrash \
 	fixtures:FuzzParseManifest emu:FuzzScanLoadCommands \
 	unwind/compactunwind:FuzzParse unwind/dwarfcfi:FuzzParse \
 	minidump:FuzzParse machocore:FuzzParse breakpadsym:FuzzParse \

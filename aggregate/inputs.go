@@ -305,7 +305,13 @@ func (l *Loader) loadOne(ctx context.Context, in Input) {
 		return
 	}
 	defer rc.Close()
-	err = l.read(ctx, in.Name, in.Path, rc)
+	// A file of its own is read in place (a minidump, a core) or whole,
+	// through the handle open already.
+	var file io.ReaderAt
+	if f, ok := rc.(*os.File); ok && in.Path != "" {
+		file = f
+	}
+	err = l.read(ctx, in.Name, rc, file, in.Size)
 	if err != nil {
 		l.fail(in.Name, err)
 	}
@@ -321,16 +327,28 @@ func (l *Loader) loadOne(ctx context.Context, in Input) {
 // of a stream go to OnError with their line; the error is for an input
 // that could not be read at all, or only in part.
 func (l *Loader) Read(ctx context.Context, name string, r io.Reader) error {
-	return l.read(ctx, name, "", r)
+	return l.read(ctx, name, r, nil, 0)
 }
 
-// read is Read; path, when set, is the file r reads, which a minidump or
-// core is opened from in place rather than read whole.
-func (l *Loader) read(ctx context.Context, name, path string, r io.Reader) error {
+// read is Read; file, when set, is the file of size bytes that r reads
+// from its start. A minidump or core is then opened from it in place,
+// and any other dump read whole from it, with neither a buffer nor a
+// second open.
+func (l *Loader) read(ctx context.Context, name string, r io.Reader, file io.ReaderAt, size int64) error {
+	if file != nil && size > 0 {
+		head := make([]byte, min(size, 512))
+		n, err := file.ReadAt(head, 0)
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if head = head[:n]; !bytes.HasPrefix(head, gzipMagic) && !IsStream(head) {
+			opened, err := open.ReaderAt(file, size)
+			return l.addOpened(ctx, opened, err)
+		}
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(2)
 	var src io.Reader = br
-	var err error
 	if bytes.Equal(head, gzipMagic) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
@@ -344,19 +362,20 @@ func (l *Loader) read(ctx context.Context, name, path string, r io.Reader) error
 	if IsStream(head) {
 		return l.readStream(ctx, name, sr)
 	}
-	var opened *open.Input
-	if path != "" && src == io.Reader(br) {
-		opened, err = open.File(path)
-	} else {
-		data, rerr := io.ReadAll(io.LimitReader(sr, MaxInputBytes+1))
-		if rerr != nil {
-			return rerr
-		}
-		if len(data) > MaxInputBytes {
-			return fmt.Errorf("larger than %d bytes", int64(MaxInputBytes))
-		}
-		opened, err = open.Bytes(data)
+	data, err := io.ReadAll(io.LimitReader(sr, MaxInputBytes+1))
+	if err != nil {
+		return err
 	}
+	if len(data) > MaxInputBytes {
+		return fmt.Errorf("larger than %d bytes", int64(MaxInputBytes))
+	}
+	opened, err := open.Bytes(data)
+	return l.addOpened(ctx, opened, err)
+}
+
+// addOpened adds the records of an opened input; err is the error that
+// opening it returned.
+func (l *Loader) addOpened(ctx context.Context, opened *open.Input, err error) error {
 	if opened == nil {
 		return err
 	}

@@ -39,6 +39,8 @@ type ipsThread struct {
 	Triggered   bool
 	Frames      []json.RawMessage
 	ThreadState map[string]json.RawMessage
+	// fastFrames are the frames, converted, when readFast read the report.
+	fastFrames []Frame
 }
 
 type ipsFrame struct {
@@ -78,13 +80,20 @@ type ipsBody struct {
 	images                                                        []ipsImage
 	haveImages                                                    bool
 	lastException                                                 []json.RawMessage
+	// fast says readFast read the report: the threads' frames are then
+	// already converted (ipsThread.fastFrames).
+	fast bool
 }
 
 // ParseIPS parses an Apple .ips crash report: a one-line JSON metadata
 // object, then the JSON report object. A report whose metadata line is
 // followed by a text report (bug_type 109, before iOS 15) is parsed as
 // text and returned with Format FormatCrash.
-func ParseIPS(data []byte) (*Report, error) {
+func ParseIPS(data []byte) (*Report, error) { return parseIPS(data, true) }
+
+// parseIPS is ParseIPS; fast says to try readFast before the token
+// stream, which tests turn off to compare the two.
+func parseIPS(data []byte, fast bool) (*Report, error) {
 	if err := checkSize(FormatIPS, data); err != nil {
 		return nil, err
 	}
@@ -127,8 +136,11 @@ func ParseIPS(data []byte) (*Report, error) {
 	}
 
 	var b ipsBody
-	s := newJSONStream(body, int64(start+len(header)+1+bodyStart), p)
-	_ = s.object("", func(key string) error { return b.field(s, key) })
+	if !fast || !b.readFast(body) {
+		b = ipsBody{}
+		s := newJSONStream(body, int64(start+len(header)+1+bodyStart), p)
+		_ = s.object("", func(key string) error { return b.field(s, key) })
+	}
 	b.build(r, p)
 	return p.finish(r)
 }
@@ -276,15 +288,28 @@ func (b *ipsBody) build(r *Report, p *problems) {
 	}
 
 	r.Arch = b.arch(r)
+	if len(b.threads) > 0 {
+		r.Threads = make([]Thread, 0, len(b.threads))
+	}
 	for i, t := range b.threads {
-		path := fmt.Sprintf("threads[%d]", i)
+		// The path names the thread in problems; it is made only when
+		// there may be some, as a report has thousands of frames.
+		path := ""
+		if !b.fast || len(t.ThreadState) > 0 {
+			path = fmt.Sprintf("threads[%d]", i)
+		}
 		th := newThread(i)
 		th.KernelID, th.Name, th.Queue, th.Crashed = uint64(t.ID), t.Name, t.Queue, t.Triggered
-		if len(t.Frames) > MaxFrames {
-			p.fail(path+".frames", 0, "%d frames, more than %d", len(t.Frames), MaxFrames)
-			t.Frames = t.Frames[:MaxFrames]
+		switch {
+		case b.fast:
+			th.Frames = t.fastFrames
+		default:
+			if len(t.Frames) > MaxFrames {
+				p.fail(path+".frames", 0, "%d frames, more than %d", len(t.Frames), MaxFrames)
+				t.Frames = t.Frames[:MaxFrames]
+			}
+			th.Frames = b.frames(p, path+".frames", t.Frames, len(r.Images))
 		}
-		th.Frames = b.frames(p, path+".frames", t.Frames, len(r.Images))
 		b.registers(p, path+".threadState", &th, t.ThreadState, r.Arch)
 		r.Threads = append(r.Threads, th)
 	}

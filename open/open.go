@@ -150,6 +150,7 @@ type Input struct {
 	r      io.ReaderAt
 	size   int64
 	data   []byte // the whole input, for formats read whole
+	head   []byte // the whole input when sniffing read all of it
 	closer io.Closer
 }
 
@@ -236,6 +237,9 @@ func ReaderAt(r io.ReaderAt, size int64) (*Input, error) {
 		return nil, err
 	}
 	in := &Input{Format: f, r: r, size: size}
+	if int64(len(head)) == size {
+		in.head = head // the whole input: read whole, it is not read again
+	}
 	return in.read()
 }
 
@@ -300,6 +304,10 @@ func (in *Input) bytes() ([]byte, error) {
 	}
 	if in.size > in.Format.Limit {
 		return nil, fmt.Errorf("larger than %d bytes, the limit for %s", in.Format.Limit, article(in.Format.Name))
+	}
+	if in.head != nil {
+		in.data = in.head
+		return in.data, nil
 	}
 	data := make([]byte, in.size)
 	if _, err := in.r.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {

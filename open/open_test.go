@@ -120,3 +120,40 @@ func TestFileAllocatesOnce(t *testing.T) {
 		t.Errorf("reading allocated %d bytes for a %d-byte file; want at most %d (one buffer)", allocated, len(data), limit)
 	}
 }
+
+// countingReaderAt counts the bytes read through it.
+type countingReaderAt struct {
+	r    *bytes.Reader
+	read int
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.read += n
+	return n, err
+}
+
+// TestSmallInputReadOnce opens a report shorter than SniffSize: sniffing
+// read all of it, and the report is parsed from those bytes, not read
+// again.
+func TestSmallInputReadOnce(t *testing.T) {
+	for _, path := range []string{"../crashreport/testdata/arm64.ips", "../crashreport/testdata/arm64.crash", "../fixtures/snapshots/chain-arm64-O1-deepest.json"} {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &countingReaderAt{r: bytes.NewReader(data)}
+			in, err := ReaderAt(r, int64(len(data)))
+			if err != nil || len(in.Dumps) == 0 {
+				t.Fatalf("ReaderAt: %d dumps, %v", len(in.Dumps), err)
+			}
+			if r.read != len(data) {
+				t.Errorf("read %d bytes of a %d-byte input, want each once", r.read, len(data))
+			}
+			if !bytes.Equal(in.Data(), data) {
+				t.Error("Data() is not the input")
+			}
+		})
+	}
+}

@@ -1,0 +1,566 @@
+package crashreport
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// readFast fills b from body, the payload object of an .ips report, in
+// one pass over the bytes. The token stream (jsonStream) costs about two
+// microseconds per frame, through encoding/json's tokens and one
+// json.Unmarshal per frame object; a report of 100 threads of 30 frames
+// took 7 ms. Here frames and images are read by hand straight into the
+// model, and the other fields through json.Unmarshal of their value, as
+// the stream decodes them.
+//
+// It reports false for anything it is not sure to read exactly as the
+// stream does (invalid JSON, a value of another type, a null, a string
+// with escapes in a key, a key that matches a field only without regard
+// to case, a frame without an in-range imageIndex, anything over the
+// limits): b is then thrown away, and the stream reads body again and
+// words what is wrong. A report read here has no problem the stream would
+// have recorded, so the two give the same Report (TestIPSFastMatchesStream,
+// FuzzIPSFastMatchesStream).
+func (b *ipsBody) readFast(body []byte) bool {
+	s := ipsScanner{b: body}
+	if !s.eat('{') {
+		return false
+	}
+	for first := true; ; first = false {
+		key, done, ok := s.nextKey(first)
+		if !ok {
+			return false
+		}
+		if done {
+			break
+		}
+		if !b.fastField(&s, key) {
+			return false
+		}
+	}
+	s.space()
+	if s.i != len(s.b) || !b.haveImages {
+		return false
+	}
+	for _, t := range b.threads {
+		for _, f := range t.fastFrames {
+			if f.ImageIndex < 0 || f.ImageIndex >= len(b.images) {
+				return false // the stream words the error
+			}
+		}
+	}
+	b.fast = true
+	return true
+}
+
+// fastField reads the value of one top-level key; the keys are those of
+// ipsBody.field, matched exactly as there.
+func (b *ipsBody) fastField(s *ipsScanner, key []byte) bool {
+	ok := true
+	switch string(key) {
+	case "procName":
+		b.procName, ok = s.str()
+	case "procPath":
+		b.procPath, ok = s.str()
+	case "pid":
+		ok = s.viaJSON(&b.pid)
+	case "cpuType":
+		b.cpuType, ok = s.str()
+	case "captureTime":
+		b.captureTime, ok = s.str()
+	case "incident":
+		b.incident, ok = s.str()
+	case "modelCode":
+		b.modelCode, ok = s.str()
+	case "osVersion":
+		var v struct{ Train, Build string }
+		ok = s.viaJSON(&v)
+		b.osTrain, b.osBuild = v.Train, v.Build
+	case "bundleInfo":
+		var v struct {
+			Short   string `json:"CFBundleShortVersionString"`
+			Version string `json:"CFBundleVersion"`
+			ID      string `json:"CFBundleIdentifier"`
+		}
+		ok = s.viaJSON(&v)
+		b.bundleShortVersion, b.bundleVersion, b.bundleID = v.Short, v.Version, v.ID
+	case "exception":
+		ok = s.viaJSON(&b.exception)
+	case "asi":
+		ok = s.viaJSON(&b.asi)
+	case "faultingThread":
+		v := new(int64)
+		if ok = s.viaJSON(v); ok {
+			b.faultingThread = v
+		}
+	case "threads":
+		ok = b.fastThreads(s)
+	case "usedImages":
+		b.haveImages = true
+		ok = b.fastImages(s)
+	case "lastExceptionBacktrace":
+		if !s.eat('[') {
+			return false
+		}
+		for first := true; ; first = false {
+			if done, ok := s.nextElement(first, len(b.lastException), MaxFrames); !ok || done {
+				return ok
+			}
+			raw, ok := s.raw()
+			if !ok {
+				return false
+			}
+			b.lastException = append(b.lastException, raw)
+		}
+	default:
+		_, ok = s.raw()
+	}
+	return ok
+}
+
+// fastThreads reads the threads array, each thread's frames converted.
+func (b *ipsBody) fastThreads(s *ipsScanner) bool {
+	if !s.eat('[') {
+		return false
+	}
+	lastLen := 0 // frames of the last thread read
+	for first := true; ; first = false {
+		if done, ok := s.nextElement(first, len(b.threads), MaxThreads); !ok || done {
+			return ok
+		}
+		b.threads = append(b.threads, ipsThread{})
+		t := &b.threads[len(b.threads)-1]
+		if !s.eat('{') {
+			return false
+		}
+		for first := true; ; first = false {
+			key, done, ok := s.nextKey(first)
+			if !ok {
+				return false
+			}
+			if done {
+				break
+			}
+			// The keys of ipsThread.field, matched exactly as there.
+			switch string(key) {
+			case "id":
+				var v uint64
+				v, ok = s.num()
+				t.ID = num(v)
+			case "name":
+				t.Name, ok = s.str()
+			case "queue":
+				t.Queue, ok = s.str()
+			case "triggered":
+				t.Triggered, ok = s.boolean()
+			case "threadState":
+				ok = s.viaJSON(&t.ThreadState)
+			case "frames":
+				// Frames are read into the slice the report keeps, made
+				// as long as the last thread's: threads of one report
+				// tend to be alike, and copying frames, which hold
+				// pointers, cost a fifth of the time.
+				t.fastFrames, ok = s.frames(make([]Frame, 0, max(lastLen, 16)))
+				lastLen = len(t.fastFrames)
+				if lastLen == 0 {
+					t.fastFrames = nil
+				}
+			default:
+				_, ok = s.raw()
+			}
+			if !ok {
+				return false
+			}
+		}
+	}
+}
+
+// fastImages reads the usedImages array.
+func (b *ipsBody) fastImages(s *ipsScanner) bool {
+	if !s.eat('[') {
+		return false
+	}
+	for first := true; ; first = false {
+		if done, ok := s.nextElement(first, len(b.images), MaxImages); !ok || done {
+			return ok
+		}
+		var im ipsImage
+		if !s.image(&im) {
+			return false
+		}
+		b.images = append(b.images, im)
+	}
+}
+
+// ipsFrameFields are the JSON names of ipsFrame's fields.
+var ipsFrameFields = []string{"imageIndex", "imageOffset", "symbol", "symbolLocation", "sourceFile", "sourceLine", "inline"}
+
+// frames reads an array of frame objects, appending them to out.
+func (s *ipsScanner) frames(out []Frame) ([]Frame, bool) {
+	if !s.eat('[') {
+		return out, false
+	}
+	for first := true; ; first = false {
+		if done, ok := s.nextElement(first, len(out), MaxFrames); !ok || done {
+			return out, ok
+		}
+		out = append(out, Frame{ImageIndex: -1})
+		if !s.frame(&out[len(out)-1]) {
+			return out, false
+		}
+	}
+}
+
+// frame reads one frame object into f, a Frame{ImageIndex: -1}, as
+// json.Unmarshal reads it into an ipsFrame and ipsBody.frames converts
+// that, for a frame with an imageIndex (checked against the images once
+// they are known).
+func (s *ipsScanner) frame(f *Frame) bool {
+	if !s.eat('{') {
+		return false
+	}
+	var symbolLocation uint64
+	haveIndex, haveLocation := false, false
+	for first := true; ; first = false {
+		key, done, ok := s.nextKey(first)
+		if !ok {
+			return false
+		}
+		if done {
+			break
+		}
+		switch string(key) {
+		case "imageIndex":
+			var v uint64
+			v, ok = s.uint()
+			// A negative index is out of range whatever the images.
+			f.ImageIndex, haveIndex = int(v), true
+			ok = ok && v <= MaxImages
+		case "imageOffset":
+			f.ImageOffset, ok = s.num()
+		case "symbol":
+			f.Symbol, ok = s.str()
+		case "symbolLocation":
+			symbolLocation, ok = s.num()
+			haveLocation = true
+		case "sourceFile":
+			f.File, ok = s.str()
+		case "sourceLine":
+			var v uint64
+			v, ok = s.uint()
+			f.Line = int(v)
+		case "inline":
+			f.Inlined, ok = s.boolean()
+		default:
+			ok = s.otherKey(key, ipsFrameFields)
+		}
+		if !ok {
+			return false
+		}
+	}
+	if f.Symbol != "" && haveLocation {
+		f.SymbolOffset, f.HasSymbolOffset = symbolLocation, true
+	}
+	return haveIndex
+}
+
+// ipsImageFields are the JSON names of ipsImage's fields.
+var ipsImageFields = []string{"uuid", "base", "size", "arch", "name", "path"}
+
+// image reads a usedImages entry as json.Unmarshal reads it into an
+// ipsImage.
+func (s *ipsScanner) image(im *ipsImage) bool {
+	if !s.eat('{') {
+		return false
+	}
+	for first := true; ; first = false {
+		key, done, ok := s.nextKey(first)
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+		var v uint64
+		switch string(key) {
+		case "uuid":
+			im.UUID, ok = s.str()
+		case "base":
+			v, ok = s.num()
+			im.Base = num(v)
+		case "size":
+			v, ok = s.num()
+			im.Size = num(v)
+		case "arch":
+			im.Arch, ok = s.str()
+		case "name":
+			im.Name, ok = s.str()
+		case "path":
+			im.Path, ok = s.str()
+		default:
+			ok = s.otherKey(key, ipsImageFields)
+		}
+		if !ok {
+			return false
+		}
+	}
+}
+
+// ipsScanner reads JSON from b at i. Each method reports false when the
+// input is not what it reads, leaving i anywhere.
+type ipsScanner struct {
+	b []byte
+	i int
+}
+
+func (s *ipsScanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// eat skips space and reads c.
+func (s *ipsScanner) eat(c byte) bool {
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// nextKey reads the next key of an object, and the colon after it,
+// leaving the scanner at the key's value; first says the object's '{'
+// was just read. done is true at the object's '}'. Keys must be ASCII
+// without escapes: encoding/json unescapes keys and matches struct
+// fields by Unicode case folding, which the scanner does not.
+func (s *ipsScanner) nextKey(first bool) (key []byte, done, ok bool) {
+	s.space()
+	if s.i >= len(s.b) {
+		return nil, false, false
+	}
+	if s.b[s.i] == '}' {
+		s.i++
+		return nil, true, true
+	}
+	if !first {
+		if s.b[s.i] != ',' {
+			return nil, false, false
+		}
+		s.i++
+		s.space()
+	}
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false, false
+	}
+	start := s.i + 1
+	for j := start; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			key = s.b[start:j]
+			s.i = j + 1
+			if !s.eat(':') {
+				return nil, false, false
+			}
+			s.space()
+			return key, false, true
+		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
+			return nil, false, false
+		}
+	}
+	return nil, false, false
+}
+
+// nextElement moves to the next element of an array of at most max
+// elements, n of which were read; first says the array's '[' was just
+// read. done is true at the array's ']'.
+func (s *ipsScanner) nextElement(first bool, n, max int) (done, ok bool) {
+	s.space()
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	if s.b[s.i] == ']' {
+		s.i++
+		return true, true
+	}
+	if !first {
+		if s.b[s.i] != ',' {
+			return false, false
+		}
+		s.i++
+		s.space()
+	}
+	return false, n < max
+}
+
+// otherKey skips the value of key, which is none of fields, the JSON
+// names of a struct's fields. A key matching one of them without regard
+// to case, which encoding/json would fill, is not read.
+func (s *ipsScanner) otherKey(key []byte, fields []string) bool {
+	for _, f := range fields {
+		if asciiEqualFold(f, key) {
+			return false
+		}
+	}
+	_, ok := s.raw()
+	return ok
+}
+
+func asciiEqualFold(a string, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// str reads a string. One with escapes or bytes that are not UTF-8 goes
+// through json.Unmarshal, which unescapes and replaces them.
+func (s *ipsScanner) str() (string, bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return "", false
+	}
+	start := s.i + 1
+	ascii := true
+	for j := start; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			if !ascii && !utf8.Valid(s.b[start:j]) {
+				return s.strViaJSON()
+			}
+			s.i = j + 1
+			return string(s.b[start:j]), true
+		case c == '\\':
+			return s.strViaJSON()
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return "", false
+}
+
+func (s *ipsScanner) strViaJSON() (string, bool) {
+	var v string
+	ok := s.viaJSON(&v)
+	return v, ok
+}
+
+// uint reads a non-negative integer of at most 18 digits, which fits the
+// integer types of every field, as JSON writes it (no leading zeros).
+// A fraction or exponent makes the number a float, which integer fields
+// refuse: the caller then finds the '.' or 'e' where it wants a ',' and
+// gives up.
+func (s *ipsScanner) uint() (uint64, bool) {
+	start := s.i
+	var v uint64
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		v = v*10 + uint64(s.b[s.i]-'0')
+		s.i++
+	}
+	n := s.i - start
+	return v, n > 0 && n <= 18 && (n == 1 || s.b[start] != '0')
+}
+
+// num reads a num field: a plain integer here, anything else (a hex
+// string, a negative or large number, null) by num.UnmarshalJSON through
+// json.Unmarshal.
+func (s *ipsScanner) num() (uint64, bool) {
+	start := s.i
+	if v, ok := s.uint(); ok {
+		return v, true
+	}
+	s.i = start
+	var v num
+	ok := s.viaJSON(&v)
+	return uint64(v), ok
+}
+
+func (s *ipsScanner) boolean() (bool, bool) {
+	rest := s.b[s.i:]
+	switch {
+	case len(rest) >= 4 && string(rest[:4]) == "true":
+		s.i += 4
+		return true, true
+	case len(rest) >= 5 && string(rest[:5]) == "false":
+		s.i += 5
+		return false, true
+	}
+	return false, false
+}
+
+// raw reads any valid JSON value, returning its bytes.
+func (s *ipsScanner) raw() ([]byte, bool) {
+	end, ok := jsonValueEnd(s.b, s.i)
+	if !ok || !json.Valid(s.b[s.i:end]) {
+		return nil, false
+	}
+	raw := s.b[s.i:end]
+	s.i = end
+	return raw, true
+}
+
+// viaJSON decodes the value at the scanner with json.Unmarshal, as the
+// stream does once it has the value's bytes.
+func (s *ipsScanner) viaJSON(v any) bool {
+	end, ok := jsonValueEnd(s.b, s.i)
+	if !ok || json.Unmarshal(s.b[s.i:end], v) != nil {
+		return false
+	}
+	s.i = end
+	return true
+}
+
+// jsonValueEnd finds where the JSON value starting at i ends, by its
+// brackets and strings alone; the caller has encoding/json check the
+// value itself. A scalar ends at the first byte that cannot continue it.
+func jsonValueEnd(b []byte, i int) (int, bool) {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(b) {
+				return 0, false
+			}
+			if depth == 0 {
+				return i + 1, true
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i, true
+			}
+			if depth--; depth == 0 {
+				return i + 1, true
+			}
+		case ',', ' ', '\t', '\r', '\n':
+			if depth == 0 {
+				return i, true
+			}
+		}
+	}
+	return i, depth == 0
+}
