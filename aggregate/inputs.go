@@ -13,8 +13,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 
+	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/symbolize"
 )
@@ -239,8 +241,13 @@ type Loader struct {
 	// Aggregator receives the records.
 	Aggregator *Aggregator
 	// Symbolizer walks memory dumps (snapshots, minidumps, cores); nil
-	// refuses them. Reports need none.
+	// refuses them, unless SymbolizerFor is set. Reports need none.
 	Symbolizer *symbolize.Symbolizer
+	// SymbolizerFor, when Symbolizer is nil, gives the symbolizer for the
+	// memory dumps of one input, made for their images (a service finds
+	// those images' symbol files first); release is called when the
+	// input's records are made.
+	SymbolizerFor func(ctx context.Context, dumps []*dump.Dump) (z *symbolize.Symbolizer, release func())
 	// Labels are given to every record read from a dump (records of the
 	// stream format carry their own).
 	Labels map[string]string
@@ -387,9 +394,15 @@ func (l *Loader) addOpened(ctx context.Context, opened *open.Input, err error) e
 		l.mu.Unlock()
 		return err
 	}
+	z := l.Symbolizer
+	if z == nil && l.SymbolizerFor != nil && slices.ContainsFunc(opened.Dumps, func(d *dump.Dump) bool { return !d.Format.IsReport() }) {
+		var release func()
+		z, release = l.SymbolizerFor(ctx, opened.Dumps)
+		defer release()
+	}
 	var all []*Record
 	for _, d := range opened.Dumps {
-		recs, derr := DumpRecords(ctx, l.Symbolizer, d, l.Labels)
+		recs, derr := DumpRecords(ctx, z, d, l.Labels)
 		if derr != nil && err == nil {
 			err = derr
 		}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/aggregate"
+	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 )
@@ -58,6 +60,14 @@ func (s *Server) handleStacks(w http.ResponseWriter, r *http.Request) {
 			ans.Errors = append(ans.Errors, err.Error())
 		}
 	}}
+	// A memory dump (snapshot, minidump, core) is walked at ingest, with
+	// the unwind tables of its images' symbol files; the frames are named
+	// at query time, as a stream record's are.
+	loader.SymbolizerFor = func(ctx context.Context, dumps []*dump.Dump) (*symbolize.Symbolizer, func()) {
+		found := s.findSymbols(ctx, dumps, nil)
+		z := s.symbolizer(found, false)
+		return z, func() { z.Symbols.Close(); found.close() }
+	}
 	if err := loader.Read(ctx, "body", body); err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -146,5 +148,37 @@ func TestStacksNeedAStore(t *testing.T) {
 	_, ts := newTestServer(t, cfg)
 	if resp, body := do(t, "POST", ts.URL+"/v1/stacks", bytes.NewReader(exampleStacks(t)), nil); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("POST without a store: %d %s, want 503", resp.StatusCode, body)
+	}
+}
+
+// A memory dump posted to /v1/stacks is walked at ingest with its
+// images' unwind tables: a capture of code built without frame pointers
+// gives its true chain, which frame records alone lose after 3 frames.
+func TestStacksWalkMemoryDumps(t *testing.T) {
+	truth := readChain(t, "testdata/chain-nofp-arm64-O1-deepest.chain")
+	cfg := DefaultConfig(filepath.Dir(nofpBin))
+	cfg.Sources = append(cfg.Sources, SourceConfig{Name: "store", Type: "filesystem", Path: t.TempDir()})
+	cfg.Store = "store"
+	_, ts := newTestServer(t, cfg)
+	if resp, body := do(t, "POST", ts.URL+"/v1/stacks", bytes.NewReader(readFile(t, nofpSnapshot)), nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST a snapshot: %d %s", resp.StatusCode, body)
+	}
+	_, body := do(t, "GET", ts.URL+"/v1/aggregate?format=folded", nil, nil)
+	line, _, _ := strings.Cut(string(body), "\n")
+	stack, count, _ := strings.Cut(line, " ")
+	// The chain lists the functions that have frames; the folded stack
+	// adds the functions inlined into them.
+	rootFirst := slices.Clone(truth)
+	slices.Reverse(rootFirst)
+	rest := strings.Split(stack, ";")
+	for _, fn := range rootFirst {
+		i := slices.Index(rest, fn)
+		if i < 0 {
+			t.Fatalf("folded stack %q of the posted snapshot lacks %s of its true chain %q", stack, fn, rootFirst)
+		}
+		rest = rest[i+1:]
+	}
+	if count != "1" || strings.Count(string(body), "\n") != 1 {
+		t.Errorf("folded stacks %q, want the one stack once", body)
 	}
 }
