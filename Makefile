@@ -166,8 +166,8 @@ FUZZ_TARGETS := \
 	swiftdemangle:FuzzDemangle hangreport:FuzzParse \
 	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
 	symstore:FuzzZipMemberUUIDs symstore:FuzzParseSymbolMap symindex:FuzzOpen aggregate:FuzzReader aggregate:FuzzDecodeFast aggregate:FuzzDecodeChunk \
-	symbolize:FuzzSymbolicateSnapshot symstore:FuzzSameThinImage cmd/stackimage:FuzzStreamedJSON \
-	cmd/stackimage:FuzzScanWords serve:FuzzSymbolicate
+	symbolize:FuzzSymbolicateSnapshot symstore:FuzzSameThinImage report:FuzzStreamedJSON \
+	atos:FuzzScanWords serve:FuzzSymbolicate open:FuzzOpen
 fuzz: deps
 	@GO="$(GO)" TAGS="$(TAGS)" FUZZTIME="$(FUZZTIME)" FUZZJOBS="$(FUZZJOBS)" FUZZLOG="$(FUZZLOG)" \
 	  scripts/fuzz.sh $(FUZZ_TARGETS)

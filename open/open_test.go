@@ -157,3 +157,33 @@ func TestSmallInputReadOnce(t *testing.T) {
 		})
 	}
 }
+
+// FuzzOpen: any bytes are told apart and opened without a panic, within
+// the memory and time budget of a hostile input; what comes back is an
+// input with at least one dump, or an error, never neither.
+func FuzzOpen(f *testing.F) {
+	for path := range committed {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+		f.Add(data[:len(data)/2])
+	}
+	f.Add([]byte("MDMP"))
+	f.Add([]byte{0xcf, 0xfa, 0xed, 0xfe, 0x0c, 0, 0, 1, 0, 0, 0, 0, 4, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		hostile.Budget(t, int64(len(data)), func() {
+			in, err := Bytes(data)
+			if in == nil && err == nil {
+				t.Fatalf("Bytes gave neither an input nor an error")
+			}
+			if in != nil {
+				if len(in.Dumps) == 0 && in.Hang == nil {
+					t.Errorf("Bytes gave an input with no dump (%s)", in.Format.Name)
+				}
+				in.Close()
+			}
+		})
+	})
+}
