@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // errSlowPath sends a record to encoding/json, which reads every valid
@@ -116,21 +117,28 @@ func (d *scanner) eat(c byte) bool {
 	return false
 }
 
-// plainString reads a string without escapes or control characters.
+// plainString reads a string without escapes or control characters, in
+// valid UTF-8: encoding/json replaces each bad byte with U+FFFD.
 func (d *scanner) plainString() (string, bool) {
 	if !d.eat('"') {
 		return "", false
 	}
 	start := d.i
+	ascii := true
 	for d.i < len(d.b) {
 		c := d.b[d.i]
 		switch {
 		case c == '"':
+			if !ascii && !utf8.Valid(d.b[start:d.i]) {
+				return "", false
+			}
 			s := string(d.b[start:d.i])
 			d.i++
 			return s, true
 		case c == '\\' || c < 0x20:
 			return "", false
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
 		d.i++
 	}
