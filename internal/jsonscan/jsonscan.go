@@ -39,15 +39,20 @@ func (s *Scanner) Eat(c byte) bool {
 // value or string: encoding/json unescapes, and replaces each byte that
 // is not UTF-8 with U+FFFD, which the caller leaves to it.
 func (s *Scanner) PlainString() (raw []byte, ascii, ok bool) {
-	if s.I >= len(s.B) || s.B[s.I] != '"' {
+	b := s.B // a local the loop keeps in a register
+	if s.I >= len(b) || b[s.I] != '"' {
 		return nil, false, false
 	}
 	start := s.I + 1
+	j := start
+	for j < len(b) && plainASCII[b[j]] {
+		j++ // the common bytes, one test each
+	}
 	ascii = true
-	for j := start; j < len(s.B); j++ {
-		switch c := s.B[j]; {
+	for ; j < len(b); j++ {
+		switch c := b[j]; {
 		case c == '"':
-			raw = s.B[start:j]
+			raw = b[start:j]
 			if !ascii && !utf8.Valid(raw) {
 				return nil, false, false
 			}
@@ -61,6 +66,15 @@ func (s *Scanner) PlainString() (raw []byte, ascii, ok bool) {
 	}
 	return nil, false, false
 }
+
+// plainASCII tells the bytes that continue a plain ASCII string: all but
+// the quote, the backslash, control characters and non-ASCII bytes.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // Value reads any valid JSON value, returning its bytes (part of B).
 func (s *Scanner) Value() ([]byte, bool) {
