@@ -166,6 +166,7 @@ FUZZ_TARGETS := \
 	swiftdemangle:FuzzDemangle hangreport:FuzzParse \
 	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
 	symstore:FuzzZipMemberUUIDs symstore:FuzzParseSymbolMap symindex:FuzzOpen aggregate:FuzzReader aggregate:FuzzDecodeFast aggregate:FuzzDecodeChunk \
+	internal/jsonscan:FuzzValueEnd \
 	symbolize:FuzzSymbolicateSnapshot symstore:FuzzSameThinImage report:FuzzStreamedJSON \
 	atos:FuzzScanWords serve:FuzzSymbolicate open:FuzzOpen
 fuzz: deps

@@ -237,6 +237,27 @@ func (a *Aggregator) stackID(key []byte, refs []frameRef) int32 {
 	return id
 }
 
+// imageID returns the number of im among a's images, adding it if it is
+// new. An image is the main executable if any record said so, and keeps
+// the first path it was given.
+func (a *Aggregator) imageID(im imageInfo) int32 {
+	key := imageKey{id: im.UUID}
+	if im.UUID.IsZero() {
+		key.name = im.Name
+	}
+	id, ok := a.imageByKey[key]
+	if !ok {
+		id = int32(len(a.images))
+		a.images = append(a.images, imageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path})
+		a.imageByKey[key] = id
+	}
+	a.images[id].Main = a.images[id].Main || im.Main
+	if a.images[id].Path == "" {
+		a.images[id].Path = im.Path
+	}
+	return id
+}
+
 // place returns a record's images sorted by load address, each reaching
 // to its size or up to the next image. Image lists shared by records (an
 // image set) are placed once: shared says the list is one.
@@ -256,22 +277,7 @@ func (a *Aggregator) place(images []Image, shared bool) []placed {
 	}
 	p := make([]placed, len(images))
 	for i, im := range images {
-		key := imageKey{id: im.UUID}
-		if im.UUID.IsZero() {
-			key.name = im.Name
-		}
-		id, ok := a.imageByKey[key]
-		if !ok {
-			id = int32(len(a.images))
-			a.images = append(a.images, imageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path})
-			a.imageByKey[key] = id
-		}
-		if i == mainIndex {
-			a.images[id].Main = true
-		}
-		if a.images[id].Path == "" {
-			a.images[id].Path = im.Path
-		}
+		id := a.imageID(imageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path, Main: i == mainIndex})
 		end := uint64(im.LoadAddress) + uint64(im.Size)
 		if im.Size == 0 || end < uint64(im.LoadAddress) {
 			end = ^uint64(0) // cut at the next image below
@@ -333,21 +339,7 @@ func attrsKey(key []byte, thread, device, osVersion, appVersion string, labels [
 func (a *Aggregator) Absorb(b *Aggregator) {
 	imageIDs := make([]int32, len(b.images))
 	for i, im := range b.images {
-		key := imageKey{id: im.UUID}
-		if im.UUID.IsZero() {
-			key.name = im.Name
-		}
-		id, ok := a.imageByKey[key]
-		if !ok {
-			id = int32(len(a.images))
-			a.images = append(a.images, imageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path})
-			a.imageByKey[key] = id
-		}
-		a.images[id].Main = a.images[id].Main || im.Main
-		if a.images[id].Path == "" {
-			a.images[id].Path = im.Path
-		}
-		imageIDs[i] = id
+		imageIDs[i] = a.imageID(im)
 	}
 	remap := func(f frameRef) frameRef {
 		if f.image >= 0 {

@@ -111,21 +111,7 @@ func (a *Aggregator) Merge(c *Chunk, keep Filter) error {
 	}
 	imageIDs := make([]int32, len(c.Images))
 	for i, im := range c.Images {
-		key := imageKey{id: im.UUID}
-		if im.UUID.IsZero() {
-			key.name = im.Name
-		}
-		id, ok := a.imageByKey[key]
-		if !ok {
-			id = int32(len(a.images))
-			a.images = append(a.images, imageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path})
-			a.imageByKey[key] = id
-		}
-		a.images[id].Main = a.images[id].Main || im.Main
-		if a.images[id].Path == "" {
-			a.images[id].Path = im.Path
-		}
-		imageIDs[i] = id
+		imageIDs[i] = a.imageID(imageInfo(im))
 	}
 	stackIDs := make([]int32, len(c.StackLens))
 	for i := range stackIDs {

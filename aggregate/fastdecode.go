@@ -1,11 +1,12 @@
 package aggregate
 
 import (
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stackimage/stackimage/internal/jsonscan"
 )
 
 // errSlowPath sends a record to encoding/json, which reads every valid
@@ -19,30 +20,30 @@ var errSlowPath = errors.New("slow path")
 // sure of (escapes, unknown value types, invalid JSON) returns
 // errSlowPath, and json.Unmarshal then decides.
 func decodeFast(line []byte, rec *Record) error {
-	d := scanner{b: line}
-	d.space()
-	if !d.eat('{') {
+	d := scanner{jsonscan.Scanner{B: line}}
+	d.Space()
+	if !d.Eat('{') {
 		return errSlowPath
 	}
-	d.space()
-	if d.eat('}') {
-		d.space()
-		if d.i != len(d.b) {
+	d.Space()
+	if d.Eat('}') {
+		d.Space()
+		if d.I != len(d.B) {
 			return errSlowPath
 		}
 		return nil
 	}
 	for {
-		d.space()
+		d.Space()
 		key, ok := d.plainString()
 		if !ok {
 			return errSlowPath
 		}
-		d.space()
-		if !d.eat(':') {
+		d.Space()
+		if !d.Eat(':') {
 			return errSlowPath
 		}
-		d.space()
+		d.Space()
 		var err error
 		switch key {
 		case "frames":
@@ -75,20 +76,22 @@ func decodeFast(line []byte, rec *Record) error {
 					return errSlowPath
 				}
 			}
-			err = d.viaJSON(new(json.RawMessage))
+			if _, ok := d.Value(); !ok {
+				err = errSlowPath
+			}
 		}
 		if err != nil {
 			return errSlowPath
 		}
-		d.space()
-		if d.eat(',') {
+		d.Space()
+		if d.Eat(',') {
 			continue
 		}
-		if !d.eat('}') {
+		if !d.Eat('}') {
 			return errSlowPath
 		}
-		d.space()
-		if d.i != len(d.b) {
+		d.Space()
+		if d.I != len(d.B) {
 			return errSlowPath
 		}
 		return nil
@@ -97,72 +100,41 @@ func decodeFast(line []byte, rec *Record) error {
 
 var recordKeys = []string{"frames", "image_set", "thread", "device", "os_version", "app_version", "timestamp", "weight", "images", "labels"}
 
-type scanner struct {
-	b []byte
-	i int
-}
+// scanner reads a record with the shared JSON primitives.
+type scanner struct{ jsonscan.Scanner }
 
-func (d *scanner) space() {
-	for d.i < len(d.b) && (d.b[d.i] == ' ' || d.b[d.i] == '\t' || d.b[d.i] == '\r' || d.b[d.i] == '\n') {
-		d.i++
-	}
-}
-
-func (d *scanner) eat(c byte) bool {
-	if d.i < len(d.b) && d.b[d.i] == c {
-		d.i++
-		return true
-	}
-	return false
-}
-
-// plainString reads a string without escapes or control characters.
+// plainString reads a string as jsonscan's PlainString does.
 func (d *scanner) plainString() (string, bool) {
-	if !d.eat('"') {
-		return "", false
-	}
-	start := d.i
-	for d.i < len(d.b) {
-		c := d.b[d.i]
-		switch {
-		case c == '"':
-			s := string(d.b[start:d.i])
-			d.i++
-			return s, true
-		case c == '\\' || c < 0x20:
-			return "", false
-		}
-		d.i++
-	}
-	return "", false
+	raw, _, ok := d.PlainString()
+	return string(raw), ok
 }
 
 func (d *scanner) stringValue() (string, error) {
-	s, ok := d.plainString()
+	raw, _, ok := d.PlainString()
 	if !ok {
 		return "", errSlowPath
 	}
-	return s, nil
+	return string(raw), nil
 }
 
 // frames reads the frames array: numbers or "0x…" strings.
 func (d *scanner) frames(rec *Record) error {
-	if !d.eat('[') {
+	if !d.Eat('[') {
 		return errSlowPath
 	}
 	out := rec.Frames[:0]
-	d.space()
-	if d.eat(']') {
+	d.Space()
+	if d.Eat(']') {
 		rec.Frames = out
 		return nil
 	}
 	for {
-		d.space()
+		d.Space()
 		if len(out) == MaxFrames {
 			return errSlowPath // the slow path words the error
 		}
 		var v uint64
-		if d.i < len(d.b) && d.b[d.i] == '"' {
+		if d.I < len(d.B) && d.B[d.I] == '"' {
 			s, ok := d.plainString()
 			if !ok || len(s) < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') {
 				return errSlowPath
@@ -172,25 +144,25 @@ func (d *scanner) frames(rec *Record) error {
 				return errSlowPath
 			}
 		} else {
-			start := d.i
-			for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
-				v1 := v*10 + uint64(d.b[d.i]-'0')
-				if v1/10 != v || d.i-start >= 20 {
+			start := d.I
+			for d.I < len(d.B) && d.B[d.I] >= '0' && d.B[d.I] <= '9' {
+				v1 := v*10 + uint64(d.B[d.I]-'0')
+				if v1/10 != v || d.I-start >= 20 {
 					return errSlowPath // overflow
 				}
 				v = v1
-				d.i++
+				d.I++
 			}
-			if d.i == start || (d.b[start] == '0' && d.i-start > 1) {
+			if d.I == start || (d.B[start] == '0' && d.I-start > 1) {
 				return errSlowPath
 			}
 		}
 		out = append(out, v)
-		d.space()
-		if d.eat(',') {
+		d.Space()
+		if d.Eat(',') {
 			continue
 		}
-		if d.eat(']') {
+		if d.Eat(']') {
 			rec.Frames = out
 			return nil
 		}
@@ -199,14 +171,14 @@ func (d *scanner) frames(rec *Record) error {
 }
 
 func (d *scanner) weight(rec *Record) error {
-	start := d.i
-	if d.i < len(d.b) && d.b[d.i] == '-' {
-		d.i++
+	start := d.I
+	if d.I < len(d.B) && d.B[d.I] == '-' {
+		d.I++
 	}
-	for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
-		d.i++
+	for d.I < len(d.B) && d.B[d.I] >= '0' && d.B[d.I] <= '9' {
+		d.I++
 	}
-	v, err := strconv.ParseInt(string(d.b[start:d.i]), 10, 64)
+	v, err := strconv.ParseInt(string(d.B[start:d.I]), 10, 64)
 	if err != nil {
 		return errSlowPath
 	}
@@ -217,97 +189,47 @@ func (d *scanner) weight(rec *Record) error {
 // labels reads an object of plain strings; anything else goes to
 // encoding/json.
 func (d *scanner) labels(rec *Record) error {
-	start := d.i
-	if !d.eat('{') {
+	start := d.I
+	if !d.Eat('{') {
 		return d.viaJSON(&rec.Labels)
 	}
 	m := map[string]string{}
-	d.space()
-	if d.eat('}') {
+	d.Space()
+	if d.Eat('}') {
 		rec.Labels = m
 		return nil
 	}
 	for {
-		d.space()
+		d.Space()
 		k, ok := d.plainString()
-		d.space()
-		if !ok || !d.eat(':') {
+		d.Space()
+		if !ok || !d.Eat(':') {
 			break
 		}
-		d.space()
+		d.Space()
 		v, ok := d.plainString()
 		if !ok || len(m) == MaxLabels {
 			break
 		}
 		m[k] = v
-		d.space()
-		if d.eat(',') {
+		d.Space()
+		if d.Eat(',') {
 			continue
 		}
-		if d.eat('}') {
+		if d.Eat('}') {
 			rec.Labels = m
 			return nil
 		}
 		break
 	}
-	d.i = start
+	d.I = start
 	return d.viaJSON(&rec.Labels)
 }
 
 // viaJSON decodes the value at the cursor with encoding/json.
 func (d *scanner) viaJSON(v any) error {
-	end, ok := valueEnd(d.b, d.i)
-	if !ok {
+	if !d.Decode(v) {
 		return errSlowPath
 	}
-	if err := json.Unmarshal(d.b[d.i:end], v); err != nil {
-		return errSlowPath
-	}
-	d.i = end
 	return nil
-}
-
-// valueEnd finds where the JSON value at i ends, by brackets and strings;
-// json.Unmarshal then checks the value itself.
-func valueEnd(b []byte, i int) (int, bool) {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch c := b[i]; c {
-		case '"':
-			i++
-			for ; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-			if i >= len(b) {
-				return 0, false
-			}
-			if depth == 0 {
-				return i + 1, true
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return i, true // the end of the object holding a scalar
-			}
-			depth--
-			if depth == 0 {
-				return i + 1, true
-			}
-		case ',':
-			if depth == 0 {
-				return i, true
-			}
-		case ' ', '\t', '\r', '\n':
-			if depth == 0 {
-				return i, true
-			}
-		}
-	}
-	if depth == 0 {
-		return i, true
-	}
-	return 0, false
 }

@@ -181,6 +181,31 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
+// Strings that are not valid UTF-8 read as encoding/json reads them, each
+// bad byte replaced by U+FFFD, whichever decoder reads the record.
+func TestDecodeLineInvalidUTF8(t *testing.T) {
+	thread := func(r *Record) string { return r.Thread }
+	label := func(r *Record) string { return r.Labels["k"] }
+	for _, c := range []struct {
+		name, line, want string
+		field            func(*Record) string
+	}{
+		{"thread", "{\"frames\":[1],\"thread\":\"a\xffb\"}", "a\uFFFDb", thread},
+		{"label", "{\"frames\":[1],\"labels\":{\"k\":\"\xc3\"}}", "\uFFFD", label},
+		{"valid", "{\"frames\":[1],\"thread\":\"\u00e9t\u00e9\"}", "\u00e9t\u00e9", thread},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var rec Record
+			if err := decodeLine([]byte(c.line), 1, &rec); err != nil {
+				t.Fatal(err)
+			}
+			if got := c.field(&rec); got != c.want {
+				t.Errorf("decodeLine(%q) read %q, want %q", c.line, got, c.want)
+			}
+		})
+	}
+}
+
 // The fast decoder agrees with encoding/json on every record it accepts.
 func FuzzDecodeFast(f *testing.F) {
 	for _, s := range []string{
@@ -188,6 +213,7 @@ func FuzzDecodeFast(f *testing.F) {
 		`{"image_set":"p1","images":[{"uuid":"00112233445566778899aabbccddeeff","load_address":"0x100000000","size":"0x4000","name":"App","main":true}],"frames":[1,"0x2"],"thread":"main","timestamp":"2026-11-26T01:00:00Z","device":"d","os_version":"o","app_version":"a","labels":{"api":"x"},"weight":5}`,
 		`{"frames":[1],"unknown":{"a":[1,"}"]},"also":3}`,
 		`{"frames":[01]}`, `{"frames":[1],}`, `{"frames":[1]} x`, `{"thread":"a\"b","frames":[1]}`,
+		"{\"frames\":[1],\"thread\":\"a\xffb\"}", "{\"frames\":[1],\"labels\":{\"\xff\":\"\xc3\"}}",
 	} {
 		f.Add([]byte(s))
 	}

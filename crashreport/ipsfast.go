@@ -1,8 +1,7 @@
 package crashreport
 
 import (
-	"encoding/json"
-	"unicode/utf8"
+	"github.com/stackimage/stackimage/internal/jsonscan"
 )
 
 // readFast fills b from body, the payload object of an .ips report, in
@@ -22,8 +21,8 @@ import (
 // have recorded, so the two give the same Report (TestIPSFastMatchesStream,
 // FuzzIPSFastMatchesStream).
 func (b *ipsBody) readFast(body []byte) bool {
-	s := ipsScanner{b: body}
-	if !s.eat('{') {
+	s := ipsScanner{jsonscan.Scanner{B: body}}
+	if s.Space(); !s.Eat('{') {
 		return false
 	}
 	for first := true; ; first = false {
@@ -38,8 +37,8 @@ func (b *ipsBody) readFast(body []byte) bool {
 			return false
 		}
 	}
-	s.space()
-	if s.i != len(s.b) || !b.haveImages {
+	s.Space()
+	if s.I != len(s.B) || !b.haveImages {
 		return false
 	}
 	for _, t := range b.threads {
@@ -63,7 +62,7 @@ func (b *ipsBody) fastField(s *ipsScanner, key []byte) bool {
 	case "procPath":
 		b.procPath, ok = s.str()
 	case "pid":
-		ok = s.viaJSON(&b.pid)
+		ok = s.Decode(&b.pid)
 	case "cpuType":
 		b.cpuType, ok = s.str()
 	case "captureTime":
@@ -74,7 +73,7 @@ func (b *ipsBody) fastField(s *ipsScanner, key []byte) bool {
 		b.modelCode, ok = s.str()
 	case "osVersion":
 		var v struct{ Train, Build string }
-		ok = s.viaJSON(&v)
+		ok = s.Decode(&v)
 		b.osTrain, b.osBuild = v.Train, v.Build
 	case "bundleInfo":
 		var v struct {
@@ -82,15 +81,15 @@ func (b *ipsBody) fastField(s *ipsScanner, key []byte) bool {
 			Version string `json:"CFBundleVersion"`
 			ID      string `json:"CFBundleIdentifier"`
 		}
-		ok = s.viaJSON(&v)
+		ok = s.Decode(&v)
 		b.bundleShortVersion, b.bundleVersion, b.bundleID = v.Short, v.Version, v.ID
 	case "exception":
-		ok = s.viaJSON(&b.exception)
+		ok = s.Decode(&b.exception)
 	case "asi":
-		ok = s.viaJSON(&b.asi)
+		ok = s.Decode(&b.asi)
 	case "faultingThread":
 		v := new(int64)
-		if ok = s.viaJSON(v); ok {
+		if ok = s.Decode(v); ok {
 			b.faultingThread = v
 		}
 	case "threads":
@@ -99,28 +98,28 @@ func (b *ipsBody) fastField(s *ipsScanner, key []byte) bool {
 		b.haveImages = true
 		ok = b.fastImages(s)
 	case "lastExceptionBacktrace":
-		if !s.eat('[') {
+		if !s.Eat('[') {
 			return false
 		}
 		for first := true; ; first = false {
 			if done, ok := s.nextElement(first, len(b.lastException), MaxFrames); !ok || done {
 				return ok
 			}
-			raw, ok := s.raw()
+			raw, ok := s.Value()
 			if !ok {
 				return false
 			}
 			b.lastException = append(b.lastException, raw)
 		}
 	default:
-		_, ok = s.raw()
+		_, ok = s.Value()
 	}
 	return ok
 }
 
 // fastThreads reads the threads array, each thread's frames converted.
 func (b *ipsBody) fastThreads(s *ipsScanner) bool {
-	if !s.eat('[') {
+	if !s.Eat('[') {
 		return false
 	}
 	lastLen := 0 // frames of the last thread read
@@ -130,7 +129,7 @@ func (b *ipsBody) fastThreads(s *ipsScanner) bool {
 		}
 		b.threads = append(b.threads, ipsThread{})
 		t := &b.threads[len(b.threads)-1]
-		if !s.eat('{') {
+		if !s.Eat('{') {
 			return false
 		}
 		for first := true; ; first = false {
@@ -154,7 +153,7 @@ func (b *ipsBody) fastThreads(s *ipsScanner) bool {
 			case "triggered":
 				t.Triggered, ok = s.boolean()
 			case "threadState":
-				ok = s.viaJSON(&t.ThreadState)
+				ok = s.Decode(&t.ThreadState)
 			case "frames":
 				// Frames are read into the slice the report keeps, made
 				// as long as the last thread's: threads of one report
@@ -166,7 +165,7 @@ func (b *ipsBody) fastThreads(s *ipsScanner) bool {
 					t.fastFrames = nil
 				}
 			default:
-				_, ok = s.raw()
+				_, ok = s.Value()
 			}
 			if !ok {
 				return false
@@ -177,7 +176,7 @@ func (b *ipsBody) fastThreads(s *ipsScanner) bool {
 
 // fastImages reads the usedImages array.
 func (b *ipsBody) fastImages(s *ipsScanner) bool {
-	if !s.eat('[') {
+	if !s.Eat('[') {
 		return false
 	}
 	for first := true; ; first = false {
@@ -197,7 +196,7 @@ var ipsFrameFields = []string{"imageIndex", "imageOffset", "symbol", "symbolLoca
 
 // frames reads an array of frame objects, appending them to out.
 func (s *ipsScanner) frames(out []Frame) ([]Frame, bool) {
-	if !s.eat('[') {
+	if !s.Eat('[') {
 		return out, false
 	}
 	for first := true; ; first = false {
@@ -216,7 +215,7 @@ func (s *ipsScanner) frames(out []Frame) ([]Frame, bool) {
 // that, for a frame with an imageIndex (checked against the images once
 // they are known).
 func (s *ipsScanner) frame(f *Frame) bool {
-	if !s.eat('{') {
+	if !s.Eat('{') {
 		return false
 	}
 	var symbolLocation uint64
@@ -270,7 +269,7 @@ var ipsImageFields = []string{"uuid", "base", "size", "arch", "name", "path"}
 // image reads a usedImages entry as json.Unmarshal reads it into an
 // ipsImage.
 func (s *ipsScanner) image(im *ipsImage) bool {
-	if !s.eat('{') {
+	if !s.Eat('{') {
 		return false
 	}
 	for first := true; ; first = false {
@@ -306,33 +305,10 @@ func (s *ipsScanner) image(im *ipsImage) bool {
 	}
 }
 
-// ipsScanner reads JSON from b at i. Each method reports false when the
-// input is not what it reads, leaving i anywhere.
-type ipsScanner struct {
-	b []byte
-	i int
-}
-
-func (s *ipsScanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\r', '\n':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// eat skips space and reads c.
-func (s *ipsScanner) eat(c byte) bool {
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == c {
-		s.i++
-		return true
-	}
-	return false
-}
+// ipsScanner reads an .ips payload with the shared JSON primitives.
+// Each method reports false when the input is not what it reads, leaving
+// the cursor anywhere.
+type ipsScanner struct{ jsonscan.Scanner }
 
 // nextKey reads the next key of an object, and the colon after it,
 // leaving the scanner at the key's value; first says the object's '{'
@@ -340,60 +316,50 @@ func (s *ipsScanner) eat(c byte) bool {
 // without escapes: encoding/json unescapes keys and matches struct
 // fields by Unicode case folding, which the scanner does not.
 func (s *ipsScanner) nextKey(first bool) (key []byte, done, ok bool) {
-	s.space()
-	if s.i >= len(s.b) {
+	s.Space()
+	if s.I >= len(s.B) {
 		return nil, false, false
 	}
-	if s.b[s.i] == '}' {
-		s.i++
+	if s.B[s.I] == '}' {
+		s.I++
 		return nil, true, true
 	}
 	if !first {
-		if s.b[s.i] != ',' {
+		if s.B[s.I] != ',' {
 			return nil, false, false
 		}
-		s.i++
-		s.space()
+		s.I++
+		s.Space()
 	}
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
+	key, ascii, ok := s.PlainString()
+	if !ok || !ascii {
 		return nil, false, false
 	}
-	start := s.i + 1
-	for j := start; j < len(s.b); j++ {
-		switch c := s.b[j]; {
-		case c == '"':
-			key = s.b[start:j]
-			s.i = j + 1
-			if !s.eat(':') {
-				return nil, false, false
-			}
-			s.space()
-			return key, false, true
-		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
-			return nil, false, false
-		}
+	if s.Space(); !s.Eat(':') {
+		return nil, false, false
 	}
-	return nil, false, false
+	s.Space()
+	return key, false, true
 }
 
 // nextElement moves to the next element of an array of at most max
 // elements, n of which were read; first says the array's '[' was just
 // read. done is true at the array's ']'.
 func (s *ipsScanner) nextElement(first bool, n, max int) (done, ok bool) {
-	s.space()
-	if s.i >= len(s.b) {
+	s.Space()
+	if s.I >= len(s.B) {
 		return false, false
 	}
-	if s.b[s.i] == ']' {
-		s.i++
+	if s.B[s.I] == ']' {
+		s.I++
 		return true, true
 	}
 	if !first {
-		if s.b[s.i] != ',' {
+		if s.B[s.I] != ',' {
 			return false, false
 		}
-		s.i++
-		s.space()
+		s.I++
+		s.Space()
 	}
 	return false, n < max
 }
@@ -407,7 +373,7 @@ func (s *ipsScanner) otherKey(key []byte, fields []string) bool {
 			return false
 		}
 	}
-	_, ok := s.raw()
+	_, ok := s.Value()
 	return ok
 }
 
@@ -433,33 +399,18 @@ func asciiEqualFold(a string, b []byte) bool {
 // str reads a string. One with escapes or bytes that are not UTF-8 goes
 // through json.Unmarshal, which unescapes and replaces them.
 func (s *ipsScanner) str() (string, bool) {
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
+	if raw, _, ok := s.PlainString(); ok {
+		return string(raw), true
+	}
+	if s.I >= len(s.B) || s.B[s.I] != '"' {
 		return "", false
 	}
-	start := s.i + 1
-	ascii := true
-	for j := start; j < len(s.b); j++ {
-		switch c := s.b[j]; {
-		case c == '"':
-			if !ascii && !utf8.Valid(s.b[start:j]) {
-				return s.strViaJSON()
-			}
-			s.i = j + 1
-			return string(s.b[start:j]), true
-		case c == '\\':
-			return s.strViaJSON()
-		case c < 0x20:
-			return "", false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return "", false
+	return s.strViaJSON()
 }
 
 func (s *ipsScanner) strViaJSON() (string, bool) {
 	var v string
-	ok := s.viaJSON(&v)
+	ok := s.Decode(&v)
 	return v, ok
 }
 
@@ -468,99 +419,44 @@ func (s *ipsScanner) strViaJSON() (string, bool) {
 // A fraction or exponent makes the number a float, which integer fields
 // refuse: the caller then finds the '.' or 'e' where it wants a ',' and
 // gives up.
+//
+// It reads a local slice, not the cursor, which keeps it small enough to
+// be inlined: it reads every frame's numbers.
 func (s *ipsScanner) uint() (uint64, bool) {
-	start := s.i
+	b := s.B[s.I:]
 	var v uint64
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		v = v*10 + uint64(s.b[s.i]-'0')
-		s.i++
+	n := 0
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		v = v*10 + uint64(b[n]-'0')
+		n++
 	}
-	n := s.i - start
-	return v, n > 0 && n <= 18 && (n == 1 || s.b[start] != '0')
+	s.I += n
+	return v, n > 0 && n <= 18 && (n == 1 || b[0] != '0')
 }
 
 // num reads a num field: a plain integer here, anything else (a hex
 // string, a negative or large number, null) by num.UnmarshalJSON through
 // json.Unmarshal.
 func (s *ipsScanner) num() (uint64, bool) {
-	start := s.i
+	start := s.I
 	if v, ok := s.uint(); ok {
 		return v, true
 	}
-	s.i = start
+	s.I = start
 	var v num
-	ok := s.viaJSON(&v)
+	ok := s.Decode(&v)
 	return uint64(v), ok
 }
 
 func (s *ipsScanner) boolean() (bool, bool) {
-	rest := s.b[s.i:]
+	rest := s.B[s.I:]
 	switch {
 	case len(rest) >= 4 && string(rest[:4]) == "true":
-		s.i += 4
+		s.I += 4
 		return true, true
 	case len(rest) >= 5 && string(rest[:5]) == "false":
-		s.i += 5
+		s.I += 5
 		return false, true
 	}
 	return false, false
-}
-
-// raw reads any valid JSON value, returning its bytes.
-func (s *ipsScanner) raw() ([]byte, bool) {
-	end, ok := jsonValueEnd(s.b, s.i)
-	if !ok || !json.Valid(s.b[s.i:end]) {
-		return nil, false
-	}
-	raw := s.b[s.i:end]
-	s.i = end
-	return raw, true
-}
-
-// viaJSON decodes the value at the scanner with json.Unmarshal, as the
-// stream does once it has the value's bytes.
-func (s *ipsScanner) viaJSON(v any) bool {
-	end, ok := jsonValueEnd(s.b, s.i)
-	if !ok || json.Unmarshal(s.b[s.i:end], v) != nil {
-		return false
-	}
-	s.i = end
-	return true
-}
-
-// jsonValueEnd finds where the JSON value starting at i ends, by its
-// brackets and strings alone; the caller has encoding/json check the
-// value itself. A scalar ends at the first byte that cannot continue it.
-func jsonValueEnd(b []byte, i int) (int, bool) {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-			if i >= len(b) {
-				return 0, false
-			}
-			if depth == 0 {
-				return i + 1, true
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return i, true
-			}
-			if depth--; depth == 0 {
-				return i + 1, true
-			}
-		case ',', ' ', '\t', '\r', '\n':
-			if depth == 0 {
-				return i, true
-			}
-		}
-	}
-	return i, depth == 0
 }
