@@ -37,7 +37,7 @@ func TestUIDrawsGroupsAndFlameGraph(t *testing.T) {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("no-first-run", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(browserProfile(t)),
 		chromedp.WindowSize(1280, 700),
 	)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -83,4 +83,26 @@ func TestUIDrawsGroupsAndFlameGraph(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s (%d bytes)", out, len(png))
+}
+
+// browserProfile makes a directory for the browser's profile that
+// outlives the browser's helper processes: they may still write to it for
+// a moment after the browser is stopped, which makes t.TempDir's own
+// cleanup fail with "directory not empty". It is removed when they are
+// done, or left behind in the system's temporary directory.
+func browserProfile(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "stackimage-ui-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 50 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("left the browser profile %s behind: its processes still write to it", dir)
+	})
+	return dir
 }
