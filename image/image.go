@@ -68,6 +68,10 @@ type Segment struct {
 	MaxProt, Prot    uint32
 }
 
+// Executable reports whether the segment's initial protection allows
+// execution (VM_PROT_EXECUTE): only such segments hold code.
+func (s *Segment) Executable() bool { return s.Prot&vmProtExecute != 0 }
+
 // Section is one section of a segment. Addresses are unslid. Index is the
 // 1-based section number that nlist entries' n_sect refers to.
 type Section struct {

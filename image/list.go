@@ -148,7 +148,7 @@ func (l *List) IsCode(addr uint64) bool {
 	if ref.seg < 0 {
 		return true
 	}
-	return l.images[ref.img].Image.Segments[ref.seg].Prot&vmProtExecute != 0
+	return l.images[ref.img].Image.Segments[ref.seg].Executable()
 }
 
 // Images returns the images in load-address order.

@@ -9,18 +9,6 @@ import (
 // crash dump holds the stack, not the code, so the code comes from the
 // image files: Process.ReadMemory reads them at their slid addresses.
 
-// vmProtExecute is VM_PROT_EXECUTE: only executable segments hold code.
-const vmProtExecute = 0x4
-
-// codePageSize is the unit in which code is read from a file and cached:
-// a walk reads a few instructions at each of a few addresses, so whole
-// segments (hundreds of MiB in a large app) are never read.
-const codePageSize = 4096
-
-// maxCodePages bounds an entry's cache (4 MiB). When it is full it is emptied:
-// walks touch few pages, and rereading one costs a single ReadAt.
-const maxCodePages = 1024
-
 // ReadMemory reads code bytes at a slid address from the files of the
 // process's images: the executable segments' file bytes, at the image's
 // load address. It has walker.Memory's semantics and is the walker's
@@ -50,7 +38,7 @@ func (p *Process) codeAt(addr uint64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("code at %#x: in no known image", addr)
 	}
-	if loc.Segment == nil || loc.Segment.Prot&vmProtExecute == 0 {
+	if loc.Segment == nil || !loc.Segment.Executable() {
 		return nil, fmt.Errorf("code at %#x: not in an executable segment of %s", addr, loc.Loaded.Name)
 	}
 	e := p.entries[loc.Loaded]

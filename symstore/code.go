@@ -13,9 +13,6 @@ import (
 // image files: Entry.Code reads them, a page at a time, and keeps the
 // pages with the entry, which every dump using the files shares.
 
-// vmProtExecute is VM_PROT_EXECUTE: only executable segments hold code.
-const vmProtExecute = 0x4
-
 // codePageSize is the unit in which code is read from a file and cached:
 // a walk reads a few instructions at each of a few addresses, so whole
 // segments (hundreds of MiB in a large app) are never read.

@@ -6,15 +6,6 @@ import (
 	"github.com/stackimage/stackimage/internal/testcorpus"
 )
 
-// repoRoot returns the module root.
-func repoRoot(tb testing.TB) string {
-	root, err := testcorpus.RepoRoot()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return root
-}
-
 // corpusDir returns ../shared/corpus beside the repository, skipping the
 // test when it is absent: a user's clone does not have it, CI does.
 func corpusDir(tb testing.TB) string {

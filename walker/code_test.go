@@ -164,7 +164,6 @@ func (ta testArch) armRegs(t testing.TB, e armEnc, pc, fp, lr uint64) *archregs.
 // codeScenario is a scenario run once per arm encoding.
 type codeScenario struct {
 	name  string
-	only  func(testArch) bool
 	build func(t *testing.T, ta testArch, e armEnc) (*archregs.Registers, Memory, Options, []Frame)
 }
 
