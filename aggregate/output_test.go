@@ -45,11 +45,9 @@ func chainResult(t *testing.T) *Result {
 
 func goTool(t *testing.T) string {
 	t.Helper()
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		if goBin, err = exec.LookPath("go"); err != nil {
-			t.Fatalf("no go command to run go tool pprof: %v", err)
-		}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go command to run go tool pprof: %v", err)
 	}
 	return goBin
 }
