@@ -18,9 +18,9 @@ import (
 	"github.com/stackimage/stackimage/uuid"
 )
 
-// frameNames symbolicates the fixture capture chain-arm64-O1-deepest
-// against syms and returns its frames' names with their source lines.
-func frameNames(t *testing.T, syms *symstore.Symbols) []string {
+// captureFrames symbolicates the fixture capture chain-arm64-O1-deepest
+// against syms and returns its first thread's frames.
+func captureFrames(t *testing.T, syms *symstore.Symbols) []symstore.Frame {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "fixtures", "snapshots", "chain-arm64-O1-deepest.json"))
 	if err != nil {
@@ -34,8 +34,14 @@ func frameNames(t *testing.T, syms *symstore.Symbols) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rep.Threads[0].Frames
+}
+
+// frameNames returns the capture's frames' names with their source lines.
+func frameNames(t *testing.T, syms *symstore.Symbols) []string {
+	t.Helper()
 	var names []string
-	for _, f := range rep.Threads[0].Frames {
+	for _, f := range captureFrames(t, syms) {
 		names = append(names, f.Symbol+" "+f.SourceLocation())
 	}
 	return names
@@ -187,24 +193,12 @@ func TestBreakpadFromSource(t *testing.T) {
 	}
 }
 
-// walkedFrames symbolicates the capture chain-arm64-O1-deepest against
-// syms and returns each frame's name, source line and how it was found.
+// walkedFrames returns the capture's frames' names, source lines and
+// how each was found.
 func walkedFrames(t *testing.T, syms *symstore.Symbols) []string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "fixtures", "snapshots", "chain-arm64-O1-deepest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := snapshot.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := (&Symbolizer{Symbols: syms}).Symbolicate(snap.Dump())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, f := range rep.Threads[0].Frames {
+	for _, f := range captureFrames(t, syms) {
 		out = append(out, f.Symbol+" "+f.SourceLocation()+" "+f.FoundBy.String())
 	}
 	return out
