@@ -9,8 +9,11 @@ SAMPLE    ?= fixtures/snapshots/chain-arm64-O1-deepest.json
 
 all: build
 
+# build puts both programs in bin/: stackimage, and the service,
+# stackimage-serve, which "stackimage serve" runs from beside itself.
 build:
 	$(GO) build -o bin/stackimage ./cmd/stackimage
+	$(GO) build -o bin/stackimage-serve ./cmd/stackimage-serve
 
 # deps installs what the tests need on Debian when it is missing: the Unicorn
 # C library for emu/ (cgo, behind the unicorn build tag), lldb-16, the
@@ -60,7 +63,8 @@ e2e-deps:
 	@[ -x "$(VERSITYGW)" ] || { echo "installing versitygw $(VERSITYGW_VERSION)"; \
 	  $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION); }
 
-# loadtest measures one `stackimage serve` instance with vegeta (a Go
+# loadtest measures one `stackimage serve` instance (bin/stackimage-serve,
+# which bin/stackimage runs) with vegeta (a Go
 # load-generating library): the latency curve on stacks of 30 frames over
 # 5 images, 100k addresses of cmd/go against llvm-symbolizer on a pipe,
 # and the first answer for a cold UUID from a versitygw bucket
@@ -70,7 +74,8 @@ loadtest: bench-deps bench-bins e2e-deps build
 
 # e2e runs three `stackimage serve` instances behind nginx, sharing a
 # versitygw bucket, and debuginfod-find against them (serve/e2e_test.go);
-# the test starts and stops every process itself, on loopback.
+# the test builds both programs, and starts and stops every process
+# itself, on loopback.
 e2e: e2e-deps
 	VERSITYGW=$(VERSITYGW) NGINX=$$(command -v nginx || echo /usr/sbin/nginx) \
 	  $(GO) test -tags e2e -run E2E -count=1 -timeout 10m $(GOFLAGS) ./serve/

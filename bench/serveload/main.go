@@ -36,7 +36,7 @@ import (
 )
 
 var (
-	binFlag      = flag.String("stackimage", "bin/stackimage", "the stackimage binary")
+	binFlag      = flag.String("stackimage", "bin/stackimage", "the stackimage binary (stackimage-serve beside it)")
 	fixturesFlag = flag.String("fixtures", "fixtures/bin", "the fixture binaries and dSYMs")
 	goBinFlag    = flag.String("gobin", filepath.Join(os.Getenv("HOME"), ".cache", "stackimage-bench", "go-darwin-arm64-dwarf"), "the darwin cmd/go build with DWARF")
 	llvmFlag     = flag.String("llvm", "llvm-symbolizer", "the llvm-symbolizer to compare with")
@@ -83,7 +83,8 @@ func run() error {
 	return nil
 }
 
-// server is one `stackimage serve` process.
+// server is one `stackimage serve` process: stackimage execs
+// stackimage-serve from beside itself, so the pid is the service's.
 type server struct {
 	cmd  *exec.Cmd
 	addr string

@@ -9,6 +9,10 @@
 //	stackimage serve [--listen ADDR] [--symbols DIR] [--config FILE]
 //	stackimage version
 //	stackimage aggregate INPUT... [--symbols DIR]... [--format summary|pprof|folded|speedscope|json]
+//
+// "stackimage serve" runs the service's own program, stackimage-serve
+// (cmd/stackimage-serve), found beside this one or on PATH: this command
+// does not link the service's dependencies.
 package main
 
 import (
@@ -43,7 +47,8 @@ Usage:
       --symbols STORE (and atos -o FILE.symindex) then answer from them.
   stackimage serve [--listen 127.0.0.1:3021] [--symbols DIR] [--config FILE]
       Run the symbolication service: Sentry symbolicator's API and our own,
-      over HTTP (docs/serve.md).
+      over HTTP (docs/serve.md). It is a program of its own,
+      stackimage-serve, installed beside stackimage.
   stackimage version
       Print the module version, commit and Go version it was built from.
   stackimage aggregate INPUT... [--symbols DIR]... [--format summary|pprof|folded|speedscope|json] [-o FILE]
@@ -75,6 +80,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	if externalCommands[args[0]] {
+		return runExternal(args[0], args[1:], stderr)
+	}
 	var err error
 	switch args[0] {
 	case "symbolicate":
@@ -85,8 +93,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runImages(args[1:], stdout, stderr)
 	case "index":
 		err = runIndex(args[1:], stdout, stderr)
-	case "serve":
-		err = runServe(args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		err = runVersion(args[1:], stdout, stderr)
 	case "aggregate":

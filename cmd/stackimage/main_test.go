@@ -103,7 +103,6 @@ func TestHelp(t *testing.T) {
 		{"atos", [][]string{atosKinds, {"-arch", "Example:\n  stackimage atos "}}},
 		{"index", [][]string{symbolKinds, {"-out", "Example:\n  stackimage index "}}},
 		{"images", [][]string{{"Example:\n  stackimage images "}}},
-		{"serve", [][]string{symbolKinds, {"-listen", "Example:\n  stackimage serve "}}},
 		{"version", nil},
 	}
 	for _, tt := range tests {
@@ -134,7 +133,7 @@ func TestHelp(t *testing.T) {
 // one line with where to read more, exit status 2, and not the whole flag
 // list.
 func TestBadFlag(t *testing.T) {
-	for _, cmd := range []string{"symbolicate", "atos", "index", "images", "serve", "version"} {
+	for _, cmd := range []string{"symbolicate", "atos", "index", "images", "version"} {
 		for _, args := range [][]string{{"-x"}, {"input", "--no-such-flag=1"}} {
 			var stdout, stderr bytes.Buffer
 			status := run(append([]string{cmd}, args...), strings.NewReader(""), &stdout, &stderr)
