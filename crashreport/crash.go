@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/internal/lazyregexp"
 	"github.com/stackimage/stackimage/internal/reportfield"
 )
 
@@ -17,18 +17,18 @@ import (
 // image name is everything between the frame number and the first
 // address.
 var (
-	reThread      = regexp.MustCompile(`^Thread (\d+)( Crashed)?:(:?)\s*(.*)$`)
-	reThreadName  = regexp.MustCompile(`^Thread (\d+) name:\s*(.*)$`)
-	reThreadState = regexp.MustCompile(`^Thread (\d+) crashed with (.*?)Thread State\s*(?:\((\d+)-bit\))?:?\s*$`)
-	reFrame       = regexp.MustCompile(`^(\d+)\s+(.+?)\s+(0x[0-9a-fA-F]+)(?:\s+(.*?))?\s*$`)
-	reLoadOffset  = regexp.MustCompile(`^(0x[0-9a-fA-F]+) \+ (\d+)(?:\s+\((.*)\))?$`)
-	reImage       = regexp.MustCompile(`^\s*(0x[0-9a-fA-F]+)\s*-\s*(0x[0-9a-fA-F]+|\?\?\?)\s+(.*)$`)
-	reRegister    = regexp.MustCompile(`([A-Za-z][A-Za-z0-9]*):\s*(0x[0-9a-fA-F]+)`)
-	reHeader      = regexp.MustCompile(`^([A-Za-z][A-Za-z /]*[A-Za-z]):\s*(.*)$`)
-	reStackDump   = regexp.MustCompile(`^Stack Dump \((0x[0-9a-fA-F]+)-(0x[0-9a-fA-F]+)\):`)
-	reFileLine    = regexp.MustCompile(`\s*\(([^()]+):(\d+)(?::\d+)?\)$`)
-	reSymOffset   = regexp.MustCompile(`\s+\+\s+(\d+)$`)
-	reInImage     = regexp.MustCompile(`\s+\(in [^()]*\)$`)
+	reThread      = lazyregexp.New(`^Thread (\d+)( Crashed)?:(:?)\s*(.*)$`)
+	reThreadName  = lazyregexp.New(`^Thread (\d+) name:\s*(.*)$`)
+	reThreadState = lazyregexp.New(`^Thread (\d+) crashed with (.*?)Thread State\s*(?:\((\d+)-bit\))?:?\s*$`)
+	reFrame       = lazyregexp.New(`^(\d+)\s+(.+?)\s+(0x[0-9a-fA-F]+)(?:\s+(.*?))?\s*$`)
+	reLoadOffset  = lazyregexp.New(`^(0x[0-9a-fA-F]+) \+ (\d+)(?:\s+\((.*)\))?$`)
+	reImage       = lazyregexp.New(`^\s*(0x[0-9a-fA-F]+)\s*-\s*(0x[0-9a-fA-F]+|\?\?\?)\s+(.*)$`)
+	reRegister    = lazyregexp.New(`([A-Za-z][A-Za-z0-9]*):\s*(0x[0-9a-fA-F]+)`)
+	reHeader      = lazyregexp.New(`^([A-Za-z][A-Za-z /]*[A-Za-z]):\s*(.*)$`)
+	reStackDump   = lazyregexp.New(`^Stack Dump \((0x[0-9a-fA-F]+)-(0x[0-9a-fA-F]+)\):`)
+	reFileLine    = lazyregexp.New(`\s*\(([^()]+):(\d+)(?::\d+)?\)$`)
+	reSymOffset   = lazyregexp.New(`\s+\+\s+(\d+)$`)
+	reInImage     = lazyregexp.New(`\s+\(in [^()]*\)$`)
 )
 
 // textParser holds the state of one text report parse.

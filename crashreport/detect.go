@@ -3,7 +3,8 @@ package crashreport
 import (
 	"bytes"
 	"encoding/json"
-	"regexp"
+
+	"github.com/stackimage/stackimage/internal/lazyregexp"
 )
 
 // detectWindow is how much of a text report Detect looks at: the header
@@ -11,14 +12,14 @@ import (
 const detectWindow = 64 << 10
 
 // textMarkers are lines only a text crash report has.
-var textMarkers = regexp.MustCompile(`(?m)^(Incident Identifier:|Process:\s|Exception Type:|Crashed Thread:|Binary Images:|Thread \d+( Crashed)?::?)`)
+var textMarkers = lazyregexp.New(`(?m)^(Incident Identifier:|Process:\s|Exception Type:|Crashed Thread:|Binary Images:|Thread \d+( Crashed)?::?)`)
 
 // hangMarkers are lines of macOS sample and spindump hang reports, which
 // share "Process:" and "Binary Images:" with a .crash but are call graphs,
 // read by package hangreport.
 // A spindump thread heading ("  Thread 0x1a2b ... 10 samples (1-10)")
 // marks a listing of spindump's processes pasted without its header.
-var hangMarkers = regexp.MustCompile(`(?m)^(Analysis of sampling |Sampling process \d+ for |Call graph:\r?$|Data Source:\s|[ \t]+Thread 0x[0-9a-fA-F]+[ \t].*\b\d+ samples? \()`)
+var hangMarkers = lazyregexp.New(`(?m)^(Analysis of sampling |Sampling process \d+ for |Call graph:\r?$|Data Source:\s|[ \t]+Thread 0x[0-9a-fA-F]+[ \t].*\b\d+ samples? \()`)
 
 // Detect tells which format data is in, from its content: JSON whose
 // first line is an object with "bug_type" is .ips; a JSON object with

@@ -2,7 +2,8 @@ package hangreport
 
 import (
 	"bytes"
-	"regexp"
+
+	"github.com/stackimage/stackimage/internal/lazyregexp"
 )
 
 // detectWindow is how much of the input Detect reads: a sample's header
@@ -11,20 +12,20 @@ const detectWindow = 64 << 10
 
 var (
 	// sampleMarkers are lines only /usr/bin/sample writes.
-	sampleMarkers = regexp.MustCompile(`(?m)^(Analysis of sampling .* \(pid \d+\)|Sampling process \d+ for |Call graph:\r?$)`)
+	sampleMarkers = lazyregexp.New(`(?m)^(Analysis of sampling .* \(pid \d+\)|Sampling process \d+ for |Call graph:\r?$)`)
 	// spindumpMarkers: spindump's header has a data source and steps.
-	spindumpSource = regexp.MustCompile(`(?m)^Data Source:\s`)
-	spindumpSteps  = regexp.MustCompile(`(?m)^(Steps|Duration):\s`)
+	spindumpSource = lazyregexp.New(`(?m)^Data Source:\s`)
+	spindumpSteps  = lazyregexp.New(`(?m)^(Steps|Duration):\s`)
 	// A spindump listing without spindump's header (processes pasted from
 	// spindump -stdout): a process's "Process:" line, then one of its
 	// threads' headings, "  Thread 0x1a2b ... 10 samples (1-10) ...".
-	listingProcess = regexp.MustCompile(`(?m)^Process:[ \t]+\S`)
-	listingThread  = regexp.MustCompile(`(?m)^[ \t]+Thread 0x[0-9a-fA-F]+[ \t].*\b\d+ samples? \(`)
+	listingProcess = lazyregexp.New(`(?m)^Process:[ \t]+\S`)
+	listingThread  = lazyregexp.New(`(?m)^[ \t]+Thread 0x[0-9a-fA-F]+[ \t].*\b\d+ samples? \(`)
 	// reportFirstLine is a line a report can start with: a sample's
 	// opening lines, its call graph, or a header field ("Date/Time:",
 	// "Process:"). A document that quotes a report (Markdown, an e-mail)
 	// starts otherwise.
-	reportFirstLine = regexp.MustCompile(`^(Analysis of sampling |Sampling process \d|Call graph:\r?$|[A-Za-z][A-Za-z0-9 /()_.-]{0,40}:([ \t]|\r?$))`)
+	reportFirstLine = lazyregexp.New(`^(Analysis of sampling |Sampling process \d|Call graph:\r?$|[A-Za-z][A-Za-z0-9 /()_.-]{0,40}:([ \t]|\r?$))`)
 )
 
 // Detect reports whether head, the first bytes of an input, is a sample
