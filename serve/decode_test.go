@@ -1,11 +1,14 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackimage/stackimage/internal/jsonscan"
 )
 
 // frameInputs are frames arrays of the usual shape and of every shape the
@@ -105,5 +108,159 @@ func BenchmarkFramesDecode(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	})
+}
+
+// requestInputs are request bodies of the usual shapes (the first
+// usualRequests, which must be read by hand) and of shapes the hand-written
+// reader leaves to encoding/json or must refuse as it does.
+var requestInputs = []string{
+	`{"modules":[{"debug_id":"b0d7a0a8-7c5e-3b1c-9b0f-8f4b7e4f5a01","image_addr":"0x300000000","image_size":268435456,"type":"macho"}],"stacktraces":[{"frames":[{"instruction_addr":"0x300001234"},{"instruction_addr":"0x300005678"}]}]}`,
+	` { "stacktraces" : [ { "registers" : { "pc" : "0x10", "sp" : 4096 } , "frames" : [ { "instruction_addr" : 16 } ] } ] , "modules" : [ ] } `,
+	`{"platform":"native","signal":11,"sources":[{"id":"local"}],"options":{"dif_candidates":true},"threads":[{"frames":[]}],"modules":[{"type":"macho","code_id":"x","debug_file":"App","code_file":"/Applications/App","image_addr":4096,"image_size":null,"arch":"arm64"}]}`,
+	`{"stacktraces":[{"frames":[{"instruction_addr":"0x10","function":"main","lineno":3,"in_app":true}],"thread_id":1}],"modules":[]} and what follows`,
+	`{"modules":[{"image_addr":"0x1","image_addr":"0x2","image_size":"0X10"}],"stacktraces":[{},{"registers":{}}]}`,
+	`{}`,
+	`{"stacktraces":[{"frames":[{"instruction_addr":"0x1"}],"registers":{"x0":"0x1","x0":"0x2"}}]}`,
+	`{"modules":[{"debug_id":"naïve"}]}}`,
+	// Usual shapes end here (usualRequests).
+	``,
+	`   `,
+	`[]`,
+	`null`,
+	`{`,
+	`{"modules":[]`,
+	`{,}`,
+	`{"modules":[],}`,
+	`{"modules" []}`,
+	`{"modules":[,]}`,
+	`{"x":tru}`,
+	`{"x":[1,}`,
+	`{"x":01}`,
+	`{"signal":01}`,
+	`{"signal":1.0}`,
+	`{"signal":"11"}`,
+	`{"signal":null}`,
+	`{"Modules":[{"image_addr":"0x1"}]}`,
+	`{"ſtacktraces":[{"frames":[{"instruction_addr":"0x1"}]}]}`,
+	`{"modules":[{"image_addr":"0x1"}],"modules":[{"type":"macho"}]}`,
+	`{"options":{"dif_candidates":true},"options":{"no_demangle":true}}`,
+	`{"stacktraces":[{"registers":{"pc":"0x1"},"registers":{"lr":"0x2"}}]}`,
+	`{"stacktraces":null}`,
+	`{"stacktraces":[null]}`,
+	`{"stacktraces":[{"frames":null}]}`,
+	`{"stacktraces":[{"FRAMES":[]}]}`,
+	`{"stacktraces":[{"frames":[{"instruction_addr":"0x10"},]}]}`,
+	`{"stacktraces":[{"frames":[{"instruction_addr":01}]}]}`,
+	`{"stacktraces":[{"frames":[{"instruction_addr":0}]}]}`,
+	`{"stacktraces":[{"frames":[{"instruction_addr":1e3}]}]}`,
+	`{"stacktraces":[{"frames":[{"instruction_addr":-1}]}]}`,
+	`{"stacktraces":[{"frames":[{"instruction_addr":"0x1","adjust_instruction_addr":truex}]}]}`,
+	`{"stacktraces":[{"registers":{"pc":null}}]}`,
+	`{"stacktraces":[{"registers":{"pc":"0x1g"}}]}`,
+	`{"stacktraces":[{"registers":{"p\u0063":"0x1"}}]}`,
+	`{"stacktraces":[{"registers":[]}]}`,
+	`{"modules":[{"debug_id":"\u0041"}]}`,
+	`{"modules":[{"debug_id":null}]}`,
+	`{"modules":[{"debug_id":7}]}`,
+	`{"modules":[{"image_addr":"0x10000000000000000"}]}`,
+	`{"modules":[{"image_addr":"0x"}]}`,
+	"{\"modules\":[{\"debug_id\":\"\xff\"}]}",
+	"{\"modules\":[{\"debug_id\":\"a\tb\"}]}",
+	"{\"modules\":[]\x00}",
+	`{"sources":"local"}`,
+	`{"sources":[{"id":"local"},]}`,
+	`{"platform":"native","platform":"cocoa"}`,
+}
+
+// usualRequests is how many of requestInputs have the usual shapes.
+const usualRequests = 8
+
+// plainRequest is symbolicateRequest without the hand-written frames
+// reader, for encoding/json's own answer.
+type plainRequest struct {
+	Platform    string            `json:"platform,omitempty"`
+	Signal      *int              `json:"signal,omitempty"`
+	Sources     []json.RawMessage `json:"sources,omitempty"`
+	Stacktraces []plainStacktrace `json:"stacktraces"`
+	Threads     []plainStacktrace `json:"threads,omitempty"`
+	Modules     []rawModule       `json:"modules"`
+	Options     struct {
+		DIFCandidates bool `json:"dif_candidates"`
+		NoDemangle    bool `json:"no_demangle"`
+	} `json:"options"`
+}
+
+type plainStacktrace struct {
+	Registers map[string]hexValue `json:"registers,omitempty"`
+	Frames    []rawFrame          `json:"frames"`
+}
+
+func (p *plainRequest) request() symbolicateRequest {
+	traces := func(in []plainStacktrace) []rawStacktrace {
+		if in == nil {
+			return nil
+		}
+		out := []rawStacktrace{}
+		for _, st := range in {
+			out = append(out, rawStacktrace{Registers: st.Registers, Frames: rawFrames(st.Frames)})
+		}
+		return out
+	}
+	req := symbolicateRequest{Platform: p.Platform, Signal: p.Signal, Sources: p.Sources,
+		Stacktraces: traces(p.Stacktraces), Threads: traces(p.Threads), Modules: p.Modules}
+	req.Options.DIFCandidates, req.Options.NoDemangle = p.Options.DIFCandidates, p.Options.NoDemangle
+	return req
+}
+
+// TestRequestDecodeAsJSON: a request read by hand is what encoding/json
+// reads, errors included, and the usual shapes are read by hand.
+func TestRequestDecodeAsJSON(t *testing.T) {
+	for i, in := range requestInputs {
+		byHand := checkRequestDecode(t, []byte(in))
+		if i < usualRequests && !byHand {
+			t.Errorf("%s: left to encoding/json, want read by hand", in)
+		}
+	}
+}
+
+// checkRequestDecode compares decodeRequest with json.Decoder on in and
+// reports whether the hand-written reader read it.
+func checkRequestDecode(t *testing.T, in []byte) bool {
+	t.Helper()
+	var plain plainRequest
+	wantErr := json.NewDecoder(bytes.NewReader(in)).Decode(&plain)
+	var got symbolicateRequest
+	gotErr := decodeRequest(in, &got)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("%q: error %v, encoding/json's %v", in, gotErr, wantErr)
+	}
+	var byHand symbolicateRequest
+	r := requestReader{jsonscan.Scanner{B: in}}
+	read := r.request(&byHand)
+	if read && wantErr != nil {
+		t.Fatalf("%q: read by hand, but encoding/json says %v", in, wantErr)
+	}
+	if wantErr != nil {
+		return read
+	}
+	want := plain.request()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%q: request differs from encoding/json's (-json +ours):\n%s", in, diff)
+	}
+	if read {
+		if diff := cmp.Diff(want, byHand); diff != "" {
+			t.Errorf("%q: request read by hand differs from encoding/json's (-json +by hand):\n%s", in, diff)
+		}
+	}
+	return read
+}
+
+func FuzzRequest(f *testing.F) {
+	for _, in := range requestInputs {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		checkRequestDecode(t, in)
 	})
 }

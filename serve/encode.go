@@ -2,7 +2,10 @@ package serve
 
 import (
 	"encoding/json"
+	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 )
 
 // Frames are most of an answer and most of the time spent writing it:
@@ -10,20 +13,121 @@ import (
 // omissions; TestAppendFrameMatchesEncodingJSON holds it to that) without
 // reflection.
 
-// appendJSONString appends s as a JSON string. Printable ASCII without
-// quotes or backslashes, nearly every symbol and path, is copied as is;
-// anything else goes through encoding/json.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
+// maxBufferedAnswer is the largest answer written whole, with its
+// Content-Length, in one write; a larger one is written as it is encoded
+// (chunked), so that it is never held whole. (A variable for the tests.)
+var maxBufferedAnswer = 1 << 20
+
+// answerPool holds the buffers answers are encoded into: one per request
+// would be most of what a small request allocates.
+var answerPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// writeCompleted answers with a completed symbolication and its status
+// code. The usual answer is encoded into one buffer and written with its
+// length, which spares the client (and the server) chunked encoding.
+func writeCompleted(w http.ResponseWriter, code int, resp *completedResponse) {
+	pooled := answerPool.Get().(*[]byte)
+	b := (*pooled)[:0]
+	defer func() {
+		if cap(b) <= maxPooledBuffer+maxPooledBuffer/2 {
+			*pooled = b[:0]
+			answerPool.Put(pooled)
+		}
+	}()
+	started := false
+	start := func() {
+		if !started {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(code)
+			started = true
 		}
 	}
+	b = appendResponseHead(b, resp)
+	b = append(b, `,"stacktraces":[`...)
+	for i := range resp.Stacktraces {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendStacktrace(b, &resp.Stacktraces[i])
+		if len(b) >= maxBufferedAnswer {
+			start()
+			if _, err := w.Write(b); err != nil {
+				return
+			}
+			b = b[:0]
+		}
+	}
+	b = append(b, `],"modules":[`...)
+	for i := range resp.Modules {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		m, err := json.Marshal(&resp.Modules[i])
+		if err != nil {
+			return
+		}
+		b = append(append(b, m...), '\n') // as json.Encoder wrote them
+	}
+	b = append(b, "]}\n"...)
+	if !started {
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	}
+	start()
+	w.Write(b)
+}
+
+// appendResponseHead appends the answer's opening brace and its fields
+// but the stack traces and modules, as encoding/json would write them.
+func appendResponseHead(b []byte, resp *completedResponse) []byte {
+	if resp.Signal == nil && resp.Crashed == nil && resp.Arch == "" && len(resp.Warnings) == 0 {
+		return appendJSONString(append(b, `{"status":`...), resp.Status)
+	}
+	head := *resp
+	head.Stacktraces, head.Modules = nil, nil
+	fields, _ := json.Marshal(struct {
+		*completedResponse
+		Stacktraces any `json:"stacktraces,omitempty"`
+		Modules     any `json:"modules,omitempty"`
+	}{completedResponse: &head})
+	return append(b, fields[:len(fields)-1]...)
+}
+
+// appendJSONString appends s as a JSON string. Printable ASCII without
+// quotes, backslashes or HTML's <, > and &, nearly every symbol and path,
+// is copied as is; anything else goes through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	if !isPlainJSON(s) {
+		q, _ := json.Marshal(s)
+		return append(b, q...)
+	}
+	return appendQuoted(b, s)
+}
+
+// isPlainJSON tells a string appendJSONString copies as it is.
+func isPlainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !plainJSON[s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// appendQuoted appends a string that needs no escaping, between quotes.
+func appendQuoted(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
 }
+
+// plainJSON tells the bytes encoding/json writes as they are, one table
+// look-up a byte.
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 func appendHex(b []byte, v uint64) []byte {
 	b = append(b, `"0x`...)
@@ -66,13 +170,35 @@ func appendFrame(b []byte, f *symbolicatedFrame) []byte {
 	b = appendString(b, &first, "addr_mode", f.AddrMode, true)
 	b = appendString(b, &first, "package", f.Package, true)
 	b = appendString(b, &first, "lang", f.Lang, true)
-	b = appendString(b, &first, "symbol", f.Symbol, true)
+	var symbol []byte // the symbol's JSON string
+	if f.Symbol != "" {
+		b = appendField(b, &first, "symbol")
+		start := len(b)
+		b = appendJSONString(b, f.Symbol)
+		symbol = b[start:]
+	}
 	if f.SymAddr != nil {
 		b = appendHex(appendField(b, &first, "sym_addr"), uint64(*f.SymAddr))
 	}
-	b = appendString(b, &first, "function", f.Function, true)
-	b = appendString(b, &first, "filename", f.Filename, true)
-	b = appendString(b, &first, "abs_path", f.AbsPath, true)
+	if symbol != nil && f.Function == f.Symbol {
+		// Most often the same name: its JSON is copied, not made again.
+		b = append(appendField(b, &first, "function"), symbol...)
+	} else {
+		b = appendString(b, &first, "function", f.Function, true)
+	}
+	// The file name ends its path: when the path needs no escaping,
+	// neither does the name, and neither is looked at byte by byte again.
+	if plainPath := isPlainJSON(f.AbsPath); plainPath && strings.HasSuffix(f.AbsPath, f.Filename) {
+		if f.Filename != "" {
+			b = appendQuoted(appendField(b, &first, "filename"), f.Filename)
+		}
+		if f.AbsPath != "" {
+			b = appendQuoted(appendField(b, &first, "abs_path"), f.AbsPath)
+		}
+	} else {
+		b = appendString(b, &first, "filename", f.Filename, true)
+		b = appendString(b, &first, "abs_path", f.AbsPath, true)
+	}
 	b = appendInt(b, &first, "lineno", f.Lineno, true)
 	b = appendString(b, &first, "trust", f.Trust, true)
 	b = appendInt(b, &first, "column", f.Column, true)

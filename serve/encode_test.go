@@ -2,6 +2,9 @@ package serve
 
 import (
 	"encoding/json"
+	"github.com/google/go-cmp/cmp"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stackimage/stackimage/symbolize"
@@ -25,6 +28,17 @@ func TestAppendFrameMatchesEncodingJSON(t *testing.T) {
 					SymbolSource: "dwarf", FoundBy: "compact unwind"},
 				{Status: "missing_symbol", InstructionAddr: 0, Function: "tab\there\x01\u2028"},
 			}},
+		// The encoder's shortcuts: a function named as its symbol, a
+		// file name at the end of its path, with and without escapes.
+		{Frames: []symbolicatedFrame{
+			{Status: "symbolicated", Symbol: "main.main", SymAddr: &addr, Function: "main.main", Filename: "main.go", AbsPath: "/src/main.go", Lineno: 1},
+			{Status: "symbolicated", Symbol: "less<int>", Function: "less<int>", Filename: "a&b.h", AbsPath: "/src/a&b.h"},
+			{Status: "symbolicated", Symbol: "_Z1fv", Function: "f()", Filename: "other.c", AbsPath: "/src/main.c"},
+			{Status: "symbolicated", Symbol: "f", Function: "f", Filename: "x.c", AbsPath: "/src/<gen>/x.c"},
+			{Status: "symbolicated", Function: "f", Filename: "", AbsPath: "/src/"},
+			{Status: "symbolicated", Symbol: "g", Filename: "main.c", AbsPath: ""},
+			{Status: "symbolicated", Symbol: "", Function: ""},
+		}},
 	}
 	for i := range traces {
 		want, err := json.Marshal(traces[i])
@@ -34,5 +48,58 @@ func TestAppendFrameMatchesEncodingJSON(t *testing.T) {
 		if got := appendStacktrace(nil, &traces[i]); string(got) != string(want) {
 			t.Errorf("stack trace %d:\n got %s\nwant %s", i, got, want)
 		}
+	}
+}
+
+// TestAnswerLength: an answer is sent with its Content-Length, not
+// chunked; one larger than maxBufferedAnswer is streamed chunked, with
+// the same bytes; both are the answer encoding/json would give.
+func TestAnswerLength(t *testing.T) {
+	u := fixtureUUID(t)
+	_, ts := newTestServer(t, DefaultConfig("../fixtures/bin"))
+	const base = 0x104000000
+	body := symbolicateBody(strings.ToLower(u.String()), base, base+0x400, base+0x484)
+	body["signal"] = 11
+	// Enough frames for an answer larger than net/http's buffer, which
+	// would otherwise set the length of a short streamed answer itself.
+	st := body["stacktraces"].([]any)[0].(map[string]any)
+	for range 6 {
+		st["frames"] = append(st["frames"].([]any), st["frames"].([]any)...)
+	}
+	resp, whole := postJSON(t, ts.URL+"/symbolicate", body)
+	if resp.StatusCode != http.StatusOK || resp.ContentLength != int64(len(whole)) || len(resp.TransferEncoding) != 0 {
+		t.Fatalf("status %d, Content-Length %d, Transfer-Encoding %v for %d bytes: want 200 and the length, not chunked",
+			resp.StatusCode, resp.ContentLength, resp.TransferEncoding, len(whole))
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type %q, want application/json", ct)
+	}
+	defer func(n int) { maxBufferedAnswer = n }(maxBufferedAnswer)
+	maxBufferedAnswer = 64
+	resp, streamed := postJSON(t, ts.URL+"/symbolicate", body)
+	if resp.StatusCode != http.StatusOK || resp.ContentLength != -1 || len(resp.TransferEncoding) == 0 {
+		t.Errorf("above maxBufferedAnswer: status %d, Content-Length %d, Transfer-Encoding %v: want 200, chunked",
+			resp.StatusCode, resp.ContentLength, resp.TransferEncoding)
+	}
+	if string(streamed) != string(whole) {
+		t.Errorf("streamed answer differs from the whole one:\n%s\n%s", streamed, whole)
+	}
+	// The same values as encoding/json writes them (whose order of the
+	// top-level keys differs).
+	var got, want any
+	if err := json.Unmarshal(whole, &got); err != nil {
+		t.Fatalf("answer is not JSON: %v: %s", err, whole)
+	}
+	var resp2 completedResponse
+	if err := json.Unmarshal(whole, &resp2); err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := json.Marshal(&resp2)
+	json.Unmarshal(ref, &want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("answer differs from encoding/json's (-json +ours):\n%s", diff)
+	}
+	if !strings.Contains(string(whole), `{"status":"completed","signal":11,"stacktraces":[{`) {
+		t.Errorf("answer starts %.80s, want status, signal, then stack traces", whole)
 	}
 }

@@ -64,9 +64,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, work func(ctx conte
 		ctx, cancel := s.deadline(r.Context())
 		defer cancel()
 		code, answer := work(ctx)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		writeJSONBody(w, answer)
+		writeAnswer(w, code, answer)
 		return
 	}
 	// The work outlives the HTTP request, so it runs under its own
@@ -91,9 +89,7 @@ func (s *Server) answerJob(w http.ResponseWriter, r *http.Request, id string, j 
 		if id != "" {
 			s.pending.remove(id)
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(j.status)
-		writeJSONBody(w, j.answer)
+		writeAnswer(w, j.status, j.answer)
 	case <-t.C:
 		if id == "" {
 			var ok bool

@@ -291,12 +291,20 @@ func (s *Server) deadline(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(ctx, s.cfg.Limits.RequestTimeout)
 }
 
-// writeJSONBody writes an answer; a completed symbolication is streamed.
-func writeJSONBody(w http.ResponseWriter, v any) {
+// writeAnswer answers with a status code and v in JSON; a completed
+// symbolication by its own writer.
+func writeAnswer(w http.ResponseWriter, code int, v any) {
 	if c, ok := v.(*completedResponse); ok {
-		writeCompleted(w, c)
+		writeCompleted(w, code, c)
 		return
 	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	writeJSONBody(w, v)
+}
+
+// writeJSONBody writes v in JSON, once the header is written.
+func writeJSONBody(w http.ResponseWriter, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 

@@ -1,11 +1,10 @@
 package serve
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"path"
 	"runtime"
@@ -160,18 +159,17 @@ type completedResponse struct {
 // handleSymbolicate is POST /symbolicate.
 func (s *Server) handleSymbolicate(w http.ResponseWriter, r *http.Request) {
 	body := http.MaxBytesReader(w, r.Body, int64(s.cfg.Limits.MaxSymbolicateBody))
-	var req symbolicateRequest
-	dec := json.NewDecoder(body)
-	if err := dec.Decode(&req); err != nil {
-		if _, ok := err.(*http.MaxBytesError); ok {
-			bodyError(w, err, "request body")
-			return
-		}
-		writeError(w, http.StatusBadRequest, "request body: %v", err)
+	buf := bodyPool.Get().(*bytes.Buffer)
+	if _, err := buf.ReadFrom(body); err != nil {
+		putBody(buf)
+		bodyError(w, err, "request body")
 		return
 	}
-	if _, err := io.Copy(io.Discard, body); err != nil {
-		bodyError(w, err, "request body")
+	var req symbolicateRequest
+	err := decodeRequest(buf.Bytes(), &req)
+	putBody(buf) // req holds nothing of it
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "request body: %v", err)
 		return
 	}
 	if len(req.Stacktraces) == 0 {
@@ -193,6 +191,22 @@ func (s *Server) handleSymbolicate(w http.ResponseWriter, r *http.Request) {
 	s.run(w, r, func(ctx context.Context) (int, any) {
 		return http.StatusOK, s.symbolicate(ctx, &req, only)
 	})
+}
+
+// bodyPool holds the buffers request bodies are read into: a body is read
+// whole before it is decoded, and a new buffer per request would be a
+// good part of what a request allocates.
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer is the largest buffer (of a body or an answer) kept for
+// the next request: a rare huge one is left to the garbage collector.
+const maxPooledBuffer = 1 << 20
+
+func putBody(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledBuffer {
+		b.Reset()
+		bodyPool.Put(b)
+	}
 }
 
 // moduleState is a request module while its frames are symbolicated.
@@ -535,63 +549,4 @@ func (m *moduleState) complete(withCandidates bool) completeModule {
 		}
 	}
 	return c
-}
-
-// writerPool holds the buffers answers are written through: one per
-// request would be most of what a small request allocates.
-var writerPool = sync.Pool{New: func() any { return &answerWriter{Writer: bufio.NewWriterSize(nil, 32<<10)} }}
-
-// answerWriter is a pooled buffered writer with a scratch buffer for
-// one stack trace's JSON.
-type answerWriter struct {
-	*bufio.Writer
-	scratch []byte
-}
-
-// writeCompleted writes a completed answer stack trace by stack trace,
-// so that a large answer is never held twice, as a whole encoded copy.
-func writeCompleted(w io.Writer, resp *completedResponse) error {
-	bw := writerPool.Get().(*answerWriter)
-	bw.Reset(w)
-	defer func() {
-		bw.Reset(nil)
-		if cap(bw.scratch) > 1<<20 {
-			bw.scratch = nil // a huge answer's buffer is not kept
-		}
-		writerPool.Put(bw)
-	}()
-	head := *resp
-	head.Stacktraces, head.Modules = nil, nil
-	b, err := json.Marshal(struct {
-		*completedResponse
-		Stacktraces any `json:"stacktraces,omitempty"`
-		Modules     any `json:"modules,omitempty"`
-	}{completedResponse: &head})
-	if err != nil {
-		return err
-	}
-	bw.Write(b[:len(b)-1])
-	enc := json.NewEncoder(bw)
-	list := func(key string, n int, item func(i int) any) {
-		fmt.Fprintf(bw, `,%q:[`, key)
-		for i := range n {
-			if i > 0 {
-				bw.WriteByte(',')
-			}
-			enc.Encode(item(i))
-		}
-		bw.WriteByte(']')
-	}
-	bw.WriteString(`,"stacktraces":[`)
-	for i := range resp.Stacktraces {
-		if i > 0 {
-			bw.WriteByte(',')
-		}
-		bw.scratch = appendStacktrace(bw.scratch[:0], &resp.Stacktraces[i])
-		bw.Write(bw.scratch)
-	}
-	bw.WriteByte(']')
-	list("modules", len(resp.Modules), func(i int) any { return resp.Modules[i] })
-	bw.WriteString("}\n")
-	return bw.Flush()
 }
