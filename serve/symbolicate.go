@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/symbolize"
@@ -311,7 +312,9 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 	}
 	var spans [][]symbolicatedFrame
 	if len(all) >= 2*framesPerResolver {
-		spans = resolveAll(all, resolve)
+		var release func()
+		spans, release = resolveAll(all, resolve)
+		defer release() // once copied into the answer, below
 	}
 	k := 0
 	for i, st := range req.Stacktraces {
@@ -349,49 +352,74 @@ type frameRef struct{ stack, frame int }
 // lookup takes microseconds, starting a goroutine far less.
 const framesPerResolver = 25
 
-// resolveAll resolves frames, in order, with resolve (which appends a
-// frame's symbolicated frames to a buffer), and returns each frame's
-// symbolicated frames. A request of many frames is split among up to
-// GOMAXPROCS goroutines, so that one large request uses the cores an idle
-// instance has (the index is safe for concurrent lookups); under load,
-// requests in flight keep the cores busy anyway.
-func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, frameRef) []symbolicatedFrame) [][]symbolicatedFrame {
-	spans := make([][]symbolicatedFrame, len(frames))
-	workers := min(runtime.GOMAXPROCS(0), len(frames)/framesPerResolver)
-	if workers < 1 {
-		workers = 1
+// resolveChunk is how many frames a resolver takes at a time: small
+// enough that the resolvers of a request finish together, large enough
+// that taking them costs nothing.
+const resolveChunk = 8
+
+const maxPooledFrames = 4096
+
+// framePool holds the resolvers' buffers, of up to maxPooledFrames.
+// (A symbolicated frame is about 230 bytes.)
+var framePool = sync.Pool{New: func() any { return new([]symbolicatedFrame) }}
+
+// resolveAll resolves frames with resolve (which appends a frame's
+// symbolicated frames to a buffer) and returns each frame's symbolicated
+// frames, in order, valid until release is called. A request of many
+// frames is resolved by up to GOMAXPROCS goroutines, so that one large
+// request uses the cores an idle instance has (the index is safe for
+// concurrent lookups); under load, requests in flight keep the cores busy
+// anyway. The goroutines take the frames a few at a time, so that one
+// that starts late (its core busy with other work) leaves its share to
+// the others rather than holding the request up.
+func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, frameRef) []symbolicatedFrame) (spans [][]symbolicatedFrame, release func()) {
+	workers := max(min(runtime.GOMAXPROCS(0), len(frames)/framesPerResolver), 1)
+	// Where each frame's span lies: which resolver's buffer, from, to.
+	type place struct{ worker, start, end int }
+	places := make([]place, len(frames))
+	bufs := make([]*[]symbolicatedFrame, workers)
+	var next atomic.Int64
+	run := func(w int) {
+		pooled := framePool.Get().(*[]symbolicatedFrame)
+		buf := (*pooled)[:0]
+		for {
+			lo := int(next.Add(resolveChunk)) - resolveChunk
+			if lo >= len(frames) {
+				break
+			}
+			for k := lo; k < min(lo+resolveChunk, len(frames)); k++ {
+				start := len(buf)
+				buf = resolve(buf, frames[k])
+				places[k] = place{w, start, len(buf)}
+			}
+		}
+		*pooled = buf
+		bufs[w] = pooled
 	}
 	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*len(frames)/workers, (w+1)*len(frames)/workers
-		run := func() {
-			// One buffer per worker, with room for some inlined
-			// frames, sliced into the frames' spans once full.
-			buf := make([]symbolicatedFrame, 0, (hi-lo)*3/2)
-			ends := make([]int, hi-lo)
-			for k := lo; k < hi; k++ {
-				buf = resolve(buf, frames[k])
-				ends[k-lo] = len(buf)
-			}
-			start := 0
-			for k := lo; k < hi; k++ {
-				end := ends[k-lo]
-				spans[k] = buf[start:end:end]
-				start = end
-			}
-		}
-		if w == workers-1 {
-			run() // the request's own goroutine takes the last share
-			continue
-		}
+	for w := range workers - 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run()
+			run(w)
 		}()
 	}
+	run(workers - 1) // the request's own goroutine is one of them
 	wg.Wait()
-	return spans
+	// Sliced once every buffer is full: appending may move a buffer.
+	spans = make([][]symbolicatedFrame, len(frames))
+	for k, p := range places {
+		spans[k] = (*bufs[p.worker])[p.start:p.end:p.end]
+	}
+	return spans, func() {
+		for _, pooled := range bufs {
+			if cap(*pooled) <= maxPooledFrames {
+				clear(*pooled) // no strings kept alive by the pool
+				*pooled = (*pooled)[:0]
+				framePool.Put(pooled)
+			}
+		}
+	}
 }
 
 // maxParallelFetches bounds the modules of one request looked up at

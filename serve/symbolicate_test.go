@@ -215,7 +215,7 @@ func TestResolveAllKeepsOrder(t *testing.T) {
 			}
 			return buf
 		}
-		spans := resolveAll(frames, resolve)
+		spans, release := resolveAll(frames, resolve)
 		if len(spans) != n {
 			t.Fatalf("%d frames: %d spans", n, len(spans))
 		}
@@ -229,5 +229,6 @@ func TestResolveAllKeepsOrder(t *testing.T) {
 				}
 			}
 		}
+		release()
 	}
 }
