@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,6 +46,7 @@ var (
 	durFlag      = flag.Duration("duration", 5*time.Second, "how long each rate runs")
 	runsFlag     = flag.Int("runs", 3, "runs of each timed comparison (medians are reported)")
 	onlyFlag     = flag.String("only", "curve,llvm,cold", "which measurements to run")
+	connsFlag    = flag.Int("conns", 4, "connections (and llvm-symbolizer processes) of the comparison's concurrent way")
 )
 
 // images are the fixtures a stack's 30 frames are spread over.
@@ -284,8 +286,15 @@ func median(ds []time.Duration) time.Duration {
 }
 
 // versusLLVM sends 100k addresses of cmd/go as 1,000 requests of 100
-// frames, one after the other, to a warm instance and to a warm
-// llvm-symbolizer reading requests on its stdin.
+// frames to a warm instance, and the same 1,000 batches to warm
+// llvm-symbolizer processes reading requests on their stdin. Two ways:
+// one after another on one connection (one llvm-symbolizer), and from
+// -conns connections at once, as a pipeline with several workers sends
+// them (against as many llvm-symbolizer processes, each on its pipe).
+// Each way's runs alternate with llvm-symbolizer's, so that a change in
+// the machine's load falls on both alike. Both sides are long-running:
+// the instance and the llvm-symbolizer processes are started once,
+// warmed by one request each, and kept for every run.
 func versusLLVM(tmp string) error {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const base = 0x300000000
@@ -298,81 +307,252 @@ func versusLLVM(tmp string) error {
 		return err
 	}
 	defer srv.stop()
-	bodies := make([][]byte, 1000)
+	batches := make([][]uint64, 1000)
+	bodies := make([][]byte, len(batches))
 	for i := range bodies {
+		batches[i] = m.addrs[i*100 : (i+1)*100]
 		mm := m
-		mm.addrs = m.addrs[i*100 : (i+1)*100]
+		mm.addrs = batches[i]
 		bodies[i] = stackBody([]module{mm}, 100, 0)
 	}
-	if _, err := srv.post(bodies[0]); err != nil { // builds the index
+	// Warm: the index built and loaded; one answer checked.
+	if out, err := srv.post(bodies[0]); err != nil {
 		return err
+	} else if n := bytes.Count(out, []byte(`"original_index":`)); n < 100 || !bytes.Contains(out, []byte(`"debug_status":"found"`)) {
+		return fmt.Errorf("warm-up answered %d frames: %.500s", n, out)
 	}
-	// The runs alternate, ours then theirs, so that a change in the
-	// machine's load falls on both sides alike.
-	var ours, theirs []time.Duration
-	for range *runsFlag {
-		start := time.Now()
-		for _, b := range bodies {
-			if _, err := srv.post(b); err != nil {
-				return err
-			}
-		}
-		ours = append(ours, time.Since(start))
-		d, err := llvmRun(m.addrs)
-		if err != nil {
+	conns := max(*connsFlag, 1)
+	client := newLoadClient(srv.addr, conns)
+	llvms := make([]*llvmProcess, conns)
+	for i := range llvms {
+		if llvms[i], err = startLLVM(batches[0]); err != nil {
 			return err
 		}
-		theirs = append(theirs, d)
+		defer llvms[i].stop()
 	}
-	fmt.Println("== 100k addresses of darwin cmd/go (DWARF) as 1,000 requests of 100, one after another, warm (target: ≤ 0.5× llvm-symbolizer)")
-	fmt.Printf("ours (HTTP /symbolicate): median %v of %v\nllvm-symbolizer (pipe):   median %v of %v\nratio %.2f×\n",
-		median(ours).Round(time.Millisecond), ours, median(theirs).Round(time.Millisecond), theirs, float64(median(ours))/float64(median(theirs)))
+	type way struct {
+		name           string
+		conns          int
+		ours, theirs   []time.Duration
+		oursCPU, llCPU []time.Duration
+	}
+	ways := []*way{{name: "one connection, one request after another; one llvm-symbolizer", conns: 1}}
+	if conns > 1 {
+		ways = append(ways, &way{name: fmt.Sprintf("%d connections at once; %d llvm-symbolizer processes", conns, conns), conns: conns})
+	}
+	for range *runsFlag {
+		for _, w := range ways {
+			cpu := processCPU(srv.cmd.Process.Pid)
+			start := time.Now()
+			if err := client.send(bodies, w.conns); err != nil {
+				return err
+			}
+			w.ours = append(w.ours, time.Since(start))
+			w.oursCPU = append(w.oursCPU, processCPU(srv.cmd.Process.Pid)-cpu)
+			d, c, err := llvmRun(llvms[:w.conns], batches)
+			if err != nil {
+				return err
+			}
+			w.theirs, w.llCPU = append(w.theirs, d), append(w.llCPU, c)
+		}
+	}
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Println("== 100k addresses of darwin cmd/go (DWARF) as 1,000 requests of 100, warm (target: ≤ 0.5× llvm-symbolizer)")
+	for _, w := range ways {
+		fmt.Printf("-- %s\n", w.name)
+		fmt.Printf("ours (HTTP /symbolicate): median %v of %v; server CPU median %v\n",
+			median(w.ours).Round(time.Millisecond), rounded(w.ours), median(w.oursCPU).Round(time.Millisecond))
+		fmt.Printf("llvm-symbolizer (pipe):   median %v of %v; CPU median %v\n",
+			median(w.theirs).Round(time.Millisecond), rounded(w.theirs), median(w.llCPU).Round(time.Millisecond))
+		fmt.Printf("ratio %.2f× (wall), %.2f× (CPU, ours without the client's)\n",
+			float64(median(w.ours))/float64(median(w.theirs)), float64(median(w.oursCPU))/float64(median(w.llCPU)))
+	}
+	fmt.Printf("(load average after the runs: %s)\n", strings.TrimSpace(string(load)))
 	return nil
 }
 
-// llvmRun starts llvm-symbolizer on the binary, warms it with one
-// request, then times 1,000 requests of 100 addresses: each written whole,
-// then its answers read (one block per address, ending in a blank line).
-func llvmRun(addrs []uint64) (time.Duration, error) {
-	cmd := exec.Command(*llvmFlag, "--obj="+*goBinFlag, "--inlining", "--functions=linkage")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		return 0, err
+func rounded(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = d.Round(time.Millisecond)
 	}
-	defer func() { stdin.Close(); cmd.Wait() }()
-	r := bufio.NewReaderSize(stdout, 1<<20)
-	ask := func(batch []uint64) error {
-		var b bytes.Buffer
-		for _, a := range batch {
-			fmt.Fprintf(&b, "%#x\n", a)
-		}
-		if _, err := stdin.Write(b.Bytes()); err != nil {
-			return err
-		}
-		for range batch {
+	return out
+}
+
+// loadClient posts /symbolicate requests as a pipeline's workers would:
+// net/http's client, keep-alive connections (one per worker, kept idle
+// between runs), each worker reading answers into a buffer of its own.
+type loadClient struct {
+	http *http.Client
+	url  string
+	bufs []bytes.Buffer
+}
+
+func newLoadClient(addr string, conns int) *loadClient {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = conns // the default, 2, would close the others after each request
+	return &loadClient{http: &http.Client{Transport: tr}, url: "http://" + addr + "/symbolicate", bufs: make([]bytes.Buffer, conns)}
+}
+
+// send posts every body from conns workers at once, each taking the next
+// body not yet sent, and checks each answer's status.
+func (c *loadClient) send(bodies [][]byte, conns int) error {
+	var next atomic.Int64
+	errs := make(chan error, conns)
+	for w := range conns {
+		go func() {
+			buf := &c.bufs[w]
 			for {
-				line, err := r.ReadString('\n')
-				if err != nil {
-					return err
+				i := int(next.Add(1)) - 1
+				if i >= len(bodies) {
+					errs <- nil
+					return
 				}
-				if line == "\n" {
-					break
+				if err := c.post(bodies[i], buf); err != nil {
+					next.Store(int64(len(bodies)))
+					errs <- err
+					return
 				}
 			}
+		}()
+	}
+	var first error
+	for range conns {
+		if err := <-errs; err != nil && first == nil {
+			first = err
 		}
-		return nil
 	}
-	if err := ask(addrs[:100]); err != nil {
-		return 0, err
+	return first
+}
+
+func (c *loadClient) post(body []byte, buf *bytes.Buffer) error {
+	resp, err := c.http.Post(c.url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
 	}
+	defer resp.Body.Close()
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d: %.200s", resp.StatusCode, buf.Bytes())
+	}
+	return nil
+}
+
+// llvmProcess is llvm-symbolizer on the binary, reading addresses on its
+// stdin.
+type llvmProcess struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *bufio.Reader
+	req   bytes.Buffer
+}
+
+// startLLVM starts llvm-symbolizer and warms it with one request.
+func startLLVM(warm []uint64) (*llvmProcess, error) {
+	p := &llvmProcess{cmd: exec.Command(*llvmFlag, "--obj="+*goBinFlag, "--inlining", "--functions=linkage")}
+	p.stdin, _ = p.cmd.StdinPipe()
+	stdout, _ := p.cmd.StdoutPipe()
+	p.out = bufio.NewReaderSize(stdout, 1<<20)
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	if err := p.ask(warm); err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *llvmProcess) stop() {
+	p.stdin.Close()
+	p.cmd.Wait()
+}
+
+// ask writes a batch of addresses whole, then reads its answers (one block
+// per address, ending in a blank line).
+func (p *llvmProcess) ask(batch []uint64) error {
+	p.req.Reset()
+	for _, a := range batch {
+		fmt.Fprintf(&p.req, "%#x\n", a)
+	}
+	if _, err := p.stdin.Write(p.req.Bytes()); err != nil {
+		return err
+	}
+	for range batch {
+		for {
+			line, err := p.out.ReadSlice('\n')
+			if err != nil {
+				return err
+			}
+			if len(line) == 1 {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// llvmRun sends every batch to the processes at once, each process taking
+// the next batch not yet sent, and returns the wall time and the CPU time
+// the processes took.
+func llvmRun(procs []*llvmProcess, batches [][]uint64) (time.Duration, time.Duration, error) {
+	var cpu time.Duration
+	for _, p := range procs {
+		cpu -= processCPU(p.cmd.Process.Pid)
+	}
+	var next atomic.Int64
+	errs := make(chan error, len(procs))
 	start := time.Now()
-	for i := 0; i < len(addrs); i += 100 {
-		if err := ask(addrs[i : i+100]); err != nil {
-			return 0, err
+	for _, p := range procs {
+		go func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(batches) {
+					errs <- nil
+					return
+				}
+				if err := p.ask(batches[i]); err != nil {
+					next.Store(int64(len(batches)))
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var first error
+	for range procs {
+		if err := <-errs; err != nil && first == nil {
+			first = err
 		}
 	}
-	return time.Since(start), nil
+	d := time.Since(start)
+	for _, p := range procs {
+		cpu += processCPU(p.cmd.Process.Pid)
+	}
+	return d, cpu, first
+}
+
+// processCPU is the user and system time a process has used so far, from
+// /proc (0 where there is none).
+func processCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses:
+	// utime and stime are the 12th and 13th, in clock ticks (100 a
+	// second on Linux).
+	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	var user, sys int64
+	fmt.Sscan(f[11], &user)
+	fmt.Sscan(f[12], &sys)
+	return time.Duration(user+sys) * (time.Second / 100)
 }
 
 // cold measures the first answer of a fresh instance for cmd/go's UUID,
