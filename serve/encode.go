@@ -153,61 +153,71 @@ func appendString(b []byte, first *bool, key, v string, omitEmpty bool) []byte {
 	return appendJSONString(appendField(b, first, key), v)
 }
 
-func appendInt(b []byte, first *bool, key string, v int, omitEmpty bool) []byte {
-	if omitEmpty && v == 0 {
-		return b
-	}
-	return strconv.AppendInt(appendField(b, first, key), int64(v), 10)
-}
-
-// appendFrame appends a frame's JSON object.
+// appendFrame appends a frame's JSON object. Its status always comes
+// first, so every other field is written with its comma and key as one
+// constant.
 func appendFrame(b []byte, f *symbolicatedFrame) []byte {
-	first := true
-	b = append(b, '{')
-	b = appendString(b, &first, "status", f.Status, false)
-	b = appendInt(b, &first, "original_index", f.OriginalIndex, false)
-	b = appendHex(appendField(b, &first, "instruction_addr"), uint64(f.InstructionAddr))
-	b = appendString(b, &first, "addr_mode", f.AddrMode, true)
-	b = appendString(b, &first, "package", f.Package, true)
-	b = appendString(b, &first, "lang", f.Lang, true)
+	b = appendJSONString(append(b, `{"status":`...), f.Status)
+	b = strconv.AppendInt(append(b, `,"original_index":`...), int64(f.OriginalIndex), 10)
+	b = appendHex(append(b, `,"instruction_addr":`...), uint64(f.InstructionAddr))
+	b = appendStringField(b, `,"addr_mode":`, f.AddrMode)
+	b = appendStringField(b, `,"package":`, f.Package)
+	b = appendStringField(b, `,"lang":`, f.Lang)
 	var symbol []byte // the symbol's JSON string
 	if f.Symbol != "" {
-		b = appendField(b, &first, "symbol")
+		b = append(b, `,"symbol":`...)
 		start := len(b)
 		b = appendJSONString(b, f.Symbol)
 		symbol = b[start:]
 	}
 	if f.SymAddr != nil {
-		b = appendHex(appendField(b, &first, "sym_addr"), uint64(*f.SymAddr))
+		b = appendHex(append(b, `,"sym_addr":`...), uint64(*f.SymAddr))
 	}
 	if symbol != nil && f.Function == f.Symbol {
 		// Most often the same name: its JSON is copied, not made again.
-		b = append(appendField(b, &first, "function"), symbol...)
+		b = append(append(b, `,"function":`...), symbol...)
 	} else {
-		b = appendString(b, &first, "function", f.Function, true)
+		b = appendStringField(b, `,"function":`, f.Function)
 	}
 	// The file name ends its path: when the path needs no escaping,
 	// neither does the name, and neither is looked at byte by byte again.
-	if plainPath := isPlainJSON(f.AbsPath); plainPath && strings.HasSuffix(f.AbsPath, f.Filename) {
+	if isPlainJSON(f.AbsPath) && strings.HasSuffix(f.AbsPath, f.Filename) {
 		if f.Filename != "" {
-			b = appendQuoted(appendField(b, &first, "filename"), f.Filename)
+			b = appendQuoted(append(b, `,"filename":`...), f.Filename)
 		}
 		if f.AbsPath != "" {
-			b = appendQuoted(appendField(b, &first, "abs_path"), f.AbsPath)
+			b = appendQuoted(append(b, `,"abs_path":`...), f.AbsPath)
 		}
 	} else {
-		b = appendString(b, &first, "filename", f.Filename, true)
-		b = appendString(b, &first, "abs_path", f.AbsPath, true)
+		b = appendStringField(b, `,"filename":`, f.Filename)
+		b = appendStringField(b, `,"abs_path":`, f.AbsPath)
 	}
-	b = appendInt(b, &first, "lineno", f.Lineno, true)
-	b = appendString(b, &first, "trust", f.Trust, true)
-	b = appendInt(b, &first, "column", f.Column, true)
+	b = appendIntField(b, `,"lineno":`, f.Lineno)
+	b = appendStringField(b, `,"trust":`, f.Trust)
+	b = appendIntField(b, `,"column":`, f.Column)
 	if f.Inlined {
-		b = append(appendField(b, &first, "inlined"), "true"...)
+		b = append(b, `,"inlined":true`...)
 	}
-	b = appendString(b, &first, "symbol_source", f.SymbolSource, true)
-	b = appendString(b, &first, "found_by", f.FoundBy, true)
+	b = appendStringField(b, `,"symbol_source":`, f.SymbolSource)
+	b = appendStringField(b, `,"found_by":`, f.FoundBy)
 	return append(b, '}')
+}
+
+// appendStringField appends a field's comma and key (prefix) and its
+// value, unless the value is empty (omitempty).
+func appendStringField(b []byte, prefix, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return appendJSONString(append(b, prefix...), v)
+}
+
+// appendIntField is appendStringField for a number.
+func appendIntField(b []byte, prefix string, v int) []byte {
+	if v == 0 {
+		return b
+	}
+	return strconv.AppendInt(append(b, prefix...), int64(v), 10)
 }
 
 // appendStacktrace appends a stack trace's JSON object.
