@@ -63,7 +63,10 @@ func writeCompleted(w http.ResponseWriter, code int, resp *completedResponse) {
 			b = append(b, ',')
 		}
 		m, err := json.Marshal(&resp.Modules[i])
-		if err != nil {
+		if err != nil { // not for these types, but never half an answer
+			if !started {
+				writeError(w, http.StatusInternalServerError, "writing the answer: %v", err)
+			}
 			return
 		}
 		b = append(append(b, m...), '\n') // as json.Encoder wrote them

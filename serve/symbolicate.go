@@ -357,11 +357,12 @@ const framesPerResolver = 25
 // that taking them costs nothing.
 const resolveChunk = 8
 
-const maxPooledFrames = 4096
-
-// framePool holds the resolvers' buffers, of up to maxPooledFrames.
-// (A symbolicated frame is about 230 bytes.)
+// framePool holds the resolvers' buffers; one of more than
+// maxPooledFrames frames (about 230 bytes each) is left to the garbage
+// collector.
 var framePool = sync.Pool{New: func() any { return new([]symbolicatedFrame) }}
+
+const maxPooledFrames = 4096
 
 // resolveAll resolves frames with resolve (which appends a frame's
 // symbolicated frames to a buffer) and returns each frame's symbolicated
