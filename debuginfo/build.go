@@ -508,7 +508,7 @@ func (b *unitBuilder) function(e *dwarf.Entry, parent int32) int32 {
 	}
 	b.spansLeft -= len(ranges)
 	nr := b.nameOf(e)
-	nd := node{linkage: nr.linkage, inlined: e.Tag == dwarf.TagInlinedSubroutine}
+	nd := node{linkage: nr.linkage, inlined: e.Tag == dwarf.TagInlinedSubroutine, parent: parent}
 	nd.display, nd.lang, nd.mangled = display(nr)
 	if nd.inlined {
 		if v, ok := e.Val(dwarf.AttrCallFile).(int64); ok && v >= 0 && v < int64(len(b.files)) {

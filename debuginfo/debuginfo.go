@@ -134,7 +134,10 @@ type node struct {
 	callFile          string
 	callLine, callCol uint32
 	inlined           bool
-	children          group
+	// parent is the node this one is nested in (always a lower index),
+	// -1 for a top-level one: a lookup's path read from its innermost node.
+	parent   int32
+	children group
 }
 
 // group is a [lo, hi) range of unitIndex.segs.
@@ -267,45 +270,63 @@ var ErrNotFound = lookup.ErrNotFound
 // lookup appends the frames at addr to dst; with a nil dst it allocates
 // them at their number.
 func (ui *unitIndex) lookup(dst []Frame, addr uint64) (frames []Frame, ok bool) {
-	var buf [16]int32
-	path := buf[:0] // outermost first
-	g := ui.root
-	for len(path) < maxDepth {
-		n := findSeg(ui.segs[g.lo:g.hi], addr)
-		if n < 0 {
-			break
-		}
-		path = append(path, n)
-		g = ui.nodes[n].children
-	}
+	leaf, depth := ui.leaf(addr)
 	r, haveRow := ui.lines.row(addr)
-	if len(path) == 0 {
+	if leaf < 0 {
 		if !haveRow {
 			return nil, false
 		}
 		return append(dst, Frame{File: ui.lines.name(r.file), Line: int(r.line), Column: int(r.col)}), true
 	}
-
 	frames = dst
 	if frames == nil {
-		frames = make([]Frame, 0, len(path))
+		frames = make([]Frame, 0, depth)
 	}
-	for k := len(path) - 1; k >= 0; k-- {
-		n := &ui.nodes[path[k]]
-		f := Frame{Function: ui.display(path[k]), LinkageName: n.linkage, Lang: n.lang, Inlined: n.inlined}
-		if k == len(path)-1 {
-			// The innermost frame's position is the line table's.
-			if haveRow {
-				f.File, f.Line, f.Column = ui.lines.name(r.file), int(r.line), int(r.col)
-			}
-		} else {
-			// An outer frame is where the frame inside it was called from.
-			in := &ui.nodes[path[k+1]]
-			f.File, f.Line, f.Column = in.callFile, int(in.callLine), int(in.callCol)
-		}
-		frames = append(frames, f)
+	start := len(frames)
+	frames = ui.appendChain(frames, leaf, true)
+	if haveRow {
+		// The innermost frame's position is the line table's.
+		f := &frames[start]
+		f.File, f.Line, f.Column = ui.lines.name(r.file), int(r.line), int(r.col)
 	}
 	return frames, true
+}
+
+// leaf returns the innermost node whose segments hold addr and its depth
+// (1 for a top-level node), or -1 and 0 when no node holds it.
+func (ui *unitIndex) leaf(addr uint64) (n int32, depth int) {
+	n = -1
+	g := ui.root
+	for depth < maxDepth {
+		in := findSeg(ui.segs[g.lo:g.hi], addr)
+		if in < 0 {
+			break
+		}
+		n, depth = in, depth+1
+		g = ui.nodes[in].children
+	}
+	return n, depth
+}
+
+// appendChain appends the frames of node n and the nodes it is nested in,
+// innermost first, the innermost without a position: each outer frame
+// stands where the frame inside it was called from. With demangle false a
+// frame named by demangling its linkage name gets no Function.
+func (ui *unitIndex) appendChain(dst []Frame, n int32, demangle bool) []Frame {
+	var inner *node
+	for depth := 0; n >= 0 && depth < maxDepth; depth++ {
+		nd := &ui.nodes[n]
+		f := Frame{LinkageName: nd.linkage, Lang: nd.lang, Inlined: nd.inlined}
+		if demangle || !nd.mangled {
+			f.Function = ui.display(n)
+		}
+		if inner != nil {
+			f.File, f.Line, f.Column = inner.callFile, int(inner.callLine), int(inner.callCol)
+		}
+		dst = append(dst, f)
+		inner, n = nd, nd.parent
+	}
+	return dst
 }
 
 // findSeg returns the node of the segment holding addr, or -1: a binary

@@ -34,3 +34,56 @@ func (ix *Index) Boundaries() []uint64 {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// Leaf names the chain of functions Lookup finds at an address: its
+// innermost function, as a node of its compile unit. Lookups with the same
+// Leaf give the same frames but for the innermost frame's position (the
+// line table's), so a caller that looks up many addresses (a persisted
+// index is built from every boundary) can handle each chain once. The zero
+// Leaf is no function: the address has a line but no function. A Leaf is
+// meaningful only to the Index that returned it.
+type Leaf struct {
+	unit int32
+	node int32 // the node's index plus one; 0 for none
+}
+
+// LookupLeaf answers as Lookup does without making the frames: the Leaf
+// of the chain at addr and the innermost frame's position. ok is false
+// where Lookup's error is ErrNotFound. Chain gives the frames.
+func (ix *Index) LookupLeaf(addr uint64) (leaf Leaf, file string, line, column int, ok bool) {
+	u := findSeg(ix.byAddr, addr)
+	if u < 0 {
+		return Leaf{}, "", 0, 0, false
+	}
+	ui := ix.unit(int(u))
+	n, _ := ui.leaf(addr)
+	r, haveRow := ui.lines.row(addr)
+	if n < 0 && !haveRow {
+		return Leaf{}, "", 0, 0, false
+	}
+	if n >= 0 {
+		leaf = Leaf{unit: u, node: n + 1}
+	}
+	if haveRow {
+		file, line, column = ui.lines.name(r.file), int(r.line), int(r.col)
+	}
+	return leaf, file, line, column, true
+}
+
+// AppendChain appends the frames of leaf's chain to dst as Lookup gives
+// them, innermost first, but with the innermost frame's File, Line and
+// Column left empty (LookupLeaf gives them per address). With demangle
+// false, a frame that Lookup names by demangling its linkage name (C++,
+// Rust and Swift) gets an empty Function: Demangle(LinkageName) is its
+// name, for a caller that demangles each name once however many chains
+// share it. For the zero Leaf it appends nothing.
+func (ix *Index) AppendChain(dst []Frame, leaf Leaf, demangle bool) []Frame {
+	if leaf.node <= 0 || leaf.unit < 0 || int(leaf.unit) >= len(ix.units) {
+		return dst
+	}
+	ui := ix.unit(int(leaf.unit))
+	if int(leaf.node) > len(ui.nodes) {
+		return dst
+	}
+	return ui.appendChain(dst, leaf.node-1, demangle)
+}
