@@ -282,12 +282,21 @@ func (ui *unitIndex) lookup(dst []Frame, addr uint64) (frames []Frame, ok bool) 
 	if frames == nil {
 		frames = make([]Frame, 0, depth)
 	}
-	start := len(frames)
-	frames = ui.appendChain(frames, leaf, true)
-	if haveRow {
-		// The innermost frame's position is the line table's.
-		f := &frames[start]
-		f.File, f.Line, f.Column = ui.lines.name(r.file), int(r.line), int(r.col)
+	var inner *node
+	for k := 0; leaf >= 0 && k < depth; k++ {
+		nd := &ui.nodes[leaf]
+		f := Frame{Function: ui.display(leaf), LinkageName: nd.linkage, Lang: nd.lang, Inlined: nd.inlined}
+		if inner == nil {
+			// The innermost frame's position is the line table's.
+			if haveRow {
+				f.File, f.Line, f.Column = ui.lines.name(r.file), int(r.line), int(r.col)
+			}
+		} else {
+			// An outer frame is where the frame inside it was called from.
+			f.File, f.Line, f.Column = inner.callFile, int(inner.callLine), int(inner.callCol)
+		}
+		frames = append(frames, f)
+		inner, leaf = nd, nd.parent
 	}
 	return frames, true
 }
@@ -306,27 +315,6 @@ func (ui *unitIndex) leaf(addr uint64) (n int32, depth int) {
 		g = ui.nodes[in].children
 	}
 	return n, depth
-}
-
-// appendChain appends the frames of node n and the nodes it is nested in,
-// innermost first, the innermost without a position: each outer frame
-// stands where the frame inside it was called from. With demangle false a
-// frame named by demangling its linkage name gets no Function.
-func (ui *unitIndex) appendChain(dst []Frame, n int32, demangle bool) []Frame {
-	var inner *node
-	for depth := 0; n >= 0 && depth < maxDepth; depth++ {
-		nd := &ui.nodes[n]
-		f := Frame{LinkageName: nd.linkage, Lang: nd.lang, Inlined: nd.inlined}
-		if demangle || !nd.mangled {
-			f.Function = ui.display(n)
-		}
-		if inner != nil {
-			f.File, f.Line, f.Column = inner.callFile, int(inner.callLine), int(inner.callCol)
-		}
-		dst = append(dst, f)
-		inner, n = nd, nd.parent
-	}
-	return dst
 }
 
 // findSeg returns the node of the segment holding addr, or -1: a binary

@@ -70,20 +70,43 @@ func (ix *Index) LookupLeaf(addr uint64) (leaf Leaf, file string, line, column i
 	return leaf, file, line, column, true
 }
 
-// AppendChain appends the frames of leaf's chain to dst as Lookup gives
-// them, innermost first, but with the innermost frame's File, Line and
-// Column left empty (LookupLeaf gives them per address). With demangle
-// false, a frame that Lookup names by demangling its linkage name (C++,
-// Rust and Swift) gets an empty Function: Demangle(LinkageName) is its
-// name, for a caller that demangles each name once however many chains
-// share it. For the zero Leaf it appends nothing.
-func (ix *Index) AppendChain(dst []Frame, leaf Leaf, demangle bool) []Frame {
+// Link is one function of a chain: its frame as Lookup gives it, but for
+// the position, and the chain outside it.
+type Link struct {
+	// Frame is the function's frame. Its File, Line and Column say where
+	// it was called from (the position of the frame outside it; empty for
+	// the outermost function): its own position is the frame inside's
+	// call site, or the line table's for the innermost.
+	Frame
+	// Outer is the chain outside the function, the zero Leaf when the
+	// function is the outermost.
+	Outer Leaf
+}
+
+// Link returns the innermost function of leaf's chain; ok is false for
+// the zero Leaf. Following Outer up to the zero Leaf gives Lookup's frames
+// in order, so that a caller meeting many chains (a persisted index's
+// writer) handles each function once. With demangle false, a function
+// that Lookup names by demangling its linkage name (C++, Rust, Swift) gets
+// an empty Function: Demangle(LinkageName) is its name, for a caller that
+// demangles each name once however many functions share it.
+func (ix *Index) Link(leaf Leaf, demangle bool) (l Link, ok bool) {
 	if leaf.node <= 0 || leaf.unit < 0 || int(leaf.unit) >= len(ix.units) {
-		return dst
+		return Link{}, false
 	}
 	ui := ix.unit(int(leaf.unit))
 	if int(leaf.node) > len(ui.nodes) {
-		return dst
+		return Link{}, false
 	}
-	return ui.appendChain(dst, leaf.node-1, demangle)
+	n := leaf.node - 1
+	nd := &ui.nodes[n]
+	l.Frame = Frame{LinkageName: nd.linkage, Lang: nd.lang, Inlined: nd.inlined}
+	if demangle || !nd.mangled {
+		l.Function = ui.display(n)
+	}
+	if nd.parent >= 0 {
+		l.File, l.Line, l.Column = nd.callFile, int(nd.callLine), int(nd.callCol)
+		l.Outer = Leaf{unit: leaf.unit, node: nd.parent + 1}
+	}
+	return l, true
 }

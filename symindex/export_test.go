@@ -52,3 +52,24 @@ func (b *builder) referenceLines(debug []*debuginfo.Index) *lineWriter {
 	w.flush()
 	return w
 }
+
+// chain adds the nodes of frames (innermost first; the innermost frame's
+// position is not a node's) and returns the innermost node plus one, or 0
+// when the frames name no function (a line without a function).
+func (b *builder) chain(frames []debuginfo.Frame) uint32 {
+	if len(frames) == 0 || len(frames) == 1 && frames[0].Function == "" && frames[0].LinkageName == "" && frames[0].Lang == "" && !frames[0].Inlined {
+		return 0
+	}
+	parent := int32(-1)
+	for k := len(frames) - 1; k >= 0; k-- {
+		f := frames[k]
+		key := nodeKey{parent: parent, function: f.Function, linkage: f.LinkageName, lang: f.Lang, inlined: f.Inlined}
+		if k < len(frames)-1 {
+			// The frame outside this one stands at this one's call site.
+			out := frames[k+1]
+			key.callFile, key.callLine, key.callCol = out.File, out.Line, out.Column
+		}
+		parent = b.node(key)
+	}
+	return uint32(parent) + 1
+}

@@ -329,13 +329,12 @@ type builder struct {
 	// debuginfo gave its function by demangling it.
 	demangled map[uint32]string
 
-	// The nodes of each chain of functions met (see leaf), the last one
-	// met, and the frames of a chain being added.
+	// The node of each function met by its debuginfo.Leaf (see link), and
+	// the last chain met.
 	leafIDs       map[leafKey]uint32
 	lastLeafKey   leafKey
 	lastLeaf      uint32
 	lastLeafKnown bool
-	frames        []debuginfo.Frame
 	// demangledByName holds debuginfo.Demangle's answers by linkage name.
 	demangledByName map[string]string
 	// The last file met and its table index plus one: neighbouring
@@ -696,25 +695,40 @@ type leafKey struct {
 // debug index ix (the di-th), adding its nodes the first time; 0 for the
 // zero Leaf (a line without a function).
 func (b *builder) leaf(di int, ix *debuginfo.Index, leaf debuginfo.Leaf) uint32 {
-	if leaf == (debuginfo.Leaf{}) {
-		return 0
-	}
 	k := leafKey{debug: di, leaf: leaf}
 	if b.lastLeafKnown && k == b.lastLeafKey {
 		return b.lastLeaf // neighbouring boundaries mostly share a chain
 	}
-	id, ok := b.leafIDs[k]
-	if !ok {
-		b.frames = ix.AppendChain(b.frames[:0], leaf, false)
-		for i := range b.frames {
-			if f := &b.frames[i]; f.Function == "" && demangledFrom(f.LinkageName, f.Lang) {
-				f.Function = b.demangle(f.LinkageName)
-			}
-		}
-		id = b.chain(b.frames)
-		b.leafIDs[k] = id
-	}
+	id := b.link(k, ix)
 	b.lastLeafKey, b.lastLeaf, b.lastLeafKnown = k, id, true
+	return id
+}
+
+// link returns the node plus one of the innermost function of chain k,
+// adding it (after the chain outside it) the first time. Each function
+// of the DWARF is thus interned once, its chain outside it by its id.
+func (b *builder) link(k leafKey, ix *debuginfo.Index) uint32 {
+	if id, ok := b.leafIDs[k]; ok {
+		return id
+	}
+	l, ok := ix.Link(k.leaf, false)
+	if !ok {
+		return 0 // the zero Leaf: a line without a function
+	}
+	parent := int32(-1)
+	if l.Outer != (debuginfo.Leaf{}) {
+		// Chains are at most 256 functions deep (debuginfo's bound).
+		parent = int32(b.link(leafKey{debug: k.debug, leaf: l.Outer}, ix)) - 1
+	}
+	if l.Function == "" && demangledFrom(l.LinkageName, l.Lang) {
+		l.Function = b.demangle(l.LinkageName)
+	}
+	key := nodeKey{parent: parent, function: l.Function, linkage: l.LinkageName, lang: l.Lang, inlined: l.Inlined}
+	if parent >= 0 {
+		key.callFile, key.callLine, key.callCol = l.File, l.Line, l.Column
+	}
+	id := uint32(b.node(key)) + 1
+	b.leafIDs[k] = id
 	return id
 }
 
@@ -864,27 +878,6 @@ func encodeRange(out []byte, prev, r lineRange, shift int) []byte {
 func sameAnswer(a, b lineRange) bool {
 	a.addr = b.addr
 	return a == b
-}
-
-// chain adds the nodes of frames (innermost first; the innermost frame's
-// position is not a node's) and returns the innermost node plus one, or 0
-// when the frames name no function (a line without a function).
-func (b *builder) chain(frames []debuginfo.Frame) uint32 {
-	if len(frames) == 0 || len(frames) == 1 && frames[0].Function == "" && frames[0].LinkageName == "" && frames[0].Lang == "" && !frames[0].Inlined {
-		return 0
-	}
-	parent := int32(-1)
-	for k := len(frames) - 1; k >= 0; k-- {
-		f := frames[k]
-		key := nodeKey{parent: parent, function: f.Function, linkage: f.LinkageName, lang: f.Lang, inlined: f.Inlined}
-		if k < len(frames)-1 {
-			// The frame outside this one stands at this one's call site.
-			out := frames[k+1]
-			key.callFile, key.callLine, key.callCol = out.File, out.Line, out.Column
-		}
-		parent = b.node(key)
-	}
-	return uint32(parent) + 1
 }
 
 // sortUnique sorts a and drops repeats.
