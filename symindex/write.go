@@ -60,7 +60,7 @@ func Write(w io.Writer, in Input) error {
 }
 
 func newBuilder() *builder {
-	return &builder{strs: map[string]uint32{}, nodeIDs: map[nodeKey]int32{}, fileIDs: map[string]uint32{}, langIDs: map[debuginfo.Lang]uint8{},
+	return &builder{strs: map[string]uint32{}, nodeIDs: map[nodeRef]int32{}, fileIDs: map[string]uint32{}, langIDs: map[debuginfo.Lang]uint8{},
 		demangled: map[uint32]string{}, leafIDs: map[leafKey]uint32{}, demangledByName: map[string]string{}}
 }
 
@@ -320,7 +320,7 @@ type builder struct {
 	final   []uint32 // by reference: the sorted id
 
 	nodes   []node
-	nodeIDs map[nodeKey]int32
+	nodeIDs map[nodeRef]int32
 	files   []uint32 // string refs
 	fileIDs map[string]uint32
 	langs   []uint32 // string refs
@@ -548,22 +548,45 @@ type nodeKey struct {
 	callLine, callCol int
 }
 
+// nodeRef is a nodeKey with its strings replaced by their references, a
+// small key to hash: the function's name is none when it is made by
+// demangling the linkage name (the linkage name says it all).
+type nodeRef struct {
+	parent            int32
+	function, linkage uint32 // string refs, noString for none
+	lang              debuginfo.Lang
+	inlined           bool
+	callFile          uint32 // file table index plus one, 0 for none
+	callLine, callCol int
+}
+
 // node returns the node for k, adding it once.
 func (b *builder) node(k nodeKey) int32 {
-	if id, ok := b.nodeIDs[k]; ok {
+	// Every string of an existing node is known already: taking the
+	// references adds nothing then, and for a new node adds what it
+	// would add anyway (the file table in the same order).
+	demangled := k.linkage != "" && demangledFrom(k.linkage, k.lang)
+	r := nodeRef{parent: k.parent, function: noString, linkage: noString, lang: k.lang, inlined: k.inlined,
+		callFile: b.file(k.callFile), callLine: k.callLine, callCol: k.callCol}
+	if k.linkage != "" {
+		r.linkage = b.str(k.linkage)
+	}
+	if !demangled && k.function != "" {
+		r.function = b.str(k.function)
+	}
+	if id, ok := b.nodeIDs[r]; ok {
 		return id
 	}
 	id := int32(len(b.nodes))
-	n := node{parent: k.parent, function: noString, linkage: noString}
+	n := node{parent: k.parent, function: r.function, linkage: r.linkage}
 	if k.inlined {
 		n.flags |= nodeInlined
 	}
 	if k.linkage != "" {
 		n.flags |= nodeLinkage
-		n.linkage = b.str(k.linkage)
 	}
 	switch {
-	case k.linkage != "" && demangledFrom(k.linkage, k.lang):
+	case demangled:
 		// debuginfo names such a function by demangling its linkage
 		// name: the name is stored once per linkage name, with the
 		// demangled names (compressed, they cost a tenth of their
@@ -572,15 +595,14 @@ func (b *builder) node(k nodeKey) int32 {
 		b.demangled[n.linkage] = k.function
 	case k.function != "":
 		n.flags |= nodeFunction
-		n.function = b.str(k.function)
 	}
 	if k.callFile != "" || k.callLine != 0 || k.callCol != 0 {
 		n.flags |= nodeCall
-		n.callFile, n.callLine, n.callCol = b.file(k.callFile), clampU32(k.callLine), clampU32(k.callCol)
+		n.callFile, n.callLine, n.callCol = r.callFile, clampU32(k.callLine), clampU32(k.callCol)
 	}
 	n.flags |= uint64(b.lang(k.lang)) << nodeLangShift
 	b.nodes = append(b.nodes, n)
-	b.nodeIDs[k] = id
+	b.nodeIDs[r] = id
 	return id
 }
 
@@ -652,7 +674,14 @@ type lineRange struct {
 // it (on cmd/go, 541,938 boundaries, 47,066 chains).
 func (b *builder) lines(debug []*debuginfo.Index) *lineWriter {
 	w := &lineWriter{}
-	for _, addr := range boundaries(debug) {
+	bounds := boundaries(debug)
+	// The maps get about one entry per function: sized once, not grown.
+	functions := 0
+	for _, ix := range debug {
+		functions += ix.Stats().Functions
+	}
+	b.leafIDs, b.nodeIDs = make(map[leafKey]uint32, functions), make(map[nodeRef]int32, functions)
+	for _, addr := range bounds {
 		r := lineRange{addr: addr}
 		for di, ix := range debug {
 			leaf, file, line, col, ok := ix.LookupLeaf(addr)
