@@ -1,6 +1,12 @@
 package debuginfo
 
-import "slices"
+import (
+	"runtime"
+	"slices"
+)
+
+// maxParseWorkers bounds the goroutines Boundaries parses units with.
+const maxParseWorkers = 4
 
 // Boundaries returns, sorted and without repeats, every address at which
 // Lookup's answer may change: the addresses of the line-table rows and the
@@ -10,15 +16,18 @@ import "slices"
 // persisted index is built that way). Below the first boundary Lookup
 // finds nothing; from the last one up it answers as at the last one.
 //
-// It parses every compile unit, one at a time through the unit cache, so
-// its cost is that of reading all of the DWARF once.
+// It parses every compile unit through the unit cache, so its cost is that
+// of reading all of the DWARF once; up to GOMAXPROCS (at most 4) units are
+// parsed at a time, the answers and warnings being those of a parse in
+// order.
 func (ix *Index) Boundaries() []uint64 {
+	return ix.boundaries(min(runtime.GOMAXPROCS(0), maxParseWorkers))
+}
+
+// boundaries is Boundaries with units parsed by that many workers.
+func (ix *Index) boundaries(workers int) []uint64 {
 	var out []uint64
-	for u := range ix.units {
-		ui := ix.unit(u)
-		if ui == nil {
-			continue
-		}
+	ix.eachUnit(workers, func(ui *unitIndex) {
 		if ui.lines != nil {
 			for _, r := range ui.lines.rows {
 				out = append(out, r.addr)
@@ -27,7 +36,7 @@ func (ix *Index) Boundaries() []uint64 {
 		for _, s := range ui.segs {
 			out = append(out, s.lo, s.hi)
 		}
-	}
+	})
 	for _, s := range ix.byAddr {
 		out = append(out, s.lo, s.hi)
 	}
