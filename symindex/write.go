@@ -796,6 +796,11 @@ func (w *lineWriter) add(r lineRange) {
 	if sameAnswer(w.last, r) {
 		return
 	}
+	if r.addr-w.last.addr <= maxAddrDelta {
+		w.push(r) // no gap to bridge: the common case
+		w.last = r
+		return
+	}
 	w.scratch = appendRange(append(w.scratch[:0], w.last), r)
 	for _, x := range w.scratch[1:] {
 		w.push(x)
