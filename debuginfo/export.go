@@ -56,6 +56,12 @@ type Leaf struct {
 	node int32 // the node's index plus one; 0 for none
 }
 
+// Numbers returns the leaf's compile unit, numbered from 0, and its
+// function within the unit, numbered from 1 (0 for the zero Leaf): dense
+// numbers, for callers that keep what they learn of each function in
+// arrays rather than maps.
+func (l Leaf) Numbers() (unit, function int) { return int(l.unit), int(l.node) }
+
 // LookupLeaf answers as Lookup does without making the frames: the Leaf
 // of the chain at addr and the innermost frame's position. ok is false
 // where Lookup's error is ErrNotFound. Chain gives the frames.

@@ -61,7 +61,7 @@ func Write(w io.Writer, in Input) error {
 
 func newBuilder() *builder {
 	return &builder{strs: map[string]uint32{}, nodeIDs: map[nodeRef]int32{}, fileIDs: map[string]uint32{}, langIDs: map[debuginfo.Lang]uint8{},
-		demangled: map[uint32]string{}, leafIDs: map[leafKey]uint32{}, demangledByName: map[string]string{}}
+		demangled: map[uint32]string{}, demangledByName: map[string]string{}}
 }
 
 // write writes the file with the source answers made by lines.
@@ -331,7 +331,7 @@ type builder struct {
 
 	// The node of each function met by its debuginfo.Leaf (see link), and
 	// the last chain met.
-	leafIDs       map[leafKey]uint32
+	leafIDs       leafIDs
 	lastLeafKey   leafKey
 	lastLeaf      uint32
 	lastLeafKnown bool
@@ -675,12 +675,12 @@ type lineRange struct {
 func (b *builder) lines(debug []*debuginfo.Index) *lineWriter {
 	w := &lineWriter{}
 	bounds := boundaries(debug)
-	// The maps get about one entry per function: sized once, not grown.
+	// The node map gets about one entry per function: sized once, not grown.
 	functions := 0
 	for _, ix := range debug {
 		functions += ix.Stats().Functions
 	}
-	b.leafIDs, b.nodeIDs = make(map[leafKey]uint32, functions), make(map[nodeRef]int32, functions)
+	b.nodeIDs = make(map[nodeRef]int32, functions)
 	for _, addr := range bounds {
 		r := lineRange{addr: addr}
 		for di, ix := range debug {
@@ -720,6 +720,28 @@ type leafKey struct {
 	leaf  debuginfo.Leaf
 }
 
+// leafIDs holds the node plus one of each function met, by DWARF index,
+// compile unit and function number (debuginfo.Leaf.Numbers): an array
+// lookup, in the order the boundaries meet them, where a map of a
+// hundred thousand functions missed the processor's caches.
+type leafIDs [][][]uint32
+
+func (t *leafIDs) slot(k leafKey) *uint32 {
+	unit, fn := k.leaf.Numbers()
+	for len(*t) <= k.debug {
+		*t = append(*t, nil)
+	}
+	units := &(*t)[k.debug]
+	if len(*units) <= unit {
+		*units = slices.Grow(*units, unit+1-len(*units))[:unit+1]
+	}
+	fns := &(*units)[unit]
+	if len(*fns) <= fn {
+		*fns = slices.Grow(*fns, fn+1-len(*fns))[:fn+1]
+	}
+	return &(*fns)[fn]
+}
+
 // leaf returns the innermost node plus one of the chain leaf names in
 // debug index ix (the di-th), adding its nodes the first time; 0 for the
 // zero Leaf (a line without a function).
@@ -737,8 +759,9 @@ func (b *builder) leaf(di int, ix *debuginfo.Index, leaf debuginfo.Leaf) uint32 
 // adding it (after the chain outside it) the first time. Each function
 // of the DWARF is thus interned once, its chain outside it by its id.
 func (b *builder) link(k leafKey, ix *debuginfo.Index) uint32 {
-	if id, ok := b.leafIDs[k]; ok {
-		return id
+	slot := b.leafIDs.slot(k)
+	if *slot != 0 {
+		return *slot
 	}
 	l, ok := ix.Link(k.leaf, false)
 	if !ok {
@@ -757,7 +780,7 @@ func (b *builder) link(k leafKey, ix *debuginfo.Index) uint32 {
 		key.callFile, key.callLine, key.callCol = l.File, l.Line, l.Column
 	}
 	id := uint32(b.node(key)) + 1
-	b.leafIDs[k] = id
+	*b.leafIDs.slot(k) = id // slot's array may have grown since
 	return id
 }
 
