@@ -10,8 +10,10 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/symtab"
@@ -61,7 +63,7 @@ func Write(w io.Writer, in Input) error {
 
 func newBuilder() *builder {
 	return &builder{strs: map[string]uint32{}, nodeIDs: map[nodeRef]int32{}, fileIDs: map[string]uint32{}, langIDs: map[debuginfo.Lang]uint8{},
-		demangled: map[uint32]string{}, demangledByName: map[string]string{}}
+		demangled: map[uint32]string{}}
 }
 
 // write writes the file with the source answers made by lines.
@@ -335,8 +337,9 @@ type builder struct {
 	lastLeafKey   leafKey
 	lastLeaf      uint32
 	lastLeafKnown bool
-	// demangledByName holds debuginfo.Demangle's answers by linkage name.
-	demangledByName map[string]string
+	// dem demangles linkage names on other goroutines while lines runs;
+	// nil when there is one processor (node demangles them then).
+	dem *demangler
 	// The last file met and its table index plus one: neighbouring
 	// boundaries mostly share a file.
 	lastFile   string
@@ -592,7 +595,17 @@ func (b *builder) node(k nodeKey) int32 {
 		// demangled names (compressed, they cost a tenth of their
 		// bytes), so that readers need not demangle it again.
 		n.flags |= nodeDemangled
-		b.demangled[n.linkage] = k.function
+		if _, ok := b.demangled[n.linkage]; !ok {
+			switch {
+			case k.function != "":
+				b.demangled[n.linkage] = k.function
+			case b.dem != nil:
+				b.demangled[n.linkage] = "" // until lines collects the name
+				b.dem.todo <- demangleJob{ref: n.linkage, linkage: k.linkage}
+			default:
+				b.demangled[n.linkage], _ = debuginfo.Demangle(k.linkage)
+			}
+		}
 	case k.function != "":
 		n.flags |= nodeFunction
 	}
@@ -681,6 +694,17 @@ func (b *builder) lines(debug []*debuginfo.Index) *lineWriter {
 		functions += ix.Stats().Functions
 	}
 	b.nodeIDs = make(map[nodeRef]int32, functions)
+	if procs := runtime.GOMAXPROCS(0); procs > 1 {
+		b.dem = newDemangler(procs)
+		defer func() {
+			for _, names := range b.dem.wait() {
+				for _, j := range names {
+					b.demangled[j.ref] = j.name
+				}
+			}
+			b.dem = nil
+		}()
+	}
 	for _, addr := range bounds {
 		r := lineRange{addr: addr}
 		for di, ix := range debug {
@@ -772,9 +796,8 @@ func (b *builder) link(k leafKey, ix *debuginfo.Index) uint32 {
 		// Chains are at most 256 functions deep (debuginfo's bound).
 		parent = int32(b.link(leafKey{debug: k.debug, leaf: l.Outer}, ix)) - 1
 	}
-	if l.Function == "" && demangledFrom(l.LinkageName, l.Lang) {
-		l.Function = b.demangle(l.LinkageName)
-	}
+	// A function named by demangling its linkage name has no Function
+	// here: node demangles each linkage name once.
 	key := nodeKey{parent: parent, function: l.Function, linkage: l.LinkageName, lang: l.Lang, inlined: l.Inlined}
 	if parent >= 0 {
 		key.callFile, key.callLine, key.callCol = l.File, l.Line, l.Column
@@ -784,16 +807,43 @@ func (b *builder) link(k leafKey, ix *debuginfo.Index) uint32 {
 	return id
 }
 
-// demangle returns debuginfo.Demangle's name for linkage, demangling each
-// name once: the same function is inlined into many chains (on the big
-// generated dSYM, 134,685 functions have 82,488 linkage names).
-func (b *builder) demangle(linkage string) string {
-	if s, ok := b.demangledByName[linkage]; ok {
-		return s
+// demangler demangles linkage names on other goroutines while the writer
+// goes on: their names are needed only when the file is written (the
+// nodes know their functions by linkage name). On the big generated dSYM
+// demangling its 82,488 names is a fifth of the build.
+type demangler struct {
+	todo    chan demangleJob
+	wg      sync.WaitGroup
+	results [][]demangleJob // per worker
+}
+
+// demangleJob is a linkage name (its string ref) to demangle, and then
+// its name.
+type demangleJob struct {
+	ref           uint32
+	linkage, name string
+}
+
+func newDemangler(workers int) *demangler {
+	d := &demangler{todo: make(chan demangleJob, 1024), results: make([][]demangleJob, workers)}
+	for w := range workers {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			for j := range d.todo {
+				j.name, _ = debuginfo.Demangle(j.linkage)
+				d.results[w] = append(d.results[w], j)
+			}
+		}()
 	}
-	s, _ := debuginfo.Demangle(linkage)
-	b.demangledByName[linkage] = s
-	return s
+	return d
+}
+
+// wait returns every name, once all are demangled.
+func (d *demangler) wait() [][]demangleJob {
+	close(d.todo)
+	d.wg.Wait()
+	return d.results
 }
 
 // lineWriter encodes ranges a block at a time as they come, so that the
