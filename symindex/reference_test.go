@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
 
+	"github.com/stackimage/stackimage/internal/testcorpus"
 	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/symstore"
 )
@@ -53,5 +56,22 @@ func TestBigDSYMReference(t *testing.T) {
 		}
 		checkReference(t, e, buf.Bytes())
 		t.Logf("%d bytes, sha256 %x", buf.Len(), sha256.Sum256(buf.Bytes()))
+	}
+}
+
+// TestReferenceOneProcessor checks Write against the reference writer
+// with GOMAXPROCS=1, where units are parsed and names demangled in order
+// on one goroutine (the other tests run with the machine's processors),
+// on the corpus's C++ crash.dSYM (skipped without the corpus).
+func TestReferenceOneProcessor(t *testing.T) {
+	file := dsymFile(filepath.Join(testcorpus.Dir(t), "symbolic/symbolic-testutils/fixtures/macos/crash.dSYM"))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for _, images := range openImages(t, file) {
+		e, _ := symstore.NewEntry(images...)
+		var buf bytes.Buffer
+		if err := e.WriteIndex(&buf); err != nil {
+			t.Fatalf("WriteIndex: %v", err)
+		}
+		checkReference(t, e, buf.Bytes())
 	}
 }
