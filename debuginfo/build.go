@@ -514,6 +514,7 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 	}
 	b.sc.rows = lt.rows[:0]
 	lt.rows = sortSequences(lt.rows)
+	lt.sorted = slices.IsSortedFunc(lt.rows, func(a, c row) int { return cmpAddr(a.addr, c.addr) })
 	lt.size += int64(cap(lt.rows))*rowSize + int64(len(lt.names)+len(lt.files))*16
 	b.ui.lines, b.lineOff, b.files = lt, off, lt.files
 }

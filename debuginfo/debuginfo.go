@@ -107,11 +107,12 @@ func (ui *unitIndex) display(n int32) string {
 
 // lineTable is one decoded line program, shared by the units naming it.
 type lineTable struct {
-	rows  []row    // whole sequences, sorted by start address
-	names []string // file paths rows refer to
-	files []string // the program's file table by DWARF file number, for DW_AT_call_file
-	size  int64
-	refs  int // cached units using it
+	rows   []row    // whole sequences, sorted by start address
+	sorted bool     // every row's address is at or above the one before (sequences do not overlap)
+	names  []string // file paths rows refer to
+	files  []string // the program's file table by DWARF file number, for DW_AT_call_file
+	size   int64
+	refs   int // cached units using it
 }
 
 // row is one line-table row. It covers [addr, next row's addr) unless it
@@ -317,6 +318,24 @@ func (ui *unitIndex) leaf(addr uint64) (n int32, depth int) {
 	return n, depth
 }
 
+// findSegIndex returns the index of the segment holding addr, or -1: a
+// binary search, segments being disjoint and sorted.
+func findSegIndex(segs []seg, addr uint64) int {
+	lo, hi := 0, len(segs)
+	for lo < hi { // first segment starting after addr
+		m := int(uint(lo+hi) >> 1)
+		if segs[m].lo <= addr {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 || segs[lo-1].hi <= addr {
+		return -1
+	}
+	return lo - 1
+}
+
 // findSeg returns the node of the segment holding addr, or -1: a binary
 // search, segments being disjoint and sorted.
 func findSeg(segs []seg, addr uint64) int32 {
@@ -338,23 +357,47 @@ func findSeg(segs []seg, addr uint64) int32 {
 // row returns the line-table row covering addr: the last row at or before
 // it, unless that row ends its sequence.
 func (lt *lineTable) row(addr uint64) (row, bool) {
+	r, _, ok := lt.rowFrom(-1, addr)
+	return r, ok
+}
+
+// rowFrom is row, also returning the index of the last row at or before
+// addr (-1 for none), for a caller looking up increasing addresses: given
+// such an index for an address at or below addr as hint, it steps forward
+// from it when the rows are sorted by address, as they are but in hostile
+// files, instead of searching them all. The answer is the search's.
+func (lt *lineTable) rowFrom(hint int, addr uint64) (row, int, bool) {
 	if lt == nil {
-		return row{}, false
+		return row{}, -1, false
 	}
 	rows := lt.rows
-	lo, hi := 0, len(rows)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if rows[m].addr <= addr {
-			lo = m + 1
-		} else {
-			hi = m
+	i := -1
+	if lt.sorted && hint >= 0 && hint < len(rows) && rows[hint].addr <= addr {
+		// The next few rows, then the search: a hint far behind is no
+		// better than none.
+		for k := 0; k < 8 && hint+1 < len(rows) && rows[hint+1].addr <= addr; k++ {
+			hint++
+		}
+		if hint+1 == len(rows) || rows[hint+1].addr > addr {
+			i = hint
 		}
 	}
-	if lo == 0 || rows[lo-1].endSeq {
-		return row{}, false
+	if i < 0 {
+		lo, hi := 0, len(rows)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if rows[m].addr <= addr {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		i = lo - 1
 	}
-	return rows[lo-1], true
+	if i < 0 || rows[i].endSeq {
+		return row{}, i, false
+	}
+	return rows[i], i, true
 }
 
 func (lt *lineTable) name(i int32) string {

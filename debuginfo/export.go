@@ -64,15 +64,46 @@ func (l Leaf) Numbers() (unit, function int) { return int(l.unit), int(l.node) }
 
 // LookupLeaf answers as Lookup does without making the frames: the Leaf
 // of the chain at addr and the innermost frame's position. ok is false
-// where Lookup's error is ErrNotFound. Chain gives the frames.
+// where Lookup's error is ErrNotFound. Link gives the frames.
 func (ix *Index) LookupLeaf(addr uint64) (leaf Leaf, file string, line, column int, ok bool) {
-	u := findSeg(ix.byAddr, addr)
-	if u < 0 {
-		return Leaf{}, "", 0, 0, false
+	return ix.NewCursor().LookupLeaf(addr)
+}
+
+// A Cursor answers as Index.LookupLeaf does, faster for increasing
+// addresses (a persisted index's writer visits every boundary in order):
+// it keeps the compile unit and line-table row of the address before. A
+// Cursor is not safe for concurrent use; its Index stays so.
+type Cursor struct {
+	ix  *Index
+	seg int        // the index in ix.byAddr of the last address's unit range, -1 for none
+	ui  *unitIndex // that unit, parsed
+	row int        // the last row index its line table gave, -1 for none
+}
+
+// NewCursor returns a Cursor over the Index.
+func (ix *Index) NewCursor() *Cursor { return &Cursor{ix: ix, seg: -1, row: -1} }
+
+// LookupLeaf is Index.LookupLeaf.
+func (c *Cursor) LookupLeaf(addr uint64) (leaf Leaf, file string, line, column int, ok bool) {
+	ix := c.ix
+	if c.seg < 0 || addr < ix.byAddr[c.seg].lo || addr >= ix.byAddr[c.seg].hi {
+		// The unit ranges are disjoint and sorted: the range holding the
+		// last address, when it holds this one, is the one a search finds.
+		i := findSegIndex(ix.byAddr, addr)
+		if i < 0 {
+			return Leaf{}, "", 0, 0, false
+		}
+		if c.seg < 0 || ix.byAddr[i].node != ix.byAddr[c.seg].node {
+			// A parsed unit is immutable: kept here, it stays valid even
+			// when the Index's cache drops it.
+			c.ui, c.row = ix.unit(int(ix.byAddr[i].node)), -1
+		}
+		c.seg = i
 	}
-	ui := ix.unit(int(u))
+	u, ui := ix.byAddr[c.seg].node, c.ui
 	n, _ := ui.leaf(addr)
-	r, haveRow := ui.lines.row(addr)
+	r, ri, haveRow := ui.lines.rowFrom(c.row, addr)
+	c.row = ri
 	if n < 0 && !haveRow {
 		return Leaf{}, "", 0, 0, false
 	}

@@ -2,6 +2,8 @@ package debuginfo
 
 import (
 	"debug/macho"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -86,6 +88,52 @@ func TestLookupLeaf(t *testing.T) {
 			}
 			if _, ok := ix.Link(Leaf{}, true); ok {
 				t.Error("Link(Leaf{}) ok, want not ok")
+			}
+		})
+	}
+}
+
+// TestCursor checks that a Cursor answers as Index.LookupLeaf does, for
+// addresses in increasing order (every boundary, one byte either side,
+// several in one row, where it steps from the row before) and in a
+// shuffled order (where it searches), on the inline fixture and the
+// corpus's crash.dSYM (skipped without the corpus).
+func TestCursor(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		path func(t *testing.T) string
+		cpu  macho.Cpu
+	}{
+		{"inl-dwarf4", func(*testing.T) string { return "testdata/fixtures/inl-dwarf4.dwarf" }, macho.CpuArm64},
+		{"symbolic-crash", func(t *testing.T) string { return corpusFile(t, benchDSYM) }, macho.CpuAmd64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix, err := New(dwarfSections(t, tc.path(t), tc.cpu))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var addrs []uint64
+			for _, b := range ix.Boundaries() {
+				addrs = append(addrs, b-1, b, b+1, b+2)
+			}
+			shuffled := slices.Clone(addrs)
+			rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+			for _, order := range [][]uint64{addrs, shuffled} {
+				c := ix.NewCursor()
+				for _, a := range order {
+					type answer struct {
+						Leaf      Leaf
+						File      string
+						Line, Col int
+						OK        bool
+					}
+					var want, got answer
+					want.Leaf, want.File, want.Line, want.Col, want.OK = ix.LookupLeaf(a)
+					got.Leaf, got.File, got.Line, got.Col, got.OK = c.LookupLeaf(a)
+					if want != got {
+						t.Fatalf("Cursor.LookupLeaf(%#x) = %+v, Index.LookupLeaf %+v", a, got, want)
+					}
+				}
 			}
 		})
 	}

@@ -705,10 +705,14 @@ func (b *builder) lines(debug []*debuginfo.Index) *lineWriter {
 			b.dem = nil
 		}()
 	}
+	cursors := make([]*debuginfo.Cursor, len(debug))
+	for i, ix := range debug {
+		cursors[i] = ix.NewCursor()
+	}
 	for _, addr := range bounds {
 		r := lineRange{addr: addr}
 		for di, ix := range debug {
-			leaf, file, line, col, ok := ix.LookupLeaf(addr)
+			leaf, file, line, col, ok := cursors[di].LookupLeaf(addr)
 			if !ok {
 				continue
 			}
