@@ -26,21 +26,30 @@ func (ix *Index) Boundaries() []uint64 {
 
 // boundaries is Boundaries with units parsed by that many workers.
 func (ix *Index) boundaries(workers int) []uint64 {
-	var out []uint64
-	ix.eachUnit(workers, func(ui *unitIndex) {
+	unitBounds := make([][]uint64, len(ix.units)) // the bounds of each unit's ranges
+	for _, s := range ix.byAddr {
+		unitBounds[s.node] = append(unitBounds[s.node], s.lo, s.hi)
+	}
+	var out, unit []uint64
+	ix.eachUnit(workers, func(u int, ui *unitIndex) {
+		unit = append(unit[:0], unitBounds[u]...)
 		if ui.lines != nil {
 			for _, r := range ui.lines.rows {
-				out = append(out, r.addr)
+				unit = append(unit, r.addr)
 			}
 		}
 		for _, s := range ui.segs {
-			out = append(out, s.lo, s.hi)
+			unit = append(unit, s.lo, s.hi)
 		}
+		slices.Sort(unit)
+		out = append(out, slices.Compact(unit)...)
 	})
-	for _, s := range ix.byAddr {
-		out = append(out, s.lo, s.hi)
+	// Each unit's addresses are sorted, and units mostly follow each
+	// other in address order: then so are all of them, and sorting them
+	// again (a million on cmd/go) is not needed.
+	if !slices.IsSorted(out) {
+		slices.Sort(out)
 	}
-	slices.Sort(out)
 	return slices.Compact(out)
 }
 

@@ -9,11 +9,11 @@ import "sync"
 // tables, line tables); a unit enters the cache, and its warnings the
 // Index, in unit order, so that the cache and Warnings end as one pass in
 // order leaves them.
-func (ix *Index) eachUnit(workers int, fn func(ui *unitIndex)) {
+func (ix *Index) eachUnit(workers int, fn func(u int, ui *unitIndex)) {
 	n := len(ix.units)
 	if workers <= 1 || n < 2 {
 		for u := range n {
-			fn(ix.unit(u))
+			fn(u, ix.unit(u))
 		}
 		return
 	}
@@ -70,7 +70,7 @@ func (ix *Index) eachUnit(workers int, fn func(ui *unitIndex)) {
 		if p.b != nil {
 			ui = ix.insert(u, p.b, p.ui)
 		}
-		fn(ui)
+		fn(u, ui)
 	}
 	wg.Wait()
 }
