@@ -11,14 +11,14 @@ import (
 
 // TestParseAhead checks that parsing units with several workers leaves the
 // Index as one pass in order does: the same boundaries (every unit's
-// addresses, sorted and without repeats), the same warnings
-// in the same order, and the same answer at every boundary, one byte
-// either side. Inputs: the fixtures and corpus dSYMs of the golden tests
-// (the latter skipped without the corpus), 300 units whose line tables are damaged (warnings,
-// more than are kept), 40 units laid out in descending address order and
-// 64 units sharing one line program (decoded by
-// two workers at once, shared once cached). Run with -race, it checks
-// that the workers share the Index safely.
+// addresses, sorted and without repeats), the same warnings in the same
+// order, and the same answer at every boundary, one byte either side.
+// Inputs: the fixtures and corpus dSYMs of the golden tests (the latter
+// skipped without the corpus), 300 units whose line tables are damaged
+// (warnings, more than are kept), 40 units laid out in descending address
+// order, and 64 units sharing one line program (decoded by two workers at
+// once, shared once cached). Run with -race, it checks that the workers
+// share the Index safely.
 func TestParseAhead(t *testing.T) {
 	type input struct {
 		name string
