@@ -32,17 +32,35 @@ func (ix *Index) boundaries(workers int) []uint64 {
 	}
 	var out, unit []uint64
 	ix.eachUnit(workers, func(u int, ui *unitIndex) {
+		// The function ranges and unit ranges, sorted, merged with the
+		// rows, sorted already but in hostile files.
 		unit = append(unit[:0], unitBounds[u]...)
-		if ui.lines != nil {
-			for _, r := range ui.lines.rows {
-				unit = append(unit, r.addr)
-			}
-		}
 		for _, s := range ui.segs {
 			unit = append(unit, s.lo, s.hi)
 		}
+		var rows []row
+		if ui.lines != nil {
+			rows = ui.lines.rows
+			if !ui.lines.sorted {
+				for _, r := range rows {
+					unit = append(unit, r.addr)
+				}
+				rows = nil
+			}
+		}
 		slices.Sort(unit)
-		out = append(out, slices.Compact(unit)...)
+		unit = slices.Compact(unit)
+		for len(rows) > 0 || len(unit) > 0 {
+			var a uint64
+			if len(unit) == 0 || len(rows) > 0 && rows[0].addr <= unit[0] {
+				a, rows = rows[0].addr, rows[1:]
+			} else {
+				a, unit = unit[0], unit[1:]
+			}
+			if n := len(out); n == 0 || out[n-1] != a {
+				out = append(out, a)
+			}
+		}
 	})
 	// Each unit's addresses are sorted, and units mostly follow each
 	// other in address order: then so are all of them, and sorting them
