@@ -33,7 +33,7 @@ func (ix *Index) boundaries(workers int) []uint64 {
 	var out, unit []uint64
 	ix.eachUnit(workers, func(u int, ui *unitIndex) {
 		// The function ranges and unit ranges, sorted, merged with the
-		// rows, sorted already but in hostile files.
+		// rows, which come sorted unless their sequences overlap.
 		unit = append(unit[:0], unitBounds[u]...)
 		for _, s := range ui.segs {
 			unit = append(unit, s.lo, s.hi)
