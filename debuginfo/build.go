@@ -168,7 +168,7 @@ func (ix *Index) unit(u int) *unitIndex {
 	if ui := ix.cache.get(u); ui != nil {
 		return ui
 	}
-	b := &unitBuilder{ix: ix, u: ix.units[u], lineOff: -1, report: !ix.reported[u]}
+	b := &unitBuilder{ix: ix, u: ix.units[u], lineOff: -1, report: !ix.reported[u], sc: &ix.scratch}
 	ui := b.parse()
 	ix.reported[u] = true
 	ix.cache.put(u, b.lineOff, ui)
@@ -200,20 +200,27 @@ type scratch struct {
 	ranges [][2]uint64
 }
 
-// unitBuilder parses one unit. It runs under Index.mu.
+// unitBuilder parses one unit. It runs under Index.mu, or with shared set
+// without it (parseAhead), taking it for the state units share.
 type unitBuilder struct {
-	ix      *Index
-	u       unitSpan
-	report  bool // add warnings (false when the unit was parsed before)
-	cu      unitLabel
-	ui      *unitIndex
-	lineOff int64 // the unit's DW_AT_stmt_list, -1 when none or unread
-	files   []string
-	entries *dwarf.Reader // for following origin links
-	skip    *skipper      // skips type descriptions' children
-	names   map[dwarf.Offset]nameRef
-	ranges  map[rangesKey][][2]uint64 // decoded range lists by attribute value
-	links   []link
+	ix     *Index
+	u      unitSpan
+	sc     *scratch // the growing arrays, reused from one parse to the next
+	shared bool     // Index.mu is not held: take it for the cache and the abbreviation tables
+	report bool     // add warnings (false when the unit was parsed before)
+	// pending holds the warnings of a shared parse (at most maxWarnings,
+	// then a count) until the unit enters the cache.
+	pending        []string
+	pendingDropped int
+	cu             unitLabel
+	ui             *unitIndex
+	lineOff        int64 // the unit's DW_AT_stmt_list, -1 when none or unread
+	files          []string
+	entries        *dwarf.Reader // for following origin links
+	skip           *skipper      // skips type descriptions' children
+	names          map[dwarf.Offset]nameRef
+	ranges         map[rangesKey][][2]uint64 // decoded range lists by attribute value
+	links          []link
 	// spansLeft bounds the function ranges one unit may record: each needs
 	// a byte of debug_info or of a range list, except where hostile DIEs
 	// share one list.
@@ -242,9 +249,28 @@ type link struct {
 }
 
 func (b *unitBuilder) warnf(format string, args ...any) {
-	if b.report {
-		b.ix.warn.add("%v: "+format, append([]any{b.cu}, args...)...)
+	if !b.report {
+		return
 	}
+	if !b.shared {
+		b.ix.warn.add("%v: "+format, append([]any{b.cu}, args...)...)
+		return
+	}
+	if len(b.pending) >= maxWarnings {
+		b.pendingDropped++
+		return
+	}
+	b.pending = append(b.pending, fmt.Sprintf("%v: "+format, append([]any{b.cu}, args...)...))
+}
+
+// lock takes Index.mu around access to the state units share when the
+// parse runs without it; it returns the function that releases it.
+func (b *unitBuilder) lock() (unlock func()) {
+	if !b.shared {
+		return func() {}
+	}
+	b.ix.mu.Lock()
+	return b.ix.mu.Unlock
 }
 
 // unitLabel names a compile unit in warnings: its DIE offset and, once its
@@ -269,9 +295,12 @@ func (b *unitBuilder) parse() *unitIndex {
 	b.entries = b.ix.d.Reader()
 	b.skip = &skipper{}
 	if !b.ix.walkTypes {
-		b.skip = newSkipperWith(b.ix.secs["debug_info"], b.u, func() *abbrevTable { return b.ix.abbrevTable(b.u.abbrev) })
+		b.skip = newSkipperWith(b.ix.secs["debug_info"], b.u, func() *abbrevTable {
+			defer b.lock()()
+			return b.ix.abbrevTable(b.u.abbrev)
+		})
 	}
-	b.ui.nodes, b.links = b.ix.scratch.nodes[:0], b.ix.scratch.links[:0]
+	b.ui.nodes, b.links = b.sc.nodes[:0], b.sc.links[:0]
 	b.names = make(map[dwarf.Offset]nameRef)
 	b.ranges = make(map[rangesKey][][2]uint64)
 	b.spansLeft = int(b.u.end-b.u.first) + len(b.ix.secs["debug_ranges"]) + len(b.ix.secs["debug_rnglists"])
@@ -415,7 +444,10 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 	if !ok {
 		return // no DW_AT_stmt_list
 	}
-	if lt := b.ix.cache.line(off); lt != nil {
+	unlock := b.lock()
+	lt := b.ix.cache.line(off)
+	unlock()
+	if lt != nil {
 		b.ui.lines, b.lineOff, b.files = lt, off, lt.files
 		return
 	}
@@ -431,12 +463,12 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 	if lr == nil {
 		return
 	}
-	lt := &lineTable{}
+	lt = &lineTable{}
 	fileIdx := make(map[*dwarf.LineFile]int32)
 	// Rows go into the scratch array; seqStart is where the sequence being
 	// read began there, and a sequence that covers nothing is dropped by
 	// cutting back to it.
-	lt.rows = b.ix.scratch.rows[:0]
+	lt.rows = b.sc.rows[:0]
 	seqStart := 0
 	var le dwarf.LineEntry
 	var lastFile *dwarf.LineFile
@@ -480,8 +512,9 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 		}
 		lt.files = append(lt.files, name)
 	}
-	b.ix.scratch.rows = lt.rows[:0]
+	b.sc.rows = lt.rows[:0]
 	lt.rows = sortSequences(lt.rows)
+	lt.sorted = slices.IsSortedFunc(lt.rows, func(a, c row) int { return cmpAddr(a.addr, c.addr) })
 	lt.size += int64(cap(lt.rows))*rowSize + int64(len(lt.names)+len(lt.files))*16
 	b.ui.lines, b.lineOff, b.files = lt, off, lt.files
 }
@@ -508,7 +541,7 @@ func (b *unitBuilder) function(e *dwarf.Entry, parent int32) int32 {
 	}
 	b.spansLeft -= len(ranges)
 	nr := b.nameOf(e)
-	nd := node{linkage: nr.linkage, inlined: e.Tag == dwarf.TagInlinedSubroutine}
+	nd := node{linkage: nr.linkage, inlined: e.Tag == dwarf.TagInlinedSubroutine, parent: parent}
 	nd.display, nd.lang, nd.mangled = display(nr)
 	if nd.inlined {
 		if v, ok := e.Val(dwarf.AttrCallFile).(int64); ok && v >= 0 && v < int64(len(b.files)) {
@@ -546,7 +579,7 @@ func (b *unitBuilder) rangesOf(e *dwarf.Entry) ([][2]uint64, error) {
 	var dst [][2]uint64
 	if f == nil {
 		// Kept only until the caller has recorded them: reuse one array.
-		dst = b.ix.scratch.ranges[:0]
+		dst = b.sc.ranges[:0]
 	}
 	rs, err := b.dwarfRanges(e, dst)
 	if err != nil {
@@ -556,7 +589,7 @@ func (b *unitBuilder) rangesOf(e *dwarf.Entry) ([][2]uint64, error) {
 	if f != nil {
 		b.ranges[key] = rs
 	} else {
-		b.ix.scratch.ranges = rs[:0]
+		b.sc.ranges = rs[:0]
 	}
 	return rs, nil
 }
@@ -754,8 +787,8 @@ func (b *unitBuilder) finish() {
 	nodes := ui.nodes
 	ui.nodes = slices.Clone(nodes)
 	clear(nodes) // the scratch array keeps no strings alive
-	b.ix.scratch.nodes = nodes[:0]
-	ui.segs = b.ix.scratch.segs[:0]
+	b.sc.nodes = nodes[:0]
+	ui.segs = b.sc.segs[:0]
 	for i := 0; i < len(links); {
 		j := i
 		for j < len(links) && links[j].parent == links[i].parent {
@@ -771,9 +804,9 @@ func (b *unitBuilder) finish() {
 		}
 		i = j
 	}
-	b.ix.scratch.links = links[:0]
+	b.sc.links = links[:0]
 	b.links = nil
-	b.ix.scratch.segs = ui.segs[:0]
+	b.sc.segs = ui.segs[:0]
 	ui.segs = slices.Clone(ui.segs)
 	ui.demangled = make([]atomic.Pointer[string], len(ui.nodes))
 	ui.size = int64(cap(ui.nodes))*nodeSize + int64(cap(ui.segs))*segSize + int64(len(ui.demangled))*8

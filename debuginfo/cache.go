@@ -27,6 +27,11 @@ type cacheEntry struct {
 }
 
 func (c *unitCache) get(unit int) *unitIndex {
+	if c.head != nil && c.head.unit == unit {
+		// Lookups in address order (an index's writer) stay in one unit
+		// for long runs: no map lookup, nothing to move.
+		return c.head.ui
+	}
 	e := c.entries[unit]
 	if e == nil {
 		return nil

@@ -107,11 +107,12 @@ func (ui *unitIndex) display(n int32) string {
 
 // lineTable is one decoded line program, shared by the units naming it.
 type lineTable struct {
-	rows  []row    // whole sequences, sorted by start address
-	names []string // file paths rows refer to
-	files []string // the program's file table by DWARF file number, for DW_AT_call_file
-	size  int64
-	refs  int // cached units using it
+	rows   []row    // whole sequences, sorted by start address
+	sorted bool     // every row's address is at or above the one before (sequences do not overlap)
+	names  []string // file paths rows refer to
+	files  []string // the program's file table by DWARF file number, for DW_AT_call_file
+	size   int64
+	refs   int // cached units using it
 }
 
 // row is one line-table row. It covers [addr, next row's addr) unless it
@@ -134,7 +135,10 @@ type node struct {
 	callFile          string
 	callLine, callCol uint32
 	inlined           bool
-	children          group
+	// parent is the node this one is nested in (always a lower index),
+	// -1 for a top-level one: a lookup's path read from its innermost node.
+	parent   int32
+	children group
 }
 
 // group is a [lo, hi) range of unitIndex.segs.
@@ -267,45 +271,69 @@ var ErrNotFound = lookup.ErrNotFound
 // lookup appends the frames at addr to dst; with a nil dst it allocates
 // them at their number.
 func (ui *unitIndex) lookup(dst []Frame, addr uint64) (frames []Frame, ok bool) {
-	var buf [16]int32
-	path := buf[:0] // outermost first
-	g := ui.root
-	for len(path) < maxDepth {
-		n := findSeg(ui.segs[g.lo:g.hi], addr)
-		if n < 0 {
-			break
-		}
-		path = append(path, n)
-		g = ui.nodes[n].children
-	}
+	leaf, depth := ui.leaf(addr)
 	r, haveRow := ui.lines.row(addr)
-	if len(path) == 0 {
+	if leaf < 0 {
 		if !haveRow {
 			return nil, false
 		}
 		return append(dst, Frame{File: ui.lines.name(r.file), Line: int(r.line), Column: int(r.col)}), true
 	}
-
 	frames = dst
 	if frames == nil {
-		frames = make([]Frame, 0, len(path))
+		frames = make([]Frame, 0, depth)
 	}
-	for k := len(path) - 1; k >= 0; k-- {
-		n := &ui.nodes[path[k]]
-		f := Frame{Function: ui.display(path[k]), LinkageName: n.linkage, Lang: n.lang, Inlined: n.inlined}
-		if k == len(path)-1 {
+	var inner *node
+	for k := 0; leaf >= 0 && k < depth; k++ {
+		nd := &ui.nodes[leaf]
+		f := Frame{Function: ui.display(leaf), LinkageName: nd.linkage, Lang: nd.lang, Inlined: nd.inlined}
+		if inner == nil {
 			// The innermost frame's position is the line table's.
 			if haveRow {
 				f.File, f.Line, f.Column = ui.lines.name(r.file), int(r.line), int(r.col)
 			}
 		} else {
 			// An outer frame is where the frame inside it was called from.
-			in := &ui.nodes[path[k+1]]
-			f.File, f.Line, f.Column = in.callFile, int(in.callLine), int(in.callCol)
+			f.File, f.Line, f.Column = inner.callFile, int(inner.callLine), int(inner.callCol)
 		}
 		frames = append(frames, f)
+		inner, leaf = nd, nd.parent
 	}
 	return frames, true
+}
+
+// leaf returns the innermost node whose segments hold addr and its depth
+// (1 for a top-level node), or -1 and 0 when no node holds it.
+func (ui *unitIndex) leaf(addr uint64) (n int32, depth int) {
+	n = -1
+	g := ui.root
+	for depth < maxDepth {
+		in := findSeg(ui.segs[g.lo:g.hi], addr)
+		if in < 0 {
+			break
+		}
+		n, depth = in, depth+1
+		g = ui.nodes[in].children
+	}
+	return n, depth
+}
+
+// findSegIndex returns the index of the segment holding addr, or -1: a
+// binary search, segments being disjoint and sorted.
+func findSegIndex(segs []seg, addr uint64) int {
+	lo, hi := 0, len(segs)
+	for lo < hi { // first segment starting after addr
+		m := int(uint(lo+hi) >> 1)
+		if segs[m].lo <= addr {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo == 0 || segs[lo-1].hi <= addr {
+		return -1
+	}
+	return lo - 1
 }
 
 // findSeg returns the node of the segment holding addr, or -1: a binary
@@ -329,23 +357,47 @@ func findSeg(segs []seg, addr uint64) int32 {
 // row returns the line-table row covering addr: the last row at or before
 // it, unless that row ends its sequence.
 func (lt *lineTable) row(addr uint64) (row, bool) {
+	r, _, ok := lt.rowFrom(-1, addr)
+	return r, ok
+}
+
+// rowFrom is row, also returning the index of the last row at or before
+// addr (-1 for none), for a caller looking up increasing addresses: given
+// such an index for an address at or below addr as hint, it steps forward
+// from it when the rows are sorted by address, as they are but in hostile
+// files, instead of searching them all. The answer is the search's.
+func (lt *lineTable) rowFrom(hint int, addr uint64) (row, int, bool) {
 	if lt == nil {
-		return row{}, false
+		return row{}, -1, false
 	}
 	rows := lt.rows
-	lo, hi := 0, len(rows)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if rows[m].addr <= addr {
-			lo = m + 1
-		} else {
-			hi = m
+	i := -1
+	if lt.sorted && hint >= 0 && hint < len(rows) && rows[hint].addr <= addr {
+		// The next few rows, then the search: a hint far behind is no
+		// better than none.
+		for k := 0; k < 8 && hint+1 < len(rows) && rows[hint+1].addr <= addr; k++ {
+			hint++
+		}
+		if hint+1 == len(rows) || rows[hint+1].addr > addr {
+			i = hint
 		}
 	}
-	if lo == 0 || rows[lo-1].endSeq {
-		return row{}, false
+	if i < 0 {
+		lo, hi := 0, len(rows)
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if rows[m].addr <= addr {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		i = lo - 1
 	}
-	return rows[lo-1], true
+	if i < 0 || rows[i].endSeq {
+		return row{}, i, false
+	}
+	return rows[i], i, true
 }
 
 func (lt *lineTable) name(i int32) string {

@@ -1,6 +1,12 @@
 package debuginfo
 
-import "slices"
+import (
+	"runtime"
+	"slices"
+)
+
+// maxParseWorkers bounds the goroutines Boundaries parses units with.
+const maxParseWorkers = 4
 
 // Boundaries returns, sorted and without repeats, every address at which
 // Lookup's answer may change: the addresses of the line-table rows and the
@@ -10,27 +16,170 @@ import "slices"
 // persisted index is built that way). Below the first boundary Lookup
 // finds nothing; from the last one up it answers as at the last one.
 //
-// It parses every compile unit, one at a time through the unit cache, so
-// its cost is that of reading all of the DWARF once.
+// It parses every compile unit through the unit cache, so its cost is that
+// of reading all of the DWARF once; up to GOMAXPROCS (at most 4) units are
+// parsed at a time, the answers and warnings being those of a parse in
+// order.
 func (ix *Index) Boundaries() []uint64 {
-	var out []uint64
-	for u := range ix.units {
-		ui := ix.unit(u)
-		if ui == nil {
-			continue
+	return ix.boundaries(min(runtime.GOMAXPROCS(0), maxParseWorkers))
+}
+
+// boundaries is Boundaries with units parsed by that many workers.
+func (ix *Index) boundaries(workers int) []uint64 {
+	unitBounds := make([][]uint64, len(ix.units)) // the bounds of each unit's ranges
+	for _, s := range ix.byAddr {
+		unitBounds[s.node] = append(unitBounds[s.node], s.lo, s.hi)
+	}
+	var out, unit []uint64
+	ix.eachUnit(workers, func(u int, ui *unitIndex) {
+		// The function ranges and unit ranges, sorted, merged with the
+		// rows, which come sorted unless their sequences overlap.
+		unit = append(unit[:0], unitBounds[u]...)
+		for _, s := range ui.segs {
+			unit = append(unit, s.lo, s.hi)
 		}
+		var rows []row
 		if ui.lines != nil {
-			for _, r := range ui.lines.rows {
-				out = append(out, r.addr)
+			rows = ui.lines.rows
+			if !ui.lines.sorted {
+				for _, r := range rows {
+					unit = append(unit, r.addr)
+				}
+				rows = nil
 			}
 		}
-		for _, s := range ui.segs {
-			out = append(out, s.lo, s.hi)
+		slices.Sort(unit)
+		unit = slices.Compact(unit)
+		for len(rows) > 0 || len(unit) > 0 {
+			var a uint64
+			if len(unit) == 0 || len(rows) > 0 && rows[0].addr <= unit[0] {
+				a, rows = rows[0].addr, rows[1:]
+			} else {
+				a, unit = unit[0], unit[1:]
+			}
+			if n := len(out); n == 0 || out[n-1] != a {
+				out = append(out, a)
+			}
 		}
+	})
+	// Each unit's addresses are sorted, and units mostly follow each
+	// other in address order: then so are all of them, and sorting them
+	// again (a million on cmd/go) is not needed.
+	if !slices.IsSorted(out) {
+		slices.Sort(out)
 	}
-	for _, s := range ix.byAddr {
-		out = append(out, s.lo, s.hi)
-	}
-	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// Leaf names the chain of functions Lookup finds at an address: its
+// innermost function, as a node of its compile unit. Lookups with the same
+// Leaf give the same frames but for the innermost frame's position (the
+// line table's), so a caller that looks up many addresses (a persisted
+// index is built from every boundary) can handle each chain once. The zero
+// Leaf is no function: the address has a line but no function. A Leaf is
+// meaningful only to the Index that returned it.
+type Leaf struct {
+	unit int32
+	node int32 // the node's index plus one; 0 for none
+}
+
+// Numbers returns the leaf's compile unit, numbered from 0, and its
+// function within the unit, numbered from 1 (0 for the zero Leaf): dense
+// numbers, for callers that keep what they learn of each function in
+// arrays rather than maps.
+func (l Leaf) Numbers() (unit, function int) { return int(l.unit), int(l.node) }
+
+// LookupLeaf answers as Lookup does without making the frames: the Leaf
+// of the chain at addr and the innermost frame's position. ok is false
+// where Lookup's error is ErrNotFound. Link gives the frames.
+func (ix *Index) LookupLeaf(addr uint64) (leaf Leaf, file string, line, column int, ok bool) {
+	return ix.NewCursor().LookupLeaf(addr)
+}
+
+// A Cursor answers as Index.LookupLeaf does, faster for increasing
+// addresses (a persisted index's writer visits every boundary in order):
+// it keeps the compile unit and line-table row of the address before. A
+// Cursor is not safe for concurrent use; its Index stays so.
+type Cursor struct {
+	ix  *Index
+	seg int        // the index in ix.byAddr of the last address's unit range, -1 for none
+	ui  *unitIndex // that unit, parsed
+	row int        // the last row index its line table gave, -1 for none
+}
+
+// NewCursor returns a Cursor over the Index.
+func (ix *Index) NewCursor() *Cursor { return &Cursor{ix: ix, seg: -1, row: -1} }
+
+// LookupLeaf is Index.LookupLeaf.
+func (c *Cursor) LookupLeaf(addr uint64) (leaf Leaf, file string, line, column int, ok bool) {
+	ix := c.ix
+	if c.seg < 0 || addr < ix.byAddr[c.seg].lo || addr >= ix.byAddr[c.seg].hi {
+		// The unit ranges are disjoint and sorted: the range holding the
+		// last address, when it holds this one, is the one a search finds.
+		i := findSegIndex(ix.byAddr, addr)
+		if i < 0 {
+			return Leaf{}, "", 0, 0, false
+		}
+		if c.seg < 0 || ix.byAddr[i].node != ix.byAddr[c.seg].node {
+			// A parsed unit is immutable: kept here, it stays valid even
+			// when the Index's cache drops it.
+			c.ui, c.row = ix.unit(int(ix.byAddr[i].node)), -1
+		}
+		c.seg = i
+	}
+	u, ui := ix.byAddr[c.seg].node, c.ui
+	n, _ := ui.leaf(addr)
+	r, ri, haveRow := ui.lines.rowFrom(c.row, addr)
+	c.row = ri
+	if n < 0 && !haveRow {
+		return Leaf{}, "", 0, 0, false
+	}
+	if n >= 0 {
+		leaf = Leaf{unit: u, node: n + 1}
+	}
+	if haveRow {
+		file, line, column = ui.lines.name(r.file), int(r.line), int(r.col)
+	}
+	return leaf, file, line, column, true
+}
+
+// Link is one function of a chain: its frame as Lookup gives it, but for
+// the position, and the chain outside it.
+type Link struct {
+	// Frame is the function's frame. Its File, Line and Column say where
+	// it was called from (the position of the frame outside it; empty for
+	// the outermost function): its own position is the frame inside's
+	// call site, or the line table's for the innermost.
+	Frame
+	// Outer is the chain outside the function, the zero Leaf when the
+	// function is the outermost.
+	Outer Leaf
+}
+
+// Link returns the innermost function of leaf's chain; ok is false for
+// the zero Leaf. Following Outer up to the zero Leaf gives Lookup's frames
+// in order, so that a caller meeting many chains (a persisted index's
+// writer) handles each function once. With demangle false, a function
+// that Lookup names by demangling its linkage name (C++, Rust, Swift) gets
+// an empty Function: Demangle(LinkageName) is its name, for a caller that
+// demangles each name once however many functions share it.
+func (ix *Index) Link(leaf Leaf, demangle bool) (l Link, ok bool) {
+	if leaf.node <= 0 || leaf.unit < 0 || int(leaf.unit) >= len(ix.units) {
+		return Link{}, false
+	}
+	ui := ix.unit(int(leaf.unit))
+	if int(leaf.node) > len(ui.nodes) {
+		return Link{}, false
+	}
+	n := leaf.node - 1
+	nd := &ui.nodes[n]
+	l.Frame = Frame{LinkageName: nd.linkage, Lang: nd.lang, Inlined: nd.inlined}
+	if demangle || !nd.mangled {
+		l.Function = ui.display(n)
+	}
+	if nd.parent >= 0 {
+		l.File, l.Line, l.Column = nd.callFile, int(nd.callLine), int(nd.callCol)
+		l.Outer = Leaf{unit: leaf.unit, node: nd.parent + 1}
+	}
+	return l, true
 }

@@ -118,6 +118,17 @@ func indexAndLookup(t *testing.T, secs map[string][]byte, addrs ...uint64) (*Ind
 // line program. It is decoded once, not once per unit.
 func TestHostileSharedLineProgram(t *testing.T) {
 	const rows, units, lo = 40000, 1000, 0x10000
+	secs := sharedLineProgram(rows, units, lo)
+	_, got := indexAndLookup(t, secs, lo, lo+1234)
+	want := [][]Frame{{{File: "u.c", Line: 1}}, {{File: "u.c", Line: 1235}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("lookups differ (-want +got):\n%s", diff)
+	}
+}
+
+// sharedLineProgram returns the sections of units compile units without
+// functions naming one line program of rows+1 rows from lo, one a byte.
+func sharedLineProgram(rows, units int, lo uint64) map[string][]byte {
 	prog := []byte{0, 9, 2} // DW_LNE_set_address
 	prog = binary.LittleEndian.AppendUint64(prog, lo)
 	prog = append(prog, 1) // DW_LNS_copy: a row at lo, line 1
@@ -141,12 +152,7 @@ func TestHostileSharedLineProgram(t *testing.T) {
 	for range units {
 		info = append(info, unit4(0, []byte{1, 'u', '.', 'c', 0, 0, 0, 0, 0, 0})...) // stmt_list 0, no children
 	}
-	secs := map[string][]byte{"debug_info": info, "debug_abbrev": hostileAbbrev, "debug_line": line}
-	_, got := indexAndLookup(t, secs, lo, lo+1234)
-	want := [][]Frame{{{File: "u.c", Line: 1}}, {{File: "u.c", Line: 1235}}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("lookups differ (-want +got):\n%s", diff)
-	}
+	return map[string][]byte{"debug_info": info, "debug_abbrev": hostileAbbrev, "debug_line": line}
 }
 
 // TestHostileSharedRangeList: 8000 functions name one range list of 2500

@@ -1,5 +1,11 @@
 package symindex
 
+import (
+	"io"
+
+	"github.com/stackimage/stackimage/debuginfo"
+)
+
 // StoredDemangled returns the demangled form of the linkage name the file
 // stores, and whether it stores one: Demangle's answer without its
 // fallback to demangling.
@@ -14,4 +20,56 @@ func (ix *Index) StoredDemangled(linkage string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// WriteReference writes the file as Write does, with the source answers
+// made the plain way: every boundary looked up with debuginfo's
+// AppendLookup and its frames interned by value. Write must give the same
+// bytes; it interns each chain once, by its debuginfo.Leaf.
+func WriteReference(w io.Writer, in Input) error {
+	b := newBuilder()
+	return b.write(w, in, b.referenceLines)
+}
+
+func (b *builder) referenceLines(debug []*debuginfo.Index) *lineWriter {
+	w := &lineWriter{}
+	var frames []debuginfo.Frame
+	for _, addr := range boundaries(debug) {
+		r := lineRange{addr: addr}
+		for _, ix := range debug {
+			var err error
+			if frames, err = ix.AppendLookup(frames[:0], addr); err != nil {
+				continue
+			}
+			r.ok = true
+			r.leaf = b.chain(frames)
+			r.file = b.file(frames[0].File)
+			r.line, r.col = clampU32(frames[0].Line), clampU32(frames[0].Column)
+			break
+		}
+		w.add(r)
+	}
+	w.flush()
+	return w
+}
+
+// chain adds the nodes of frames (innermost first; the innermost frame's
+// position is not a node's) and returns the innermost node plus one, or 0
+// when the frames name no function (a line without a function).
+func (b *builder) chain(frames []debuginfo.Frame) uint32 {
+	if len(frames) == 0 || len(frames) == 1 && frames[0].Function == "" && frames[0].LinkageName == "" && frames[0].Lang == "" && !frames[0].Inlined {
+		return 0
+	}
+	parent := int32(-1)
+	for k := len(frames) - 1; k >= 0; k-- {
+		f := frames[k]
+		key := nodeKey{parent: parent, function: f.Function, linkage: f.LinkageName, lang: f.Lang, inlined: f.Inlined}
+		if k < len(frames)-1 {
+			// The frame outside this one stands at this one's call site.
+			out := frames[k+1]
+			key.callFile, key.callLine, key.callCol = out.File, out.Line, out.Column
+		}
+		parent = b.node(key)
+	}
+	return uint32(parent) + 1
 }

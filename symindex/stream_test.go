@@ -46,7 +46,8 @@ func TestLineStream(t *testing.T) {
 }
 
 // TestWideGap checks that a gap wider than the stream's address step is
-// bridged by repeating the answer before it.
+// bridged by repeating the answer before it, by appendRange and by the
+// line writer.
 func TestWideGap(t *testing.T) {
 	first := lineRange{addr: 0x10, ok: true, line: 5}
 	r := lineRange{addr: 0x10 + 2*maxAddrDelta + 1, ok: true, line: 6}
@@ -57,6 +58,15 @@ func TestWideGap(t *testing.T) {
 		r}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(lineRange{})); diff != "" {
 		t.Errorf("appendRange (-want +got):\n%s", diff)
+	}
+	// The writer bridges it too, and steps a narrow gap at once.
+	narrow := lineRange{addr: r.addr + maxAddrDelta, ok: true, line: 7}
+	w := &lineWriter{}
+	for _, x := range []lineRange{first, r, narrow} {
+		w.add(x)
+	}
+	if diff := cmp.Diff(append(want, narrow), w.pending, cmp.AllowUnexported(lineRange{})); diff != "" {
+		t.Errorf("lineWriter.add (-want +got):\n%s", diff)
 	}
 }
 

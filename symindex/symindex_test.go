@@ -108,7 +108,8 @@ func TestFixtures(t *testing.T) {
 			}
 			for u, images := range openImages(t, paths...) {
 				e, _ := symstore.NewEntry(images...)
-				ix, _ := roundTrip(t, e)
+				ix, data := roundTrip(t, e)
+				checkReference(t, e, data)
 				if ix.UUID() != u {
 					t.Errorf("UUID() = %s, want %s", ix.UUID(), u)
 				}
@@ -170,6 +171,7 @@ func TestCorpusDSYMs(t *testing.T) {
 			for _, images := range openImages(t, file) {
 				e, _ := symstore.NewEntry(images...)
 				ix, data := roundTrip(t, e)
+				checkReference(t, e, data)
 				var addrs []uint64
 				for _, d := range e.Debug() {
 					for _, a := range d.Boundaries() {
@@ -341,6 +343,7 @@ func TestGoDarwin(t *testing.T) {
 	for _, images := range openImages(t, bin) {
 		e, _ := symstore.NewEntry(images...)
 		ix, data := roundTrip(t, e)
+		checkReference(t, e, data)
 		var addrs []uint64
 		for _, d := range e.Debug() {
 			for _, a := range d.Boundaries() {

@@ -10,8 +10,10 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/symtab"
@@ -55,14 +57,23 @@ func Write(w io.Writer, in Input) error {
 	if len(in.Symbols) > maxTables {
 		return fmt.Errorf("symindex: %d symbol tables, at most %d fit a file", len(in.Symbols), maxTables)
 	}
-	b := &builder{strs: map[string]uint32{}, nodeIDs: map[nodeKey]int32{}, fileIDs: map[string]uint32{}, langIDs: map[debuginfo.Lang]uint8{},
+	b := newBuilder()
+	return b.write(w, in, b.lines)
+}
+
+func newBuilder() *builder {
+	return &builder{strs: map[string]uint32{}, nodeIDs: map[nodeRef]int32{}, fileIDs: map[string]uint32{}, langIDs: map[debuginfo.Lang]uint8{},
 		demangled: map[uint32]string{}}
+}
+
+// write writes the file with the source answers made by lines.
+func (b *builder) write(w io.Writer, in Input, lines func([]*debuginfo.Index) *lineWriter) error {
 	nameRef := b.str(in.Name)
 	segRefs := make([]uint32, len(in.Segments))
 	for i, s := range in.Segments {
 		segRefs[i] = b.str(s.Name)
 	}
-	lw := b.lines(in.Debug)
+	lw := lines(in.Debug)
 	// Every string is known: sort them and give each its final id.
 	blob, strIndex := b.finishStrings()
 	if uint64(len(blob)) >= math.MaxUint32 {
@@ -311,7 +322,7 @@ type builder struct {
 	final   []uint32 // by reference: the sorted id
 
 	nodes   []node
-	nodeIDs map[nodeKey]int32
+	nodeIDs map[nodeRef]int32
 	files   []uint32 // string refs
 	fileIDs map[string]uint32
 	langs   []uint32 // string refs
@@ -320,10 +331,19 @@ type builder struct {
 	// debuginfo gave its function by demangling it.
 	demangled map[uint32]string
 
-	// The last chain looked up and its leaf: neighbouring boundaries
-	// mostly share their inlined calls.
-	lastFrames []debuginfo.Frame
-	lastLeaf   uint32
+	// The node of each function met by its debuginfo.Leaf (see link), and
+	// the last chain met.
+	leafIDs       leafIDs
+	lastLeafKey   leafKey
+	lastLeaf      uint32
+	lastLeafKnown bool
+	// dem demangles linkage names on other goroutines while lines runs;
+	// nil when there is one processor (node demangles them then).
+	dem *demangler
+	// The last file met and its table index plus one: neighbouring
+	// boundaries mostly share a file.
+	lastFile   string
+	lastFileID uint32
 }
 
 // node is one node of the inline tree before it is encoded.
@@ -506,12 +526,16 @@ func (b *builder) file(path string) uint32 {
 	if path == "" {
 		return 0
 	}
-	if id, ok := b.fileIDs[path]; ok {
-		return id
+	if path == b.lastFile && b.lastFileID != 0 {
+		return b.lastFileID
 	}
-	b.files = append(b.files, b.str(path))
-	id := uint32(len(b.files))
-	b.fileIDs[path] = id
+	id, ok := b.fileIDs[path]
+	if !ok {
+		b.files = append(b.files, b.str(path))
+		id = uint32(len(b.files))
+		b.fileIDs[path] = id
+	}
+	b.lastFile, b.lastFileID = path, id
 	return id
 }
 
@@ -527,39 +551,71 @@ type nodeKey struct {
 	callLine, callCol int
 }
 
+// nodeRef is a nodeKey with its strings replaced by their references, a
+// small key to hash: the function's name is none when it is made by
+// demangling the linkage name (the linkage name says it all).
+type nodeRef struct {
+	parent            int32
+	function, linkage uint32 // string refs, noString for none
+	lang              debuginfo.Lang
+	inlined           bool
+	callFile          uint32 // file table index plus one, 0 for none
+	callLine, callCol int
+}
+
 // node returns the node for k, adding it once.
 func (b *builder) node(k nodeKey) int32 {
-	if id, ok := b.nodeIDs[k]; ok {
+	// Every string of an existing node is known already: taking the
+	// references adds nothing then, and for a new node adds what it
+	// would add anyway (the file table in the same order).
+	demangled := k.linkage != "" && demangledFrom(k.linkage, k.lang)
+	r := nodeRef{parent: k.parent, function: noString, linkage: noString, lang: k.lang, inlined: k.inlined,
+		callFile: b.file(k.callFile), callLine: k.callLine, callCol: k.callCol}
+	if k.linkage != "" {
+		r.linkage = b.str(k.linkage)
+	}
+	if !demangled && k.function != "" {
+		r.function = b.str(k.function)
+	}
+	if id, ok := b.nodeIDs[r]; ok {
 		return id
 	}
 	id := int32(len(b.nodes))
-	n := node{parent: k.parent, function: noString, linkage: noString}
+	n := node{parent: k.parent, function: r.function, linkage: r.linkage}
 	if k.inlined {
 		n.flags |= nodeInlined
 	}
 	if k.linkage != "" {
 		n.flags |= nodeLinkage
-		n.linkage = b.str(k.linkage)
 	}
 	switch {
-	case k.linkage != "" && demangledFrom(k.linkage, k.lang):
+	case demangled:
 		// debuginfo names such a function by demangling its linkage
 		// name: the name is stored once per linkage name, with the
 		// demangled names (compressed, they cost a tenth of their
 		// bytes), so that readers need not demangle it again.
 		n.flags |= nodeDemangled
-		b.demangled[n.linkage] = k.function
+		if _, ok := b.demangled[n.linkage]; !ok {
+			switch {
+			case k.function != "":
+				b.demangled[n.linkage] = k.function
+			case b.dem != nil:
+				b.demangled[n.linkage] = "" // until lines collects the name
+				b.dem.todo <- demangleJob{ref: n.linkage, linkage: k.linkage}
+			default:
+				b.demangled[n.linkage], _ = debuginfo.Demangle(k.linkage)
+			}
+		}
 	case k.function != "":
 		n.flags |= nodeFunction
-		n.function = b.str(k.function)
 	}
 	if k.callFile != "" || k.callLine != 0 || k.callCol != 0 {
 		n.flags |= nodeCall
-		n.callFile, n.callLine, n.callCol = b.file(k.callFile), clampU32(k.callLine), clampU32(k.callCol)
+		n.callFile, n.callLine, n.callCol = r.callFile, clampU32(k.callLine), clampU32(k.callCol)
 	}
 	n.flags |= uint64(b.lang(k.lang)) << nodeLangShift
 	b.nodes = append(b.nodes, n)
-	b.nodeIDs[k] = id
+	b.nodeIDs[r] = id
 	return id
 }
 
@@ -626,8 +682,55 @@ type lineRange struct {
 
 // lines looks every boundary of the DWARF indexes up and encodes the
 // ranges, leaves as node indexes plus one until relink. Consecutive
-// ranges with the same answer are merged.
+// ranges with the same answer are merged. Each chain of functions is
+// interned once, by its debuginfo.Leaf, however many boundaries fall in
+// it (on cmd/go, 541,938 boundaries, 47,066 chains).
 func (b *builder) lines(debug []*debuginfo.Index) *lineWriter {
+	w := &lineWriter{}
+	bounds := boundaries(debug)
+	// The node map gets about one entry per function: sized once, not grown.
+	functions := 0
+	for _, ix := range debug {
+		functions += ix.Stats().Functions
+	}
+	b.nodeIDs = make(map[nodeRef]int32, functions)
+	if procs := runtime.GOMAXPROCS(0); procs > 1 {
+		b.dem = newDemangler(procs)
+		defer func() {
+			for _, names := range b.dem.wait() {
+				for _, j := range names {
+					b.demangled[j.ref] = j.name
+				}
+			}
+			b.dem = nil
+		}()
+	}
+	cursors := make([]*debuginfo.Cursor, len(debug))
+	for i, ix := range debug {
+		cursors[i] = ix.NewCursor()
+	}
+	for _, addr := range bounds {
+		r := lineRange{addr: addr}
+		for di, ix := range debug {
+			leaf, file, line, col, ok := cursors[di].LookupLeaf(addr)
+			if !ok {
+				continue
+			}
+			r.ok = true
+			r.leaf = b.leaf(di, ix, leaf)
+			r.file = b.file(file)
+			r.line, r.col = clampU32(line), clampU32(col)
+			break
+		}
+		w.add(r)
+	}
+	w.flush()
+	return w
+}
+
+// boundaries returns the boundaries of every DWARF index, sorted and
+// without repeats.
+func boundaries(debug []*debuginfo.Index) []uint64 {
 	var bounds []uint64
 	for i, ix := range debug {
 		if i == 0 {
@@ -636,26 +739,115 @@ func (b *builder) lines(debug []*debuginfo.Index) *lineWriter {
 		}
 		bounds = append(bounds, ix.Boundaries()...)
 	}
-	bounds = sortUnique(bounds)
-	w := &lineWriter{}
-	var frames []debuginfo.Frame // reused: one lookup per boundary
-	for _, addr := range bounds {
-		r := lineRange{addr: addr}
-		for _, ix := range debug {
-			var err error
-			if frames, err = ix.AppendLookup(frames[:0], addr); err != nil {
-				continue
-			}
-			r.ok = true
-			r.leaf = b.chain(frames)
-			r.file = b.file(frames[0].File)
-			r.line, r.col = clampU32(frames[0].Line), clampU32(frames[0].Column)
-			break
-		}
-		w.add(r)
+	return sortUnique(bounds)
+}
+
+// leafKey is a chain of functions of one of the DWARF indexes.
+type leafKey struct {
+	debug int
+	leaf  debuginfo.Leaf
+}
+
+// leafIDs holds the node plus one of each function met, by DWARF index,
+// compile unit and function number (debuginfo.Leaf.Numbers): an array
+// lookup, in the order the boundaries meet them, where a map of a
+// hundred thousand functions missed the processor's caches.
+type leafIDs [][][]uint32
+
+func (t *leafIDs) slot(k leafKey) *uint32 {
+	unit, fn := k.leaf.Numbers()
+	for len(*t) <= k.debug {
+		*t = append(*t, nil)
 	}
-	w.flush()
-	return w
+	units := &(*t)[k.debug]
+	if len(*units) <= unit {
+		*units = slices.Grow(*units, unit+1-len(*units))[:unit+1]
+	}
+	fns := &(*units)[unit]
+	if len(*fns) <= fn {
+		*fns = slices.Grow(*fns, fn+1-len(*fns))[:fn+1]
+	}
+	return &(*fns)[fn]
+}
+
+// leaf returns the innermost node plus one of the chain leaf names in
+// debug index ix (the di-th), adding its nodes the first time; 0 for the
+// zero Leaf (a line without a function).
+func (b *builder) leaf(di int, ix *debuginfo.Index, leaf debuginfo.Leaf) uint32 {
+	k := leafKey{debug: di, leaf: leaf}
+	if b.lastLeafKnown && k == b.lastLeafKey {
+		return b.lastLeaf // neighbouring boundaries mostly share a chain
+	}
+	id := b.link(k, ix)
+	b.lastLeafKey, b.lastLeaf, b.lastLeafKnown = k, id, true
+	return id
+}
+
+// link returns the node plus one of the innermost function of chain k,
+// adding it (after the chain outside it) the first time. Each function
+// of the DWARF is thus interned once, its chain outside it by its id.
+func (b *builder) link(k leafKey, ix *debuginfo.Index) uint32 {
+	slot := b.leafIDs.slot(k)
+	if *slot != 0 {
+		return *slot
+	}
+	l, ok := ix.Link(k.leaf, false)
+	if !ok {
+		return 0 // the zero Leaf: a line without a function
+	}
+	parent := int32(-1)
+	if l.Outer != (debuginfo.Leaf{}) {
+		// Chains are at most 256 functions deep (debuginfo's bound).
+		parent = int32(b.link(leafKey{debug: k.debug, leaf: l.Outer}, ix)) - 1
+	}
+	// A function named by demangling its linkage name has no Function
+	// here: node demangles each linkage name once.
+	key := nodeKey{parent: parent, function: l.Function, linkage: l.LinkageName, lang: l.Lang, inlined: l.Inlined}
+	if parent >= 0 {
+		key.callFile, key.callLine, key.callCol = l.File, l.Line, l.Column
+	}
+	id := uint32(b.node(key)) + 1
+	*b.leafIDs.slot(k) = id // slot's array may have grown since
+	return id
+}
+
+// demangler demangles linkage names on other goroutines while the writer
+// goes on: their names are needed only when the file is written (the
+// nodes know their functions by linkage name). On the big generated dSYM
+// demangling its 82,488 names is a fifth of the build.
+type demangler struct {
+	todo    chan demangleJob
+	wg      sync.WaitGroup
+	results [][]demangleJob // per worker
+}
+
+// demangleJob is a linkage name (its string ref) to demangle, and then
+// its name.
+type demangleJob struct {
+	ref           uint32
+	linkage, name string
+}
+
+func newDemangler(workers int) *demangler {
+	d := &demangler{todo: make(chan demangleJob, 1024), results: make([][]demangleJob, workers)}
+	for w := range workers {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			for j := range d.todo {
+				j.name, _ = debuginfo.Demangle(j.linkage)
+				d.results[w] = append(d.results[w], j)
+			}
+		}()
+	}
+	return d
+}
+
+// wait returns every name, once all are demangled.
+func (d *demangler) wait() [][]demangleJob {
+	close(d.todo)
+	d.wg.Wait()
+	return d.results
 }
 
 // lineWriter encodes ranges a block at a time as they come, so that the
@@ -679,6 +871,11 @@ func (w *lineWriter) add(r lineRange) {
 		return
 	}
 	if sameAnswer(w.last, r) {
+		return
+	}
+	if r.addr-w.last.addr <= maxAddrDelta {
+		w.push(r) // no gap to bridge: the common case
+		w.last = r
 		return
 	}
 	w.scratch = appendRange(append(w.scratch[:0], w.last), r)
@@ -792,50 +989,6 @@ func encodeRange(out []byte, prev, r lineRange, shift int) []byte {
 func sameAnswer(a, b lineRange) bool {
 	a.addr = b.addr
 	return a == b
-}
-
-// chain adds the nodes of frames (innermost first) and returns the
-// innermost node plus one, or 0 when the frames name no function (a line
-// without a function).
-func (b *builder) chain(frames []debuginfo.Frame) uint32 {
-	if len(frames) == 1 && frames[0].Function == "" && frames[0].LinkageName == "" && frames[0].Lang == "" && !frames[0].Inlined {
-		return 0
-	}
-	if sameChain(frames, b.lastFrames) {
-		return b.lastLeaf
-	}
-	parent := int32(-1)
-	for k := len(frames) - 1; k >= 0; k-- {
-		f := frames[k]
-		key := nodeKey{parent: parent, function: f.Function, linkage: f.LinkageName, lang: f.Lang, inlined: f.Inlined}
-		if k < len(frames)-1 {
-			// The frame outside this one stands at this one's call site.
-			out := frames[k+1]
-			key.callFile, key.callLine, key.callCol = out.File, out.Line, out.Column
-		}
-		parent = b.node(key)
-	}
-	b.lastFrames, b.lastLeaf = append(b.lastFrames[:0], frames...), uint32(parent)+1
-	return b.lastLeaf
-}
-
-// sameChain reports whether a and c make the same nodes: the same
-// functions, and the same positions in every frame but the innermost
-// (whose position is the range's, not a node's).
-func sameChain(a, c []debuginfo.Frame) bool {
-	if len(a) != len(c) || len(a) == 0 {
-		return false
-	}
-	for k := range a {
-		x, y := &a[k], &c[k]
-		if x.Function != y.Function || x.LinkageName != y.LinkageName || x.Lang != y.Lang || x.Inlined != y.Inlined {
-			return false
-		}
-		if k > 0 && (x.File != y.File || x.Line != y.Line || x.Column != y.Column) {
-			return false
-		}
-	}
-	return true
 }
 
 // sortUnique sorts a and drops repeats.
