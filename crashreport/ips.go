@@ -41,6 +41,9 @@ type ipsThread struct {
 	ThreadState map[string]json.RawMessage
 	// fastFrames are the frames, converted, when readFast read the report.
 	fastFrames []Frame
+	// stackFrames are where the frames are in Stacks.frames when
+	// ReadIPSStacks read the report, [start, end).
+	stackFrames struct{ start, end int }
 }
 
 type ipsFrame struct {
@@ -83,6 +86,9 @@ type ipsBody struct {
 	// fast says readFast read the report: the threads' frames are then
 	// already converted (ipsThread.fastFrames).
 	fast bool
+	// stacks, when set, receives the threads' frames in place of
+	// ipsThread.fastFrames (ReadIPSStacks).
+	stacks *Stacks
 }
 
 // ParseIPS parses an Apple .ips crash report: a one-line JSON metadata
@@ -97,27 +103,11 @@ func parseIPS(data []byte, fast bool) (*Report, error) {
 	if err := checkSize(FormatIPS, data); err != nil {
 		return nil, err
 	}
-	start := len(data) - len(bytes.TrimLeft(data, "\ufeff \t\r\n"))
-	data = data[start:]
-	header, body := data, []byte(nil)
-	if nl := bytes.IndexByte(data, '\n'); nl >= 0 {
-		header, body = data[:nl], data[nl+1:]
-	}
-	var meta ipsMeta
-	if err := json.Unmarshal(header, &meta); err != nil {
-		return nil, &Error{Format: FormatIPS, Field: "metadata", Line: 1, Msg: fmt.Sprintf("first line is not a JSON object: %s", typeErrorMsg(err))}
+	r, body, bodyOffset, err := ipsMetadata(data)
+	if err != nil {
+		return nil, err
 	}
 	p := &problems{format: FormatIPS}
-	r := &Report{Format: FormatIPS, CrashedThread: -1, BugType: string(meta.BugType)}
-	r.Process = firstNonEmpty(meta.AppName, meta.Name)
-	r.OS = meta.OSVersion
-	r.IncidentID = meta.IncidentID
-	r.Time = meta.Timestamp
-	r.Identifier = meta.BundleID
-	r.Version = versionString(meta.AppVersion, meta.BuildVersion)
-
-	bodyStart := len(body) - len(bytes.TrimLeft(body, " \t\r\n"))
-	body = body[bodyStart:]
 	switch {
 	case len(body) == 0:
 		p.fail("", 0, "no report after the metadata line (report truncated?)")
@@ -138,11 +128,37 @@ func parseIPS(data []byte, fast bool) (*Report, error) {
 	var b ipsBody
 	if !fast || !b.readFast(body) {
 		b = ipsBody{}
-		s := newJSONStream(body, int64(start+len(header)+1+bodyStart), p)
+		s := newJSONStream(body, bodyOffset, p)
 		_ = s.object("", func(key string) error { return b.field(s, key) })
 	}
 	b.build(r, p)
 	return p.finish(r)
+}
+
+// ipsMetadata reads the metadata line that starts an .ips report into a
+// new Report, and returns the payload after it with its offset in data,
+// leading white space removed.
+func ipsMetadata(data []byte) (r *Report, body []byte, bodyOffset int64, err error) {
+	start := len(data) - len(bytes.TrimLeft(data, "\ufeff \t\r\n"))
+	data = data[start:]
+	header := data
+	if nl := bytes.IndexByte(data, '\n'); nl >= 0 {
+		header, body = data[:nl], data[nl+1:]
+	}
+	var meta ipsMeta
+	if err := json.Unmarshal(header, &meta); err != nil {
+		return nil, nil, 0, &Error{Format: FormatIPS, Field: "metadata", Line: 1, Msg: fmt.Sprintf("first line is not a JSON object: %s", typeErrorMsg(err))}
+	}
+	r = &Report{Format: FormatIPS, CrashedThread: -1, BugType: string(meta.BugType)}
+	r.Process = firstNonEmpty(meta.AppName, meta.Name)
+	r.OS = meta.OSVersion
+	r.IncidentID = meta.IncidentID
+	r.Time = meta.Timestamp
+	r.Identifier = meta.BundleID
+	r.Version = versionString(meta.AppVersion, meta.BuildVersion)
+
+	bodyStart := len(body) - len(bytes.TrimLeft(body, " \t\r\n"))
+	return r, body[bodyStart:], int64(start + len(header) + 1 + bodyStart), nil
 }
 
 // field reads the value of one top-level key of the payload.

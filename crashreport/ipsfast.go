@@ -48,6 +48,13 @@ func (b *ipsBody) readFast(body []byte) bool {
 			}
 		}
 	}
+	if b.stacks != nil {
+		for _, k := range b.stacks.imageIndex {
+			if int(k) >= len(b.images) {
+				return false
+			}
+		}
+	}
 	b.fast = true
 	return true
 }
@@ -155,6 +162,12 @@ func (b *ipsBody) fastThreads(s *ipsScanner) bool {
 			case "threadState":
 				ok = s.Decode(&t.ThreadState)
 			case "frames":
+				if b.stacks != nil {
+					t.stackFrames.start = len(b.stacks.frames)
+					ok = s.stackFrames(b.stacks)
+					t.stackFrames.end = len(b.stacks.frames)
+					break
+				}
 				// Frames are read into the slice the report keeps, made
 				// as long as the last thread's: threads of one report
 				// tend to be alike, and copying frames, which hold
@@ -207,6 +220,26 @@ func (s *ipsScanner) frames(out []Frame) ([]Frame, bool) {
 		if !s.frame(&out[len(out)-1]) {
 			return out, false
 		}
+	}
+}
+
+// stackFrames reads an array of frame objects into st.frames, each
+// frame's image in st.imageIndex.
+func (s *ipsScanner) stackFrames(st *Stacks) bool {
+	if !s.Eat('[') {
+		return false
+	}
+	for first, n := true, 0; ; first, n = false, n+1 {
+		if done, ok := s.nextElement(first, n, MaxFrames); !ok || done {
+			return ok
+		}
+		f := Frame{ImageIndex: -1}
+		if !s.frame(&f) {
+			return false
+		}
+		// The offset becomes an address once the images are known.
+		st.frames = append(st.frames, StackFrame{Address: f.ImageOffset, Symbol: f.Symbol, Inlined: f.Inlined})
+		st.imageIndex = append(st.imageIndex, int32(f.ImageIndex))
 	}
 }
 
