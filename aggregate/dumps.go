@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/stackimage/stackimage/crashreport"
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/hangreport"
 	"github.com/stackimage/stackimage/report"
@@ -85,6 +87,73 @@ func DumpRecords(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, lab
 		add(t.Name, frames, nil)
 	}
 	return recs, err
+}
+
+// ipsReader makes the records of .ips reports as DumpRecords makes them
+// from the reports' dumps, through crashreport.ReadIPSStacks: without the
+// report, the dump and their copies of every frame, and reusing its
+// buffers from one report to the next. A loader's worker has one.
+type ipsReader struct {
+	stacks  crashreport.Stacks
+	images  []Image
+	records []Record
+	ptrs    []*Record
+	frames  []uint64
+	names   []string
+}
+
+// read returns the records of the .ips report in data, which hold the
+// reader's buffers until the next call; false when ReadIPSStacks does
+// not read the report (crashreport.Parse then says why).
+func (ir *ipsReader) read(data []byte, labels map[string]string) ([]*Record, bool) {
+	st := &ir.stacks
+	if !crashreport.ReadIPSStacks(data, st) {
+		return nil, false
+	}
+	images := ir.images[:0]
+	for _, im := range st.Images {
+		images = append(images, Image{UUID: im.UUID, LoadAddress: Address(im.LoadAddress), Size: Address(im.Size),
+			Name: im.Name, Path: im.Path, Main: st.Path != "" && im.Path == st.Path})
+	}
+	ir.images = images
+	base := Record{Images: images, Device: st.Hardware, OSVersion: osVersion(dump.System{OS: st.OS}), AppVersion: st.Version,
+		Timestamp: parseTime(st.Time), Labels: labels}
+	total := 0
+	for _, t := range st.Threads {
+		total += len(t.Frames)
+	}
+	// The records' frames and names are slices of one buffer each, made
+	// long enough first so that they stay where they are.
+	frames := slices.Grow(ir.frames[:0], total)
+	names := slices.Grow(ir.names[:0], total)
+	recs := ir.records[:0]
+	for _, t := range st.Threads {
+		start, named := len(frames), false
+		for _, f := range t.Frames {
+			if f.Inlined {
+				continue // the reporter's own inlining: the same address again
+			}
+			frames = append(frames, f.Address)
+			names = append(names, f.Symbol)
+			named = named || f.Symbol != ""
+		}
+		if len(frames) == start {
+			continue
+		}
+		rec := base
+		rec.Thread, rec.Frames = t.Name, frames[start:len(frames):len(frames)]
+		if named {
+			rec.names = names[start:len(names):len(names)]
+		}
+		recs = append(recs, rec)
+	}
+	ir.frames, ir.names, ir.records = frames, names, recs
+	ptrs := ir.ptrs[:0]
+	for i := range recs {
+		ptrs = append(ptrs, &recs[i])
+	}
+	ir.ptrs = ptrs
+	return ptrs, true
 }
 
 // HangRecords turns a sample or spindump report's call graphs into

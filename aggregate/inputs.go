@@ -262,23 +262,91 @@ type Loader struct {
 	mu sync.Mutex // serializes the aggregator and the callbacks
 }
 
-// Load reads every input under paths (WalkInputs).
+// loadWorker is what one of Load's workers keeps from one input to the
+// next.
+type loadWorker struct {
+	ips ipsReader
+	// buf holds the last file read whole, for the next one, when nothing
+	// kept it.
+	buf []byte
+	// order, in Load, has the worker count its input (seq) only after
+	// every input found before it.
+	order *inputOrder
+	seq   int
+	// counting says the worker has its turn to count.
+	counting bool
+}
+
+// inputOrder is the order in which Load's workers count their inputs:
+// the order WalkInputs found them. The workers read their inputs at
+// once, and count them one after another, in that order: the counting
+// is serialized in any case (it was under one lock), and counting in a
+// known order makes the aggregate the same whatever the workers and
+// however the machine runs them, down to which stack of a group is its
+// representative when two weigh the same (the first counted).
+type inputOrder struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	next int // the input to count next
+}
+
+// takeTurn waits until every input before w's is counted; w then counts.
+func (w *loadWorker) takeTurn() {
+	if w.order == nil || w.counting {
+		return
+	}
+	o := w.order
+	o.mu.Lock()
+	for o.next != w.seq {
+		o.cond.Wait()
+	}
+	o.mu.Unlock()
+	w.counting = true
+}
+
+// passTurn ends w's turn (taking it first if w did not count).
+func (w *loadWorker) passTurn() {
+	if w.order == nil {
+		return
+	}
+	w.takeTurn()
+	o := w.order
+	o.mu.Lock()
+	o.next++
+	o.mu.Unlock()
+	o.cond.Broadcast()
+	w.counting = false
+}
+
+// Load reads every input under paths (WalkInputs), several at once, and
+// counts them in the order they were found (inputOrder).
 func (l *Loader) Load(ctx context.Context, paths []string) error {
+	type foundInput struct {
+		Input
+		seq int
+	}
 	workers := l.workers()
-	inputs := make(chan Input, workers)
+	inputs := make(chan foundInput, workers)
+	order := &inputOrder{}
+	order.cond.L = &order.mu
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			w := &loadWorker{order: order}
 			for in := range inputs {
-				l.loadOne(ctx, in)
+				w.seq = in.seq
+				l.loadOne(ctx, w, in.Input)
+				w.passTurn()
 			}
 		}()
 	}
+	seq := 0
 	err := WalkInputs(paths, func(in Input) error {
 		select {
-		case inputs <- in:
+		case inputs <- foundInput{in, seq}:
+			seq++
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -301,13 +369,22 @@ func (l *Loader) fail(name string, err error) {
 	l.OnError(name, err)
 }
 
+// add counts records, in w's turn.
+func (l *Loader) add(w *loadWorker, recs []*Record) {
+	w.takeTurn()
+	l.mu.Lock()
+	l.Aggregator.AddBatch(recs)
+	l.mu.Unlock()
+}
+
 // loadOne reads one input.
-func (l *Loader) loadOne(ctx context.Context, in Input) {
+func (l *Loader) loadOne(ctx context.Context, w *loadWorker, in Input) {
 	if ctx.Err() != nil {
 		return
 	}
 	rc, err := in.Open()
 	if err != nil {
+		w.takeTurn()
 		l.fail(in.Name, err)
 		return
 	}
@@ -318,7 +395,9 @@ func (l *Loader) loadOne(ctx context.Context, in Input) {
 	if f, ok := rc.(*os.File); ok && in.Path != "" {
 		file = f
 	}
-	err = l.read(ctx, in.Name, rc, file, in.Size)
+	err = l.read(ctx, w, in.Name, rc, file, in.Size)
+	// The input's errors and progress are told in its turn too.
+	w.takeTurn()
 	if err != nil {
 		l.fail(in.Name, err)
 	}
@@ -334,14 +413,32 @@ func (l *Loader) loadOne(ctx context.Context, in Input) {
 // of a stream go to OnError with their line; the error is for an input
 // that could not be read at all, or only in part.
 func (l *Loader) Read(ctx context.Context, name string, r io.Reader) error {
-	return l.read(ctx, name, r, nil, 0)
+	return l.read(ctx, &loadWorker{}, name, r, nil, 0)
 }
 
 // read is Read; file, when set, is the file of size bytes that r reads
 // from its start. A minidump or core is then opened from it in place,
 // and any other dump read whole from it, with neither a buffer nor a
 // second open.
-func (l *Loader) read(ctx context.Context, name string, r io.Reader, file io.ReaderAt, size int64) error {
+func (l *Loader) read(ctx context.Context, w *loadWorker, name string, r io.Reader, file io.ReaderAt, size int64) error {
+	if file != nil && size > 0 && size <= open.SniffSize {
+		// A file the sniffers see whole (a report, most snapshots) is
+		// read whole at once, into the worker's buffer.
+		if int64(cap(w.buf)) < size {
+			w.buf = make([]byte, size)
+		}
+		data := w.buf[:size]
+		n, err := file.ReadAt(data, 0)
+		if err != nil && err != io.EOF {
+			return err
+		}
+		data = data[:n]
+		if !bytes.HasPrefix(data, gzipMagic) && !IsStream(data[:min(len(data), 512)]) {
+			return l.addBytes(ctx, w, data, true)
+		}
+		w.buf = nil // r reads it
+		r, file = bytes.NewReader(data), nil
+	}
 	if file != nil && size > 0 {
 		head := make([]byte, min(size, 512))
 		n, err := file.ReadAt(head, 0)
@@ -350,7 +447,7 @@ func (l *Loader) read(ctx context.Context, name string, r io.Reader, file io.Rea
 		}
 		if head = head[:n]; !bytes.HasPrefix(head, gzipMagic) && !IsStream(head) {
 			opened, err := open.ReaderAt(file, size)
-			return l.addOpened(ctx, opened, err)
+			return l.addOpened(ctx, w, opened, err)
 		}
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -367,7 +464,7 @@ func (l *Loader) read(ctx context.Context, name string, r io.Reader, file io.Rea
 	sr := src.(*bufio.Reader)
 	head, _ = sr.Peek(512)
 	if IsStream(head) {
-		return l.readStream(ctx, name, sr)
+		return l.readStream(ctx, w, name, sr)
 	}
 	data, err := io.ReadAll(io.LimitReader(sr, MaxInputBytes+1))
 	if err != nil {
@@ -376,22 +473,39 @@ func (l *Loader) read(ctx context.Context, name string, r io.Reader, file io.Rea
 	if len(data) > MaxInputBytes {
 		return fmt.Errorf("larger than %d bytes", int64(MaxInputBytes))
 	}
+	return l.addBytes(ctx, w, data, false)
+}
+
+// addBytes adds the records of an input held whole in data; inBuf says
+// data is w's buffer, which the input's dumps then must not keep. An
+// .ips report the sniffers see whole goes through ipsReader, which gives
+// the records the door's dump would give at a fraction of the cost;
+// anything else, and any report it does not read, through the door.
+func (l *Loader) addBytes(ctx context.Context, w *loadWorker, data []byte, inBuf bool) error {
+	if len(data) <= open.SniffSize {
+		if f, err := open.Sniff(data); err == nil && f.Format == dump.FormatIPS {
+			if recs, ok := w.ips.read(data, l.Labels); ok {
+				l.add(w, recs)
+				return nil
+			}
+		}
+	}
+	if inBuf {
+		w.buf = nil // the dumps may keep slices of it
+	}
 	opened, err := open.Bytes(data)
-	return l.addOpened(ctx, opened, err)
+	return l.addOpened(ctx, w, opened, err)
 }
 
 // addOpened adds the records of an opened input; err is the error that
 // opening it returned.
-func (l *Loader) addOpened(ctx context.Context, opened *open.Input, err error) error {
+func (l *Loader) addOpened(ctx context.Context, w *loadWorker, opened *open.Input, err error) error {
 	if opened == nil {
 		return err
 	}
 	defer opened.Close()
 	if opened.Hang != nil {
-		recs := HangRecords(opened.Hang, l.Labels)
-		l.mu.Lock()
-		l.Aggregator.AddBatch(recs)
-		l.mu.Unlock()
+		l.add(w, HangRecords(opened.Hang, l.Labels))
 		return err
 	}
 	z := l.Symbolizer
@@ -408,9 +522,7 @@ func (l *Loader) addOpened(ctx context.Context, opened *open.Input, err error) e
 		}
 		all = append(all, recs...)
 	}
-	l.mu.Lock()
-	l.Aggregator.AddBatch(all)
-	l.mu.Unlock()
+	l.add(w, all)
 	return err
 }
 
@@ -418,7 +530,7 @@ func (l *Loader) addOpened(ctx context.Context, opened *open.Input, err error) e
 // and counting on as many: each counter has an aggregator of its own,
 // fed every n-th batch, and their counts are added to the loader's
 // aggregator at the end (a stack counted by several is merged then).
-func (l *Loader) readStream(ctx context.Context, name string, r io.Reader) error {
+func (l *Loader) readStream(ctx context.Context, w *loadWorker, name string, r io.Reader) error {
 	rd, err := NewReader(r)
 	if err != nil {
 		return err
@@ -450,6 +562,7 @@ func (l *Loader) readStream(ctx context.Context, name string, r io.Reader) error
 		close(c)
 	}
 	wg.Wait()
+	w.takeTurn()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, c := range counters {
