@@ -243,6 +243,9 @@ func (s *ipsScanner) stackFrames(st *Stacks) bool {
 	}
 }
 
+// keyImageOffset and keyImageIndex are the keys literalKey finds.
+var keyImageOffset, keyImageIndex = []byte("imageOffset"), []byte("imageIndex")
+
 // frame reads one frame object into f, a Frame{ImageIndex: -1}, as
 // json.Unmarshal reads it into an ipsFrame and ipsBody.frames converts
 // that, for a frame with an imageIndex (checked against the images once
@@ -254,12 +257,23 @@ func (s *ipsScanner) frame(f *Frame) bool {
 	var symbolLocation uint64
 	haveIndex, haveLocation := false, false
 	for first := true; ; first = false {
-		key, done, ok := s.nextKey(first)
+		done, ok := s.nextMember(first)
 		if !ok {
 			return false
 		}
 		if done {
 			break
+		}
+		var key []byte
+		switch {
+		case s.literalKey(`"imageOffset":`):
+			key = keyImageOffset
+		case s.literalKey(`"imageIndex":`):
+			key = keyImageIndex
+		default:
+			if key, ok = s.key(); !ok {
+				return false
+			}
 		}
 		switch string(key) {
 		case "imageIndex":
@@ -349,30 +363,59 @@ type ipsScanner struct{ jsonscan.Scanner }
 // without escapes: encoding/json unescapes keys and matches struct
 // fields by Unicode case folding, which the scanner does not.
 func (s *ipsScanner) nextKey(first bool) (key []byte, done, ok bool) {
+	if done, ok := s.nextMember(first); !ok || done {
+		return nil, done, ok
+	}
+	key, ok = s.key()
+	return key, false, ok
+}
+
+// nextMember moves to the next member of an object, its key; first says
+// the object's '{' was just read. done is true at the object's '}'.
+func (s *ipsScanner) nextMember(first bool) (done, ok bool) {
 	s.Space()
 	if s.I >= len(s.B) {
-		return nil, false, false
+		return false, false
 	}
 	if s.B[s.I] == '}' {
 		s.I++
-		return nil, true, true
+		return true, true
 	}
 	if !first {
 		if s.B[s.I] != ',' {
-			return nil, false, false
+			return false, false
 		}
 		s.I++
 		s.Space()
 	}
+	return false, true
+}
+
+// key reads a key, as nextKey, and the colon after it.
+func (s *ipsScanner) key() ([]byte, bool) {
 	key, ascii, ok := s.PlainString()
 	if !ok || !ascii {
-		return nil, false, false
+		return nil, false
 	}
 	if s.Space(); !s.Eat(':') {
-		return nil, false, false
+		return nil, false
 	}
 	s.Space()
-	return key, false, true
+	return key, true
+}
+
+// literalKey reads quotedKey, a key in its quotes and the colon after
+// them, when the input has exactly that next, and the space after it.
+// Frames are written by the thousand with the same few keys, which it
+// finds with one comparison where key would scan the string and the
+// caller match it.
+func (s *ipsScanner) literalKey(quotedKey string) bool {
+	if len(s.B)-s.I < len(quotedKey) || string(s.B[s.I:s.I+len(quotedKey)]) != quotedKey {
+		return false
+	}
+	s.I += len(quotedKey)
+	s.Space()
+	return true
 }
 
 // nextElement moves to the next element of an array of at most max
