@@ -192,23 +192,32 @@ func TestLoadCountsInFoundOrder(t *testing.T) {
 			if diff := cmp.Diff(counts(want.agg), counts(got.agg)); diff != "" {
 				t.Fatalf("%d workers, run %d: counts (-one by one +Load):\n%s", workers, run, diff)
 			}
-			wantGroups, gotGroups := groupsJSON(t, want.agg), groupsJSON(t, got.agg)
+			wantGroups, wantProfile := outputs(t, want.agg)
+			gotGroups, gotProfile := outputs(t, got.agg)
 			if wantGroups != gotGroups {
 				t.Fatalf("%d workers, run %d: groups differ:\n%s\nwant:\n%s", workers, run, gotGroups, wantGroups)
+			}
+			if !bytes.Equal(wantProfile, gotProfile) {
+				t.Fatalf("%d workers, run %d: the pprof profiles differ", workers, run)
 			}
 		}
 	}
 }
 
-func groupsJSON(t *testing.T, a *Aggregator) string {
+// outputs returns the JSON of an aggregate's groups and its pprof
+// profile.
+func outputs(t *testing.T, a *Aggregator) (string, []byte) {
 	t.Helper()
 	res, err := a.Symbolicate(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	if err := res.WriteGroupsJSON(&b, res.Groups(GroupOptions{})); err != nil {
+	var groups, profile bytes.Buffer
+	if err := res.WriteGroupsJSON(&groups, res.Groups(GroupOptions{})); err != nil {
 		t.Fatal(err)
 	}
-	return b.String()
+	if err := res.WriteProfile(&profile); err != nil {
+		t.Fatal(err)
+	}
+	return groups.String(), profile.Bytes()
 }
