@@ -233,14 +233,50 @@ func (s *ipsScanner) stackFrames(st *Stacks) bool {
 		if done, ok := s.nextElement(first, n, MaxFrames); !ok || done {
 			return ok
 		}
+		// The offset becomes an address once the images are known.
+		if offset, index, ok := s.plainFrame(); ok {
+			st.frames = append(st.frames, StackFrame{Address: offset})
+			st.imageIndex = append(st.imageIndex, int32(index))
+			continue
+		}
 		f := Frame{ImageIndex: -1}
 		if !s.frame(&f) {
 			return false
 		}
-		// The offset becomes an address once the images are known.
 		st.frames = append(st.frames, StackFrame{Address: f.ImageOffset, Symbol: f.Symbol, Inlined: f.Inlined})
 		st.imageIndex = append(st.imageIndex, int32(f.ImageIndex))
 	}
+}
+
+// plainFrame reads a frame written as most are when the reporter names
+// no function, {"imageOffset":N,"imageIndex":M} with nothing else and no
+// space, as frame reads it; for any other it reports false, the cursor
+// where it was, and frame reads it. It spares the frames of hang reports
+// by the thousand frame's loop over their keys.
+func (s *ipsScanner) plainFrame() (offset uint64, index int, ok bool) {
+	start := s.I
+	if !s.literal(`{"imageOffset":`) {
+		return 0, 0, false
+	}
+	offset, ok = s.uint()
+	if ok && s.literal(`,"imageIndex":`) {
+		var v uint64
+		v, ok = s.uint()
+		if ok && v <= MaxImages && s.Eat('}') {
+			return offset, int(v), true
+		}
+	}
+	s.I = start
+	return 0, 0, false
+}
+
+// literal reads text when the input has exactly that next.
+func (s *ipsScanner) literal(text string) bool {
+	if len(s.B)-s.I < len(text) || string(s.B[s.I:s.I+len(text)]) != text {
+		return false
+	}
+	s.I += len(text)
+	return true
 }
 
 // keyImageOffset and keyImageIndex are the keys literalKey finds.
@@ -410,10 +446,9 @@ func (s *ipsScanner) key() ([]byte, bool) {
 // finds with one comparison where key would scan the string and the
 // caller match it.
 func (s *ipsScanner) literalKey(quotedKey string) bool {
-	if len(s.B)-s.I < len(quotedKey) || string(s.B[s.I:s.I+len(quotedKey)]) != quotedKey {
+	if !s.literal(quotedKey) {
 		return false
 	}
-	s.I += len(quotedKey)
 	s.Space()
 	return true
 }

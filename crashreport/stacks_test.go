@@ -25,6 +25,14 @@ var stacksCases = []ipsFastCase{
 		payload: `{"threads":[{"threadState":{"x":{"value":1},"flavor":"ARM_THREAD_STATE64"},"frames":[{"imageIndex":0}]}],"usedImages":[{"base":4096,"arch":"arm64"}],"cpuType":"ARM-64"}`},
 	{name: "inlined frames and symbols", wantFast: true,
 		frames: `{"imageOffset":16,"symbol":"inner","inline":true,"imageIndex":0},{"imageOffset":16,"symbol":"outer","symbolLocation":4,"imageIndex":0},{"imageOffset":8,"imageIndex":1}`},
+	// Frames that start as plainFrame reads them but end otherwise.
+	{name: "plain frame then another key", wantFast: true, frames: `{"imageOffset":16,"imageIndex":1,"symbol":"f"},{"imageOffset":8,"imageIndex":0}`},
+	{name: "plain frame with a space", wantFast: true, frames: `{"imageOffset":16,"imageIndex":1 },{"imageOffset":16 ,"imageIndex":1}`},
+	{name: "plain frame with a hex offset", wantFast: true, frames: `{"imageOffset":"0x10","imageIndex":1}`},
+	{name: "plain frame with a 19-digit offset", wantFast: true, frames: `{"imageOffset":1000000000000000000,"imageIndex":1}`},
+	{name: "plain frame with a leading zero", frames: `{"imageOffset":016,"imageIndex":1}`},
+	{name: "plain frame with an imageIndex past the limit", frames: `{"imageOffset":16,"imageIndex":65537}`},
+	{name: "plain frame with a float imageIndex", frames: `{"imageOffset":16,"imageIndex":1.5}`},
 	{name: "metadata and payload fields", wantFast: true,
 		payload: `{"procName":"P","procPath":"/a","modelCode":"iPhone1,1","captureTime":"2026-11-01 00:00:00.00 +0000","osVersion":{"train":"iOS 18","build":"22A"},` +
 			`"bundleInfo":{"CFBundleShortVersionString":"1.2","CFBundleVersion":"7"},"threads":[{"name":"main","frames":[{"imageIndex":0,"imageOffset":4}]},{"frames":[]},{"name":"w","frames":[{"imageIndex":1}]}],"usedImages":[` + imagesAB + `]}`},
