@@ -216,6 +216,10 @@ func (s *ipsScanner) frames(out []Frame) ([]Frame, bool) {
 		if done, ok := s.nextElement(first, len(out), MaxFrames); !ok || done {
 			return out, ok
 		}
+		if offset, index, ok := s.plainFrame(); ok {
+			out = append(out, Frame{ImageIndex: index, ImageOffset: offset})
+			continue
+		}
 		out = append(out, Frame{ImageIndex: -1})
 		if !s.frame(&out[len(out)-1]) {
 			return out, false
