@@ -416,10 +416,11 @@ func (l *Loader) Read(ctx context.Context, name string, r io.Reader) error {
 	return l.read(ctx, &loadWorker{}, name, r, nil, 0)
 }
 
-// read is Read; file, when set, is the file of size bytes that r reads
-// from its start. A minidump or core is then opened from it in place,
-// and any other dump read whole from it, with neither a buffer nor a
-// second open.
+// read is Read for the input w reads; file, when set, is the file of
+// size bytes that r reads from its start. A file up to open.SniffSize is
+// then read whole with one read into w's buffer, a larger minidump or
+// core opened from it in place, and any other dump read whole from it,
+// without a second open.
 func (l *Loader) read(ctx context.Context, w *loadWorker, name string, r io.Reader, file io.ReaderAt, size int64) error {
 	if file != nil && size > 0 && size <= open.SniffSize {
 		// A file the sniffers see whole (a report, most snapshots) is
@@ -477,10 +478,11 @@ func (l *Loader) read(ctx context.Context, w *loadWorker, name string, r io.Read
 }
 
 // addBytes adds the records of an input held whole in data; inBuf says
-// data is w's buffer, which the input's dumps then must not keep. An
-// .ips report the sniffers see whole goes through ipsReader, which gives
-// the records the door's dump would give at a fraction of the cost;
-// anything else, and any report it does not read, through the door.
+// data is w's buffer. An .ips report the sniffers see whole goes through
+// ipsReader, which gives the records the door's dump would give at a
+// fraction of the cost; anything else, and any report it does not read,
+// through the door, which then takes the buffer (the dumps it makes may
+// keep slices of it).
 func (l *Loader) addBytes(ctx context.Context, w *loadWorker, data []byte, inBuf bool) error {
 	if len(data) <= open.SniffSize {
 		if f, err := open.Sniff(data); err == nil && f.Format == dump.FormatIPS {
@@ -491,7 +493,7 @@ func (l *Loader) addBytes(ctx context.Context, w *loadWorker, data []byte, inBuf
 		}
 	}
 	if inBuf {
-		w.buf = nil // the dumps may keep slices of it
+		w.buf = nil
 	}
 	opened, err := open.Bytes(data)
 	return l.addOpened(ctx, w, opened, err)
