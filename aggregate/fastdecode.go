@@ -20,7 +20,13 @@ var errSlowPath = errors.New("slow path")
 // sure of (escapes, unknown value types, invalid JSON) returns
 // errSlowPath, and json.Unmarshal then decides.
 func decodeFast(line []byte, rec *Record) error {
-	d := scanner{jsonscan.Scanner{B: line}}
+	return decodeFastCached(line, rec, nil)
+}
+
+// decodeFastCached is decodeFast taking the strings and label sets of
+// the record from cache (nil for none) when they were read before.
+func decodeFastCached(line []byte, rec *Record, cache *decodeCache) error {
+	d := scanner{jsonscan.Scanner{B: line}, cache}
 	d.Space()
 	if !d.Eat('{') {
 		return errSlowPath
@@ -101,7 +107,43 @@ func decodeFast(line []byte, rec *Record) error {
 var recordKeys = []string{"frames", "image_set", "thread", "device", "os_version", "app_version", "timestamp", "weight", "images", "labels"}
 
 // scanner reads a record with the shared JSON primitives.
-type scanner struct{ jsonscan.Scanner }
+type scanner struct {
+	jsonscan.Scanner
+	cache *decodeCache
+}
+
+// decodeCache is what one decoding goroutine keeps across records: the
+// strings and label sets it read, so that records repeating them (the
+// thread, the device, the versions, the labels: a stream from a fleet
+// repeats few) share one copy instead of allocating their own. Records
+// decoded with a cache may share their Labels maps.
+type decodeCache struct {
+	strings map[string]string
+	labels  map[string]map[string]string
+	pairs   [][2][]byte
+}
+
+// maxCached bounds each of a cache's maps.
+const maxCached = 1 << 12
+
+func newDecodeCache() *decodeCache {
+	return &decodeCache{strings: map[string]string{}, labels: map[string]map[string]string{}}
+}
+
+// str returns raw as a string, the cached copy when there is one.
+func (c *decodeCache) str(raw []byte) string {
+	if c == nil {
+		return string(raw)
+	}
+	if s, ok := c.strings[string(raw)]; ok {
+		return s
+	}
+	s := string(raw)
+	if len(c.strings) < maxCached {
+		c.strings[s] = s
+	}
+	return s
+}
 
 // plainString reads a string as jsonscan's PlainString does.
 func (d *scanner) plainString() (string, bool) {
@@ -114,7 +156,7 @@ func (d *scanner) stringValue() (string, error) {
 	if !ok {
 		return "", errSlowPath
 	}
-	return string(raw), nil
+	return d.cache.str(raw), nil
 }
 
 // frames reads the frames array: numbers or "0x…" strings.
@@ -187,43 +229,70 @@ func (d *scanner) weight(rec *Record) error {
 }
 
 // labels reads an object of plain strings; anything else goes to
-// encoding/json.
+// encoding/json. With a cache, records whose labels are spelled alike
+// share one map.
 func (d *scanner) labels(rec *Record) error {
 	start := d.I
 	if !d.Eat('{') {
 		return d.viaJSON(&rec.Labels)
 	}
-	m := map[string]string{}
+	var pairs [][2][]byte
+	if d.cache != nil {
+		pairs = d.cache.pairs[:0]
+	}
 	d.Space()
-	if d.Eat('}') {
+	if !d.Eat('}') {
+		for {
+			d.Space()
+			k, _, ok := d.PlainString()
+			d.Space()
+			if !ok || !d.Eat(':') {
+				d.I = start
+				return d.viaJSON(&rec.Labels)
+			}
+			d.Space()
+			v, _, ok := d.PlainString()
+			if !ok || len(pairs) == MaxLabels {
+				d.I = start
+				return d.viaJSON(&rec.Labels)
+			}
+			pairs = append(pairs, [2][]byte{k, v})
+			d.Space()
+			if d.Eat(',') {
+				continue
+			}
+			if d.Eat('}') {
+				break
+			}
+			d.I = start
+			return d.viaJSON(&rec.Labels)
+		}
+	}
+	if d.cache == nil {
+		rec.Labels = labelMap(pairs, nil)
+		return nil
+	}
+	d.cache.pairs = pairs
+	raw := d.B[start:d.I]
+	if m, ok := d.cache.labels[string(raw)]; ok {
 		rec.Labels = m
 		return nil
 	}
-	for {
-		d.Space()
-		k, ok := d.plainString()
-		d.Space()
-		if !ok || !d.Eat(':') {
-			break
-		}
-		d.Space()
-		v, ok := d.plainString()
-		if !ok || len(m) == MaxLabels {
-			break
-		}
-		m[k] = v
-		d.Space()
-		if d.Eat(',') {
-			continue
-		}
-		if d.Eat('}') {
-			rec.Labels = m
-			return nil
-		}
-		break
+	rec.Labels = labelMap(pairs, d.cache)
+	if len(d.cache.labels) < maxCached {
+		d.cache.labels[string(raw)] = rec.Labels
 	}
-	d.I = start
-	return d.viaJSON(&rec.Labels)
+	return nil
+}
+
+// labelMap makes a record's labels of their keys and values; a key given
+// twice keeps its last value, as encoding/json does.
+func labelMap(pairs [][2][]byte, cache *decodeCache) map[string]string {
+	m := make(map[string]string, len(pairs))
+	for _, kv := range pairs {
+		m[cache.str(kv[0])] = cache.str(kv[1])
+	}
+	return m
 }
 
 // viaJSON decodes the value at the cursor with encoding/json.
