@@ -344,3 +344,41 @@ func TestPlacementFind(t *testing.T) {
 		}
 	}
 }
+
+// The scanner reads frame numbers of every length as encoding/json's
+// path does, and leaves those past 64 bits to it.
+func TestDecodeFastFrameNumbers(t *testing.T) {
+	for _, num := range []string{"0", "7", "4342023608", "1234567890123456789", "9999999999999999999", "18446744073709551615", "18446744073709551616", "99999999999999999999", "123456789012345678901", "01"} {
+		line := []byte(`{"frames":[` + num + `]}`)
+		var fast, slow Record
+		fastErr := decodeFast(line, &fast)
+		slowErr := decodeLine(line, 1, &slow)
+		switch {
+		case slowErr != nil && fastErr == nil:
+			t.Errorf("frames [%s]: the scanner read %v, the slow path fails: %v", num, fast.Frames, slowErr)
+		case slowErr == nil && fastErr == nil && !slices.Equal(fast.Frames, slow.Frames):
+			t.Errorf("frames [%s]: the scanner read %v, the slow path %v", num, fast.Frames, slow.Frames)
+		case slowErr == nil && fastErr != nil && len(num) < 20:
+			t.Errorf("frames [%s]: the scanner left a number of %d digits to the slow path", num, len(num))
+		}
+	}
+}
+
+// parseTimestamp reads what time.Parse reads, to the same time.Time, and
+// refuses what it refuses.
+func TestParseTimestamp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	cases := []string{"2026-11-26T01:02:03Z", "2024-02-29T23:59:59Z", "2023-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-00-10T00:00:00Z",
+		"2026-04-31T00:00:00Z", "2026-01-01T24:00:00Z", "2026-01-01T00:60:00Z", "2026-01-01T00:00:60Z", "2026-01-01T00:00:00+02:00",
+		"2026-01-01T00:00:00.5Z", "2026-01-01t00:00:00Z", "2026-0a-01T00:00:00Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59Z"}
+	for range 2000 {
+		cases = append(cases, fmt.Sprintf("%04d-%02d-%02dT%02d:%02d:%02dZ", rng.IntN(10000), rng.IntN(14), rng.IntN(33), rng.IntN(26), rng.IntN(62), rng.IntN(62)))
+	}
+	for _, c := range cases {
+		want, wantErr := time.Parse(time.RFC3339Nano, c)
+		got, err := parseTimestamp([]byte(c))
+		if (err != nil) != (wantErr != nil) || got != want {
+			t.Errorf("parseTimestamp(%q) = %v, %v; time.Parse: %v, %v", c, got, err, want, wantErr)
+		}
+	}
+}

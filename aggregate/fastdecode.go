@@ -55,20 +55,21 @@ func decodeFastCached(line []byte, rec *Record, cache *decodeCache) error {
 		case "frames":
 			err = d.frames(rec)
 		case "image_set":
-			rec.ImageSet, err = d.stringValue()
+			rec.ImageSet, err = d.stringValue(fieldImageSet)
 		case "thread":
-			rec.Thread, err = d.stringValue()
+			rec.Thread, err = d.stringValue(fieldThread)
 		case "device":
-			rec.Device, err = d.stringValue()
+			rec.Device, err = d.stringValue(fieldDevice)
 		case "os_version":
-			rec.OSVersion, err = d.stringValue()
+			rec.OSVersion, err = d.stringValue(fieldOSVersion)
 		case "app_version":
-			rec.AppVersion, err = d.stringValue()
+			rec.AppVersion, err = d.stringValue(fieldAppVersion)
 		case "timestamp":
-			var s string
-			if s, err = d.stringValue(); err == nil {
-				rec.Timestamp, err = time.Parse(time.RFC3339Nano, s)
+			raw, _, ok := d.PlainString()
+			if !ok {
+				return errSlowPath
 			}
+			rec.Timestamp, err = parseTimestamp(raw)
 		case "weight":
 			err = d.weight(rec)
 		case "images":
@@ -121,6 +122,7 @@ type decodeCache struct {
 	strings map[string]string
 	labels  map[string]map[string]string
 	pairs   [][2][]byte
+	last    [stringFields]string
 }
 
 // maxCached bounds each of a cache's maps.
@@ -151,12 +153,66 @@ func (d *scanner) plainString() (string, bool) {
 	return string(raw), ok
 }
 
-func (d *scanner) stringValue() (string, error) {
+// The string fields, for the cache's last value of each.
+const (
+	fieldImageSet = iota
+	fieldThread
+	fieldDevice
+	fieldOSVersion
+	fieldAppVersion
+	stringFields
+)
+
+func (d *scanner) stringValue(field int) (string, error) {
 	raw, _, ok := d.PlainString()
 	if !ok {
 		return "", errSlowPath
 	}
-	return d.cache.str(raw), nil
+	if d.cache == nil {
+		return string(raw), nil
+	}
+	// Records in a row mostly repeat the thread and the versions: the
+	// last value of the field is compared before the cache is looked in.
+	if last := d.cache.last[field]; string(raw) == last {
+		return last, nil
+	}
+	v := d.cache.str(raw)
+	d.cache.last[field] = v
+	return v, nil
+}
+
+// parseTimestamp reads an RFC 3339 time. The common form, seconds in UTC
+// ("2026-11-26T01:02:03Z"), is read here; any other goes to time.Parse.
+func parseTimestamp(raw []byte) (time.Time, error) {
+	if len(raw) == 20 && raw[4] == '-' && raw[7] == '-' && raw[10] == 'T' && raw[13] == ':' && raw[16] == ':' && raw[19] == 'Z' {
+		year, ok1 := digits(raw[0:4])
+		month, ok2 := digits(raw[5:7])
+		day, ok3 := digits(raw[8:10])
+		hour, ok4 := digits(raw[11:13])
+		minute, ok5 := digits(raw[14:16])
+		sec, ok6 := digits(raw[17:19])
+		if ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && month >= 1 && month <= 12 && day >= 1 &&
+			day <= daysIn(time.Month(month), year) && hour < 24 && minute < 60 && sec < 60 {
+			return time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC), nil
+		}
+	}
+	return time.Parse(time.RFC3339Nano, string(raw))
+}
+
+// digits reads a run of decimal digits.
+func digits(b []byte) (int, bool) {
+	n := 0
+	for _, c := range b {
+		if c-'0' > 9 {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+func daysIn(m time.Month, year int) int {
+	return time.Date(year, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
 // frames reads the frames array: numbers or "0x…" strings.
@@ -186,17 +242,21 @@ func (d *scanner) frames(rec *Record) error {
 				return errSlowPath
 			}
 		} else {
+			// Up to 19 digits cannot overflow: only a longer number is
+			// read again, checked.
 			start := d.I
-			for d.I < len(d.B) && d.B[d.I] >= '0' && d.B[d.I] <= '9' {
-				v1 := v*10 + uint64(d.B[d.I]-'0')
-				if v1/10 != v || d.I-start >= 20 {
-					return errSlowPath // overflow
-				}
-				v = v1
+			for d.I < len(d.B) && d.B[d.I]-'0' <= 9 {
+				v = v*10 + uint64(d.B[d.I]-'0')
 				d.I++
 			}
 			if d.I == start || (d.B[start] == '0' && d.I-start > 1) {
 				return errSlowPath
+			}
+			if d.I-start > 19 {
+				var err error
+				if v, err = strconv.ParseUint(string(d.B[start:d.I]), 10, 64); err != nil {
+					return errSlowPath // more than 64 bits: the slow path words the error
+				}
 			}
 		}
 		out = append(out, v)
