@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/pprof/profile"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -379,6 +381,46 @@ func TestParseTimestamp(t *testing.T) {
 		got, err := parseTimestamp([]byte(c))
 		if (err != nil) != (wantErr != nil) || got != want {
 			t.Errorf("parseTimestamp(%q) = %v, %v; time.Parse: %v, %v", c, got, err, want, wantErr)
+		}
+	}
+}
+
+// encodeProfile writes what profile.Profile's own encoder writes, as
+// profile.Parse reads both: samples in order with their locations,
+// values and labels, mappings, locations with their lines, functions.
+func TestEncodeProfileMatchesPprofs(t *testing.T) {
+	syms := fixtureSymbols(t)
+	for _, procs := range []int{1, 2, 3} {
+		agg := New()
+		l := &Loader{Aggregator: agg, OnError: func(name string, err error) { t.Errorf("%s: %v", name, err) }}
+		if err := l.Read(context.Background(), "stream", bytes.NewReader(randomStream(rand.New(rand.NewPCG(9, 9)), 20000))); err != nil {
+			t.Fatal(err)
+		}
+		res, err := agg.Symbolicate(context.Background(), syms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := res.Profile()
+		var theirs bytes.Buffer
+		if err := p.WriteUncompressed(&theirs); err != nil {
+			t.Fatal(err)
+		}
+		old := runtime.GOMAXPROCS(procs)
+		ours := encodeProfile(p)
+		runtime.GOMAXPROCS(old)
+		want, err := profile.ParseData(theirs.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := profile.ParseData(ours)
+		if err != nil {
+			t.Fatalf("GOMAXPROCS %d: profile.ParseData of encodeProfile's bytes: %v", procs, err)
+		}
+		if len(got.Sample) < 2048 || len(got.Function) == 0 { // two parts of 1,024 at least
+			t.Fatalf("%d samples, %d functions: the test wants parts on two cores and named functions", len(got.Sample), len(got.Function))
+		}
+		if diff := cmp.Diff(want.String(), got.String()); diff != "" {
+			t.Errorf("GOMAXPROCS %d: profile read back differs (-pprof's encoder +ours):\n%s", procs, diff)
 		}
 	}
 }
