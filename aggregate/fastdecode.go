@@ -125,8 +125,13 @@ type decodeCache struct {
 	last    [stringFields]string
 }
 
-// maxCached bounds each of a cache's maps.
-const maxCached = 1 << 12
+// maxCached bounds each of a cache's maps, and maxCachedBytes what one
+// entry may hold: a cache holds at most 4,096 × 1 KiB per map however
+// long a hostile stream's strings are.
+const (
+	maxCached      = 1 << 12
+	maxCachedBytes = 1 << 10
+)
 
 func newDecodeCache() *decodeCache {
 	return &decodeCache{strings: map[string]string{}, labels: map[string]map[string]string{}}
@@ -141,7 +146,7 @@ func (c *decodeCache) str(raw []byte) string {
 		return s
 	}
 	s := string(raw)
-	if len(c.strings) < maxCached {
+	if len(c.strings) < maxCached && len(raw) <= maxCachedBytes {
 		c.strings[s] = s
 	}
 	return s
@@ -339,7 +344,7 @@ func (d *scanner) labels(rec *Record) error {
 		return nil
 	}
 	rec.Labels = labelMap(pairs, d.cache)
-	if len(d.cache.labels) < maxCached {
+	if len(d.cache.labels) < maxCached && len(raw) <= maxCachedBytes {
 		d.cache.labels[string(raw)] = rec.Labels
 	}
 	return nil

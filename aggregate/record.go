@@ -460,7 +460,8 @@ type lineBatch struct {
 // (zero means one), and calls fn with the records in stream order, a
 // batch at a time, and with each bad record's *RecordError. fn runs on
 // the calling goroutine. It returns the first error of fn, of reading, or
-// of ctx.
+// of ctx. Records whose labels are spelled alike may share one Labels
+// map: treat it as read-only.
 func (rd *Reader) ReadAll(ctx context.Context, workers int, fn func(recs []*Record, bad []*RecordError) error) error {
 	workers = max(workers, 1)
 	jobs := make(chan *lineBatch, workers)
