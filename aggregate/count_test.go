@@ -3,12 +3,14 @@ package aggregate
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -421,6 +423,30 @@ func TestEncodeProfileMatchesPprofs(t *testing.T) {
 		}
 		if diff := cmp.Diff(want.String(), got.String()); diff != "" {
 			t.Errorf("GOMAXPROCS %d: profile read back differs (-pprof's encoder +ours):\n%s", procs, diff)
+		}
+	}
+}
+
+// Eight digits at once are read as strconv reads them, and anything else
+// is told apart from them.
+func TestEightDigits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for range 100000 {
+		var b [8]byte
+		for i := range b {
+			b[i] = '0' + byte(rng.IntN(10))
+			if rng.IntN(40) == 0 {
+				b[i] = byte(rng.IntN(256))
+			}
+		}
+		x := binary.LittleEndian.Uint64(b[:])
+		want, err := strconv.ParseUint(string(b[:]), 10, 64)
+		allDigits := err == nil && !strings.ContainsAny(string(b[:]), "+-_")
+		if eightDigits(x) != allDigits {
+			t.Fatalf("eightDigits(%q) = %v, want %v", b, eightDigits(x), allDigits)
+		}
+		if allDigits && parseEightDigits(x) != want {
+			t.Fatalf("parseEightDigits(%q) = %d, want %d", b, parseEightDigits(x), want)
 		}
 	}
 }

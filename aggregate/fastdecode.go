@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"encoding/binary"
 	"errors"
 	"strconv"
 	"strings"
@@ -250,6 +251,14 @@ func (d *scanner) frames(rec *Record) error {
 			// Up to 19 digits cannot overflow: only a longer number is
 			// read again, checked.
 			start := d.I
+			for k := 0; k < 2 && len(d.B)-d.I >= 8; k++ {
+				x := binary.LittleEndian.Uint64(d.B[d.I:])
+				if !eightDigits(x) {
+					break
+				}
+				v = v*100_000_000 + parseEightDigits(x)
+				d.I += 8
+			}
 			for d.I < len(d.B) && d.B[d.I]-'0' <= 9 {
 				v = v*10 + uint64(d.B[d.I]-'0')
 				d.I++
@@ -275,6 +284,21 @@ func (d *scanner) frames(rec *Record) error {
 		}
 		return errSlowPath
 	}
+}
+
+// eightDigits reports whether the 8 bytes of x, read little-endian, are
+// all decimal digits; parseEightDigits reads them as a number, the first
+// byte the most significant. Eight digits are read in a few
+// multiplications instead of eight steps (simdjson's method).
+func eightDigits(x uint64) bool {
+	return (x&0xf0f0f0f0f0f0f0f0)|((x+0x0606060606060606)&0xf0f0f0f0f0f0f0f0)>>4 == 0x3333333333333333
+}
+
+func parseEightDigits(x uint64) uint64 {
+	x -= 0x3030303030303030
+	x = x*10 + x>>8 // pairs of digits
+	x = ((x&0x000000ff000000ff)*(100+1_000_000<<32) + (x>>16&0x000000ff000000ff)*(1+10_000<<32)) >> 32
+	return uint64(uint32(x))
 }
 
 func (d *scanner) weight(rec *Record) error {
