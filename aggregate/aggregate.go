@@ -1,7 +1,6 @@
 package aggregate
 
 import (
-	"encoding/binary"
 	"hash/maphash"
 	"slices"
 	"sort"
@@ -22,27 +21,31 @@ import (
 type Aggregator struct {
 	images      []imageInfo
 	imageByKey  map[imageKey]int32
-	placedCache map[*Image][]placed // by a record's image list, for image sets
+	placedCache map[*Image]*placement // by a record's image list, for image sets
 
-	seed        maphash.Seed
-	stackByHash map[uint64]int32
-	stackByKey  map[string]int32 // stacks whose hash collides with another's
+	// Stacks, attribute sets and samples are found by a hash of what
+	// they hold, in idTables, and confirmed against it. The hashes start
+	// from random seeds.
+	seed        maphash.Seed // of the strings of attribute sets
+	stackSeed   uint64
+	stackTable  idTable
 	stacks      [][]frameRef
+	stackHashes []uint64 // by stack
 
-	attrsByKey map[string]int32
+	attrsTable idTable
 	attrs      []Attributes
-	attrsBuf   []byte
 	labelBuf   []Label
 
-	sampleByKey map[sampleKey]int32
+	sampleTable idTable
 	samples     []sample
 
 	// reporterNames are the names reports gave their frames' addresses.
 	reporterNames map[frameRef]string
 
-	records int64
-	keyBuf  []byte
-	refBuf  []frameRef
+	records       int64
+	refBuf        []frameRef
+	pending       []placedRecord
+	readAheadSink uint64
 }
 
 // imageInfo is one image of the aggregate, told apart by UUID.
@@ -85,8 +88,6 @@ type Attributes struct {
 // Label is one of a record's labels.
 type Label struct{ Key, Value string }
 
-type sampleKey struct{ stack, attrs int32 }
-
 // sample is one unique stack with one set of attributes.
 type sample struct {
 	stack, attrs  int32
@@ -97,14 +98,12 @@ type sample struct {
 
 // New returns an empty aggregator.
 func New() *Aggregator {
+	seed := maphash.MakeSeed()
 	return &Aggregator{
 		imageByKey:  map[imageKey]int32{},
-		placedCache: map[*Image][]placed{},
-		seed:        maphash.MakeSeed(),
-		stackByHash: map[uint64]int32{},
-		stackByKey:  map[string]int32{},
-		attrsByKey:  map[string]int32{},
-		sampleByKey: map[sampleKey]int32{},
+		placedCache: map[*Image]*placement{},
+		seed:        seed,
+		stackSeed:   maphash.Comparable(seed, 1),
 	}
 }
 
@@ -116,50 +115,125 @@ func (a *Aggregator) UniqueStacks() int { return len(a.stacks) }
 
 // Add counts one record. The record is not kept: Add copies what it needs.
 func (a *Aggregator) Add(rec *Record) {
-	a.addPlaced(a.place(rec.Images, rec.ImageSet != ""), rec)
+	one := [1]*Record{rec}
+	a.AddBatch(one[:])
 }
 
 // AddBatch counts records in order; records sharing one Images slice
 // (DumpRecords' of one dump) have their images placed once.
 func (a *Aggregator) AddBatch(recs []*Record) {
-	var lastImages *Image
-	var imgs []placed
-	for _, rec := range recs {
-		switch {
-		case rec.ImageSet != "":
-			a.Add(rec)
-			continue
-		case len(rec.Images) == 0:
-			imgs = nil
-			lastImages = nil
-		case &rec.Images[0] != lastImages:
-			imgs = a.place(rec.Images, false)
-			lastImages = &rec.Images[0]
-		}
-		a.addPlaced(imgs, rec)
+	for len(recs) > 0 {
+		n := min(len(recs), chunkRecords)
+		a.addChunk(recs[:n])
+		recs = recs[n:]
 	}
 }
 
-// addPlaced counts a record whose images are placed already.
-func (a *Aggregator) addPlaced(imgs []placed, rec *Record) {
-	a.records++
+// chunkRecords is how many records are placed together before they are
+// counted (their frames kept meanwhile: 30 frames make 480 bytes).
+const chunkRecords = 256
+
+// placedRecord is a record of a chunk, placed and waiting to be counted.
+type placedRecord struct {
+	refsEnd    int    // its frames are the chunk's refs up to here
+	stackHash  uint64 // of its frames
+	sampleHash uint64 // of its frames and attribute set
+	attrs      int32
+	candidate  int32 // while reading ahead: the stack of the sample in its slot, +1
+}
+
+// addChunk counts records in three passes. Most records repeat a sample
+// whose table slot, sample and stack lie far apart in a table of
+// megabytes: the reads of one record wait on each other, but those of
+// different records do not. So the frames of every record are placed
+// and hashed first, then each level (the slot, the sample, the stack) is
+// read for the whole chunk, which lets the processor wait for many
+// misses at once, and only then is each record counted, in order, from
+// memory that is now in the cache.
+func (a *Aggregator) addChunk(recs []*Record) {
 	refs := a.refBuf[:0]
-	key := a.keyBuf[:0]
+	pending := a.pending[:0]
+	var lastImages *Image
+	var imgs *placement
+	for _, rec := range recs {
+		switch {
+		case rec.ImageSet != "":
+			imgs, lastImages = a.place(rec.Images, true), nil
+		case len(rec.Images) == 0:
+			imgs, lastImages = nil, nil
+		case &rec.Images[0] != lastImages:
+			imgs, lastImages = a.place(rec.Images, false), &rec.Images[0]
+		}
+		var h uint64
+		refs, h = a.placeFrames(refs, imgs, rec.Frames)
+		attrs := a.attrsID(rec)
+		pending = append(pending, placedRecord{refsEnd: len(refs), stackHash: h, sampleHash: sampleHash(h, attrs), attrs: attrs})
+	}
+	a.refBuf, a.pending = refs, pending
+	a.readAhead(pending)
+	start := 0
+	for k, rec := range recs {
+		p := &pending[k]
+		a.count(rec, refs[start:p.refsEnd], p.stackHash, p.sampleHash, p.attrs)
+		start = p.refsEnd
+	}
+}
+
+// readAhead reads, for each placed record, the first slot its sample
+// hash points to, the sample there and that sample's stack, each level
+// for all records before the next: the reads are hints, the counting
+// after reads them again.
+func (a *Aggregator) readAhead(pending []placedRecord) {
+	slots := a.sampleTable.slots
+	if len(slots) == 0 {
+		return
+	}
+	mask := uint64(len(slots) - 1)
+	for i := range pending {
+		pending[i].candidate = slots[pending[i].sampleHash&mask].id1
+	}
+	for i := range pending {
+		if c := pending[i].candidate; c > 0 {
+			pending[i].candidate = a.samples[c-1].stack + 1
+		}
+	}
+	var sink uint64
+	for i := range pending {
+		if c := pending[i].candidate; c > 0 && len(a.stacks[c-1]) > 0 {
+			sink += a.stacks[c-1][0].offset
+		}
+	}
+	a.readAheadSink += sink // kept, so that the reads are not left out
+}
+
+// placeFrames appends a record's frames to refs as offsets in their
+// images, and returns the stack's hash, made as they are placed.
+func (a *Aggregator) placeFrames(refs []frameRef, p *placement, frames []uint64) ([]frameRef, uint64) {
+	var imgs []placed
+	if p != nil {
+		imgs = p.imgs
+	}
+	h := a.stackSeed
 	last := -1 // the image of the previous frame: callers are mostly in the callee's image
-	for _, addr := range rec.Frames {
+	for _, addr := range frames {
 		ref := frameRef{image: -1, offset: addr}
 		k := last
 		if k < 0 || addr < imgs[k].start || addr >= imgs[k].end {
-			k = sort.Search(len(imgs), func(k int) bool { return imgs[k].start > addr }) - 1
+			k = p.find(addr)
 		}
 		if k >= 0 && addr < imgs[k].end {
 			ref = frameRef{image: imgs[k].image, offset: addr - imgs[k].start}
 			last = k
 		}
 		refs = append(refs, ref)
-		key = appendRefKey(key, ref)
+		h = hashRef(h, ref)
 	}
-	a.refBuf, a.keyBuf = refs, key
+	return refs, h
+}
+
+// count counts a placed record.
+func (a *Aggregator) count(rec *Record, refs []frameRef, stackHash, sh uint64, attrs int32) {
+	a.records++
 	for k, name := range rec.names {
 		if name != "" && name != "???" && k < len(refs) && len(a.reporterNames) < maxReporterNames {
 			if a.reporterNames == nil {
@@ -170,34 +244,129 @@ func (a *Aggregator) addPlaced(imgs []placed, rec *Record) {
 			}
 		}
 	}
-	stack := a.stackID(key, refs)
 	w := rec.Weight
 	if w <= 0 {
 		w = 1
 	}
-	a.addSample(stack, a.attrsID(rec), 1, w, rec.Timestamp, rec.Timestamp)
+	// The sample is looked for first, by the stack's hash and the
+	// attribute set: most records repeat a sample, and then the stack
+	// is confirmed against the sample's without a lookup of its own.
+	id, ok := a.sampleTable.lookup(sh, func(id int32) bool {
+		s := &a.samples[id]
+		return s.attrs == attrs && slices.Equal(a.stacks[s.stack], refs)
+	})
+	if !ok {
+		id = a.newSample(sh, a.stackIDHashed(stackHash, refs), attrs)
+	}
+	a.samples[id].add(1, w, rec.Timestamp, rec.Timestamp)
+}
+
+// sampleHash is the hash of a sample: its stack's and its attribute set.
+func sampleHash(stackHash uint64, attrs int32) uint64 {
+	return mix(stackHash, uint64(uint32(attrs)))
+}
+
+func (a *Aggregator) newSample(h uint64, stack, attrs int32) int32 {
+	id := int32(len(a.samples))
+	a.samples = append(a.samples, sample{stack: stack, attrs: attrs})
+	a.sampleTable.insert(h, id)
+	return id
 }
 
 // maxReporterNames bounds the reporters' names kept.
 const maxReporterNames = 1 << 20
 
-// appendRefKey appends a frame to a stack's key.
-func appendRefKey(key []byte, ref frameRef) []byte {
-	key = binary.LittleEndian.AppendUint32(key, uint32(ref.image))
-	return binary.LittleEndian.AppendUint64(key, ref.offset)
+// placement is a record's images placed, with an index of where to
+// look for an address: the span from the first image's start to the
+// last's cut into at most placementBuckets buckets, each with the image
+// its start is in. An address is then in that image or in one starting
+// inside its bucket, mostly the first.
+type placement struct {
+	imgs    []placed
+	base    uint64 // imgs[0].start
+	shift   uint   // a bucket is 1<<shift bytes
+	buckets []int32
+}
+
+const placementBuckets = 1 << 10
+
+func newPlacement(imgs []placed) *placement {
+	p := &placement{imgs: imgs}
+	if len(imgs) < 4 {
+		return p // a binary search is as quick
+	}
+	p.base = imgs[0].start
+	span := imgs[len(imgs)-1].start - p.base
+	for span>>p.shift >= placementBuckets {
+		p.shift++
+	}
+	p.buckets = make([]int32, span>>p.shift+1)
+	for b := range p.buckets {
+		p.buckets[b] = int32(findImage(imgs, p.base+uint64(b)<<p.shift))
+	}
+	return p
+}
+
+// find returns the index of the last image loaded at or below addr, -1
+// for none.
+func (p *placement) find(addr uint64) int {
+	if p == nil {
+		return -1 // a record without images
+	}
+	if p.buckets == nil {
+		return findImage(p.imgs, addr)
+	}
+	if addr < p.base {
+		return -1
+	}
+	b := (addr - p.base) >> p.shift
+	if b >= uint64(len(p.buckets)) {
+		return len(p.imgs) - 1 // past the last image's start
+	}
+	lo, hi := int(p.buckets[b]), len(p.imgs)-1
+	if b+1 < uint64(len(p.buckets)) {
+		hi = int(p.buckets[b+1])
+	}
+	if lo == hi {
+		return lo
+	}
+	return lo + findImage(p.imgs[lo:hi+1], addr)
+}
+
+// findImage returns the index of the last image loaded at or below
+// addr, -1 for none: a binary search whose steps compile to conditional
+// moves, without a function call per step.
+func findImage(imgs []placed, addr uint64) int {
+	if len(imgs) == 0 || addr < imgs[0].start {
+		return -1
+	}
+	lo, n := 0, len(imgs)
+	for n > 1 {
+		half := n / 2
+		if imgs[lo+half].start <= addr {
+			lo += half
+		}
+		n -= half
+	}
+	return lo
 }
 
 // addSample counts records of one stack and attribute set, seen between
 // first and last (zero when unknown).
 func (a *Aggregator) addSample(stack, attrs int32, count, weight int64, first, last time.Time) {
-	sk := sampleKey{stack, attrs}
-	id, ok := a.sampleByKey[sk]
+	h := sampleHash(a.stackHashes[stack], attrs)
+	id, ok := a.sampleTable.lookup(h, func(id int32) bool {
+		return a.samples[id].stack == stack && a.samples[id].attrs == attrs
+	})
 	if !ok {
-		id = int32(len(a.samples))
-		a.samples = append(a.samples, sample{stack: stack, attrs: attrs})
-		a.sampleByKey[sk] = id
+		id = a.newSample(h, stack, attrs)
 	}
-	s := &a.samples[id]
+	a.samples[id].add(count, weight, first, last)
+}
+
+// add counts records in a sample, seen between first and last (zero
+// when unknown).
+func (s *sample) add(count, weight int64, first, last time.Time) {
 	s.count += count
 	s.weight += weight
 	if first.IsZero() {
@@ -212,28 +381,26 @@ func (a *Aggregator) addSample(stack, attrs int32, count, weight int64, first, l
 	s.hasFirst = true
 }
 
-// stackID interns a stack. Stacks are found by a 64-bit hash of their
-// key and confirmed against the stored frames: a map of long string keys
-// cost twice as much, hashing and comparing the keys at every record.
-// Stacks whose hash another stack has are kept by their whole key.
-func (a *Aggregator) stackID(key []byte, refs []frameRef) int32 {
-	h := maphash.Bytes(a.seed, key)
-	id, ok := a.stackByHash[h]
-	if ok && slices.Equal(a.stacks[id], refs) {
-		return id
+// stackID interns a stack.
+func (a *Aggregator) stackID(refs []frameRef) int32 {
+	h := a.stackSeed
+	for _, ref := range refs {
+		h = hashRef(h, ref)
 	}
+	return a.stackIDHashed(h, refs)
+}
+
+// stackIDHashed interns a stack whose hash is h. Stacks are found by the
+// hash and confirmed against their stored frames.
+func (a *Aggregator) stackIDHashed(h uint64, refs []frameRef) int32 {
+	id, ok := a.stackTable.lookup(h, func(id int32) bool { return slices.Equal(a.stacks[id], refs) })
 	if ok {
-		if id, ok := a.stackByKey[string(key)]; ok {
-			return id
-		}
+		return id
 	}
 	id = int32(len(a.stacks))
 	a.stacks = append(a.stacks, slices.Clone(refs))
-	if ok {
-		a.stackByKey[string(key)] = id // a hash collision: rare
-	} else {
-		a.stackByHash[h] = id
-	}
+	a.stackHashes = append(a.stackHashes, h)
+	a.stackTable.insert(h, id)
 	return id
 }
 
@@ -261,11 +428,11 @@ func (a *Aggregator) imageID(im imageInfo) int32 {
 // place returns a record's images sorted by load address, each reaching
 // to its size or up to the next image. Image lists shared by records (an
 // image set) are placed once: shared says the list is one.
-func (a *Aggregator) place(images []Image, shared bool) []placed {
+func (a *Aggregator) place(images []Image, shared bool) *placement {
 	if len(images) == 0 {
 		return nil
 	}
-	if p, ok := a.placedCache[&images[0]]; shared && ok && len(p) == len(images) {
+	if p, ok := a.placedCache[&images[0]]; shared && ok && len(p.imgs) == len(images) {
 		return p
 	}
 	mainIndex := 0
@@ -288,48 +455,89 @@ func (a *Aggregator) place(images []Image, shared bool) []placed {
 	for i := range len(p) - 1 {
 		p[i].end = min(p[i].end, p[i+1].start)
 	}
+	pl := newPlacement(p)
 	if shared && len(a.placedCache) < MaxImageSets {
-		a.placedCache[&images[0]] = p
+		a.placedCache[&images[0]] = pl
 	}
-	return p
+	return pl
 }
 
-// attrsID interns a record's attributes. The key is built in a reused
-// buffer, so a record whose attributes were seen before allocates nothing.
+// attrsID interns a record's attributes. A record whose attributes were
+// seen before is found by their hash and compared field by field, with
+// neither a key built nor anything allocated.
 func (a *Aggregator) attrsID(rec *Record) int32 {
-	labels := a.labelBuf[:0]
+	var labels uint64
 	for k, v := range rec.Labels {
-		labels = append(labels, Label{k, v})
+		labels += a.labelHash(k, v) // a sum: the map's order does not matter
 	}
-	if len(labels) > 1 {
-		slices.SortFunc(labels, func(x, y Label) int { return strings.Compare(x.Key, y.Key) })
-	}
-	key := attrsKey(a.attrsBuf[:0], rec.Thread, rec.Device, rec.OSVersion, rec.AppVersion, labels)
-	a.labelBuf = labels
-	a.attrsBuf = key
-	if id, ok := a.attrsByKey[string(key)]; ok {
+	h := a.attrsHash(rec.Thread, rec.Device, rec.OSVersion, rec.AppVersion, labels)
+	id, ok := a.attrsTable.lookup(h, func(id int32) bool { return a.attrs[id].sameAs(rec) })
+	if ok {
 		return id
 	}
-	id := int32(len(a.attrs))
+	sorted := a.labelBuf[:0]
+	for k, v := range rec.Labels {
+		sorted = append(sorted, Label{k, v})
+	}
+	if len(sorted) > 1 {
+		slices.SortFunc(sorted, func(x, y Label) int { return strings.Compare(x.Key, y.Key) })
+	}
+	a.labelBuf = sorted
+	id = int32(len(a.attrs))
 	a.attrs = append(a.attrs, Attributes{Thread: rec.Thread, Device: rec.Device, OSVersion: rec.OSVersion,
-		AppVersion: rec.AppVersion, Labels: slices.Clone(labels)})
-	a.attrsByKey[string(key)] = id
+		AppVersion: rec.AppVersion, Labels: slices.Clone(sorted)})
+	a.attrsTable.insert(h, id)
 	return id
 }
 
-// attrsKey appends the key of a set of attributes, labels sorted by key.
-func attrsKey(key []byte, thread, device, osVersion, appVersion string, labels []Label) []byte {
-	for _, s := range [...]string{thread, device, osVersion, appVersion} {
-		key = append(key, s...)
-		key = append(key, 0)
+// attrsIDOf interns a set of attributes another aggregator counted.
+func (a *Aggregator) attrsIDOf(at Attributes) int32 {
+	var labels uint64
+	for _, l := range at.Labels {
+		labels += a.labelHash(l.Key, l.Value)
 	}
-	for _, l := range labels {
-		key = append(key, l.Key...)
-		key = append(key, 0)
-		key = append(key, l.Value...)
-		key = append(key, 0)
+	h := a.attrsHash(at.Thread, at.Device, at.OSVersion, at.AppVersion, labels)
+	id, ok := a.attrsTable.lookup(h, func(id int32) bool { return a.attrs[id].equal(&at) })
+	if ok {
+		return id
 	}
-	return key
+	id = int32(len(a.attrs))
+	a.attrs = append(a.attrs, at) // the other's labels are not changed after
+	a.attrsTable.insert(h, id)
+	return id
+}
+
+// attrsHash hashes a set of attributes; labels is the sum of their
+// labels' hashes.
+func (a *Aggregator) attrsHash(thread, device, osVersion, appVersion string, labels uint64) uint64 {
+	h := mix(a.stackSeed, maphash.String(a.seed, thread))
+	h = mix(h, maphash.String(a.seed, device))
+	h = mix(h, maphash.String(a.seed, osVersion))
+	h = mix(h, maphash.String(a.seed, appVersion))
+	return mix(h, labels)
+}
+
+func (a *Aggregator) labelHash(key, value string) uint64 {
+	return mix(maphash.String(a.seed, key), maphash.String(a.seed, value))
+}
+
+// sameAs reports whether a record has these attributes.
+func (at *Attributes) sameAs(rec *Record) bool {
+	if at.Thread != rec.Thread || at.Device != rec.Device || at.OSVersion != rec.OSVersion ||
+		at.AppVersion != rec.AppVersion || len(at.Labels) != len(rec.Labels) {
+		return false
+	}
+	for _, l := range at.Labels {
+		if v, ok := rec.Labels[l.Key]; !ok || v != l.Value {
+			return false
+		}
+	}
+	return true
+}
+
+func (at *Attributes) equal(b *Attributes) bool {
+	return at.Thread == b.Thread && at.Device == b.Device && at.OSVersion == b.OSVersion &&
+		at.AppVersion == b.AppVersion && slices.Equal(at.Labels, b.Labels)
 }
 
 // Absorb adds everything b counted to a: its images, stacks, attribute
@@ -350,26 +558,15 @@ func (a *Aggregator) Absorb(b *Aggregator) {
 	stackIDs := make([]int32, len(b.stacks))
 	for i, st := range b.stacks {
 		refs := a.refBuf[:0]
-		key := a.keyBuf[:0]
 		for _, f := range st {
-			f = remap(f)
-			refs = append(refs, f)
-			key = appendRefKey(key, f)
+			refs = append(refs, remap(f))
 		}
-		a.refBuf, a.keyBuf = refs, key
-		stackIDs[i] = a.stackID(key, refs)
+		a.refBuf = refs
+		stackIDs[i] = a.stackID(refs)
 	}
 	attrIDs := make([]int32, len(b.attrs))
 	for i, at := range b.attrs {
-		key := attrsKey(a.attrsBuf[:0], at.Thread, at.Device, at.OSVersion, at.AppVersion, at.Labels)
-		a.attrsBuf = key
-		id, ok := a.attrsByKey[string(key)]
-		if !ok {
-			id = int32(len(a.attrs))
-			a.attrs = append(a.attrs, at) // b's labels are not changed after
-			a.attrsByKey[string(key)] = id
-		}
-		attrIDs[i] = id
+		attrIDs[i] = a.attrsIDOf(at)
 	}
 	for _, s := range b.samples {
 		first, last := time.Time{}, time.Time{}

@@ -335,8 +335,8 @@ func counts(a *Aggregator) map[string]string {
 	return out
 }
 
-// A stream counted on several goroutines, each with an aggregator of
-// its own merged at the end, counts what one goroutine counts.
+// A stream read and decoded on several goroutines counts what one
+// goroutine counts.
 func TestStreamCountedInShards(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var stream bytes.Buffer

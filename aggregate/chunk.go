@@ -130,7 +130,6 @@ func (a *Aggregator) Merge(c *Chunk, keep Filter) error {
 		}
 		if stackIDs[st] < 0 {
 			refs := a.refBuf[:0]
-			key := a.keyBuf[:0]
 			from := starts[st]
 			for j := from; j < from+int(c.StackLens[st]); j++ {
 				ref := frameRef{image: -1, offset: c.FrameOffsets[j]}
@@ -138,10 +137,9 @@ func (a *Aggregator) Merge(c *Chunk, keep Filter) error {
 					ref.image = imageIDs[im]
 				}
 				refs = append(refs, ref)
-				key = appendRefKey(key, ref)
 			}
-			a.refBuf, a.keyBuf = refs, key
-			stackIDs[st] = a.stackID(key, refs)
+			a.refBuf = refs
+			stackIDs[st] = a.stackID(refs)
 		}
 		if attrIDs[at] < 0 {
 			attrs := c.Attrs[at]

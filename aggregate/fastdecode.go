@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"encoding/binary"
 	"errors"
 	"strconv"
 	"strings"
@@ -20,7 +21,13 @@ var errSlowPath = errors.New("slow path")
 // sure of (escapes, unknown value types, invalid JSON) returns
 // errSlowPath, and json.Unmarshal then decides.
 func decodeFast(line []byte, rec *Record) error {
-	d := scanner{jsonscan.Scanner{B: line}}
+	return decodeFastCached(line, rec, nil)
+}
+
+// decodeFastCached is decodeFast taking the strings and label sets of
+// the record from cache (nil for none) when they were read before.
+func decodeFastCached(line []byte, rec *Record, cache *decodeCache) error {
+	d := scanner{jsonscan.Scanner{B: line}, cache}
 	d.Space()
 	if !d.Eat('{') {
 		return errSlowPath
@@ -49,20 +56,21 @@ func decodeFast(line []byte, rec *Record) error {
 		case "frames":
 			err = d.frames(rec)
 		case "image_set":
-			rec.ImageSet, err = d.stringValue()
+			rec.ImageSet, err = d.stringValue(fieldImageSet)
 		case "thread":
-			rec.Thread, err = d.stringValue()
+			rec.Thread, err = d.stringValue(fieldThread)
 		case "device":
-			rec.Device, err = d.stringValue()
+			rec.Device, err = d.stringValue(fieldDevice)
 		case "os_version":
-			rec.OSVersion, err = d.stringValue()
+			rec.OSVersion, err = d.stringValue(fieldOSVersion)
 		case "app_version":
-			rec.AppVersion, err = d.stringValue()
+			rec.AppVersion, err = d.stringValue(fieldAppVersion)
 		case "timestamp":
-			var s string
-			if s, err = d.stringValue(); err == nil {
-				rec.Timestamp, err = time.Parse(time.RFC3339Nano, s)
+			raw, _, ok := d.PlainString()
+			if !ok {
+				return errSlowPath
 			}
+			rec.Timestamp, err = parseTimestamp(raw)
 		case "weight":
 			err = d.weight(rec)
 		case "images":
@@ -101,7 +109,49 @@ func decodeFast(line []byte, rec *Record) error {
 var recordKeys = []string{"frames", "image_set", "thread", "device", "os_version", "app_version", "timestamp", "weight", "images", "labels"}
 
 // scanner reads a record with the shared JSON primitives.
-type scanner struct{ jsonscan.Scanner }
+type scanner struct {
+	jsonscan.Scanner
+	cache *decodeCache
+}
+
+// decodeCache is what one decoding goroutine keeps across records: the
+// strings and label sets it read, so that records repeating them (the
+// thread, the device, the versions, the labels: a stream from a fleet
+// repeats few) share one copy instead of allocating their own. Records
+// decoded with a cache may share their Labels maps.
+type decodeCache struct {
+	strings map[string]string
+	labels  map[string]map[string]string
+	pairs   [][2][]byte
+	last    [stringFields]string
+}
+
+// maxCached bounds each of a cache's maps, and maxCachedBytes what one
+// entry may hold: a cache holds at most 4,096 × 1 KiB per map however
+// long a hostile stream's strings are.
+const (
+	maxCached      = 1 << 12
+	maxCachedBytes = 1 << 10
+)
+
+func newDecodeCache() *decodeCache {
+	return &decodeCache{strings: map[string]string{}, labels: map[string]map[string]string{}}
+}
+
+// str returns raw as a string, the cached copy when there is one.
+func (c *decodeCache) str(raw []byte) string {
+	if c == nil {
+		return string(raw)
+	}
+	if s, ok := c.strings[string(raw)]; ok {
+		return s
+	}
+	s := string(raw)
+	if len(c.strings) < maxCached && len(raw) <= maxCachedBytes {
+		c.strings[s] = s
+	}
+	return s
+}
 
 // plainString reads a string as jsonscan's PlainString does.
 func (d *scanner) plainString() (string, bool) {
@@ -109,12 +159,66 @@ func (d *scanner) plainString() (string, bool) {
 	return string(raw), ok
 }
 
-func (d *scanner) stringValue() (string, error) {
+// The string fields, for the cache's last value of each.
+const (
+	fieldImageSet = iota
+	fieldThread
+	fieldDevice
+	fieldOSVersion
+	fieldAppVersion
+	stringFields
+)
+
+func (d *scanner) stringValue(field int) (string, error) {
 	raw, _, ok := d.PlainString()
 	if !ok {
 		return "", errSlowPath
 	}
-	return string(raw), nil
+	if d.cache == nil {
+		return string(raw), nil
+	}
+	// Records in a row mostly repeat the thread and the versions: the
+	// last value of the field is compared before the cache is looked in.
+	if last := d.cache.last[field]; string(raw) == last {
+		return last, nil
+	}
+	v := d.cache.str(raw)
+	d.cache.last[field] = v
+	return v, nil
+}
+
+// parseTimestamp reads an RFC 3339 time. The common form, seconds in UTC
+// ("2026-11-26T01:02:03Z"), is read here; any other goes to time.Parse.
+func parseTimestamp(raw []byte) (time.Time, error) {
+	if len(raw) == 20 && raw[4] == '-' && raw[7] == '-' && raw[10] == 'T' && raw[13] == ':' && raw[16] == ':' && raw[19] == 'Z' {
+		year, ok1 := digits(raw[0:4])
+		month, ok2 := digits(raw[5:7])
+		day, ok3 := digits(raw[8:10])
+		hour, ok4 := digits(raw[11:13])
+		minute, ok5 := digits(raw[14:16])
+		sec, ok6 := digits(raw[17:19])
+		if ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && month >= 1 && month <= 12 && day >= 1 &&
+			day <= daysIn(time.Month(month), year) && hour < 24 && minute < 60 && sec < 60 {
+			return time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC), nil
+		}
+	}
+	return time.Parse(time.RFC3339Nano, string(raw))
+}
+
+// digits reads a run of decimal digits.
+func digits(b []byte) (int, bool) {
+	n := 0
+	for _, c := range b {
+		if c-'0' > 9 {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+func daysIn(m time.Month, year int) int {
+	return time.Date(year, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
 // frames reads the frames array: numbers or "0x…" strings.
@@ -144,17 +248,29 @@ func (d *scanner) frames(rec *Record) error {
 				return errSlowPath
 			}
 		} else {
+			// Up to 19 digits cannot overflow: only a longer number is
+			// read again, checked.
 			start := d.I
-			for d.I < len(d.B) && d.B[d.I] >= '0' && d.B[d.I] <= '9' {
-				v1 := v*10 + uint64(d.B[d.I]-'0')
-				if v1/10 != v || d.I-start >= 20 {
-					return errSlowPath // overflow
+			for k := 0; k < 2 && len(d.B)-d.I >= 8; k++ {
+				x := binary.LittleEndian.Uint64(d.B[d.I:])
+				if !eightDigits(x) {
+					break
 				}
-				v = v1
+				v = v*100_000_000 + parseEightDigits(x)
+				d.I += 8
+			}
+			for d.I < len(d.B) && d.B[d.I]-'0' <= 9 {
+				v = v*10 + uint64(d.B[d.I]-'0')
 				d.I++
 			}
 			if d.I == start || (d.B[start] == '0' && d.I-start > 1) {
 				return errSlowPath
+			}
+			if d.I-start > 19 {
+				var err error
+				if v, err = strconv.ParseUint(string(d.B[start:d.I]), 10, 64); err != nil {
+					return errSlowPath // more than 64 bits: the slow path words the error
+				}
 			}
 		}
 		out = append(out, v)
@@ -168,6 +284,21 @@ func (d *scanner) frames(rec *Record) error {
 		}
 		return errSlowPath
 	}
+}
+
+// eightDigits reports whether the 8 bytes of x, read little-endian, are
+// all decimal digits; parseEightDigits reads them as a number, the first
+// byte the most significant. Eight digits are read in a few
+// multiplications instead of eight steps (simdjson's method).
+func eightDigits(x uint64) bool {
+	return (x&0xf0f0f0f0f0f0f0f0)|((x+0x0606060606060606)&0xf0f0f0f0f0f0f0f0)>>4 == 0x3333333333333333
+}
+
+func parseEightDigits(x uint64) uint64 {
+	x -= 0x3030303030303030
+	x = x*10 + x>>8 // pairs of digits
+	x = ((x&0x000000ff000000ff)*(100+1_000_000<<32) + (x>>16&0x000000ff000000ff)*(1+10_000<<32)) >> 32
+	return uint64(uint32(x))
 }
 
 func (d *scanner) weight(rec *Record) error {
@@ -187,43 +318,70 @@ func (d *scanner) weight(rec *Record) error {
 }
 
 // labels reads an object of plain strings; anything else goes to
-// encoding/json.
+// encoding/json. With a cache, records whose labels are spelled alike
+// share one map.
 func (d *scanner) labels(rec *Record) error {
 	start := d.I
 	if !d.Eat('{') {
 		return d.viaJSON(&rec.Labels)
 	}
-	m := map[string]string{}
+	var pairs [][2][]byte
+	if d.cache != nil {
+		pairs = d.cache.pairs[:0]
+	}
 	d.Space()
-	if d.Eat('}') {
+	if !d.Eat('}') {
+		for {
+			d.Space()
+			k, _, ok := d.PlainString()
+			d.Space()
+			if !ok || !d.Eat(':') {
+				d.I = start
+				return d.viaJSON(&rec.Labels)
+			}
+			d.Space()
+			v, _, ok := d.PlainString()
+			if !ok || len(pairs) == MaxLabels {
+				d.I = start
+				return d.viaJSON(&rec.Labels)
+			}
+			pairs = append(pairs, [2][]byte{k, v})
+			d.Space()
+			if d.Eat(',') {
+				continue
+			}
+			if d.Eat('}') {
+				break
+			}
+			d.I = start
+			return d.viaJSON(&rec.Labels)
+		}
+	}
+	if d.cache == nil {
+		rec.Labels = labelMap(pairs, nil)
+		return nil
+	}
+	d.cache.pairs = pairs
+	raw := d.B[start:d.I]
+	if m, ok := d.cache.labels[string(raw)]; ok {
 		rec.Labels = m
 		return nil
 	}
-	for {
-		d.Space()
-		k, ok := d.plainString()
-		d.Space()
-		if !ok || !d.Eat(':') {
-			break
-		}
-		d.Space()
-		v, ok := d.plainString()
-		if !ok || len(m) == MaxLabels {
-			break
-		}
-		m[k] = v
-		d.Space()
-		if d.Eat(',') {
-			continue
-		}
-		if d.Eat('}') {
-			rec.Labels = m
-			return nil
-		}
-		break
+	rec.Labels = labelMap(pairs, d.cache)
+	if len(d.cache.labels) < maxCached && len(raw) <= maxCachedBytes {
+		d.cache.labels[string(raw)] = rec.Labels
 	}
-	d.I = start
-	return d.viaJSON(&rec.Labels)
+	return nil
+}
+
+// labelMap makes a record's labels of their keys and values; a key given
+// twice keeps its last value, as encoding/json does.
+func labelMap(pairs [][2][]byte, cache *decodeCache) map[string]string {
+	m := make(map[string]string, len(pairs))
+	for _, kv := range pairs {
+		m[cache.str(kv[0])] = cache.str(kv[1])
+	}
+	return m
 }
 
 // viaJSON decodes the value at the cursor with encoding/json.

@@ -529,48 +529,27 @@ func (l *Loader) addOpened(ctx context.Context, w *loadWorker, opened *open.Inpu
 }
 
 // readStream reads the stream format, decoding on the loader's workers
-// and counting on as many: each counter has an aggregator of its own,
-// fed every n-th batch, and their counts are added to the loader's
-// aggregator at the end (a stack counted by several is merged then).
+// and counting in stream order on one goroutine while the next records
+// are read and decoded: the counts, and the order stacks and samples
+// are numbered in, are those of one goroutine reading alone, whatever
+// the number of cores. The counting waits for w's turn (inputOrder);
+// the decoding starts at once.
 func (l *Loader) readStream(ctx context.Context, w *loadWorker, name string, r io.Reader) error {
 	rd, err := NewReader(r)
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
-	counters := make([]*Aggregator, l.workers())
-	batches := make([]chan []*Record, len(counters))
-	var wg sync.WaitGroup
-	for i := range counters {
-		counters[i], batches[i] = New(), make(chan []*Record, 2)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for recs := range batches[i] {
-				counters[i].AddBatch(recs)
-			}
-		}()
-	}
-	seq := 0
-	err = rd.ReadAll(ctx, l.workers(), func(recs []*Record, bad []*RecordError) error {
+	return rd.ReadAll(ctx, l.workers(), func(recs []*Record, bad []*RecordError) error {
+		w.takeTurn()
 		for _, re := range bad {
 			l.fail(name, re)
 		}
-		batches[seq%len(batches)] <- recs
-		seq++
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.Aggregator.AddBatch(recs)
 		return nil
 	})
-	for _, c := range batches {
-		close(c)
-	}
-	wg.Wait()
-	w.takeTurn()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, c := range counters {
-		l.Aggregator.Absorb(c)
-	}
-	return err
 }
 
 func (l *Loader) workers() int {

@@ -387,7 +387,12 @@ func (rd *Reader) decode(line []byte, rec *Record) error {
 // decodeLine parses and checks one line without the stream's state: it
 // may run on many lines at once.
 func decodeLine(line []byte, lineNo int, rec *Record) error {
-	if err := decodeFast(line, rec); err != nil {
+	return decodeLineCached(line, lineNo, rec, nil)
+}
+
+// decodeLineCached is decodeLine with a decoding goroutine's cache.
+func decodeLineCached(line []byte, lineNo int, rec *Record, cache *decodeCache) error {
+	if err := decodeFastCached(line, rec, cache); err != nil {
 		*rec = Record{}
 		if err := json.Unmarshal(line, rec); err != nil {
 			return &RecordError{Line: lineNo, Field: jsonField(err), Err: jsonCause(err)}
@@ -455,7 +460,8 @@ type lineBatch struct {
 // (zero means one), and calls fn with the records in stream order, a
 // batch at a time, and with each bad record's *RecordError. fn runs on
 // the calling goroutine. It returns the first error of fn, of reading, or
-// of ctx.
+// of ctx. Records whose labels are spelled alike may share one Labels
+// map: treat it as read-only.
 func (rd *Reader) ReadAll(ctx context.Context, workers int, fn func(recs []*Record, bad []*RecordError) error) error {
 	workers = max(workers, 1)
 	jobs := make(chan *lineBatch, workers)
@@ -487,8 +493,9 @@ func (rd *Reader) ReadAll(ctx context.Context, workers int, fn func(recs []*Reco
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			cache := newDecodeCache()
 			for b := range jobs {
-				b.decode()
+				b.decode(cache)
 				select {
 				case done <- b:
 				case <-ctx.Done():
@@ -530,9 +537,16 @@ func (rd *Reader) ReadAll(ctx context.Context, workers int, fn func(recs []*Reco
 	return ctx.Err()
 }
 
+// batchBuffers are the lines' buffers of decoded batches, for the next
+// batches: a batch's lines are not needed once decoded.
+var batchBuffers sync.Pool
+
 // readBatch reads up to batchLines lines; io.EOF with the last of them.
 func (rd *Reader) readBatch(seq int) (*lineBatch, error) {
-	b := &lineBatch{seq: seq, firstLine: rd.line + 1}
+	b := &lineBatch{seq: seq, firstLine: rd.line + 1, ends: make([]int, 0, batchLines)}
+	if buf, ok := batchBuffers.Get().(*[]byte); ok {
+		b.data = (*buf)[:0]
+	}
 	for len(b.ends) < batchLines {
 		if rd.done {
 			return b, io.EOF
@@ -558,11 +572,14 @@ func (rd *Reader) readBatch(seq int) (*lineBatch, error) {
 	return b, nil
 }
 
-// decode decodes a batch's lines, each on its own.
-func (b *lineBatch) decode() {
+// decode decodes a batch's lines, each on its own. The records' frames
+// share one array, sized by the lines' length (a frame takes at least
+// two bytes of JSON).
+func (b *lineBatch) decode(cache *decodeCache) {
 	b.recs = make([]*Record, len(b.ends))
 	b.decodeErr = make([]error, len(b.ends))
 	recs := make([]Record, len(b.ends))
+	frames := make([]uint64, 0, len(b.data)/16)
 	start := 0
 	for k, end := range b.ends {
 		line := b.data[start:end]
@@ -570,12 +587,21 @@ func (b *lineBatch) decode() {
 		if b.errs != nil && b.errs[k] != nil || len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		if err := decodeLine(line, b.firstLine+k, &recs[k]); err != nil {
+		rec := &recs[k]
+		rec.Frames = frames[len(frames):]
+		if err := decodeLineCached(line, b.firstLine+k, rec, cache); err != nil {
 			b.decodeErr[k] = err
 			continue
 		}
-		b.recs[k] = &recs[k]
+		if n := len(rec.Frames); n > 0 && n <= cap(frames)-len(frames) && &rec.Frames[0] == &frames[:len(frames)+1][len(frames)] {
+			frames = frames[:len(frames)+n]
+			rec.Frames = rec.Frames[:n:n] // an append to them must not reach the next record's
+		}
+		b.recs[k] = rec
 	}
+	data := b.data
+	b.data = nil
+	batchBuffers.Put(&data)
 }
 
 // deliver resolves a decoded batch's image sets in order and passes it on.
