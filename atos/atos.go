@@ -63,6 +63,7 @@ type Answerer struct {
 	// need no escaping (see printableCheckAfter).
 	printableNames bool
 	answers        int // addresses answered so far
+	frames         []symstore.Frame
 	slide          uint64
 	opts           Options
 }
@@ -149,7 +150,8 @@ func (a *Answerer) AppendAnswer(buf []byte, addr uint64) []byte {
 	if a.opts.HasLoadAddress {
 		f.ImageLoadAddress = a.opts.LoadAddress
 	}
-	frames := a.entry.Resolve(f, addr-a.slide, symstore.ResolveOptions{NoDemangle: a.opts.NoDemangle})
+	frames := a.entry.AppendResolve(a.frames[:0], f, addr-a.slide, symstore.ResolveOptions{NoDemangle: a.opts.NoDemangle})
+	a.frames = frames // reused by the next answer
 	if !a.opts.Inlines {
 		frames = frames[len(frames)-1:]
 	}

@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -68,6 +69,11 @@ type Index struct {
 	// not allocate and clear a pointer per string.
 	cacheOnce sync.Once
 	cache     [2][]atomic.Pointer[cacheBlock]
+
+	// nodeCache holds decoded nodes of the inline tree (cachedNode),
+	// made on the first lookup of source answers.
+	nodeCacheOnce sync.Once
+	nodeCache     []atomic.Pointer[cachedNode]
 }
 
 // cacheBlock holds the cached strings of one block of strBlock.
@@ -112,6 +118,8 @@ type table struct {
 	ranges span // rangeSize records
 	blocks span // symBlockSize records
 	stream span
+	// cache holds the blocks in code decoded so far, by block.
+	cache []atomic.Pointer[symBlock]
 }
 
 // Parse checks data as an index file and returns the Index reading from
@@ -246,6 +254,10 @@ func Parse(data []byte) (*Index, error) {
 		return nil, err
 	}
 	ix.tables = append(ix.tables, tables[:ntables]...)
+	for i := range ix.tables {
+		// A pointer per 16-byte block record: bounded by the file.
+		ix.tables[i].cache = make([]atomic.Pointer[symBlock], len(ix.tables[i].blocks.b)/symBlockSize)
+	}
 	ix.demLoaded = make([]atomic.Bool, len(ix.demIndex.b)/4)
 	return ix, nil
 }
@@ -577,6 +589,9 @@ func (ix *Index) find(t *table, addr uint64) (symtab.Entry, bool) {
 	if lo == 0 {
 		return symtab.Entry{}, false
 	}
+	if c := t.cache[lo-1].Load(); c != nil {
+		return c.find(t, addr)
+	}
 	blk := t.blocks.b[symBlockSize*(lo-1):]
 	first, off, count := le.Uint64(blk), uint64(le.Uint32(blk[8:])), le.Uint32(blk[12:])
 	shift := uint(min(count>>24, 63))
@@ -590,35 +605,28 @@ func (ix *Index) find(t *table, addr uint64) (symtab.Entry, bool) {
 		return symtab.Entry{}, false
 	}
 	block := t.stream.b[off:end]
-	if deflated {
-		if block = inflate(block); block == nil {
-			return symtab.Entry{}, false
+	if !deflated {
+		// A block in code is decoded whole once and kept; its chunks
+		// were checked before, and checked chunks stay good.
+		if c := decodeSymBlock(block, first, shift, count); c != nil {
+			t.cache[lo-1].Store(c)
+			return c.find(t, addr)
 		}
+	} else if block = inflate(block); block == nil {
+		return symtab.Entry{}, false
 	}
 
-	// The section holding addr: the last starting at or below it.
-	var start, stop uint64
-	sect, sectioned := uint8(0), len(t.ranges.b) >= rangeSize
-	if sectioned {
-		k := len(t.ranges.b)/rangeSize - 1
-		for k >= 0 && le.Uint64(t.ranges.b[rangeSize*k:]) > addr {
-			k--
-		}
-		if k < 0 {
-			return symtab.Entry{}, false
-		}
-		r := t.ranges.b[rangeSize*k:]
-		start, stop, sect = le.Uint64(r), le.Uint64(r[8:]), r[16]
-		if addr >= stop {
-			return symtab.Entry{}, false
-		}
+	// A compressed block, or one beyond the cache's bounds, is read
+	// entry by entry up to addr. The answer's position in the block: in
+	// the last run of entries at or below addr that share an address,
+	// the last in addr's section answers (without sections, the last
+	// entry). The names are rebuilt on the way (front-coded from the
+	// block's first entry); the answer is nearly always the last entry
+	// read, whose name is then at hand.
+	start, sect, sectioned, ok := t.section(addr)
+	if !ok {
+		return symtab.Entry{}, false
 	}
-
-	// The answer's position in the block: in the last run of entries at
-	// or below addr that share an address, the last in addr's section
-	// answers (without sections, the last entry). The names are rebuilt
-	// on the way (front-coded from the block's first entry); the answer
-	// is nearly always the last entry read, whose name is then at hand.
 	d := symDecoder{b: block, shift: shift, prev: symEntry{addr: first}}
 	pick, runAddr := -1, uint64(0)
 	var buf [256]byte
@@ -666,6 +674,134 @@ func (ix *Index) find(t *table, addr uint64) (symtab.Entry, bool) {
 	return out, true
 }
 
+// section returns the section holding addr (the last starting at or
+// below it) and its start; sectioned is false when the table has no
+// sections, and ok false when addr lies in none of them.
+func (t *table) section(addr uint64) (start uint64, sect uint8, sectioned, ok bool) {
+	if len(t.ranges.b) < rangeSize {
+		return 0, 0, false, true
+	}
+	k := len(t.ranges.b)/rangeSize - 1
+	for k >= 0 && le.Uint64(t.ranges.b[rangeSize*k:]) > addr {
+		k--
+	}
+	if k < 0 {
+		return 0, 0, true, false
+	}
+	r := t.ranges.b[rangeSize*k:]
+	if addr >= le.Uint64(r[8:]) {
+		return 0, 0, true, false
+	}
+	return le.Uint64(r), r[16], true, true
+}
+
+// symBlock is a symbol block in code decoded once and kept (table.cache):
+// lookups in code meet the same few thousand blocks again and again, and
+// decoding one, its names rebuilt, costs more than the rest of a symbol
+// lookup. Compressed blocks (outside code) are decoded per lookup.
+type symBlock struct {
+	entries []blockSymbol // as decoded, up to the first that could not be
+	badName int           // the first entry whose name is damaged; len(entries) when none
+}
+
+// blockSymbol is one entry of a symBlock; its name is part of one string
+// holding the block's names.
+type blockSymbol struct {
+	addr    uint64
+	name    string
+	section uint8
+	source  symtab.Source
+}
+
+// Bounds of what a symBlock may hold: blocks in code hold about blockSize
+// entries with their names front-coded, which rebuilt take a few times
+// the block's bytes. A block beyond them (only a hostile file makes one)
+// is decoded per lookup instead, as compressed blocks are.
+const (
+	maxCachedEntries   = 256
+	cachedNamesPerByte = 16
+	cachedNamesSlack   = 4096
+)
+
+// decodeSymBlock decodes a symbol block as find reads it, nil when it is
+// beyond the bounds above.
+func decodeSymBlock(block []byte, first uint64, shift uint, count uint32) *symBlock {
+	if count > maxCachedEntries {
+		return nil
+	}
+	limit := cachedNamesPerByte*len(block) + cachedNamesSlack
+	c := &symBlock{entries: make([]blockSymbol, 0, count), badName: -1}
+	type span struct{ lo, hi int }
+	spans := make([]span, 0, count)
+	var names []byte
+	prev := span{}
+	d := symDecoder{b: block, shift: shift, prev: symEntry{addr: first}}
+	for i := uint32(0); i < count; i++ {
+		e, ok := d.next()
+		if !ok {
+			break
+		}
+		c.entries = append(c.entries, blockSymbol{addr: e.addr, section: e.section, source: e.source})
+		if c.badName >= 0 {
+			spans = append(spans, span{})
+			continue
+		}
+		if e.shared > uint64(prev.hi-prev.lo) || e.shared+uint64(len(e.suffix)) > maxStringLen {
+			c.badName = int(i)
+			spans = append(spans, span{})
+			continue
+		}
+		if len(names)+int(e.shared)+len(e.suffix) > limit {
+			return nil
+		}
+		lo := len(names)
+		names = append(names, names[prev.lo:prev.lo+int(e.shared)]...)
+		names = append(names, e.suffix...)
+		prev = span{lo, len(names)}
+		spans = append(spans, prev)
+	}
+	if c.badName < 0 {
+		c.badName = len(c.entries)
+	}
+	all := unsafeString(names) // never written again: the names share its bytes
+	for i, sp := range spans {
+		c.entries[i].name = all[sp.lo:sp.hi]
+	}
+	return c
+}
+
+// find is Index.find in a decoded block of t.
+func (c *symBlock) find(t *table, addr uint64) (symtab.Entry, bool) {
+	start, sect, sectioned, ok := t.section(addr)
+	if !ok {
+		return symtab.Entry{}, false
+	}
+	// As in Index.find: the last entry in addr's section of the last run
+	// of entries at or below addr that share an address.
+	pick, runAddr := -1, uint64(0)
+	for i := range c.entries {
+		e := &c.entries[i]
+		if e.addr > addr {
+			break
+		}
+		if i == 0 || e.addr != runAddr {
+			pick, runAddr = -1, e.addr
+		}
+		if !sectioned || (e.section == sect && e.addr >= start) {
+			pick = i
+		}
+	}
+	if pick < 0 || pick >= c.badName {
+		return symtab.Entry{}, false
+	}
+	e := &c.entries[pick]
+	out := symtab.Entry{Addr: e.addr, Section: e.section, Source: e.source}
+	if e.source != symtab.SourceFunctionStarts {
+		out.RawName = e.name
+	}
+	return out, true
+}
+
 // maxDepth bounds the inline chain a lookup follows, as debuginfo does.
 const maxDepth = 256
 
@@ -686,55 +822,156 @@ func (ix *Index) SourceMangled(addr uint64) (frames []debuginfo.Frame, ok bool) 
 }
 
 func (ix *Index) source(addr uint64, mangled bool) ([]debuginfo.Frame, bool) {
-	r, ok := ix.lineRange(addr)
-	if !ok || !r.ok {
-		return nil, false
-	}
-	if r.leaf == 0 {
-		return []debuginfo.Frame{{File: ix.file(r.file), Line: int(r.line), Column: int(r.col)}}, true
-	}
-	// The chain is built here and copied out at its length: one
+	// The chain is built on the stack and copied out at its length: one
 	// allocation per lookup.
 	var buf [8]debuginfo.Frame
-	frames := buf[:0]
+	frames, ok := ix.appendSource(buf[:0], addr, mangled)
+	if !ok || len(frames) == 0 {
+		return nil, ok
+	}
+	return slices.Clone(frames), true
+}
+
+// AppendSource is Source appending the frames to dst and returning the
+// extended slice: a caller answering many addresses reuses one slice
+// instead of allocating one per lookup. dst is returned unchanged when ok
+// is false.
+func (ix *Index) AppendSource(dst []debuginfo.Frame, addr uint64) (frames []debuginfo.Frame, ok bool) {
+	return ix.appendSource(dst, addr, false)
+}
+
+// AppendSourceMangled is SourceMangled appending to dst, as AppendSource.
+func (ix *Index) AppendSourceMangled(dst []debuginfo.Frame, addr uint64) (frames []debuginfo.Frame, ok bool) {
+	return ix.appendSource(dst, addr, true)
+}
+
+func (ix *Index) appendSource(dst []debuginfo.Frame, addr uint64, mangled bool) ([]debuginfo.Frame, bool) {
+	r, ok := ix.lineRange(addr)
+	if !ok || !r.ok {
+		return dst, false
+	}
+	if r.leaf == 0 {
+		return append(dst, debuginfo.Frame{File: ix.file(r.file), Line: int(r.line), Column: int(r.col)}), true
+	}
+	start := len(dst)
 	file, line, col := ix.file(r.file), int(r.line), int(r.col)
 	off := uint64(r.leaf) - 1
 	for depth := 0; depth < maxDepth; depth++ {
-		n, ok := ix.node(off)
-		if !ok {
+		n := ix.cachedNode(off)
+		if n == nil {
 			if ix.Err() != nil {
-				return nil, false // no answer from damaged bytes
+				return dst[:start], false // no answer from damaged bytes
 			}
 			break
 		}
 		f := debuginfo.Frame{
-			LinkageName: ix.str(n.linkage),
-			Lang:        debuginfo.Lang(ix.lang(n.lang)),
-			Inlined:     n.flags&nodeInlined != 0,
+			LinkageName: n.linkage,
+			Lang:        n.lang,
+			Inlined:     n.inlined,
 			File:        file, Line: line, Column: col,
 		}
 		switch {
-		case n.flags&nodeDemangled != 0 && mangled:
-			f.Function = f.LinkageName
-		case n.flags&nodeDemangled != 0:
-			f.Function = ix.demangled(n.linkage, f.LinkageName)
+		case n.demangledName && mangled:
+			f.Function = n.linkage
+		case n.demangledName:
+			f.Function = ix.nodeDemangled(n)
 		default:
-			f.Function = ix.str(n.function)
+			f.Function = n.function
 		}
-		frames = append(frames, f)
-		file, line, col = ix.file(n.callFile), int(n.callLine), int(n.callCol)
+		dst = append(dst, f)
+		file, line, col = n.callFile, n.callLine, n.callCol
 		if n.parentDelta == 0 || n.parentDelta > off {
 			break // parents come first: anything else is a loop
 		}
 		off -= n.parentDelta
 	}
 	if ix.Err() != nil {
-		return nil, false
+		return dst[:start], false
 	}
-	if len(frames) == 0 {
-		return nil, true
+	return dst, true
+}
+
+// cachedNode is one node of the inline tree with its strings looked up:
+// what a frame needs of it. It is never changed once made but for
+// demangled, set on first use.
+type cachedNode struct {
+	off               uint64 // in the inline tree: the cache slot's key
+	parentDelta       uint64
+	function, linkage string
+	linkageID         uint32
+	lang              debuginfo.Lang
+	inlined           bool
+	demangledName     bool // the function's name is its linkage name demangled
+	callFile          string
+	callLine, callCol int
+	demangled         atomic.Pointer[string]
+}
+
+// Node cache sizes: a slot per nodeCacheBytes bytes of the inline tree,
+// at most maxNodeCache slots. A lookup of the big generated dSYM follows
+// 2.7 nodes, each otherwise decoded with four strings looked up in the
+// string cache, most of them missing the processor's caches.
+const (
+	nodeCacheBytes = 16
+	minNodeCache   = 1 << 8
+	maxNodeCache   = 1 << 16
+)
+
+// cachedNode returns the node at off in the inline tree, decoded, from the
+// node cache or decoding it into the cache; nil when the node is damaged
+// (see Err) or cannot be decoded. The cache is direct-mapped: a node
+// replaces the one in its slot, which stays valid for those holding it.
+func (ix *Index) cachedNode(off uint64) *cachedNode {
+	ix.nodeCacheOnce.Do(func() {
+		n := minNodeCache
+		for n < maxNodeCache && n*nodeCacheBytes < len(ix.nodes.b) {
+			n <<= 1
+		}
+		ix.nodeCache = make([]atomic.Pointer[cachedNode], n)
+	})
+	// Fibonacci hashing spreads the offsets, which cluster by function.
+	slot := &ix.nodeCache[(off*0x9E3779B97F4A7C15)>>(64-bits.TrailingZeros(uint(len(ix.nodeCache))))]
+	if c := slot.Load(); c != nil && c.off == off {
+		return c
 	}
-	return slices.Clone(frames), true
+	n, ok := ix.node(off)
+	if !ok {
+		return nil
+	}
+	c := &cachedNode{
+		off:           off,
+		parentDelta:   n.parentDelta,
+		function:      ix.str(n.function),
+		linkage:       ix.str(n.linkage),
+		linkageID:     n.linkage,
+		lang:          debuginfo.Lang(ix.lang(n.lang)),
+		inlined:       n.flags&nodeInlined != 0,
+		demangledName: n.flags&nodeDemangled != 0,
+		callFile:      ix.file(n.callFile),
+		callLine:      int(n.callLine),
+		callCol:       int(n.callCol),
+	}
+	if n.flags&nodeDemangled != 0 {
+		c.function = "" // the name is the demangled linkage name
+	}
+	if ix.Err() == nil {
+		// A string of a damaged chunk reads as "": never cached.
+		slot.Store(c)
+	}
+	return c
+}
+
+// nodeDemangled returns the demangled linkage name of node n, which is
+// named by it, as demangled does, kept in the node after the first time.
+func (ix *Index) nodeDemangled(n *cachedNode) string {
+	if p := n.demangled.Load(); p != nil {
+		return *p
+	}
+	s := ix.demangled(n.linkageID, n.linkage)
+	if ix.Err() == nil {
+		n.demangled.Store(&s)
+	}
+	return s
 }
 
 // demangled returns the demangled form of the linkage name with id,
@@ -1115,24 +1352,26 @@ func rangeAt(b []byte, first uint64, shift uint, count uint32, addr uint64) (las
 }
 
 // uvarintAt decodes the uvarint at b[i:] and returns it with the index
-// after it, or -1 when b holds none there. One-byte values, most of
-// those of a stream, take the inlined fast path.
+// after it, or -1 when b holds none there (as binary.Uvarint fails: b
+// ends, or the value overflows 64 bits). It is small enough to be
+// inlined: it decodes every field of the lookups' inner loops.
 func uvarintAt(b []byte, i int) (uint64, int) {
-	if uint(i) < uint(len(b)) && b[i] < 0x80 {
-		return uint64(b[i]), i + 1
+	var v uint64
+	for s := uint(0); uint(i) < uint(len(b)); s += 7 {
+		c := b[i]
+		i++
+		if c < 0x80 {
+			if s == 63 && c > 1 {
+				break // overflow
+			}
+			return v | uint64(c)<<s, i
+		}
+		if s == 63 {
+			break // overflow
+		}
+		v |= uint64(c&0x7f) << s
 	}
-	return uvarintSlow(b, i)
-}
-
-func uvarintSlow(b []byte, i int) (uint64, int) {
-	if i < 0 || i > len(b) {
-		return 0, -1
-	}
-	v, n := binary.Uvarint(b[i:])
-	if n <= 0 {
-		return 0, -1
-	}
-	return v, i + n
+	return 0, -1
 }
 
 // unzigzag turns a uvarint as binary.AppendVarint writes it back into

@@ -3,6 +3,7 @@ package symstore
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -181,19 +182,28 @@ type ResolveOptions struct {
 // function-start name and no DWARF, the entry's Breakpad .sym file answers
 // at the module-relative address f.LookupAddress − f.ImageLoadAddress.
 func (e *Entry) Resolve(f Frame, unslid uint64, opts ResolveOptions) []Frame {
-	noDemangle := opts.NoDemangle
-	frames := e.resolveMachO(f, unslid, noDemangle)
-	if last := frames[len(frames)-1]; len(e.sym.paths) > 0 && len(frames) == 1 &&
-		(last.SymbolSource == SourceNone || last.SymbolSource == SourceFunctionStarts) {
-		if bp, ok := e.resolveBreakpad(f, f.LookupAddress-f.ImageLoadAddress, noDemangle); ok {
-			return bp
-		}
-	}
-	return frames
+	return e.AppendResolve(nil, f, unslid, opts)
 }
 
-// resolveMachO is Resolve from the Mach-O files' symbol tables and DWARF.
-func (e *Entry) resolveMachO(f Frame, unslid uint64, noDemangle bool) []Frame {
+// AppendResolve is Resolve appending the frames to dst and returning the
+// extended slice: a caller naming many addresses (atos's batches) reuses
+// one slice instead of allocating one per address.
+func (e *Entry) AppendResolve(dst []Frame, f Frame, unslid uint64, opts ResolveOptions) []Frame {
+	noDemangle := opts.NoDemangle
+	start := len(dst)
+	dst = e.appendMachO(dst, f, unslid, noDemangle)
+	if last := dst[len(dst)-1]; len(e.sym.paths) > 0 && len(dst) == start+1 &&
+		(last.SymbolSource == SourceNone || last.SymbolSource == SourceFunctionStarts) {
+		if bp, ok := e.resolveBreakpad(f, f.LookupAddress-f.ImageLoadAddress, noDemangle); ok {
+			return append(dst[:start], bp...)
+		}
+	}
+	return dst
+}
+
+// appendMachO is AppendResolve from the Mach-O files' symbol tables and
+// DWARF.
+func (e *Entry) appendMachO(dst []Frame, f Frame, unslid uint64, noDemangle bool) []Frame {
 	if sym, ok := e.Symbol(unslid); ok {
 		e.setName(&f, sym.RawName, sym.Name, noDemangle)
 		// The offset is taken from the address itself, not the lookup
@@ -203,17 +213,25 @@ func (e *Entry) resolveMachO(f Frame, unslid uint64, noDemangle bool) []Frame {
 		f.SymbolSource = SymbolSourceOf(sym.Source)
 	}
 	var src []debuginfo.Frame
-	if e.stored != nil && noDemangle && !e.NoDebugInfo {
+	switch {
+	case e.stored != nil && e.NoDebugInfo:
+	case e.stored != nil && noDemangle:
 		// The names are printed as linkage names: the index need not
-		// read the demangled ones (setDebugName prints the same).
-		src, _ = e.stored.SourceMangled(unslid)
-	} else {
+		// read the demangled ones (setDebugName prints the same). The
+		// frames are only read here: they stay on the stack.
+		var buf [8]debuginfo.Frame
+		src, _ = e.stored.AppendSourceMangled(buf[:0], unslid)
+	case e.stored != nil:
+		var buf [8]debuginfo.Frame
+		src, _ = e.stored.AppendSource(buf[:0], unslid)
+	default:
 		src = e.Source(unslid)
 	}
 	if len(src) == 0 {
-		return []Frame{f}
+		return append(dst, f)
 	}
-	frames := make([]Frame, 0, len(src))
+	start := len(dst)
+	frames := slices.Grow(dst, len(src))
 	for _, sf := range src[:len(src)-1] {
 		in := f
 		in.HasOffset, in.SymbolOffset, in.SymbolSource = false, 0, SourceDWARF
@@ -231,7 +249,7 @@ func (e *Entry) resolveMachO(f Frame, unslid uint64, noDemangle bool) []Frame {
 	}
 	f.File, f.Line, f.Column = outer.File, outer.Line, outer.Column
 	frames = append(frames, f)
-	for i := range frames {
+	for i := start; i < len(frames); i++ {
 		e.unhideFrame(&frames[i])
 	}
 	return frames
