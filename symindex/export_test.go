@@ -14,7 +14,7 @@ func (ix *Index) StoredDemangled(linkage string) (string, bool) {
 	if !ok || !ix.loadDemangled(id) {
 		return "", false
 	}
-	if slot := ix.cacheSlot(1, id); slot != nil {
+	if slot := ix.demangledSlot(id); slot != nil {
 		if p := slot.Load(); p != nil {
 			return *p, true
 		}
