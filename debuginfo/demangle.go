@@ -120,8 +120,12 @@ func isLegacyRust(name string) bool {
 	if !strings.HasPrefix(name, "_ZN") {
 		return false
 	}
-	if i := strings.LastIndex(name, "E."); i > 0 {
-		name = name[:i+1]
+	// Most names have no '.': looking for one costs far less than
+	// looking for "E.", on every symbol atos prints.
+	if strings.IndexByte(name, '.') >= 0 {
+		if i := strings.LastIndex(name, "E."); i > 0 {
+			name = name[:i+1]
+		}
 	}
 	if len(name) < 24 || !strings.HasSuffix(name, "E") || name[len(name)-20:len(name)-17] != "17h" {
 		return false
