@@ -192,7 +192,7 @@ func (e *Entry) AppendResolve(dst []Frame, f Frame, unslid uint64, opts ResolveO
 	noDemangle := opts.NoDemangle
 	start := len(dst)
 	dst = e.appendMachO(dst, f, unslid, noDemangle)
-	if last := dst[len(dst)-1]; len(e.sym.paths) > 0 && len(dst) == start+1 &&
+	if last := &dst[len(dst)-1]; len(e.sym.paths) > 0 && len(dst) == start+1 &&
 		(last.SymbolSource == SourceNone || last.SymbolSource == SourceFunctionStarts) {
 		if bp, ok := e.resolveBreakpad(f, f.LookupAddress-f.ImageLoadAddress, noDemangle); ok {
 			return append(dst[:start], bp...)
@@ -233,11 +233,12 @@ func (e *Entry) appendMachO(dst []Frame, f Frame, unslid uint64, noDemangle bool
 	start := len(dst)
 	frames := slices.Grow(dst, len(src))
 	for _, sf := range src[:len(src)-1] {
-		in := f
+		// Filled in place: a Frame is a few hundred bytes.
+		frames = append(frames, f)
+		in := &frames[len(frames)-1]
 		in.HasOffset, in.SymbolOffset, in.SymbolSource = false, 0, SourceDWARF
-		setDebugName(&in, sf, noDemangle)
+		setDebugName(in, sf, noDemangle)
 		in.Inlined = true
-		frames = append(frames, in)
 	}
 	outer := src[len(src)-1]
 	if outer.Function != "" && (f.Symbol == "" || f.SymbolSource != SourceSymtab ||
@@ -249,8 +250,10 @@ func (e *Entry) appendMachO(dst []Frame, f Frame, unslid uint64, noDemangle bool
 	}
 	f.File, f.Line, f.Column = outer.File, outer.Line, outer.Column
 	frames = append(frames, f)
-	for i := start; i < len(frames); i++ {
-		e.unhideFrame(&frames[i])
+	if e.SymbolMap != nil {
+		for i := start; i < len(frames); i++ {
+			e.unhideFrame(&frames[i])
+		}
 	}
 	return frames
 }
