@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/stackimage/stackimage/debuginfo"
+	"github.com/stackimage/stackimage/symtab"
 )
 
 // StoredDemangled returns the demangled form of the linkage name the file
@@ -73,3 +74,7 @@ func (b *builder) chain(frames []debuginfo.Frame) uint32 {
 	}
 	return uint32(parent) + 1
 }
+
+// SymbolUncached is Symbol reading every symbol block entry by entry, as
+// it reads compressed blocks, without the cache of decoded blocks.
+func (ix *Index) SymbolUncached(addr uint64) (symtab.Symbol, bool) { return ix.symbol(addr, false) }

@@ -532,10 +532,16 @@ var ErrNotFound = lookup.ErrNotFound
 // symstore.Entry.Symbol chooses it: a symbol table name beats an export,
 // which beats a bare function start; among equals the closest wins.
 func (ix *Index) Symbol(addr uint64) (symtab.Symbol, bool) {
+	return ix.symbol(addr, true)
+}
+
+// symbol is Symbol, with cached false reading every block entry by entry
+// (the way compressed blocks are read) for tests to compare.
+func (ix *Index) symbol(addr uint64, cached bool) (symtab.Symbol, bool) {
 	var best symtab.Symbol
 	found := false
 	for i := range ix.tables {
-		e, ok := ix.find(&ix.tables[i], addr)
+		e, ok := ix.find(&ix.tables[i], addr, cached)
 		if !ok {
 			continue
 		}
@@ -629,7 +635,7 @@ var inflaters = sync.Pool{New: func() any { return flate.NewReader(bytes.NewRead
 // find returns the entry answering for addr in t: the last at or below
 // it, in addr's section when the table has sections (symtab.Table's rule;
 // entries of one address share a block).
-func (ix *Index) find(t *table, addr uint64) (symtab.Entry, bool) {
+func (ix *Index) find(t *table, addr uint64, cached bool) (symtab.Entry, bool) {
 	if !ix.verify(t.blocks) || !ix.verify(t.ranges) {
 		return symtab.Entry{}, false
 	}
@@ -646,7 +652,7 @@ func (ix *Index) find(t *table, addr uint64) (symtab.Entry, bool) {
 	if lo == 0 {
 		return symtab.Entry{}, false
 	}
-	if c := t.cache[lo-1].Load(); c != nil {
+	if c := t.cache[lo-1].Load(); c != nil && cached {
 		return c.find(t, addr)
 	}
 	blk := t.blocks.b[symBlockSize*(lo-1):]
@@ -662,15 +668,17 @@ func (ix *Index) find(t *table, addr uint64) (symtab.Entry, bool) {
 		return symtab.Entry{}, false
 	}
 	block := t.stream.b[off:end]
-	if !deflated {
+	if deflated {
+		if block = inflate(block); block == nil {
+			return symtab.Entry{}, false
+		}
+	} else if cached {
 		// A block in code is decoded whole once and kept; its chunks
 		// were checked before, and checked chunks stay good.
 		if c := decodeSymBlock(block, first, shift, count); c != nil {
 			t.cache[lo-1].Store(c)
 			return c.find(t, addr)
 		}
-	} else if block = inflate(block); block == nil {
-		return symtab.Entry{}, false
 	}
 
 	// A compressed block, or one beyond the cache's bounds, is read

@@ -1,6 +1,8 @@
 package symindex
 
 import (
+	"encoding/binary"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -88,5 +90,33 @@ func TestLineStreamShift(t *testing.T) {
 			t.Fatalf("range %d: %+v, %v; want %+v", i, r, err, want)
 		}
 		prev = r
+	}
+}
+
+// TestUvarintAt checks the line stream's varint decoder against
+// binary.Uvarint: the same value and length, and the same failures (the
+// bytes end, or the value overflows 64 bits).
+func TestUvarintAt(t *testing.T) {
+	inputs := [][]byte{
+		{}, {0}, {0x7f}, {0x80}, {0x80, 0x01}, {0xff, 0x7f}, {0xff, 0xff, 0x03},
+		binary.AppendUvarint(nil, 1<<35+12345),
+		binary.AppendUvarint(nil, math.MaxUint64),
+		{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02},       // overflows in the 10th byte
+		{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, // 11 bytes
+		{0x80, 0x80, 0x80},
+	}
+	for _, in := range inputs {
+		for _, lead := range []int{0, 3} {
+			b := append(make([]byte, lead), in...)
+			want, n := binary.Uvarint(b[lead:])
+			wantNext := lead + n
+			if n <= 0 {
+				want, wantNext = 0, -1
+			}
+			got, next := uvarintAt(b, lead)
+			if got != want || next != wantNext {
+				t.Errorf("uvarintAt(% x, %d) = %d, %d; want %d, %d", b, lead, got, next, want, wantNext)
+			}
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/testcorpus"
 	"github.com/stackimage/stackimage/symindex"
@@ -76,13 +77,25 @@ func compareAt(t *testing.T, e *symstore.Entry, ix *symindex.Index, addr uint64)
 		t.Errorf("Symbol(%#x) = %+v, %v; want %+v, %v", addr, gotSym, gotOK, wantSym, wantOK)
 		return false
 	}
-	want := e.Source(addr)
-	got, _ := ix.Source(addr)
-	if slices.Equal(want, got) && (want == nil) == (got == nil) {
-		return true // cmp.Diff finds no difference either, slowly
+	// The blocks kept decoded answer as the blocks read entry by entry.
+	if sym, ok := ix.SymbolUncached(addr); ok != gotOK || sym != gotSym {
+		t.Errorf("SymbolUncached(%#x) = %+v, %v; Symbol gave %+v, %v", addr, sym, ok, gotSym, gotOK)
+		return false
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Source(%#x) mismatch (-symbol file +index):\n%s", addr, diff)
+	want := e.Source(addr)
+	got, sourceOK := ix.Source(addr)
+	if !slices.Equal(want, got) || (want == nil) != (got == nil) {
+		// cmp.Diff is slow: only to show a difference.
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Source(%#x) mismatch (-symbol file +index):\n%s", addr, diff)
+			return false
+		}
+	}
+	// AppendSource appends the same frames after what dst holds.
+	prefix := []debuginfo.Frame{{Function: "caller's"}}
+	appended, ok := ix.AppendSource(prefix, addr)
+	if ok != sourceOK || !slices.Equal(appended[:1], prefix) || !slices.Equal(appended[1:], got) {
+		t.Errorf("AppendSource(%v, %#x) = %v, %v; want the prefix and %v", prefix, addr, appended, ok, got)
 		return false
 	}
 	return true

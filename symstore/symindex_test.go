@@ -135,6 +135,10 @@ func TestIndexResolveCPP(t *testing.T) {
 			t.Fatal("no __TEXT,__text")
 		}
 		mangled := 0
+		// AppendResolve, as atos calls it, reusing one slice after a
+		// frame it must keep.
+		kept := Frame{Symbol: "kept"}
+		reused := []Frame{kept}
 		for _, opts := range []ResolveOptions{{}, {NoDemangle: true}} {
 			for a := text.Addr; a < text.Addr+text.Size; a += 2 {
 				f := Frame{Address: a, LookupAddress: a}
@@ -142,6 +146,10 @@ func TestIndexResolveCPP(t *testing.T) {
 				got := e.Resolve(f, a, opts)
 				if !slices.Equal(want, got) { // cmp.Diff only then: it is slow
 					t.Fatalf("Resolve(%#x, %+v) mismatch (-dSYM +index):\n%s", a, opts, cmp.Diff(want, got))
+				}
+				reused = e.AppendResolve(reused[:1], f, a, opts)
+				if reused[0] != kept || !slices.Equal(reused[1:], want) {
+					t.Fatalf("AppendResolve(%#x, %+v) mismatch (-dSYM +index):\n%s", a, opts, cmp.Diff(append([]Frame{kept}, want...), reused))
 				}
 				for _, fr := range got {
 					if fr.MangledSymbol != "" {
