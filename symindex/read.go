@@ -75,10 +75,6 @@ type Index struct {
 	// made on the first lookup of source answers.
 	nodeCacheOnce sync.Once
 	nodeCache     []atomic.Pointer[cachedNode]
-	// lineCache holds decoded line blocks (lineBlock), made on the
-	// first lookup of source answers.
-	lineCacheOnce sync.Once
-	lineCache     []atomic.Pointer[lineBlock]
 }
 
 // strBlockStrings holds the strings of one block of strBlock, decoded
@@ -988,15 +984,15 @@ type cachedNode struct {
 }
 
 // Node cache sizes: a slot per nodeCacheBytes bytes of the inline tree,
-// at most maxNodeCache slots (1 MiB of pointers). A lookup of the big
+// at most maxNodeCache slots (512 KiB of pointers). A lookup of the big
 // generated dSYM follows 2.7 nodes, each otherwise decoded with four
-// strings looked up in the string cache, most of them missing the
-// processor's caches; 100,000 random addresses of its code reach about
-// 97,000 distinct nodes of its 1 MB inline tree.
+// strings looked up in the string cache; 100,000 random addresses of its
+// code reach about 97,000 distinct nodes of its 1 MB inline tree. Twice
+// the slots were measured no faster: the cache's own misses grow.
 const (
 	nodeCacheBytes = 8
 	minNodeCache   = 1 << 8
-	maxNodeCache   = 1 << 17
+	maxNodeCache   = 1 << 16
 )
 
 // cachedNode returns the node at off in the inline tree, decoded, from the
@@ -1374,10 +1370,6 @@ func (ix *Index) lineRange(addr uint64) (lineRange, bool) {
 	if lo == 0 {
 		return lineRange{}, false
 	}
-	slot := ix.lineCacheSlot(lo - 1)
-	if c := slot.Load(); c != nil && c.block == lo-1 {
-		return c.rangeAt(addr)
-	}
 	blk := blocks[lineBlockSize*(lo-1):]
 	first, off, count := le.Uint64(blk), uint64(le.Uint32(blk[8:])), le.Uint32(blk[12:])
 	shift := uint(min(count>>24, 63))
@@ -1390,76 +1382,26 @@ func (ix *Index) lineRange(addr uint64) (lineRange, bool) {
 		!ix.verifyRange(ix.stream.off+off, ix.stream.off+end) {
 		return lineRange{}, false
 	}
-	// The block's chunks were checked: checked chunks stay good, and the
-	// decoded block is kept.
-	c := decodeLineBlock(ix.stream.b[off:end], first, shift, count)
-	c.block = lo - 1
-	slot.Store(c)
-	return c.rangeAt(addr)
+	return rangeAt(ix.stream.b[off:end], first, shift, count, addr)
 }
 
-// lineBlock is a line block decoded (Index.lineCache): a lookup then
-// compares addresses instead of decoding on average half of a block's 32
-// ranges, the most costly step of a lookup that skipped it. A range is
-// kept in 25 bytes (lineRange takes 32): the block in 816.
-type lineBlock struct {
-	block   int // the block's number: the cache slot's key
-	n       int // ranges decoded: up to the first that could not be
-	addrs   [lineBlockRanges]uint64
-	answers [lineBlockRanges]lineAnswer
-	found   [lineBlockRanges]bool
-}
-
-// lineAnswer is a lineRange's answer.
-type lineAnswer struct{ leaf, file, line, col uint32 }
-
-// The line cache holds at most maxLineCache blocks (896 bytes each with
-// Go's allocation classes, 7 MiB in all): the big generated dSYM has
-// 4,518 blocks, cmd/go 10,237. It is direct-mapped: blocks 8,192 apart
-// share a slot.
-const maxLineCache = 1 << 13
-
-// lineCacheSlot returns the line cache's slot for line block blk: the
-// cache is direct-mapped, a block replacing the one in its slot.
-func (ix *Index) lineCacheSlot(blk int) *atomic.Pointer[lineBlock] {
-	ix.lineCacheOnce.Do(func() {
-		n := 1
-		for n < maxLineCache && n < len(ix.blocks.b)/lineBlockSize {
-			n <<= 1
-		}
-		ix.lineCache = make([]atomic.Pointer[lineBlock], n)
-	})
-	return &ix.lineCache[blk&(len(ix.lineCache)-1)]
-}
-
-// rangeAt returns the last range of the block starting at or below addr,
-// reading the ranges in order up to the first past addr.
-func (c *lineBlock) rangeAt(addr uint64) (lineRange, bool) {
-	i := 0
-	for i < c.n && c.addrs[i] <= addr {
-		i++
-	}
-	if i == 0 {
-		return lineRange{}, false
-	}
-	a := &c.answers[i-1]
-	return lineRange{addr: c.addrs[i-1], ok: c.found[i-1], leaf: a.leaf, file: a.file, line: a.line, col: a.col}, true
-}
-
-// decodeLineBlock decodes the count ranges of a line block from first
-// out of b, as decoder.next decodes them, in one loop without a call
-// per field, up to the first range b does not hold whole.
-func decodeLineBlock(b []byte, first uint64, shift uint, count uint32) *lineBlock {
-	c := new(lineBlock)
+// rangeAt returns the last range of a line block starting at or below
+// addr: the block's count ranges from first are decoded from b as
+// decoder.next decodes them, in one loop without a call per field (it is
+// every lookup's inner loop), stopping at the first range past addr.
+func rangeAt(b []byte, first uint64, shift uint, count uint32, addr uint64) (last lineRange, found bool) {
 	cur := lineRange{addr: first}
 	i := 0
-	for k := uint32(0); k < count && k < lineBlockRanges; k++ {
+	for k := uint32(0); k < count; k++ {
 		var head, v uint64
 		if head, i = uvarintAt(b, i); i < 0 {
 			break
 		}
-		cur.addr += head >> lineFlagBits << shift
-		cur.ok, cur.col = head&flagFound != 0, 0
+		a := cur.addr + head>>lineFlagBits<<shift
+		if a > addr {
+			break
+		}
+		cur.addr, cur.ok, cur.col = a, head&flagFound != 0, 0
 		if head&flagLeaf != 0 {
 			if v, i = uvarintAt(b, i); i < 0 {
 				break
@@ -1482,11 +1424,9 @@ func decodeLineBlock(b []byte, first uint64, shift uint, count uint32) *lineBloc
 			}
 			cur.col = uint32(v)
 		}
-		c.addrs[c.n], c.found[c.n] = cur.addr, cur.ok
-		c.answers[c.n] = lineAnswer{cur.leaf, cur.file, cur.line, cur.col}
-		c.n++
+		last, found = cur, true
 	}
-	return c
+	return last, found
 }
 
 // uvarintAt decodes the uvarint at b[i:] and returns it with the index
