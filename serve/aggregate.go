@@ -95,6 +95,7 @@ func (s *Server) handleStacks(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "stacks: the store did not keep them: %v", err)
 		return
 	}
+	s.writePartialsSoon([]string{key})
 	ans.Records, ans.UniqueStacks, ans.Chunk = agg.Records(), agg.UniqueStacks(), key
 	writeJSON(w, ans)
 }
@@ -254,9 +255,14 @@ func (s *Server) mergeAggregate(ctx context.Context, aq *aggregateQuery) (*aggre
 		return nil, err
 	}
 	s.compactSoon(keys)
+	s.writePartialsSoon(keys)
+	// A sample merged from several uploads spans all their timestamps:
+	// a query for a time range leaves partial chunks aside and reads the
+	// open hours' uploads themselves, to answer as they would.
+	timeRange := !aq.from.IsZero() || !aq.to.IsZero()
 	var wanted []string
 	for _, key := range keys {
-		if strings.HasSuffix(key, ".chunk") && aq.mayHold(key) {
+		if strings.HasSuffix(key, ".chunk") && aq.mayHold(key) && !(timeRange && strings.HasSuffix(key, partialSuffix)) {
 			wanted = append(wanted, key)
 		}
 	}

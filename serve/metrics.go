@@ -24,6 +24,7 @@ type metrics struct {
 	downloadBytes *prometheus.CounterVec
 	frames        prometheus.Counter
 	compactions   *prometheus.CounterVec
+	partials      *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -72,9 +73,12 @@ func newMetrics() *metrics {
 		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stackimage_aggregate_compactions_total", Help: "Compactions of the aggregates' closed hours, by result (ok or failed).",
 		}, []string{"result"}),
+		partials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stackimage_aggregate_partial_chunks_total", Help: "Partial chunks written of the aggregates' open hours, by result (ok or failed).",
+		}, []string{"result"}),
 	}
 	m.registry.MustRegister(m.requests, m.latency, m.inFlight, m.rejected, m.cache, m.cacheBytes,
-		m.evictions, m.indexBuilds, m.sharedWrites, m.sourceErrors, m.downloads, m.downloadBytes, m.frames, m.compactions,
+		m.evictions, m.indexBuilds, m.sharedWrites, m.sourceErrors, m.downloads, m.downloadBytes, m.frames, m.compactions, m.partials,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -37,7 +37,10 @@ type Server struct {
 	// compacting is set while a compaction of the aggregates runs;
 	// background counts it, for Close to wait.
 	compacting atomic.Bool
-	background sync.WaitGroup
+	// writingPartials is set while partial chunks of open hours are
+	// being written.
+	writingPartials atomic.Bool
+	background      sync.WaitGroup
 }
 
 // New builds a Server from a checked configuration: it opens the sources
