@@ -111,7 +111,7 @@ func (r *Result) Profile() *profile.Profile {
 		attrLabels[i] = id
 	}
 	type sampleKey struct{ stack, labels int32 }
-	samples := map[sampleKey]*profile.Sample{}
+	samples := make(map[sampleKey]*profile.Sample, len(r.Samples))
 	stackLocs := make([][]*profile.Location, len(r.Stacks))
 	for _, s := range r.Samples {
 		k := sampleKey{s.Stack, attrLabels[s.Attrs]}
