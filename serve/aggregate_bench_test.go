@@ -146,14 +146,13 @@ func BenchmarkAggregateQuery1M(b *testing.B) {
 	s, ts := newTestServer(b, aggregateConfig(b.TempDir()))
 	chunks, encoded := benchChunks(b)
 	ctx := context.Background()
-	when := time.Now()
 	for i, chunk := range chunks {
-		key := chunkKey(chunk, when)
+		key := chunkKey(chunk, time.Now())
 		if err := s.store.store.put(ctx, key, bytes.NewReader(encoded[i]), int64(len(encoded[i])), true); err != nil {
 			b.Fatal(err)
 		}
 		_, prefix, _ := chunkBucket(key)
-		if _, err := s.writePartial(ctx, prefix, when); err != nil {
+		if _, err := s.writePartial(ctx, prefix, time.Now()); err != nil {
 			b.Fatal(err)
 		}
 	}

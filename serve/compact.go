@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stackimage/stackimage/aggregate"
@@ -63,6 +64,9 @@ type chunkSet struct {
 	// stale are listed partial chunks not counted: an hour holds one
 	// with more uploads, or a final chunk.
 	stale []string
+	// readAhead are uploads already read, while the partial chunks were:
+	// those among keys need not be read again.
+	readAhead map[string]*aggregate.Chunk
 }
 
 // resolveChunks reads the final and partial chunks among keys and keeps,
@@ -120,6 +124,7 @@ func (s *Server) resolveChunks(ctx context.Context, keys []string) (*chunkSet, e
 		}
 	}
 	covered := map[string]bool{}
+	ahead := s.readAhead(ctx, uploadsAfter(chosen, plain))
 	err = s.eachChunk(ctx, chosen, func(key string, c *aggregate.Chunk) error {
 		set.merged[key] = c
 		for _, r := range c.Replaces {
@@ -127,6 +132,7 @@ func (s *Server) resolveChunks(ctx context.Context, keys []string) (*chunkSet, e
 		}
 		return nil
 	})
+	set.readAhead = ahead.stop()
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +199,10 @@ func (s *Server) mergeInto(ctx context.Context, set *chunkSet, agg *aggregate.Ag
 			defer wg.Done()
 			parts[i] = aggregate.New()
 			for _, key := range plain[i*len(plain)/runs : (i+1)*len(plain)/runs] {
-				c, err := s.readChunk(ctx, key)
+				c, err := set.readAhead[key], error(nil)
+				if c == nil {
+					c, err = s.readChunk(ctx, key)
+				}
 				if err == nil {
 					err = parts[i].Merge(c, keep)
 				}
@@ -276,6 +285,99 @@ func (s *Server) eachChunk(ctx context.Context, keys []string, fn func(key strin
 		results[i].chunk = nil
 	}
 	return nil
+}
+
+// The uploads a query reads besides an hour's partial chunk are, but for
+// late ones, those accepted after the partial chunk was written. While
+// one core decodes the partial chunk, which names them, the others read
+// those uploads ahead, newest first, up to maxReadAhead of them.
+const maxReadAhead = 4 * 50
+
+// uploadsAfter returns the uploads among plain accepted after the
+// partial chunks among partials of their hour were written, newest
+// first.
+func uploadsAfter(partials, plain []string) []string {
+	written := map[string]time.Time{}
+	for _, key := range partials {
+		_, prefix, _ := chunkBucket(key)
+		written[prefix], _, _ = partialFields(key)
+	}
+	type upload struct {
+		key      string
+		accepted int64
+	}
+	var after []upload
+	for _, key := range plain {
+		_, prefix, _ := chunkBucket(key)
+		w, ok := written[prefix]
+		if !ok {
+			continue
+		}
+		if accepted, ok := chunkAccepted(key); ok && accepted > w.UnixNano() {
+			after = append(after, upload{key, accepted})
+		}
+	}
+	slices.SortFunc(after, func(a, b upload) int { return cmp.Compare(b.accepted, a.accepted) })
+	keys := make([]string, 0, min(len(after), maxReadAhead))
+	for _, u := range after[:min(len(after), maxReadAhead)] {
+		keys = append(keys, u.key)
+	}
+	return keys
+}
+
+// chunkAccepted reads when an upload's chunk was accepted (NANOS) from
+// its key.
+func chunkAccepted(key string) (int64, bool) {
+	parts := strings.Split(key[strings.LastIndexByte(key, '/')+1:], "-")
+	if len(parts) != 4 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(parts[2], 10, 64)
+	return n, err == nil
+}
+
+// readingAhead reads chunks in the background until stopped.
+type readingAhead struct {
+	stopped atomic.Bool
+	done    sync.WaitGroup
+	chunks  map[string]*aggregate.Chunk
+}
+
+// readAhead starts reading the chunks at keys, in order, on all cores but
+// one; a chunk that fails is left to be read again.
+func (s *Server) readAhead(ctx context.Context, keys []string) *readingAhead {
+	r := &readingAhead{chunks: map[string]*aggregate.Chunk{}}
+	if len(keys) == 0 {
+		return r
+	}
+	var mu sync.Mutex
+	var next atomic.Int64
+	for range max(1, runtime.GOMAXPROCS(0)-1) {
+		r.done.Add(1)
+		go func() {
+			defer r.done.Done()
+			for !r.stopped.Load() {
+				i := int(next.Add(1)) - 1
+				if i >= len(keys) {
+					return
+				}
+				if c, err := s.readChunk(ctx, keys[i]); err == nil {
+					mu.Lock()
+					r.chunks[keys[i]] = c
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	return r
+}
+
+// stop ends the reading (the chunk being read is finished) and returns
+// the chunks read.
+func (r *readingAhead) stop() map[string]*aggregate.Chunk {
+	r.stopped.Store(true)
+	r.done.Wait()
+	return r.chunks
 }
 
 // chunkBucket returns the hour a chunk key lies under, and the prefix of

@@ -252,3 +252,55 @@ func TestUploadsWritePartialChunks(t *testing.T) {
 		t.Errorf("%d records, want 9", doc.Records)
 	}
 }
+
+// A query reads ahead the uploads accepted after the partial chunk was
+// written, while it reads the partial chunk; what it read ahead is
+// counted only if the partial chunk does not hold it (an instance's
+// clock ahead of the others'), and an upload accepted before but not
+// held (a late one) is read all the same.
+func TestReadAheadCountsEachUploadOnce(t *testing.T) {
+	lowPartialStep(t, 1)
+	s, ts := newTestServer(t, aggregateConfig(t.TempDir()))
+	s.writingPartials.Store(true)
+	base := time.Now().UTC().Truncate(time.Hour).Add(10 * time.Minute)
+	at := func(m int) time.Time { return base.Add(time.Duration(m) * time.Minute) }
+	postAt(t, ts.URL, at(0))
+	postAt(t, ts.URL, at(9)) // a clock ahead: accepted "after" the partial chunk, held by it
+	saved := timeNow
+	timeNow = func() time.Time { return at(5) }
+	prefix := chunkPrefix + base.Format("2006-01-02T15") + "/"
+	partial, err := s.writePartial(context.Background(), prefix, at(5))
+	timeNow = saved
+	if err != nil || partial == "" {
+		t.Fatalf("writePartial = %q, %v", partial, err)
+	}
+	postAt(t, ts.URL, at(3)) // late: accepted before the partial chunk, not held
+	postAt(t, ts.URL, at(7)) // after it
+	postAt(t, ts.URL, at(8)) // after it
+	keys := chunkKeys(t, s)
+	var plain []string
+	for _, k := range keys {
+		if !strings.HasSuffix(k, partialSuffix) {
+			plain = append(plain, k)
+		}
+	}
+	ahead := uploadsAfter([]string{partial}, plain)
+	var minutes []int
+	for _, k := range ahead {
+		n, _ := chunkAccepted(k)
+		minutes = append(minutes, int(time.Unix(0, n).Sub(base)/time.Minute))
+	}
+	if !slices.Equal(minutes, []int{9, 8, 7}) {
+		t.Errorf("read ahead the uploads of minutes %v, want 9, 8, 7", minutes)
+	}
+	set, err := s.resolveBucket(context.Background(), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.readAhead) != 3 || len(set.keys) != 4 || len(set.covered) != 2 {
+		t.Errorf("%d read ahead, %d to count, %d covered; want 3, 4 (the partial chunk and 3 uploads), 2", len(set.readAhead), len(set.keys), len(set.covered))
+	}
+	if doc := groupsOf(t, ts.URL+"/v1/groups"); doc.Records != 15 {
+		t.Errorf("%d records, want 15", doc.Records)
+	}
+}
