@@ -193,16 +193,37 @@ func (c *Chunk) check() ([]int, error) {
 // MaxChunkBytes bounds what DecodeChunk reads, decompressed.
 const MaxChunkBytes = 1 << 30
 
-// EncodeChunk writes a chunk, gob-encoded and gzip-compressed.
+// EncodeChunk writes a chunk, gob-encoded and gzip-compressed. A chunk
+// that DecodeChunk could not read back, more than MaxChunkBytes
+// decompressed, is an error.
 func EncodeChunk(w io.Writer, c *Chunk) error {
+	return encodeChunk(w, c, MaxChunkBytes)
+}
+
+func encodeChunk(w io.Writer, c *Chunk, limit int64) error {
 	zw, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
 	if err != nil {
 		return err
 	}
-	if err := gob.NewEncoder(zw).Encode(c); err != nil {
+	lw := &limitedWriter{w: zw, left: limit}
+	if err := gob.NewEncoder(lw).Encode(c); err != nil {
 		return err
 	}
 	return zw.Close()
+}
+
+// limitedWriter fails a write that takes it past its limit.
+type limitedWriter struct {
+	w    io.Writer
+	left int64
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.left {
+		return 0, fmt.Errorf("aggregate: chunk: more than the %d bytes a chunk may hold", MaxChunkBytes)
+	}
+	l.left -= int64(len(p))
+	return l.w.Write(p)
 }
 
 // DecodeChunk reads a chunk EncodeChunk wrote, at most MaxChunkBytes

@@ -3,6 +3,7 @@ package aggregate
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,4 +105,21 @@ func FuzzDecodeChunk(f *testing.F) {
 		}
 		res.Groups(GroupOptions{})
 	})
+}
+
+// A chunk larger than a reader takes is not written: it would replace
+// chunks that can be read with one that cannot.
+func TestEncodeChunkRefusesWhatCannotBeRead(t *testing.T) {
+	a := New()
+	a.Add(chainRecord(fixtureUUID(t, "../fixtures/bin/chain-arm64-O1"), 0x100000000))
+	c := a.Chunk()
+	var buf bytes.Buffer
+	if err := encodeChunk(&buf, c, 1<<20); err != nil {
+		t.Fatalf("within the limit: %v", err)
+	}
+	size := int64(len(buf.Bytes()))
+	buf.Reset()
+	if err := encodeChunk(&buf, c, 64); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("past a limit of 64 bytes (%d compressed): %v, want an error", size, err)
+	}
 }

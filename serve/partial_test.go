@@ -293,12 +293,24 @@ func TestReadAheadCountsEachUploadOnce(t *testing.T) {
 	if !slices.Equal(minutes, []int{9, 8, 7}) {
 		t.Errorf("read ahead the uploads of minutes %v, want 9, 8, 7", minutes)
 	}
+	r := s.readAhead(context.Background(), ahead)
+	r.done.Wait() // all read, unstopped
+	if got := r.stop(); len(got) != 3 {
+		t.Errorf("read ahead %d chunks, want 3", len(got))
+	}
 	set, err := s.resolveBucket(context.Background(), prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(set.readAhead) != 3 || len(set.keys) != 4 || len(set.covered) != 2 {
-		t.Errorf("%d read ahead, %d to count, %d covered; want 3, 4 (the partial chunk and 3 uploads), 2", len(set.readAhead), len(set.keys), len(set.covered))
+	// How many were read ahead depends on how soon the partial chunk
+	// was read: only those named above.
+	for key := range set.readAhead {
+		if !slices.Contains(ahead, key) {
+			t.Errorf("%s read ahead, not among %q", key, ahead)
+		}
+	}
+	if len(set.keys) != 4 || len(set.covered) != 2 {
+		t.Errorf("%d to count, %d covered; want 4 (the partial chunk and 3 uploads), 2", len(set.keys), len(set.covered))
 	}
 	if doc := groupsOf(t, ts.URL+"/v1/groups"); doc.Records != 15 {
 		t.Errorf("%d records, want 15", doc.Records)
