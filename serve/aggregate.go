@@ -255,7 +255,9 @@ func (s *Server) mergeAggregate(ctx context.Context, aq *aggregateQuery) (*aggre
 		return nil, err
 	}
 	s.compactSoon(keys)
-	s.writePartialsSoon(keys)
+	// Once this query has merged what it reads: the partial chunks'
+	// merging would take the cores from it.
+	defer s.writePartialsSoon(keys)
 	// A sample merged from several uploads spans all their timestamps:
 	// a query for a time range leaves partial chunks aside and reads the
 	// open hours' uploads themselves, to answer as they would.
