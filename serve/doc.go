@@ -44,7 +44,9 @@
 // ones and nothing acknowledged is lost when one stops. The chunks of an
 // hour that has ended are compacted into one (compact.go), written before
 // the old ones are deleted and naming them, so that no stack is lost or
-// counted twice if an instance stops in between.
+// counted twice if an instance stops in between. Until then the hour's
+// uploads are merged in part as they land, into partial chunks that a
+// query reads in their stead and that delete nothing.
 //
 // docs/serve.md documents the configuration, the endpoints, deployment
 // and the measured figures.
