@@ -299,14 +299,23 @@ func (s *Server) compactSoon(keys []string) {
 	}()
 }
 
-// readChunk reads one chunk from the store.
+// readChunk reads one chunk from the store, or from the chunks decoded
+// before. The chunk is shared: it must not be changed.
 func (s *Server) readChunk(ctx context.Context, key string) (*aggregate.Chunk, error) {
+	if c := s.chunks.get(key); c != nil {
+		return c, nil
+	}
 	rc, _, err := s.store.store.get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	return aggregate.DecodeChunk(rc)
+	c, err := aggregate.DecodeChunk(rc)
+	if err != nil {
+		return nil, err
+	}
+	s.chunks.add(key, c)
+	return c, nil
 }
 
 // cacheLookup finds symbols through the server's index cache and sources.

@@ -214,10 +214,11 @@ func TestPartialChunksLifeCycle(t *testing.T) {
 	if keys := chunkKeys(t, s); len(keys) != 1 {
 		t.Errorf("after the final chunk: %q, want it alone", keys)
 	}
-	late, _ := s.readChunk(ctx, final)
+	read, _ := s.readChunk(ctx, final)
+	late := *read // read chunks are shared
 	late.Replaces = []string{"x"}
-	buf, _ := encodeMergedChunk(late)
-	lateKey := partialKey(prefix, late, now)
+	buf, _ := encodeMergedChunk(&late)
+	lateKey := partialKey(prefix, &late, now)
 	if err := s.store.store.put(ctx, lateKey, bytes.NewReader(buf), int64(len(buf)), true); err != nil {
 		t.Fatal(err)
 	}

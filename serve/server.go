@@ -41,6 +41,8 @@ type Server struct {
 	// being written.
 	writingPartials atomic.Bool
 	background      sync.WaitGroup
+	// chunks are the aggregates' chunks decoded lately.
+	chunks *chunkCache
 }
 
 // New builds a Server from a checked configuration: it opens the sources
@@ -51,7 +53,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, metrics: newMetrics(), byName: map[string]*source{},
-		slots: make(chan struct{}, cfg.Limits.MaxConcurrent)}
+		slots: make(chan struct{}, cfg.Limits.MaxConcurrent), chunks: newChunkCache(decodedChunkBytes)}
 	s.cacheDir = cfg.Cache.Dir
 	if s.cacheDir == "" {
 		d, err := os.MkdirTemp("", "stackimage-serve-")
