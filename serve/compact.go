@@ -660,7 +660,8 @@ func partialDue(keys []string) bool {
 
 // writePartial writes a partial chunk of the open hour under prefix when
 // partialDue says so, and deletes the partial chunks no reader still
-// uses. It returns the new chunk's key, "" when it wrote none.
+// uses; now is when it begins, the time its key records. It returns the
+// new chunk's key, "" when it wrote none.
 func (s *Server) writePartial(ctx context.Context, prefix string, now time.Time) (string, error) {
 	all, err := s.store.store.list(ctx, prefix)
 	if err != nil || !partialDue(all) {
@@ -704,7 +705,7 @@ func (s *Server) writePartial(ctx context.Context, prefix string, now time.Time)
 	if err != nil {
 		return "", err
 	}
-	key := partialKey(prefix, out, timeNow())
+	key := partialKey(prefix, out, now)
 	if err := s.store.store.put(ctx, key, bytes.NewReader(buf), int64(len(buf)), true); err != nil {
 		return "", err
 	}
@@ -712,9 +713,11 @@ func (s *Server) writePartial(ctx context.Context, prefix string, now time.Time)
 }
 
 // removeStalePartials deletes partial chunks that best outranks, once
-// best has been in the store longer than a query may last: a query that
-// listed before best was written may still be reading one of them
-// (deleting it under a query is no error, only a second listing).
+// best has been in the store longer than a query may last (its key tells
+// when its writing began; the minute more is for the writing itself and
+// clocks that differ): a query that listed before best was written may
+// still be reading one of them (deleting it under a query is no error,
+// only a second listing).
 func (s *Server) removeStalePartials(ctx context.Context, stale []string, best string, now time.Time) {
 	written, _, ok := partialFields(best)
 	if !ok || now.Sub(written) < s.cfg.Limits.RequestTimeout+time.Minute {
@@ -729,7 +732,8 @@ func (s *Server) removeStalePartials(ctx context.Context, stale []string, best s
 // of the open hours among keys that need one; one at a time per
 // instance.
 func (s *Server) writePartialsSoon(keys []string) {
-	prefixes := s.openBuckets(keys, timeNow())
+	clock := timeNow // read here: tests replace it while the work runs
+	prefixes := s.openBuckets(keys, clock())
 	if len(prefixes) == 0 || !s.writingPartials.CompareAndSwap(false, true) {
 		return
 	}
@@ -740,7 +744,7 @@ func (s *Server) writePartialsSoon(keys []string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*s.cfg.Limits.RequestTimeout)
 		defer cancel()
 		for _, prefix := range prefixes {
-			key, err := s.writePartial(ctx, prefix, timeNow())
+			key, err := s.writePartial(ctx, prefix, clock())
 			switch {
 			case err != nil:
 				s.metrics.partials.WithLabelValues("failed").Inc() // the next upload or query tries again
