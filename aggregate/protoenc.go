@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"encoding/binary"
+	"reflect"
 	"runtime"
 	"slices"
 	"sync"
@@ -29,13 +30,20 @@ func encodeProfile(p *profile.Profile) []byte {
 	}
 	// Label keys in sorted order, as the samples are encoded below: a
 	// map's order would number the strings differently on every run.
+	// Profile gives the samples of one label set one shared map, so each
+	// map is read once.
 	var keys []string
+	seen := map[uintptr]bool{}
 	for _, s := range p.Sample {
-		keys = keys[:0]
-		for k := range s.Label {
-			keys = append(keys, k)
+		if len(s.Label) == 0 {
+			continue
 		}
-		slices.Sort(keys)
+		id := mapIdentity(s.Label)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		keys = sortedKeys(keys[:0], s.Label)
 		for _, k := range keys {
 			strs.add(k)
 			for _, v := range s.Label[k] {
@@ -119,6 +127,7 @@ func encodeSamples(samples []*profile.Sample, strs *stringTable) []byte {
 			defer wg.Done()
 			var out, msg, packed []byte
 			var keys []string
+			labels := map[uintptr][]byte{} // a label map's encoded labels, by the map
 			for _, s := range samples[min(len(samples), i*per):min(len(samples), (i+1)*per)] {
 				packed = packed[:0]
 				for _, l := range s.Location {
@@ -130,17 +139,14 @@ func encodeSamples(samples []*profile.Sample, strs *stringTable) []byte {
 					packed = binary.AppendUvarint(packed, uint64(v))
 				}
 				msg = appendMessage(msg, 2, packed)
-				keys = keys[:0]
-				for k := range s.Label {
-					keys = append(keys, k)
-				}
-				slices.Sort(keys)
-				for _, k := range keys {
-					for _, v := range s.Label[k] {
-						packed = appendVarintField(packed[:0], 1, uint64(strs.index[k]))
-						packed = appendVarintField(packed, 2, uint64(strs.index[v]))
-						msg = appendMessage(msg, 3, packed)
+				if len(s.Label) > 0 {
+					id := mapIdentity(s.Label)
+					enc, ok := labels[id]
+					if !ok {
+						enc = encodeLabels(nil, s.Label, strs, &keys, &packed)
+						labels[id] = enc
 					}
+					msg = append(msg, enc...)
 				}
 				out = appendMessage(out, 2, msg)
 			}
@@ -193,4 +199,33 @@ func appendMessage(b []byte, field int, msg []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(field)<<3|2)
 	b = binary.AppendUvarint(b, uint64(len(msg)))
 	return append(b, msg...)
+}
+
+// encodeLabels appends the sample labels of m to out, keys in sorted
+// order; keys and packed are scratch space.
+func encodeLabels(out []byte, m map[string][]string, strs *stringTable, keys *[]string, packed *[]byte) []byte {
+	*keys = sortedKeys((*keys)[:0], m)
+	for _, k := range *keys {
+		for _, v := range m[k] {
+			*packed = appendVarintField((*packed)[:0], 1, uint64(strs.index[k]))
+			*packed = appendVarintField(*packed, 2, uint64(strs.index[v]))
+			out = appendMessage(out, 3, *packed)
+		}
+	}
+	return out
+}
+
+// sortedKeys appends m's keys to keys, sorted.
+func sortedKeys(keys []string, m map[string][]string) []string {
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// mapIdentity tells label maps apart by identity: the samples Profile
+// makes share one map per label set, whose labels are then encoded once.
+func mapIdentity(m map[string][]string) uintptr {
+	return reflect.ValueOf(m).Pointer()
 }
