@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/stackimage/stackimage/aggregate"
@@ -19,11 +20,21 @@ import (
 const aggregateSynopsis = `aggregate INPUT... [--symbols DIR]... [--group-by frames|stack|label:KEY] [--frames N]
        [--in-app PATTERN]... [--format summary|pprof|folded|speedscope|json] [-o FILE]`
 
+// aggregateGCPercent is the collector's GOGC while aggregating.
+const aggregateGCPercent = 400
+
 // maxReportedErrors bounds how many bad inputs and records are printed one
 // by one; the rest are counted.
 const maxReportedErrors = 20
 
 func runAggregate(args []string, stdout, stderr io.Writer) error {
+	// Aggregating allocates much and keeps little (the unique stacks and
+	// samples), so the collector runs at a quarter of its default pace
+	// unless GOGC says otherwise: 0.89x the wall time on a million
+	// stacks, for a peak of 375 MB instead of 213 MB (docs/aggregate.md).
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(aggregateGCPercent)
+	}
 	fs := newFlagSet("aggregate", aggregateSynopsis, stdout)
 	fs.notes = func(w io.Writer) {
 		kinds := [][2]string{{"stream format", "stacks.ndjson[.gz]: one JSON record per stack (docs/aggregate.md)"}}
