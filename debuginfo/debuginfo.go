@@ -336,22 +336,12 @@ func findSegIndex(segs []seg, addr uint64) int {
 	return lo - 1
 }
 
-// findSeg returns the node of the segment holding addr, or -1: a binary
-// search, segments being disjoint and sorted.
+// findSeg returns the node of the segment holding addr, or -1.
 func findSeg(segs []seg, addr uint64) int32 {
-	lo, hi := 0, len(segs)
-	for lo < hi { // first segment starting after addr
-		m := int(uint(lo+hi) >> 1)
-		if segs[m].lo <= addr {
-			lo = m + 1
-		} else {
-			hi = m
-		}
+	if i := findSegIndex(segs, addr); i >= 0 {
+		return segs[i].node
 	}
-	if lo == 0 || segs[lo-1].hi <= addr {
-		return -1
-	}
-	return segs[lo-1].node
+	return -1
 }
 
 // row returns the line-table row covering addr: the last row at or before

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/aggregate"
+	"github.com/stackimage/stackimage/internal/testtool"
 )
 
 // benchStacks writes n stream records of 30 frames of the fixture, drawn
@@ -126,14 +127,14 @@ func storeBenchChunks(b *testing.B, s *Server, when time.Time) {
 // counts other processes' turns.
 func benchmarkQuery(b *testing.B, url string) {
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := testtool.CPUTime()
 	for range b.N {
 		resp, body := do(b, "GET", url+"/v1/aggregate?format=pprof", nil, nil)
 		if resp.StatusCode != http.StatusOK || len(body) == 0 {
 			b.Fatalf("status %d", resp.StatusCode)
 		}
 	}
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := testtool.CPUTime() - cpu0; cpu > 0 {
 		b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/stackimage/stackimage/internal/testtool"
 )
 
 // appSymbols are names of the kinds iOS app binaries are full of: methods,
@@ -75,7 +77,7 @@ func BenchmarkDemangle(b *testing.B) {
 		b.Run(style.name, func(b *testing.B) {
 			b.ReportAllocs()
 			n := 0
-			cpu0 := cpuTime()
+			cpu0 := testtool.CPUTime()
 			for i := 0; i < b.N; i++ {
 				for _, s := range appSymbols {
 					if _, err := Demangle(s, style.style); err != nil {
@@ -85,7 +87,7 @@ func BenchmarkDemangle(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "symbols/s")
-			if cpu := cpuTime() - cpu0; cpu > 0 {
+			if cpu := testtool.CPUTime() - cpu0; cpu > 0 {
 				b.ReportMetric(float64(n)/cpu.Seconds(), "symbols/cpu-s")
 			}
 		})

@@ -1,16 +1,16 @@
 //go:build unix
 
-package serve
+package testtool
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time this process has used, user and system. The
+// CPUTime is the CPU time this process has used, user and system. A
 // benchmark reports throughput per CPU second as well as per wall second:
 // on a shared machine the wall clock also counts other processes' turns.
-func cpuTime() time.Duration {
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
