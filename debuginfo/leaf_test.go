@@ -9,6 +9,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// leafInputs are the DWARF files the leaf and cursor tests read: the
+// inline fixture and the corpus's crash.dSYM (skipped without the corpus).
+var leafInputs = []struct {
+	name string
+	path func(t *testing.T) string
+	cpu  macho.Cpu
+}{
+	{"inl-dwarf4", func(*testing.T) string { return "testdata/fixtures/inl-dwarf4.dwarf" }, macho.CpuArm64},
+	{"symbolic-crash", func(t *testing.T) string { return corpusFile(t, benchDSYM) }, macho.CpuAmd64},
+}
+
 // TestLookupLeaf checks that LookupLeaf and Link give Lookup's answer at
 // every boundary, one byte either side, of a fixture with inlined calls
 // and of the corpus's C++ crash.dSYM (skipped without the corpus): the
@@ -18,14 +29,7 @@ import (
 // exactly the frames Lookup names by demangling have no Function, and
 // Demangle(LinkageName) is their name.
 func TestLookupLeaf(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		path func(t *testing.T) string
-		cpu  macho.Cpu
-	}{
-		{"inl-dwarf4", func(*testing.T) string { return "testdata/fixtures/inl-dwarf4.dwarf" }, macho.CpuArm64},
-		{"symbolic-crash", func(t *testing.T) string { return corpusFile(t, benchDSYM) }, macho.CpuAmd64},
-	} {
+	for _, tc := range leafInputs {
 		t.Run(tc.name, func(t *testing.T) {
 			ix, err := New(dwarfSections(t, tc.path(t), tc.cpu))
 			if err != nil {
@@ -99,14 +103,7 @@ func TestLookupLeaf(t *testing.T) {
 // shuffled order (where it searches), on the inline fixture and the
 // corpus's crash.dSYM (skipped without the corpus).
 func TestCursor(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		path func(t *testing.T) string
-		cpu  macho.Cpu
-	}{
-		{"inl-dwarf4", func(*testing.T) string { return "testdata/fixtures/inl-dwarf4.dwarf" }, macho.CpuArm64},
-		{"symbolic-crash", func(t *testing.T) string { return corpusFile(t, benchDSYM) }, macho.CpuAmd64},
-	} {
+	for _, tc := range leafInputs {
 		t.Run(tc.name, func(t *testing.T) {
 			ix, err := New(dwarfSections(t, tc.path(t), tc.cpu))
 			if err != nil {
