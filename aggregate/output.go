@@ -3,7 +3,6 @@ package aggregate
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/google/pprof/profile"
+	"github.com/klauspost/compress/gzip"
 )
 
 // mappingSpan separates the images in a profile's address space: image i
