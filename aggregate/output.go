@@ -36,6 +36,14 @@ func (r *Result) Profile() *profile.Profile {
 		PeriodType: &profile.ValueType{Type: "stacks", Unit: "count"},
 		Period:     1,
 	}
+	// Merging the samples needs neither the functions nor the locations:
+	// it runs on a core of its own while they are made.
+	var merged mergedSamples
+	mergeDone := make(chan struct{})
+	go func() {
+		defer close(mergeDone)
+		merged = r.mergeSamples()
+	}()
 	for i, im := range r.Images {
 		file := im.Path
 		if file == "" {
@@ -77,14 +85,50 @@ func (r *Result) Profile() *profile.Profile {
 		locs[i] = loc
 	}
 	p.Location = locs
-	// Samples differing only in their device are merged: devices may be
-	// thousands, and the groups list them.
+	<-mergeDone
+	// The samples of one stack share its locations: a million-stack
+	// profile has ten samples of a stack for every stack.
+	stackLocs := make([][]*profile.Location, len(r.Stacks))
+	values := make([]int64, 2*len(merged.samples)) // one allocation for every sample's values
+	p.Sample = make([]*profile.Sample, len(merged.samples))
+	all := make([]profile.Sample, len(merged.samples))
+	for i, m := range merged.samples {
+		if stackLocs[m.stack] == nil {
+			stack := r.Stacks[m.stack]
+			stackLocs[m.stack] = make([]*profile.Location, len(stack))
+			for j, id := range stack {
+				stackLocs[m.stack][j] = locs[id]
+			}
+		}
+		v := values[2*i : 2*i+2 : 2*i+2]
+		v[0], v[1] = m.count, m.weight
+		all[i] = profile.Sample{Value: v, Location: stackLocs[m.stack], Label: merged.labelMaps[m.labels]}
+		p.Sample[i] = &all[i]
+	}
+	return p
+}
+
+// mergedSamples are a result's samples with those differing only in their
+// device merged, in the order of their first sample: devices may be
+// thousands, and the groups list them.
+type mergedSamples struct {
+	samples   []mergedSample
+	labelMaps []map[string][]string // by label set; samples of one set share its map
+}
+
+type mergedSample struct {
+	stack, labels int32
+	count, weight int64
+}
+
+func (r *Result) mergeSamples() mergedSamples {
 	labelSets := map[string]int32{}
 	attrLabels := make([]int32, len(r.attrs))
-	var labelMaps []map[string][]string
+	var out mergedSamples
+	var key strings.Builder
 	for i, a := range r.attrs {
 		labels := map[string][]string{}
-		var key strings.Builder
+		key.Reset()
 		for _, kv := range [...][2]string{{"thread", a.Thread}, {"os_version", a.OSVersion}, {"app_version", a.AppVersion}} {
 			if kv[1] != "" {
 				labels[kv[0]] = []string{kv[1]}
@@ -101,39 +145,28 @@ func (r *Result) Profile() *profile.Profile {
 		}
 		id, ok := labelSets[key.String()]
 		if !ok {
-			id = int32(len(labelMaps))
+			id = int32(len(out.labelMaps))
 			if len(labels) == 0 {
 				labels = nil
 			}
-			labelMaps = append(labelMaps, labels)
+			out.labelMaps = append(out.labelMaps, labels)
 			labelSets[key.String()] = id
 		}
 		attrLabels[i] = id
 	}
 	type sampleKey struct{ stack, labels int32 }
-	samples := make(map[sampleKey]*profile.Sample, len(r.Samples))
-	stackLocs := make([][]*profile.Location, len(r.Stacks))
+	index := make(map[sampleKey]int32, len(r.Samples))
 	for _, s := range r.Samples {
 		k := sampleKey{s.Stack, attrLabels[s.Attrs]}
-		if ps := samples[k]; ps != nil {
-			ps.Value[0] += s.Count
-			ps.Value[1] += s.Weight
+		if i, ok := index[k]; ok {
+			out.samples[i].count += s.Count
+			out.samples[i].weight += s.Weight
 			continue
 		}
-		// The samples of one stack share its locations: a million-stack
-		// profile has ten samples of a stack for every stack.
-		if stackLocs[s.Stack] == nil {
-			stack := r.Stacks[s.Stack]
-			stackLocs[s.Stack] = make([]*profile.Location, len(stack))
-			for j, id := range stack {
-				stackLocs[s.Stack][j] = locs[id]
-			}
-		}
-		ps := &profile.Sample{Value: []int64{s.Count, s.Weight}, Location: stackLocs[s.Stack], Label: labelMaps[k.labels]}
-		samples[k] = ps
-		p.Sample = append(p.Sample, ps)
+		index[k] = int32(len(out.samples))
+		out.samples = append(out.samples, mergedSample{stack: k.stack, labels: k.labels, count: s.Count, weight: s.Weight})
 	}
-	return p
+	return out
 }
 
 // WriteProfile writes Profile gzip-compressed at the fastest level, on
