@@ -100,32 +100,44 @@ func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Resul
 	}
 	// Unique lookup offsets per image; frame 0 is looked up at its PC,
 	// callers at their return address minus one, inside the call.
-	locByKey := map[frameRef]int32{}
+	// The locations are found with the counting's hash table, not a
+	// map: a million-stack input has 1.5 million frames to look up here,
+	// and the map's hashing and probing took most of this function's time.
+	var locByKey idTable
+	locSeed := a.stackSeed
 	reporterName := map[int32]string{} // by location, for addresses no symbol file names
 	perImage := make([][]int32, len(a.images))
 	res.Stacks = make([][]int32, len(a.stacks))
+	stackLocs := make([]int32, 0, totalFrames(a.stacks)) // one allocation for every stack's locations
 	for si, frames := range a.stacks {
-		locs := make([]int32, len(frames))
+		start := len(stackLocs)
 		for k, f := range frames {
-			name := a.reporterNames[f]
+			var name string
+			if len(a.reporterNames) > 0 {
+				name = a.reporterNames[f]
+			}
 			if k > 0 && f.offset > 0 {
 				f.offset--
 			}
-			id, ok := locByKey[f]
+			h := hashRef(locSeed, f)
+			id, ok := locByKey.lookup(h, func(id int32) bool {
+				l := &res.Locations[id]
+				return l.Image == f.image && l.Offset == f.offset
+			})
 			if !ok {
 				id = int32(len(res.Locations))
 				res.Locations = append(res.Locations, Location{Image: f.image, Offset: f.offset})
-				locByKey[f] = id
+				locByKey.insert(h, id)
 				if f.image >= 0 {
 					perImage[f.image] = append(perImage[f.image], id)
 				}
 			}
-			locs[k] = id
+			stackLocs = append(stackLocs, id)
 			if name != "" {
 				reporterName[id] = name
 			}
 		}
-		res.Stacks[si] = locs
+		res.Stacks[si] = stackLocs[start:len(stackLocs):len(stackLocs)]
 	}
 	for img, ids := range perImage {
 		if err := ctx.Err(); err != nil {
@@ -171,6 +183,15 @@ func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Resul
 		}
 	}
 	return res, nil
+}
+
+// totalFrames is the number of frames of all stacks.
+func totalFrames(stacks [][]frameRef) int {
+	n := 0
+	for _, s := range stacks {
+		n += len(s)
+	}
+	return n
 }
 
 // resolveImage names the locations ids of one image: symbol table names
