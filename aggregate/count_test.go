@@ -392,6 +392,8 @@ func TestParseTimestamp(t *testing.T) {
 // values and labels, mappings, locations with their lines, functions.
 func TestEncodeProfileMatchesPprofs(t *testing.T) {
 	syms := fixtureSymbols(t)
+	defer func(n int) { samplesPerPiece = n }(samplesPerPiece)
+	samplesPerPiece = 500 // pieces of samples on every core
 	for _, procs := range []int{1, 2, 3} {
 		agg := New()
 		l := &Loader{Aggregator: agg, OnError: func(name string, err error) { t.Errorf("%s: %v", name, err) }}
@@ -418,8 +420,8 @@ func TestEncodeProfileMatchesPprofs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("GOMAXPROCS %d: profile.ParseData of encodeProfile's bytes: %v", procs, err)
 		}
-		if len(got.Sample) < 2048 || len(got.Function) == 0 { // two parts of 1,024 at least
-			t.Fatalf("%d samples, %d functions: the test wants parts on two cores and named functions", len(got.Sample), len(got.Function))
+		if len(got.Sample) < 3*samplesPerPiece || len(got.Function) == 0 {
+			t.Fatalf("%d samples, %d functions: the test wants three pieces of samples at least and named functions", len(got.Sample), len(got.Function))
 		}
 		if diff := cmp.Diff(want.String(), got.String()); diff != "" {
 			t.Errorf("GOMAXPROCS %d: profile read back differs (-pprof's encoder +ours):\n%s", procs, diff)

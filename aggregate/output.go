@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/google/pprof/profile"
 	"github.com/klauspost/compress/gzip"
@@ -172,45 +171,50 @@ func (r *Result) mergeSamples() mergedSamples {
 // WriteProfile writes Profile gzip-compressed at the fastest level, on
 // every core: pprof reads any gzip, and profile.Profile.Write's default
 // level took most of the time of writing a profile of a million stacks.
-// The samples are serialized on every core too (encodeProfile).
+// The profile is serialized in pieces (profilePieces), each compressed
+// by the core that made it, as soon as it is made.
 func (r *Result) WriteProfile(w io.Writer) error {
-	return writeGzipParallel(w, encodeProfile(r.Profile()))
+	return writeGzipPieces(w, profilePieces(r.Profile()))
 }
 
 // minGzipPiece is the least data compressed on a core of its own.
 const minGzipPiece = 1 << 20
 
 // writeGzipParallel writes data gzip-compressed at the fastest level,
-// cut into one piece per core, each its own gzip member: a gzip file may
-// hold several members, read as one stream (RFC 1952, 2.2), as Go's
-// gzip.Reader and pprof do.
+// cut into one piece per core (writeGzipPieces).
 func writeGzipParallel(w io.Writer, data []byte) error {
-	pieces := max(1, min(runtime.GOMAXPROCS(0), len(data)/minGzipPiece))
-	size := (len(data) + pieces - 1) / pieces
-	out := make([]bytes.Buffer, pieces)
-	errs := make([]error, pieces)
-	var wg sync.WaitGroup
+	n := max(1, min(runtime.GOMAXPROCS(0), len(data)/minGzipPiece))
+	size := (len(data) + n - 1) / n
+	pieces := make([]func([]byte) []byte, n)
 	for i := range pieces {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lo := min(len(data), i*size)
-			hi := min(len(data), lo+size)
-			zw, err := gzip.NewWriterLevel(&out[i], gzip.BestSpeed)
-			if err == nil {
-				_, err = zw.Write(data[lo:hi])
-			}
-			if err == nil {
-				err = zw.Close()
-			}
-			errs[i] = err
-		}()
+		piece := data[min(len(data), i*size):min(len(data), (i+1)*size)]
+		pieces[i] = func(dst []byte) []byte { return append(dst, piece...) }
 	}
-	wg.Wait()
-	for i := range out {
-		if errs[i] != nil {
-			return errs[i]
+	return writeGzipPieces(w, pieces)
+}
+
+// writeGzipPieces writes the pieces made by the functions of pieces, in
+// order, gzip-compressed at the fastest level: each piece is made and
+// compressed on any core, as its own gzip member. A gzip file may hold
+// several members, read as one stream (RFC 1952, 2.2), as Go's
+// gzip.Reader and pprof do.
+func writeGzipPieces(w io.Writer, pieces []func(dst []byte) []byte) error {
+	out := make([]bytes.Buffer, len(pieces))
+	err := runPieces(len(pieces), func(i int) error {
+		data := pieces[i](nil)
+		zw, err := gzip.NewWriterLevel(&out[i], gzip.BestSpeed)
+		if err != nil {
+			return err
 		}
+		if _, err := zw.Write(data); err != nil {
+			return err
+		}
+		return zw.Close()
+	})
+	if err != nil {
+		return err
+	}
+	for i := range out {
 		if _, err := w.Write(out[i].Bytes()); err != nil {
 			return err
 		}

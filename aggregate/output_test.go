@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -231,5 +232,50 @@ func TestWriteGzipParallelIsOneStream(t *testing.T) {
 		if err != nil || !bytes.Equal(got, data) {
 			t.Errorf("GOMAXPROCS %d: read back %d bytes, %v; want the %d written", procs, len(got), err, len(data))
 		}
+	}
+}
+
+// WriteProfile writes the same bytes whatever the number of cores, and
+// they decompress to encodeProfile's: the pieces are made and compressed
+// apart, and depend on the profile only.
+func TestWriteProfileSameOnAnyCores(t *testing.T) {
+	syms := fixtureSymbols(t)
+	defer func(n int) { samplesPerPiece = n }(samplesPerPiece)
+	samplesPerPiece = 200
+	agg := New()
+	l := &Loader{Aggregator: agg, OnError: func(name string, err error) { t.Errorf("%s: %v", name, err) }}
+	if err := l.Read(context.Background(), "stream", bytes.NewReader(randomStream(rand.New(rand.NewPCG(3, 4)), 10000))); err != nil {
+		t.Fatal(err)
+	}
+	res, err := agg.Symbolicate(context.Background(), syms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := encodeProfile(res.Profile())
+	var first []byte
+	for _, procs := range []int{1, 2, 3} {
+		old := runtime.GOMAXPROCS(procs)
+		var buf bytes.Buffer
+		err := res.WriteProfile(&buf)
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = buf.Bytes()
+		} else if !bytes.Equal(buf.Bytes(), first) {
+			t.Errorf("GOMAXPROCS %d: WriteProfile wrote %d bytes that differ from the %d written on one core", procs, buf.Len(), len(first))
+		}
+		zr, err := gzip.NewReader(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(zr)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("GOMAXPROCS %d: WriteProfile decompressed to %d bytes (%v), want encodeProfile's %d", procs, len(got), err, len(want))
+		}
+	}
+	if n := len(profilePieces(res.Profile())); n < 4 {
+		t.Errorf("the profile was written in %d pieces: the test wants several", n)
 	}
 }

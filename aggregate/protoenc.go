@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/pprof/profile"
 )
@@ -15,10 +16,30 @@ import (
 // labels, mappings, locations with lines, functions) as profile.proto
 // spells them, uncompressed. profile.Profile's own encoder gathers every
 // sample's labels and locations into new slices on one core; here the
-// string table is made first and the samples, nine in ten of the bytes,
-// are then encoded on every core, each part appended in order. A test
-// holds the result, as profile.Parse reads it, equal to the encoder's.
+// string table is made first and the rest is then encoded in pieces
+// (profilePieces), on every core. A test holds the result, as
+// profile.Parse reads it, equal to the encoder's.
 func encodeProfile(p *profile.Profile) []byte {
+	pieces := profilePieces(p)
+	parts := make([][]byte, len(pieces))
+	runPieces(len(pieces), func(i int) error {
+		parts[i] = pieces[i](nil)
+		return nil
+	})
+	return slices.Concat(parts...)
+}
+
+// samplesPerPiece is how many samples are encoded in one piece: about 2
+// MB of a profile, on the million-stack bench input. Tests make it small.
+var samplesPerPiece = 1 << 15
+
+// profilePieces returns functions that encode a profile in pieces, each
+// appending its piece to dst: their pieces in order are the profile.
+// The string table is made first, on the caller's core; the pieces are
+// independent of each other and may be made on any core in any order.
+// Their number depends on the profile only, so that a profile written in
+// pieces is the same whatever the number of cores.
+func profilePieces(p *profile.Profile) []func(dst []byte) []byte {
 	strs := stringTable{index: map[string]int64{"": 0}, list: []string{""}}
 	for _, vt := range p.SampleType {
 		strs.add(vt.Type)
@@ -61,11 +82,33 @@ func encodeProfile(p *profile.Profile) []byte {
 		strs.add(f.Filename)
 	}
 
-	var out, msg []byte
-	for _, vt := range p.SampleType {
-		out = appendMessage(out, 1, appendValueType(msg[:0], vt, &strs))
+	// The sample types come first, with the first samples; the rest of
+	// the profile last, after the samples: the order profile.Profile's
+	// encoder writes them in.
+	pieces := []func([]byte) []byte{}
+	for lo := 0; lo == 0 || lo < len(p.Sample); lo += samplesPerPiece {
+		samples := p.Sample[lo:min(len(p.Sample), lo+samplesPerPiece)]
+		first := lo == 0
+		pieces = append(pieces, func(out []byte) []byte {
+			if first {
+				var msg []byte
+				for _, vt := range p.SampleType {
+					out = appendMessage(out, 1, appendValueType(msg[:0], vt, &strs))
+				}
+			}
+			return encodeSamples(out, samples, &strs)
+		})
 	}
-	out = append(out, encodeSamples(p.Sample, &strs)...)
+	pieces = append(pieces, func(out []byte) []byte {
+		return encodeProfileTail(out, p, &strs)
+	})
+	return pieces
+}
+
+// encodeProfileTail appends what follows the samples: mappings,
+// locations, functions, the string table and the period.
+func encodeProfileTail(out []byte, p *profile.Profile, strs *stringTable) []byte {
+	var msg []byte
 	for _, m := range p.Mapping {
 		msg = appendVarintField(msg[:0], 1, m.ID)
 		msg = appendVarintField(msg, 2, m.Start)
@@ -110,51 +153,69 @@ func encodeProfile(p *profile.Profile) []byte {
 		out = appendMessage(out, 6, []byte(s))
 	}
 	if p.PeriodType != nil {
-		out = appendMessage(out, 11, appendValueType(msg[:0], p.PeriodType, &strs))
+		out = appendMessage(out, 11, appendValueType(msg[:0], p.PeriodType, strs))
 	}
-	out = appendVarintField(out, 12, uint64(p.Period))
+	return appendVarintField(out, 12, uint64(p.Period))
+}
+
+// encodeSamples appends samples to out.
+func encodeSamples(out []byte, samples []*profile.Sample, strs *stringTable) []byte {
+	var msg, packed []byte
+	var keys []string
+	labels := map[uintptr][]byte{} // a label map's encoded labels, by the map
+	for _, s := range samples {
+		packed = packed[:0]
+		for _, l := range s.Location {
+			packed = binary.AppendUvarint(packed, l.ID)
+		}
+		msg = appendMessage(msg[:0], 1, packed)
+		packed = packed[:0]
+		for _, v := range s.Value {
+			packed = binary.AppendUvarint(packed, uint64(v))
+		}
+		msg = appendMessage(msg, 2, packed)
+		if len(s.Label) > 0 {
+			id := mapIdentity(s.Label)
+			enc, ok := labels[id]
+			if !ok {
+				enc = encodeLabels(nil, s.Label, strs, &keys, &packed)
+				labels[id] = enc
+			}
+			msg = append(msg, enc...)
+		}
+		out = appendMessage(out, 2, msg)
+	}
 	return out
 }
 
-// encodeSamples encodes samples in one part per core, joined in order.
-func encodeSamples(samples []*profile.Sample, strs *stringTable) []byte {
-	parts := make([][]byte, max(1, min(runtime.GOMAXPROCS(0), len(samples)/1024)))
-	per := (len(samples) + len(parts) - 1) / len(parts)
+// runPieces calls do(i) for every i below n on every core, the last
+// first (the tail of a profile is the longest piece), and returns the
+// first error by i.
+func runPieces(n int, do func(i int) error) error {
+	errs := make([]error, n)
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i := range parts {
+	for range max(1, min(runtime.GOMAXPROCS(0), n)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var out, msg, packed []byte
-			var keys []string
-			labels := map[uintptr][]byte{} // a label map's encoded labels, by the map
-			for _, s := range samples[min(len(samples), i*per):min(len(samples), (i+1)*per)] {
-				packed = packed[:0]
-				for _, l := range s.Location {
-					packed = binary.AppendUvarint(packed, l.ID)
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= n {
+					return
 				}
-				msg = appendMessage(msg[:0], 1, packed)
-				packed = packed[:0]
-				for _, v := range s.Value {
-					packed = binary.AppendUvarint(packed, uint64(v))
-				}
-				msg = appendMessage(msg, 2, packed)
-				if len(s.Label) > 0 {
-					id := mapIdentity(s.Label)
-					enc, ok := labels[id]
-					if !ok {
-						enc = encodeLabels(nil, s.Label, strs, &keys, &packed)
-						labels[id] = enc
-					}
-					msg = append(msg, enc...)
-				}
-				out = appendMessage(out, 2, msg)
+				i := n - 1 - k
+				errs[i] = do(i)
 			}
-			parts[i] = out
 		}()
 	}
 	wg.Wait()
-	return slices.Concat(parts...)
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stringTable numbers a profile's strings, "" first as profile.proto
