@@ -301,20 +301,25 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 			all = append(all, frameRef{i, j})
 		}
 	}
-	resolve := func(buf []symbolicatedFrame, r frameRef) []symbolicatedFrame {
+	resolve := func(buf []symbolicatedFrame, scratch *[]symstore.Frame, r frameRef) []symbolicatedFrame {
 		f := req.Stacktraces[r.stack].Frames[r.frame]
 		p := places[r.stack][r.frame]
 		adjust := r.frame > 0
 		if f.AdjustInstructionAddr != nil {
 			adjust = *f.AdjustInstructionAddr
 		}
-		return s.appendFrames(buf, r.frame, f, p.mod, p.addr, adjust, req.Options.NoDemangle)
+		return s.appendFrames(buf, scratch, r.frame, f, p.mod, p.addr, adjust, req.Options.NoDemangle)
 	}
 	var spans [][]symbolicatedFrame
 	if len(all) >= 2*framesPerResolver {
 		var release func()
 		spans, release = resolveAll(all, resolve)
 		defer release() // once copied into the answer, below
+	}
+	var scratch *[]symstore.Frame
+	if spans == nil {
+		scratch = getScratch()
+		defer putScratch(scratch)
 	}
 	k := 0
 	for i, st := range req.Stacktraces {
@@ -330,7 +335,7 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 			if spans != nil {
 				out.Frames = append(out.Frames, spans[k]...)
 			} else {
-				out.Frames = resolve(out.Frames, all[k])
+				out.Frames = resolve(out.Frames, scratch, all[k])
 			}
 			k++
 		}
@@ -373,7 +378,7 @@ const maxPooledFrames = 4096
 // anyway. The goroutines take the frames a few at a time, so that one
 // that starts late (its core busy with other work) leaves its share to
 // the others rather than holding the request up.
-func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, frameRef) []symbolicatedFrame) (spans [][]symbolicatedFrame, release func()) {
+func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, *[]symstore.Frame, frameRef) []symbolicatedFrame) (spans [][]symbolicatedFrame, release func()) {
 	workers := max(min(runtime.GOMAXPROCS(0), len(frames)/framesPerResolver), 1)
 	// Where each frame's span lies: which resolver's buffer, from, to.
 	type place struct{ worker, start, end int }
@@ -383,6 +388,8 @@ func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, frameRef) [
 	run := func(w int) {
 		pooled := framePool.Get().(*[]symbolicatedFrame)
 		buf := (*pooled)[:0]
+		scratch := getScratch()
+		defer putScratch(scratch)
 		for {
 			lo := int(next.Add(resolveChunk)) - resolveChunk
 			if lo >= len(frames) {
@@ -390,7 +397,7 @@ func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, frameRef) [
 			}
 			for k := lo; k < min(lo+resolveChunk, len(frames)); k++ {
 				start := len(buf)
-				buf = resolve(buf, frames[k])
+				buf = resolve(buf, scratch, frames[k])
 				places[k] = place{w, start, len(buf)}
 			}
 		}
@@ -420,6 +427,26 @@ func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, frameRef) [
 				framePool.Put(pooled)
 			}
 		}
+	}
+}
+
+// scratchPool holds the buffers symstore resolves a frame into before it
+// is copied into the answer's shape: one buffer per resolver, reused for
+// each of its frames, instead of a new slice of a few hundred bytes per
+// frame.
+var scratchPool = sync.Pool{New: func() any { return new([]symstore.Frame) }}
+
+// maxScratchFrames is the largest scratch buffer kept for the next
+// request: a frame has at most a few dozen inlined functions.
+const maxScratchFrames = 256
+
+func getScratch() *[]symstore.Frame { return scratchPool.Get().(*[]symstore.Frame) }
+
+func putScratch(p *[]symstore.Frame) {
+	if cap(*p) <= maxScratchFrames {
+		clear(*p) // no strings kept alive by the pool
+		*p = (*p)[:0]
+		scratchPool.Put(p)
 	}
 }
 
@@ -465,7 +492,7 @@ func moduleName(m rawModule) string {
 // appendFrames appends the symbolicated frames of one request frame: the
 // functions inlined at its address, innermost first, then the function
 // holding it, all with its original index.
-func (s *Server) appendFrames(out []symbolicatedFrame, index int, f rawFrame, m *moduleState, addr uint64, adjust, noDemangle bool) []symbolicatedFrame {
+func (s *Server) appendFrames(out []symbolicatedFrame, scratch *[]symstore.Frame, index int, f rawFrame, m *moduleState, addr uint64, adjust, noDemangle bool) []symbolicatedFrame {
 	base := symbolicatedFrame{OriginalIndex: index, InstructionAddr: f.InstructionAddr, AddrMode: f.AddrMode, Trust: f.Trust}
 	if m == nil {
 		base.Status = "unknown_image"
@@ -495,7 +522,8 @@ func (s *Server) appendFrames(out []symbolicatedFrame, index int, f rawFrame, m 
 	if unslid >= ix.textAddr {
 		rf.ImageLoadAddress, rf.ImageOffset = ix.textAddr, unslid-ix.textAddr
 	}
-	resolved := m.entry.Resolve(rf, unslid, symstore.ResolveOptions{NoDemangle: noDemangle})
+	resolved := m.entry.AppendResolve((*scratch)[:0], rf, unslid, symstore.ResolveOptions{NoDemangle: noDemangle})
+	*scratch = resolved
 	if len(resolved) == 0 {
 		base.Status = "missing"
 		return append(out, base)

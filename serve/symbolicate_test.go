@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -209,7 +210,7 @@ func TestResolveAllKeepsOrder(t *testing.T) {
 		for k := range n {
 			frames = append(frames, frameRef{k / 7, k % 7})
 		}
-		resolve := func(buf []symbolicatedFrame, r frameRef) []symbolicatedFrame {
+		resolve := func(buf []symbolicatedFrame, _ *[]symstore.Frame, r frameRef) []symbolicatedFrame {
 			for i := range r.frame%3 + 1 {
 				buf = append(buf, symbolicatedFrame{OriginalIndex: r.stack*7 + r.frame, Lineno: i})
 			}
