@@ -239,6 +239,7 @@ func appendStacktrace(b []byte, st *symbolicatedStacktrace) []byte {
 		b = append(appendField(b, &first, "registers"), regs...)
 	}
 	b = append(appendField(b, &first, "frames"), '[')
+	b = append(b, st.encodedFrames...)
 	for i := range st.Frames {
 		if i > 0 {
 			b = append(b, ',')

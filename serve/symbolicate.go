@@ -118,6 +118,9 @@ type symbolicatedStacktrace struct {
 	Registers    map[string]hexValue  `json:"registers,omitempty"`
 	Frames       []symbolicatedFrame  `json:"frames"`
 	StopReason   symbolize.StopReason `json:"stop_reason,omitempty"`
+	// encodedFrames, when set, stands for Frames: their JSON objects
+	// joined by commas, as the resolvers of a large request wrote them.
+	encodedFrames []byte
 }
 
 type moduleFeatures struct {
@@ -310,7 +313,7 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 		}
 		return s.appendFrames(buf, scratch, r.frame, f, p.mod, p.addr, adjust, req.Options.NoDemangle)
 	}
-	var spans [][]symbolicatedFrame
+	var spans [][]byte
 	if len(all) >= 2*framesPerResolver {
 		var release func()
 		spans, release = resolveAll(all, resolve)
@@ -323,21 +326,28 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 	}
 	k := 0
 	for i, st := range req.Stacktraces {
-		size := len(st.Frames)
+		out := symbolicatedStacktrace{Registers: st.Registers}
 		if spans != nil {
-			size = 0
+			// The resolvers wrote the frames' JSON: the stack trace's is
+			// theirs, joined by commas.
+			size := 0
 			for _, span := range spans[k : k+len(st.Frames)] {
-				size += len(span)
+				size += len(span) + 1
 			}
-		}
-		out := symbolicatedStacktrace{Registers: st.Registers, Frames: make([]symbolicatedFrame, 0, size)}
-		for range st.Frames {
-			if spans != nil {
-				out.Frames = append(out.Frames, spans[k]...)
-			} else {
+			out.encodedFrames = make([]byte, 0, size)
+			for j, span := range spans[k : k+len(st.Frames)] {
+				if j > 0 {
+					out.encodedFrames = append(out.encodedFrames, ',')
+				}
+				out.encodedFrames = append(out.encodedFrames, span...)
+			}
+			k += len(st.Frames)
+		} else {
+			out.Frames = make([]symbolicatedFrame, 0, len(st.Frames))
+			for range st.Frames {
 				out.Frames = resolve(out.Frames, scratch, all[k])
+				k++
 			}
-			k++
 		}
 		resp.Stacktraces[i] = out
 	}
@@ -362,42 +372,49 @@ const framesPerResolver = 25
 // that taking them costs nothing.
 const resolveChunk = 8
 
-// framePool holds the resolvers' buffers; one of more than
-// maxPooledFrames frames (about 230 bytes each) is left to the garbage
-// collector.
-var framePool = sync.Pool{New: func() any { return new([]symbolicatedFrame) }}
-
-const maxPooledFrames = 4096
+// encodedPool holds the resolvers' buffers of encoded frames; one larger
+// than maxPooledBuffer is left to the garbage collector.
+var encodedPool = sync.Pool{New: func() any { return new([]byte) }}
 
 // resolveAll resolves frames with resolve (which appends a frame's
 // symbolicated frames to a buffer) and returns each frame's symbolicated
-// frames, in order, valid until release is called. A request of many
-// frames is resolved by up to GOMAXPROCS goroutines, so that one large
-// request uses the cores an idle instance has (the index is safe for
-// concurrent lookups); under load, requests in flight keep the cores busy
-// anyway. The goroutines take the frames a few at a time, so that one
-// that starts late (its core busy with other work) leaves its share to
-// the others rather than holding the request up.
-func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, *[]symstore.Frame, frameRef) []symbolicatedFrame) (spans [][]symbolicatedFrame, release func()) {
+// frames as JSON (the frames' objects joined by commas), in order, valid
+// until release is called. A request of many frames is resolved by up to
+// GOMAXPROCS goroutines, so that one large request uses the cores an idle
+// instance has (the index is safe for concurrent lookups); under load,
+// requests in flight keep the cores busy anyway. Each goroutine encodes
+// the frames it resolves, so that writing the answer's JSON is shared out
+// as well and the frames are never copied into the answer's structures.
+// The goroutines take the frames a few at a time, so that one that starts
+// late (its core busy with other work) leaves its share to the others
+// rather than holding the request up.
+func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, *[]symstore.Frame, frameRef) []symbolicatedFrame) (spans [][]byte, release func()) {
 	workers := max(min(runtime.GOMAXPROCS(0), len(frames)/framesPerResolver), 1)
-	// Where each frame's span lies: which resolver's buffer, from, to.
+	// Where each frame's JSON lies: which resolver's buffer, from, to.
 	type place struct{ worker, start, end int }
 	places := make([]place, len(frames))
-	bufs := make([]*[]symbolicatedFrame, workers)
+	bufs := make([]*[]byte, workers)
 	var next atomic.Int64
 	run := func(w int) {
-		pooled := framePool.Get().(*[]symbolicatedFrame)
+		pooled := encodedPool.Get().(*[]byte)
 		buf := (*pooled)[:0]
 		scratch := getScratch()
 		defer putScratch(scratch)
+		var resolved []symbolicatedFrame
 		for {
 			lo := int(next.Add(resolveChunk)) - resolveChunk
 			if lo >= len(frames) {
 				break
 			}
 			for k := lo; k < min(lo+resolveChunk, len(frames)); k++ {
+				resolved = resolve(resolved[:0], scratch, frames[k])
 				start := len(buf)
-				buf = resolve(buf, scratch, frames[k])
+				for i := range resolved {
+					if i > 0 {
+						buf = append(buf, ',')
+					}
+					buf = appendFrame(buf, &resolved[i])
+				}
 				places[k] = place{w, start, len(buf)}
 			}
 		}
@@ -415,16 +432,15 @@ func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, *[]symstore
 	run(workers - 1) // the request's own goroutine is one of them
 	wg.Wait()
 	// Sliced once every buffer is full: appending may move a buffer.
-	spans = make([][]symbolicatedFrame, len(frames))
+	spans = make([][]byte, len(frames))
 	for k, p := range places {
 		spans[k] = (*bufs[p.worker])[p.start:p.end:p.end]
 	}
 	return spans, func() {
 		for _, pooled := range bufs {
-			if cap(*pooled) <= maxPooledFrames {
-				clear(*pooled) // no strings kept alive by the pool
+			if cap(*pooled) <= maxPooledBuffer {
 				*pooled = (*pooled)[:0]
-				framePool.Put(pooled)
+				encodedPool.Put(pooled)
 			}
 		}
 	}
