@@ -118,9 +118,10 @@ type symbolicatedStacktrace struct {
 	Registers    map[string]hexValue  `json:"registers,omitempty"`
 	Frames       []symbolicatedFrame  `json:"frames"`
 	StopReason   symbolize.StopReason `json:"stop_reason,omitempty"`
-	// encodedFrames, when set, stands for Frames: their JSON objects
-	// joined by commas, as the resolvers of a large request wrote them.
-	encodedFrames []byte
+	// encodedFrames, when set, stands for Frames: each request frame's
+	// symbolicated frames as JSON objects joined by commas, as the
+	// resolvers of a large request wrote them.
+	encodedFrames [][]byte
 }
 
 type moduleFeatures struct {
@@ -158,6 +159,11 @@ type completedResponse struct {
 	Stacktraces []symbolicatedStacktrace `json:"stacktraces"`
 	Modules     []completeModule         `json:"modules"`
 	Warnings    []string                 `json:"warnings,omitempty"`
+	// release, when set, gives back the buffers the stack traces'
+	// encodedFrames lie in. It is called once the answer is written, and
+	// only by the request that made it: an answer kept for a later GET
+	// /requests/{id} keeps its buffers.
+	release func()
 }
 
 // handleSymbolicate is POST /symbolicate.
@@ -315,9 +321,9 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 	}
 	var spans [][]byte
 	if len(all) >= 2*framesPerResolver {
-		var release func()
-		spans, release = resolveAll(all, resolve)
-		defer release() // once copied into the answer, below
+		// The answer is written from the resolvers' buffers; they go back
+		// to their pool once it is written (resp.release).
+		spans, resp.release = resolveAll(all, resolve)
 	}
 	var scratch *[]symstore.Frame
 	if spans == nil {
@@ -328,19 +334,8 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 	for i, st := range req.Stacktraces {
 		out := symbolicatedStacktrace{Registers: st.Registers}
 		if spans != nil {
-			// The resolvers wrote the frames' JSON: the stack trace's is
-			// theirs, joined by commas.
-			size := 0
-			for _, span := range spans[k : k+len(st.Frames)] {
-				size += len(span) + 1
-			}
-			out.encodedFrames = make([]byte, 0, size)
-			for j, span := range spans[k : k+len(st.Frames)] {
-				if j > 0 {
-					out.encodedFrames = append(out.encodedFrames, ',')
-				}
-				out.encodedFrames = append(out.encodedFrames, span...)
-			}
+			// The resolvers wrote the frames' JSON.
+			out.encodedFrames = spans[k : k+len(st.Frames) : k+len(st.Frames)]
 			k += len(st.Frames)
 		} else {
 			out.Frames = make([]symbolicatedFrame, 0, len(st.Frames))
