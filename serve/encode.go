@@ -239,6 +239,12 @@ func appendStacktrace(b []byte, st *symbolicatedStacktrace) []byte {
 		b = append(appendField(b, &first, "registers"), regs...)
 	}
 	b = append(appendField(b, &first, "frames"), '[')
+	for i, frames := range st.encodedFrames {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, frames...)
+	}
 	for i := range st.Frames {
 		if i > 0 {
 			b = append(b, ',')

@@ -65,6 +65,9 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, work func(ctx conte
 		defer cancel()
 		code, answer := work(ctx)
 		writeAnswer(w, code, answer)
+		if c, ok := answer.(*completedResponse); ok && c.release != nil {
+			c.release()
+		}
 		return
 	}
 	// The work outlives the HTTP request, so it runs under its own

@@ -190,6 +190,56 @@ func TestPendingRequests(t *testing.T) {
 	}
 }
 
+// TestPendingLargeAnswerKeepsItsFrames: the frames of a large answer
+// (written by its resolvers into pooled buffers) kept for GET
+// /requests/{id} are not overwritten by the requests served meanwhile,
+// which take the same buffers from the pool: it is handed out byte for
+// byte as the same request answered at once.
+func TestPendingLargeAnswerKeepsItsFrames(t *testing.T) {
+	src, sc := slowSource(t)
+	cfg := DefaultConfig("")
+	cfg.Sources = []SourceConfig{sc}
+	s, ts := newTestServer(t, cfg)
+	u := fixtureUUID(t)
+	const base = 0x100000000
+	large := func(shift uint64) map[string]any {
+		body := symbolicateBody(simple(u), base, 0, 0)
+		var frames []any
+		for k := range uint64(4 * framesPerResolver) {
+			frames = append(frames, map[string]any{"instruction_addr": fmt.Sprintf("0x%x", base+0x400+shift+4*(k%40))})
+		}
+		body["stacktraces"] = []any{map[string]any{"frames": frames}}
+		return body
+	}
+	_, data := postJSON(t, ts.URL+"/symbolicate?timeout=0.05", large(0))
+	a := decode(t, data)
+	if a.Status != "pending" || a.RequestID == "" {
+		t.Fatalf("answer %.300s, want pending with a request id", data)
+	}
+	close(src.release)
+	s.pending.mu.Lock()
+	j := s.pending.jobs[a.RequestID]
+	s.pending.mu.Unlock()
+	if j == nil {
+		t.Fatalf("no pending job %s", a.RequestID)
+	}
+	<-j.done
+	for range 4 {
+		if resp, data := postJSON(t, ts.URL+"/symbolicate", large(0x200)); resp.StatusCode != http.StatusOK {
+			t.Fatalf("another request: status %d: %.300s", resp.StatusCode, data)
+		}
+	}
+	_, kept := do(t, "GET", ts.URL+"/requests/"+a.RequestID+"?timeout=10", nil, nil)
+	_, direct := postJSON(t, ts.URL+"/symbolicate", large(0))
+	if b := decode(t, direct); b.Status != "completed" || len(b.Stacktraces[0].Frames) < 4*framesPerResolver ||
+		b.Stacktraces[0].Frames[0].Status != "symbolicated" {
+		t.Fatalf("direct answer %.300s: want %d symbolicated frames or more", direct, 4*framesPerResolver)
+	}
+	if !bytes.Equal(kept, direct) {
+		t.Errorf("kept answer differs from the direct one:\n%.500s\n%.500s", kept, direct)
+	}
+}
+
 // TestRequestDeadline: a module whose symbols do not arrive before
 // limits.request_timeout says "timeout"; the answer keeps the rest.
 func TestRequestDeadline(t *testing.T) {

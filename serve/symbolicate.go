@@ -118,6 +118,10 @@ type symbolicatedStacktrace struct {
 	Registers    map[string]hexValue  `json:"registers,omitempty"`
 	Frames       []symbolicatedFrame  `json:"frames"`
 	StopReason   symbolize.StopReason `json:"stop_reason,omitempty"`
+	// encodedFrames, when set, stands for Frames: each request frame's
+	// symbolicated frames as JSON objects joined by commas, as the
+	// resolvers of a large request wrote them.
+	encodedFrames [][]byte
 }
 
 type moduleFeatures struct {
@@ -155,6 +159,11 @@ type completedResponse struct {
 	Stacktraces []symbolicatedStacktrace `json:"stacktraces"`
 	Modules     []completeModule         `json:"modules"`
 	Warnings    []string                 `json:"warnings,omitempty"`
+	// release, when set, gives back the buffers the stack traces'
+	// encodedFrames lie in. It is called once the answer is written, and
+	// only by the request that made it: an answer kept for a later GET
+	// /requests/{id} keeps its buffers.
+	release func()
 }
 
 // handleSymbolicate is POST /symbolicate.
@@ -301,38 +310,39 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 			all = append(all, frameRef{i, j})
 		}
 	}
-	resolve := func(buf []symbolicatedFrame, r frameRef) []symbolicatedFrame {
+	resolve := func(buf []symbolicatedFrame, scratch *[]symstore.Frame, r frameRef) []symbolicatedFrame {
 		f := req.Stacktraces[r.stack].Frames[r.frame]
 		p := places[r.stack][r.frame]
 		adjust := r.frame > 0
 		if f.AdjustInstructionAddr != nil {
 			adjust = *f.AdjustInstructionAddr
 		}
-		return s.appendFrames(buf, r.frame, f, p.mod, p.addr, adjust, req.Options.NoDemangle)
+		return s.appendFrames(buf, scratch, r.frame, f, p.mod, p.addr, adjust, req.Options.NoDemangle)
 	}
-	var spans [][]symbolicatedFrame
+	var spans [][]byte
 	if len(all) >= 2*framesPerResolver {
-		var release func()
-		spans, release = resolveAll(all, resolve)
-		defer release() // once copied into the answer, below
+		// The answer is written from the resolvers' buffers; they go back
+		// to their pool once it is written (resp.release).
+		spans, resp.release = resolveAll(all, resolve)
+	}
+	var scratch *[]symstore.Frame
+	if spans == nil {
+		scratch = getScratch()
+		defer putScratch(scratch)
 	}
 	k := 0
 	for i, st := range req.Stacktraces {
-		size := len(st.Frames)
+		out := symbolicatedStacktrace{Registers: st.Registers}
 		if spans != nil {
-			size = 0
-			for _, span := range spans[k : k+len(st.Frames)] {
-				size += len(span)
+			// The resolvers wrote the frames' JSON.
+			out.encodedFrames = spans[k : k+len(st.Frames) : k+len(st.Frames)]
+			k += len(st.Frames)
+		} else {
+			out.Frames = make([]symbolicatedFrame, 0, len(st.Frames))
+			for range st.Frames {
+				out.Frames = resolve(out.Frames, scratch, all[k])
+				k++
 			}
-		}
-		out := symbolicatedStacktrace{Registers: st.Registers, Frames: make([]symbolicatedFrame, 0, size)}
-		for range st.Frames {
-			if spans != nil {
-				out.Frames = append(out.Frames, spans[k]...)
-			} else {
-				out.Frames = resolve(out.Frames, all[k])
-			}
-			k++
 		}
 		resp.Stacktraces[i] = out
 	}
@@ -357,40 +367,49 @@ const framesPerResolver = 25
 // that taking them costs nothing.
 const resolveChunk = 8
 
-// framePool holds the resolvers' buffers; one of more than
-// maxPooledFrames frames (about 230 bytes each) is left to the garbage
-// collector.
-var framePool = sync.Pool{New: func() any { return new([]symbolicatedFrame) }}
-
-const maxPooledFrames = 4096
+// encodedPool holds the resolvers' buffers of encoded frames; one larger
+// than maxPooledBuffer is left to the garbage collector.
+var encodedPool = sync.Pool{New: func() any { return new([]byte) }}
 
 // resolveAll resolves frames with resolve (which appends a frame's
 // symbolicated frames to a buffer) and returns each frame's symbolicated
-// frames, in order, valid until release is called. A request of many
-// frames is resolved by up to GOMAXPROCS goroutines, so that one large
-// request uses the cores an idle instance has (the index is safe for
-// concurrent lookups); under load, requests in flight keep the cores busy
-// anyway. The goroutines take the frames a few at a time, so that one
-// that starts late (its core busy with other work) leaves its share to
-// the others rather than holding the request up.
-func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, frameRef) []symbolicatedFrame) (spans [][]symbolicatedFrame, release func()) {
+// frames as JSON (the frames' objects joined by commas), in order, valid
+// until release is called. A request of many frames is resolved by up to
+// GOMAXPROCS goroutines, so that one large request uses the cores an idle
+// instance has (the index is safe for concurrent lookups); under load,
+// requests in flight keep the cores busy anyway. Each goroutine encodes
+// the frames it resolves, so that writing the answer's JSON is shared out
+// as well and the frames are never copied into the answer's structures.
+// The goroutines take the frames a few at a time, so that one that starts
+// late (its core busy with other work) leaves its share to the others
+// rather than holding the request up.
+func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, *[]symstore.Frame, frameRef) []symbolicatedFrame) (spans [][]byte, release func()) {
 	workers := max(min(runtime.GOMAXPROCS(0), len(frames)/framesPerResolver), 1)
-	// Where each frame's span lies: which resolver's buffer, from, to.
+	// Where each frame's JSON lies: which resolver's buffer, from, to.
 	type place struct{ worker, start, end int }
 	places := make([]place, len(frames))
-	bufs := make([]*[]symbolicatedFrame, workers)
+	bufs := make([]*[]byte, workers)
 	var next atomic.Int64
 	run := func(w int) {
-		pooled := framePool.Get().(*[]symbolicatedFrame)
+		pooled := encodedPool.Get().(*[]byte)
 		buf := (*pooled)[:0]
+		scratch := getScratch()
+		defer putScratch(scratch)
+		var resolved []symbolicatedFrame
 		for {
 			lo := int(next.Add(resolveChunk)) - resolveChunk
 			if lo >= len(frames) {
 				break
 			}
 			for k := lo; k < min(lo+resolveChunk, len(frames)); k++ {
+				resolved = resolve(resolved[:0], scratch, frames[k])
 				start := len(buf)
-				buf = resolve(buf, frames[k])
+				for i := range resolved {
+					if i > 0 {
+						buf = append(buf, ',')
+					}
+					buf = appendFrame(buf, &resolved[i])
+				}
 				places[k] = place{w, start, len(buf)}
 			}
 		}
@@ -408,18 +427,37 @@ func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, frameRef) [
 	run(workers - 1) // the request's own goroutine is one of them
 	wg.Wait()
 	// Sliced once every buffer is full: appending may move a buffer.
-	spans = make([][]symbolicatedFrame, len(frames))
+	spans = make([][]byte, len(frames))
 	for k, p := range places {
 		spans[k] = (*bufs[p.worker])[p.start:p.end:p.end]
 	}
 	return spans, func() {
 		for _, pooled := range bufs {
-			if cap(*pooled) <= maxPooledFrames {
-				clear(*pooled) // no strings kept alive by the pool
+			if cap(*pooled) <= maxPooledBuffer {
 				*pooled = (*pooled)[:0]
-				framePool.Put(pooled)
+				encodedPool.Put(pooled)
 			}
 		}
+	}
+}
+
+// scratchPool holds the buffers symstore resolves a frame into before it
+// is copied into the answer's shape: one buffer per resolver, reused for
+// each of its frames, instead of a new slice of a few hundred bytes per
+// frame.
+var scratchPool = sync.Pool{New: func() any { return new([]symstore.Frame) }}
+
+// maxScratchFrames is the largest scratch buffer kept for the next
+// request: a frame has at most a few dozen inlined functions.
+const maxScratchFrames = 256
+
+func getScratch() *[]symstore.Frame { return scratchPool.Get().(*[]symstore.Frame) }
+
+func putScratch(p *[]symstore.Frame) {
+	if cap(*p) <= maxScratchFrames {
+		clear(*p) // no strings kept alive by the pool
+		*p = (*p)[:0]
+		scratchPool.Put(p)
 	}
 }
 
@@ -465,7 +503,7 @@ func moduleName(m rawModule) string {
 // appendFrames appends the symbolicated frames of one request frame: the
 // functions inlined at its address, innermost first, then the function
 // holding it, all with its original index.
-func (s *Server) appendFrames(out []symbolicatedFrame, index int, f rawFrame, m *moduleState, addr uint64, adjust, noDemangle bool) []symbolicatedFrame {
+func (s *Server) appendFrames(out []symbolicatedFrame, scratch *[]symstore.Frame, index int, f rawFrame, m *moduleState, addr uint64, adjust, noDemangle bool) []symbolicatedFrame {
 	base := symbolicatedFrame{OriginalIndex: index, InstructionAddr: f.InstructionAddr, AddrMode: f.AddrMode, Trust: f.Trust}
 	if m == nil {
 		base.Status = "unknown_image"
@@ -495,7 +533,8 @@ func (s *Server) appendFrames(out []symbolicatedFrame, index int, f rawFrame, m 
 	if unslid >= ix.textAddr {
 		rf.ImageLoadAddress, rf.ImageOffset = ix.textAddr, unslid-ix.textAddr
 	}
-	resolved := m.entry.Resolve(rf, unslid, symstore.ResolveOptions{NoDemangle: noDemangle})
+	resolved := m.entry.AppendResolve((*scratch)[:0], rf, unslid, symstore.ResolveOptions{NoDemangle: noDemangle})
+	*scratch = resolved
 	if len(resolved) == 0 {
 		base.Status = "missing"
 		return append(out, base)

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -202,14 +204,14 @@ func TestMissesAndFailuresRemembered(t *testing.T) {
 
 // TestResolveAllKeepsOrder: frames split among goroutines come back each
 // with its own symbolicated frames (one to three here, as inlined
-// functions make them), in the request's order.
+// functions make them) as JSON, in the request's order.
 func TestResolveAllKeepsOrder(t *testing.T) {
 	for _, n := range []int{0, 1, framesPerResolver - 1, framesPerResolver * 2, 1000} {
 		var frames []frameRef
 		for k := range n {
 			frames = append(frames, frameRef{k / 7, k % 7})
 		}
-		resolve := func(buf []symbolicatedFrame, r frameRef) []symbolicatedFrame {
+		resolve := func(buf []symbolicatedFrame, _ *[]symstore.Frame, r frameRef) []symbolicatedFrame {
 			for i := range r.frame%3 + 1 {
 				buf = append(buf, symbolicatedFrame{OriginalIndex: r.stack*7 + r.frame, Lineno: i})
 			}
@@ -219,7 +221,11 @@ func TestResolveAllKeepsOrder(t *testing.T) {
 		if len(spans) != n {
 			t.Fatalf("%d frames: %d spans", n, len(spans))
 		}
-		for k, span := range spans {
+		for k, encoded := range spans {
+			var span []symbolicatedFrame
+			if err := json.Unmarshal([]byte("["+string(encoded)+"]"), &span); err != nil {
+				t.Fatalf("%d frames: frame %d's JSON %q: %v", n, k, encoded, err)
+			}
 			if len(span) != k%7%3+1 {
 				t.Fatalf("%d frames: frame %d has %d symbolicated frames, want %d", n, k, len(span), k%7%3+1)
 			}
