@@ -413,11 +413,18 @@ func (s *ipsScanner) nextKey(first bool) (key []byte, done, ok bool) {
 // nextMember moves to the next member of an object, its key; first says
 // the object's '{' was just read. done is true at the object's '}'.
 func (s *ipsScanner) nextMember(first bool) (done, ok bool) {
+	return s.next('}', first)
+}
+
+// next moves past the ',' before the next member or element of an object
+// or array that ends at end; first says its opening bracket was just
+// read. done is true at end, which is read.
+func (s *ipsScanner) next(end byte, first bool) (done, ok bool) {
 	s.Space()
 	if s.I >= len(s.B) {
 		return false, false
 	}
-	if s.B[s.I] == '}' {
+	if s.B[s.I] == end {
 		s.I++
 		return true, true
 	}
@@ -461,22 +468,8 @@ func (s *ipsScanner) literalKey(quotedKey string) bool {
 // elements, n of which were read; first says the array's '[' was just
 // read. done is true at the array's ']'.
 func (s *ipsScanner) nextElement(first bool, n, max int) (done, ok bool) {
-	s.Space()
-	if s.I >= len(s.B) {
-		return false, false
-	}
-	if s.B[s.I] == ']' {
-		s.I++
-		return true, true
-	}
-	if !first {
-		if s.B[s.I] != ',' {
-			return false, false
-		}
-		s.I++
-		s.Space()
-	}
-	return false, n < max
+	done, ok = s.next(']', first)
+	return done, ok && (done || n < max)
 }
 
 // otherKey skips the value of key, which is none of fields, the JSON
