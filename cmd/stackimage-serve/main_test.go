@@ -6,13 +6,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stackimage/stackimage/internal/testtool"
 	"github.com/stackimage/stackimage/symstore"
 )
 
@@ -97,24 +97,9 @@ func TestServesUntilCancelled(t *testing.T) {
 		pw.Close()
 	}()
 	lines := bufio.NewReader(pr)
-	first, err := lines.ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading the first line: %v (%q)", err, first)
-	}
-	go io.Copy(io.Discard, lines)
-	_, url, ok := strings.Cut(strings.TrimSpace(first), "stackimage-serve: listening on ")
-	if !ok {
-		t.Fatalf("first line %q, want the address it listens on", first)
-	}
-	resp, err := http.Get(url + "/healthcheck")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /healthcheck: %d %q", resp.StatusCode, body)
-	}
+	url := testtool.ListeningURL(t, lines)
+	go io.Copy(io.Discard, lines) // an unread pipe would block the service's writes
+	testtool.Healthcheck(t, url)
 	cancel()
 	select {
 	case s := <-status:

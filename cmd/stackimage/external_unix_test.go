@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stackimage/stackimage/internal/testtool"
 )
 
 // buildCommands builds stackimage and stackimage-serve into dir.
@@ -118,23 +119,7 @@ func TestServeRunsTheServiceProgram(t *testing.T) {
 		}
 		defer cmd.Process.Kill()
 		lines := bufio.NewReader(stderr)
-		first, err := lines.ReadString('\n')
-		if err != nil {
-			t.Fatalf("reading the service's first line: %v (%q)", err, first)
-		}
-		_, url, ok := strings.Cut(strings.TrimSpace(first), "listening on ")
-		if !ok {
-			t.Fatalf("the service's first line is %q, want its address", first)
-		}
-		resp, err := http.Get(url + "/healthcheck")
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET /healthcheck: %d %q", resp.StatusCode, body)
-		}
+		testtool.Healthcheck(t, testtool.ListeningURL(t, lines))
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
