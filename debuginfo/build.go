@@ -2,6 +2,7 @@ package debuginfo
 
 import (
 	"debug/dwarf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,9 @@ const maxOriginHops = 16
 // aranges entry and no DW_AT_low_pc/high_pc or DW_AT_ranges on the unit
 // DIE) are parsed at once, their ranges being those of their functions and
 // line sequences.
-func build(secs map[string][]byte) (ix *Index, err error) {
+// With referenceOnly, units are walked with debug/dwarf alone (for the
+// tests that compare the walks).
+func build(secs map[string][]byte, referenceOnly bool) (ix *Index, err error) {
 	// debug/dwarf is documented as not hardened against hostile input and
 	// may panic; turn that into an error rather than crash the caller.
 	// (Panics inside one unit are caught per unit.)
@@ -34,7 +37,7 @@ func build(secs map[string][]byte) (ix *Index, err error) {
 			ix, err = nil, fmt.Errorf("debuginfo: malformed DWARF: %v", r)
 		}
 	}()
-	ix = &Index{secs: secs, cache: unitCache{budget: cacheBudget}}
+	ix = &Index{secs: secs, cache: unitCache{budget: cacheBudget}, referenceOnly: referenceOnly}
 	info := secs["debug_info"]
 	spans, stop, spansOK := unitSpans(info)
 	if !spansOK {
@@ -212,15 +215,18 @@ type unitBuilder struct {
 	// then a count) until the unit enters the cache.
 	pending        []string
 	pendingDropped int
-	cu             unitLabel
-	ui             *unitIndex
-	lineOff        int64 // the unit's DW_AT_stmt_list, -1 when none or unread
-	files          []string
-	entries        *dwarf.Reader // for following origin links
-	skip           *skipper      // skips type descriptions' children
-	names          map[dwarf.Offset]nameRef
-	ranges         map[rangesKey][][2]uint64 // decoded range lists by attribute value
-	links          []link
+	// holding keeps warnings in held instead (see fast).
+	holding bool
+	held    []string
+	cu      unitLabel
+	ui      *unitIndex
+	lineOff int64 // the unit's DW_AT_stmt_list, -1 when none or unread
+	files   []string
+	entries *dwarf.Reader // for following origin links
+	skip    *skipper      // skips type descriptions' children
+	names   map[dwarf.Offset]nameRef
+	ranges  map[rangesKey][][2]uint64 // decoded range lists by attribute value
+	links   []link
 	// spansLeft bounds the function ranges one unit may record: each needs
 	// a byte of debug_info or of a range list, except where hostile DIEs
 	// share one list.
@@ -252,15 +258,25 @@ func (b *unitBuilder) warnf(format string, args ...any) {
 	if !b.report {
 		return
 	}
+	msg := fmt.Sprintf("%v: "+format, append([]any{b.cu}, args...)...)
+	if b.holding {
+		b.held = append(b.held, msg)
+		return
+	}
+	b.addWarning(msg)
+}
+
+// addWarning adds one warning of the unit.
+func (b *unitBuilder) addWarning(msg string) {
 	if !b.shared {
-		b.ix.warn.add("%v: "+format, append([]any{b.cu}, args...)...)
+		b.ix.warn.add("%s", msg)
 		return
 	}
 	if len(b.pending) >= maxWarnings {
 		b.pendingDropped++
 		return
 	}
-	b.pending = append(b.pending, fmt.Sprintf("%v: "+format, append([]any{b.cu}, args...)...))
+	b.pending = append(b.pending, msg)
 }
 
 // lock takes Index.mu around access to the state units share when the
@@ -291,8 +307,20 @@ func (l unitLabel) String() string {
 // it cannot read becomes a warning; what it read before stays indexed.
 func (b *unitBuilder) parse() *unitIndex {
 	b.ui = &unitIndex{}
-	b.cu = unitLabel{off: b.u.first}
 	b.entries = b.ix.d.Reader()
+	b.names = make(map[dwarf.Offset]nameRef)
+	b.ranges = make(map[rangesKey][][2]uint64)
+	b.start()
+	if !b.ix.walkTypes && !b.ix.referenceOnly {
+		if b.fast() {
+			b.ix.fastUnits.Add(1)
+			b.finish()
+			return b.ui
+		}
+		// Start again with debug/dwarf, which reads or reports what
+		// fastWalk left to it.
+		b.start()
+	}
 	b.skip = &skipper{}
 	if !b.ix.walkTypes {
 		b.skip = newSkipperWith(b.ix.secs["debug_info"], b.u, func() *abbrevTable {
@@ -300,13 +328,108 @@ func (b *unitBuilder) parse() *unitIndex {
 			return b.ix.abbrevTable(b.u.abbrev)
 		})
 	}
-	b.ui.nodes, b.links = b.sc.nodes[:0], b.sc.links[:0]
-	b.names = make(map[dwarf.Offset]nameRef)
-	b.ranges = make(map[rangesKey][][2]uint64)
-	b.spansLeft = int(b.u.end-b.u.first) + len(b.ix.secs["debug_ranges"]) + len(b.ix.secs["debug_rnglists"])
 	b.walk()
 	b.finish()
 	return b.ui
+}
+
+// start sets the builder's state for a walk of its unit.
+func (b *unitBuilder) start() {
+	b.cu = unitLabel{off: b.u.first}
+	b.ui.lines, b.lineOff, b.files = nil, -1, nil
+	b.ui.nodes, b.links = b.sc.nodes[:0], b.sc.links[:0]
+	clear(b.names)
+	clear(b.ranges)
+	b.spansLeft = int(b.u.end-b.u.first) + len(b.ix.secs["debug_ranges"]) + len(b.ix.secs["debug_rnglists"])
+	b.base, b.baseKnown = 0, false
+}
+
+// fast walks the unit with fastWalk; false when the unit must be walked
+// with debug/dwarf instead (nothing it did is then kept: the caller
+// starts again).
+func (b *unitBuilder) fast() bool {
+	info := b.ix.secs["debug_info"]
+	f, ok := readUnitFormat(info, b.u)
+	if !ok || f.addrSize != 4 && f.addrSize != 8 {
+		return false
+	}
+	unlock := b.lock()
+	plans := b.ix.planTable(b.u.abbrev, f)
+	unlock()
+	if !plans.ok {
+		return false
+	}
+	w := &fastWalk{b: b, info: info[:b.u.end], f: f, plans: plans, ubase: b.u.refBase, ok: true}
+	// The unit DIE, with debug/dwarf: its line program and, in DWARF 5,
+	// the bases of its string, address and range list indexes are read
+	// from it as the debug/dwarf walk reads them.
+	r := b.entries
+	r.Seek(dwarf.Offset(b.u.first))
+	e, err := r.Next()
+	if err != nil || e == nil || int64(e.Offset) != b.u.first || r.ByteOrder() != binary.LittleEndian {
+		return false
+	}
+	switch e.Tag {
+	case dwarf.TagCompileUnit, dwarf.TagPartialUnit, dwarf.TagSkeletonUnit:
+	default:
+		return false
+	}
+	code, pos := w.uleb(int(b.u.first))
+	p := plans.plan(code)
+	if !w.ok || p == nil || p.tag != e.Tag {
+		return false
+	}
+	if pos = w.skipAttrs(pos, p); !w.ok || pos > len(w.info) {
+		return false
+	}
+	if f.version >= 5 {
+		if v, ok := e.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+			w.strOff = uint64(v)
+		}
+		if v, ok := e.Val(dwarf.AttrAddrBase).(int64); ok {
+			w.addrB = uint64(v)
+		}
+	}
+	b.base, b.baseKnown = unitBase(e), true
+	b.cu.name, _ = e.Val(dwarf.AttrName).(string)
+	// The line table's warnings wait for the walk's end: a walk that gives
+	// up leaves them to the debug/dwarf walk.
+	b.held, b.holding = b.held[:0], true
+	b.lineTable(e)
+	b.holding = false
+	if !w.run(pos, e.Children) {
+		return false
+	}
+	for _, msg := range b.held {
+		b.addWarning(msg)
+	}
+	return true
+}
+
+// readUnitFormat reads the version, address size and offset size of unit
+// u's header.
+func readUnitFormat(info []byte, u unitSpan) (unitFormat, bool) {
+	if u.hdr < 0 || u.end > int64(len(info)) {
+		return unitFormat{}, false
+	}
+	c := cursor{b: info[:u.end], off: int(u.hdr)}
+	f := unitFormat{offSize: 4}
+	if c.u32() == 0xffffffff {
+		c.u64()
+		f.offSize = 8
+	}
+	f.version = int(c.u16())
+	switch {
+	case f.version >= 2 && f.version <= 4:
+		c.skip(f.offSize)
+		f.addrSize = int(c.u8())
+	case f.version == 5:
+		c.u8() // unit type
+		f.addrSize = int(c.u8())
+	default:
+		return unitFormat{}, false
+	}
+	return f, !c.err
 }
 
 func (b *unitBuilder) walk() {

@@ -65,6 +65,7 @@ type Index struct {
 	cache    unitCache
 	reported []bool                  // per unit: its parse warnings are already in warn
 	abbrevs  map[uint64]*abbrevTable // the skipper's tables by debug_abbrev offset, see abbrevTable
+	plans    map[planKey]*planTable  // fastWalk's tables, see planTable
 	// scratch holds the growing arrays of the unit being parsed, kept from
 	// one parse to the next: each unit's arrays are then allocated once,
 	// at their final size, rather than grown by appending.
@@ -73,6 +74,11 @@ type Index struct {
 	// walkTypes makes parses decode type descriptions' children instead
 	// of skipping them (skip.go), for the tests that compare the two.
 	walkTypes bool
+	// referenceOnly makes parses decode every DIE with debug/dwarf, never
+	// with fastWalk, for the tests that compare the two; fastUnits counts
+	// the parses fastWalk did.
+	referenceOnly bool
+	fastUnits     atomic.Int64
 }
 
 // unitIndex is one parsed compile unit: its line table and the tree of its
@@ -184,7 +190,7 @@ func New(sections map[string][]byte) (*Index, error) {
 	if len(secs["debug_info"]) == 0 {
 		return nil, errors.New("debuginfo: no debug_info section")
 	}
-	return build(secs)
+	return build(secs, false)
 }
 
 // SectionSource is what NewFromImage needs of an image: *image.Image

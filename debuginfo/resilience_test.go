@@ -662,8 +662,8 @@ func TestUnitSpansByteOrderAndEmptyUnits(t *testing.T) {
 		spans, stop, ok := unitSpans(info)
 		want := []unitSpan{
 			{hdr: 0, first: 11, end: 15, abbrev: 0},
-			{hdr: 15, first: 26, end: 26, abbrev: 5},
-			{hdr: 26, first: 37, end: 38, abbrev: 9},
+			{hdr: 15, first: 26, end: 26, abbrev: 5, refBase: 15},
+			{hdr: 26, first: 37, end: 38, abbrev: 9, refBase: 26},
 		}
 		if diff := cmp.Diff(want, spans, cmp.AllowUnexported(unitSpan{})); diff != "" || !ok || stop != int64(len(info)) {
 			t.Errorf("%v: unitSpans = %v, %d, %v; want all of debug_info (-want +got):\n%s", order, spans, stop, ok, diff)

@@ -10,6 +10,11 @@ import "fmt"
 type unitSpan struct {
 	hdr, first, end int64
 	abbrev          uint64
+	// refBase is where the unit's relative references (DW_FORM_ref4 and
+	// the like) count from as debug/dwarf reads them: the end of the unit
+	// before (0 for the first), which is hdr unless zero-length padding
+	// units lie between them.
+	refBase int64
 }
 
 // unitSpans splits debug_info into its units by their headers, so that the
@@ -33,6 +38,7 @@ func unitSpans(info []byte) (spans []unitSpan, stop int64, ok bool) {
 	if len(info) >= ver+2 && info[ver] == 0 && info[ver+1] != 0 {
 		c.big = true
 	}
+	refBase := int64(0)
 	for c.off < len(info) {
 		hdr := int64(c.off)
 		length := uint64(c.u32())
@@ -73,8 +79,9 @@ func unitSpans(info []byte) (spans []unitSpan, stop int64, ok bool) {
 		if c.err {
 			return spans, hdr, false
 		}
-		spans = append(spans, unitSpan{hdr: hdr, first: int64(c.off), end: int64(end), abbrev: abbrev})
+		spans = append(spans, unitSpan{hdr: hdr, first: int64(c.off), end: int64(end), abbrev: abbrev, refBase: refBase})
 		c.b, c.off = info, end
+		refBase = int64(end)
 	}
 	return spans, int64(len(info)), true
 }

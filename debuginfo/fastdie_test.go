@@ -1,0 +1,124 @@
+package debuginfo
+
+import (
+	"debug/macho"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/testcorpus"
+)
+
+// unitView is what a parsed unit holds, comparable with cmp.
+type unitView struct {
+	Nodes  []node
+	Segs   []seg
+	Root   group
+	Rows   []row
+	Names  []string
+	Files  []string
+	Sorted bool
+}
+
+func viewOf(ui *unitIndex) unitView {
+	v := unitView{Nodes: ui.nodes, Segs: ui.segs, Root: ui.root}
+	if lt := ui.lines; lt != nil {
+		v.Rows, v.Names, v.Files, v.Sorted = lt.rows, lt.names, lt.files, lt.sorted
+	}
+	return v
+}
+
+var unitViewOpts = cmp.AllowUnexported(node{}, seg{}, group{}, row{})
+
+// compareWalks builds an Index of secs twice, with fastWalk and with the
+// debug/dwarf walk alone, parses every unit of both and reports any
+// difference: each unit's functions, ranges and line table, the warnings
+// and the boundaries. It returns how many units fastWalk parsed, of how
+// many.
+func compareWalks(t testing.TB, secs map[string][]byte) (fast, units int) {
+	t.Helper()
+	ref, refErr := build(maps.Clone(normalize(secs)), true)
+	ix, err := build(maps.Clone(normalize(secs)), false)
+	if (err == nil) != (refErr == nil) || err != nil && err.Error() != refErr.Error() {
+		t.Fatalf("New: %v with fastWalk, %v with debug/dwarf alone", err, refErr)
+	}
+	if err != nil {
+		return 0, 0
+	}
+	for u := range ix.units {
+		want, got := viewOf(ref.unit(u)), viewOf(ix.unit(u))
+		if diff := cmp.Diff(want, got, unitViewOpts); diff != "" {
+			t.Fatalf("unit %d at %#x differs (-debug/dwarf +fastWalk):\n%s", u, ix.units[u].first, diff)
+		}
+	}
+	if diff := cmp.Diff(ref.Warnings(), ix.Warnings()); diff != "" {
+		t.Errorf("Warnings() differ (-debug/dwarf +fastWalk):\n%s", diff)
+	}
+	if diff := cmp.Diff(ref.Boundaries(), ix.Boundaries()); diff != "" {
+		t.Errorf("Boundaries() differ (-debug/dwarf +fastWalk):\n%s", diff)
+	}
+	if n := ref.fastUnits.Load(); n != 0 {
+		t.Errorf("the reference index parsed %d units with fastWalk, want 0", n)
+	}
+	return int(ix.fastUnits.Load()), len(ix.units)
+}
+
+// TestFastWalkMatchesDebugDWARF: on the fixtures (DWARF 2, 4 and 5), the
+// corpus dSYMs and a darwin cmd/go, fastWalk parses every unit to exactly
+// what the debug/dwarf walk parses, and it parses them all itself (it
+// gives up only on what well-formed DWARF does not hold).
+func TestFastWalkMatchesDebugDWARF(t *testing.T) {
+	for _, ds := range dsyms {
+		t.Run(ds.name, func(t *testing.T) {
+			path := ds.path
+			if !strings.HasPrefix(path, "testdata/") {
+				path = corpusFile(t, ds.path)
+			}
+			fast, units := compareWalks(t, dwarfSections(t, path, ds.cpu))
+			if fast != units || units == 0 {
+				t.Errorf("fastWalk parsed %d of %d units, want all", fast, units)
+			}
+		})
+	}
+	t.Run("cmd/go", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("builds a darwin cmd/go: not in -short")
+		}
+		bin, err := testcorpus.GoDarwinBinary()
+		if err != nil {
+			t.Skipf("no darwin cmd/go build: %v", err)
+		}
+		f, err := image.Open(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		secs, err := f.Images[0].DWARFSections()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast, units := compareWalks(t, secs)
+		if fast != units || units < 100 {
+			t.Errorf("fastWalk parsed %d of %d units, want all", fast, units)
+		}
+	})
+}
+
+// FuzzFastWalk: on mutated DWARF (the seeds of FuzzIndex), fastWalk never
+// panics and parses every unit it does not give up on to what the
+// debug/dwarf walk parses, with the same warnings.
+func FuzzFastWalk(f *testing.F) {
+	for _, p := range []string{"testdata/fixtures/inl-dwarf2.dwarf", "testdata/fixtures/inl-dwarf4.dwarf", "testdata/fixtures/inl-dwarf5.o"} {
+		addSeed(f, dwarfSections(f, p, macho.CpuArm64))
+	}
+	addSeed(f, buildSynth(synthUnits).sections())
+	base := dwarfSections(f, "testdata/fixtures/inl-dwarf5.o", macho.CpuArm64)
+	f.Fuzz(func(t *testing.T, info, abbrev, line, str []byte, _ uint64) {
+		secs := maps.Clone(base)
+		secs["debug_info"], secs["debug_abbrev"], secs["debug_line"], secs["debug_str"] = info, abbrev, line, str
+		compareWalks(t, secs)
+	})
+}
