@@ -218,15 +218,18 @@ type unitBuilder struct {
 	// holding keeps warnings in held instead (see fast).
 	holding bool
 	held    []string
-	cu      unitLabel
-	ui      *unitIndex
-	lineOff int64 // the unit's DW_AT_stmt_list, -1 when none or unread
-	files   []string
-	entries *dwarf.Reader // for following origin links
-	skip    *skipper      // skips type descriptions' children
-	names   map[dwarf.Offset]nameRef
-	ranges  map[rangesKey][][2]uint64 // decoded range lists by attribute value
-	links   []link
+	// lineAddrSize, when not 0, is the unit's address size, and
+	// fastLines decodes its line program's rows (see fast).
+	lineAddrSize int
+	cu           unitLabel
+	ui           *unitIndex
+	lineOff      int64 // the unit's DW_AT_stmt_list, -1 when none or unread
+	files        []string
+	entries      *dwarf.Reader // for following origin links
+	skip         *skipper      // skips type descriptions' children
+	names        map[dwarf.Offset]nameRef
+	ranges       map[rangesKey][][2]uint64 // decoded range lists by attribute value
+	links        []link
 	// spansLeft bounds the function ranges one unit may record: each needs
 	// a byte of debug_info or of a range list, except where hostile DIEs
 	// share one list.
@@ -394,9 +397,9 @@ func (b *unitBuilder) fast() bool {
 	b.cu.name, _ = e.Val(dwarf.AttrName).(string)
 	// The line table's warnings wait for the walk's end: a walk that gives
 	// up leaves them to the debug/dwarf walk.
-	b.held, b.holding = b.held[:0], true
+	b.held, b.holding, b.lineAddrSize = b.held[:0], true, f.addrSize
 	b.lineTable(e)
-	b.holding = false
+	b.holding, b.lineAddrSize = false, 0
 	if !w.run(pos, e.Children) {
 		return false
 	}
@@ -587,12 +590,25 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 		return
 	}
 	lt = &lineTable{}
-	fileIdx := make(map[*dwarf.LineFile]int32)
 	// Rows go into the scratch array; seqStart is where the sequence being
 	// read began there, and a sequence that covers nothing is dropped by
 	// cutting back to it.
 	lt.rows = b.sc.rows[:0]
 	seqStart := 0
+	if b.lineAddrSize > 0 {
+		var ok bool
+		if lt.rows, lt.names, seqStart, ok = fastLines(b.ix.secs["debug_line"], off, b.lineAddrSize, lr.Files(), lt.rows); ok {
+			for _, n := range lt.names {
+				lt.size += int64(len(n))
+			}
+			b.ix.fastLineTables.Add(1)
+			b.finishLines(lt, lr, off, seqStart)
+			return
+		}
+		b.ix.slowLineTables.Add(1)
+		lt.rows, lt.names = lt.rows[:0], nil
+	}
+	fileIdx := make(map[*dwarf.LineFile]int32)
 	var le dwarf.LineEntry
 	var lastFile *dwarf.LineFile
 	var lastIdx int32
@@ -624,6 +640,12 @@ func (b *unitBuilder) lineTable(e *dwarf.Entry) {
 			seqStart = len(lt.rows)
 		}
 	}
+	b.finishLines(lt, lr, off, seqStart)
+}
+
+// finishLines completes the line table lt read by lr, its complete
+// sequences ending at seqStart, and makes it the unit's.
+func (b *unitBuilder) finishLines(lt *lineTable, lr *dwarf.LineReader, off int64, seqStart int) {
 	lt.rows = lt.rows[:seqStart]
 	// A sequence without its end_sequence row is truncated: its last row's
 	// extent is unknown, so it is dropped rather than guessed.

@@ -79,6 +79,9 @@ type Index struct {
 	// the parses fastWalk did.
 	referenceOnly bool
 	fastUnits     atomic.Int64
+	// fastLineTables and slowLineTables count the line programs
+	// fastLines decoded and those it left to debug/dwarf.
+	fastLineTables, slowLineTables atomic.Int64
 }
 
 // unitIndex is one parsed compile unit: its line table and the tree of its

@@ -36,9 +36,9 @@ var unitViewOpts = cmp.AllowUnexported(node{}, seg{}, group{}, row{})
 // compareWalks builds an Index of secs twice, with fastWalk and with the
 // debug/dwarf walk alone, parses every unit of both and reports any
 // difference: each unit's functions, ranges and line table, the warnings
-// and the boundaries. It returns how many units fastWalk parsed, of how
-// many.
-func compareWalks(t testing.TB, secs map[string][]byte) (fast, units int) {
+// and the boundaries. It returns the index fastWalk parsed, nil when New
+// failed.
+func compareWalks(t testing.TB, secs map[string][]byte) *Index {
 	t.Helper()
 	ref, refErr := build(maps.Clone(normalize(secs)), true)
 	ix, err := build(maps.Clone(normalize(secs)), false)
@@ -46,7 +46,7 @@ func compareWalks(t testing.TB, secs map[string][]byte) (fast, units int) {
 		t.Fatalf("New: %v with fastWalk, %v with debug/dwarf alone", err, refErr)
 	}
 	if err != nil {
-		return 0, 0
+		return nil
 	}
 	for u := range ix.units {
 		want, got := viewOf(ref.unit(u)), viewOf(ix.unit(u))
@@ -63,13 +63,34 @@ func compareWalks(t testing.TB, secs map[string][]byte) (fast, units int) {
 	if n := ref.fastUnits.Load(); n != 0 {
 		t.Errorf("the reference index parsed %d units with fastWalk, want 0", n)
 	}
-	return int(ix.fastUnits.Load()), len(ix.units)
+	if n := ref.fastLineTables.Load() + ref.slowLineTables.Load(); n != 0 {
+		t.Errorf("the reference index tried fastLines on %d line programs, want 0", n)
+	}
+	return ix
+}
+
+// allFast compares the walks on secs and fails the test unless fastWalk
+// parsed all of at least minUnits units and fastLines decoded every line
+// program (and there were some).
+func allFast(t *testing.T, secs map[string][]byte, minUnits int) {
+	t.Helper()
+	ix := compareWalks(t, secs)
+	if ix == nil {
+		t.Fatal("New failed")
+	}
+	if fast, units := int(ix.fastUnits.Load()), len(ix.units); fast != units || units < minUnits {
+		t.Errorf("fastWalk parsed %d of %d units, want all of at least %d", fast, units, minUnits)
+	}
+	if fast, slow := ix.fastLineTables.Load(), ix.slowLineTables.Load(); slow != 0 || fast == 0 {
+		t.Errorf("fastLines decoded %d line programs and left %d to debug/dwarf, want all", fast, slow)
+	}
 }
 
 // TestFastWalkMatchesDebugDWARF: on the fixtures (DWARF 2, 4 and 5), the
 // corpus dSYMs and a darwin cmd/go, fastWalk parses every unit to exactly
-// what the debug/dwarf walk parses, and it parses them all itself (it
-// gives up only on what well-formed DWARF does not hold).
+// what the debug/dwarf walk parses, and it parses them all itself, line
+// programs included (it gives up only on what well-formed DWARF does not
+// hold).
 func TestFastWalkMatchesDebugDWARF(t *testing.T) {
 	for _, ds := range dsyms {
 		t.Run(ds.name, func(t *testing.T) {
@@ -77,10 +98,7 @@ func TestFastWalkMatchesDebugDWARF(t *testing.T) {
 			if !strings.HasPrefix(path, "testdata/") {
 				path = corpusFile(t, ds.path)
 			}
-			fast, units := compareWalks(t, dwarfSections(t, path, ds.cpu))
-			if fast != units || units == 0 {
-				t.Errorf("fastWalk parsed %d of %d units, want all", fast, units)
-			}
+			allFast(t, dwarfSections(t, path, ds.cpu), 1)
 		})
 	}
 	t.Run("cmd/go", func(t *testing.T) {
@@ -100,10 +118,7 @@ func TestFastWalkMatchesDebugDWARF(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fast, units := compareWalks(t, secs)
-		if fast != units || units < 100 {
-			t.Errorf("fastWalk parsed %d of %d units, want all", fast, units)
-		}
+		allFast(t, secs, 100)
 	})
 }
 
