@@ -1,6 +1,7 @@
 package debuginfo
 
 import (
+	"cmp"
 	"debug/dwarf"
 	"encoding/binary"
 	"errors"
@@ -8,7 +9,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"sort"
 	"sync/atomic"
 )
 
@@ -966,15 +966,17 @@ func (b *unitBuilder) finish() {
 
 // sortLinks orders links by parent, then start, the enclosing range first
 // among those starting together.
+// (slices.SortFunc runs the same pdqsort as sort.Slice, which this used,
+// without its reflection-based swaps: equal links end in the same order.)
 func sortLinks(links []link) {
-	sort.Slice(links, func(i, j int) bool {
-		if links[i].parent != links[j].parent {
-			return links[i].parent < links[j].parent
+	slices.SortFunc(links, func(a, b link) int {
+		if a.parent != b.parent {
+			return cmp.Compare(a.parent, b.parent)
 		}
-		if links[i].lo != links[j].lo {
-			return links[i].lo < links[j].lo
+		if a.lo != b.lo {
+			return cmp.Compare(a.lo, b.lo)
 		}
-		return links[i].hi > links[j].hi
+		return cmp.Compare(b.hi, a.hi)
 	})
 }
 

@@ -30,7 +30,12 @@ func (ix *Index) boundaries(workers int) []uint64 {
 	for _, s := range ix.byAddr {
 		unitBounds[s.node] = append(unitBounds[s.node], s.lo, s.hi)
 	}
-	var out, unit []uint64
+	// A line-table row takes at least a byte of its program, and most
+	// take one or two: half of debug_line's size is about the rows'
+	// number, the most of the boundaries. Sized once, out is not copied
+	// as it grows to a million addresses.
+	out := make([]uint64, 0, len(ix.secs["debug_line"])/2+2*len(ix.byAddr))
+	var unit []uint64
 	ix.eachUnit(workers, func(u int, ui *unitIndex) {
 		// The function ranges and unit ranges, sorted, merged with the
 		// rows, which come sorted unless their sequences overlap.
