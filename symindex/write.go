@@ -163,8 +163,19 @@ func symbolBlocks(t *symtab.Table, code func(addr uint64) bool) (blocks, stream 
 	n := t.Len()
 	var raw bytes.Buffer
 	var zw *flate.Writer
+	// The entries of the block being made, each read from the table
+	// once (Entry finds its name's end in the string table), and the
+	// entry after the block, read to find where the block ends.
+	var ents []symtab.Entry
+	var next symtab.Entry
+	haveNext := false
 	for i := 0; i < n; {
-		first := t.Entry(i)
+		if !haveNext {
+			next = t.Entry(i)
+		}
+		ents = append(ents[:0], next)
+		haveNext = false
+		first := ents[0]
 		inCode := code(first.Addr)
 		limit := blockSize
 		if !inCode {
@@ -173,21 +184,24 @@ func symbolBlocks(t *symtab.Table, code func(addr uint64) bool) (blocks, stream 
 		start := i
 		end := i + 1
 		for ; end < n; end++ {
-			a := t.Entry(end).Addr
-			if end-start >= maxBlockEntries || (a != t.Entry(end-1).Addr && (end-start >= limit || (!inCode && code(a)))) {
+			next = t.Entry(end)
+			a := next.Addr
+			if end-start >= maxBlockEntries || (a != ents[len(ents)-1].Addr && (end-start >= limit || (!inCode && code(a)))) {
+				haveNext = true
 				break
 			}
+			ents = append(ents, next)
 		}
 		shift := 7
-		for j := start + 1; j < end && shift > 0; j++ {
-			if step := t.Entry(j).Addr - t.Entry(j-1).Addr; step != 0 {
+		for j := 1; j < len(ents) && shift > 0; j++ {
+			if step := ents[j].Addr - ents[j-1].Addr; step != 0 {
 				shift = min(shift, bits.TrailingZeros64(step))
 			}
 		}
 		var blk []byte
 		prevAddr, prevName, prevSect := first.Addr, "", uint8(0)
 		for ; i < end; i++ {
-			e := t.Entry(i)
+			e := ents[i-start]
 			name := e.RawName
 			if e.Source == symtab.SourceFunctionStarts {
 				name = ""
