@@ -2,7 +2,9 @@ package debuginfo
 
 import (
 	"debug/macho"
+	"encoding/binary"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,3 +139,54 @@ func FuzzFastWalk(f *testing.F) {
 		compareWalks(t, secs)
 	})
 }
+
+// TestFastWalkGivesUp: a unit holding what fastWalk does not read as
+// debug/dwarf does is walked by debug/dwarf instead, with the same
+// result: a form it does not decode is read, and damage is reported as a
+// warning naming the unit and the DIE's offset, the functions before it
+// kept.
+func TestFastWalkGivesUp(t *testing.T) {
+	// Abbreviation 5: a subprogram whose name is DW_FORM_indirect.
+	abbrev := append(slices.Clone(hostileAbbrev[:len(hostileAbbrev)-1]),
+		5, 0x2e, 0, 0x03, 0x16, 0x11, 0x01, 0x12, 0x06, 0, 0, 0)
+	cu := append([]byte{1}, "a.c\x00"...)
+	cu = binary.LittleEndian.AppendUint32(cu, 0) // stmt_list
+	indirect := append([]byte{5, 0x08}, "ind\x00"...)
+	indirect = binary.LittleEndian.AppendUint64(indirect, 0x2000)
+	indirect = binary.LittleEndian.AppendUint32(indirect, 0x10)
+	good := subprogram("good", 0x1000, 0x10)
+	for _, tc := range []struct {
+		name     string
+		dies     []byte
+		lookup   uint64
+		function string
+		warning  string // a substring of the one warning, "" for none
+	}{
+		{"DW_FORM_indirect", concat(cu, good, indirect, []byte{0}), 0x2008, "ind", ""},
+		{"unknown abbreviation code", concat(cu, good, []byte{9, 0}), 0x1008, "good", "compile unit at 0xb (a.c): DIEs: decoding dwarf section info at offset 0x"},
+		{"DIE past the unit's end", concat(cu, good, subprogram("cut", 0x3000, 0x10)[:6]), 0x1008, "good", "compile unit at 0xb (a.c): DIEs:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			secs := map[string][]byte{"debug_info": unit4(0, tc.dies), "debug_abbrev": abbrev}
+			ix := compareWalks(t, secs)
+			if ix == nil {
+				t.Fatal("New failed")
+			}
+			if n := ix.fastUnits.Load(); n != 0 {
+				t.Errorf("fastWalk parsed %d units, want 0: it should give up", n)
+			}
+			if frames, err := ix.Lookup(tc.lookup); err != nil || frames[0].Function != tc.function {
+				t.Errorf("Lookup(%#x) = %v, %v; want %s", tc.lookup, frames, err, tc.function)
+			}
+			w := ix.Warnings()
+			switch {
+			case tc.warning == "" && len(w) != 0:
+				t.Errorf("Warnings() = %q, want none", w)
+			case tc.warning != "" && (len(w) != 1 || !strings.Contains(w[0], tc.warning)):
+				t.Errorf("Warnings() = %q, want one containing %q", w, tc.warning)
+			}
+		})
+	}
+}
+
+func concat(parts ...[]byte) []byte { return slices.Concat(parts...) }
