@@ -201,6 +201,10 @@ type scratch struct {
 	links  []link
 	segs   []seg
 	ranges [][2]uint64
+	// The maps of unitBuilder.names and .ranges, cleared for each unit
+	// rather than grown again from nothing.
+	names     map[dwarf.Offset]nameRef
+	rangeMaps map[rangesKey][][2]uint64
 }
 
 // unitBuilder parses one unit. It runs under Index.mu, or with shared set
@@ -311,8 +315,11 @@ func (l unitLabel) String() string {
 func (b *unitBuilder) parse() *unitIndex {
 	b.ui = &unitIndex{}
 	b.entries = b.ix.d.Reader()
-	b.names = make(map[dwarf.Offset]nameRef)
-	b.ranges = make(map[rangesKey][][2]uint64)
+	if b.sc.names == nil {
+		b.sc.names = make(map[dwarf.Offset]nameRef)
+		b.sc.rangeMaps = make(map[rangesKey][][2]uint64)
+	}
+	b.names, b.ranges = b.sc.names, b.sc.rangeMaps
 	b.start()
 	if !b.ix.walkTypes && !b.ix.referenceOnly {
 		if b.fast() {

@@ -753,6 +753,9 @@ func boundaries(debug []*debuginfo.Index) []uint64 {
 		}
 		bounds = append(bounds, ix.Boundaries()...)
 	}
+	if len(debug) == 1 {
+		return bounds // Boundaries' are sorted, without repeats
+	}
 	return sortUnique(bounds)
 }
 
