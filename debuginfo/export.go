@@ -36,7 +36,9 @@ func (ix *Index) boundaries(workers int) []uint64 {
 	// as it grows to a million addresses.
 	out := make([]uint64, 0, len(ix.secs["debug_line"])/2+2*len(ix.byAddr))
 	var unit []uint64
+	runs := make([]run, len(ix.units)) // where each unit's addresses are in out
 	ix.eachUnit(workers, func(u int, ui *unitIndex) {
+		start := len(out)
 		// The function ranges and unit ranges, sorted, merged with the
 		// rows, which come sorted unless their sequences overlap.
 		unit = append(unit[:0], unitBounds[u]...)
@@ -62,18 +64,49 @@ func (ix *Index) boundaries(workers int) []uint64 {
 			} else {
 				a, unit = unit[0], unit[1:]
 			}
-			if n := len(out); n == 0 || out[n-1] != a {
+			if n := len(out); n == start || out[n-1] != a {
 				out = append(out, a)
 			}
 		}
+		runs[u] = run{start, len(out)}
 	})
 	// Each unit's addresses are sorted, and units mostly follow each
 	// other in address order: then so are all of them, and sorting them
 	// again (a million on cmd/go) is not needed.
 	if !slices.IsSorted(out) {
-		slices.Sort(out)
+		out = ix.mergeRuns(out, runs)
 	}
 	return slices.Compact(out)
+}
+
+// run is a [start, end) range of a slice.
+type run struct{ start, end int }
+
+// mergeRuns returns the addresses of out, each unit's sorted in its run,
+// sorted. Units whose ranges interleave (a Go package's generic
+// instantiations, say, sit apart from its other code) make the runs
+// overlap; but each unit's addresses lie within its own ranges (ix.byAddr,
+// disjoint and sorted), so taking each range's addresses from its unit's
+// run, range after range, sorts them without comparing runs. When some
+// address lies outside its unit's ranges (rows of code its ranges leave
+// out), that fails, and out is sorted as a whole.
+func (ix *Index) mergeRuns(out []uint64, runs []run) []uint64 {
+	merged := make([]uint64, 0, len(out))
+	for _, s := range ix.byAddr {
+		r := runs[s.node]
+		vals := out[r.start:r.end]
+		i, _ := slices.BinarySearch(vals, s.lo)
+		j, found := slices.BinarySearch(vals, s.hi)
+		if found {
+			j++ // the range's end is a boundary too
+		}
+		merged = append(merged, vals[i:j]...)
+	}
+	if len(merged) != len(out) || !slices.IsSorted(merged) {
+		slices.Sort(out)
+		return out
+	}
+	return merged
 }
 
 // Leaf names the chain of functions Lookup finds at an address: its

@@ -59,8 +59,12 @@ func compareWalks(t testing.TB, secs map[string][]byte) *Index {
 	if diff := cmp.Diff(ref.Warnings(), ix.Warnings()); diff != "" {
 		t.Errorf("Warnings() differ (-debug/dwarf +fastWalk):\n%s", diff)
 	}
-	if diff := cmp.Diff(ref.Boundaries(), ix.Boundaries()); diff != "" {
+	bounds := ix.Boundaries()
+	if diff := cmp.Diff(ref.Boundaries(), bounds); diff != "" {
 		t.Errorf("Boundaries() differ (-debug/dwarf +fastWalk):\n%s", diff)
+	}
+	if diff := cmp.Diff(naiveBoundaries(ix), bounds); diff != "" {
+		t.Errorf("Boundaries() differ from every range end and row sorted (-sorted +Boundaries):\n%s", diff)
 	}
 	if n := ref.fastUnits.Load(); n != 0 {
 		t.Errorf("the reference index parsed %d units with fastWalk, want 0", n)
