@@ -11,7 +11,13 @@
 // and prints the table with the ratios and the targets of issue 21. `make
 // bench` runs it on the darwin cmd/go and on the generated big dSYM.
 //
-//	go run ./bench/gsym -bin FILE [-bin FILE...] [-runs 5] [-first-runs 20] [-n 100000] [-gsymutil llvm-gsymutil-16]
+//	go run ./bench/gsym -bin FILE [-bin FILE...] [-runs 5] [-first-runs 20] [-n 100000] [-gsymutil llvm-gsymutil-16] [-builds-only] [-baseline STACKIMAGE]
+//
+// -builds-only times the builds alone (the size and build rows, without
+// lookups, first answers or the answer check). -baseline names another
+// stackimage binary (one built from an earlier commit, say) whose
+// one-thread build runs in turn with ours and GSYM's: the table then has
+// a row holding ours against it, for a before-and-after in one run.
 //
 // Each program runs -runs times, alternating with its peer; the median
 // wall time is the figure and the range is printed beside it; the median
@@ -64,6 +70,8 @@ func main() {
 	firstRuns := flag.Int("first-runs", 20, "runs of each first answer")
 	n := flag.Int("n", 100_000, "addresses per batch")
 	gsymutil := flag.String("gsymutil", "llvm-gsymutil-16", "LLVM's gsymutil")
+	buildsOnly := flag.Bool("builds-only", false, "time the builds only: no lookups, first answers or answer check")
+	baseline := flag.String("baseline", "", "another stackimage binary whose one-thread build is timed in turn with ours")
 	flag.Parse()
 	if len(bins) == 0 {
 		fmt.Fprintln(os.Stderr, "gsym: give at least one -bin")
@@ -82,7 +90,8 @@ func main() {
 	}
 	failed := false
 	for _, bin := range bins {
-		if err := compare(bin, ours, *gsymutil, tmp, *n, *runs, *firstRuns); err != nil {
+		o := options{n: *n, runs: *runs, firstRuns: *firstRuns, buildsOnly: *buildsOnly, baseline: *baseline}
+		if err := compare(bin, ours, *gsymutil, tmp, o); err != nil {
 			fmt.Fprintf(os.Stderr, "gsym: %s: %v\n", bin, err)
 			failed = true
 		}
@@ -124,8 +133,16 @@ func dur(d time.Duration) string {
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
+// options are compare's settings, from the flags.
+type options struct {
+	n, runs, firstRuns int
+	buildsOnly         bool
+	baseline           string // a stackimage binary, "" for none
+}
+
 // compare measures one input and prints its table.
-func compare(bin, ours, gsymutil, tmp string, n, nruns, firstRuns int) error {
+func compare(bin, ours, gsymutil, tmp string, o options) error {
+	n, nruns, firstRuns := o.n, o.runs, o.firstRuns
 	info, err := os.Stat(bin)
 	if err != nil {
 		return err
@@ -140,8 +157,14 @@ func compare(bin, ours, gsymutil, tmp string, n, nruns, firstRuns int) error {
 	// Builds, alternating: one thread each (GOMAXPROCS=1: stackimage index
 	// parses compile units on GOMAXPROCS goroutines), and ours on every
 	// core for information.
-	var buildOurs, buildAll, buildGSYM runs
+	var buildOurs, buildAll, buildGSYM, buildBase runs
 	for i := 0; i < nruns; i++ {
+		if o.baseline != "" {
+			os.RemoveAll(store)
+			if err := measure(&buildBase, []string{"env", "GOMAXPROCS=1", o.baseline, "index", "--symbols", bin, "--out", store}, nil); err != nil {
+				return err
+			}
+		}
 		os.RemoveAll(store)
 		if err := measure(&buildOurs, []string{"env", "GOMAXPROCS=1", ours, "index", "--symbols", bin, "--out", store}, nil); err != nil {
 			return err
@@ -167,6 +190,15 @@ func compare(bin, ours, gsymutil, tmp string, n, nruns, firstRuns int) error {
 	gsInfo, err := os.Stat(gsymFile)
 	if err != nil {
 		return err
+	}
+
+	if o.buildsOnly {
+		fmt.Printf("== symindex builds against GSYM (%s): %s, %d bytes\n", gsymutil, bin, info.Size())
+		fmt.Printf("   %d runs of each build, alternating; median [range]; peak RSS the highest\n\n", nruns)
+		var t table
+		t.builds(ixInfo.Size(), gsInfo.Size(), &buildOurs, &buildAll, &buildGSYM, &buildBase)
+		t.summary()
+		return nil
 	}
 
 	// Batches, alternating.
@@ -219,29 +251,9 @@ func compare(bin, ours, gsymutil, tmp string, n, nruns, firstRuns int) error {
 
 	fmt.Printf("== symindex against GSYM (%s): %s, %d bytes\n", gsymutil, bin, info.Size())
 	fmt.Printf("   %d runs of each build and batch, %d of each first answer, alternating; median [range]; peak RSS the highest\n\n", nruns, firstRuns)
-	fmt.Printf("%-28s %-30s %-30s %7s  %s\n", "", "symindex", "GSYM", "ratio", "target")
-	var verdicts []bool
-	line := func(what, a, b string, r float64, target string, met bool) {
-		v := "met"
-		if !met {
-			v = "MISSED"
-		}
-		if target == "" {
-			v = ""
-		}
-		fmt.Printf("%-28s %-30s %-30s %7.2f  %s %s\n", what, a, b, r, target, v)
-		if target != "" {
-			verdicts = append(verdicts, met)
-		}
-	}
-	sr := float64(ixInfo.Size()) / float64(gsInfo.Size())
-	line("size", fmt.Sprintf("%d B", ixInfo.Size()), fmt.Sprintf("%d B", gsInfo.Size()), sr, fmt.Sprintf("<= %.2f", sizeTarget), sr <= sizeTarget)
-	br := benchkit.Ratio(buildOurs.median(), buildGSYM.median())
-	line("build, one thread", dur(buildOurs.median())+" ["+buildOurs.span()+"]", dur(buildGSYM.median())+" ["+buildGSYM.span()+"]", br, fmt.Sprintf("<= %.2f", buildTarget), br <= buildTarget)
-	line("build, cpu (information)", dur(median(buildOurs.cpu))+" ["+span(buildOurs.cpu)+"]", dur(median(buildGSYM.cpu))+" ["+span(buildGSYM.cpu)+"]", benchkit.Ratio(median(buildOurs.cpu), median(buildGSYM.cpu)), "", true)
-	line(fmt.Sprintf("build, %d cores (info)", runtime.NumCPU()), dur(buildAll.median())+" ["+buildAll.span()+"]", dur(buildGSYM.median())+" (one thread)", benchkit.Ratio(buildAll.median(), buildGSYM.median()), "", true)
-	mr := float64(max(buildOurs.rss, buildAll.rss)) / float64(max(buildGSYM.rss, 1))
-	line("build, peak RSS", mib(max(buildOurs.rss, buildAll.rss)), mib(buildGSYM.rss), mr, fmt.Sprintf("<= %.2f", memTarget), mr <= memTarget)
+	var t table
+	line := t.line
+	t.builds(ixInfo.Size(), gsInfo.Size(), &buildOurs, &buildAll, &buildGSYM, &buildBase)
 	lr := benchkit.Ratio(lookOurs.median(), lookGSYM.median())
 	line(fmt.Sprintf("%dk lookups, whole process", len(addrs)/1000), dur(lookOurs.median())+" ["+lookOurs.span()+"]", dur(lookGSYM.median())+" ["+lookGSYM.span()+"]", lr, fmt.Sprintf("<= %.2f", lookupTarget), lr <= lookupTarget)
 	line("lookups, cpu (information)", dur(median(lookOurs.cpu))+" ["+span(lookOurs.cpu)+"]", dur(median(lookGSYM.cpu))+" ["+span(lookGSYM.cpu)+"]", benchkit.Ratio(median(lookOurs.cpu), median(lookGSYM.cpu)), "", true)
@@ -258,17 +270,67 @@ func compare(bin, ours, gsymutil, tmp string, n, nruns, firstRuns int) error {
 	for _, i := range unconfirmed[:min(5, len(unconfirmed))] {
 		fmt.Printf("  %s differs from both: %s\n", symbolizer, differ[i])
 	}
-	missed := 0
-	for _, m := range verdicts {
-		if !m {
-			missed++
-		}
-	}
-	fmt.Printf("targets: %d of %d met\n\n", len(verdicts)-missed, len(verdicts))
+	t.summary()
 	if confirmed < len(differ) {
 		return fmt.Errorf("the index differs from GSYM at %d addresses, %d of them not confirmed by %s", len(differ), len(differ)-confirmed, symbolizer)
 	}
 	return nil
+}
+
+// table prints the rows of a comparison and keeps their verdicts.
+type table struct {
+	verdicts []bool
+	started  bool
+}
+
+// line prints one row: what is measured, ours, theirs, the ratio and the
+// target with its verdict ("" for a row given for information).
+func (t *table) line(what, a, b string, r float64, target string, met bool) {
+	if !t.started {
+		fmt.Printf("%-28s %-30s %-30s %7s  %s\n", "", "symindex", "GSYM", "ratio", "target")
+		t.started = true
+	}
+	v := "met"
+	if !met {
+		v = "MISSED"
+	}
+	if target == "" {
+		v = ""
+	}
+	fmt.Printf("%-28s %-30s %-30s %7.2f  %s %s\n", what, a, b, r, target, v)
+	if target != "" {
+		t.verdicts = append(t.verdicts, met)
+	}
+}
+
+// builds prints the size and build rows; with baseline runs, ours held
+// against them too.
+func (t *table) builds(ixSize, gsSize int64, ours, all, gsym, baseline *runs) {
+	sr := float64(ixSize) / float64(gsSize)
+	t.line("size", fmt.Sprintf("%d B", ixSize), fmt.Sprintf("%d B", gsSize), sr, fmt.Sprintf("<= %.2f", sizeTarget), sr <= sizeTarget)
+	br := benchkit.Ratio(ours.median(), gsym.median())
+	t.line("build, one thread", dur(ours.median())+" ["+ours.span()+"]", dur(gsym.median())+" ["+gsym.span()+"]", br, fmt.Sprintf("<= %.2f", buildTarget), br <= buildTarget)
+	t.line("build, cpu (information)", dur(median(ours.cpu))+" ["+span(ours.cpu)+"]", dur(median(gsym.cpu))+" ["+span(gsym.cpu)+"]", benchkit.Ratio(median(ours.cpu), median(gsym.cpu)), "", true)
+	t.line(fmt.Sprintf("build, %d cores (info)", runtime.NumCPU()), dur(all.median())+" ["+all.span()+"]", dur(gsym.median())+" (one thread)", benchkit.Ratio(all.median(), gsym.median()), "", true)
+	mr := float64(max(ours.rss, all.rss)) / float64(max(gsym.rss, 1))
+	t.line("build, peak RSS", mib(max(ours.rss, all.rss)), mib(gsym.rss), mr, fmt.Sprintf("<= %.2f", memTarget), mr <= memTarget)
+	if len(baseline.wall) > 0 {
+		fmt.Printf("%-28s %-30s %-30s\n", "", "symindex", "baseline")
+		fmt.Printf("%-28s %-30s %-30s %7.2f\n", "build, one thread (wall)", dur(ours.median())+" ["+ours.span()+"]", dur(baseline.median())+" ["+baseline.span()+"]", benchkit.Ratio(ours.median(), baseline.median()))
+		fmt.Printf("%-28s %-30s %-30s %7.2f\n", "build, one thread (cpu)", dur(median(ours.cpu))+" ["+span(ours.cpu)+"]", dur(median(baseline.cpu))+" ["+span(baseline.cpu)+"]", benchkit.Ratio(median(ours.cpu), median(baseline.cpu)))
+		fmt.Printf("%-28s %-30s %-30s %7.2f\n", "build, one thread (peak)", mib(ours.rss), mib(baseline.rss), float64(ours.rss)/float64(max(baseline.rss, 1)))
+	}
+}
+
+// summary prints how many targets were met.
+func (t *table) summary() {
+	missed := 0
+	for _, m := range t.verdicts {
+		if !m {
+			missed++
+		}
+	}
+	fmt.Printf("targets: %d of %d met\n\n", len(t.verdicts)-missed, len(t.verdicts))
 }
 
 // sameAnswers parses gsymutil's answers to addrs and compares each one
