@@ -337,10 +337,12 @@ type builder struct {
 
 	nodes   []node
 	nodeIDs map[nodeRef]int32
-	files   []uint32 // string refs
-	fileIDs map[string]uint32
-	langs   []uint32 // string refs
-	langIDs map[debuginfo.Lang]uint8
+	// langKeys are the languages met, numbered for nodeRef.
+	langKeys []debuginfo.Lang
+	files    []uint32 // string refs
+	fileIDs  map[string]uint32
+	langs    []uint32 // string refs
+	langIDs  map[debuginfo.Lang]uint8
 	// demangled holds, by the string ref of a linkage name, the name
 	// debuginfo gave its function by demangling it.
 	demangled map[uint32]string
@@ -571,10 +573,22 @@ type nodeKey struct {
 type nodeRef struct {
 	parent            int32
 	function, linkage uint32 // string refs, noString for none
-	lang              debuginfo.Lang
-	inlined           bool
 	callFile          uint32 // file table index plus one, 0 for none
+	lang              uint16 // langKey's: no string in the key to hash
+	inlined           bool
 	callLine, callCol int
+}
+
+// langKey returns a number for l, the same for the same language: the
+// languages are a handful, looked through in order.
+func (b *builder) langKey(l debuginfo.Lang) uint16 {
+	for i, k := range b.langKeys {
+		if k == l {
+			return uint16(i)
+		}
+	}
+	b.langKeys = append(b.langKeys, l)
+	return uint16(len(b.langKeys) - 1)
 }
 
 // node returns the node for k, adding it once.
@@ -583,7 +597,7 @@ func (b *builder) node(k nodeKey) int32 {
 	// references adds nothing then, and for a new node adds what it
 	// would add anyway (the file table in the same order).
 	demangled := k.linkage != "" && demangledFrom(k.linkage, k.lang)
-	r := nodeRef{parent: k.parent, function: noString, linkage: noString, lang: k.lang, inlined: k.inlined,
+	r := nodeRef{parent: k.parent, function: noString, linkage: noString, lang: b.langKey(k.lang), inlined: k.inlined,
 		callFile: b.file(k.callFile), callLine: k.callLine, callCol: k.callCol}
 	if k.linkage != "" {
 		r.linkage = b.str(k.linkage)
@@ -708,6 +722,7 @@ func (b *builder) lines(debug []*debuginfo.Index) *lineWriter {
 		functions += ix.Stats().Functions
 	}
 	b.nodeIDs = make(map[nodeRef]int32, functions)
+	b.nodes = slices.Grow(b.nodes, functions)
 	if procs := runtime.GOMAXPROCS(0); procs > 1 {
 		b.dem = newDemangler(procs)
 		defer func() {
