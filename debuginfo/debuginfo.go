@@ -8,9 +8,12 @@
 // in a compile unit parses that unit's line program and function tree into
 // address-sorted arrays of disjoint intervals; parsed units are kept in a
 // cache bounded in bytes and evicted least recently used first. The DWARF
-// itself is decoded by the standard library's debug/dwarf from the section
-// bytes the image package hands over, after checks that bound what hostile
-// input can make it allocate.
+// itself is decoded from the section bytes the image package hands over,
+// by the standard library's debug/dwarf after checks that bound what
+// hostile input can make it allocate, and for a unit's DIEs and line
+// program by a decoder of the package's own (fastdie.go, fastline.go),
+// which leaves any unit it does not read exactly as debug/dwarf does to
+// debug/dwarf.
 package debuginfo
 
 import (
