@@ -369,7 +369,7 @@ func (b *unitBuilder) fast() bool {
 	if !plans.ok {
 		return false
 	}
-	w := &fastWalk{b: b, info: info[:b.u.end], f: f, plans: plans, ubase: b.u.refBase, ok: true}
+	w := &fastWalk{b: b, info: info[:b.u.end], f: f, plans: plans, refBase: b.u.refBase, ok: true}
 	// The unit DIE, with debug/dwarf: its line program and, in DWARF 5,
 	// the bases of its string, address and range list indexes are read
 	// from it as the debug/dwarf walk reads them.
@@ -394,10 +394,10 @@ func (b *unitBuilder) fast() bool {
 	}
 	if f.version >= 5 {
 		if v, ok := e.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
-			w.strOff = uint64(v)
+			w.strOffsetsBase = uint64(v)
 		}
 		if v, ok := e.Val(dwarf.AttrAddrBase).(int64); ok {
-			w.addrB = uint64(v)
+			w.addrBase = uint64(v)
 		}
 	}
 	b.base, b.baseKnown = unitBase(e), true

@@ -36,48 +36,48 @@ import (
 type dieAttr uint8
 
 const (
-	attrOther       dieAttr = iota // not wanted: skipped
-	attrUnsupported                // wanted, in a form fastWalk does not decode
-	attrNameA
-	attrLinkageA
-	attrMIPSLinkageA
-	attrLowPCA
-	attrHighPCA
-	attrRangesA
-	attrOriginA
-	attrSpecA
-	attrCallFileA
-	attrCallLineA
-	attrCallColumnA
+	otherAttr       dieAttr = iota // not wanted: skipped
+	unsupportedAttr                // wanted, in a form fastWalk does not decode
+	nameAttr
+	linkageAttr
+	mipsLinkageAttr
+	lowPCAttr
+	highPCAttr
+	rangesAttr
+	originAttr
+	specAttr
+	callFileAttr
+	callLineAttr
+	callColumnAttr
 )
 
 // wantedAttr maps the DWARF attributes the walk reads to dieAttr.
 func wantedAttr(at uint64) dieAttr {
 	switch dwarf.Attr(at) {
 	case dwarf.AttrName:
-		return attrNameA
+		return nameAttr
 	case dwarf.AttrLinkageName:
-		return attrLinkageA
+		return linkageAttr
 	case attrMIPSLinkageName:
-		return attrMIPSLinkageA
+		return mipsLinkageAttr
 	case dwarf.AttrLowpc:
-		return attrLowPCA
+		return lowPCAttr
 	case dwarf.AttrHighpc:
-		return attrHighPCA
+		return highPCAttr
 	case dwarf.AttrRanges:
-		return attrRangesA
+		return rangesAttr
 	case dwarf.AttrAbstractOrigin:
-		return attrOriginA
+		return originAttr
 	case dwarf.AttrSpecification:
-		return attrSpecA
+		return specAttr
 	case dwarf.AttrCallFile:
-		return attrCallFileA
+		return callFileAttr
 	case dwarf.AttrCallLine:
-		return attrCallLineA
+		return callLineAttr
 	case dwarf.AttrCallColumn:
-		return attrCallColumnA
+		return callColumnAttr
 	}
-	return attrOther
+	return otherAttr
 }
 
 // DWARF forms fastWalk reads (DWARF 5, section 7.5.6).
@@ -178,33 +178,33 @@ func (f unitFormat) formSize(form uint64) int {
 // asserts).
 func decodable(a dieAttr, form uint64) bool {
 	switch a {
-	case attrNameA, attrLinkageA, attrMIPSLinkageA: // string
+	case nameAttr, linkageAttr, mipsLinkageAttr: // string
 		switch form {
 		case formString, formStrp, formLineStrp, formStrx, formStrx1, formStrx2, formStrx3, formStrx4:
 			return true
 		}
-	case attrLowPCA: // uint64
+	case lowPCAttr: // uint64
 		switch form {
 		case formAddr, formAddrx, formAddrx1, formAddrx2, formAddrx3, formAddrx4:
 			return true
 		}
-	case attrHighPCA: // an address, or a constant offset from low_pc
+	case highPCAttr: // an address, or a constant offset from low_pc
 		switch form {
 		case formAddr, formAddrx, formAddrx1, formAddrx2, formAddrx3, formAddrx4,
 			formData1, formData2, formData4, formData8, formSdata, formUdata, formImplicitConst:
 			return true
 		}
-	case attrRangesA: // int64: a debug_ranges offset (a rnglistx is not decoded)
+	case rangesAttr: // int64: a debug_ranges offset (a rnglistx is not decoded)
 		switch form {
 		case formSecOffset, formData1, formData2, formData4, formData8, formSdata, formUdata, formImplicitConst:
 			return true
 		}
-	case attrOriginA, attrSpecA: // dwarf.Offset
+	case originAttr, specAttr: // dwarf.Offset
 		switch form {
 		case formRefAddr, formRef1, formRef2, formRef4, formRef8, formRefUdata:
 			return true
 		}
-	case attrCallFileA, attrCallLineA, attrCallColumnA: // int64
+	case callFileAttr, callLineAttr, callColumnAttr: // int64
 		switch form {
 		case formData1, formData2, formData4, formData8, formSdata, formUdata, formImplicitConst:
 			return true
@@ -320,11 +320,11 @@ func buildPlans(abbrevSec []byte, off uint64, f unitFormat) *planTable {
 			} else {
 				fixed = -1
 			}
-			if w := wantedAttr(at); w != attrOther && seen&(1<<w) == 0 {
+			if w := wantedAttr(at); w != otherAttr && seen&(1<<w) == 0 {
 				seen |= 1 << w
 				pa.attr = w
 				if !decodable(w, form) {
-					pa.attr = attrUnsupported
+					pa.attr = unsupportedAttr
 				}
 			}
 			p.attrs = append(p.attrs, pa)
@@ -392,23 +392,17 @@ type dieVals struct {
 
 // fastWalk decodes one unit's DIEs for a unitBuilder.
 type fastWalk struct {
-	b      *unitBuilder
-	info   []byte // debug_info up to the unit's end
-	f      unitFormat
-	plans  *planTable
-	ubase  int64 // where unit-relative references count from
-	strOff uint64
-	addrB  uint64
-	ok     bool // false once something is met the walk must leave to debug/dwarf
-	vals   dieVals
-	seen   []dwarf.Offset
-	stack  []int32
-}
-
-// bail marks the walk failed; it returns false for the caller to return.
-func (w *fastWalk) bail() bool {
-	w.ok = false
-	return false
+	b              *unitBuilder
+	info           []byte // debug_info up to the unit's end
+	f              unitFormat
+	plans          *planTable
+	refBase        int64  // where unit-relative references count from
+	strOffsetsBase uint64 // DWARF 5: the unit DIE's DW_AT_str_offsets_base
+	addrBase       uint64 // DWARF 5: the unit DIE's DW_AT_addr_base
+	ok             bool   // false once something is met the walk must leave to debug/dwarf
+	vals           dieVals
+	seen           []dwarf.Offset
+	stack          []int32
 }
 
 func (w *fastWalk) uleb(pos int) (uint64, int) {
@@ -559,7 +553,7 @@ func (w *fastWalk) decode(pos int, p *diePlan) int {
 	}
 	for i := range p.attrs {
 		a := &p.attrs[i]
-		if a.attr == attrOther {
+		if a.attr == otherAttr {
 			if a.size >= 0 {
 				pos += int(a.size)
 				if pos > len(w.info) {
@@ -582,21 +576,21 @@ func (w *fastWalk) decode(pos int, p *diePlan) int {
 // decodeAttr decodes one wanted attribute.
 func (w *fastWalk) decodeAttr(pos int, a *planAttr, v *dieVals) int {
 	switch a.attr {
-	case attrNameA, attrLinkageA, attrMIPSLinkageA:
+	case nameAttr, linkageAttr, mipsLinkageAttr:
 		var s string
 		s, pos = w.str(pos, a.form)
 		switch a.attr {
-		case attrNameA:
+		case nameAttr:
 			v.name, v.nameOK = s, true
-		case attrLinkageA:
+		case linkageAttr:
 			v.linkage, v.linkageOK = s, true
 		default:
 			v.mips, v.mipsOK = s, true
 		}
-	case attrLowPCA:
+	case lowPCAttr:
 		v.low, pos = w.address(pos, a.form)
 		v.lowOK = true
-	case attrHighPCA:
+	case highPCAttr:
 		if isAddressForm(a.form) {
 			v.high, pos = w.address(pos, a.form)
 			v.highAddr = true
@@ -605,10 +599,10 @@ func (w *fastWalk) decodeAttr(pos int, a *planAttr, v *dieVals) int {
 			c, pos = w.constant(pos, a)
 			v.high, v.highConst = uint64(c), true
 		}
-	case attrRangesA:
+	case rangesAttr:
 		v.ranges, pos = w.constant(pos, a)
 		v.rangesOK, v.rangesForm = true, a.form
-	case attrOriginA, attrSpecA:
+	case originAttr, specAttr:
 		var off uint64
 		if a.form == formRefAddr {
 			off, pos = w.fixedUint(pos, int(a.size))
@@ -618,23 +612,23 @@ func (w *fastWalk) decodeAttr(pos int, a *planAttr, v *dieVals) int {
 			} else {
 				off, pos = w.fixedUint(pos, int(a.size))
 			}
-			off += uint64(w.ubase)
+			off += uint64(w.refBase)
 		}
-		if a.attr == attrOriginA {
+		if a.attr == originAttr {
 			v.origin, v.originOK = dwarf.Offset(off), true
 		} else {
 			v.spec, v.specOK = dwarf.Offset(off), true
 		}
-	case attrCallFileA:
+	case callFileAttr:
 		v.callFile, pos = w.constant(pos, a)
 		v.callFileOK = true
-	case attrCallLineA:
+	case callLineAttr:
 		v.callLine, pos = w.constant(pos, a)
 		v.callLineOK = true
-	case attrCallColumnA:
+	case callColumnAttr:
 		v.callCol, pos = w.constant(pos, a)
 		v.callColOK = true
-	default: // attrUnsupported
+	default: // unsupportedAttr
 		w.ok = false
 		return len(w.info)
 	}
@@ -688,7 +682,7 @@ func (w *fastWalk) address(pos int, form uint16) (uint64, int) {
 		w.ok = false
 		return 0, len(w.info)
 	}
-	off := idx*uint64(w.f.addrSize) + w.addrB
+	off := idx*uint64(w.f.addrSize) + w.addrBase
 	if idx > uint64(len(sec)) || off > uint64(len(sec)) || uint64(w.f.addrSize) > uint64(len(sec))-off {
 		w.ok = false
 		return 0, len(w.info)
@@ -741,7 +735,7 @@ func (w *fastWalk) str(pos int, form uint16) (string, int) {
 			w.ok = false
 			return "", len(w.info)
 		}
-		at := idx*uint64(w.f.offSize) + w.strOff
+		at := idx*uint64(w.f.offSize) + w.strOffsetsBase
 		if at > uint64(len(offs)) || uint64(w.f.offSize) > uint64(len(offs))-at {
 			w.ok = false
 			return "", len(w.info)
