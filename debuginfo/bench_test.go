@@ -2,8 +2,13 @@ package debuginfo
 
 import (
 	"debug/macho"
+	"maps"
 	"math/rand/v2"
+	"os"
 	"testing"
+
+	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/testcorpus"
 )
 
 const benchDSYM = "symbolic/symbolic-testutils/fixtures/macos/crash.dSYM/Contents/Resources/DWARF/crash"
@@ -42,5 +47,43 @@ func BenchmarkLookup100k(b *testing.B) {
 		for _, a := range addrs {
 			ix.Lookup(a)
 		}
+	}
+}
+
+// BenchmarkParseUnits parses every unit of a darwin cmd/go (the DWARF a
+// symbol index build reads, STACKIMAGE_BENCH_BIN to read another Mach-O)
+// in order, as Boundaries does on one processor: with the package's own
+// decoder, and with debug/dwarf's Entry and LineReader alone, side by
+// side.
+func BenchmarkParseUnits(b *testing.B) {
+	bin := os.Getenv("STACKIMAGE_BENCH_BIN")
+	if bin == "" {
+		var err error
+		if bin, err = testcorpus.GoDarwinBinary(); err != nil {
+			b.Skipf("no darwin cmd/go build: %v", err)
+		}
+	}
+	f, err := image.Open(bin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	secs, err := f.Images[0].DWARFSections()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name      string
+		reference bool
+	}{{"own decoder", false}, {"debug/dwarf", true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				ix, err := build(maps.Clone(normalize(secs)), bc.reference)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ix.eachUnit(1, func(int, *unitIndex) {})
+			}
+		})
 	}
 }
