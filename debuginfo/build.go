@@ -194,6 +194,10 @@ func (ix *Index) abbrevTable(off uint64) *abbrevTable {
 	return t
 }
 
+// maxKeptNames bounds the entries of the name and range-list maps a
+// scratch keeps from one parse to the next.
+const maxKeptNames = 1 << 14
+
 // scratch is Index.scratch: arrays a unit's parse grows, reused.
 type scratch struct {
 	rows   []row
@@ -958,6 +962,11 @@ func (b *unitBuilder) finish() {
 	}
 	b.sc.links = links[:0]
 	b.links = nil
+	if len(b.names) > maxKeptNames || len(b.ranges) > maxKeptNames {
+		// Kept, maps this large would hold their memory for as long as
+		// the Index lives.
+		b.sc.names, b.sc.rangeMaps = nil, nil
+	}
 	b.sc.segs = ui.segs[:0]
 	ui.segs = slices.Clone(ui.segs)
 	ui.demangled = make([]atomic.Pointer[string], len(ui.nodes))
