@@ -129,7 +129,9 @@ func decodeAbbrevs(abbrevSec []byte, off uint64) *abbrevTable {
 	var maxCode uint64
 	a := cursor{b: abbrevSec, off: int(off)}
 	for !a.err {
-		code := a.uleb()
+		// debug/dwarf reads a code as 32 bits; the skipper must see the
+		// table the walk sees.
+		code := uint64(uint32(a.uleb()))
 		if code == 0 {
 			break
 		}
@@ -150,11 +152,12 @@ func decodeAbbrevs(abbrevSec []byte, off uint64) *abbrevTable {
 			}
 			ab.forms = append(ab.forms, form)
 		}
-		if _, dup := t.byCode[code]; !dup {
-			ab.known, ab.skippable, ab.size = true, skippableTags[ab.tag], fixedSize(ab.forms)
-			t.byCode[code] = ab // debug/dwarf keeps the first too
-			maxCode = max(maxCode, code)
-		}
+		// A code defined twice: debug/dwarf keeps the last definition,
+		// and so must the skipper, or it would step over a DIE by a size
+		// the walk does not read.
+		ab.known, ab.skippable, ab.size = true, skippableTags[ab.tag], fixedSize(ab.forms)
+		t.byCode[code] = ab
+		maxCode = max(maxCode, code)
 	}
 	t.ok = !a.err
 	if n := uint64(len(t.byCode)); maxCode < 4*n+64 {

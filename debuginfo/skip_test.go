@@ -1,6 +1,7 @@
 package debuginfo
 
 import (
+	"debug/dwarf"
 	"encoding/binary"
 	"testing"
 )
@@ -68,6 +69,41 @@ func TestSkipper(t *testing.T) {
 		abbrev[16] = 0x16 // the member's name as DW_FORM_indirect
 		if end, ok := newSkipper(info, abbrev, u).subtreeEnd(off); ok {
 			t.Errorf("subtreeEnd(%#x) = %#x, true with DW_FORM_indirect; want false", off, end)
+		}
+	})
+	t.Run("a code defined twice", func(t *testing.T) {
+		// The member's code is defined again with a 2-byte location, and
+		// the DIEs use it so: debug/dwarf keeps the last definition, and
+		// the skipper must step over the struct as the walk reads it.
+		_, abbrev, _, _, _ := skipUnit(false)
+		abbrev = append(abbrev[:len(abbrev)-1],
+			3, 0x0d, 0, 0x03, 0x08, 0x38, 0x05, 0, 0, // member, name:string, data_member_location:data2
+			5, 0x24, 0, 0x03, 0x08, 0, 0, // base_type, name:string
+			0)
+		body := []byte{1, 2, 'S', 0, 3, 'a', 0, 0, 0, 3, 'b', 0, 8, 0, 0, 5, 'T', 0, 0}
+		info := binary.LittleEndian.AppendUint32(nil, uint32(7+len(body)))
+		info = binary.LittleEndian.AppendUint16(info, 4)
+		info = binary.LittleEndian.AppendUint32(info, 0)
+		info = append(info, 8)
+		info = append(info, body...)
+		const structOff = 12
+		d, err := dwarf.New(abbrev, nil, nil, info, nil, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := d.Reader()
+		r.Seek(structOff)
+		if e, err := r.Next(); err != nil || e.Tag != dwarf.TagStructType {
+			t.Fatalf("debug/dwarf at %#x: %v, %v", structOff, e, err)
+		}
+		r.SkipChildren()
+		after, err := r.Next()
+		if err != nil || after == nil || after.Tag != dwarf.TagBaseType {
+			t.Fatalf("debug/dwarf after the struct: %v, %v; want the base type", after, err)
+		}
+		u := unitSpan{hdr: 0, first: 11, end: int64(len(info)), abbrev: 0}
+		if end, ok := newSkipper(info, abbrev, u).subtreeEnd(structOff); !ok || end != int64(after.Offset) {
+			t.Errorf("subtreeEnd(%#x) = %#x, %v; debug/dwarf steps to %#x", structOff, end, ok, after.Offset)
 		}
 	})
 	t.Run("unknown abbreviation code", func(t *testing.T) {
