@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
 	notfound "github.com/stackimage/stackimage/lookup"
@@ -92,7 +93,9 @@ type indexCache struct {
 	missTTL   time.Duration
 	failedTTL time.Duration
 	metrics   *metrics
-	group     singleflight.Group
+	// memoryHits is metrics.cache's "memory" counter, looked up once.
+	memoryHits prometheus.Counter
+	group      singleflight.Group
 
 	mu   sync.Mutex
 	hot  map[uuid.UUID]*index
@@ -112,6 +115,7 @@ func newIndexCache(dir string, cfg Config, sources []*source, shared *source, m 
 		maxBytes: int64(cfg.Cache.MaxBytes), sources: sources, shared: shared,
 		missTTL: cfg.Cache.MissTTL, failedTTL: cfg.Cache.FailedTTL, metrics: m,
 		hot: map[uuid.UUID]*index{}, lru: list.New(), neg: map[uuid.UUID]negative{}, maxNegative: maxNegative,
+		memoryHits: m.cache.WithLabelValues("memory"),
 	}
 	// Downloads and half-written files of an instance that was killed
 	// are of no use to this one.
@@ -320,20 +324,33 @@ func readHead(f *os.File) []byte {
 	return b[:n]
 }
 
+// getHot is get for an index open in memory, the usual case: it needs no
+// context, no wait and no goroutine. It reports false when the index is
+// not open.
+func (c *indexCache) getHot(u uuid.UUID) (lookup, bool) {
+	c.mu.Lock()
+	ix := c.hot[u]
+	if ix == nil {
+		c.mu.Unlock()
+		return lookup{}, false
+	}
+	ix.refs++
+	c.lru.MoveToFront(ix.elem)
+	c.mu.Unlock()
+	c.memoryHits.Inc()
+	return lookup{index: ix, status: statusFound, source: ix.from, location: ix.location}, true
+}
+
 // get returns the UUID's index, finding or building it once however many
 // callers ask at the same time. A caller whose ctx ends first gets status
 // "timeout"; the work goes on, and a later request finds its result.
 // only, when not nil, restricts the sources searched on a miss. The index
 // returned is held: release it when done.
 func (c *indexCache) get(ctx context.Context, u uuid.UUID, name string, only []*source) lookup {
-	c.mu.Lock()
-	if ix := c.hot[u]; ix != nil {
-		ix.refs++
-		c.lru.MoveToFront(ix.elem)
-		c.mu.Unlock()
-		c.metrics.cache.WithLabelValues("memory").Inc()
-		return lookup{index: ix, status: statusFound, source: ix.from, location: ix.location}
+	if l, ok := c.getHot(u); ok {
+		return l
 	}
+	c.mu.Lock()
 	if n, ok := c.neg[u]; ok {
 		if timeNow().Before(n.until) {
 			c.mu.Unlock()

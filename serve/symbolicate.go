@@ -466,29 +466,44 @@ func putScratch(p *[]symstore.Frame) {
 // of downloads together.
 const maxParallelFetches = 16
 
-// fetchModules finds the index of every used module, in parallel; a
-// module not ready by the deadline says "timeout".
+// fetchModules finds the index of every used module: those open in
+// memory, nearly always all of them, on the request's goroutine; the
+// others in parallel. A module not ready by the deadline says "timeout".
 func (s *Server) fetchModules(ctx context.Context, mods []*moduleState, only []*source) {
 	var wg sync.WaitGroup
-	slots := make(chan struct{}, maxParallelFetches)
+	var slots chan struct{}
 	for _, m := range mods {
 		if !m.used || m.idErr != nil {
 			continue
+		}
+		if look, ok := s.cache.getHot(m.id); ok {
+			// A goroutine here would cost more than the lookup: its start
+			// wakes another thread, and the request waits for it.
+			m.found(look)
+			continue
+		}
+		if slots == nil {
+			slots = make(chan struct{}, maxParallelFetches)
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			m.look = s.cache.get(ctx, m.id, moduleName(m.raw), only)
-			if ix := m.look.index; ix != nil {
-				m.hasDebug = ix.hasDebug
-				m.arch = ix.archRegs
-				m.entry, _ = ix.syms.Lookup(m.id)
-			}
+			m.found(s.cache.get(ctx, m.id, moduleName(m.raw), only))
 		}()
 	}
 	wg.Wait()
+}
+
+// found takes the outcome of looking up the module's index.
+func (m *moduleState) found(look lookup) {
+	m.look = look
+	if ix := look.index; ix != nil {
+		m.hasDebug = ix.hasDebug
+		m.arch = ix.archRegs
+		m.entry, _ = ix.syms.Lookup(m.id)
+	}
 }
 
 // moduleName is the image's file name, for layouts that need one.
