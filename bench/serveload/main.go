@@ -47,6 +47,7 @@ var (
 	runsFlag     = flag.Int("runs", 3, "runs of each timed comparison (medians are reported)")
 	onlyFlag     = flag.String("only", "curve,llvm,cold", "which measurements to run")
 	connsFlag    = flag.Int("conns", 4, "connections (and llvm-symbolizer processes) of the comparison's concurrent way")
+	vsFlag       = flag.String("vs", "", "another stackimage build (an older one, say) whose instance takes turns with the first in the comparison with llvm-symbolizer, once both are checked to answer alike")
 )
 
 // images are the fixtures a stack's 30 frames are spread over.
@@ -102,8 +103,13 @@ func freeAddr() string {
 }
 
 func startServer(env []string, args ...string) (*server, error) {
+	return startBuild(*binFlag, env, args...)
+}
+
+// startBuild is startServer with the stackimage binary to run.
+func startBuild(bin string, env []string, args ...string) (*server, error) {
 	s := &server{addr: freeAddr()}
-	s.cmd = exec.Command(*binFlag, append([]string{"serve", "--listen", s.addr}, args...)...)
+	s.cmd = exec.Command(bin, append([]string{"serve", "--listen", s.addr}, args...)...)
 	s.cmd.Env = append(os.Environ(), env...)
 	s.cmd.Stderr = os.Stderr
 	if err := s.cmd.Start(); err != nil {
@@ -307,6 +313,13 @@ func versusLLVM(tmp string) error {
 		return err
 	}
 	defer srv.stop()
+	var vs *server // the other build, with -vs
+	if *vsFlag != "" {
+		if vs, err = startBuild(*vsFlag, nil, "--symbols", *goBinFlag, "--cache", filepath.Join(tmp, "llvm-cache-vs")); err != nil {
+			return err
+		}
+		defer vs.stop()
+	}
 	batches := make([][]uint64, 1000)
 	bodies := make([][]byte, len(batches))
 	for i := range bodies {
@@ -321,8 +334,29 @@ func versusLLVM(tmp string) error {
 	} else if n := bytes.Count(out, []byte(`"original_index":`)); n < 100 || !bytes.Contains(out, []byte(`"debug_status":"found"`)) {
 		return fmt.Errorf("warm-up answered %d frames: %.500s", n, out)
 	}
+	if vs != nil {
+		// Both builds warm, and their answers the same, byte for byte.
+		for i, body := range bodies {
+			a, err := srv.post(body)
+			if err != nil {
+				return err
+			}
+			b, err := vs.post(body)
+			if err != nil {
+				return fmt.Errorf("-vs build: %w", err)
+			}
+			if !bytes.Equal(a, b) {
+				return fmt.Errorf("request %d: the two builds answer differently:\n%.300s\n%.300s", i, a, b)
+			}
+		}
+		fmt.Printf("the two builds gave the same answers to the %d requests\n", len(bodies))
+	}
 	conns := max(*connsFlag, 1)
 	client := newLoadClient(srv.addr, conns)
+	var vsClient *loadClient
+	if vs != nil {
+		vsClient = newLoadClient(vs.addr, conns)
+	}
 	llvms := make([]*llvmProcess, conns)
 	for i := range llvms {
 		if llvms[i], err = startLLVM(batches[0]); err != nil {
@@ -335,20 +369,39 @@ func versusLLVM(tmp string) error {
 		conns          int
 		ours, theirs   []time.Duration
 		oursCPU, llCPU []time.Duration
+		// The -vs build's runs, taken in turn with the first build's.
+		vs, vsCPU []time.Duration
 	}
 	ways := []*way{{name: "one connection, one request after another; one llvm-symbolizer", conns: 1}}
 	if conns > 1 {
 		ways = append(ways, &way{name: fmt.Sprintf("%d connections at once; %d llvm-symbolizer processes", conns, conns), conns: conns})
 	}
-	for range *runsFlag {
+	// timeRun sends the requests to one instance: the wall time and the
+	// instance's CPU time.
+	timeRun := func(srv *server, c *loadClient, conns int) (wall, cpu time.Duration, err error) {
+		cpu0 := processCPU(srv.cmd.Process.Pid)
+		start := time.Now()
+		err = c.send(bodies, conns)
+		return time.Since(start), processCPU(srv.cmd.Process.Pid) - cpu0, err
+	}
+	for run := range *runsFlag {
 		for _, w := range ways {
-			cpu := processCPU(srv.cmd.Process.Pid)
-			start := time.Now()
-			if err := client.send(bodies, w.conns); err != nil {
-				return err
+			// With -vs, the two builds take turns going first.
+			for turn := range 2 {
+				if turn == run%2 {
+					d, c, err := timeRun(srv, client, w.conns)
+					if err != nil {
+						return err
+					}
+					w.ours, w.oursCPU = append(w.ours, d), append(w.oursCPU, c)
+				} else if vs != nil {
+					d, c, err := timeRun(vs, vsClient, w.conns)
+					if err != nil {
+						return fmt.Errorf("-vs build: %w", err)
+					}
+					w.vs, w.vsCPU = append(w.vs, d), append(w.vsCPU, c)
+				}
 			}
-			w.ours = append(w.ours, time.Since(start))
-			w.oursCPU = append(w.oursCPU, processCPU(srv.cmd.Process.Pid)-cpu)
 			d, c, err := llvmRun(llvms[:w.conns], batches)
 			if err != nil {
 				return err
@@ -366,6 +419,13 @@ func versusLLVM(tmp string) error {
 			median(w.theirs).Round(time.Millisecond), rounded(w.theirs), median(w.llCPU).Round(time.Millisecond))
 		fmt.Printf("ratio %.2f× (wall), %.2f× (CPU, ours without the client's)\n",
 			float64(median(w.ours))/float64(median(w.theirs)), float64(median(w.oursCPU))/float64(median(w.llCPU)))
+		if vs != nil {
+			fmt.Printf("-vs %s: median %v of %v; server CPU median %v\n", *vsFlag,
+				median(w.vs).Round(time.Millisecond), rounded(w.vs), median(w.vsCPU).Round(time.Millisecond))
+			fmt.Printf("first build against the -vs build: %.2f× (wall), %.2f× (server CPU); the -vs build against llvm-symbolizer %.2f× (wall)\n",
+				float64(median(w.ours))/float64(median(w.vs)), float64(median(w.oursCPU))/float64(median(w.vsCPU)),
+				float64(median(w.vs))/float64(median(w.theirs)))
+		}
 	}
 	fmt.Printf("(load average after the runs: %s)\n", strings.TrimSpace(string(load)))
 	return nil
