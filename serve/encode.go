@@ -22,10 +22,11 @@ var maxBufferedAnswer = 1 << 20
 // would be most of what a small request allocates.
 var answerPool = sync.Pool{New: func() any { return new([]byte) }}
 
-// writeCompleted answers with a completed symbolication and its status
+// writeCompleted answers r with a completed symbolication and its status
 // code. The usual answer is encoded into one buffer and written with its
-// length, which spares the client (and the server) chunked encoding.
-func writeCompleted(w http.ResponseWriter, code int, resp *completedResponse) {
+// length, which spares the client (and the server) chunked encoding, and
+// sent with its header in one write (heldConn).
+func writeCompleted(w http.ResponseWriter, r *http.Request, code int, resp *completedResponse) {
 	pooled := answerPool.Get().(*[]byte)
 	b := (*pooled)[:0]
 	defer func() {
@@ -72,11 +73,15 @@ func writeCompleted(w http.ResponseWriter, code int, resp *completedResponse) {
 		b = append(append(b, m...), '\n') // as json.Encoder wrote them
 	}
 	b = append(b, "]}\n"...)
-	if !started {
-		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	if started {
+		w.Write(b)
+		return
 	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	start()
+	release := holdWrites(r)
 	w.Write(b)
+	release()
 }
 
 // appendResponseHead appends the answer's opening brace and its fields

@@ -64,7 +64,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, work func(ctx conte
 		ctx, cancel := s.deadline(r.Context())
 		defer cancel()
 		code, answer := work(ctx)
-		writeAnswer(w, code, answer)
+		writeAnswer(w, r, code, answer)
 		if c, ok := answer.(*completedResponse); ok && c.release != nil {
 			c.release()
 		}
@@ -92,7 +92,7 @@ func (s *Server) answerJob(w http.ResponseWriter, r *http.Request, id string, j 
 		if id != "" {
 			s.pending.remove(id)
 		}
-		writeAnswer(w, j.status, j.answer)
+		writeAnswer(w, r, j.status, j.answer)
 	case <-t.C:
 		if id == "" {
 			var ok bool

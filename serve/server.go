@@ -296,11 +296,11 @@ func (s *Server) deadline(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(ctx, s.cfg.Limits.RequestTimeout)
 }
 
-// writeAnswer answers with a status code and v in JSON; a completed
+// writeAnswer answers r with a status code and v in JSON; a completed
 // symbolication by its own writer.
-func writeAnswer(w http.ResponseWriter, code int, v any) {
+func writeAnswer(w http.ResponseWriter, r *http.Request, code int, v any) {
 	if c, ok := v.(*completedResponse); ok {
-		writeCompleted(w, code, c)
+		writeCompleted(w, r, code, c)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
