@@ -27,7 +27,7 @@ import (
 // json.Decoder.Decode does, it reads the first JSON value and ignores
 // whatever follows it. Nothing in req refers to body afterwards.
 func decodeRequest(body []byte, req *symbolicateRequest) error {
-	r := requestReader{jsonscan.Scanner{B: body}}
+	r := newRequestReader(body)
 	if r.request(req) {
 		return nil
 	}
@@ -56,7 +56,7 @@ func (fs *rawFrames) UnmarshalJSON(b []byte) error {
 // parseFrames reads a JSON array of frames and nothing after it; ok is
 // false when it holds anything but the usual shape.
 func parseFrames(b []byte) (rawFrames, bool) {
-	r := requestReader{jsonscan.Scanner{B: b}}
+	r := newRequestReader(b)
 	r.Space()
 	out, ok := r.frames()
 	r.Space()
@@ -66,7 +66,29 @@ func parseFrames(b []byte) (rawFrames, bool) {
 // requestReader reads a request by hand; each method reports false at the
 // first thing it does not read, and the caller leaves the whole request
 // to encoding/json.
-type requestReader struct{ jsonscan.Scanner }
+type requestReader struct {
+	jsonscan.Scanner
+	// frameSlab has room for every frame of the input: the stack traces'
+	// frames are read into it one after another, so that a request's
+	// frames take one allocation rather than a growing slice each. It is
+	// made at the first frame.
+	frameSlab rawFrames
+}
+
+func newRequestReader(b []byte) requestReader {
+	return requestReader{Scanner: jsonscan.Scanner{B: b}}
+}
+
+// slab returns a slice with room for the rest of the input's frames.
+func (r *requestReader) slab() rawFrames {
+	if r.frameSlab == nil {
+		// Every frame has its instruction_addr key, so the count is
+		// enough; where the key is not a frame's (a string holding it),
+		// it gives a few bytes of room per byte of input, no more.
+		r.frameSlab = make(rawFrames, 0, bytes.Count(r.B, []byte(`"instruction_addr"`)))
+	}
+	return r.frameSlab[len(r.frameSlab):]
+}
 
 // The fields each object of a request has, as symbolicator spells them.
 var (
@@ -251,12 +273,22 @@ func (r *requestReader) registers(out *map[string]hexValue) bool {
 func (r *requestReader) frames() (rawFrames, bool) {
 	out := rawFrames{}
 	ok := r.array(func() bool {
+		if len(out) == 0 {
+			out = r.slab()
+		}
 		var f rawFrame
 		ok := r.object(frameFields, true, func(i int) bool { return r.frameField(i, &f) })
 		out = append(out, f)
 		return ok
 	})
-	return out, ok
+	if len(out) > 0 && cap(out) == cap(r.frameSlab)-len(r.frameSlab) {
+		// Read into the slab (a slice that outgrew it has a larger
+		// capacity): the next stack trace's frames follow these.
+		r.frameSlab = r.frameSlab[:len(r.frameSlab)+len(out)]
+	}
+	// Capped, so that appending to one stack trace's frames never
+	// writes over the next one's.
+	return out[:len(out):len(out)], ok
 }
 
 func (r *requestReader) frameField(i int, f *rawFrame) bool {

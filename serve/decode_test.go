@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/stackimage/stackimage/internal/jsonscan"
 )
 
 // frameInputs are frames arrays of the usual shape and of every shape the
@@ -123,6 +121,10 @@ var requestInputs = []string{
 	`{}`,
 	`{"stacktraces":[{"frames":[{"instruction_addr":"0x1"}],"registers":{"x0":"0x1","x0":"0x2"}}]}`,
 	`{"modules":[{"debug_id":"naïve"}]}}`,
+	// Several stack traces read into one slab of frames: one without
+	// frames, frames without instruction_addr (more frames than the
+	// slab was made for), a register named like the key (fewer).
+	`{"stacktraces":[{"frames":[{"instruction_addr":"0x1"},{"instruction_addr":"0x2"}]},{"frames":[]},{"registers":{"instruction_addr":"0x9"},"frames":[{"addr_mode":"rel:0"},{"instruction_addr":"0x3"},{"trust":"cfi"}]},{"frames":[{"instruction_addr":"0x4"}]}]}`,
 	// Usual shapes end here (usualRequests).
 	``,
 	`   `,
@@ -174,7 +176,7 @@ var requestInputs = []string{
 }
 
 // usualRequests is how many of requestInputs have the usual shapes.
-const usualRequests = 8
+const usualRequests = 9
 
 // plainRequest is symbolicateRequest without the hand-written frames
 // reader, for encoding/json's own answer.
@@ -236,7 +238,7 @@ func checkRequestDecode(t *testing.T, in []byte) bool {
 		t.Fatalf("%q: error %v, encoding/json's %v", in, gotErr, wantErr)
 	}
 	var byHand symbolicateRequest
-	r := requestReader{jsonscan.Scanner{B: in}}
+	r := newRequestReader(in)
 	read := r.request(&byHand)
 	if read && wantErr != nil {
 		t.Fatalf("%q: read by hand, but encoding/json says %v", in, wantErr)
@@ -293,4 +295,21 @@ func BenchmarkRequestDecode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestFramesOfOneStackTraceOnly: stack traces read into one slab of
+// frames are each their own: appending to one never changes the next.
+func TestFramesOfOneStackTraceOnly(t *testing.T) {
+	in := `{"stacktraces":[{"frames":[{"instruction_addr":"0x1"},{"instruction_addr":"0x2"}]},{"frames":[{"instruction_addr":"0x3"}]}]}`
+	var req symbolicateRequest
+	if err := decodeRequest([]byte(in), &req); err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Stacktraces) != 2 || len(req.Stacktraces[0].Frames) != 2 || len(req.Stacktraces[1].Frames) != 1 {
+		t.Fatalf("read %+v, want stack traces of 2 and 1 frames", req.Stacktraces)
+	}
+	req.Stacktraces[0].Frames = append(req.Stacktraces[0].Frames, rawFrame{InstructionAddr: 0xbad})
+	if got := req.Stacktraces[1].Frames[0].InstructionAddr; got != 0x3 {
+		t.Errorf("second stack trace's frame is %#x after appending to the first's, want 0x3", uint64(got))
+	}
 }
