@@ -499,8 +499,7 @@ func stacktraceOf(th symbolize.Thread) symbolicatedStacktrace {
 				sf.Symbol = f.MangledSymbol
 			}
 			if f.HasOffset {
-				start := hexValue(f.Address - f.SymbolOffset)
-				sf.SymAddr = &start
+				sf.SymAddr = someHex(f.Address - f.SymbolOffset)
 			}
 			sf.Lang = langName(f.Lang)
 			sf.SymbolSource = f.SymbolSource.String()

@@ -178,8 +178,8 @@ func appendFrame(b []byte, f *symbolicatedFrame) []byte {
 		b = appendJSONString(b, f.Symbol)
 		symbol = b[start:]
 	}
-	if f.SymAddr != nil {
-		b = appendHex(append(b, `,"sym_addr":`...), uint64(*f.SymAddr))
+	if f.SymAddr.set {
+		b = appendHex(append(b, `,"sym_addr":`...), uint64(f.SymAddr.addr))
 	}
 	if symbol != nil && f.Function == f.Symbol {
 		// Most often the same name: its JSON is copied, not made again.

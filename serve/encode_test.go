@@ -15,7 +15,7 @@ import (
 // traces is byte for byte what encoding/json writes for the same values,
 // including strings that need escaping and omitted empty fields.
 func TestAppendFrameMatchesEncodingJSON(t *testing.T) {
-	addr := hexValue(0x1040003c0)
+	addr := someHex(0x1040003c0)
 	id, yes := uint64(775), true
 	traces := []symbolicatedStacktrace{
 		{Frames: []symbolicatedFrame{{Status: "unknown_image", InstructionAddr: 0x10}}},
@@ -23,7 +23,7 @@ func TestAppendFrameMatchesEncodingJSON(t *testing.T) {
 			Registers: map[string]hexValue{"pc": 0x1234, "lr": 0},
 			Frames: []symbolicatedFrame{
 				{Status: "symbolicated", OriginalIndex: 3, InstructionAddr: 0xffffffffffffffff, AddrMode: "rel:1",
-					Package: `C:\Apps\<x>&y`, Lang: "cpp", Symbol: "_ZN3fooEv", SymAddr: &addr, Function: "foo()",
+					Package: `C:\Apps\<x>&y`, Lang: "cpp", Symbol: "_ZN3fooEv", SymAddr: addr, Function: "foo()",
 					Filename: "naïve.cc", AbsPath: "/src/naïve.cc", Lineno: 42, Trust: "cfi", Column: 7, Inlined: true,
 					SymbolSource: "dwarf", FoundBy: "compact unwind"},
 				{Status: "missing_symbol", InstructionAddr: 0, Function: "tab\there\x01\u2028"},
@@ -31,7 +31,7 @@ func TestAppendFrameMatchesEncodingJSON(t *testing.T) {
 		// The encoder's shortcuts: a function named as its symbol, a
 		// file name at the end of its path, with and without escapes.
 		{Frames: []symbolicatedFrame{
-			{Status: "symbolicated", Symbol: "main.main", SymAddr: &addr, Function: "main.main", Filename: "main.go", AbsPath: "/src/main.go", Lineno: 1},
+			{Status: "symbolicated", Symbol: "main.main", SymAddr: addr, Function: "main.main", Filename: "main.go", AbsPath: "/src/main.go", Lineno: 1},
 			{Status: "symbolicated", Symbol: "less<int>", Function: "less<int>", Filename: "a&b.h", AbsPath: "/src/a&b.h"},
 			{Status: "symbolicated", Symbol: "_Z1fv", Function: "f()", Filename: "other.c", AbsPath: "/src/main.c"},
 			{Status: "symbolicated", Symbol: "f", Function: "f", Filename: "x.c", AbsPath: "/src/<gen>/x.c"},

@@ -45,6 +45,38 @@ func (h hexValue) MarshalJSON() ([]byte, error) {
 	return []byte(`"0x` + strconv.FormatUint(uint64(h), 16) + `"`), nil
 }
 
+// optionalHex is an address that may be absent (sym_addr): a value
+// rather than a pointer, so that a frame's costs no allocation.
+type optionalHex struct {
+	addr hexValue
+	set  bool
+}
+
+func someHex(v uint64) optionalHex { return optionalHex{hexValue(v), true} }
+
+// IsZero tells encoding/json to omit an absent address (omitzero).
+func (o optionalHex) IsZero() bool { return !o.set }
+
+func (o optionalHex) MarshalJSON() ([]byte, error) { return o.addr.MarshalJSON() }
+
+func (o *optionalHex) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*o = optionalHex{}
+		return nil
+	}
+	o.set = true
+	return o.addr.UnmarshalJSON(b)
+}
+
+// fileName is path.Base of a file's path, without its work for the
+// usual path, which does not end in a slash.
+func fileName(p string) string {
+	if p != "" && p[len(p)-1] != '/' {
+		return p[strings.LastIndexByte(p, '/')+1:]
+	}
+	return path.Base(p)
+}
+
 // symbolicateRequest is the body of POST /symbolicate.
 type symbolicateRequest struct {
 	Platform    string            `json:"platform,omitempty"`
@@ -91,23 +123,23 @@ type rawModule struct {
 // symbolicatedFrame is a frame of the response, with symbolicator's
 // fields first and ours (column, inlined, symbol_source, found_by) after.
 type symbolicatedFrame struct {
-	Status          string    `json:"status"`
-	OriginalIndex   int       `json:"original_index"`
-	InstructionAddr hexValue  `json:"instruction_addr"`
-	AddrMode        string    `json:"addr_mode,omitempty"`
-	Package         string    `json:"package,omitempty"`
-	Lang            string    `json:"lang,omitempty"`
-	Symbol          string    `json:"symbol,omitempty"`
-	SymAddr         *hexValue `json:"sym_addr,omitempty"`
-	Function        string    `json:"function,omitempty"`
-	Filename        string    `json:"filename,omitempty"`
-	AbsPath         string    `json:"abs_path,omitempty"`
-	Lineno          int       `json:"lineno,omitempty"`
-	Trust           string    `json:"trust,omitempty"`
-	Column          int       `json:"column,omitempty"`
-	Inlined         bool      `json:"inlined,omitempty"`
-	SymbolSource    string    `json:"symbol_source,omitempty"`
-	FoundBy         string    `json:"found_by,omitempty"`
+	Status          string      `json:"status"`
+	OriginalIndex   int         `json:"original_index"`
+	InstructionAddr hexValue    `json:"instruction_addr"`
+	AddrMode        string      `json:"addr_mode,omitempty"`
+	Package         string      `json:"package,omitempty"`
+	Lang            string      `json:"lang,omitempty"`
+	Symbol          string      `json:"symbol,omitempty"`
+	SymAddr         optionalHex `json:"sym_addr,omitzero"`
+	Function        string      `json:"function,omitempty"`
+	Filename        string      `json:"filename,omitempty"`
+	AbsPath         string      `json:"abs_path,omitempty"`
+	Lineno          int         `json:"lineno,omitempty"`
+	Trust           string      `json:"trust,omitempty"`
+	Column          int         `json:"column,omitempty"`
+	Inlined         bool        `json:"inlined,omitempty"`
+	SymbolSource    string      `json:"symbol_source,omitempty"`
+	FoundBy         string      `json:"found_by,omitempty"`
 }
 
 type symbolicatedStacktrace struct {
@@ -569,13 +601,12 @@ func (s *Server) appendFrames(out []symbolicatedFrame, scratch *[]symstore.Frame
 		}
 		if rf.HasOffset {
 			// Resolve measured the offset from the unslid lookup address.
-			start := hexValue(lookupAddr - rf.SymbolOffset)
-			sf.SymAddr = &start
+			sf.SymAddr = someHex(lookupAddr - rf.SymbolOffset)
 		}
 		sf.Lang = langName(rf.Lang)
 		if rf.File != "" {
 			sf.AbsPath = rf.File
-			sf.Filename = path.Base(rf.File)
+			sf.Filename = fileName(rf.File)
 			sf.Lineno, sf.Column = rf.Line, rf.Column
 		}
 		sf.Inlined = rf.Inlined
