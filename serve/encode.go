@@ -111,14 +111,46 @@ func appendJSONString(b []byte, s string) []byte {
 	return appendQuoted(b, s)
 }
 
-// isPlainJSON tells a string appendJSONString copies as it is.
+// isPlainJSON tells a string appendJSONString copies as it is. Symbols
+// and paths are long (a Go function's name is often 40 bytes and more),
+// so their bytes are looked at eight at a time.
 func isPlainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if !plainWord(w) {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
 		if !plainJSON[s[i]] {
 			return false
 		}
 	}
 	return true
+}
+
+// Bytes repeated in each of a word's eight bytes.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// hasZeroByte tells whether one of x's bytes is zero.
+func hasZeroByte(x uint64) bool { return (x-ones)&^x&highs != 0 }
+
+// plainWord tells whether all eight bytes of x are ones plainJSON
+// passes: from 0x20 to 0x7e, and none of " \ < > &.
+func plainWord(x uint64) bool {
+	// A byte below 0x20 or above 0x7e: below 0x20, subtracting 0x20
+	// borrows into its high bit; from 0x7f up, adding 1 sets it (or it
+	// is already set).
+	if ((x-0x20*ones)&^x|(x+ones)|x)&highs != 0 {
+		return false
+	}
+	return !hasZeroByte(x^('"'*ones)) && !hasZeroByte(x^('\\'*ones)) &&
+		!hasZeroByte(x^('<'*ones)) && !hasZeroByte(x^('>'*ones)) && !hasZeroByte(x^('&'*ones))
 }
 
 // appendQuoted appends a string that needs no escaping, between quotes.

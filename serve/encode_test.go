@@ -103,3 +103,43 @@ func TestAnswerLength(t *testing.T) {
 		t.Errorf("answer starts %.80s, want status, signal, then stack traces", whole)
 	}
 }
+
+// TestIsPlainJSON: looking at eight bytes at a time gives the byte
+// table's answer for every byte value at every place in a word, and on
+// strings of every length up to a few words.
+func TestIsPlainJSON(t *testing.T) {
+	byTable := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if !plainJSON[s[i]] {
+				return false
+			}
+		}
+		return true
+	}
+	for c := range 256 {
+		for at := range 8 {
+			w := []byte("abcdefgh")
+			w[at] = byte(c)
+			if got, want := isPlainJSON(string(w)), byTable(string(w)); got != want {
+				t.Errorf("isPlainJSON(%q) = %v, want %v", w, got, want)
+			}
+		}
+	}
+	// Neighbours of the bytes that are not plain, two to a word, and
+	// every length.
+	edges := []byte{0x00, 0x1f, 0x20, 0x21, '"', '&', '<', '>', '\\', 0x7e, 0x7f, 0x80, 0xff, 'a', '/'}
+	for _, a := range edges {
+		for _, b := range edges {
+			for n := 0; n <= 20; n++ {
+				s := []byte(strings.Repeat("x", n))
+				if n > 0 {
+					s[n-1] = a
+					s[n/2] = b
+				}
+				if got, want := isPlainJSON(string(s)), byTable(string(s)); got != want {
+					t.Errorf("isPlainJSON(%q) = %v, want %v", s, got, want)
+				}
+			}
+		}
+	}
+}
