@@ -63,14 +63,7 @@ func writeCompleted(w http.ResponseWriter, r *http.Request, code int, resp *comp
 		if i > 0 {
 			b = append(b, ',')
 		}
-		m, err := json.Marshal(&resp.Modules[i])
-		if err != nil { // not for these types, but never half an answer
-			if !started {
-				writeError(w, http.StatusInternalServerError, "writing the answer: %v", err)
-			}
-			return
-		}
-		b = append(append(b, m...), '\n') // as json.Encoder wrote them
+		b = append(appendModule(b, &resp.Modules[i]), '\n') // as json.Encoder wrote them
 	}
 	b = append(b, "]}\n"...)
 	if started {
@@ -82,6 +75,37 @@ func writeCompleted(w http.ResponseWriter, r *http.Request, code int, resp *comp
 	release := holdWrites(r)
 	w.Write(b)
 	release()
+}
+
+// appendModule appends a module's JSON object as encoding/json writes it
+// (TestAppendModuleMatchesEncodingJSON): a request names a few modules,
+// and encoding/json took a few microseconds for each.
+func appendModule(b []byte, m *completeModule) []byte {
+	b = appendJSONString(append(b, `{"debug_status":`...), m.DebugStatus)
+	b = appendStringField(b, `,"unwind_status":`, m.UnwindStatus)
+	b = append(b, `,"features":{"has_debug_info":`...)
+	b = strconv.AppendBool(b, m.Features.HasDebugInfo)
+	b = strconv.AppendBool(append(b, `,"has_unwind_info":`...), m.Features.HasUnwindInfo)
+	b = strconv.AppendBool(append(b, `,"has_symbols":`...), m.Features.HasSymbols)
+	b = strconv.AppendBool(append(b, `,"has_sources":`...), m.Features.HasSources)
+	b = appendJSONString(append(b, `},"arch":`...), m.Arch)
+	b = appendJSONString(append(b, `,"type":`...), m.Type)
+	b = appendStringField(b, `,"debug_id":`, m.DebugID)
+	b = appendStringField(b, `,"code_id":`, m.CodeID)
+	b = appendStringField(b, `,"debug_file":`, m.DebugFile)
+	b = appendStringField(b, `,"code_file":`, m.CodeFile)
+	b = appendHex(append(b, `,"image_addr":`...), uint64(m.ImageAddr))
+	if m.ImageSize != nil {
+		b = appendHex(append(b, `,"image_size":`...), uint64(*m.ImageSize))
+	}
+	if len(m.Candidates) > 0 {
+		// Asked for now and then: their maps are left to encoding/json,
+		// which cannot fail on them.
+		c, _ := json.Marshal(m.Candidates)
+		b = append(append(b, `,"candidates":`...), c...)
+	}
+	b = appendStringField(b, `,"error":`, m.Error)
+	return append(b, '}')
 }
 
 // appendResponseHead appends the answer's opening brace and its fields

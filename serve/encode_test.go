@@ -143,3 +143,28 @@ func TestIsPlainJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendModuleMatchesEncodingJSON: modules are written as
+// encoding/json writes them, with every field set or left out and
+// strings that need escaping.
+func TestAppendModuleMatchesEncodingJSON(t *testing.T) {
+	size := hexValue(0x4000)
+	mods := []completeModule{
+		{},
+		{DebugStatus: "found", UnwindStatus: "unused", Arch: "arm64",
+			Features:   moduleFeatures{HasDebugInfo: true, HasSymbols: true, HasUnwindInfo: true, HasSources: true},
+			rawModule:  rawModule{Type: "macho", DebugID: "b0d7a0a8-7c5e-3b1c-9b0f-8f4b7e4f5a01", CodeID: "x", DebugFile: "App.dSYM", CodeFile: "/private/var/App", ImageAddr: 0x104000000, ImageSize: &size},
+			Candidates: []candidate{{Source: "local", Location: "/srv/<App>", Download: map[string]string{"status": "ok"}}}},
+		{DebugStatus: "malformed", Arch: "unknown", rawModule: rawModule{Type: "macho", DebugID: "naïve \"id\"", ImageAddr: 0xffffffffffffffff},
+			Error: "debug_id \"naïve\": not a UUID <&>", Candidates: []candidate{{Source: "s3", Download: map[string]string{"status": "notfound", "details": "x"}}}},
+	}
+	for i := range mods {
+		want, err := json.Marshal(&mods[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendModule(nil, &mods[i]); string(got) != string(want) {
+			t.Errorf("module %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}
