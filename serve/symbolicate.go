@@ -355,7 +355,7 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 	if len(all) >= 2*framesPerResolver {
 		// The answer is written from the resolvers' buffers; they go back
 		// to their pool once it is written (resp.release).
-		spans, resp.release = resolveAll(all, s.idleCores(), resolve)
+		spans, resp.release = resolveAll(all, resolve)
 	}
 	var scratch *[]symstore.Frame
 	if spans == nil {
@@ -403,28 +403,20 @@ const resolveChunk = 8
 // than maxPooledBuffer is left to the garbage collector.
 var encodedPool = sync.Pool{New: func() any { return new([]byte) }}
 
-// idleCores is how many cores a request may resolve its frames on: its
-// own and those no other request in flight is using. With a request per
-// core in flight, more goroutines would only add their starts and
-// hand-offs to the work (a tenth more CPU time per request at four
-// connections on two cores).
-func (s *Server) idleCores() int {
-	return max(runtime.GOMAXPROCS(0)-len(s.slots)+1, 1)
-}
-
 // resolveAll resolves frames with resolve (which appends a frame's
 // symbolicated frames to a buffer) and returns each frame's symbolicated
 // frames as JSON (the frames' objects joined by commas), in order, valid
 // until release is called. A request of many frames is resolved by up to
-// cores goroutines, so that one large request uses the cores an idle
-// instance has (the index is safe for concurrent lookups). Each goroutine encodes
+// GOMAXPROCS goroutines, so that one large request uses the cores an idle
+// instance has (the index is safe for concurrent lookups); under load,
+// requests in flight keep the cores busy anyway. Each goroutine encodes
 // the frames it resolves, so that writing the answer's JSON is shared out
 // as well and the frames are never copied into the answer's structures.
 // The goroutines take the frames a few at a time, so that one that starts
 // late (its core busy with other work) leaves its share to the others
 // rather than holding the request up.
-func resolveAll(frames []frameRef, cores int, resolve func([]symbolicatedFrame, *[]symstore.Frame, frameRef) []symbolicatedFrame) (spans [][]byte, release func()) {
-	workers := max(min(cores, len(frames)/framesPerResolver), 1)
+func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, *[]symstore.Frame, frameRef) []symbolicatedFrame) (spans [][]byte, release func()) {
+	workers := max(min(runtime.GOMAXPROCS(0), len(frames)/framesPerResolver), 1)
 	// Where each frame's JSON lies: which resolver's buffer, from, to.
 	type place struct{ worker, start, end int }
 	places := make([]place, len(frames))

@@ -202,13 +202,11 @@ func TestMissesAndFailuresRemembered(t *testing.T) {
 	}
 }
 
-// TestResolveAllKeepsOrder: frames split among goroutines (or resolved
-// on one, when no other core is idle) come back each with its own
-// symbolicated frames (one to three here, as inlined functions make
-// them) as JSON, in the request's order.
+// TestResolveAllKeepsOrder: frames split among goroutines come back each
+// with its own symbolicated frames (one to three here, as inlined
+// functions make them) as JSON, in the request's order.
 func TestResolveAllKeepsOrder(t *testing.T) {
-	for _, c := range []struct{ n, cores int }{{0, 4}, {1, 4}, {framesPerResolver - 1, 4}, {framesPerResolver * 2, 4}, {1000, 4}, {1000, 1}} {
-		n := c.n
+	for _, n := range []int{0, 1, framesPerResolver - 1, framesPerResolver * 2, 1000} {
 		var frames []frameRef
 		for k := range n {
 			frames = append(frames, frameRef{k / 7, k % 7})
@@ -219,7 +217,7 @@ func TestResolveAllKeepsOrder(t *testing.T) {
 			}
 			return buf
 		}
-		spans, release := resolveAll(frames, c.cores, resolve)
+		spans, release := resolveAll(frames, resolve)
 		if len(spans) != n {
 			t.Fatalf("%d frames: %d spans", n, len(spans))
 		}
