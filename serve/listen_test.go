@@ -42,10 +42,11 @@ func tcpPair(t *testing.T) (server *net.TCPConn, client net.Conn) {
 	return c.(*net.TCPConn), client
 }
 
-// TestHeldConnSendsOnRelease: what is written while a heldConn holds
-// reaches the peer only at release, all of it, in order; before hold and
-// after release writes go straight through.
-func TestHeldConnSendsOnRelease(t *testing.T) {
+// TestHeldConnSendsInOneWrite: while a heldConn holds, small writes
+// reach the peer only with the next large write or at release, all of
+// them, in order; before hold and after release writes go straight
+// through.
+func TestHeldConnSendsInOneWrite(t *testing.T) {
 	server, client := tcpPair(t)
 	c := &heldConn{TCPConn: server}
 	read := func(n int) string {
@@ -57,34 +58,49 @@ func TestHeldConnSendsOnRelease(t *testing.T) {
 		}
 		return string(buf)
 	}
-	if _, err := c.Write([]byte("before")); err != nil {
-		t.Fatal(err)
+	nothingSent := func(when string) {
+		t.Helper()
+		client.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		if n, err := client.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("%s: read %d bytes (%v), want nothing sent", when, n, err)
+		}
 	}
+	write := func(p string) {
+		t.Helper()
+		if n, err := c.Write([]byte(p)); n != len(p) || err != nil {
+			t.Fatalf("Write(%d bytes) = %d, %v", len(p), n, err)
+		}
+	}
+	write("before")
 	if got := read(6); got != "before" {
 		t.Fatalf("before hold: read %q", got)
 	}
 	c.hold()
-	big := strings.Repeat("x", 40<<10)
-	for _, p := range []string{"head,", big, ",tail"} {
-		if n, err := c.Write([]byte(p)); n != len(p) || err != nil {
-			t.Fatalf("held Write(%d bytes) = %d, %v", len(p), n, err)
-		}
+	head := strings.Repeat("h", maxHeld-10) // net/http's buffer, nearly full
+	write(head)
+	nothingSent("a small write held")
+	body := strings.Repeat("b", 40<<10)
+	write(body)
+	if got := read(len(head) + len(body)); got != head+body {
+		t.Fatalf("after a large write: read %d bytes, not the held ones and it", len(got))
 	}
-	client.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-	if n, err := client.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("while held: read %d bytes (%v), want nothing sent", n, err)
-	}
+	write(",tail")
+	nothingSent("a small write after the large one")
 	if err := c.release(); err != nil {
 		t.Fatal(err)
 	}
-	if got := read(len(big) + 10); got != "head,"+big+",tail" {
-		t.Fatalf("after release: read %d bytes, not what was written", len(got))
+	if got := read(5); got != ",tail" {
+		t.Fatalf("after release: read %q", got)
 	}
-	c.Write([]byte("after"))
+	write("after")
 	if got := read(5); got != "after" {
 		t.Fatalf("after release: read %q", got)
 	}
 	c.hold()
+	write(body) // nothing held before it
+	if got := read(len(body)); got != body {
+		t.Fatalf("a large write with nothing held: read %d bytes", len(got))
+	}
 	if err := c.release(); err != nil {
 		t.Errorf("release with nothing held: %v", err)
 	}
