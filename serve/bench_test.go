@@ -2,9 +2,11 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -132,13 +134,22 @@ func BenchmarkSymbolicate100FramesGo(b *testing.B) {
 	}
 	defer s.Close()
 	if os.Getenv("STACKIMAGE_BENCH_LOOPBACK") != "" {
-		// Over loopback, as make loadtest's client sends them: the HTTP
-		// server's and the kernel's part of a request are in the profile.
-		srv := httptest.NewServer(s)
-		defer srv.Close()
+		// Over loopback, as make loadtest's client sends them, to the
+		// service's own Serve: the HTTP server's and the kernel's part of
+		// a request are in the profile.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		served := make(chan error)
+		go func() { served <- s.Serve(ctx, ln) }()
+		defer func() { cancel(); <-served }()
+		url := "http://" + ln.Addr().String()
+		client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 		var answer bytes.Buffer
 		post := func(body []byte) {
-			resp, err := srv.Client().Post(srv.URL+"/symbolicate", "application/json", bytes.NewReader(body))
+			resp, err := client.Post(url+"/symbolicate", "application/json", bytes.NewReader(body))
 			if err != nil {
 				b.Fatal(err)
 			}
