@@ -336,7 +336,11 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 
 	resp := &completedResponse{Status: "completed", Signal: req.Signal, Stacktraces: make([]symbolicatedStacktrace, len(req.Stacktraces))}
 	// Every frame, in order, for the resolvers.
-	var all []frameRef
+	n := 0
+	for _, st := range req.Stacktraces {
+		n += len(st.Frames)
+	}
+	all := make([]frameRef, 0, n)
 	for i, st := range req.Stacktraces {
 		for j := range st.Frames {
 			all = append(all, frameRef{i, j})
@@ -427,7 +431,8 @@ func resolveAll(frames []frameRef, resolve func([]symbolicatedFrame, *[]symstore
 		buf := (*pooled)[:0]
 		scratch := getScratch()
 		defer putScratch(scratch)
-		var resolved []symbolicatedFrame
+		// Room for a frame and the functions inlined at it, most often.
+		resolved := make([]symbolicatedFrame, 0, 8)
 		for {
 			lo := int(next.Add(resolveChunk)) - resolveChunk
 			if lo >= len(frames) {
@@ -502,8 +507,7 @@ const maxParallelFetches = 16
 // memory, nearly always all of them, on the request's goroutine; the
 // others in parallel. A module not ready by the deadline says "timeout".
 func (s *Server) fetchModules(ctx context.Context, mods []*moduleState, only []*source) {
-	var wg sync.WaitGroup
-	var slots chan struct{}
+	var cold []*moduleState
 	for _, m := range mods {
 		if !m.used || m.idErr != nil {
 			continue
@@ -514,9 +518,19 @@ func (s *Server) fetchModules(ctx context.Context, mods []*moduleState, only []*
 			m.found(look)
 			continue
 		}
-		if slots == nil {
-			slots = make(chan struct{}, maxParallelFetches)
-		}
+		cold = append(cold, m)
+	}
+	if len(cold) > 0 {
+		s.fetchCold(ctx, cold, only)
+	}
+}
+
+// fetchCold finds the indexes of modules not open in memory, in
+// parallel.
+func (s *Server) fetchCold(ctx context.Context, mods []*moduleState, only []*source) {
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, maxParallelFetches)
+	for _, m := range mods {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
