@@ -70,11 +70,6 @@ type Index struct {
 	cacheOnce sync.Once
 	strCache  []atomic.Pointer[strBlockStrings]
 	demCache  []atomic.Pointer[cacheBlock]
-
-	// nodeCache holds decoded nodes of the inline tree (cachedNode),
-	// made on the first lookup of source answers.
-	nodeCacheOnce sync.Once
-	nodeCache     []atomic.Pointer[cachedNode]
 }
 
 // strBlockStrings holds the strings of one block of strBlock, decoded
@@ -931,125 +926,43 @@ func (ix *Index) appendSource(dst []debuginfo.Frame, addr uint64, mangled bool) 
 	}
 	start := len(dst)
 	file, line, col := ix.file(r.file), int(r.line), int(r.col)
+	// Each node is decoded from the tree's bytes, not kept: a chain's
+	// nodes lie side by side in the tree, so that decoding them again
+	// costs less than finding them in a cache of decoded nodes, whose
+	// slots and nodes lie all over memory (on the big generated dSYM,
+	// 100,000 random addresses reach 97,000 distinct nodes: a cache
+	// mostly missed, and an allocation per node).
 	off := uint64(r.leaf) - 1
 	for depth := 0; depth < maxDepth; depth++ {
-		n := ix.cachedNode(off)
-		if n == nil {
-			if ix.Err() != nil {
-				return dst[:start], false // no answer from damaged bytes
-			}
+		n, ok := ix.node(off)
+		if !ok {
 			break
 		}
 		f := debuginfo.Frame{
-			LinkageName: n.linkage,
-			Lang:        n.lang,
-			Inlined:     n.inlined,
+			LinkageName: ix.str(n.linkage),
+			Lang:        debuginfo.Lang(ix.lang(n.lang)),
+			Inlined:     n.flags&nodeInlined != 0,
 			File:        file, Line: line, Column: col,
 		}
 		switch {
-		case n.demangledName && mangled:
-			f.Function = n.linkage
-		case n.demangledName:
-			f.Function = ix.nodeDemangled(n)
+		case n.flags&nodeDemangled != 0 && mangled:
+			f.Function = f.LinkageName
+		case n.flags&nodeDemangled != 0:
+			f.Function = ix.demangled(n.linkage, f.LinkageName)
 		default:
-			f.Function = n.function
+			f.Function = ix.str(n.function)
 		}
 		dst = append(dst, f)
-		file, line, col = n.callFile, n.callLine, n.callCol
+		file, line, col = ix.file(n.callFile), int(n.callLine), int(n.callCol)
 		if n.parentDelta == 0 || n.parentDelta > off {
 			break // parents come first: anything else is a loop
 		}
 		off -= n.parentDelta
 	}
 	if ix.Err() != nil {
-		return dst[:start], false
+		return dst[:start], false // no answer from damaged bytes
 	}
 	return dst, true
-}
-
-// cachedNode is one node of the inline tree with its strings looked up:
-// what a frame needs of it. It is never changed once made but for
-// demangled, set on first use.
-type cachedNode struct {
-	off               uint64 // in the inline tree: the cache slot's key
-	parentDelta       uint64
-	function, linkage string
-	linkageID         uint32
-	lang              debuginfo.Lang
-	inlined           bool
-	demangledName     bool // the function's name is its linkage name demangled
-	callFile          string
-	callLine, callCol int
-	demangled         atomic.Pointer[string]
-}
-
-// Node cache sizes: a slot per nodeCacheBytes bytes of the inline tree,
-// at most maxNodeCache slots (512 KiB of pointers). A lookup of the big
-// generated dSYM follows 2.7 nodes, each otherwise decoded with four
-// strings looked up in the string cache; 100,000 random addresses of its
-// code reach about 97,000 distinct nodes of its 1 MB inline tree. Twice
-// the slots were measured no faster: the cache's own misses grow.
-const (
-	nodeCacheBytes = 8
-	minNodeCache   = 1 << 8
-	maxNodeCache   = 1 << 16
-)
-
-// cachedNode returns the node at off in the inline tree, decoded, from the
-// node cache or decoding it into the cache; nil when the node is damaged
-// (see Err) or cannot be decoded. The cache is direct-mapped: a node
-// replaces the one in its slot, which stays valid for those holding it.
-func (ix *Index) cachedNode(off uint64) *cachedNode {
-	ix.nodeCacheOnce.Do(func() {
-		n := minNodeCache
-		for n < maxNodeCache && n*nodeCacheBytes < len(ix.nodes.b) {
-			n <<= 1
-		}
-		ix.nodeCache = make([]atomic.Pointer[cachedNode], n)
-	})
-	// Fibonacci hashing spreads the offsets, which cluster by function.
-	slot := &ix.nodeCache[(off*0x9E3779B97F4A7C15)>>(64-bits.TrailingZeros(uint(len(ix.nodeCache))))]
-	if c := slot.Load(); c != nil && c.off == off {
-		return c
-	}
-	n, ok := ix.node(off)
-	if !ok {
-		return nil
-	}
-	c := &cachedNode{
-		off:           off,
-		parentDelta:   n.parentDelta,
-		function:      ix.str(n.function),
-		linkage:       ix.str(n.linkage),
-		linkageID:     n.linkage,
-		lang:          debuginfo.Lang(ix.lang(n.lang)),
-		inlined:       n.flags&nodeInlined != 0,
-		demangledName: n.flags&nodeDemangled != 0,
-		callFile:      ix.file(n.callFile),
-		callLine:      int(n.callLine),
-		callCol:       int(n.callCol),
-	}
-	if n.flags&nodeDemangled != 0 {
-		c.function = "" // the name is the demangled linkage name
-	}
-	if ix.Err() == nil {
-		// A string of a damaged chunk reads as "": never cached.
-		slot.Store(c)
-	}
-	return c
-}
-
-// nodeDemangled returns the demangled linkage name of node n, which is
-// named by it, as demangled does, kept in the node after the first time.
-func (ix *Index) nodeDemangled(n *cachedNode) string {
-	if p := n.demangled.Load(); p != nil {
-		return *p
-	}
-	s := ix.demangled(n.linkageID, n.linkage)
-	if ix.Err() == nil {
-		n.demangled.Store(&s)
-	}
-	return s
 }
 
 // demangled returns the demangled form of the linkage name with id,
@@ -1293,8 +1206,10 @@ type decodedNode struct {
 // maxNodeSize bounds the bytes of one node: eight uvarints.
 const maxNodeSize = 8 * binary.MaxVarintLen64
 
-// node decodes the node at off in the inline tree.
-func (ix *Index) node(off uint64) (decodedNode, bool) {
+// node decodes the node at off in the inline tree; ok is false when off
+// is outside the tree, the node's bytes are damaged (Err then says where)
+// or it cannot be decoded.
+func (ix *Index) node(off uint64) (n decodedNode, ok bool) {
 	if off >= uint64(len(ix.nodes.b)) {
 		return decodedNode{}, false
 	}
@@ -1302,34 +1217,48 @@ func (ix *Index) node(off uint64) (decodedNode, bool) {
 	if !ix.verifyRange(ix.nodes.off+off, ix.nodes.off+end) {
 		return decodedNode{}, false
 	}
-	d := decoder{b: ix.nodes.b[off:end]}
-	var n decodedNode
-	var err error
-	u32 := func() uint32 {
-		v, e := d.uvarint()
-		if e != nil {
-			err = e
-		}
-		return uint32(min(v, math.MaxUint32))
+	b := ix.nodes.b[off:end]
+	i := 0
+	if n.flags, i = uvarintAt(b, i); i < 0 {
+		return decodedNode{}, false
 	}
-	n.flags, err = d.uvarint()
-	if err != nil {
-		return n, false
+	if n.parentDelta, i = uvarintAt(b, i); i < 0 {
+		return decodedNode{}, false
 	}
-	n.parentDelta, err = d.uvarint()
+	var v uint64
 	n.function, n.linkage = noString, noString
 	if n.flags&nodeFunction != 0 {
-		n.function = u32()
+		if v, i = uvarintAt(b, i); i < 0 {
+			return decodedNode{}, false
+		}
+		n.function = sat32(v)
 	}
 	if n.flags&nodeLinkage != 0 {
-		n.linkage = u32()
+		if v, i = uvarintAt(b, i); i < 0 {
+			return decodedNode{}, false
+		}
+		n.linkage = sat32(v)
 	}
 	if n.flags&nodeCall != 0 {
-		n.callFile, n.callLine, n.callCol = u32(), u32(), u32()
+		if v, i = uvarintAt(b, i); i < 0 {
+			return decodedNode{}, false
+		}
+		n.callFile = sat32(v)
+		if v, i = uvarintAt(b, i); i < 0 {
+			return decodedNode{}, false
+		}
+		n.callLine = sat32(v)
+		if v, i = uvarintAt(b, i); i < 0 {
+			return decodedNode{}, false
+		}
+		n.callCol = sat32(v)
 	}
 	n.lang = uint8(min(n.flags>>nodeLangShift, 255))
-	return n, err == nil
+	return n, true
 }
+
+// sat32 is v, or math.MaxUint32 when v is larger.
+func sat32(v uint64) uint32 { return uint32(min(v, math.MaxUint32)) }
 
 // file returns the path of file table entry id-1; "" for 0 or a bad id.
 func (ix *Index) file(id uint32) string {
@@ -1358,15 +1287,7 @@ func (ix *Index) lineRange(addr uint64) (lineRange, bool) {
 	}
 	blocks := ix.blocks.b
 	nb := len(blocks) / lineBlockSize
-	lo, hi := 0, nb
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if le.Uint64(blocks[lineBlockSize*m:]) > addr {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
+	lo := searchRecords(blocks, lineBlockSize, nb, addr)
 	if lo == 0 {
 		return lineRange{}, false
 	}
@@ -1389,44 +1310,51 @@ func (ix *Index) lineRange(addr uint64) (lineRange, bool) {
 // addr: the block's count ranges from first are decoded from b as
 // decoder.next decodes them, in one loop without a call per field (it is
 // every lookup's inner loop), stopping at the first range past addr.
-func rangeAt(b []byte, first uint64, shift uint, count uint32, addr uint64) (last lineRange, found bool) {
-	cur := lineRange{addr: first}
+func rangeAt(b []byte, first uint64, shift uint, count uint32, addr uint64) (lineRange, bool) {
+	// The range is kept in scalars, which stay in registers: a range is
+	// committed to them once all of its fields are decoded, so that a
+	// damaged one leaves the range before it.
+	curAddr, ok, leaf, file, line, col := first, false, uint32(0), uint32(0), uint32(0), uint32(0)
+	found := false
 	i := 0
 	for k := uint32(0); k < count; k++ {
 		var head, v uint64
 		if head, i = uvarintAt(b, i); i < 0 {
 			break
 		}
-		a := cur.addr + head>>lineFlagBits<<shift
+		a := curAddr + head>>lineFlagBits<<shift
 		if a > addr {
 			break
 		}
-		cur.addr, cur.ok, cur.col = a, head&flagFound != 0, 0
+		nleaf, nfile, ncol := leaf, file, uint32(0)
 		if head&flagLeaf != 0 {
 			if v, i = uvarintAt(b, i); i < 0 {
 				break
 			}
-			cur.leaf = uint32(int64(cur.leaf) + unzigzag(v))
+			nleaf = uint32(int64(leaf) + unzigzag(v))
 		}
 		if head&flagFile != 0 {
 			if v, i = uvarintAt(b, i); i < 0 {
 				break
 			}
-			cur.file = uint32(int64(cur.file) + unzigzag(v))
+			nfile = uint32(int64(file) + unzigzag(v))
 		}
 		if v, i = uvarintAt(b, i); i < 0 {
 			break
 		}
-		cur.line = uint32(int64(cur.line) + unzigzag(v))
+		nline := uint32(int64(line) + unzigzag(v))
 		if head&flagColumn != 0 {
 			if v, i = uvarintAt(b, i); i < 0 {
 				break
 			}
-			cur.col = uint32(v)
+			ncol = uint32(v)
 		}
-		last, found = cur, true
+		curAddr, ok, leaf, file, line, col, found = a, head&flagFound != 0, nleaf, nfile, nline, ncol, true
 	}
-	return last, found
+	if !found {
+		return lineRange{}, false
+	}
+	return lineRange{addr: curAddr, ok: ok, leaf: leaf, file: file, line: line, col: col}, true
 }
 
 // uvarintAt decodes the uvarint at b[i:] and returns it with the index
@@ -1527,3 +1455,25 @@ func (d *decoder) next(prev lineRange) (lineRange, error) {
 // unsafeString returns b as a string without copying it: for comparisons
 // of the file's bytes, never kept.
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// searchRecords returns how many of the n records of size bytes at the
+// start of b begin with an address (u64) at or below addr, the records
+// being sorted by it. The loop has no branch on the comparison, which
+// random addresses would mispredict half the time.
+func searchRecords(b []byte, size, n int, addr uint64) int {
+	if n == 0 || len(b) < size*n {
+		return 0
+	}
+	base := 0 // records [0, base) are at or below addr
+	for n > 1 {
+		half := n >> 1
+		// borrow is 1 when the record starts above addr.
+		_, borrow := bits.Sub64(addr, le.Uint64(b[size*(base+half-1):]), 0)
+		base += half &^ -int(borrow)
+		n -= half
+	}
+	if le.Uint64(b[size*base:]) <= addr {
+		base++
+	}
+	return base
+}
