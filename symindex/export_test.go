@@ -78,3 +78,11 @@ func (b *builder) chain(frames []debuginfo.Frame) uint32 {
 // SymbolUncached is Symbol reading every symbol block entry by entry, as
 // it reads compressed blocks, without the cache of decoded blocks.
 func (ix *Index) SymbolUncached(addr uint64) (symtab.Symbol, bool) { return ix.symbol(addr, false) }
+
+// AllGood reports whether every chunk is known good, so that lookups
+// check none.
+func (ix *Index) AllGood() bool { return ix.allGood.Load() }
+
+// Chunks returns the number of checksummed chunks and the file offset of
+// the first.
+func (ix *Index) Chunks() (n int, base uint64) { return len(ix.state), ix.chunkBase }

@@ -61,6 +61,12 @@ type Index struct {
 	checks              []byte
 	state               []atomic.Uint32
 	damage              atomic.Pointer[FormatError]
+	// checked counts the chunks found good; once it reaches
+	// sweepAfter, the rest are checked at once, and allGood is set when
+	// every chunk is good: lookups then check nothing more.
+	checked    atomic.Int64
+	sweepAfter int64
+	allGood    atomic.Bool
 
 	// The strings lookups decoded, by block of strBlock strings
 	// (strCache), and the demangled forms of linkage names, by string id
@@ -172,6 +178,7 @@ func Parse(data []byte) (*Index, error) {
 	}
 	ix.chunkBase, ix.chunkEnd, ix.checks = dirEnd, checksOff, data[checksOff:]
 	ix.state = make([]atomic.Uint32, checksSize/4)
+	ix.sweepAfter = max(1, int64(len(ix.state))/sweepFraction)
 
 	var tables [maxTables]table
 	ntables := 0
@@ -285,13 +292,11 @@ func Parse(data []byte) (*Index, error) {
 // recorded for Err.
 func (ix *Index) verify(s span) bool { return ix.verifyRange(s.off, s.off+uint64(len(s.b))) }
 
-// verifyRange is verify for the file's bytes [lo, hi). Its first test,
-// small enough to be inlined, answers most calls of a lookup: bytes
-// within one chunk checked before.
+// verifyRange is verify for the file's bytes [lo, hi). Its test, small
+// enough to be inlined, answers every call once all the chunks are known
+// good (see sweep).
 func (ix *Index) verifyRange(lo, hi uint64) bool {
-	// lo below the chunks makes c too big; an empty range is checked.
-	c := (lo - ix.chunkBase) >> chunkShift
-	if c == (hi-1-ix.chunkBase)>>chunkShift && c < uint64(len(ix.state)) && ix.state[c].Load() == chunkGood {
+	if ix.allGood.Load() {
 		return true
 	}
 	return ix.verifyChunks(lo, hi)
@@ -299,6 +304,12 @@ func (ix *Index) verifyRange(lo, hi uint64) bool {
 
 // verifyChunks is verifyRange checking every chunk in the range.
 func (ix *Index) verifyChunks(lo, hi uint64) bool {
+	// Most calls: bytes within one chunk checked before (lo below the
+	// chunks makes c too big; an empty range is checked).
+	c := (lo - ix.chunkBase) >> chunkShift
+	if c == (hi-1-ix.chunkBase)>>chunkShift && c < uint64(len(ix.state)) && ix.state[c].Load() == chunkGood {
+		return true
+	}
 	lo, hi = max(lo, ix.chunkBase), min(hi, ix.chunkEnd)
 	if lo >= hi {
 		return true // the header, directory and checksums were checked at open
@@ -318,8 +329,35 @@ func (ix *Index) verifyChunks(lo, hi uint64) bool {
 			return false
 		}
 		ix.state[c].Store(chunkGood)
+		if ix.checked.Add(1) == ix.sweepAfter {
+			ix.sweep()
+		}
 	}
 	return true
+}
+
+// sweepFraction: once a lookups have checked this fraction of the chunks,
+// the rest are checked at once. A first answer checks a few chunks; a
+// batch of lookups soon reaches most of them, and checking a chunk once
+// costs less than testing, at every read of every lookup, whether it was.
+const sweepFraction = 4
+
+// sweep checks every chunk not checked yet and sets allGood when all of
+// them are good. A damaged one is left unchecked and not reported: the
+// lookup that reads it reports it, as it would without the sweep.
+func (ix *Index) sweep() {
+	for c := range ix.state {
+		if ix.state[c].Load() == chunkGood {
+			continue
+		}
+		start := ix.chunkBase + uint64(c)<<chunkShift
+		end := min(start+1<<chunkShift, ix.chunkEnd)
+		if crc32.Checksum(ix.data[start:end], castagnoli()) != le.Uint32(ix.checks[4*c:]) {
+			return
+		}
+		ix.state[c].Store(chunkGood)
+	}
+	ix.allGood.Store(true)
 }
 
 // Err returns the error for the first damaged chunk a lookup met, nil
@@ -462,7 +500,7 @@ func (ix *Index) decodeStrBlock(blk uint64) (strs *strBlockStrings, ok bool) {
 	}
 	b := ix.strings.b[lo:hi]
 	var ends [strBlock]int // where each string ends in all
-	var all []byte
+	all := make([]byte, 0, strBlockSize(b))
 	prev, n := 0, 0 // where the previous string starts in all; strings decoded
 	for ; n < strBlock; n++ {
 		shared := uint64(0)
@@ -491,6 +529,30 @@ func (ix *Index) decodeStrBlock(blk uint64) (strs *strBlockStrings, ok bool) {
 		start = ends[i]
 	}
 	return strs, true
+}
+
+// strBlockSize returns the bytes of the strings of block b, as far as
+// decodeStrBlock decodes them: it sizes their one allocation.
+func strBlockSize(b []byte) int {
+	total, prev := uint64(0), uint64(0)
+	for n := 0; n < strBlock; n++ {
+		shared := uint64(0)
+		if n > 0 {
+			v, k := binary.Uvarint(b)
+			if k <= 0 || v > prev {
+				break
+			}
+			shared, b = v, b[k:]
+		}
+		size, k := binary.Uvarint(b)
+		if k <= 0 || size > uint64(len(b)-k) || shared+size > maxStringLen {
+			break
+		}
+		b = b[k+int(size):]
+		prev = shared + size
+		total += prev
+	}
+	return int(total)
 }
 
 // Answer is everything an index knows at one address.
@@ -1308,8 +1370,9 @@ func (ix *Index) lineRange(addr uint64) (lineRange, bool) {
 
 // rangeAt returns the last range of a line block starting at or below
 // addr: the block's count ranges from first are decoded from b as
-// decoder.next decodes them, in one loop without a call per field (it is
-// every lookup's inner loop), stopping at the first range past addr.
+// decoder.next decodes them, in one loop with a call per field only for
+// values of more than one byte (it is every lookup's inner loop),
+// stopping at the first range past addr.
 func rangeAt(b []byte, first uint64, shift uint, count uint32, addr uint64) (lineRange, bool) {
 	// The range is kept in scalars, which stay in registers: a range is
 	// committed to them once all of its fields are decoded, so that a
@@ -1319,7 +1382,9 @@ func rangeAt(b []byte, first uint64, shift uint, count uint32, addr uint64) (lin
 	i := 0
 	for k := uint32(0); k < count; k++ {
 		var head, v uint64
-		if head, i = uvarintAt(b, i); i < 0 {
+		if uint(i) < uint(len(b)) && b[i] < 0x80 {
+			head, i = uint64(b[i]), i+1
+		} else if head, i = uvarintLong(b, i); i < 0 {
 			break
 		}
 		a := curAddr + head>>lineFlagBits<<shift
@@ -1328,23 +1393,31 @@ func rangeAt(b []byte, first uint64, shift uint, count uint32, addr uint64) (lin
 		}
 		nleaf, nfile, ncol := leaf, file, uint32(0)
 		if head&flagLeaf != 0 {
-			if v, i = uvarintAt(b, i); i < 0 {
+			if uint(i) < uint(len(b)) && b[i] < 0x80 {
+				v, i = uint64(b[i]), i+1
+			} else if v, i = uvarintLong(b, i); i < 0 {
 				break
 			}
 			nleaf = uint32(int64(leaf) + unzigzag(v))
 		}
 		if head&flagFile != 0 {
-			if v, i = uvarintAt(b, i); i < 0 {
+			if uint(i) < uint(len(b)) && b[i] < 0x80 {
+				v, i = uint64(b[i]), i+1
+			} else if v, i = uvarintLong(b, i); i < 0 {
 				break
 			}
 			nfile = uint32(int64(file) + unzigzag(v))
 		}
-		if v, i = uvarintAt(b, i); i < 0 {
+		if uint(i) < uint(len(b)) && b[i] < 0x80 {
+			v, i = uint64(b[i]), i+1
+		} else if v, i = uvarintLong(b, i); i < 0 {
 			break
 		}
 		nline := uint32(int64(line) + unzigzag(v))
 		if head&flagColumn != 0 {
-			if v, i = uvarintAt(b, i); i < 0 {
+			if uint(i) < uint(len(b)) && b[i] < 0x80 {
+				v, i = uint64(b[i]), i+1
+			} else if v, i = uvarintLong(b, i); i < 0 {
 				break
 			}
 			ncol = uint32(v)
@@ -1360,7 +1433,9 @@ func rangeAt(b []byte, first uint64, shift uint, count uint32, addr uint64) (lin
 // uvarintAt decodes the uvarint at b[i:] and returns it with the index
 // after it, or -1 when b holds none there (as binary.Uvarint fails: b
 // ends, or the value overflows 64 bits). It is small enough to be
-// inlined: it decodes every field of the lookups' inner loops.
+// inlined: it decodes every field of the lookups' inner loops. The
+// innermost loop, rangeAt's, tests for a one-byte value itself and calls
+// uvarintLong for the others.
 func uvarintAt(b []byte, i int) (uint64, int) {
 	var v uint64
 	for s := uint(0); uint(i) < uint(len(b)); s += 7 {
@@ -1379,6 +1454,12 @@ func uvarintAt(b []byte, i int) (uint64, int) {
 	}
 	return 0, -1
 }
+
+// uvarintLong is uvarintAt, not inlined: for the values of more than one
+// byte, which are fewer.
+//
+//go:noinline
+func uvarintLong(b []byte, i int) (uint64, int) { return uvarintAt(b, i) }
 
 // unzigzag turns a uvarint as binary.AppendVarint writes it back into
 // the signed value.
