@@ -66,6 +66,11 @@ type Answerer struct {
 	frames         []symstore.Frame
 	slide          uint64
 	opts           Options
+	// lastFile is the source file of the last frame printed with one,
+	// and lastFileText how it was printed: frames in a row nearly always
+	// share a file, whose base name and escaping are then not redone.
+	lastFile     string
+	lastFileText []byte
 }
 
 // Open opens path as atos -o does, a bundle's binary for a bundle, and
@@ -173,11 +178,14 @@ func (a *Answerer) appendFrame(buf []byte, f symstore.Frame, addr uint64) []byte
 	case f.File != "":
 		buf = a.appendName(buf, f.Symbol)
 		buf = append(buf, " ("...)
-		file := f.File
-		if !a.opts.FullPath {
-			file = path.Base(strings.ReplaceAll(file, "\\", "/"))
+		if f.File != a.lastFile || a.lastFileText == nil {
+			file := f.File
+			if !a.opts.FullPath {
+				file = path.Base(strings.ReplaceAll(file, "\\", "/"))
+			}
+			a.lastFile, a.lastFileText = f.File, textesc.Append(a.lastFileText[:0], file)
 		}
-		buf = textesc.Append(buf, file)
+		buf = append(buf, a.lastFileText...)
 		buf = append(buf, ':')
 		buf = strconv.AppendInt(buf, int64(f.Line), 10)
 		buf = append(buf, ')')

@@ -97,6 +97,32 @@ func TestAtosLineZero(t *testing.T) {
 	}
 }
 
+// TestAtosFileInARow checks that one Answerer prints each frame's own
+// file when frames in a row share a file, change it, come back to it, or
+// have paths that differ but share a base name: the file last printed is
+// kept, and must not stand for another.
+func TestAtosFileInARow(t *testing.T) {
+	frames := []symstore.Frame{
+		{Symbol: "a", File: "/src/x/one.c", Line: 1},
+		{Symbol: "b", File: "/src/x/one.c", Line: 2},
+		{Symbol: "c", File: "/src/y/two.c", Line: 3},
+		{Symbol: "d", File: "/src/y/one.c", Line: 4},
+		{Symbol: "e", File: "/src/x/one.c", Line: 5},
+		{Symbol: "f", File: "C:\\src\\three.c", Line: 6},
+		{Symbol: "g", File: "/src/esc\x1bape.c", Line: 7},
+	}
+	for _, fullPath := range []bool{false, true} {
+		a := &Answerer{inImage: inImage("App"), opts: Options{FullPath: fullPath}}
+		for _, f := range frames {
+			fresh := &Answerer{inImage: inImage("App"), opts: Options{FullPath: fullPath}}
+			want := string(fresh.appendFrame(nil, f, 0x1000))
+			if got := string(a.appendFrame(nil, f, 0x1000)); got != want {
+				t.Errorf("fullPath %v: appendFrame(%+v) after others = %q, want %q", fullPath, f, got, want)
+			}
+		}
+	}
+}
+
 // TestScanWords checks the ASCII fast path against bufio.ScanWords on
 // inputs that mix spaces, line ends, a token cut by the buffer's end and
 // bytes beyond ASCII.
