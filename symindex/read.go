@@ -48,8 +48,11 @@ type Index struct {
 	langs    span
 	blocks   span
 	stream   span
-	demIndex span // u32 offset per demChunk string ids
-	demNames span
+	// lineSearch narrows the search of the line blocks (made on first
+	// use).
+	lineSearch blockSearch
+	demIndex   span // u32 offset per demChunk string ids
+	demNames   span
 	// demLoaded says, per chunk of demangled names, that its names are in
 	// the cache (kind 1).
 	demLoaded []atomic.Bool
@@ -133,6 +136,8 @@ type table struct {
 	stream span
 	// cache holds the blocks in code decoded so far, by block.
 	cache []atomic.Pointer[symBlock]
+	// search narrows the search of the blocks (made on first use).
+	search *blockSearch
 	// rangesSorted says the section ranges are in order of their
 	// starts, as the writer puts them: the one holding an address is
 	// then binary-searched.
@@ -276,6 +281,7 @@ func Parse(data []byte) (*Index, error) {
 		t := &ix.tables[i]
 		// A pointer per 16-byte block record: bounded by the file.
 		t.cache = make([]atomic.Pointer[symBlock], len(t.blocks.b)/symBlockSize)
+		t.search = new(blockSearch)
 		t.rangesSorted = true
 		for r := t.ranges.b; len(r) >= 2*rangeSize; r = r[rangeSize:] {
 			if le.Uint64(r) > le.Uint64(r[rangeSize:]) {
@@ -693,15 +699,7 @@ func (ix *Index) find(t *table, addr uint64, cached bool) (symtab.Entry, bool) {
 		return symtab.Entry{}, false
 	}
 	nb := len(t.blocks.b) / symBlockSize
-	lo, hi := 0, nb
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if le.Uint64(t.blocks.b[symBlockSize*m:]) > addr {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
+	lo := t.search.count(t.blocks.b, symBlockSize, nb, addr)
 	if lo == 0 {
 		return symtab.Entry{}, false
 	}
@@ -1349,7 +1347,7 @@ func (ix *Index) lineRange(addr uint64) (lineRange, bool) {
 	}
 	blocks := ix.blocks.b
 	nb := len(blocks) / lineBlockSize
-	lo := searchRecords(blocks, lineBlockSize, nb, addr)
+	lo := ix.lineSearch.count(blocks, lineBlockSize, nb, addr)
 	if lo == 0 {
 		return lineRange{}, false
 	}
@@ -1557,4 +1555,71 @@ func searchRecords(b []byte, size, n int, addr uint64) int {
 		base++
 	}
 	return base
+}
+
+// blockSearch finds the block holding an address among block records
+// sorted by their first address (u64), as searchRecords does, through an
+// index of buckets made on first use: a binary search of thousands of
+// records is a dozen dependent loads, most of them cache misses when
+// lookups are interleaved with other work (a service's requests), where
+// a bucket gives the one or two records to test.
+type blockSearch struct {
+	once sync.Once
+	// Bucket k covers the addresses [base + k<<shift, base + (k+1)<<shift);
+	// first[k] counts the records starting below it, first[len-1] all of
+	// them. nil when the records are too few or not sorted.
+	base  uint64
+	shift uint
+	first []uint32
+}
+
+// minBucketed is the fewest records given buckets.
+const minBucketed = 64
+
+// count returns how many of the n records of size bytes in b start at or
+// below addr. b is the whole section: its chunks are checked.
+func (s *blockSearch) count(b []byte, size, n int, addr uint64) int {
+	s.once.Do(func() { s.build(b, size, n) })
+	if s.first == nil {
+		return searchRecords(b, size, n, addr)
+	}
+	if addr < s.base {
+		return 0
+	}
+	k := (addr - s.base) >> s.shift
+	if k >= uint64(len(s.first)-1) {
+		return n // above every record's bucket
+	}
+	lo, hi := int(s.first[k]), int(s.first[k+1])
+	return lo + searchRecords(b[size*lo:], size, hi-lo, addr)
+}
+
+// build makes the buckets: as many as the records (a power of two), a
+// u32 each, so at most a quarter of the records' bytes.
+func (s *blockSearch) build(b []byte, size, n int) {
+	if n < minBucketed || len(b) < size*n {
+		return
+	}
+	base, last := le.Uint64(b), le.Uint64(b[size*(n-1):])
+	for r := 1; r < n; r++ {
+		if le.Uint64(b[size*r:]) < le.Uint64(b[size*(r-1):]) {
+			return // not sorted (a damaged file): the plain search answers
+		}
+	}
+	buckets := 1 << bits.Len(uint(n-1))
+	shift := uint(0)
+	for (last-base)>>shift >= uint64(buckets) {
+		shift++
+	}
+	first := make([]uint32, buckets+1)
+	k := 0
+	for r := 0; r < n; r++ {
+		for bucket := int((le.Uint64(b[size*r:]) - base) >> shift); k <= bucket; k++ {
+			first[k] = uint32(r)
+		}
+	}
+	for ; k <= buckets; k++ {
+		first[k] = uint32(n)
+	}
+	s.base, s.shift, s.first = base, shift, first
 }
