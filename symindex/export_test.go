@@ -1,6 +1,7 @@
 package symindex
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/stackimage/stackimage/debuginfo"
@@ -86,3 +87,51 @@ func (ix *Index) AllGood() bool { return ix.allGood.Load() }
 // Chunks returns the number of checksummed chunks and the file offset of
 // the first.
 func (ix *Index) Chunks() (n int, base uint64) { return len(ix.state), ix.chunkBase }
+
+// CheckLineRanges compares, at every range start of every line block and
+// one byte either side, the range a lookup finds (through the block
+// buckets and the inlined decoder) with the one the plain decoder finds
+// reading the block from its start. It returns the first difference and how many addresses
+// it checked.
+func (ix *Index) CheckLineRanges() (checked int, err error) {
+	nb := len(ix.blocks.b) / lineBlockSize
+	for blk := range nb {
+		rec := ix.blocks.b[lineBlockSize*blk:]
+		first, off, count := le.Uint64(rec), uint64(le.Uint32(rec[8:])), le.Uint32(rec[12:])
+		shift := uint(min(count>>24, 63))
+		count &= maxBlockEntries
+		end := uint64(len(ix.stream.b))
+		if blk+1 < nb {
+			end = uint64(le.Uint32(ix.blocks.b[lineBlockSize*(blk+1)+8:]))
+		}
+		var ranges []lineRange
+		d := decoder{b: ix.stream.b[off:end], shift: shift}
+		r := lineRange{addr: first}
+		for range count {
+			var err error
+			if r, err = d.next(r); err != nil {
+				break
+			}
+			ranges = append(ranges, r)
+		}
+		for _, r := range ranges {
+			for _, a := range []uint64{r.addr - 1, r.addr, r.addr + 1} {
+				if a < first || blk+1 < nb && a >= le.Uint64(ix.blocks.b[lineBlockSize*(blk+1):]) {
+					continue // another block's
+				}
+				var want lineRange
+				for _, c := range ranges {
+					if c.addr <= a {
+						want = c
+					}
+				}
+				got, _ := ix.lineRange(a)
+				if got != want {
+					return checked, fmt.Errorf("block %d, address %#x: lineRange = %+v, want %+v", blk, a, got, want)
+				}
+				checked++
+			}
+		}
+	}
+	return checked, nil
+}
