@@ -1,9 +1,11 @@
 package symindex_test
 
 import (
+	"github.com/stackimage/stackimage/debuginfo"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stackimage/stackimage/internal/testcorpus"
@@ -77,4 +79,54 @@ func BenchmarkIndex(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(addrs))*float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
 	})
+}
+
+// BenchmarkLookupRequests times the lookups of the service's requests on
+// the darwin cmd/go: requests of 100 random __text addresses (100
+// requests cycled, as serve's BenchmarkSymbolicate100FramesGo sends
+// them), each address answered by Symbol then AppendSource into a reused
+// slice, as symstore.Entry.AppendResolve does; "sorted" answers each
+// request's addresses in address order. ns/frame is per address.
+func BenchmarkLookupRequests(b *testing.B) {
+	path, e := goDarwinIndex(b)
+	lo, hi, ok := e.Debug()[0].Bounds()
+	if !ok {
+		b.Fatal("no line tables")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	requests := make([][]uint64, 100)
+	for i := range requests {
+		requests[i] = make([]uint64, 100)
+		for k := range requests[i] {
+			requests[i][k] = lo + rng.Uint64N(hi-lo)
+		}
+	}
+	for _, sorted := range []bool{false, true} {
+		name := "random"
+		if sorted {
+			name = "sorted"
+		}
+		b.Run(name, func(b *testing.B) {
+			ix, err := symindex.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ix.Close()
+			var frames []debuginfo.Frame
+			addrs := make([]uint64, 100)
+			n := 0
+			for b.Loop() {
+				copy(addrs, requests[n%len(requests)])
+				n++
+				if sorted {
+					slices.Sort(addrs)
+				}
+				for _, a := range addrs {
+					ix.Symbol(a)
+					frames, _ = ix.AppendSource(frames[:0], a)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(100*n), "ns/frame")
+		})
+	}
 }
