@@ -13,15 +13,14 @@ import (
 // fallback to demangling.
 func (ix *Index) StoredDemangled(linkage string) (string, bool) {
 	id, ok := ix.stringID(linkage)
-	if !ok || !ix.loadDemangled(id) {
+	if !ok {
 		return "", false
 	}
-	if slot := ix.demangledSlot(id); slot != nil {
-		if p := slot.Load(); p != nil {
-			return *p, true
-		}
+	d, ok := ix.demChunk(id)
+	if !ok {
+		return "", false
 	}
-	return "", false
+	return d.name(id)
 }
 
 // WriteReference writes the file as Write does, with the source answers

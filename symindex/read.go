@@ -53,9 +53,9 @@ type Index struct {
 	lineSearch blockSearch
 	demIndex   span // u32 offset per demChunk string ids
 	demNames   span
-	// demLoaded says, per chunk of demangled names, that its names are in
-	// the cache (kind 1).
-	demLoaded []atomic.Bool
+	// demChunks holds, per chunk of demangled names, its names decoded
+	// (on first use).
+	demChunks []atomic.Pointer[demChunkNames]
 
 	// Lazy integrity: chunk c covers [chunkBase+c<<chunkShift, ...) up to
 	// chunkEnd; checks holds their CRC-32Cs and state what is known of
@@ -289,7 +289,7 @@ func Parse(data []byte) (*Index, error) {
 			}
 		}
 	}
-	ix.demLoaded = make([]atomic.Bool, len(ix.demIndex.b)/4)
+	ix.demChunks = make([]atomic.Pointer[demChunkNames], len(ix.demIndex.b)/4)
 	return ix, nil
 }
 
@@ -1030,65 +1030,100 @@ func (ix *Index) appendSource(dst []debuginfo.Frame, addr uint64, mangled bool) 
 
 // demangled returns the demangled form of the linkage name with id,
 // which is name: from the file's demangled names, else (a file that lacks
-// it) by demangling name. It returns "" when the chunk holding it is
-// damaged (Err then says where).
+// it) by demangling name, kept after the first time. It returns "" when
+// the chunk holding it is damaged (Err then says where).
 func (ix *Index) demangled(id uint32, name string) string {
-	slot := ix.demangledSlot(id)
-	if slot == nil {
-		s, _ := debuginfo.Demangle(name)
+	if uint64(id/strBlock) >= uint64(len(ix.strIndex.b)/4) {
+		s, _ := debuginfo.Demangle(name) // not a string of the file
 		return s
 	}
-	if p := slot.Load(); p != nil {
-		return *p
-	}
-	if !ix.loadDemangled(id) {
+	d, ok := ix.demChunk(id)
+	if !ok {
 		return ""
 	}
-	if p := slot.Load(); p != nil {
-		return *p
+	if s, ok := d.name(id); ok {
+		return s
+	}
+	// Not in the file: demangled once and kept.
+	slot := ix.demangledSlot(id)
+	if slot != nil {
+		if p := slot.Load(); p != nil {
+			return *p
+		}
 	}
 	s, _ := debuginfo.Demangle(name)
-	slot.Store(&s)
+	if slot != nil {
+		slot.Store(&s)
+	}
 	return s
 }
 
-// loadDemangled puts the demangled names of the chunk holding string id
-// into the cache, once, and reports whether the chunk could be read: a
-// damaged chunk is false (and recorded for Err), an id beyond the chunks
-// or a chunk without names is true with nothing cached.
-func (ix *Index) loadDemangled(id uint32) bool {
-	c := uint64(id / demChunk)
-	if c >= uint64(len(ix.demLoaded)) || ix.demLoaded[c].Load() {
-		return true
-	}
-	if !ix.verifyRange(ix.demIndex.off+4*c, ix.demIndex.off+4*c+8) {
-		return false
-	}
-	off, end := uint64(le.Uint32(ix.demIndex.b[4*c:])), uint64(len(ix.demNames.b))
-	if c+1 < uint64(len(ix.demLoaded)) {
-		end = uint64(le.Uint32(ix.demIndex.b[4*c+4:]))
-	}
-	if off > end || end > uint64(len(ix.demNames.b)) {
-		ix.demLoaded[c].Store(true) // inconsistent: no names from it
-		return true
-	}
-	if !ix.verifyRange(ix.demNames.off+off, ix.demNames.off+end) {
-		return false
-	}
-	ix.cacheDemangled(uint32(c)*demChunk, ix.demNames.b[off:end])
-	ix.demLoaded[c].Store(true)
-	return true
+// demChunkNames holds the demangled names of one chunk of demChunk
+// string ids: the names of the ids whose bit is set in present, in the
+// order of their ids. A lookup reads a name in one step from the chunk,
+// which stays in the caches while its neighbours are looked up.
+type demChunkNames struct {
+	base    uint32 // the chunk's first string id
+	present uint64
+	names   []string
 }
 
-// cacheDemangled decodes one chunk of demangled names, whose first id is
-// base, into the cache. The names are parts of one string: a first pass
-// sizes it, bounded by demExpandRatio times the chunk's bytes (what the
-// writer keeps to), a second fills it. Names past a damaged entry or the
-// bound are left out: they are then demangled.
-func (ix *Index) cacheDemangled(base uint32, chunk []byte) {
+// name returns the demangled name of string id, which is in the chunk,
+// and whether the file holds one.
+func (d *demChunkNames) name(id uint32) (string, bool) {
+	k := (id - d.base) % demChunk
+	if d.present&(1<<k) == 0 {
+		return "", false
+	}
+	i := bits.OnesCount64(d.present & (1<<k - 1))
+	if i >= len(d.names) {
+		return "", false
+	}
+	return d.names[i], true
+}
+
+// noDemNames is the chunk of a string id beyond the chunks, or of a
+// chunk without names or that is inconsistent.
+var noDemNames = new(demChunkNames)
+
+// demChunk returns the decoded chunk of demangled names holding string
+// id, decoding it on first use; ok is false when the chunk is damaged
+// (and recorded for Err).
+func (ix *Index) demChunk(id uint32) (d *demChunkNames, ok bool) {
+	c := uint64(id / demChunk)
+	if c >= uint64(len(ix.demChunks)) {
+		return noDemNames, true
+	}
+	if d := ix.demChunks[c].Load(); d != nil {
+		return d, true
+	}
+	if !ix.verifyRange(ix.demIndex.off+4*c, ix.demIndex.off+4*c+8) {
+		return nil, false
+	}
+	off, end := uint64(le.Uint32(ix.demIndex.b[4*c:])), uint64(len(ix.demNames.b))
+	if c+1 < uint64(len(ix.demChunks)) {
+		end = uint64(le.Uint32(ix.demIndex.b[4*c+4:]))
+	}
+	d = noDemNames // inconsistent: no names from it
+	if off <= end && end <= uint64(len(ix.demNames.b)) {
+		if !ix.verifyRange(ix.demNames.off+off, ix.demNames.off+end) {
+			return nil, false
+		}
+		d = decodeDemChunk(uint32(c)*demChunk, ix.demNames.b[off:end])
+	}
+	ix.demChunks[c].CompareAndSwap(nil, d)
+	return ix.demChunks[c].Load(), true
+}
+
+// decodeDemChunk decodes one chunk of demangled names, whose first id is
+// base. The names are parts of one string: a first pass sizes it,
+// bounded by demExpandRatio times the chunk's bytes (what the writer
+// keeps to), a second fills it. Names past a damaged entry or the bound
+// are left out: they are then demangled.
+func decodeDemChunk(base uint32, chunk []byte) *demChunkNames {
 	raw := demangledChunk(chunk)
 	limit := demExpandRatio * uint64(len(chunk))
-	total, prevLen, n := uint64(0), uint64(0), 0
+	total, prevLen, n, present := uint64(0), uint64(0), 0, 0
 	for r := raw; n < demChunk; n++ {
 		e, ok := demEntry(r, prevLen)
 		if !ok || total+e.shared+uint64(len(e.suffix)) > limit {
@@ -1097,9 +1132,14 @@ func (ix *Index) cacheDemangled(base uint32, chunk []byte) {
 		if e.present {
 			prevLen = e.shared + uint64(len(e.suffix))
 			total += prevLen
+			present++
 		}
 		r = e.rest
 	}
+	if present == 0 {
+		return noDemNames
+	}
+	d := &demChunkNames{base: base, names: make([]string, 0, present)}
 	all := make([]byte, 0, total)
 	prev := 0 // where the last name starts in all
 	r := raw
@@ -1113,16 +1153,16 @@ func (ix *Index) cacheDemangled(base uint32, chunk []byte) {
 		all = append(all, all[prev:prev+int(e.shared)]...)
 		all = append(all, e.suffix...)
 		prev = lo
-		if slot := ix.demangledSlot(base + uint32(k)); slot != nil {
-			// all is never written again where a name lies: the string
-			// may share its bytes.
-			s := ""
-			if len(all) > lo {
-				s = unsafe.String(&all[lo], len(all)-lo)
-			}
-			slot.CompareAndSwap(nil, &s)
+		// all is never written again where a name lies: the string may
+		// share its bytes.
+		s := ""
+		if len(all) > lo {
+			s = unsafe.String(&all[lo], len(all)-lo)
 		}
+		d.present |= 1 << k
+		d.names = append(d.names, s)
 	}
+	return d
 }
 
 // demName is one entry of a chunk of demangled names.
@@ -1189,10 +1229,10 @@ func (ix *Index) Demangle(name string) (string, debuginfo.Lang) {
 			// answer for m is the answer for name.
 			m = m[1:]
 		}
-		if id, ok := ix.stringID(m); ok && ix.loadDemangled(id) {
-			if slot := ix.demangledSlot(id); slot != nil {
-				if p := slot.Load(); p != nil {
-					return *p, lang
+		if id, ok := ix.stringID(m); ok {
+			if d, ok := ix.demChunk(id); ok {
+				if s, ok := d.name(id); ok {
+					return s, lang
 				}
 			}
 		}
