@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -389,37 +390,68 @@ func TestGoDarwin(t *testing.T) {
 }
 
 // TestConcurrentLookups looks addresses up from four goroutines on one
-// fresh Index (chunk checks and string caches filled concurrently) and
-// compares each answer with a second Index's; run with -race
-// (go test -race -run TestConcurrentLookups ./symindex/) it checks that
-// the lazy state is shared safely.
+// fresh Index (chunk checks, the sweep of the rest, block buckets, string
+// caches and chunks of demangled names filled concurrently) and compares
+// each answer with a second Index's: every address of a fixture's
+// __TEXT, and random __text addresses of the corpus's C++ crash.dSYM and
+// of the darwin cmd/go build when they are there. Run with -race (go
+// test -race -run TestConcurrentLookups ./symindex/) it checks that the
+// lazy state is shared safely.
 func TestConcurrentLookups(t *testing.T) {
 	dir := fixtureDir(t)
-	for _, ims := range openImages(t, filepath.Join(dir, "chain-arm64-O1"), dsymFile(filepath.Join(dir, "chain-arm64-O1.dSYM"))) {
-		e, _ := symstore.NewEntry(ims...)
-		want, data := roundTrip(t, e)
-		ix, err := symindex.Parse(data)
-		if err != nil {
-			t.Fatal(err)
+	type input struct {
+		name  string
+		paths []string
+		all   bool // every address of __TEXT, else random ones of __text
+	}
+	inputs := []input{{"chain-arm64-O1", []string{filepath.Join(dir, "chain-arm64-O1"), dsymFile(filepath.Join(dir, "chain-arm64-O1.dSYM"))}, true}}
+	if corpus, err := testcorpus.Find(); err == nil {
+		if f := dsymFile(filepath.Join(corpus, "symbolic/symbolic-testutils/fixtures/macos/crash.dSYM")); f != "" {
+			inputs = append(inputs, input{"crash.dSYM", []string{f}, false})
 		}
-		seg := ims[0].Segments[1]
-		errs := make(chan string, 4)
-		for g := 0; g < 4; g++ {
-			go func() {
+	}
+	if bin, err := testcorpus.GoDarwinBinary(); err == nil && !testing.Short() {
+		inputs = append(inputs, input{"cmd/go", []string{bin}, false})
+	}
+	for _, in := range inputs {
+		for _, ims := range openImages(t, in.paths...) {
+			e, _ := symstore.NewEntry(ims...)
+			want, data := roundTrip(t, e)
+			ix, err := symindex.Parse(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var addrs []uint64
+			if in.all {
+				seg := ims[0].Segments[1]
 				for a := seg.Addr; a < seg.Addr+seg.Size; a++ {
-					got, _ := ix.Lookup(a)
-					w, _ := want.Lookup(a)
-					if got.Symbol != w.Symbol || !slices.Equal(got.Frames, w.Frames) {
-						errs <- fmt.Sprintf("Lookup(%#x) = %+v, want %+v", a, got, w)
-						return
-					}
+					addrs = append(addrs, a)
 				}
-				errs <- ""
-			}()
-		}
-		for g := 0; g < 4; g++ {
-			if msg := <-errs; msg != "" {
-				t.Error(msg)
+			} else if text, ok := ims[0].Section("__TEXT", "__text"); ok {
+				rng := rand.New(rand.NewPCG(5, 6))
+				for range 4000 {
+					addrs = append(addrs, text.Addr+rng.Uint64N(text.Size))
+				}
+			}
+			errs := make(chan string, 4)
+			for g := 0; g < 4; g++ {
+				go func() {
+					for k := range addrs {
+						a := addrs[(k+g*len(addrs)/4)%len(addrs)] // each goroutine from elsewhere
+						got, _ := ix.Lookup(a)
+						w, _ := want.Lookup(a)
+						if got.Symbol != w.Symbol || !slices.Equal(got.Frames, w.Frames) {
+							errs <- fmt.Sprintf("%s: Lookup(%#x) = %+v, want %+v", in.name, a, got, w)
+							return
+						}
+					}
+					errs <- ""
+				}()
+			}
+			for g := 0; g < 4; g++ {
+				if msg := <-errs; msg != "" {
+					t.Error(msg)
+				}
 			}
 		}
 	}
