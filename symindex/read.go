@@ -51,8 +51,10 @@ type Index struct {
 	// lineSearch narrows the search of the line blocks (made on first
 	// use).
 	lineSearch blockSearch
-	demIndex   span // u32 offset per demChunk string ids
-	demNames   span
+	// langNames holds the language table's names (made on first use).
+	langNames atomic.Pointer[[]string]
+	demIndex  span // u32 offset per demChunk string ids
+	demNames  span
 	// demChunks holds, per chunk of demangled names, its names decoded
 	// (on first use).
 	demChunks []atomic.Pointer[demChunkNames]
@@ -1374,10 +1376,37 @@ func (ix *Index) file(id uint32) string {
 // lang returns the name of language table entry id-1; "" for 0 or a bad
 // id.
 func (ix *Index) lang(id uint8) string {
-	if id == 0 || int(id) > len(ix.langs.b)/4 || !ix.verify(ix.langs) {
+	if id == 0 {
 		return ""
 	}
-	return ix.str(le.Uint32(ix.langs.b[4*(int(id)-1):]))
+	names := ix.langNames.Load()
+	if names == nil {
+		if names = ix.loadLangs(); names == nil {
+			return ""
+		}
+	}
+	if int(id) > len(*names) {
+		return ""
+	}
+	return (*names)[id-1]
+}
+
+// loadLangs looks up the names of the language table, which every frame
+// asks for, and keeps them; nil when the table is damaged. Names read
+// while a damaged chunk is known are not kept (one of them may read "").
+func (ix *Index) loadLangs() *[]string {
+	if !ix.verify(ix.langs) {
+		return nil
+	}
+	names := make([]string, min(len(ix.langs.b)/4, 255)) // ids are bytes
+	for i := range names {
+		names[i] = ix.str(le.Uint32(ix.langs.b[4*i:]))
+	}
+	if ix.Err() != nil {
+		return &names
+	}
+	ix.langNames.CompareAndSwap(nil, &names)
+	return ix.langNames.Load()
 }
 
 // errStream marks a damaged line stream.
