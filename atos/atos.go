@@ -187,7 +187,11 @@ func (a *Answerer) appendFrame(buf []byte, f symstore.Frame, addr uint64) []byte
 		}
 		buf = append(buf, a.lastFileText...)
 		buf = append(buf, ':')
-		buf = strconv.AppendInt(buf, int64(f.Line), 10)
+		if f.Line >= 0 {
+			buf = appendDecimal(buf, uint64(f.Line))
+		} else {
+			buf = strconv.AppendInt(buf, int64(f.Line), 10)
+		}
 		buf = append(buf, ')')
 	case f.HasOffset:
 		buf = a.appendName(buf, f.Symbol)
