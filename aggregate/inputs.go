@@ -434,7 +434,11 @@ func (l *Loader) read(ctx context.Context, w *loadWorker, name string, r io.Read
 			return err
 		}
 		data = data[:n]
-		if !bytes.HasPrefix(data, gzipMagic) && !IsStream(data[:min(len(data), 512)]) {
+		if !bytes.HasPrefix(data, gzipMagic) {
+			if IsStream(data[:min(len(data), 512)]) {
+				// Read in place; nothing keeps the buffer after.
+				return l.readStreamData(ctx, w, name, data, nil)
+			}
 			return l.addBytes(ctx, w, data, true)
 		}
 		w.buf = nil // r reads it
@@ -446,9 +450,23 @@ func (l *Loader) read(ctx context.Context, w *loadWorker, name string, r io.Read
 		if err != nil && err != io.EOF {
 			return err
 		}
-		if head = head[:n]; !bytes.HasPrefix(head, gzipMagic) && !IsStream(head) {
-			opened, err := open.ReaderAt(file, size)
-			return l.addOpened(ctx, w, opened, err)
+		if head = head[:n]; !bytes.HasPrefix(head, gzipMagic) {
+			if !IsStream(head) {
+				opened, err := open.ReaderAt(file, size)
+				return l.addOpened(ctx, w, opened, err)
+			}
+			// A stream file is mapped and read in place when it can be;
+			// otherwise (a system without mmap, a file that refuses it)
+			// it is read as any reader is, below.
+			if f, ok := file.(*os.File); ok {
+				if data, unmap, err := mapStreamFile(f, size); err == nil {
+					err := l.readStreamData(ctx, w, name, data, func(from, to int) { releaseMapped(data, from, to) })
+					if uerr := unmap(); err == nil {
+						err = uerr
+					}
+					return err
+				}
+			}
 		}
 	}
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -540,7 +558,25 @@ func (l *Loader) readStream(ctx context.Context, w *loadWorker, name string, r i
 		return err
 	}
 	defer rd.Close()
-	return rd.ReadAll(ctx, l.workers(), func(recs []*Record, bad []*RecordError) error {
+	return rd.readAll(ctx, l.workers(), true, l.countStream(w, name))
+}
+
+// readStreamData is readStream for a stream held in memory (a mapped
+// file, a file read whole), not compressed: its lines are read in place,
+// and each part read is passed to release when it is not nil.
+func (l *Loader) readStreamData(ctx context.Context, w *loadWorker, name string, data []byte, release func(from, to int)) error {
+	return newMemoryReader(data, release).readAll(ctx, l.workers(), true, l.countStream(w, name))
+}
+
+// mapStreamFile maps a stream file; a variable, so that the tests can
+// make it fail.
+var mapStreamFile = mapFile
+
+// countStream counts a stream's records, batch by batch, in w's turn.
+// The aggregator keeps nothing of the records, so that their arrays are
+// decoded into again.
+func (l *Loader) countStream(w *loadWorker, name string) func([]*Record, []*RecordError) error {
+	return func(recs []*Record, bad []*RecordError) error {
 		w.takeTurn()
 		for _, re := range bad {
 			l.fail(name, re)
@@ -549,7 +585,7 @@ func (l *Loader) readStream(ctx context.Context, w *loadWorker, name string, r i
 		defer l.mu.Unlock()
 		l.Aggregator.AddBatch(recs)
 		return nil
-	})
+	}
 }
 
 func (l *Loader) workers() int {

@@ -263,7 +263,9 @@ func (e *RecordError) Unwrap() error { return e.Err }
 // Reader reads records of the stream format.
 type Reader struct {
 	r         *bufio.Reader
-	closer    io.Closer // the gzip reader, when compressed
+	mem       []byte             // the stream, when held in memory (r is then nil)
+	release   func(from, to int) // when set, called with each part of mem read
+	closer    io.Closer          // the gzip reader, when compressed
 	line      int
 	imageSets map[string][]Image
 	done      bool
@@ -286,6 +288,16 @@ func NewReader(r io.Reader) (*Reader, error) {
 	}
 	rd.r = br
 	return rd, nil
+}
+
+// newMemoryReader reads the stream format, not compressed, held in
+// memory: ReadAll's goroutines then read its lines in place. The reader
+// keeps no part of data once ReadAll returns (the records' strings are
+// copies), so that data may be a mapped file, unmapped after.
+// release, when not nil, is called with each part of data once it is
+// read (from any goroutine).
+func newMemoryReader(data []byte, release func(from, to int)) *Reader {
+	return &Reader{mem: data, release: release, imageSets: map[string][]Image{}}
 }
 
 // IsStream reports whether head, an input's first bytes (decompressed),
@@ -442,19 +454,44 @@ func (rd *Reader) resolve(rec *Record, lineNo int) error {
 	return nil
 }
 
-// batchLines is how many lines one decoding job holds.
-const batchLines = 1024
+// batchLines is how many lines one decoding job holds when the stream is
+// read from an io.Reader; batchBytes how many bytes of a stream held in
+// memory one job takes (whole lines: about a thousand records of the
+// benchmark's 500 bytes).
+const (
+	batchLines = 1024
+	batchBytes = 512 << 10
+)
 
 // lineBatch is lines read in order, for decoding on many goroutines.
 type lineBatch struct {
-	seq       int
+	seq int
+	// firstLine is the number of the batch's first line; 0 until the
+	// batch is delivered, for a stream held in memory (its batches are
+	// cut on many goroutines, which do not count the lines before them).
 	firstLine int
-	data      []byte
-	ends      []int          // ends[k] is where line k ends in data
+	data      []byte         // the lines copied from a reader, or a stream in memory's batch until decode splits it
+	memFrom   int            // where data starts in a stream held in memory
+	lines     [][]byte       // the batch's lines, without their newlines
 	errs      []*RecordError // lines that could not be read (too long), by index; nil for none
-	recs      []*Record      // decoded; nil where errs or decodeErrs say why
+	recs      []*Record      // decoded; nil where errs or decodeErr say why
 	decodeErr []error
+	// held are the records' arrays, to reuse once the records are
+	// counted; nil when the records are the caller's to keep.
+	held *batchRecords
 }
+
+// batchRecords are the arrays a batch's records are decoded into.
+type batchRecords struct {
+	recs   []Record
+	ptrs   []*Record
+	frames []uint64
+}
+
+// recordArrays are the arrays of batches whose records were counted,
+// for the next batches: a million records would otherwise allocate
+// about 450 MB, for the collector to take back.
+var recordArrays sync.Pool
 
 // ReadAll reads the whole stream, decoding on up to workers goroutines
 // (zero means one), and calls fn with the records in stream order, a
@@ -463,39 +500,62 @@ type lineBatch struct {
 // of ctx. Records whose labels are spelled alike may share one Labels
 // map: treat it as read-only.
 func (rd *Reader) ReadAll(ctx context.Context, workers int, fn func(recs []*Record, bad []*RecordError) error) error {
+	return rd.readAll(ctx, workers, false, fn)
+}
+
+// readAll is ReadAll; reuse says fn keeps nothing of the records it is
+// given (neither them nor their frames) once it returns, so that their
+// arrays are decoded into again.
+func (rd *Reader) readAll(ctx context.Context, workers int, reuse bool, fn func(recs []*Record, bad []*RecordError) error) error {
 	workers = max(workers, 1)
-	jobs := make(chan *lineBatch, workers)
 	done := make(chan *lineBatch, workers)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	readErr := make(chan error, 1)
-	go func() { // the reader: lines in order, in batches
-		defer close(jobs)
-		for seq := 0; ; seq++ {
-			b, err := rd.readBatch(seq)
-			if b != nil {
-				select {
-				case jobs <- b:
-				case <-ctx.Done():
+	var next func() *lineBatch // the next batch to decode, nil at the end
+	if rd.mem != nil {
+		// A stream held in memory: each decoding goroutine cuts its next
+		// batch itself and reads its lines in place.
+		cut := &memoryBatches{data: rd.mem}
+		next = cut.next
+	} else {
+		jobs := make(chan *lineBatch, workers)
+		next = func() *lineBatch { return <-jobs }
+		go func() { // the reader: lines in order, in batches
+			defer close(jobs)
+			for seq := 0; ; seq++ {
+				b, err := rd.readBatch(seq)
+				if b != nil {
+					select {
+					case jobs <- b:
+					case <-ctx.Done():
+						return
+					}
+				}
+				if err != nil {
+					if err != io.EOF {
+						readErr <- err
+					}
 					return
 				}
 			}
-			if err != nil {
-				if err != io.EOF {
-					readErr <- err
-				}
-				return
-			}
-		}
-	}()
+		}()
+	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			cache := newDecodeCache()
-			for b := range jobs {
-				b.decode(cache)
+			for b := next(); b != nil; b = next() {
+				if ctx.Err() != nil {
+					return
+				}
+				from, to := b.memFrom, b.memFrom+len(b.data)
+				b.decode(cache, reuse)
+				if rd.release != nil {
+					rd.release(from, to)
+				}
 				select {
 				case done <- b:
 				case <-ctx.Done():
@@ -506,7 +566,7 @@ func (rd *Reader) ReadAll(ctx context.Context, workers int, fn func(recs []*Reco
 	}
 	go func() { wg.Wait(); close(done) }()
 	pending := map[int]*lineBatch{}
-	next := 0
+	nextSeq := 0
 	var fnErr error
 	for b := range done {
 		if fnErr != nil {
@@ -514,13 +574,17 @@ func (rd *Reader) ReadAll(ctx context.Context, workers int, fn func(recs []*Reco
 		}
 		pending[b.seq] = b
 		for {
-			b, ok := pending[next]
+			b, ok := pending[nextSeq]
 			if !ok {
 				break
 			}
-			delete(pending, next)
-			next++
-			if fnErr = rd.deliver(b, fn); fnErr != nil {
+			delete(pending, nextSeq)
+			nextSeq++
+			fnErr = rd.deliver(b, fn)
+			if b.held != nil {
+				recordArrays.Put(b.held)
+			}
+			if fnErr != nil {
 				cancel()
 				break
 			}
@@ -537,59 +601,160 @@ func (rd *Reader) ReadAll(ctx context.Context, workers int, fn func(recs []*Reco
 	return ctx.Err()
 }
 
+// memoryBatches cuts a stream held in memory into batches of whole
+// lines, about batchBytes each, in order, for the decoding goroutines
+// to take in turn.
+type memoryBatches struct {
+	mu   sync.Mutex
+	data []byte
+	at   int // where the next batch starts
+	seq  int
+}
+
+func (m *memoryBatches) next() *lineBatch {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.at >= len(m.data) {
+		return nil
+	}
+	start, end := m.at, len(m.data)
+	if start+batchBytes < end {
+		if i := bytes.IndexByte(m.data[start+batchBytes:], '\n'); i >= 0 {
+			end = start + batchBytes + i + 1
+		}
+	}
+	m.at = end
+	b := &lineBatch{seq: m.seq, memFrom: start}
+	m.seq++
+	b.data = m.data[start:end] // split into lines by decode, outside the lock
+	return b
+}
+
+// splitLines makes the batch's lines of data, whole lines, the last
+// without a newline when the stream ends without one. A line longer
+// than MaxRecordBytes is a *RecordError, numbered from the batch's
+// first line (deliver numbers it in the stream).
+func (b *lineBatch) splitLines(data []byte) {
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(line) > MaxRecordBytes {
+			if b.errs == nil {
+				b.errs = make([]*RecordError, 0, 1)
+			}
+			for len(b.errs) < len(b.lines) {
+				b.errs = append(b.errs, nil)
+			}
+			b.errs = append(b.errs, &RecordError{Line: len(b.lines) + 1, Err: fmt.Errorf("record longer than %d bytes", MaxRecordBytes)})
+			line = nil
+		}
+		b.lines = append(b.lines, line)
+	}
+	if b.errs != nil {
+		for len(b.errs) < len(b.lines) {
+			b.errs = append(b.errs, nil)
+		}
+	}
+}
+
 // batchBuffers are the lines' buffers of decoded batches, for the next
 // batches: a batch's lines are not needed once decoded.
 var batchBuffers sync.Pool
 
 // readBatch reads up to batchLines lines; io.EOF with the last of them.
+// A line too long to read is a *RecordError numbered from the batch's
+// first line, as decode numbers the records' errors.
 func (rd *Reader) readBatch(seq int) (*lineBatch, error) {
-	b := &lineBatch{seq: seq, firstLine: rd.line + 1, ends: make([]int, 0, batchLines)}
+	b := &lineBatch{seq: seq, firstLine: rd.line + 1}
 	if buf, ok := batchBuffers.Get().(*[]byte); ok {
 		b.data = (*buf)[:0]
 	}
-	for len(b.ends) < batchLines {
+	ends := make([]int, 0, batchLines)
+	var err error
+	for len(ends) < batchLines {
 		if rd.done {
-			return b, io.EOF
+			err = io.EOF
+			break
 		}
-		line, err := rd.readLine()
+		line, lerr := rd.readLine()
 		var re *RecordError
 		switch {
-		case errors.As(err, &re):
+		case errors.As(lerr, &re):
 			if b.errs == nil {
 				b.errs = make([]*RecordError, batchLines)
 			}
-			b.errs[len(b.ends)] = re
-			b.ends = append(b.ends, len(b.data))
+			re.Line = len(ends) + 1
+			b.errs[len(ends)] = re
+			ends = append(ends, len(b.data))
 			continue
-		case err == io.EOF:
+		case lerr == io.EOF:
 			rd.done = true
-		case err != nil:
-			return b, err
+		case lerr != nil:
+			err = lerr
+		}
+		if err != nil {
+			break
 		}
 		b.data = append(b.data, line...)
-		b.ends = append(b.ends, len(b.data))
+		ends = append(ends, len(b.data))
 	}
-	return b, nil
+	b.lines = make([][]byte, len(ends))
+	start := 0
+	for k, end := range ends {
+		b.lines[k] = b.data[start:end:end]
+		start = end
+	}
+	if b.errs != nil {
+		b.errs = b.errs[:len(ends)]
+	}
+	return b, err
 }
 
-// decode decodes a batch's lines, each on its own. The records' frames
-// share one array, sized by the lines' length (a frame takes at least
-// two bytes of JSON).
-func (b *lineBatch) decode(cache *decodeCache) {
-	b.recs = make([]*Record, len(b.ends))
-	b.decodeErr = make([]error, len(b.ends))
-	recs := make([]Record, len(b.ends))
-	frames := make([]uint64, 0, len(b.data)/16)
-	start := 0
-	for k, end := range b.ends {
-		line := b.data[start:end]
-		start = end
+// decode decodes a batch's lines, each on its own; reuse takes the
+// records' arrays from those of batches already counted. The records'
+// frames share one array, sized by the lines' length (a frame takes at
+// least two bytes of JSON). A record's error is numbered from the
+// batch's first line.
+func (b *lineBatch) decode(cache *decodeCache, reuse bool) {
+	inPlace := b.lines == nil // a batch of a stream held in memory
+	if inPlace {
+		b.splitLines(b.data)
+	}
+	n, size := len(b.lines), 0
+	for _, line := range b.lines {
+		size += len(line)
+	}
+	var held *batchRecords
+	if reuse {
+		held, _ = recordArrays.Get().(*batchRecords)
+	}
+	if held == nil {
+		held = &batchRecords{}
+	}
+	if cap(held.recs) < n {
+		held.recs, held.ptrs = make([]Record, n), make([]*Record, n)
+	}
+	if cap(held.frames) < size/16 {
+		held.frames = make([]uint64, 0, size/16)
+	}
+	recs, frames := held.recs[:n], held.frames[:0]
+	b.recs = held.ptrs[:n]
+	b.decodeErr = make([]error, n)
+	if reuse {
+		b.held = held
+	}
+	for k, line := range b.lines {
+		b.recs[k] = nil
 		if b.errs != nil && b.errs[k] != nil || len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		rec := &recs[k]
-		rec.Frames = frames[len(frames):]
-		if err := decodeLineCached(line, b.firstLine+k, rec, cache); err != nil {
+		*rec = Record{Frames: frames[len(frames):]}
+		if err := decodeLineCached(line, k+1, rec, cache); err != nil {
 			b.decodeErr[k] = err
 			continue
 		}
@@ -599,13 +764,21 @@ func (b *lineBatch) decode(cache *decodeCache) {
 		}
 		b.recs[k] = rec
 	}
-	data := b.data
+	b.lines = nil
+	if !inPlace {
+		data := b.data
+		batchBuffers.Put(&data)
+	}
 	b.data = nil
-	batchBuffers.Put(&data)
 }
 
-// deliver resolves a decoded batch's image sets in order and passes it on.
+// deliver numbers a decoded batch's lines, resolves its image sets in
+// order and passes it on.
 func (rd *Reader) deliver(b *lineBatch, fn func([]*Record, []*RecordError) error) error {
+	if b.firstLine == 0 {
+		b.firstLine = rd.line + 1
+		rd.line += len(b.recs)
+	}
 	recs := make([]*Record, 0, len(b.recs))
 	var bad []*RecordError
 	for k, rec := range b.recs {
@@ -624,6 +797,8 @@ func (rd *Reader) deliver(b *lineBatch, fn func([]*Record, []*RecordError) error
 			var re *RecordError
 			if !errors.As(err, &re) {
 				re = &RecordError{Line: b.firstLine + k, Err: err}
+			} else if b.errs != nil && b.errs[k] != nil || b.decodeErr[k] != nil {
+				re.Line += b.firstLine - 1 // numbered from the batch's first line
 			}
 			bad = append(bad, re)
 			continue
