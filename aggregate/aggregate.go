@@ -1,10 +1,12 @@
 package aggregate
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stackimage/stackimage/uuid"
@@ -20,8 +22,13 @@ import (
 // goroutine (decoding may run on others).
 type Aggregator struct {
 	images      []imageInfo
+	imageKeys   []uint64 // by image: the hash of its key, for stacks' hashes
 	imageByKey  map[imageKey]int32
-	placedCache map[*Image]*placement // by a record's image list, for image sets
+	placedCache map[*Image]*listPlacement // by a record's image list, for image sets
+	// numbered holds, by image list (*Image of its first), the numbers
+	// of the images of each image set placed, for the decoding
+	// goroutines to place frames with (recordPlacer).
+	numbered sync.Map
 
 	// Stacks, attribute sets and samples are found by a hash of what
 	// they hold, in idTables, and confirmed against it. The hashes start
@@ -63,9 +70,11 @@ type imageKey struct {
 	name string
 }
 
-// placed is an image of one record where it was loaded, [start, end).
+// placed is an image of one record where it was loaded, [start, end):
+// the image at index image of the record's list, whose key hashes to key.
 type placed struct {
 	start, end uint64
+	key        uint64
 	image      int32
 }
 
@@ -101,7 +110,7 @@ func New() *Aggregator {
 	seed := maphash.MakeSeed()
 	return &Aggregator{
 		imageByKey:  map[imageKey]int32{},
-		placedCache: map[*Image]*placement{},
+		placedCache: map[*Image]*listPlacement{},
 		seed:        seed,
 		stackSeed:   maphash.Comparable(seed, 1),
 	}
@@ -135,7 +144,7 @@ const chunkRecords = 256
 
 // placedRecord is a record of a chunk, placed and waiting to be counted.
 type placedRecord struct {
-	refsEnd    int    // its frames are the chunk's refs up to here
+	refs       []frameRef
 	stackHash  uint64 // of its frames
 	sampleHash uint64 // of its frames and attribute set
 	attrs      int32
@@ -149,14 +158,21 @@ type placedRecord struct {
 // and hashed first, then each level (the slot, the sample, the stack) is
 // read for the whole chunk, which lets the processor wait for many
 // misses at once, and only then is each record counted, in order, from
-// memory that is now in the cache.
+// memory that is now in the cache. A record that a decoding goroutine
+// placed already (recordPlacer) has its frames only renumbered here.
 func (a *Aggregator) addChunk(recs []*Record) {
-	refs := a.refBuf[:0]
+	refBuf := a.refBuf[:0]
 	pending := a.pending[:0]
+	hasher := a.hasher()
 	var lastImages *Image
-	var imgs *placement
+	var imgs *listPlacement
 	for _, rec := range recs {
+		decoderPlaced := rec.placed.ok && rec.placed.by == hasher && sameList(rec.placed.images, rec.Images)
 		switch {
+		case decoderPlaced && rec.placed.numbered:
+			// Numbered with the aggregator's numbers of an image set
+			// placed already: nothing to number.
+			imgs, lastImages = nil, nil
 		case rec.ImageSet != "":
 			imgs, lastImages = a.place(rec.Images, true), nil
 		case len(rec.Images) == 0:
@@ -164,19 +180,51 @@ func (a *Aggregator) addChunk(recs []*Record) {
 		case &rec.Images[0] != lastImages:
 			imgs, lastImages = a.place(rec.Images, false), &rec.Images[0]
 		}
+		var refs []frameRef
 		var h uint64
-		refs, h = a.placeFrames(refs, imgs, rec.Frames)
+		from := len(refBuf)
+		switch {
+		case decoderPlaced && rec.placed.numbered:
+			// The decoder guessed the record's images right, and knew
+			// their numbers.
+			refs, h = rec.placed.refs, rec.placed.hash
+		case decoderPlaced:
+			for _, ref := range rec.placed.refs {
+				if ref.image >= 0 {
+					ref.image = imgs.ids[ref.image]
+				}
+				refBuf = append(refBuf, ref)
+			}
+			h = rec.placed.hash
+		default:
+			var p *placement
+			if imgs != nil {
+				p = imgs.index(hasher)
+			}
+			refBuf, h = placeFrames(refBuf, p, hasher, rec.Frames)
+			for k := from; k < len(refBuf); k++ {
+				if refBuf[k].image >= 0 {
+					refBuf[k].image = imgs.ids[refBuf[k].image]
+				}
+			}
+		}
+		if refs == nil {
+			refs = refBuf[from:len(refBuf):len(refBuf)]
+		}
 		attrs := a.attrsID(rec)
-		pending = append(pending, placedRecord{refsEnd: len(refs), stackHash: h, sampleHash: sampleHash(h, attrs), attrs: attrs})
+		pending = append(pending, placedRecord{refs: refs, stackHash: h, sampleHash: sampleHash(h, attrs), attrs: attrs})
 	}
-	a.refBuf, a.pending = refs, pending
+	a.refBuf, a.pending = refBuf, pending
 	a.readAhead(pending)
-	start := 0
 	for k, rec := range recs {
 		p := &pending[k]
-		a.count(rec, refs[start:p.refsEnd], p.stackHash, p.sampleHash, p.attrs)
-		start = p.refsEnd
+		a.count(rec, p.refs, p.stackHash, p.sampleHash, p.attrs)
 	}
+}
+
+// sameList reports whether x and y are one image list (or both empty).
+func sameList(x, y []Image) bool {
+	return len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
 }
 
 // readAhead reads, for each placed record, the first slot its sample
@@ -206,27 +254,60 @@ func (a *Aggregator) readAhead(pending []placedRecord) {
 	a.readAheadSink += sink // kept, so that the reads are not left out
 }
 
+// stackHasher hashes stacks as one aggregator does, on any goroutine. A
+// frame is hashed with its image's key (its UUID, or its name when it
+// has none), not with the aggregator's number for the image: goroutines
+// that decode records place and hash their frames before the aggregator
+// has numbered the images.
+type stackHasher struct {
+	seed      maphash.Seed // of strings
+	stackSeed uint64       // a stack's hash starts from it
+}
+
+func (a *Aggregator) hasher() stackHasher {
+	return stackHasher{seed: a.seed, stackSeed: a.stackSeed}
+}
+
+// noImageKey is the key of frames in no image.
+const noImageKey = 0x6a09e667f3bcc909
+
+// imageKey hashes the key an image is told apart by (imageKey).
+func (hs stackHasher) imageKey(id uuid.UUID, name string) uint64 {
+	if id.IsZero() {
+		return mix(hs.stackSeed, maphash.String(hs.seed, name))
+	}
+	return mix(mix(hs.stackSeed, binary.LittleEndian.Uint64(id[:8])), binary.LittleEndian.Uint64(id[8:]))
+}
+
+// hashFrame folds a frame, at offset in the image whose key hashes to
+// imageKey, into a stack's hash.
+func hashFrame(h, imageKey, offset uint64) uint64 {
+	return mix(h, offset^imageKey)
+}
+
 // placeFrames appends a record's frames to refs as offsets in their
-// images, and returns the stack's hash, made as they are placed.
-func (a *Aggregator) placeFrames(refs []frameRef, p *placement, frames []uint64) ([]frameRef, uint64) {
+// images, numbered by their place in the record's list (p.imgs[k].image),
+// and returns the stack's hash, made as they are placed.
+func placeFrames(refs []frameRef, p *placement, hs stackHasher, frames []uint64) ([]frameRef, uint64) {
 	var imgs []placed
 	if p != nil {
 		imgs = p.imgs
 	}
-	h := a.stackSeed
+	h := hs.stackSeed
 	last := -1 // the image of the previous frame: callers are mostly in the callee's image
 	for _, addr := range frames {
-		ref := frameRef{image: -1, offset: addr}
 		k := last
 		if k < 0 || addr < imgs[k].start || addr >= imgs[k].end {
 			k = p.find(addr)
 		}
 		if k >= 0 && addr < imgs[k].end {
-			ref = frameRef{image: imgs[k].image, offset: addr - imgs[k].start}
+			refs = append(refs, frameRef{image: imgs[k].image, offset: addr - imgs[k].start})
+			h = hashFrame(h, imgs[k].key, addr-imgs[k].start)
 			last = k
+		} else {
+			refs = append(refs, frameRef{image: -1, offset: addr})
+			h = hashFrame(h, noImageKey, addr)
 		}
-		refs = append(refs, ref)
-		h = hashRef(h, ref)
 	}
 	return refs, h
 }
@@ -385,7 +466,11 @@ func (s *sample) add(count, weight int64, first, last time.Time) {
 func (a *Aggregator) stackID(refs []frameRef) int32 {
 	h := a.stackSeed
 	for _, ref := range refs {
-		h = hashRef(h, ref)
+		key := uint64(noImageKey)
+		if ref.image >= 0 {
+			key = a.imageKeys[ref.image]
+		}
+		h = hashFrame(h, key, ref.offset)
 	}
 	return a.stackIDHashed(h, refs)
 }
@@ -416,6 +501,7 @@ func (a *Aggregator) imageID(im imageInfo) int32 {
 	if !ok {
 		id = int32(len(a.images))
 		a.images = append(a.images, imageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path})
+		a.imageKeys = append(a.imageKeys, a.hasher().imageKey(im.UUID, im.Name))
 		a.imageByKey[key] = id
 	}
 	a.images[id].Main = a.images[id].Main || im.Main
@@ -425,15 +511,33 @@ func (a *Aggregator) imageID(im imageInfo) int32 {
 	return id
 }
 
-// place returns a record's images sorted by load address, each reaching
-// to its size or up to the next image. Image lists shared by records (an
-// image set) are placed once: shared says the list is one.
-func (a *Aggregator) place(images []Image, shared bool) *placement {
+// listPlacement is a record's image list as the aggregator numbers its
+// images, by their place in the list, and placed by load address when
+// the aggregator places frames itself (most are placed on the decoding
+// goroutines).
+type listPlacement struct {
+	images []Image
+	ids    []int32
+	placed *placement // made when first needed
+}
+
+// index returns the list placed by load address.
+func (lp *listPlacement) index(hs stackHasher) *placement {
+	if lp.placed == nil {
+		lp.placed = placeImages(lp.images, hs)
+	}
+	return lp.placed
+}
+
+// place numbers a record's images, the main executable marked. Image
+// lists shared by records (an image set) are numbered once: shared says
+// the list is one.
+func (a *Aggregator) place(images []Image, shared bool) *listPlacement {
 	if len(images) == 0 {
 		return nil
 	}
-	if p, ok := a.placedCache[&images[0]]; shared && ok && len(p.imgs) == len(images) {
-		return p
+	if lp, ok := a.placedCache[&images[0]]; shared && ok && len(lp.images) == len(images) {
+		return lp
 	}
 	mainIndex := 0
 	for i := range images {
@@ -442,24 +546,38 @@ func (a *Aggregator) place(images []Image, shared bool) *placement {
 			break
 		}
 	}
+	lp := &listPlacement{images: images, ids: make([]int32, len(images))}
+	for i, im := range images {
+		lp.ids[i] = a.imageID(imageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path, Main: i == mainIndex})
+	}
+	if shared && len(a.placedCache) < MaxImageSets {
+		a.placedCache[&images[0]] = lp
+		a.numbered.Store(&images[0], lp.ids)
+	}
+	return lp
+}
+
+// placeImages returns a record's images sorted by load address, each
+// reaching to its size or up to the next image, numbered by their place
+// in the list. It reads nothing of an aggregator: decoding goroutines
+// call it.
+func placeImages(images []Image, hs stackHasher) *placement {
+	if len(images) == 0 {
+		return nil
+	}
 	p := make([]placed, len(images))
 	for i, im := range images {
-		id := a.imageID(imageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path, Main: i == mainIndex})
 		end := uint64(im.LoadAddress) + uint64(im.Size)
 		if im.Size == 0 || end < uint64(im.LoadAddress) {
 			end = ^uint64(0) // cut at the next image below
 		}
-		p[i] = placed{start: uint64(im.LoadAddress), end: end, image: id}
+		p[i] = placed{start: uint64(im.LoadAddress), end: end, key: hs.imageKey(im.UUID, im.Name), image: int32(i)}
 	}
 	sort.SliceStable(p, func(i, j int) bool { return p[i].start < p[j].start })
 	for i := range len(p) - 1 {
 		p[i].end = min(p[i].end, p[i+1].start)
 	}
-	pl := newPlacement(p)
-	if shared && len(a.placedCache) < MaxImageSets {
-		a.placedCache[&images[0]] = pl
-	}
-	return pl
+	return newPlacement(p)
 }
 
 // attrsID interns a record's attributes. A record whose attributes were

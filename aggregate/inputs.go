@@ -558,14 +558,14 @@ func (l *Loader) readStream(ctx context.Context, w *loadWorker, name string, r i
 		return err
 	}
 	defer rd.Close()
-	return rd.readAll(ctx, l.workers(), true, l.countStream(w, name))
+	return rd.readAll(ctx, l.workers(), true, l.Aggregator, l.countStream(w, name))
 }
 
 // readStreamData is readStream for a stream held in memory (a mapped
 // file, a file read whole), not compressed: its lines are read in place,
 // and each part read is passed to release when it is not nil.
 func (l *Loader) readStreamData(ctx context.Context, w *loadWorker, name string, data []byte, release func(from, to int)) error {
-	return newMemoryReader(data, release).readAll(ctx, l.workers(), true, l.countStream(w, name))
+	return newMemoryReader(data, release).readAll(ctx, l.workers(), true, l.Aggregator, l.countStream(w, name))
 }
 
 // mapStreamFile maps a stream file; a variable, so that the tests can

@@ -148,7 +148,7 @@ func TestMappedStreamReleasedAsRead(t *testing.T) {
 	var parts [][2]int
 	rd := newMemoryReader(stream, func(from, to int) { parts = append(parts, [2]int{from, to}) })
 	n := 0
-	err := rd.readAll(context.Background(), 1, true, func(recs []*Record, bad []*RecordError) error {
+	err := rd.readAll(context.Background(), 1, true, nil, func(recs []*Record, bad []*RecordError) error {
 		n += len(recs)
 		for _, re := range bad {
 			return fmt.Errorf("%v", re)

@@ -67,6 +67,9 @@ type Record struct {
 	// none), for a record made from a report: used where no symbol file
 	// names the address.
 	names []string
+	// placed are the frames placed by the goroutine that decoded the
+	// record, when it could.
+	placed placedFrames
 }
 
 // Image is one loaded image of a record.
@@ -486,6 +489,7 @@ type batchRecords struct {
 	recs   []Record
 	ptrs   []*Record
 	frames []uint64
+	refs   []frameRef // the frames placed (recordPlacer)
 }
 
 // recordArrays are the arrays of batches whose records were counted,
@@ -500,13 +504,14 @@ var recordArrays sync.Pool
 // of ctx. Records whose labels are spelled alike may share one Labels
 // map: treat it as read-only.
 func (rd *Reader) ReadAll(ctx context.Context, workers int, fn func(recs []*Record, bad []*RecordError) error) error {
-	return rd.readAll(ctx, workers, false, fn)
+	return rd.readAll(ctx, workers, false, nil, fn)
 }
 
 // readAll is ReadAll; reuse says fn keeps nothing of the records it is
 // given (neither them nor their frames) once it returns, so that their
-// arrays are decoded into again.
-func (rd *Reader) readAll(ctx context.Context, workers int, reuse bool, fn func(recs []*Record, bad []*RecordError) error) error {
+// arrays are decoded into again. With placeFor, the decoding goroutines
+// also place the records' frames for that aggregator (recordPlacer).
+func (rd *Reader) readAll(ctx context.Context, workers int, reuse bool, placeFor *Aggregator, fn func(recs []*Record, bad []*RecordError) error) error {
 	workers = max(workers, 1)
 	done := make(chan *lineBatch, workers)
 	ctx, cancel := context.WithCancel(ctx)
@@ -541,18 +546,38 @@ func (rd *Reader) readAll(ctx context.Context, workers int, reuse bool, fn func(
 			}
 		}()
 	}
+	// A batch is taken only when fewer than maxAhead are taken and not
+	// yet delivered: a slow batch holds the others back, so that the
+	// batches decoded after it wait in bounded memory, and so that no
+	// batch is decoded long before the image sets it uses are defined.
+	maxAhead := 2 * workers
+	ahead := make(chan struct{}, maxAhead)
+	var guesses *imageSetGuesses
+	if placeFor != nil {
+		guesses = newImageSetGuesses()
+	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			cache := newDecodeCache()
-			for b := next(); b != nil; b = next() {
-				if ctx.Err() != nil {
+			var placer *recordPlacer
+			if placeFor != nil {
+				placer = newRecordPlacer(placeFor, guesses)
+			}
+			for {
+				select {
+				case ahead <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				b := next()
+				if b == nil || ctx.Err() != nil {
 					return
 				}
 				from, to := b.memFrom, b.memFrom+len(b.data)
-				b.decode(cache, reuse)
+				b.decode(cache, reuse, placer)
 				if rd.release != nil {
 					rd.release(from, to)
 				}
@@ -580,6 +605,7 @@ func (rd *Reader) readAll(ctx context.Context, workers int, reuse bool, fn func(
 			}
 			delete(pending, nextSeq)
 			nextSeq++
+			<-ahead
 			fnErr = rd.deliver(b, fn)
 			if b.held != nil {
 				recordArrays.Put(b.held)
@@ -714,12 +740,13 @@ func (rd *Reader) readBatch(seq int) (*lineBatch, error) {
 	return b, err
 }
 
-// decode decodes a batch's lines, each on its own; reuse takes the
-// records' arrays from those of batches already counted. The records'
+// decode decodes a batch's lines, each on its own, and places their
+// frames with placer when it is not nil; reuse takes the records' arrays
+// from those of batches already counted. The records'
 // frames share one array, sized by the lines' length (a frame takes at
 // least two bytes of JSON). A record's error is numbered from the
 // batch's first line.
-func (b *lineBatch) decode(cache *decodeCache, reuse bool) {
+func (b *lineBatch) decode(cache *decodeCache, reuse bool, placer *recordPlacer) {
 	inPlace := b.lines == nil // a batch of a stream held in memory
 	if inPlace {
 		b.splitLines(b.data)
@@ -763,6 +790,12 @@ func (b *lineBatch) decode(cache *decodeCache, reuse bool) {
 			rec.Frames = rec.Frames[:n:n] // an append to them must not reach the next record's
 		}
 		b.recs[k] = rec
+	}
+	if placer != nil {
+		if cap(held.refs) < len(frames) {
+			held.refs = make([]frameRef, 0, len(frames))
+		}
+		held.refs = placer.placeBatch(b.recs, held.refs)
 	}
 	b.lines = nil
 	if !inPlace {
