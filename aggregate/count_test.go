@@ -385,6 +385,22 @@ func TestParseTimestamp(t *testing.T) {
 			t.Errorf("parseTimestamp(%q) = %v, %v; time.Parse: %v, %v", c, got, err, want, wantErr)
 		}
 	}
+	// Through a decoding goroutine's cache, times read in a row, most
+	// within the hour of the one before, the same (==, not only Equal).
+	cache := newDecodeCache()
+	at := time.Date(2026, 11, 26, 22, 58, 0, 0, time.UTC)
+	for k := range 5000 {
+		c := at.Format(time.RFC3339)
+		if k%97 == 0 {
+			c = cases[rng.IntN(len(cases))]
+		}
+		want, wantErr := time.Parse(time.RFC3339Nano, c)
+		got, err := cache.timestamp([]byte(c))
+		if (err != nil) != (wantErr != nil) || got != want {
+			t.Fatalf("timestamp(%q) through the cache = %v, %v; time.Parse: %v, %v", c, got, err, want, wantErr)
+		}
+		at = at.Add(time.Duration(rng.IntN(40)) * time.Second)
+	}
 }
 
 // encodeProfile writes what profile.Profile's own encoder writes, as

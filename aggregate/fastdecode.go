@@ -70,7 +70,7 @@ func decodeFastCached(line []byte, rec *Record, cache *decodeCache) error {
 			if !ok {
 				return errSlowPath
 			}
-			rec.Timestamp, err = parseTimestamp(raw)
+			rec.Timestamp, err = d.cache.timestamp(raw)
 		case "weight":
 			err = d.weight(rec)
 		case "images":
@@ -124,6 +124,32 @@ type decodeCache struct {
 	labels  map[string]map[string]string
 	pairs   [][2][]byte
 	last    [stringFields]string
+	// hourText is the hour ("2026-11-26T01") of the last timestamp read
+	// in the common form, and hour its start: records in a row were
+	// mostly captured within the hour.
+	hourText string
+	hour     time.Time
+}
+
+// timestamp reads an RFC 3339 time as parseTimestamp does; a time in
+// the common form within the hour of the last one read is found from
+// that hour's start, without a calendar reckoning (time.Date).
+func (c *decodeCache) timestamp(raw []byte) (time.Time, error) {
+	if c == nil {
+		return parseTimestamp(raw)
+	}
+	if len(raw) == 20 && c.hourText != "" && string(raw[:13]) == c.hourText && raw[13] == ':' && raw[16] == ':' && raw[19] == 'Z' {
+		minute, ok1 := digits(raw[14:16])
+		sec, ok2 := digits(raw[17:19])
+		if ok1 && ok2 && minute < 60 && sec < 60 {
+			return c.hour.Add(time.Duration(minute*60+sec) * time.Second), nil
+		}
+	}
+	t, err := parseTimestamp(raw)
+	if err == nil && len(raw) == 20 && raw[19] == 'Z' && t.Nanosecond() == 0 {
+		c.hourText, c.hour = string(raw[:13]), t.Add(-time.Duration(t.Minute()*60+t.Second())*time.Second)
+	}
+	return t, err
 }
 
 // maxCached bounds each of a cache's maps, and maxCachedBytes what one
