@@ -271,8 +271,8 @@ func (a *Aggregator) hasher() stackHasher {
 // noImageKey is the key of frames in no image.
 const noImageKey = 0x6a09e667f3bcc909
 
-// imageKey hashes the key an image is told apart by (imageKey).
-func (hs stackHasher) imageKey(id uuid.UUID, name string) uint64 {
+// keyHash hashes the key an image is told apart by (imageKey).
+func (hs stackHasher) keyHash(id uuid.UUID, name string) uint64 {
 	if id.IsZero() {
 		return mix(hs.stackSeed, maphash.String(hs.seed, name))
 	}
@@ -501,7 +501,7 @@ func (a *Aggregator) imageID(im imageInfo) int32 {
 	if !ok {
 		id = int32(len(a.images))
 		a.images = append(a.images, imageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path})
-		a.imageKeys = append(a.imageKeys, a.hasher().imageKey(im.UUID, im.Name))
+		a.imageKeys = append(a.imageKeys, a.hasher().keyHash(im.UUID, im.Name))
 		a.imageByKey[key] = id
 	}
 	a.images[id].Main = a.images[id].Main || im.Main
@@ -571,7 +571,7 @@ func placeImages(images []Image, hs stackHasher) *placement {
 		if im.Size == 0 || end < uint64(im.LoadAddress) {
 			end = ^uint64(0) // cut at the next image below
 		}
-		p[i] = placed{start: uint64(im.LoadAddress), end: end, key: hs.imageKey(im.UUID, im.Name), image: int32(i)}
+		p[i] = placed{start: uint64(im.LoadAddress), end: end, key: hs.keyHash(im.UUID, im.Name), image: int32(i)}
 	}
 	sort.SliceStable(p, func(i, j int) bool { return p[i].start < p[j].start })
 	for i := range len(p) - 1 {
