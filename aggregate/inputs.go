@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/internal/mmapfile"
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/symbolize"
 )
@@ -459,10 +460,11 @@ func (l *Loader) read(ctx context.Context, w *loadWorker, name string, r io.Read
 			// otherwise (a system without mmap, a file that refuses it)
 			// it is read as any reader is, below.
 			if f, ok := file.(*os.File); ok {
-				if data, unmap, err := mapStreamFile(f, size); err == nil {
+				if m, err := mapStreamFile(f.Name()); err == nil && m != nil {
+					data := m.Bytes()
 					err := l.readStreamData(ctx, w, name, data, func(from, to int) { releaseMapped(data, from, to) })
-					if uerr := unmap(); err == nil {
-						err = uerr
+					if cerr := m.Close(); err == nil {
+						err = cerr
 					}
 					return err
 				}
@@ -568,9 +570,9 @@ func (l *Loader) readStreamData(ctx context.Context, w *loadWorker, name string,
 	return newMemoryReader(data, release).readAll(ctx, l.workers(), true, l.Aggregator, l.countStream(w, name))
 }
 
-// mapStreamFile maps a stream file; a variable, so that the tests can
-// make it fail.
-var mapStreamFile = mapFile
+// mapStreamFile maps a stream file (nil where it cannot be); a
+// variable, so that the tests can make it fail.
+var mapStreamFile = mmapfile.Map
 
 // countStream counts a stream's records, batch by batch, in w's turn.
 // The aggregator keeps nothing of the records, so that their arrays are
