@@ -490,6 +490,8 @@ type batchRecords struct {
 	ptrs   []*Record
 	frames []uint64
 	refs   []frameRef // the frames placed (recordPlacer)
+	lines  [][]byte   // a stream in memory's lines, while they are decoded
+	errs   []error    // the records' errors, until delivered
 }
 
 // recordArrays are the arrays of batches whose records were counted,
@@ -747,14 +749,6 @@ func (rd *Reader) readBatch(seq int) (*lineBatch, error) {
 // least two bytes of JSON). A record's error is numbered from the
 // batch's first line.
 func (b *lineBatch) decode(cache *decodeCache, reuse bool, placer *recordPlacer) {
-	inPlace := b.lines == nil // a batch of a stream held in memory
-	if inPlace {
-		b.splitLines(b.data)
-	}
-	n, size := len(b.lines), 0
-	for _, line := range b.lines {
-		size += len(line)
-	}
 	var held *batchRecords
 	if reuse {
 		held, _ = recordArrays.Get().(*batchRecords)
@@ -762,15 +756,29 @@ func (b *lineBatch) decode(cache *decodeCache, reuse bool, placer *recordPlacer)
 	if held == nil {
 		held = &batchRecords{}
 	}
+	inPlace := b.lines == nil // a batch of a stream held in memory
+	if inPlace {
+		b.lines = held.lines[:0]
+		b.splitLines(b.data)
+		held.lines = b.lines
+	}
+	n, size := len(b.lines), 0
+	for _, line := range b.lines {
+		size += len(line)
+	}
 	if cap(held.recs) < n {
 		held.recs, held.ptrs = make([]Record, n), make([]*Record, n)
 	}
 	if cap(held.frames) < size/16 {
 		held.frames = make([]uint64, 0, size/16)
 	}
+	if cap(held.errs) < n {
+		held.errs = make([]error, n)
+	}
 	recs, frames := held.recs[:n], held.frames[:0]
 	b.recs = held.ptrs[:n]
-	b.decodeErr = make([]error, n)
+	b.decodeErr = held.errs[:n]
+	clear(b.decodeErr)
 	if reuse {
 		b.held = held
 	}
@@ -796,6 +804,9 @@ func (b *lineBatch) decode(cache *decodeCache, reuse bool, placer *recordPlacer)
 			held.refs = make([]frameRef, 0, len(frames))
 		}
 		held.refs = placer.placeBatch(b.recs, held.refs)
+	}
+	if inPlace {
+		clear(held.lines) // no slice of the stream is kept past its reading
 	}
 	b.lines = nil
 	if !inPlace {
