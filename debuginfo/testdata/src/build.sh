@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds debuginfo's DWARF fixtures from inl.c: one linked arm64 executable
 # and its dSYM for DWARF 2 and 4 at -O0 (always_inline still inlines), and an
-# -O2 DWARF 5 object. Needs clang-16, ld64.lld-16 and
+# -O2 DWARF 5 object; and from rnglist.c an -O2 DWARF 5 object whose
+# address ranges are range lists by index (DW_FORM_rnglistx). Needs clang-16, ld64.lld-16 and
 # dsymutil-16 (apt-get install clang-16 lld-16 llvm-16); tests never run it.
 # Then regenerate the golden files: go test ./debuginfo/ -run Golden -update
 set -eu
@@ -22,3 +23,11 @@ done
 clang-16 -target arm64-apple-macos11 -O2 -gdwarf-5 -fno-omit-frame-pointer -fdebug-prefix-map="$(pwd)"=/src \
 	-ffreestanding -nostdlib -fno-stack-protector -fno-builtin \
 	-c inl.c -o "$out/inl-dwarf5.o"
+# rnglist.c: inlined subroutines and the unit itself with DW_AT_ranges in
+# DW_FORM_rnglistx (check: llvm-dwarfdump-16 --debug-info shows "indexed
+# (0x..) rangelist"). dsymutil 16 skips a unit with debug_rnglists ("not
+# currently supported"), so this too is the object file; __text_cold follows
+# __text in its address space.
+clang-16 -target arm64-apple-macos11 -O2 -gdwarf-5 -fno-omit-frame-pointer -fdebug-prefix-map="$(pwd)"=/src \
+	-ffreestanding -nostdlib -fno-stack-protector -fno-builtin \
+	-c rnglist.c -o "$out/rnglist-dwarf5.o"
