@@ -403,6 +403,9 @@ func (b *unitBuilder) fast() bool {
 		if v, ok := e.Val(dwarf.AttrAddrBase).(int64); ok {
 			w.addrBase = uint64(v)
 		}
+		if v, ok := e.Val(dwarf.AttrRnglistsBase).(int64); ok {
+			w.rnglistsBase = uint64(v)
+		}
 	}
 	b.base, b.baseKnown = unitBase(e), true
 	b.cu.name, _ = e.Val(dwarf.AttrName).(string)
@@ -723,7 +726,7 @@ func (b *unitBuilder) rangesOf(e *dwarf.Entry) ([][2]uint64, error) {
 	f := e.AttrField(dwarf.AttrRanges)
 	var key rangesKey
 	if f != nil {
-		v, ok := f.Val.(int64)
+		v, ok := rangesAttrOffset(f)
 		if !ok {
 			return nil, fmt.Errorf("DW_AT_ranges of class %v", f.Class)
 		}

@@ -26,8 +26,9 @@ import (
 // which finds and reports whatever is wrong) at the first thing it does
 // not handle as debug/dwarf does or that would be a warning: an unknown
 // abbreviation code or form, a value past its unit or section, a wanted
-// attribute in a form it does not decode, a DWARF 5 range list index, a
-// unit DIE that is not the first DIE, big-endian DWARF. Its results are
+// attribute in a form it does not decode, a DWARF 5 range list index
+// whose offset is not in debug_rnglists, a unit DIE that is not the first
+// DIE, big-endian DWARF. Its results are
 // checked against the debug/dwarf walk's on the fixtures, the corpus, a
 // darwin cmd/go and fuzzed input (fastdie_test.go).
 
@@ -194,9 +195,9 @@ func decodable(a dieAttr, form uint64) bool {
 			formData1, formData2, formData4, formData8, formSdata, formUdata, formImplicitConst:
 			return true
 		}
-	case rangesAttr: // int64: a debug_ranges offset (a rnglistx is not decoded)
+	case rangesAttr: // int64: a debug_ranges or debug_rnglists offset, or a rnglistx index
 		switch form {
-		case formSecOffset, formData1, formData2, formData4, formData8, formSdata, formUdata, formImplicitConst:
+		case formSecOffset, formData1, formData2, formData4, formData8, formSdata, formUdata, formImplicitConst, formRnglistx:
 			return true
 		}
 	case originAttr, specAttr: // dwarf.Offset
@@ -379,7 +380,7 @@ type dieVals struct {
 	high         uint64 // an address (highAddr) or an offset from low (highConst)
 	highAddr     bool
 	highConst    bool
-	ranges       int64
+	ranges       int64 // an offset, or for DW_FORM_rnglistx the index
 	rangesOK     bool
 	rangesForm   uint16
 	origin, spec dwarf.Offset
@@ -399,6 +400,7 @@ type fastWalk struct {
 	refBase        int64  // where unit-relative references count from
 	strOffsetsBase uint64 // DWARF 5: the unit DIE's DW_AT_str_offsets_base
 	addrBase       uint64 // DWARF 5: the unit DIE's DW_AT_addr_base
+	rnglistsBase   uint64 // DWARF 5: the unit DIE's DW_AT_rnglists_base
 	ok             bool   // false once something is met the walk must leave to debug/dwarf
 	vals           dieVals
 	seen           []dwarf.Offset
@@ -600,7 +602,13 @@ func (w *fastWalk) decodeAttr(pos int, a *planAttr, v *dieVals) int {
 			v.high, v.highConst = uint64(c), true
 		}
 	case rangesAttr:
-		v.ranges, pos = w.constant(pos, a)
+		if a.form == formRnglistx {
+			var idx uint64
+			idx, pos = w.uleb(pos)
+			v.ranges = int64(idx)
+		} else {
+			v.ranges, pos = w.constant(pos, a)
+		}
 		v.rangesOK, v.rangesForm = true, a.form
 	case originAttr, specAttr:
 		var off uint64
@@ -886,7 +894,17 @@ func (w *fastWalk) rangesOf(off int64, tag dwarf.Tag) ([][2]uint64, bool) {
 	var key rangesKey
 	if v.rangesOK {
 		key = rangesKey{dwarf.ClassRangeListPtr, v.ranges}
-		if w.f.version >= 4 && v.rangesForm != formSecOffset {
+		switch {
+		case v.rangesForm == formRnglistx:
+			if w.f.version < 5 {
+				return nil, false // read as debug/dwarf reads it by the debug/dwarf walk
+			}
+			off, err := rnglistxOffset(b.ix.secs["debug_rnglists"], w.rnglistsBase, uint64(v.ranges), w.f.offSize)
+			if err != nil {
+				return nil, false // debug/dwarf fails the DIE: the debug/dwarf walk reports it
+			}
+			key = rangesKey{dwarf.ClassRngList, int64(off)}
+		case w.f.version >= 4 && v.rangesForm != formSecOffset:
 			key.class = dwarf.ClassConstant
 		}
 		if rs, ok := b.ranges[key]; ok {
@@ -900,7 +918,12 @@ func (w *fastWalk) rangesOf(off int64, tag dwarf.Tag) ([][2]uint64, bool) {
 	var rs [][2]uint64
 	if w.f.version >= 5 && v.rangesOK {
 		// Data.Ranges reads DWARF 5 range lists; it needs an Entry.
-		if key.class != dwarf.ClassRangeListPtr {
+		var val any = key.val
+		switch key.class {
+		case dwarf.ClassRangeListPtr:
+		case dwarf.ClassRngList:
+			val = uint64(key.val) // as debug/dwarf gives a resolved rnglistx
+		default:
 			return nil, false // ignored by Data.Ranges: leave it to it
 		}
 		e := &dwarf.Entry{Offset: dwarf.Offset(off), Tag: tag}
@@ -912,7 +935,7 @@ func (w *fastWalk) rangesOf(off int64, tag dwarf.Tag) ([][2]uint64, bool) {
 		} else if v.highConst {
 			e.Field = append(e.Field, dwarf.Field{Attr: dwarf.AttrHighpc, Val: int64(v.high), Class: dwarf.ClassConstant})
 		}
-		e.Field = append(e.Field, dwarf.Field{Attr: dwarf.AttrRanges, Val: v.ranges, Class: dwarf.ClassRangeListPtr})
+		e.Field = append(e.Field, dwarf.Field{Attr: dwarf.AttrRanges, Val: val, Class: key.class})
 		var err error
 		if rs, err = b.ix.d.Ranges(e); err != nil {
 			return nil, false

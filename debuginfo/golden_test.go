@@ -41,7 +41,15 @@ var dsyms = []dsym{
 	{"symbolic-overlapping_funcs", "symbolic/symbolic-testutils/fixtures/macos/overlapping_funcs.dSYM/Contents/Resources/DWARF/overlapping_funcs", macho.CpuAmd64, ""},
 	{"CrashingTest-x86_64", "macsymbolicator/MacSymbolicatorTests/Resources/dSYMs/CrashingTest.dSYM/Contents/Resources/DWARF/CrashingTest", macho.CpuAmd64, "x86_64"},
 	{"CrashingTest-arm64", "macsymbolicator/MacSymbolicatorTests/Resources/dSYMs/CrashingTest.dSYM/Contents/Resources/DWARF/CrashingTest", macho.CpuArm64, "arm64"},
+	// DWARF 5 range lists by index (DW_FORM_rnglistx) on inlined
+	// subroutines and the unit (testdata/src/build.sh).
+	{"rnglist-dwarf5", "testdata/fixtures/rnglist-dwarf5.o", macho.CpuArm64, ""},
 }
+
+// probeStep names the files whose golden test also asks about every
+// address a step apart in every function (every arm64 instruction), not
+// only where ranges start.
+var probeStep = map[string]uint64{"rnglist-dwarf5": 4}
 
 // goldenFrame is one frame as llvm-symbolizer printed it. Raw is the name
 // with --no-demangle: the linkage name, else the DWARF name.
@@ -56,6 +64,13 @@ type goldenFrame struct {
 // middle of every subprogram with code, and the start of every range of
 // every inlined subroutine (where the inline chain is deepest).
 func probeAddrs(t *testing.T, secs map[string][]byte) []uint64 {
+	t.Helper()
+	return probeAddrsStep(t, secs, 0)
+}
+
+// probeAddrsStep is probeAddrs, plus every step-th address of every
+// subprogram range when step is not 0.
+func probeAddrsStep(t *testing.T, secs map[string][]byte, step uint64) []uint64 {
 	t.Helper()
 	d, err := newData(normalize(secs))
 	if err != nil {
@@ -86,6 +101,9 @@ func probeAddrs(t *testing.T, secs map[string][]byte) []uint64 {
 			if e.Tag == dwarf.TagSubprogram && i == 0 {
 				addrs = append(addrs, rg[0]+(rg[1]-rg[0])/2)
 			}
+			for a := rg[0]; step > 0 && e.Tag == dwarf.TagSubprogram && a < rg[1]; a += step {
+				addrs = append(addrs, a)
+			}
 		}
 	}
 	slices.Sort(addrs)
@@ -102,7 +120,7 @@ func TestGolden(t *testing.T) {
 				path = corpusFile(t, ds.path)
 			}
 			secs := dwarfSections(t, path, ds.cpu)
-			addrs := probeAddrs(t, secs)
+			addrs := probeAddrsStep(t, secs, probeStep[ds.name])
 			if len(addrs) == 0 {
 				t.Fatalf("%s: no functions with code in the DWARF", ds.path)
 			}
