@@ -242,6 +242,10 @@ type unitBuilder struct {
 	// a byte of debug_info or of a range list, except where hostile DIEs
 	// share one list.
 	spansLeft int
+	// bases are the unit DIE's DWARF 5 bases, once the walk has read it.
+	bases unitBases
+	// version is the unit header's DWARF version, 0 when unreadable.
+	version int
 	// base is the unit's base address for range lists, as
 	// Data.Ranges takes it from the unit's first DIE: its DW_AT_entry_pc,
 	// else its DW_AT_low_pc, else 0. baseKnown: that DIE has been read.
@@ -356,6 +360,9 @@ func (b *unitBuilder) start() {
 	clear(b.ranges)
 	b.spansLeft = int(b.u.end-b.u.first) + len(b.ix.secs["debug_ranges"]) + len(b.ix.secs["debug_rnglists"])
 	b.base, b.baseKnown = 0, false
+	b.bases = unitBases{}
+	f, _ := readUnitFormat(b.ix.secs["debug_info"], b.u)
+	b.version = f.version
 }
 
 // fast walks the unit with fastWalk; false when the unit must be walked
@@ -397,15 +404,7 @@ func (b *unitBuilder) fast() bool {
 		return false
 	}
 	if f.version >= 5 {
-		if v, ok := e.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
-			w.strOffsetsBase = uint64(v)
-		}
-		if v, ok := e.Val(dwarf.AttrAddrBase).(int64); ok {
-			w.addrBase = uint64(v)
-		}
-		if v, ok := e.Val(dwarf.AttrRnglistsBase).(int64); ok {
-			w.rnglistsBase = uint64(v)
-		}
+		w.unitBases = dwarf5Bases(e)
 	}
 	b.base, b.baseKnown = unitBase(e), true
 	b.cu.name, _ = e.Val(dwarf.AttrName).(string)
@@ -456,14 +455,35 @@ func (b *unitBuilder) walk() {
 		}
 	}()
 	r := b.ix.d.Reader()
-	r.Seek(dwarf.Offset(b.u.first)) // 0 means the first unit's first DIE
 	var (
 		stack  []int32 // enclosing function node per open DIE, -1 for none
 		opened bool    // the unit's first DIE has been read
 		nulls  int64   // null entries read
+		// Where the DIE r.Next reads next starts: sought, the offset
+		// sought (-1 after a Next); else it follows prev's attributes.
+		sought = b.u.first
+		prev   = int64(-1)
 	)
+	seek := func(off int64) {
+		r.Seek(dwarf.Offset(off))
+		sought = off
+	}
+	seek(b.u.first) // 0 would mean the first unit's first DIE
 	for {
 		e, err := r.Next()
+		recovered := false
+		if err != nil {
+			var de dwarf.DecodeError
+			if errors.As(err, &de) && de.Name == "rnglists" && opened {
+				// debug/dwarf fails a DIE whose DW_AT_ranges index
+				// (DW_FORM_rnglistx) names a slot past debug_rnglists:
+				// read that DIE without its ranges and go on.
+				if re, next, ok := b.withoutRanges(b.nextDIE(prev, sought)); ok {
+					seek(next)
+					e, err, recovered = re, nil, true
+				}
+			}
+		}
 		if err != nil {
 			var de dwarf.DecodeError
 			if errors.As(err, &de) && de.Name == "info" {
@@ -482,6 +502,10 @@ func (b *unitBuilder) walk() {
 		if e == nil {
 			return // the end of debug_info
 		}
+		if !recovered {
+			sought = -1 // the position now follows e
+		}
+		prev = int64(e.Offset)
 		if e.Tag == 0 {
 			// Each entry takes at least a byte, so the unit holds no more
 			// null entries than bytes. More means the reader has left the
@@ -510,6 +534,7 @@ func (b *unitBuilder) walk() {
 			opened = true
 			b.cu = unitLabel{off: int64(e.Offset)}
 			b.cu.name, _ = e.Val(dwarf.AttrName).(string)
+			b.bases = dwarf5Bases(e)
 			b.lineTable(e)
 			stack = stack[:0]
 			if e.Children {
@@ -524,7 +549,7 @@ func (b *unitBuilder) walk() {
 			// siblings like them after them, hold no code: skip them
 			// undecoded (skip.go).
 			if next := b.skip.skipRun(int64(e.Offset)); next > int64(e.Offset) {
-				r.Seek(dwarf.Offset(next))
+				seek(next)
 				continue
 			}
 		}
@@ -567,7 +592,7 @@ func (b *unitBuilder) walk() {
 				return // the unit's last DIE
 			}
 			if next > pos {
-				r.Seek(dwarf.Offset(next))
+				seek(next)
 			}
 		}
 	}
@@ -685,8 +710,14 @@ func (b *unitBuilder) finishLines(lt *lineTable, lr *dwarf.LineReader, off int64
 func (b *unitBuilder) function(e *dwarf.Entry, parent int32) int32 {
 	ranges, err := b.rangesOf(e)
 	if err != nil {
-		b.warnf("DIE at %#x: ranges: %v", e.Offset, err)
-		return -1
+		// What DW_AT_low_pc and DW_AT_high_pc say still holds.
+		ranges = lowHighOf(e, b.sc.ranges[:0])
+		b.sc.ranges = ranges[:0]
+		kept := "dropped"
+		if len(ranges) > 0 {
+			kept = "its DW_AT_low_pc/high_pc kept"
+		}
+		b.warnf("DIE at %#x: ranges: %v (%s)", e.Offset, err, kept)
 	}
 	if len(ranges) == 0 {
 		return -1
@@ -733,6 +764,9 @@ func (b *unitBuilder) rangesOf(e *dwarf.Entry) ([][2]uint64, error) {
 		key = rangesKey{f.Class, v}
 		if rs, ok := b.ranges[key]; ok {
 			return rs, nil
+		}
+		if err := b.checkRngList(f.Class, v); err != nil {
+			return nil, err
 		}
 	}
 	var dst [][2]uint64

@@ -393,18 +393,16 @@ type dieVals struct {
 
 // fastWalk decodes one unit's DIEs for a unitBuilder.
 type fastWalk struct {
-	b              *unitBuilder
-	info           []byte // debug_info up to the unit's end
-	f              unitFormat
-	plans          *planTable
-	refBase        int64  // where unit-relative references count from
-	strOffsetsBase uint64 // DWARF 5: the unit DIE's DW_AT_str_offsets_base
-	addrBase       uint64 // DWARF 5: the unit DIE's DW_AT_addr_base
-	rnglistsBase   uint64 // DWARF 5: the unit DIE's DW_AT_rnglists_base
-	ok             bool   // false once something is met the walk must leave to debug/dwarf
-	vals           dieVals
-	seen           []dwarf.Offset
-	stack          []int32
+	b       *unitBuilder
+	info    []byte // debug_info up to the unit's end
+	f       unitFormat
+	plans   *planTable
+	refBase int64 // where unit-relative references count from
+	unitBases
+	ok    bool // false once something is met the walk must leave to debug/dwarf
+	vals  dieVals
+	seen  []dwarf.Offset
+	stack []int32
 }
 
 func (w *fastWalk) uleb(pos int) (uint64, int) {
@@ -916,6 +914,9 @@ func (w *fastWalk) rangesOf(off int64, tag dwarf.Tag) ([][2]uint64, bool) {
 		dst = b.sc.ranges[:0]
 	}
 	var rs [][2]uint64
+	if w.f.version >= 5 && v.rangesOK && b.checkRngList(key.class, key.val) != nil {
+		return nil, false // a warning: the debug/dwarf walk gives it
+	}
 	if w.f.version >= 5 && v.rangesOK {
 		// Data.Ranges reads DWARF 5 range lists; it needs an Entry.
 		var val any = key.val

@@ -50,3 +50,195 @@ func rangesAttrOffset(f *dwarf.Field) (off int64, ok bool) {
 	}
 	return 0, false
 }
+
+// unitBases are the bases a DWARF 5 unit DIE gives its DIEs' indexes.
+type unitBases struct {
+	strOffsetsBase uint64 // DW_AT_str_offsets_base
+	addrBase       uint64 // DW_AT_addr_base
+	rnglistsBase   uint64 // DW_AT_rnglists_base
+}
+
+// dwarf5Bases reads the bases of a unit DIE as debug/dwarf reads them.
+func dwarf5Bases(cu *dwarf.Entry) unitBases {
+	var ub unitBases
+	if v, ok := cu.Val(dwarf.AttrStrOffsetsBase).(int64); ok {
+		ub.strOffsetsBase = uint64(v)
+	}
+	if v, ok := cu.Val(dwarf.AttrAddrBase).(int64); ok {
+		ub.addrBase = uint64(v)
+	}
+	if v, ok := cu.Val(dwarf.AttrRnglistsBase).(int64); ok {
+		ub.rnglistsBase = uint64(v)
+	}
+	return ub
+}
+
+// nextDIE returns where the DIE after the one at prev starts, or sought
+// when the reader was positioned there; -1 when it cannot tell.
+func (b *unitBuilder) nextDIE(prev, sought int64) int64 {
+	if sought >= 0 {
+		return sought
+	}
+	if prev < b.u.first || prev >= b.u.end {
+		return -1
+	}
+	if b.ix.secs["debug_info"][prev] == 0 {
+		return prev + 1 // a null entry
+	}
+	w, ok := b.dieDecoder()
+	if !ok {
+		return -1
+	}
+	code, pos := w.uleb(int(prev))
+	p := w.plans.plan(code)
+	if !w.ok || p == nil {
+		return -1
+	}
+	if pos = w.skipAttrs(pos, p); !w.ok || pos > len(w.info) {
+		return -1
+	}
+	return int64(pos)
+}
+
+// dieDecoder returns a fastWalk to decode single DIEs of the unit with,
+// false when its format or abbreviations are not ones fastWalk reads.
+func (b *unitBuilder) dieDecoder() (*fastWalk, bool) {
+	info := b.ix.secs["debug_info"]
+	f, ok := readUnitFormat(info, b.u)
+	if !ok || f.addrSize != 4 && f.addrSize != 8 {
+		return nil, false
+	}
+	unlock := b.lock()
+	plans := b.ix.planTable(b.u.abbrev, f)
+	unlock()
+	if !plans.ok {
+		return nil, false
+	}
+	return &fastWalk{b: b, info: info[:b.u.end], f: f, plans: plans, refBase: b.u.refBase, unitBases: b.bases, ok: true}, true
+}
+
+// withoutRanges reads the DIE at off, which debug/dwarf cannot decode
+// because its DW_FORM_rnglistx index names a slot past debug_rnglists,
+// with everything the walk reads of it but its ranges, and warns that
+// they are lost. It returns the entry and where the next DIE starts;
+// false when the DIE has another problem (the caller reports the error).
+func (b *unitBuilder) withoutRanges(off int64) (*dwarf.Entry, int64, bool) {
+	if off <= b.u.first || off >= b.u.end {
+		return nil, 0, false
+	}
+	w, ok := b.dieDecoder()
+	if !ok || w.f.version < 5 {
+		return nil, 0, false
+	}
+	code, pos := w.uleb(int(off))
+	p := w.plans.plan(code)
+	if !w.ok || p == nil || p.unitTag {
+		return nil, 0, false
+	}
+	if pos = w.decode(pos, p); !w.ok {
+		return nil, 0, false
+	}
+	v := &w.vals
+	if !v.rangesOK || v.rangesForm != formRnglistx {
+		return nil, 0, false
+	}
+	_, err := rnglistxOffset(b.ix.secs["debug_rnglists"], b.bases.rnglistsBase, uint64(v.ranges), w.f.offSize)
+	if err == nil {
+		return nil, 0, false // not what failed
+	}
+	e := &dwarf.Entry{Offset: dwarf.Offset(off), Tag: p.tag, Children: p.children}
+	add := func(a dwarf.Attr, val any, c dwarf.Class) {
+		e.Field = append(e.Field, dwarf.Field{Attr: a, Val: val, Class: c})
+	}
+	if v.nameOK {
+		add(dwarf.AttrName, v.name, dwarf.ClassString)
+	}
+	if v.linkageOK {
+		add(dwarf.AttrLinkageName, v.linkage, dwarf.ClassString)
+	}
+	if v.mipsOK {
+		add(attrMIPSLinkageName, v.mips, dwarf.ClassString)
+	}
+	if v.lowOK {
+		add(dwarf.AttrLowpc, v.low, dwarf.ClassAddress)
+	}
+	if v.highAddr {
+		add(dwarf.AttrHighpc, v.high, dwarf.ClassAddress)
+	} else if v.highConst {
+		add(dwarf.AttrHighpc, int64(v.high), dwarf.ClassConstant)
+	}
+	if v.originOK {
+		add(dwarf.AttrAbstractOrigin, v.origin, dwarf.ClassReference)
+	}
+	if v.specOK {
+		add(dwarf.AttrSpecification, v.spec, dwarf.ClassReference)
+	}
+	if v.callFileOK {
+		add(dwarf.AttrCallFile, v.callFile, dwarf.ClassConstant)
+	}
+	if v.callLineOK {
+		add(dwarf.AttrCallLine, v.callLine, dwarf.ClassConstant)
+	}
+	if v.callColOK {
+		add(dwarf.AttrCallColumn, v.callCol, dwarf.ClassConstant)
+	}
+	kept := "its DW_AT_low_pc/high_pc kept"
+	if !v.lowOK || !v.highAddr && !v.highConst {
+		kept = "no DW_AT_low_pc/high_pc: dropped, its children kept"
+	}
+	if p.tag != dwarf.TagSubprogram && p.tag != dwarf.TagInlinedSubroutine {
+		kept = "its children kept"
+	}
+	b.warnf("DIE at %#x: DW_AT_ranges: %v (%s)", off, err, kept)
+	return e, int64(pos), true
+}
+
+// checkRngList checks a DWARF 5 unit's DW_AT_ranges offset (of class
+// ClassRangeListPtr, or ClassRngList for a resolved index) against
+// debug_rnglists before Data.Ranges reads it: Data.Ranges reads
+// debug_ranges instead when debug_rnglists is absent, and its error for
+// an offset past the section gives debug_ranges' size.
+func (b *unitBuilder) checkRngList(class dwarf.Class, off int64) error {
+	if b.version < 5 || class != dwarf.ClassRangeListPtr && class != dwarf.ClassRngList {
+		return nil
+	}
+	sec, ok := b.ix.secs["debug_rnglists"]
+	if !ok {
+		return fmt.Errorf("range list at %#x: no debug_rnglists section", off)
+	}
+	if off < 0 || off >= int64(len(sec)) {
+		return fmt.Errorf("range list at %#x is past debug_rnglists (%d bytes)", uint64(off), len(sec))
+	}
+	return nil
+}
+
+// lowHighOf appends to dst the range DW_AT_low_pc and DW_AT_high_pc give
+// e, as Data.Ranges reads them, when not empty.
+func lowHighOf(e *dwarf.Entry, dst [][2]uint64) [][2]uint64 {
+	low, ok := e.Val(dwarf.AttrLowpc).(uint64)
+	if !ok {
+		return dst
+	}
+	var high uint64
+	hf := e.AttrField(dwarf.AttrHighpc)
+	switch {
+	case hf == nil:
+		return dst
+	case hf.Class == dwarf.ClassAddress:
+		if high, ok = hf.Val.(uint64); !ok {
+			return dst
+		}
+	case hf.Class == dwarf.ClassConstant:
+		c, ok := hf.Val.(int64)
+		if !ok {
+			return dst
+		}
+		high = low + uint64(c)
+	default:
+		return dst
+	}
+	if low < high {
+		dst = append(dst, [2]uint64{low, high})
+	}
+	return dst
+}

@@ -1,0 +1,129 @@
+package debuginfo
+
+import (
+	"debug/macho"
+	"encoding/binary"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// rnglistFixture is the sections of testdata/fixtures/rnglist-dwarf5.o,
+// whose inlined subroutines and unit have DW_AT_ranges in
+// DW_FORM_rnglistx. Its DIEs (llvm-dwarfdump-16 --debug-info):
+// the unit at 0xc (DW_AT_ranges index 9, DW_AT_rnglists_base 0xc), the
+// subprogram hot at 0x80, in it the inlined twice at 0xba (index 0) and,
+// in that, check at 0xd5 (index 1) and 0xf1 (index 2).
+func rnglistFixture(t testing.TB) map[string][]byte {
+	return normalize(dwarfSections(t, "testdata/fixtures/rnglist-dwarf5.o", macho.CpuArm64))
+}
+
+// attrValueAt returns the offset in debug_info of the value of attribute
+// at of the DIE at die, in the fixture's only unit; it reads the
+// abbreviation itself.
+func attrValueAt(t testing.TB, secs map[string][]byte, die int, at uint64) int {
+	t.Helper()
+	info := secs["debug_info"]
+	spans, _, _ := unitSpans(info)
+	u := spans[0]
+	f, _ := readUnitFormat(info, u)
+	w := &fastWalk{info: info[:u.end], f: f, ok: true}
+	code, pos := w.uleb(die)
+	a := cursor{b: secs["debug_abbrev"], off: int(u.abbrev)}
+	for {
+		c := a.uleb()
+		if c == 0 || a.err {
+			t.Fatalf("DIE at %#x: abbreviation %d not found", die, code)
+		}
+		a.uleb()
+		a.u8()
+		for {
+			name, form := a.uleb(), a.uleb()
+			if name == 0 && form == 0 {
+				break
+			}
+			if form == formImplicitConst {
+				a.sleb()
+			}
+			if c != code {
+				continue
+			}
+			if name == at {
+				return pos
+			}
+			if n := f.formSize(form); n >= 0 {
+				pos += n
+			} else {
+				pos = w.skipVar(pos, uint16(form))
+			}
+		}
+		if c == code {
+			t.Fatalf("DIE at %#x has no attribute %#x", die, at)
+		}
+	}
+}
+
+// names returns the function names of frames.
+func names(frames []Frame) []string {
+	var out []string
+	for _, f := range frames {
+		out = append(out, f.Function)
+	}
+	return out
+}
+
+// TestHostileRangeLists: a DW_FORM_rnglistx index or range list offset
+// that leads out of debug_rnglists costs that DIE's ranges, with a
+// warning naming the unit, the DIE and the offset; never the unit's
+// other functions, and never a panic. Both walks agree (compareWalks).
+func TestHostileRangeLists(t *testing.T) {
+	fixture := rnglistFixture(t)
+	const attrRanges, attrRnglistsBase = 0x55, 0x74
+	tests := []struct {
+		name   string
+		mutate func(secs map[string][]byte)
+		// want is the functions at 0x24 (check, inlined in twice,
+		// inlined in hot); 0x1e4 (in rare) must still answer in full.
+		want []string
+		warn string // substring of the only warning, "" for none
+	}{
+		{"fixture", func(map[string][]byte) {}, []string{"check", "twice", "hot"}, ""},
+		{"index past debug_rnglists", func(secs map[string][]byte) {
+			secs["debug_info"][attrValueAt(t, secs, 0xba, attrRanges)] = 0x7f
+		}, []string{"check", "hot"},
+			"compile unit at 0xc (rnglist.c): DIE at 0xba: DW_AT_ranges: range list index 127: its offset at 0x208 (DW_AT_rnglists_base 0xc) is past debug_rnglists (167 bytes) (no DW_AT_low_pc/high_pc: dropped, its children kept)"},
+		{"offsets table entry past debug_rnglists", func(secs map[string][]byte) {
+			binary.LittleEndian.PutUint32(secs["debug_rnglists"][0xc:], 0x1000) // index 0
+		}, []string{"check", "hot"},
+			"compile unit at 0xc (rnglist.c): DIE at 0xba: ranges: range list at 0x100c is past debug_rnglists (167 bytes) (dropped)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			secs := maps.Clone(fixture)
+			secs["debug_info"] = slices.Clone(secs["debug_info"])
+			secs["debug_rnglists"] = slices.Clone(secs["debug_rnglists"])
+			tc.mutate(secs)
+			ix := compareWalks(t, secs)
+			if ix == nil {
+				_, err := New(secs)
+				t.Fatalf("New failed: %v", err)
+			}
+			frames, _ := ix.Lookup(0x24)
+			if got := names(frames); !slices.Equal(got, tc.want) {
+				t.Errorf("Lookup(0x24) = %q, want %q", got, tc.want)
+			}
+			frames, _ = ix.Lookup(0x1e4)
+			if got, want := names(frames), []string{"check", "twice", "rare"}; !slices.Equal(got, want) {
+				t.Errorf("Lookup(0x1e4) = %q, want %q", got, want)
+			}
+			w := ix.Warnings()
+			switch {
+			case tc.warn == "" && len(w) != 0:
+				t.Errorf("Warnings() = %q, want none", w)
+			case tc.warn != "" && (len(w) != 1 || !strings.Contains(w[0], tc.warn)):
+				t.Errorf("Warnings() = %q, want one containing %q", w, tc.warn)
+			}
+		})
+	}
+}
