@@ -474,11 +474,20 @@ func (b *unitBuilder) walk() {
 		recovered := false
 		if err != nil {
 			var de dwarf.DecodeError
-			if errors.As(err, &de) && de.Name == "rnglists" && opened {
+			if errors.As(err, &de) && de.Name == "rnglists" {
 				// debug/dwarf fails a DIE whose DW_AT_ranges index
 				// (DW_FORM_rnglistx) names a slot past debug_rnglists:
 				// read that DIE without its ranges and go on.
-				if re, next, ok := b.withoutRanges(b.nextDIE(prev, sought)); ok {
+				var re *dwarf.Entry
+				var next int64
+				var ok bool
+				if opened {
+					re, next, ok = b.withoutRanges(b.nextDIE(prev, sought))
+				} else if sought == b.u.first {
+					re, next, err = b.unitWithoutRanges(err)
+					ok = err == nil
+				}
+				if ok {
 					seek(next)
 					e, err, recovered = re, nil, true
 				}

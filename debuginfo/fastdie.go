@@ -218,8 +218,9 @@ func decodable(a dieAttr, form uint64) bool {
 type planAttr struct {
 	form     uint16
 	attr     dieAttr
-	size     int8  // formSize in the unit's format
-	implicit int64 // DW_FORM_implicit_const's value
+	size     int8   // formSize in the unit's format
+	at       uint32 // the DW_AT_ code
+	implicit int64  // DW_FORM_implicit_const's value
 }
 
 // diePlan is one abbreviation, ready for fastWalk.
@@ -307,7 +308,7 @@ func buildPlans(abbrevSec []byte, off uint64, f unitFormat) *planTable {
 			if at > math.MaxUint32 || form > math.MaxUint16 {
 				return t
 			}
-			pa := planAttr{form: uint16(form)}
+			pa := planAttr{form: uint16(form), at: uint32(at)}
 			if form == formImplicitConst {
 				pa.implicit = a.sleb()
 			}

@@ -242,3 +242,125 @@ func lowHighOf(e *dwarf.Entry, dst [][2]uint64) [][2]uint64 {
 	}
 	return dst
 }
+
+// DWARF attributes of a unit DIE that the walk reads and fastWalk does
+// not decode.
+const (
+	attrStrOffsetsBase = 0x72
+	attrAddrBase       = 0x73
+	attrRnglistsBase   = 0x74
+)
+
+// unitWithoutRanges reads the unit DIE, which debug/dwarf cannot decode
+// (err) because its DW_FORM_rnglistx index names a slot past
+// debug_rnglists, with what the walk reads of it (name, compilation
+// directory, line program, base address, DWARF 5 bases) but its ranges,
+// and warns that they are lost: the unit's functions and line sequences
+// then say what it covers. It returns the entry and where the next DIE
+// starts, or err, made clearer where it can be, when it cannot: when
+// debug/dwarf could not read the unit's bases either (it resolves the
+// index against a base of 0 when it first reads the unit DIE, and reads
+// none of them if that fails), since every other DIE of the unit would
+// then be read with wrong bases.
+func (b *unitBuilder) unitWithoutRanges(err error) (*dwarf.Entry, int64, error) {
+	w, ok := b.dieDecoder()
+	if !ok || w.f.version < 5 {
+		return nil, 0, err
+	}
+	off := b.u.first
+	code, pos := w.uleb(int(off))
+	p := w.plans.plan(code)
+	if !w.ok || p == nil || !p.unitTag || !p.skipOK {
+		return nil, 0, err
+	}
+	// Where each attribute's value starts, then the bases first: the
+	// name and directory may be string indexes.
+	at := make([]int, len(p.attrs))
+	for i := range p.attrs {
+		a := &p.attrs[i]
+		at[i] = pos
+		if a.size >= 0 {
+			pos += int(a.size)
+		} else {
+			pos = w.skipVar(pos, a.form)
+		}
+		if !w.ok || pos > len(w.info) {
+			return nil, 0, err
+		}
+	}
+	var rangesIdx uint64
+	var rangesOK bool
+	e := &dwarf.Entry{Offset: dwarf.Offset(off), Tag: p.tag, Children: p.children}
+	add := func(a dwarf.Attr, val any, c dwarf.Class) {
+		e.Field = append(e.Field, dwarf.Field{Attr: a, Val: val, Class: c})
+	}
+	for i := range p.attrs {
+		a := &p.attrs[i]
+		if a.form != formSecOffset {
+			if a.at == uint32(dwarf.AttrRanges) && a.form == formRnglistx && !rangesOK {
+				rangesIdx, _ = w.uleb(at[i])
+				rangesOK = true
+			}
+			continue
+		}
+		v, _ := w.fixedUint(at[i], w.f.offSize)
+		switch a.at {
+		case attrStrOffsetsBase:
+			w.strOffsetsBase = v
+			add(dwarf.AttrStrOffsetsBase, int64(v), dwarf.ClassStrOffsetsPtr)
+		case attrAddrBase:
+			w.addrBase = v
+			add(dwarf.AttrAddrBase, int64(v), dwarf.ClassAddrPtr)
+		case attrRnglistsBase:
+			w.rnglistsBase = v
+			add(dwarf.AttrRnglistsBase, int64(v), dwarf.ClassRngListsPtr)
+		case uint32(dwarf.AttrStmtList):
+			add(dwarf.AttrStmtList, int64(v), dwarf.ClassLinePtr)
+		}
+	}
+	sec, secOK := b.ix.secs["debug_rnglists"]
+	if !rangesOK {
+		return nil, 0, err
+	}
+	if _, err := rnglistxOffset(sec, 0, rangesIdx, w.f.offSize); err != nil {
+		if !secOK {
+			return nil, 0, fmt.Errorf("unit DIE: DW_AT_ranges is range list index %d, and there is no debug_rnglists section: the unit cannot be read", rangesIdx)
+		}
+		return nil, 0, fmt.Errorf("unit DIE: DW_AT_ranges: %v as first read, before DW_AT_rnglists_base: the unit cannot be read", err)
+	}
+	rangesErr := error(nil)
+	if _, rangesErr = rnglistxOffset(sec, w.rnglistsBase, rangesIdx, w.f.offSize); rangesErr == nil {
+		return nil, 0, err // something else failed
+	}
+	for i := range p.attrs {
+		a := &p.attrs[i]
+		switch a.at {
+		case uint32(dwarf.AttrName), uint32(dwarf.AttrCompDir):
+			if !isStringForm(a.form) {
+				continue
+			}
+			s, _ := w.str(at[i], a.form)
+			add(dwarf.Attr(a.at), s, dwarf.ClassString)
+		case uint32(dwarf.AttrLowpc), uint32(dwarf.AttrEntrypc):
+			if !isAddressForm(a.form) {
+				continue
+			}
+			v, _ := w.address(at[i], a.form)
+			add(dwarf.Attr(a.at), v, dwarf.ClassAddress)
+		}
+		if !w.ok {
+			return nil, 0, err
+		}
+	}
+	b.cu.name, _ = e.Val(dwarf.AttrName).(string)
+	b.warnf("unit DIE: DW_AT_ranges: %v (the unit's functions and lines kept)", rangesErr)
+	return e, int64(pos), nil
+}
+
+func isStringForm(form uint16) bool {
+	switch form {
+	case formString, formStrp, formLineStrp, formStrx, formStrx1, formStrx2, formStrx3, formStrx4:
+		return true
+	}
+	return false
+}

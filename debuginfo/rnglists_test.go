@@ -73,30 +73,43 @@ func names(frames []Frame) []string {
 	return out
 }
 
-// TestHostileRangeLists: a DW_FORM_rnglistx index or range list offset
-// that leads out of debug_rnglists costs that DIE's ranges, with a
-// warning naming the unit, the DIE and the offset; never the unit's
-// other functions, and never a panic. Both walks agree (compareWalks).
+// TestHostileRangeLists: a DW_FORM_rnglistx index, range list offset or
+// DW_AT_rnglists_base that leads out of debug_rnglists costs the ranges
+// of the DIEs concerned, each with a warning naming the unit, the DIE and
+// the offset; never the unit's other functions, and never a panic. Both
+// walks agree (compareWalks).
 func TestHostileRangeLists(t *testing.T) {
 	fixture := rnglistFixture(t)
-	const attrRanges, attrRnglistsBase = 0x55, 0x74
+	const attrRanges = 0x55
+	const unit = "compile unit at 0xc (rnglist.c): "
 	tests := []struct {
 		name   string
 		mutate func(secs map[string][]byte)
-		// want is the functions at 0x24 (check, inlined in twice,
-		// inlined in hot); 0x1e4 (in rare) must still answer in full.
-		want []string
-		warn string // substring of the only warning, "" for none
+		// at0x24 is the functions at 0x24 (check, inlined in twice,
+		// inlined in hot), at0x1e4 those at 0x1e4 (check in twice in
+		// rare).
+		at0x24, at0x1e4 []string
+		warnings        int
+		warn            string // substring of the first warning
+		err             string // substring of New's error, "" for success
 	}{
-		{"fixture", func(map[string][]byte) {}, []string{"check", "twice", "hot"}, ""},
+		{"fixture", func(map[string][]byte) {}, []string{"check", "twice", "hot"}, []string{"check", "twice", "rare"}, 0, "", ""},
 		{"index past debug_rnglists", func(secs map[string][]byte) {
 			secs["debug_info"][attrValueAt(t, secs, 0xba, attrRanges)] = 0x7f
-		}, []string{"check", "hot"},
-			"compile unit at 0xc (rnglist.c): DIE at 0xba: DW_AT_ranges: range list index 127: its offset at 0x208 (DW_AT_rnglists_base 0xc) is past debug_rnglists (167 bytes) (no DW_AT_low_pc/high_pc: dropped, its children kept)"},
+		}, []string{"check", "hot"}, []string{"check", "twice", "rare"}, 1,
+			unit + "DIE at 0xba: DW_AT_ranges: range list index 127: its offset at 0x208 (DW_AT_rnglists_base 0xc) is past debug_rnglists (167 bytes) (no DW_AT_low_pc/high_pc: dropped, its children kept)", ""},
 		{"offsets table entry past debug_rnglists", func(secs map[string][]byte) {
 			binary.LittleEndian.PutUint32(secs["debug_rnglists"][0xc:], 0x1000) // index 0
-		}, []string{"check", "hot"},
-			"compile unit at 0xc (rnglist.c): DIE at 0xba: ranges: range list at 0x100c is past debug_rnglists (167 bytes) (dropped)"},
+		}, []string{"check", "hot"}, []string{"check", "twice", "rare"}, 1,
+			unit + "DIE at 0xba: ranges: range list at 0x100c is past debug_rnglists (167 bytes) (dropped)", ""},
+		{"base past debug_rnglists", func(secs map[string][]byte) {
+			binary.LittleEndian.PutUint32(secs["debug_info"][attrValueAt(t, secs, 0xc, attrRnglistsBase):], 0x1000)
+		}, []string{"hot"}, []string{"rare"}, 10, // the unit and its nine inlined subroutines
+			unit + "unit DIE: DW_AT_ranges: range list index 9: its offset at 0x1024 (DW_AT_rnglists_base 0x1000) is past debug_rnglists (167 bytes) (the unit's functions and lines kept)", ""},
+		// debug/dwarf then reads none of the unit's bases.
+		{"no debug_rnglists", func(secs map[string][]byte) {
+			delete(secs, "debug_rnglists")
+		}, nil, nil, 0, "", "compile unit at 0xc: DIEs: unit DIE: DW_AT_ranges is range list index 9, and there is no debug_rnglists section: the unit cannot be read"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,24 +118,28 @@ func TestHostileRangeLists(t *testing.T) {
 			secs["debug_rnglists"] = slices.Clone(secs["debug_rnglists"])
 			tc.mutate(secs)
 			ix := compareWalks(t, secs)
+			if tc.err != "" {
+				if _, err := New(secs); err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("New = %v, want an error containing %q", err, tc.err)
+				}
+				return
+			}
 			if ix == nil {
 				_, err := New(secs)
 				t.Fatalf("New failed: %v", err)
 			}
-			frames, _ := ix.Lookup(0x24)
-			if got := names(frames); !slices.Equal(got, tc.want) {
-				t.Errorf("Lookup(0x24) = %q, want %q", got, tc.want)
-			}
-			frames, _ = ix.Lookup(0x1e4)
-			if got, want := names(frames), []string{"check", "twice", "rare"}; !slices.Equal(got, want) {
-				t.Errorf("Lookup(0x1e4) = %q, want %q", got, want)
+			for _, c := range []struct {
+				addr uint64
+				want []string
+			}{{0x24, tc.at0x24}, {0x1e4, tc.at0x1e4}} {
+				frames, _ := ix.Lookup(c.addr)
+				if got := names(frames); !slices.Equal(got, c.want) {
+					t.Errorf("Lookup(%#x) = %q, want %q", c.addr, got, c.want)
+				}
 			}
 			w := ix.Warnings()
-			switch {
-			case tc.warn == "" && len(w) != 0:
-				t.Errorf("Warnings() = %q, want none", w)
-			case tc.warn != "" && (len(w) != 1 || !strings.Contains(w[0], tc.warn)):
-				t.Errorf("Warnings() = %q, want one containing %q", w, tc.warn)
+			if len(w) != tc.warnings || len(w) > 0 && !strings.Contains(w[0], tc.warn) {
+				t.Errorf("Warnings() = %q, want %d, the first containing %q", w, tc.warnings, tc.warn)
 			}
 		})
 	}
