@@ -163,7 +163,7 @@ FUZZJOBS ?= 1
 FUZZLOG  ?= fuzz-logs
 FUZZ_TARGETS := \
 	archregs:FuzzDecode image:FuzzOpen symtab:FuzzNewFromParts walker:FuzzWalk \
-	snapshot:FuzzParse debuginfo:FuzzIndex debuginfo:FuzzDemangle \
+	snapshot:FuzzParse debuginfo:FuzzIndex debuginfo:FuzzDemangle debuginfo:FuzzRangeLists \
 	crashreport:FuzzParseIPS crashreport:FuzzIPSFastMatchesStream crashreport:FuzzParseCrash crashreport:FuzzParseKSCrash \
 	fixtures:FuzzParseManifest emu:FuzzScanLoadCommands \
 	unwind/compactunwind:FuzzParse unwind/dwarfcfi:FuzzParse \

@@ -144,3 +144,49 @@ func TestHostileRangeLists(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRangeLists mutates debug_info and debug_rnglists of the DWARF 5
+// fixture whose ranges are range list indexes (the other sections stay
+// fixed, for the indexes to point into) and checks that both walks parse
+// every unit to the same, with the same warnings, that nothing panics,
+// and that the index stays within the hostile-input allocation budget.
+// Seeds: the fixture and TestHostileRangeLists' damaged copies.
+func FuzzRangeLists(f *testing.F) {
+	base := rnglistFixture(f)
+	info, rng := base["debug_info"], base["debug_rnglists"]
+	f.Add(info, rng, uint64(0x24))
+	pastIndex := slices.Clone(info)
+	pastIndex[attrValueAt(f, base, 0xba, 0x55)] = 0x7f
+	f.Add(pastIndex, rng, uint64(0x24))
+	pastTable := slices.Clone(rng)
+	binary.LittleEndian.PutUint32(pastTable[0xc:], 0x1000)
+	f.Add(info, pastTable, uint64(0x3c))
+	pastBase := slices.Clone(info)
+	binary.LittleEndian.PutUint32(pastBase[attrValueAt(f, base, 0xc, attrRnglistsBase):], 0x1000)
+	f.Add(pastBase, rng, uint64(0x1e4))
+	f.Add(info, []byte(nil), uint64(0x1e4))
+	f.Fuzz(func(t *testing.T, info, rng []byte, addr uint64) {
+		secs := maps.Clone(base)
+		secs["debug_info"], secs["debug_rnglists"] = info, rng
+		if rng == nil {
+			delete(secs, "debug_rnglists")
+		}
+		compareWalks(t, secs)
+		withinBudget(t, sectionsSize(secs), func() {
+			ix, err := New(secs)
+			if err != nil {
+				return
+			}
+			parseAll(ix)
+			for _, a := range []uint64{addr, 0x24, 0x1e4} {
+				frames, err := ix.Lookup(a)
+				if (err == nil) != (len(frames) > 0) || len(frames) > maxDepth {
+					t.Fatalf("Lookup(%#x) = %d frames, %v", a, len(frames), err)
+				}
+			}
+			if w := ix.Warnings(); len(w) > maxWarnings+1 {
+				t.Fatalf("Warnings() = %d lines, want at most %d", len(w), maxWarnings+1)
+			}
+		})
+	})
+}
