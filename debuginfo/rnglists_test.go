@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // rnglistFixture is the sections of testdata/fixtures/rnglist-dwarf5.o,
@@ -188,5 +190,125 @@ func FuzzRangeLists(f *testing.F) {
 				t.Fatalf("Warnings() = %d lines, want at most %d", len(w), maxWarnings+1)
 			}
 		})
+	})
+}
+
+// unit5 wraps DIEs in a DWARF 5 compile unit header (abbreviations at 0,
+// 8-byte addresses).
+func unit5(dies []byte) []byte {
+	u := binary.LittleEndian.AppendUint32(nil, uint32(8+len(dies)))
+	u = binary.LittleEndian.AppendUint16(u, 5)
+	u = append(u, 1, 8) // DW_UT_compile, address_size
+	u = binary.LittleEndian.AppendUint32(u, 0)
+	return append(u, dies...)
+}
+
+// TestDWARF5RangeListForms: in a DWARF 5 unit, DW_AT_ranges in
+// DW_FORM_sec_offset is an offset in debug_rnglists (not debug_ranges,
+// which here holds other ranges at the same offsets), and the range list
+// entries that name addresses by their index in debug_addr
+// (DW_RLE_startx_length, DW_RLE_startx_endx, DW_RLE_base_addressx) read
+// them from the unit's DW_AT_addr_base. Without debug_rnglists, such a
+// DW_AT_ranges is a warning, not a read of debug_ranges.
+func TestDWARF5RangeListForms(t *testing.T) {
+	abbrev := []byte{
+		1, 0x11, 1, // DW_TAG_compile_unit, children
+		0x03, 0x08, // DW_AT_name, DW_FORM_string
+		0x11, 0x01, // DW_AT_low_pc, DW_FORM_addr
+		0x73, 0x17, // DW_AT_addr_base, DW_FORM_sec_offset
+		0, 0,
+		2, 0x2e, 0, // DW_TAG_subprogram, no children
+		0x03, 0x08, // DW_AT_name, DW_FORM_string
+		0x55, 0x17, // DW_AT_ranges, DW_FORM_sec_offset
+		0, 0,
+		3, 0x2e, 0, // DW_TAG_subprogram, no children
+		0x03, 0x08, // DW_AT_name, DW_FORM_string
+		0x11, 0x01, // DW_AT_low_pc, DW_FORM_addr
+		0x12, 0x06, // DW_AT_high_pc, DW_FORM_data4 (a size)
+		0, 0,
+		0,
+	}
+	// debug_rnglists: a 12-byte header (no offsets table), then the lists.
+	lists := []byte{0x07} // DW_RLE_start_length: 0x1000, 0x10
+	lists = binary.LittleEndian.AppendUint64(lists, 0x1000)
+	lists = append(lists, 0x10, 0x00) // …, DW_RLE_end_of_list
+	startx := 12 + len(lists)
+	lists = append(lists, 0x03, 1, 0x10, 0x00) // DW_RLE_startx_length: addr[1] = 0x3000, 0x10
+	endx := 12 + len(lists)
+	lists = append(lists, 0x02, 2, 3, 0x00) // DW_RLE_startx_endx: addr[2], addr[3] = [0x4000, 0x4010)
+	basex := 12 + len(lists)
+	lists = append(lists, 0x01, 0, 0x04, 0x00, 0x10, 0x00) // DW_RLE_base_addressx addr[0] = 0x2000; DW_RLE_offset_pair 0, 0x10
+	rng := binary.LittleEndian.AppendUint32(nil, uint32(8+len(lists)))
+	rng = append(rng, 5, 0, 8, 0, 0, 0, 0, 0) // version, address_size, segment_selector_size, offset_entry_count
+	rng = append(rng, lists...)
+	// debug_addr: an 8-byte header, then the addresses from offset 8.
+	addr := binary.LittleEndian.AppendUint32(nil, 4+4*8)
+	addr = append(addr, 5, 0, 8, 0)
+	for _, a := range []uint64{0x2000, 0x3000, 0x4000, 0x4010} {
+		addr = binary.LittleEndian.AppendUint64(addr, a)
+	}
+	dies := append([]byte{1}, "a.c\x00"...)
+	dies = binary.LittleEndian.AppendUint64(dies, 0) // low_pc
+	dies = binary.LittleEndian.AppendUint32(dies, 8) // addr_base
+	for _, f := range []struct {
+		name string
+		off  int
+	}{{"f", 12}, {"h", startx}, {"e", endx}, {"g", basex}} {
+		dies = append(append(append(dies, 2), f.name...), 0)
+		dies = binary.LittleEndian.AppendUint32(dies, uint32(f.off))
+	}
+	dies = append(dies, 3, 'k', 0)
+	dies = binary.LittleEndian.AppendUint64(dies, 0x5000)
+	dies = binary.LittleEndian.AppendUint32(dies, 0x10)
+	dies = append(dies, 0)
+	// debug_ranges pairs that would put every function at 0x9000.
+	ranges := make([]byte, 64)
+	for i := 0; i+16 <= len(ranges); i += 16 {
+		binary.LittleEndian.PutUint64(ranges[i:], 0x9000)
+		binary.LittleEndian.PutUint64(ranges[i+8:], 0x9100)
+	}
+	secs := map[string][]byte{"debug_info": unit5(dies), "debug_abbrev": abbrev,
+		"debug_rnglists": rng, "debug_addr": addr, "debug_ranges": ranges}
+
+	t.Run("debug_rnglists", func(t *testing.T) {
+		ix := compareWalks(t, secs)
+		if ix == nil {
+			t.Fatal("New failed")
+		}
+		if n := ix.fastUnits.Load(); n != 1 {
+			t.Errorf("fastWalk parsed %d units, want 1", n)
+		}
+		for _, c := range []struct {
+			addr uint64
+			want string
+		}{{0x1008, "f"}, {0x2008, "g"}, {0x3008, "h"}, {0x4008, "e"}, {0x5008, "k"}, {0x9008, ""}} {
+			frames, _ := ix.Lookup(c.addr)
+			var got string
+			if len(frames) > 0 {
+				got = frames[0].Function
+			}
+			if got != c.want {
+				t.Errorf("Lookup(%#x) = %q, want %q", c.addr, got, c.want)
+			}
+		}
+		if w := ix.Warnings(); len(w) != 0 {
+			t.Errorf("Warnings() = %q, want none", w)
+		}
+	})
+	t.Run("no debug_rnglists", func(t *testing.T) {
+		secs := maps.Clone(secs)
+		delete(secs, "debug_rnglists")
+		ix := compareWalks(t, secs)
+		if ix == nil {
+			t.Fatal("New failed")
+		}
+		// Only k, by its low_pc and high_pc: nothing from debug_ranges.
+		if diff := cmp.Diff([]uint64{0x5000, 0x5010}, ix.Boundaries()); diff != "" {
+			t.Errorf("Boundaries() differ (-want +got):\n%s", diff)
+		}
+		w := ix.Warnings()
+		if want := "compile unit at 0xc (a.c): DIE at 0x1d: ranges: range list at 0xc: no debug_rnglists section (dropped)"; len(w) != 4 || w[0] != want {
+			t.Errorf("Warnings() = %q, want 4, the first %q", w, want)
+		}
 	})
 }
