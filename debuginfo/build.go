@@ -770,6 +770,16 @@ func (b *unitBuilder) rangesOf(e *dwarf.Entry) ([][2]uint64, error) {
 		if !ok {
 			return nil, fmt.Errorf("DW_AT_ranges of class %v", f.Class)
 		}
+		if f.Class == dwarf.ClassRngList && b.version >= 5 {
+			// debug/dwarf gives the offset the index leads to, unchecked
+			// against the table's size: check the index itself, before
+			// a valid index leading to the same offset answers for it.
+			if idx, ok := b.rnglistxIndex(int64(e.Offset)); ok {
+				if err := checkRnglistx(b.ix.secs["debug_rnglists"], b.bases.rnglistsBase, idx); err != nil {
+					return nil, err
+				}
+			}
+		}
 		key = rangesKey{f.Class, v}
 		if rs, ok := b.ranges[key]; ok {
 			return rs, nil

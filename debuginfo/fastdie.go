@@ -898,7 +898,11 @@ func (w *fastWalk) rangesOf(off int64, tag dwarf.Tag) ([][2]uint64, bool) {
 			if w.f.version < 5 {
 				return nil, false // read as debug/dwarf reads it by the debug/dwarf walk
 			}
-			off, err := rnglistxOffset(b.ix.secs["debug_rnglists"], w.rnglistsBase, uint64(v.ranges), w.f.offSize)
+			sec := b.ix.secs["debug_rnglists"]
+			off, err := rnglistxOffset(sec, w.rnglistsBase, uint64(v.ranges), w.f.offSize)
+			if err == nil {
+				err = checkRnglistx(sec, w.rnglistsBase, uint64(v.ranges))
+			}
 			if err != nil {
 				return nil, false // debug/dwarf fails the DIE: the debug/dwarf walk reports it
 			}

@@ -22,7 +22,7 @@ import (
 // idx of a unit whose DW_AT_rnglists_base is base and whose offsets are
 // offSize bytes, as debug/dwarf resolves DW_FORM_rnglistx. It fails where
 // debug/dwarf fails the DIE: when the table slot is not within the
-// section.
+// section (checkRnglistx checks the index against the table's size).
 func rnglistxOffset(sec []byte, base, idx uint64, offSize int) (uint64, error) {
 	slot := idx*uint64(offSize) + base // wraps as debug/dwarf's does
 	if idx > uint64(len(sec)) || slot > uint64(len(sec)) || uint64(len(sec))-slot < uint64(offSize) {
@@ -35,6 +35,55 @@ func rnglistxOffset(sec []byte, base, idx uint64, offSize int) (uint64, error) {
 		rel = uint64(binary.LittleEndian.Uint32(sec[slot:]))
 	}
 	return base + rel, nil
+}
+
+// checkRnglistx checks range list index idx against the size of the
+// offsets table at base, which its header gives just before it
+// (offset_entry_count, 4 bytes in 32- and 64-bit DWARF). debug/dwarf does
+// not: an index past the table but not past the section reads a range
+// list's bytes as an offset.
+func checkRnglistx(sec []byte, base, idx uint64) error {
+	if base < 4 || base > uint64(len(sec)) {
+		return nil // no header to check against: rnglistxOffset decides
+	}
+	if n := binary.LittleEndian.Uint32(sec[base-4:]); idx >= uint64(n) {
+		return fmt.Errorf("range list index %d is past the %d entries of the offsets table at %#x", idx, n, base)
+	}
+	return nil
+}
+
+// rnglistxIndex returns the DW_FORM_rnglistx index of the DIE at off, as
+// the DIE decoder reads it; false when the DIE's DW_AT_ranges is not an
+// index or the decoder cannot read the DIE.
+func (b *unitBuilder) rnglistxIndex(off int64) (uint64, bool) {
+	w, ok := b.dieDecoder()
+	if !ok || off < b.u.first || off >= b.u.end {
+		return 0, false
+	}
+	code, pos := w.uleb(int(off))
+	p := w.plans.plan(code)
+	if !w.ok || p == nil || !p.skipOK {
+		return 0, false
+	}
+	for i := range p.attrs {
+		a := &p.attrs[i]
+		if a.at == uint32(dwarf.AttrRanges) {
+			if a.form != formRnglistx {
+				return 0, false
+			}
+			idx, _ := w.uleb(pos)
+			return idx, w.ok
+		}
+		if a.size >= 0 {
+			pos += int(a.size)
+		} else {
+			pos = w.skipVar(pos, a.form)
+		}
+		if !w.ok || pos > len(w.info) {
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // rangesAttrOffset returns the value of a DW_AT_ranges field as an offset

@@ -87,31 +87,46 @@ func TestHostileRangeLists(t *testing.T) {
 	tests := []struct {
 		name   string
 		mutate func(secs map[string][]byte)
-		// at0x24 is the functions at 0x24 (check, inlined in twice,
-		// inlined in hot), at0x1e4 those at 0x1e4 (check in twice in
-		// rare).
-		at0x24, at0x1e4 []string
-		warnings        int
-		warn            string // substring of the first warning
-		err             string // substring of New's error, "" for success
+		// at0x24, at0x3c and at0x1e4 are the functions at 0x24 and 0x3c
+		// (check, inlined in twice, inlined in hot: the DIEs at 0xd5
+		// and 0xf1) and 0x1e4 (check in twice in rare).
+		at0x24, at0x3c, at0x1e4 []string
+		warnings                int
+		warn                    string // substring of the first warning
+		err                     string // substring of New's error, "" for success
 	}{
-		{"fixture", func(map[string][]byte) {}, []string{"check", "twice", "hot"}, []string{"check", "twice", "rare"}, 0, "", ""},
+		{"fixture", func(map[string][]byte) {}, []string{"check", "twice", "hot"}, []string{"check", "twice", "hot"}, []string{"check", "twice", "rare"}, 0, "", ""},
 		{"index past debug_rnglists", func(secs map[string][]byte) {
 			secs["debug_info"][attrValueAt(t, secs, 0xba, attrRanges)] = 0x7f
-		}, []string{"check", "hot"}, []string{"check", "twice", "rare"}, 1,
+		}, []string{"check", "hot"}, []string{"check", "hot"}, []string{"check", "twice", "rare"}, 1,
 			unit + "DIE at 0xba: DW_AT_ranges: range list index 127: its offset at 0x208 (DW_AT_rnglists_base 0xc) is past debug_rnglists (167 bytes) (no DW_AT_low_pc/high_pc: dropped, its children kept)", ""},
+		// Index 10 of a 10-entry table: its slot holds the first bytes
+		// of the first list, which debug/dwarf takes for an offset.
+		{"index past the offsets table", func(secs map[string][]byte) {
+			secs["debug_info"][attrValueAt(t, secs, 0xba, attrRanges)] = 10
+		}, []string{"check", "hot"}, []string{"check", "hot"}, []string{"check", "twice", "rare"}, 1,
+			unit + "DIE at 0xba: ranges: range list index 10 is past the 10 entries of the offsets table at 0xc (dropped)", ""},
+		// Index 39 of the DIE at 0xf1 leads to a slot appended to the
+		// section that holds index 1's offset, which the DIE at 0xd5
+		// names before it: a range list decoded once per offset must not
+		// answer for the bad index.
+		{"index past the table, offset shared", func(secs map[string][]byte) {
+			secs["debug_rnglists"] = append(secs["debug_rnglists"], 0, 0x32, 0, 0, 0) // slot 39 at 0xa8
+			secs["debug_info"][attrValueAt(t, secs, 0xf1, attrRanges)] = 39
+		}, []string{"check", "twice", "hot"}, []string{"twice", "hot"}, []string{"check", "twice", "rare"}, 1,
+			unit + "DIE at 0xf1: ranges: range list index 39 is past the 10 entries of the offsets table at 0xc (dropped)", ""},
 		{"offsets table entry past debug_rnglists", func(secs map[string][]byte) {
 			binary.LittleEndian.PutUint32(secs["debug_rnglists"][0xc:], 0x1000) // index 0
-		}, []string{"check", "hot"}, []string{"check", "twice", "rare"}, 1,
+		}, []string{"check", "hot"}, []string{"check", "hot"}, []string{"check", "twice", "rare"}, 1,
 			unit + "DIE at 0xba: ranges: range list at 0x100c is past debug_rnglists (167 bytes) (dropped)", ""},
 		{"base past debug_rnglists", func(secs map[string][]byte) {
 			binary.LittleEndian.PutUint32(secs["debug_info"][attrValueAt(t, secs, 0xc, attrRnglistsBase):], 0x1000)
-		}, []string{"hot"}, []string{"rare"}, 10, // the unit and its nine inlined subroutines
+		}, []string{"hot"}, []string{"hot"}, []string{"rare"}, 10, // the unit and its nine inlined subroutines
 			unit + "unit DIE: DW_AT_ranges: range list index 9: its offset at 0x1024 (DW_AT_rnglists_base 0x1000) is past debug_rnglists (167 bytes) (the unit's functions and lines kept)", ""},
 		// debug/dwarf then reads none of the unit's bases.
 		{"no debug_rnglists", func(secs map[string][]byte) {
 			delete(secs, "debug_rnglists")
-		}, nil, nil, 0, "", "compile unit at 0xc: DIEs: unit DIE: DW_AT_ranges is range list index 9, and there is no debug_rnglists section: the unit cannot be read"},
+		}, nil, nil, nil, 0, "", "compile unit at 0xc: DIEs: unit DIE: DW_AT_ranges is range list index 9, and there is no debug_rnglists section: the unit cannot be read"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,7 +148,7 @@ func TestHostileRangeLists(t *testing.T) {
 			for _, c := range []struct {
 				addr uint64
 				want []string
-			}{{0x24, tc.at0x24}, {0x1e4, tc.at0x1e4}} {
+			}{{0x24, tc.at0x24}, {0x3c, tc.at0x3c}, {0x1e4, tc.at0x1e4}} {
 				frames, _ := ix.Lookup(c.addr)
 				if got := names(frames); !slices.Equal(got, c.want) {
 					t.Errorf("Lookup(%#x) = %q, want %q", c.addr, got, c.want)
@@ -160,6 +175,9 @@ func FuzzRangeLists(f *testing.F) {
 	pastIndex := slices.Clone(info)
 	pastIndex[attrValueAt(f, base, 0xba, 0x55)] = 0x7f
 	f.Add(pastIndex, rng, uint64(0x24))
+	pastTableIndex := slices.Clone(info)
+	pastTableIndex[attrValueAt(f, base, 0xba, 0x55)] = 10
+	f.Add(pastTableIndex, rng, uint64(0x24))
 	pastTable := slices.Clone(rng)
 	binary.LittleEndian.PutUint32(pastTable[0xc:], 0x1000)
 	f.Add(info, pastTable, uint64(0x3c))
