@@ -157,6 +157,14 @@ func (ix *Index) unitDIERanges(r *dwarf.Reader, u int) (rs [][2]uint64) {
 	default:
 		return nil
 	}
+	if f := e.AttrField(dwarf.AttrRanges); f != nil && f.Class == dwarf.ClassRangeListPtr && ix.secs["debug_rnglists"] == nil {
+		// A DWARF 5 unit's offset is in debug_rnglists, which is absent:
+		// Data.Ranges would read debug_ranges. Let the unit's functions
+		// say what it covers (each warns of its own offset).
+		if uf, ok := readUnitFormat(ix.secs["debug_info"], ix.units[u]); ok && uf.version >= 5 {
+			return nil
+		}
+	}
 	rs, err = ix.d.Ranges(e)
 	if err != nil {
 		return nil

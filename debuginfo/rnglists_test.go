@@ -234,6 +234,7 @@ func TestDWARF5RangeListForms(t *testing.T) {
 		0x03, 0x08, // DW_AT_name, DW_FORM_string
 		0x11, 0x01, // DW_AT_low_pc, DW_FORM_addr
 		0x73, 0x17, // DW_AT_addr_base, DW_FORM_sec_offset
+		0x55, 0x17, // DW_AT_ranges, DW_FORM_sec_offset
 		0, 0,
 		2, 0x2e, 0, // DW_TAG_subprogram, no children
 		0x03, 0x08, // DW_AT_name, DW_FORM_string
@@ -256,6 +257,10 @@ func TestDWARF5RangeListForms(t *testing.T) {
 	lists = append(lists, 0x02, 2, 3, 0x00) // DW_RLE_startx_endx: addr[2], addr[3] = [0x4000, 0x4010)
 	basex := 12 + len(lists)
 	lists = append(lists, 0x01, 0, 0x04, 0x00, 0x10, 0x00) // DW_RLE_base_addressx addr[0] = 0x2000; DW_RLE_offset_pair 0, 0x10
+	unit := 12 + len(lists)
+	lists = append(lists, 0x07) // the unit's: DW_RLE_start_length 0x1000, 0x5000
+	lists = binary.LittleEndian.AppendUint64(lists, 0x1000)
+	lists = append(lists, 0x80, 0xa0, 0x01, 0x00)
 	rng := binary.LittleEndian.AppendUint32(nil, uint32(8+len(lists)))
 	rng = append(rng, 5, 0, 8, 0, 0, 0, 0, 0) // version, address_size, segment_selector_size, offset_entry_count
 	rng = append(rng, lists...)
@@ -268,6 +273,7 @@ func TestDWARF5RangeListForms(t *testing.T) {
 	dies := append([]byte{1}, "a.c\x00"...)
 	dies = binary.LittleEndian.AppendUint64(dies, 0) // low_pc
 	dies = binary.LittleEndian.AppendUint32(dies, 8) // addr_base
+	dies = binary.LittleEndian.AppendUint32(dies, uint32(unit))
 	for _, f := range []struct {
 		name string
 		off  int
@@ -285,6 +291,9 @@ func TestDWARF5RangeListForms(t *testing.T) {
 		binary.LittleEndian.PutUint64(ranges[i:], 0x9000)
 		binary.LittleEndian.PutUint64(ranges[i+8:], 0x9100)
 	}
+	binary.LittleEndian.PutUint64(ranges[unit:], 0x9000) // and the unit at 0x9000 alone
+	binary.LittleEndian.PutUint64(ranges[unit+8:], 0x9100)
+	clear(ranges[unit+16:])
 	secs := map[string][]byte{"debug_info": unit5(dies), "debug_abbrev": abbrev,
 		"debug_rnglists": rng, "debug_addr": addr, "debug_ranges": ranges}
 
@@ -320,12 +329,16 @@ func TestDWARF5RangeListForms(t *testing.T) {
 		if ix == nil {
 			t.Fatal("New failed")
 		}
-		// Only k, by its low_pc and high_pc: nothing from debug_ranges.
+		// Only k, by its low_pc and high_pc: nothing from debug_ranges,
+		// for the unit's ranges either (the unit is parsed for them).
+		if frames, err := ix.Lookup(0x5008); err != nil || frames[0].Function != "k" {
+			t.Errorf("Lookup(0x5008) = %v, %v; want k", frames, err)
+		}
 		if diff := cmp.Diff([]uint64{0x5000, 0x5010}, ix.Boundaries()); diff != "" {
 			t.Errorf("Boundaries() differ (-want +got):\n%s", diff)
 		}
 		w := ix.Warnings()
-		if want := "compile unit at 0xc (a.c): DIE at 0x1d: ranges: range list at 0xc: no debug_rnglists section (dropped)"; len(w) != 4 || w[0] != want {
+		if want := "compile unit at 0xc (a.c): DIE at 0x21: ranges: range list at 0xc: no debug_rnglists section (dropped)"; len(w) != 4 || w[0] != want {
 			t.Errorf("Warnings() = %q, want 4, the first %q", w, want)
 		}
 	})
