@@ -233,6 +233,10 @@ type diePlan struct {
 	function bool // DW_TAG_subprogram or DW_TAG_inlined_subroutine
 	unitTag  bool // a compile, partial or skeleton unit
 	skipOK   bool // every form's size is known: the DIE can be stepped over
+	// rnglistx: an attribute is a range list index, which debug/dwarf
+	// resolves when it decodes the DIE (failing the DIE when its slot
+	// is past debug_rnglists): checked even where the DIE is stepped over.
+	rnglistx bool
 	tag      dwarf.Tag
 	attrs    []planAttr
 }
@@ -312,6 +316,7 @@ func buildPlans(abbrevSec []byte, off uint64, f unitFormat) *planTable {
 			if form == formImplicitConst {
 				pa.implicit = a.sleb()
 			}
+			p.rnglistx = p.rnglistx || form == formRnglistx
 			size := f.formSize(form)
 			if size == -2 {
 				p.skipOK = false
@@ -554,7 +559,9 @@ func (w *fastWalk) decode(pos int, p *diePlan) int {
 	}
 	for i := range p.attrs {
 		a := &p.attrs[i]
-		if a.attr == otherAttr {
+		if a.attr == otherAttr && a.form == formRnglistx {
+			pos = w.rnglistxSlot(pos)
+		} else if a.attr == otherAttr {
 			if a.size >= 0 {
 				pos += int(a.size)
 				if pos > len(w.info) {
@@ -804,7 +811,12 @@ func (w *fastWalk) run(pos int, unitChildren bool) (ok bool) {
 			ctx = stack[len(stack)-1]
 		}
 		if !p.function {
-			if pos = w.skipAttrs(pos, p); !w.ok || pos > len(info) {
+			if p.rnglistx {
+				pos = w.checkRnglistx(pos, p)
+			} else {
+				pos = w.skipAttrs(pos, p)
+			}
+			if !w.ok || pos > len(info) {
 				return false
 			}
 			if p.children {

@@ -413,3 +413,43 @@ func isStringForm(form uint16) bool {
 	}
 	return false
 }
+
+// rnglistxSlot steps over a DW_FORM_rnglistx value that the walk does
+// not use, giving up (w.ok false) where debug/dwarf fails the DIE for it:
+// the debug/dwarf walk then reads or reports the DIE.
+func (w *fastWalk) rnglistxSlot(pos int) int {
+	idx, pos := w.uleb(pos)
+	if !w.ok {
+		return len(w.info)
+	}
+	if _, err := rnglistxOffset(w.b.ix.secs["debug_rnglists"], w.rnglistsBase, idx, w.f.offSize); err != nil {
+		w.ok = false
+		return len(w.info)
+	}
+	return pos
+}
+
+// checkRnglistx is skipAttrs for a DIE that has a DW_FORM_rnglistx
+// attribute (a lexical block's ranges), checking it on the way.
+func (w *fastWalk) checkRnglistx(pos int, p *diePlan) int {
+	if !p.skipOK {
+		w.ok = false
+		return len(w.info)
+	}
+	for i := range p.attrs {
+		a := &p.attrs[i]
+		switch {
+		case a.form == formRnglistx:
+			pos = w.rnglistxSlot(pos)
+		case a.size >= 0:
+			pos += int(a.size)
+		default:
+			pos = w.skipVar(pos, a.form)
+		}
+		if !w.ok || pos > len(w.info) {
+			w.ok = false
+			return len(w.info)
+		}
+	}
+	return pos
+}

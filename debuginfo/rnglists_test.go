@@ -343,3 +343,81 @@ func TestDWARF5RangeListForms(t *testing.T) {
 		}
 	})
 }
+
+// TestLexicalBlockRangeIndex: a lexical block's DW_AT_ranges in
+// DW_FORM_rnglistx is not used, but debug/dwarf fails the block when its
+// slot is past debug_rnglists; the walk then reads the block without it,
+// with a warning, and keeps the functions in it and after it. The DIE
+// decoder, which steps over the block, gives such a unit to the
+// debug/dwarf walk rather than answer without the warning.
+func TestLexicalBlockRangeIndex(t *testing.T) {
+	abbrev := []byte{
+		1, 0x11, 1, // DW_TAG_compile_unit, children
+		0x03, 0x08, // DW_AT_name, DW_FORM_string
+		0x11, 0x01, // DW_AT_low_pc, DW_FORM_addr
+		0x74, 0x17, // DW_AT_rnglists_base, DW_FORM_sec_offset
+		0, 0,
+		2, 0x0b, 1, // DW_TAG_lexical_block, children
+		0x55, 0x23, // DW_AT_ranges, DW_FORM_rnglistx
+		0, 0,
+		3, 0x2e, 0, // DW_TAG_subprogram, no children
+		0x03, 0x08, // DW_AT_name, DW_FORM_string
+		0x11, 0x01, // DW_AT_low_pc, DW_FORM_addr
+		0x12, 0x06, // DW_AT_high_pc, DW_FORM_data4 (a size)
+		0, 0,
+		0,
+	}
+	fn := func(name string, lo uint64) []byte {
+		d := append(append([]byte{3}, name...), 0)
+		d = binary.LittleEndian.AppendUint64(d, lo)
+		return binary.LittleEndian.AppendUint32(d, 0x10)
+	}
+	// One list, index 0: [0x2000, 0x2100).
+	rng := binary.LittleEndian.AppendUint32(nil, 8+4+12)
+	rng = append(rng, 5, 0, 8, 0, 1, 0, 0, 0) // version, address_size, segment_selector_size, offset_entry_count 1
+	rng = binary.LittleEndian.AppendUint32(rng, 4)
+	rng = append(rng, 0x07) // DW_RLE_start_length
+	rng = binary.LittleEndian.AppendUint64(rng, 0x2000)
+	rng = append(rng, 0x80, 0x02, 0x00) // 0x100, DW_RLE_end_of_list
+	for _, tc := range []struct {
+		name  string
+		index byte
+		fast  int64
+		warn  string
+	}{
+		{"index in the table", 0, 1, ""},
+		{"slot past debug_rnglists", 0x7f, 0, "compile unit at 0xc (b.c): DIE at 0x2d: DW_AT_ranges: range list index 127: its offset at 0x208 (DW_AT_rnglists_base 0xc) is past debug_rnglists (28 bytes) (its children kept)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dies := append([]byte{1}, "b.c\x00"...)
+			dies = binary.LittleEndian.AppendUint64(dies, 0)
+			dies = binary.LittleEndian.AppendUint32(dies, 12) // rnglists_base
+			dies = append(dies, fn("s1", 0x1000)...)
+			dies = append(dies, 2, tc.index)
+			dies = append(dies, fn("s2", 0x2000)...)
+			dies = append(dies, 0)
+			dies = append(dies, fn("s3", 0x3000)...)
+			dies = append(dies, 0)
+			secs := map[string][]byte{"debug_info": unit5(dies), "debug_abbrev": abbrev, "debug_rnglists": rng}
+			ix := compareWalks(t, secs)
+			if ix == nil {
+				t.Fatal("New failed")
+			}
+			if n := ix.fastUnits.Load(); n != tc.fast {
+				t.Errorf("fastWalk parsed %d units, want %d", n, tc.fast)
+			}
+			for _, c := range []struct {
+				addr uint64
+				want string
+			}{{0x1008, "s1"}, {0x2008, "s2"}, {0x3008, "s3"}} {
+				if frames, err := ix.Lookup(c.addr); err != nil || frames[0].Function != c.want {
+					t.Errorf("Lookup(%#x) = %v, %v; want %s", c.addr, frames, err, c.want)
+				}
+			}
+			w := ix.Warnings()
+			if tc.warn == "" && len(w) != 0 || tc.warn != "" && (len(w) != 1 || w[0] != tc.warn) {
+				t.Errorf("Warnings() = %q, want %q", w, tc.warn)
+			}
+		})
+	}
+}
