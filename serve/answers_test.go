@@ -3,7 +3,6 @@ package serve
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"flag"
@@ -127,27 +126,8 @@ func variedRequests(t *testing.T, n int) [][]byte {
 // keep-alive connection is the handler's own.
 func TestAnswersUnchanged(t *testing.T) {
 	bodies := variedRequests(t, 300)
-	cfg := DefaultConfig("../fixtures/bin")
-	cfg.Cache.Dir = t.TempDir()
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error)
-	go func() { served <- s.Serve(ctx, ln) }()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("Serve = %v", err)
-		}
-	}()
-	conn, err := net.Dial("tcp", ln.Addr().String())
+	s, addr := serveFixtures(t)
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +152,7 @@ func TestAnswersUnchanged(t *testing.T) {
 		}
 		fmt.Fprintf(&digests, "%d %x\n", i, sha256.Sum256(answer))
 
-		req, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/symbolicate", bytes.NewReader(body))
+		req, _ := http.NewRequest("POST", "http://"+addr+"/symbolicate", bytes.NewReader(body))
 		if err := req.Write(conn); err != nil {
 			t.Fatal(err)
 		}

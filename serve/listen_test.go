@@ -112,27 +112,8 @@ func TestHeldConnSendsInOneWrite(t *testing.T) {
 // for answers smaller and larger than net/http's buffer.
 func TestServeAnswersAsServeHTTP(t *testing.T) {
 	u := fixtureUUID(t)
-	cfg := DefaultConfig("../fixtures/bin")
-	cfg.Cache.Dir = t.TempDir()
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error)
-	go func() { served <- s.Serve(ctx, ln) }()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("Serve = %v", err)
-		}
-	}()
-	conn, err := net.Dial("tcp", ln.Addr().String())
+	s, addr := serveFixtures(t)
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +134,7 @@ func TestServeAnswersAsServeHTTP(t *testing.T) {
 		s.ServeHTTP(w, httptest.NewRequest("POST", "/symbolicate", bytes.NewReader(body)))
 		want := w.Body.String()
 
-		hreq, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/symbolicate", bytes.NewReader(body))
+		hreq, _ := http.NewRequest("POST", "http://"+addr+"/symbolicate", bytes.NewReader(body))
 		if err := hreq.Write(conn); err != nil {
 			t.Fatal(err)
 		}
@@ -173,4 +154,33 @@ func TestServeAnswersAsServeHTTP(t *testing.T) {
 			t.Errorf("%d frames: a %d-byte answer, want one larger than net/http's 4 KB buffer", n, len(got))
 		}
 	}
+}
+
+// serveFixtures starts Serve over the fixture binaries on a loopback
+// port, returning the server and its address; the test's cleanup stops
+// it and checks that Serve returned nil.
+func serveFixtures(t *testing.T) (*Server, string) {
+	t.Helper()
+	cfg := DefaultConfig("../fixtures/bin")
+	cfg.Cache.Dir = t.TempDir()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.Close()
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error)
+	go func() { served <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve = %v", err)
+		}
+		s.Close()
+	})
+	return s, ln.Addr().String()
 }
