@@ -673,24 +673,29 @@ func (w *fastWalk) constant(pos int, a *planAttr) (int64, int) {
 	return int64(u), p
 }
 
+// xIndex reads the index a strx or addrx form holds: a ULEB128 for
+// DW_FORM_strx and DW_FORM_addrx, else 1 to 4 bytes.
+func (w *fastWalk) xIndex(pos int, form uint16) (uint64, int) {
+	switch form {
+	case formStrx1, formAddrx1:
+		return w.fixedUint(pos, 1)
+	case formStrx2, formAddrx2:
+		return w.fixedUint(pos, 2)
+	case formStrx3, formAddrx3:
+		return w.fixedUint(pos, 3)
+	case formStrx4, formAddrx4:
+		return w.fixedUint(pos, 4)
+	}
+	return w.uleb(pos)
+}
+
 // address reads an address-class value: the address itself, or its index
 // in debug_addr.
 func (w *fastWalk) address(pos int, form uint16) (uint64, int) {
-	var idx uint64
-	switch form {
-	case formAddr:
+	if form == formAddr {
 		return w.fixedUint(pos, w.f.addrSize)
-	case formAddrx:
-		idx, pos = w.uleb(pos)
-	case formAddrx1:
-		idx, pos = w.fixedUint(pos, 1)
-	case formAddrx2:
-		idx, pos = w.fixedUint(pos, 2)
-	case formAddrx3:
-		idx, pos = w.fixedUint(pos, 3)
-	case formAddrx4:
-		idx, pos = w.fixedUint(pos, 4)
 	}
+	idx, pos := w.xIndex(pos, form)
 	sec := w.b.ix.secs["debug_addr"]
 	if sec == nil || !w.ok {
 		w.ok = false
@@ -732,18 +737,7 @@ func (w *fastWalk) str(pos int, form uint16) (string, int) {
 		}
 	default: // strx
 		var idx uint64
-		switch form {
-		case formStrx:
-			idx, pos = w.uleb(pos)
-		case formStrx1:
-			idx, pos = w.fixedUint(pos, 1)
-		case formStrx2:
-			idx, pos = w.fixedUint(pos, 2)
-		case formStrx3:
-			idx, pos = w.fixedUint(pos, 3)
-		case formStrx4:
-			idx, pos = w.fixedUint(pos, 4)
-		}
+		idx, pos = w.xIndex(pos, form)
 		offs := secs["debug_str_offsets"]
 		if len(offs) == 0 || !w.ok || idx > uint64(len(offs)) {
 			w.ok = false
