@@ -4,6 +4,7 @@
 // accepting, finishes or times out the requests in flight and exits 0.
 //
 //	stackimage-serve [--listen ADDR] [--symbols DIR] [--config FILE] [--cache DIR]
+//	stackimage-serve --version
 //
 // It is a command of its own so that stackimage, which runs once per
 // report, does not load the service's HTTP, S3, metrics and YAML

@@ -9,14 +9,16 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
+	"github.com/stackimage/stackimage/internal/buildversion"
 	"github.com/stackimage/stackimage/internal/textesc"
 	"github.com/stackimage/stackimage/serve"
 	"github.com/stackimage/stackimage/symstore"
 )
 
-const synopsis = "stackimage-serve [--listen ADDR] [--symbols DIR] [--config FILE] [--cache DIR]"
+const synopsis = "stackimage-serve [--listen ADDR] [--symbols DIR] [--config FILE] [--cache DIR]\n       stackimage-serve --version"
 
 // usageError is a mistake on the command line: exit status 2, as the flag
 // package and stackimage use.
@@ -50,6 +52,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	// "version" as a command, as stackimage has it; --version is a flag.
+	if len(args) > 0 && args[0] == "version" {
+		if len(args) > 1 {
+			return usageError{fmt.Errorf("unexpected argument %q", args[1])}
+		}
+		writeVersion(stdout)
+		return nil
+	}
 	fs := flag.NewFlagSet("stackimage-serve", flag.ContinueOnError)
 	// A bad flag is reported by run in one line; the flag package would
 	// print the whole flag list after it.
@@ -59,12 +69,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	symbols := fs.String("symbols", "", "a directory of binaries, dSYMs and .sym files to serve (a filesystem source named local)")
 	config := fs.String("config", "", "a YAML configuration file (docs/serve.md)")
 	cacheDir := fs.String("cache", "", "the local cache directory (default: the config's cache.dir, else a temporary directory)")
+	version := fs.Bool("version", false, "print the module version, commit and Go version it was built from, and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			writeHelp(stdout, fs)
 			return err
 		}
 		return usageError{err}
+	}
+	if *version {
+		writeVersion(stdout)
+		return nil
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
@@ -122,6 +137,14 @@ func writeHelp(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(w, "\nRequests: Sentry symbolicator's API and our own (docs/serve.md).\n"+
 		"\"stackimage serve ARGS\" runs this command with the same arguments.\n\nExample:\n"+
 		"  stackimage-serve --symbols store/ --listen 127.0.0.1:3021\n")
+}
+
+// writeVersion prints what the Go toolchain recorded in the binary, as
+// "stackimage version" does: "stackimage serve" compares the same record
+// with its own before running this program.
+func writeVersion(w io.Writer) {
+	info, ok := debug.ReadBuildInfo()
+	buildversion.Write(w, "stackimage-serve", info, ok)
 }
 
 // writeLine writes one line of text output with everything a terminal

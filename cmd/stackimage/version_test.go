@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -64,41 +61,5 @@ func TestVersionMatchesBuildInfo(t *testing.T) {
 		if revision == "" && strings.Contains(got, "revision") {
 			t.Errorf("stackimage %s names a revision the binary does not record:\n%s", arg, got)
 		}
-	}
-}
-
-// TestWriteVersion checks the lines for a build from a modified git
-// checkout, a release and a binary without build information.
-func TestWriteVersion(t *testing.T) {
-	goLine := "  go       go1.99 " + runtime.GOOS + "/" + runtime.GOARCH + "\n"
-	tests := []struct {
-		name string
-		info *debug.BuildInfo
-		want string
-	}{
-		{"git checkout, modified", &debug.BuildInfo{GoVersion: "go1.99",
-			Main: debug.Module{Path: "github.com/stackimage/stackimage", Version: "v0.0.0-20261126011433-3fce5d69b560+dirty"},
-			Settings: []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "3fce5d69b560"},
-				{Key: "vcs.time", Value: "2026-11-26T01:14:33Z"}, {Key: "vcs.modified", Value: "true"}}},
-			"stackimage v0.0.0-20261126011433-3fce5d69b560+dirty\n" +
-				"  module   github.com/stackimage/stackimage v0.0.0-20261126011433-3fce5d69b560+dirty\n" +
-				"  revision 3fce5d69b560 (git, 2026-11-26T01:14:33Z, modified)\n" + goLine},
-		{"go install of a release", &debug.BuildInfo{GoVersion: "go1.99",
-			Main: debug.Module{Path: "github.com/stackimage/stackimage", Version: "v1.0.0"}},
-			"stackimage v1.0.0\n  module   github.com/stackimage/stackimage v1.0.0\n" + goLine},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var out bytes.Buffer
-			writeVersion(&out, tt.info, true)
-			if out.String() != tt.want {
-				t.Errorf("writeVersion =\n%s\nwant\n%s", out.String(), tt.want)
-			}
-		})
-	}
-	var out bytes.Buffer
-	writeVersion(&out, nil, false)
-	if !strings.HasPrefix(out.String(), "stackimage (unknown version") {
-		t.Errorf("writeVersion without build information = %q, want it to say the version is unknown", out.String())
 	}
 }
