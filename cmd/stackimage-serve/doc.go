@@ -10,8 +10,9 @@
 // report, does not load the service's HTTP, S3, metrics and YAML
 // dependencies at every start. "stackimage serve ARGS" runs it with the
 // same arguments, as git runs its external subcommands: it looks for
-// stackimage-serve beside its own executable, then on PATH. Install both
-// with
+// stackimage-serve beside its own executable, then on PATH, and runs it
+// only when it is the same build as itself (docs/serve.md), which
+// --version prints. Install both with
 //
 //	go install github.com/stackimage/stackimage/cmd/stackimage@latest
 //	go install github.com/stackimage/stackimage/cmd/stackimage-serve@latest

@@ -11,8 +11,8 @@
 //	stackimage aggregate INPUT... [--symbols DIR]... [--format summary|pprof|folded|speedscope|json]
 //
 // "stackimage serve" runs the service's own program, stackimage-serve
-// (cmd/stackimage-serve), found beside this one or on PATH: this command
-// does not link the service's dependencies.
+// (cmd/stackimage-serve) of the same build, found beside this one or on
+// PATH: this command does not link the service's dependencies.
 package main
 
 import (
@@ -48,7 +48,7 @@ Usage:
   stackimage serve [--listen 127.0.0.1:3021] [--symbols DIR] [--config FILE]
       Run the symbolication service: Sentry symbolicator's API and our own,
       over HTTP (docs/serve.md). It is a program of its own,
-      stackimage-serve, installed beside stackimage.
+      stackimage-serve, of the same build, installed beside stackimage.
   stackimage version
       Print the module version, commit and Go version it was built from.
   stackimage aggregate INPUT... [--symbols DIR]... [--format summary|pprof|folded|speedscope|json] [-o FILE]
