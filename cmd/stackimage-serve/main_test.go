@@ -110,3 +110,18 @@ func TestServesUntilCancelled(t *testing.T) {
 		t.Fatal("the service did not stop within 30 s of its context ending")
 	}
 }
+
+// TestVersion: --version and version print the build's version in the
+// form stackimage version does, under this program's name, with status 0;
+// version takes no argument.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}} {
+		status, stdout, stderr := runCmd(args...)
+		if status != 0 || stderr != "" || !strings.HasPrefix(stdout, "stackimage-serve ") || !strings.Contains(stdout, "\n  go       go") {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want 0, the version lines and nothing", args, status, stdout, stderr)
+		}
+	}
+	if status, _, stderr := runCmd("version", "extra"); status != 2 || !strings.Contains(stderr, `unexpected argument "extra"`) {
+		t.Errorf("version extra: status %d, stderr %q; want 2 and the argument named", status, stderr)
+	}
+}
