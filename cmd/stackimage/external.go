@@ -31,11 +31,12 @@ var externalCommands = map[string]bool{"serve": true}
 func runExternal(name string, args []string, stderr io.Writer) int {
 	path, chosen, err := findExternal(name)
 	if err == nil {
-		if err = checkSameBuild(name, path, chosen); err != nil && !chosen {
-			writeLine(stderr, "stackimage %s: %v", name, err)
+		switch mismatch := checkSameBuild(name, path, chosen); {
+		case mismatch != nil && !chosen:
+			writeLine(stderr, "stackimage %s: %v", name, mismatch)
 			return 2
-		} else if err != nil {
-			writeLine(stderr, "stackimage %s: warning: %v", name, err)
+		case mismatch != nil:
+			writeLine(stderr, "stackimage %s: warning: %v", name, mismatch)
 		}
 		var status int
 		status, err = execExternal(path, args)
@@ -65,7 +66,7 @@ func checkSameBuild(name, path string, chosen bool) error {
 	if exe, err := os.Executable(); err == nil {
 		self = exe
 	}
-	how := fmt.Sprintf("install both from one build (in a checkout \"make build\" or \"go install ./cmd/...\"%s)", installBothHint(name))
+	how := fmt.Sprintf("install both from one build (in a checkout \"make build\" or \"go install ./cmd/...\"%s)", goInstallHint(name))
 	if !chosen {
 		how += fmt.Sprintf(", or set %s=%s to run it anyway", externalEnv(name), path)
 	}
@@ -90,9 +91,9 @@ func checkSameBuild(name, path string, chosen bool) error {
 		verb, path, theirsText, self, mineText, how)
 }
 
-// installBothHint is the go install command that fetches the service of
-// this build, when this build has a version go install can fetch.
-func installBothHint(name string) string {
+// goInstallHint is the go install command that fetches the
+// stackimage-NAME of this build, when this build has a version go install can fetch.
+func goInstallHint(name string) string {
 	v := installVersion()
 	if v == "latest" {
 		return ""
