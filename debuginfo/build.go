@@ -384,11 +384,12 @@ func (b *unitBuilder) fast() bool {
 	}
 	unlock := b.lock()
 	plans := b.ix.planTable(b.u.abbrev, f)
+	ends := b.ix.stringEnds()
 	unlock()
 	if !plans.ok {
 		return false
 	}
-	w := &fastWalk{b: b, info: info[:b.u.end], f: f, plans: plans, refBase: b.u.refBase, ok: true}
+	w := &fastWalk{b: b, info: info[:b.u.end], f: f, plans: plans, strEnds: ends, refBase: b.u.refBase, ok: true}
 	// The unit DIE, with debug/dwarf: its line program and, in DWARF 5,
 	// the bases of its string, address and range list indexes are read
 	// from it as the debug/dwarf walk reads them.

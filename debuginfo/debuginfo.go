@@ -69,6 +69,7 @@ type Index struct {
 	reported []bool                  // per unit: its parse warnings are already in warn
 	abbrevs  map[uint64]*abbrevTable // the skipper's tables by debug_abbrev offset, see abbrevTable
 	plans    map[planKey]*planTable  // fastWalk's tables, see planTable
+	strEnds  *strEnds                // fastWalk's string section bounds, see Index.strEnds
 	// scratch holds the growing arrays of the unit being parsed, kept from
 	// one parse to the next: each unit's arrays are then allocated once,
 	// at their final size, rather than grown by appending.

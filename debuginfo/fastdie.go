@@ -28,7 +28,11 @@ import (
 // abbreviation code or form, a value past its unit or section, a wanted
 // attribute in a form it does not decode, a DWARF 5 range list index
 // whose offset is not in debug_rnglists, a unit DIE that is not the first
-// DIE, big-endian DWARF. Its results are
+// DIE, big-endian DWARF. Values that point into another section (string
+// offsets, string and address indexes) are checked even in the DIEs it
+// steps over, as debug/dwarf checks them in the DIEs it decodes: the
+// debug/dwarf walk decodes some of those, and fails on a bad one. Its
+// results are
 // checked against the debug/dwarf walk's on the fixtures, the corpus, a
 // darwin cmd/go and fuzzed input (fastdie_test.go).
 
@@ -214,6 +218,18 @@ func decodable(a dieAttr, form uint64) bool {
 	return false
 }
 
+// resolvedForm reports whether debug/dwarf resolves a value of form in
+// another section when it decodes a DIE, and fails the DIE when it cannot
+// (Go's debug/dwarf, buf.entry).
+func resolvedForm(form uint64) bool {
+	switch form {
+	case formStrp, formLineStrp, formStrx, formStrx1, formStrx2, formStrx3, formStrx4,
+		formAddrx, formAddrx1, formAddrx2, formAddrx3, formAddrx4, formRnglistx:
+		return true
+	}
+	return false
+}
+
 // planAttr is one attribute of an abbreviation.
 type planAttr struct {
 	form     uint16
@@ -233,10 +249,14 @@ type diePlan struct {
 	function bool // DW_TAG_subprogram or DW_TAG_inlined_subroutine
 	unitTag  bool // a compile, partial or skeleton unit
 	skipOK   bool // every form's size is known: the DIE can be stepped over
-	// rnglistx: an attribute is a range list index, which debug/dwarf
-	// resolves when it decodes the DIE (failing the DIE when its slot
-	// is past debug_rnglists): checked even where the DIE is stepped over.
-	rnglistx bool
+	// resolved: an attribute's value points into another section (a
+	// debug_str or debug_line_str offset, a string, address or range list
+	// index), which debug/dwarf follows when it decodes the DIE, failing
+	// the DIE when it points nowhere. Such values are checked even where
+	// the DIE is stepped over: the debug/dwarf walk decodes some of the
+	// DIEs fastWalk steps over (the first after a function or after a run
+	// of null entries), and both walks must give up at the same DIE.
+	resolved bool
 	tag      dwarf.Tag
 	attrs    []planAttr
 }
@@ -316,7 +336,7 @@ func buildPlans(abbrevSec []byte, off uint64, f unitFormat) *planTable {
 			if form == formImplicitConst {
 				pa.implicit = a.sleb()
 			}
-			p.rnglistx = p.rnglistx || form == formRnglistx
+			p.resolved = p.resolved || resolvedForm(form)
 			size := f.formSize(form)
 			if size == -2 {
 				p.skipOK = false
@@ -403,6 +423,7 @@ type fastWalk struct {
 	info    []byte // debug_info up to the unit's end
 	f       unitFormat
 	plans   *planTable
+	strEnds *strEnds
 	refBase int64 // where unit-relative references count from
 	unitBases
 	ok    bool // false once something is met the walk must leave to debug/dwarf
@@ -559,8 +580,8 @@ func (w *fastWalk) decode(pos int, p *diePlan) int {
 	}
 	for i := range p.attrs {
 		a := &p.attrs[i]
-		if a.attr == otherAttr && a.form == formRnglistx {
-			pos = w.rnglistxSlot(pos)
+		if a.attr == otherAttr && resolvedForm(uint64(a.form)) {
+			pos = w.checkResolved(pos, a.form)
 		} else if a.attr == otherAttr {
 			if a.size >= 0 {
 				pos += int(a.size)
@@ -715,11 +736,21 @@ func (w *fastWalk) address(pos int, form uint16) (uint64, int) {
 
 // str reads a string-class value.
 func (w *fastWalk) str(pos int, form uint16) (string, int) {
+	return w.strValue(pos, form, false)
+}
+
+// strValue is str; with checkOnly it only checks that the value names a
+// string (one ended by a NUL in its section), as debug/dwarf does, and
+// returns "".
+func (w *fastWalk) strValue(pos int, form uint16, checkOnly bool) (string, int) {
 	secs := w.b.ix.secs
 	var off uint64
 	var sec []byte
 	switch form {
 	case formString:
+		if checkOnly {
+			return "", w.skipVar(pos, form)
+		}
 		i := bytes.IndexByte(w.info[min(pos, len(w.info)):], 0)
 		if i < 0 {
 			w.ok = false
@@ -758,6 +789,13 @@ func (w *fastWalk) str(pos int, form uint16) (string, int) {
 	if !w.ok || off >= uint64(len(sec)) {
 		w.ok = false
 		return "", len(w.info)
+	}
+	if checkOnly {
+		if !w.strEnds.holds(form == formLineStrp, off) {
+			w.ok = false
+			return "", len(w.info)
+		}
+		return "", pos
 	}
 	i := bytes.IndexByte(sec[off:], 0)
 	if i < 0 {
@@ -805,8 +843,8 @@ func (w *fastWalk) run(pos int, unitChildren bool) (ok bool) {
 			ctx = stack[len(stack)-1]
 		}
 		if !p.function {
-			if p.rnglistx {
-				pos = w.checkRnglistx(pos, p)
+			if p.resolved {
+				pos = w.checkAttrs(pos, p)
 			} else {
 				pos = w.skipAttrs(pos, p)
 			}
@@ -1099,4 +1137,73 @@ func (c *cursor) sleb() int64 {
 			return v
 		}
 	}
+}
+
+// strEnds says where the strings of debug_str and debug_line_str end: an
+// offset names a string, as debug/dwarf reads it, when a NUL follows it in
+// its section.
+type strEnds struct {
+	str, lineStr int // the offset of each section's last NUL, -1 for none
+}
+
+// holds reports whether off names a string of debug_line_str (lineStr)
+// or debug_str.
+func (e *strEnds) holds(lineStr bool, off uint64) bool {
+	last := e.str
+	if lineStr {
+		last = e.lineStr
+	}
+	return last >= 0 && off <= uint64(last)
+}
+
+// stringEnds returns the Index's string section bounds, found on first use.
+// Called under ix.mu.
+func (ix *Index) stringEnds() *strEnds {
+	if ix.strEnds == nil {
+		ix.strEnds = &strEnds{
+			str:     bytes.LastIndexByte(ix.secs["debug_str"], 0),
+			lineStr: bytes.LastIndexByte(ix.secs["debug_line_str"], 0),
+		}
+	}
+	return ix.strEnds
+}
+
+// checkResolved steps over one value of a form debug/dwarf resolves in
+// another section (resolvedForm), checking that it resolves as
+// debug/dwarf requires; fastWalk gives up when it does not.
+func (w *fastWalk) checkResolved(pos int, form uint16) int {
+	switch form {
+	case formRnglistx:
+		return w.rnglistxSlot(pos)
+	case formAddrx, formAddrx1, formAddrx2, formAddrx3, formAddrx4:
+		_, pos = w.address(pos, form)
+		return pos
+	}
+	_, pos = w.strValue(pos, form, true)
+	return pos
+}
+
+// checkAttrs is skipAttrs for a DIE with a value debug/dwarf resolves in
+// another section (diePlan.resolved), checking those values on the way.
+func (w *fastWalk) checkAttrs(pos int, p *diePlan) int {
+	if !p.skipOK {
+		w.ok = false
+		return len(w.info)
+	}
+	for i := range p.attrs {
+		a := &p.attrs[i]
+		switch {
+		case resolvedForm(uint64(a.form)):
+			pos = w.checkResolved(pos, a.form)
+		case a.size >= 0:
+			pos += int(a.size)
+		default:
+			pos = w.skipVar(pos, a.form)
+		}
+		if !w.ok || pos > len(w.info) {
+			w.ok = false
+			return len(w.info)
+		}
+	}
+	return pos
 }

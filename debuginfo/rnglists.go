@@ -428,28 +428,3 @@ func (w *fastWalk) rnglistxSlot(pos int) int {
 	}
 	return pos
 }
-
-// checkRnglistx is skipAttrs for a DIE that has a DW_FORM_rnglistx
-// attribute (a lexical block's ranges), checking it on the way.
-func (w *fastWalk) checkRnglistx(pos int, p *diePlan) int {
-	if !p.skipOK {
-		w.ok = false
-		return len(w.info)
-	}
-	for i := range p.attrs {
-		a := &p.attrs[i]
-		switch {
-		case a.form == formRnglistx:
-			pos = w.rnglistxSlot(pos)
-		case a.size >= 0:
-			pos += int(a.size)
-		default:
-			pos = w.skipVar(pos, a.form)
-		}
-		if !w.ok || pos > len(w.info) {
-			w.ok = false
-			return len(w.info)
-		}
-	}
-	return pos
-}
