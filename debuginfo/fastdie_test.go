@@ -150,15 +150,24 @@ func FuzzFastWalk(f *testing.F) {
 // warning naming the unit and the DIE's offset, the functions before it
 // kept.
 func TestFastWalkGivesUp(t *testing.T) {
-	// Abbreviation 5: a subprogram whose name is DW_FORM_indirect.
+	// Abbreviation 5: a subprogram whose name is DW_FORM_indirect; 6: a
+	// lexical block with children; 7: a variable whose name is
+	// DW_FORM_strp.
 	abbrev := append(slices.Clone(hostileAbbrev[:len(hostileAbbrev)-1]),
-		5, 0x2e, 0, 0x03, 0x16, 0x11, 0x01, 0x12, 0x06, 0, 0, 0)
+		5, 0x2e, 0, 0x03, 0x16, 0x11, 0x01, 0x12, 0x06, 0, 0,
+		6, 0x0b, 1, 0, 0,
+		7, 0x34, 0, 0x03, 0x0e, 0, 0,
+		0)
 	cu := append([]byte{1}, "a.c\x00"...)
 	cu = binary.LittleEndian.AppendUint32(cu, 0) // stmt_list
 	indirect := append([]byte{5, 0x08}, "ind\x00"...)
 	indirect = binary.LittleEndian.AppendUint64(indirect, 0x2000)
 	indirect = binary.LittleEndian.AppendUint32(indirect, 0x10)
 	good := subprogram("good", 0x1000, 0x10)
+	// A variable named by a debug_str offset past the section's last
+	// string, the first DIE after a run of null entries: debug/dwarf
+	// decodes it, and fails there.
+	badStrp := binary.LittleEndian.AppendUint32([]byte{7}, 0x100)
 	for _, tc := range []struct {
 		name     string
 		dies     []byte
@@ -168,10 +177,11 @@ func TestFastWalkGivesUp(t *testing.T) {
 	}{
 		{"DW_FORM_indirect", concat(cu, good, indirect, []byte{0}), 0x2008, "ind", ""},
 		{"unknown abbreviation code", concat(cu, good, []byte{9, 0}), 0x1008, "good", "compile unit at 0xb (a.c): DIEs: decoding dwarf section info at offset 0x"},
+		{"debug_str offset past the section, after null entries", concat(cu, []byte{6}, good, []byte{0}, badStrp, subprogram("after", 0x3000, 0x10), []byte{0}), 0x1008, "good", "compile unit at 0xb (a.c): DIEs: decoding dwarf section str at offset 0x0: underflow"},
 		{"DIE past the unit's end", concat(cu, good, subprogram("cut", 0x3000, 0x10)[:6]), 0x1008, "good", "compile unit at 0xb (a.c): DIEs:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			secs := map[string][]byte{"debug_info": unit4(0, tc.dies), "debug_abbrev": abbrev}
+			secs := map[string][]byte{"debug_info": unit4(0, tc.dies), "debug_abbrev": abbrev, "debug_str": []byte("s\x00")}
 			ix := compareWalks(t, secs)
 			if ix == nil {
 				t.Fatal("New failed")
