@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/testcorpus"
@@ -63,7 +64,8 @@ func compareWalks(t testing.TB, secs map[string][]byte) *Index {
 	if diff := cmp.Diff(ref.Boundaries(), bounds); diff != "" {
 		t.Errorf("Boundaries() differ (-debug/dwarf +fastWalk):\n%s", diff)
 	}
-	if diff := cmp.Diff(naiveBoundaries(ix), bounds); diff != "" {
+	// An index without addresses may give nil or an empty slice.
+	if diff := cmp.Diff(naiveBoundaries(ix), bounds, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("Boundaries() differ from every range end and row sorted (-sorted +Boundaries):\n%s", diff)
 	}
 	if n := ref.fastUnits.Load(); n != 0 {
