@@ -257,6 +257,12 @@ type diePlan struct {
 	// DIEs fastWalk steps over (the first after a function or after a run
 	// of null entries), and both walks must give up at the same DIE.
 	resolved bool
+	// strpAt: when the DIE's size is fixed and its only values resolved
+	// elsewhere are debug_str offsets (DW_FORM_strp: most names), where
+	// each sits in the DIE, so that a stepped-over DIE is checked without
+	// a pass over its attributes; strpOnly says the list is that.
+	strpOnly bool
+	strpAt   []int32
 	tag      dwarf.Tag
 	attrs    []planAttr
 }
@@ -321,6 +327,7 @@ func buildPlans(abbrevSec []byte, off uint64, f unitFormat) *planTable {
 		}
 		var seen uint32 // wanted attributes met, as bits: Val takes the first
 		fixed := 0
+		otherResolved := false // a resolved value p.strpAt cannot list
 		for {
 			at, form := a.uleb(), a.uleb()
 			if a.err {
@@ -337,6 +344,11 @@ func buildPlans(abbrevSec []byte, off uint64, f unitFormat) *planTable {
 				pa.implicit = a.sleb()
 			}
 			p.resolved = p.resolved || resolvedForm(form)
+			if form == formStrp && fixed >= 0 {
+				p.strpAt = append(p.strpAt, int32(fixed))
+			} else if resolvedForm(form) {
+				otherResolved = true
+			}
 			size := f.formSize(form)
 			if size == -2 {
 				p.skipOK = false
@@ -357,6 +369,7 @@ func buildPlans(abbrevSec []byte, off uint64, f unitFormat) *planTable {
 			p.attrs = append(p.attrs, pa)
 		}
 		p.fixed = int32(fixed)
+		p.strpOnly = p.resolved && fixed >= 0 && !otherResolved
 		if !p.skipOK {
 			p.fixed = -1
 		}
@@ -427,9 +440,27 @@ type fastWalk struct {
 	refBase int64 // where unit-relative references count from
 	unitBases
 	ok    bool // false once something is met the walk must leave to debug/dwarf
+	secs  walkSections
 	vals  dieVals
 	seen  []dwarf.Offset
 	stack []int32
+}
+
+// walkSections are the sections a walk resolves values in, looked up
+// once per walk: a map lookup per value was a tenth of a big dSYM's build.
+type walkSections struct {
+	found                          bool
+	str, lineStr, strOffsets, addr []byte
+}
+
+// sections returns the walk's sections, looking them up on first use.
+func (w *fastWalk) sections() *walkSections {
+	if !w.secs.found {
+		m := w.b.ix.secs
+		w.secs = walkSections{found: true, str: m["debug_str"], lineStr: m["debug_line_str"],
+			strOffsets: m["debug_str_offsets"], addr: m["debug_addr"]}
+	}
+	return &w.secs
 }
 
 func (w *fastWalk) uleb(pos int) (uint64, int) {
@@ -717,7 +748,7 @@ func (w *fastWalk) address(pos int, form uint16) (uint64, int) {
 		return w.fixedUint(pos, w.f.addrSize)
 	}
 	idx, pos := w.xIndex(pos, form)
-	sec := w.b.ix.secs["debug_addr"]
+	sec := w.sections().addr
 	if sec == nil || !w.ok {
 		w.ok = false
 		return 0, len(w.info)
@@ -743,7 +774,6 @@ func (w *fastWalk) str(pos int, form uint16) (string, int) {
 // string (one ended by a NUL in its section), as debug/dwarf does, and
 // returns "".
 func (w *fastWalk) strValue(pos int, form uint16, checkOnly bool) (string, int) {
-	secs := w.b.ix.secs
 	var off uint64
 	var sec []byte
 	switch form {
@@ -759,9 +789,9 @@ func (w *fastWalk) strValue(pos int, form uint16, checkOnly bool) (string, int) 
 		return string(w.info[pos : pos+i]), pos + i + 1
 	case formStrp, formLineStrp:
 		off, pos = w.fixedUint(pos, w.f.offSize)
-		sec = secs["debug_str"]
+		sec = w.sections().str
 		if form == formLineStrp {
-			sec = secs["debug_line_str"]
+			sec = w.sections().lineStr
 			if len(sec) == 0 {
 				w.ok = false
 			}
@@ -769,7 +799,7 @@ func (w *fastWalk) strValue(pos int, form uint16, checkOnly bool) (string, int) 
 	default: // strx
 		var idx uint64
 		idx, pos = w.xIndex(pos, form)
-		offs := secs["debug_str_offsets"]
+		offs := w.sections().strOffsets
 		if len(offs) == 0 || !w.ok || idx > uint64(len(offs)) {
 			w.ok = false
 			return "", len(w.info)
@@ -784,7 +814,7 @@ func (w *fastWalk) strValue(pos int, form uint16, checkOnly bool) (string, int) 
 		} else {
 			off = uint64(binary.LittleEndian.Uint32(offs[at:]))
 		}
-		sec = secs["debug_str"]
+		sec = w.sections().str
 	}
 	if !w.ok || off >= uint64(len(sec)) {
 		w.ok = false
@@ -843,7 +873,9 @@ func (w *fastWalk) run(pos int, unitChildren bool) (ok bool) {
 			ctx = stack[len(stack)-1]
 		}
 		if !p.function {
-			if p.resolved {
+			if p.strpOnly {
+				pos = w.checkStrps(pos, p)
+			} else if p.resolved {
 				pos = w.checkAttrs(pos, p)
 			} else {
 				pos = w.skipAttrs(pos, p)
@@ -1181,6 +1213,32 @@ func (w *fastWalk) checkResolved(pos int, form uint16) int {
 	}
 	_, pos = w.strValue(pos, form, true)
 	return pos
+}
+
+// checkStrps steps over a DIE of a strpOnly plan, checking that each of
+// its debug_str offsets names a string (strValue's check, without a pass
+// over the attributes).
+func (w *fastWalk) checkStrps(pos int, p *diePlan) int {
+	end := pos + int(p.fixed)
+	if end > len(w.info) {
+		w.ok = false
+		return len(w.info)
+	}
+	last := w.strEnds.str // the offset of debug_str's last NUL, -1 for none
+	die := w.info[pos:end]
+	for _, at := range p.strpAt {
+		var off uint64
+		if w.f.offSize == 8 {
+			off = binary.LittleEndian.Uint64(die[at:])
+		} else {
+			off = uint64(binary.LittleEndian.Uint32(die[at:]))
+		}
+		if last < 0 || off > uint64(last) {
+			w.ok = false
+			return len(w.info)
+		}
+	}
+	return end
 }
 
 // checkAttrs is skipAttrs for a DIE with a value debug/dwarf resolves in
