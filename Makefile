@@ -170,7 +170,7 @@ FUZZ_TARGETS := \
 	minidump:FuzzParse machocore:FuzzParse breakpadsym:FuzzParse \
 	swiftdemangle:FuzzDemangle hangreport:FuzzParse \
 	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
-	symstore:FuzzZipMemberUUIDs symstore:FuzzParseSymbolMap symindex:FuzzOpen aggregate:FuzzReader aggregate:FuzzDecodeFast aggregate:FuzzDecodeChunk \
+	symstore:FuzzZipMemberUUIDs symstore:FuzzParseSymbolMap symindex:FuzzOpen aggregate:FuzzReader aggregate:FuzzStreamFileInPlace aggregate:FuzzDecodeFast aggregate:FuzzDecodeChunk \
 	internal/jsonscan:FuzzValueEnd \
 	symbolize:FuzzSymbolicateSnapshot symstore:FuzzSameThinImage report:FuzzStreamedJSON \
 	atos:FuzzScanWords serve:FuzzSymbolicate open:FuzzOpen

@@ -179,3 +179,48 @@ func TestMappedStreamReleasedAsRead(t *testing.T) {
 		t.Errorf("%d parts released up to %d, want several, up to %d", len(parts), at, len(stream))
 	}
 }
+
+// FuzzStreamFileInPlace: any bytes, as a file the loader reads in place,
+// give the counts, numbering and errors a reader of the same bytes gets.
+func FuzzStreamFileInPlace(f *testing.F) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	f.Add(badStream(rng, 20, false))
+	f.Add(randomStream(rng, 5))
+	f.Add([]byte("{\"frames\":[1,2,3]}\n{\"frames\":[1,2,3]}"))
+	f.Add([]byte("{\"images\":[{\"uuid\":\"00000000-0000-0000-0000-000000000001\",\"load_address\":4096}],\"frames\":[4100]}\n\n{\"frames\":[1}"))
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		if !IsStream(stream[:min(len(stream), 512)]) {
+			return // not a stream: read as another format (or none), not in place
+		}
+		path := filepath.Join(t.TempDir(), "stream.ndjson")
+		if err := os.WriteFile(path, stream, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, wantErr := tryLoadStream("", stream, 1)
+		for _, workers := range []int{1, 2} {
+			got, err := tryLoadStream(path, stream, workers)
+			if (err == nil) != (wantErr == nil) {
+				t.Fatalf("%d workers: the file in place gave error %v, the reader %v", workers, err, wantErr)
+			}
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(loadResult{})); err == nil && diff != "" {
+				t.Errorf("%d workers: the file in place and the reader differ (-reader +file):\n%s", workers, diff)
+			}
+		}
+	})
+}
+
+// tryLoadStream is loadStream returning the loader's error.
+func tryLoadStream(path string, stream []byte, workers int) (loadResult, error) {
+	agg := New()
+	var errs []string
+	l := &Loader{Aggregator: agg, Workers: workers, OnError: func(name string, err error) {
+		errs = append(errs, err.Error())
+	}}
+	var err error
+	if path == "" {
+		err = l.Read(context.Background(), "stream", bytes.NewReader(stream))
+	} else {
+		err = l.Load(context.Background(), []string{path})
+	}
+	return loadResult{counts(agg), numbering(agg), errs}, err
+}
