@@ -163,8 +163,8 @@ FUZZJOBS ?= 1
 FUZZLOG  ?= fuzz-logs
 FUZZ_TARGETS := \
 	archregs:FuzzDecode image:FuzzOpen symtab:FuzzNewFromParts walker:FuzzWalk \
-	snapshot:FuzzParse debuginfo:FuzzIndex debuginfo:FuzzDemangle debuginfo:FuzzRangeLists \
-	crashreport:FuzzParseIPS crashreport:FuzzIPSFastMatchesStream crashreport:FuzzParseCrash crashreport:FuzzParseKSCrash \
+	snapshot:FuzzParse debuginfo:FuzzIndex debuginfo:FuzzDemangle debuginfo:FuzzRangeLists debuginfo:FuzzFastWalk \
+	crashreport:FuzzParseIPS crashreport:FuzzIPSFastMatchesStream crashreport:FuzzParseCrash crashreport:FuzzParseKSCrash crashreport:FuzzReadIPSStacks \
 	fixtures:FuzzParseManifest emu:FuzzScanLoadCommands \
 	unwind/compactunwind:FuzzParse unwind/dwarfcfi:FuzzParse \
 	minidump:FuzzParse machocore:FuzzParse breakpadsym:FuzzParse \
@@ -173,7 +173,7 @@ FUZZ_TARGETS := \
 	symstore:FuzzZipMemberUUIDs symstore:FuzzParseSymbolMap symindex:FuzzOpen aggregate:FuzzReader aggregate:FuzzStreamFileInPlace aggregate:FuzzDecodeFast aggregate:FuzzDecodeChunk \
 	internal/jsonscan:FuzzValueEnd \
 	symbolize:FuzzSymbolicateSnapshot symstore:FuzzSameThinImage report:FuzzStreamedJSON \
-	atos:FuzzScanWords serve:FuzzSymbolicate open:FuzzOpen
+	atos:FuzzScanWords serve:FuzzSymbolicate serve:FuzzRequest serve:FuzzFrames open:FuzzOpen
 fuzz: deps
 	@GO="$(GO)" TAGS="$(TAGS)" FUZZTIME="$(FUZZTIME)" FUZZJOBS="$(FUZZJOBS)" FUZZLOG="$(FUZZLOG)" \
 	  scripts/fuzz.sh $(FUZZ_TARGETS)
