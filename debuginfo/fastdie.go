@@ -468,45 +468,19 @@ func (w *fastWalk) uleb(pos int) (uint64, int) {
 	if pos < len(info) && info[pos] < 0x80 {
 		return uint64(info[pos]), pos + 1
 	}
-	var v uint64
-	for shift := uint(0); ; shift += 7 {
-		if pos >= len(info) {
-			w.ok = false
-			return 0, len(info)
-		}
-		c := info[pos]
-		pos++
-		if shift < 64 {
-			v |= uint64(c&0x7f) << shift
-		}
-		if c&0x80 == 0 {
-			return v, pos
-		}
+	v, next, ok := uleb128(info, pos)
+	if !ok {
+		w.ok = false
 	}
+	return v, next
 }
 
 func (w *fastWalk) sleb(pos int) (int64, int) {
-	info := w.info
-	var v int64
-	var shift uint
-	for {
-		if pos >= len(info) {
-			w.ok = false
-			return 0, len(info)
-		}
-		c := info[pos]
-		pos++
-		if shift < 64 {
-			v |= int64(c&0x7f) << shift
-		}
-		shift += 7
-		if c&0x80 == 0 {
-			if shift < 64 && c&0x40 != 0 {
-				v |= -1 << shift
-			}
-			return v, pos
-		}
+	v, next, ok := sleb128(w.info, pos)
+	if !ok {
+		w.ok = false
 	}
+	return v, next
 }
 
 // fixedUint reads an n-byte little-endian value at pos (n ≤ 8).
@@ -1151,24 +1125,12 @@ func (w *fastWalk) valsAt(off dwarf.Offset) (*dieVals, bool) {
 
 // sleb reads a signed LEB128 value.
 func (c *cursor) sleb() int64 {
-	var v int64
-	var shift uint
-	for {
-		b := c.u8()
-		if c.err {
-			return 0
-		}
-		if shift < 64 {
-			v |= int64(b&0x7f) << shift
-		}
-		shift += 7
-		if b&0x80 == 0 {
-			if shift < 64 && b&0x40 != 0 {
-				v |= -1 << shift
-			}
-			return v
-		}
+	if c.err {
+		return 0
 	}
+	v, next, ok := sleb128(c.b, c.off)
+	c.off, c.err = next, !ok
+	return v
 }
 
 // strEnds says where the strings of debug_str and debug_line_str end: an

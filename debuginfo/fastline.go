@@ -56,37 +56,13 @@ func fastLines(sec []byte, off int64, addrSize int, files []*dwarf.LineFile, row
 		opIndex %= h.maxOps
 	}
 	p := 0
-	uleb := func() (uint64, bool) {
-		var v uint64
-		for shift := uint(0); p < len(prog); shift += 7 {
-			c := prog[p]
-			p++
-			if shift < 64 {
-				v |= uint64(c&0x7f) << shift
-			}
-			if c&0x80 == 0 {
-				return v, true
-			}
-		}
-		return 0, false
+	uleb := func() (v uint64, ok bool) {
+		v, p, ok = uleb128(prog, p)
+		return v, ok
 	}
-	sleb := func() (int64, bool) {
-		var v int64
-		for shift := uint(0); p < len(prog); {
-			c := prog[p]
-			p++
-			if shift < 64 {
-				v |= int64(c&0x7f) << shift
-			}
-			shift += 7
-			if c&0x80 == 0 {
-				if shift < 64 && c&0x40 != 0 {
-					v |= -1 << shift
-				}
-				return v, true
-			}
-		}
-		return 0, false
+	sleb := func() (v int64, ok bool) {
+		v, p, ok = sleb128(prog, p)
+		return v, ok
 	}
 	emit := func(endSeq bool) {
 		rows = append(rows, row{addr: addr, file: fileRow(file), line: uint32(line), col: uint32(col), endSeq: endSeq})

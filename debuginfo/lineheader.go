@@ -140,19 +140,12 @@ func (c *cursor) offset(dwarf64 bool) uint64 {
 }
 
 func (c *cursor) uleb() uint64 {
-	var v uint64
-	for shift := uint(0); ; shift += 7 {
-		b := c.u8()
-		if c.err {
-			return 0
-		}
-		if shift < 64 {
-			v |= uint64(b&0x7f) << shift
-		}
-		if b&0x80 == 0 {
-			return v
-		}
+	if c.err {
+		return 0
 	}
+	v, next, ok := uleb128(c.b, c.off)
+	c.off, c.err = next, !ok
+	return v
 }
 
 // skipForm skips one attribute value of the form, consuming exactly what
