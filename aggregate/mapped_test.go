@@ -28,21 +28,11 @@ type loadResult struct {
 // reader.
 func loadStream(t *testing.T, path string, stream []byte, workers int) loadResult {
 	t.Helper()
-	agg := New()
-	var errs []string
-	l := &Loader{Aggregator: agg, Workers: workers, OnError: func(name string, err error) {
-		errs = append(errs, err.Error())
-	}}
-	var err error
-	if path == "" {
-		err = l.Read(context.Background(), "stream", bytes.NewReader(stream))
-	} else {
-		err = l.Load(context.Background(), []string{path})
-	}
+	got, err := tryLoadStream(path, stream, workers)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return loadResult{counts(agg), numbering(agg), errs}
+	return got
 }
 
 // badStream is a random stream (randomStream) with bad records among
@@ -209,7 +199,8 @@ func FuzzStreamFileInPlace(f *testing.F) {
 	})
 }
 
-// tryLoadStream is loadStream returning the loader's error.
+// tryLoadStream is loadStream returning the loader's error instead of
+// failing the test.
 func tryLoadStream(path string, stream []byte, workers int) (loadResult, error) {
 	agg := New()
 	var errs []string
