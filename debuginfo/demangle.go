@@ -50,6 +50,11 @@ func Demangle(name string) (string, Lang) {
 	if strings.HasPrefix(m, "__Z") || strings.HasPrefix(m, "__R") {
 		m = m[1:] // Mach-O prepends "_" to every C-level name
 	}
+	if lang == LangCPP {
+		if s, ok := demangleItanium(m); ok {
+			return s, lang
+		}
+	}
 	s, err := demangle.ToString(m, maxDemangled, demangle.LLVMStyle)
 	if err != nil {
 		return name, lang
