@@ -97,8 +97,11 @@ func mayBeLegacyRust(m string) bool {
 	if len(m) < 24 || m[2] != 'N' {
 		return false
 	}
-	if i := strings.LastIndex(m, "E."); i > 0 {
-		m = m[:i+1]
+	// Most names have no '.': IndexByte is far cheaper than LastIndex.
+	if strings.IndexByte(m, '.') >= 0 {
+		if i := strings.LastIndex(m, "E."); i > 0 {
+			m = m[:i+1]
+		}
 	}
 	return len(m) > 23 && m[len(m)-1] == 'E' && m[len(m)-20:len(m)-17] == "17h"
 }
@@ -785,7 +788,12 @@ func (p *itanium) templateArgs(name span) (span, bool) {
 	if p.depth++; p.depth > itaniumMaxDepth {
 		return span{}, false
 	}
-	defer func() { p.depth-- }()
+	t, ok := p.templateArgsIn(name)
+	p.depth--
+	return t, ok
+}
+
+func (p *itanium) templateArgsIn(name span) (span, bool) {
 	p.pos++ // I
 	if name.end != p.mark() {
 		return span{}, false
@@ -1102,7 +1110,12 @@ func (p *itanium) typ() (span, bool) {
 	if p.depth++; p.depth > itaniumMaxDepth {
 		return span{}, false
 	}
-	defer func() { p.depth-- }()
+	t, ok := p.typeIn()
+	p.depth--
+	return t, ok
+}
+
+func (p *itanium) typeIn() (span, bool) {
 	quals, ok := p.cvQualifiers()
 	if !ok {
 		return span{}, false
