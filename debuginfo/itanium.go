@@ -43,13 +43,18 @@ const (
 	kindUnusable                  // a substitution candidate the fast path cannot print
 )
 
+// An offset is a position in the scratch text, which room keeps under
+// 2^16 bytes. (Spans of uint16 are 10 bytes: copied in two moves, where 20
+// bytes of int32s took two overlapping ones that stalled on every copy.)
+type offset = uint16
+
 // A span names a piece of the scratch text.
 type span struct {
-	start, end int32
+	start, end offset
 	// name is the last unqualified name in it, without template
 	// arguments, for a constructor or destructor named after it;
 	// nameEnd == 0 when there is none.
-	nameStart, nameEnd int32
+	nameStart, nameEnd offset
 	kind               typeKind
 	pack               bool // a template argument pack (J...E)
 }
@@ -124,10 +129,11 @@ func (p *itanium) peekAt(i int) byte {
 func (p *itanium) text(s span) []byte { return p.buf[s.start:s.end] }
 
 // mark returns the scratch offset the next text will start at.
-func (p *itanium) mark() int32 { return int32(len(p.buf)) }
+func (p *itanium) mark() offset { return offset(len(p.buf)) }
 
-// room reports whether n more bytes of scratch text stay within the bound.
-func (p *itanium) room(n int) bool { return len(p.buf)+n <= itaniumMaxOutput }
+// room reports whether n more bytes of scratch text stay within the bound,
+// one byte short of the output's so that an offset fits 16 bits.
+func (p *itanium) room(n int) bool { return len(p.buf)+n < itaniumMaxOutput }
 
 func (p *itanium) appendString(s string) bool {
 	if !p.room(len(s)) {
@@ -147,7 +153,7 @@ func (p *itanium) appendCopy(s span) (span, bool) {
 	start := p.mark()
 	p.buf = append(p.buf, p.buf[s.start:s.end]...)
 	c := s
-	c.start, c.end = start, start+int32(n)
+	c.start, c.end = start, start+offset(n)
 	if s.nameEnd != 0 {
 		c.nameStart, c.nameEnd = s.nameStart-s.start+start, s.nameEnd-s.start+start
 	}
@@ -1074,7 +1080,7 @@ func (p *itanium) substitution(forPrefix bool) (span, bool) {
 	// The name a constructor takes: the library strips the verbose
 	// forms' template arguments.
 	if i := strings.Index(text, name); i >= 0 {
-		s.nameStart, s.nameEnd = start+int32(i), start+int32(i+len(name))
+		s.nameStart, s.nameEnd = start+offset(i), start+offset(i+len(name))
 	}
 	return s, true
 }
@@ -1384,7 +1390,7 @@ func (p *itanium) specialName() (string, bool) {
 		return "", false
 	}
 	t, ok := p.typ()
-	if !ok || t.kind == kindComplex || t.start != start+int32(len(prefix)) {
+	if !ok || t.kind == kindComplex || t.start != start+offset(len(prefix)) {
 		return "", false
 	}
 	return p.finish(span{}, false, nameInfo{s: span{start: start, end: t.end}}, false, nil)
