@@ -160,10 +160,15 @@ func (p *itanium) appendCopy(s span) (span, bool) {
 	return c, true
 }
 
-// function-level qualifiers of a nested name, as the library prints them.
+// methodQuals are the qualifiers of a nested name, which the library
+// prints after the parameters: cv is qualString's, ref is " &" or " &&".
 type methodQuals struct {
-	cv  string // " const", " const volatile", ...
-	ref string // " &", " &&"
+	cv, ref uint8 // qualString's index (r, V, K bits); 0, 1 for &, 2 for &&
+}
+
+// text returns the qualifiers as printed.
+func (q methodQuals) text() string {
+	return qualTexts[q.cv] + [...]string{"", " &", " &&"}[q.ref]
 }
 
 // A nameInfo describes the name of an encoding.
@@ -258,7 +263,7 @@ func (p *itanium) finish(ret span, hasReturn bool, n nameInfo, isFunc bool, para
 		size += int(ret.end-ret.start) + 1
 	}
 	if isFunc {
-		size += 2 + len(n.quals.cv) + len(n.quals.ref)
+		size += 2 + len(n.quals.text())
 		for _, t := range params {
 			size += int(t.end-t.start) + 2
 		}
@@ -306,8 +311,7 @@ func (p *itanium) finish(ret span, hasReturn bool, n nameInfo, isFunc bool, para
 			b.Write(p.text(t))
 		}
 		b.WriteByte(')')
-		b.WriteString(n.quals.cv)
-		b.WriteString(n.quals.ref)
+		b.WriteString(n.quals.text())
 	}
 	for _, end := range clones[:nclones] {
 		b.WriteString(" (")
@@ -374,10 +378,10 @@ func (p *itanium) nestedName() (nameInfo, bool) {
 	}
 	switch p.peek() {
 	case 'R':
-		n.quals.ref = " &"
+		n.quals.ref = 1
 		p.pos++
 	case 'O':
-		n.quals.ref = " &&"
+		n.quals.ref = 2
 		p.pos++
 	case 'H':
 		return nameInfo{}, false
@@ -390,58 +394,48 @@ func (p *itanium) nestedName() (nameInfo, bool) {
 	return n, true
 }
 
-// cvQualifiers parses [r] [V] [K] and returns them as the library prints
-// them after a type or a method: in the reverse of their mangled order.
-func (p *itanium) cvQualifiers() (string, bool) {
-	var r, v, k bool
+// cvQualifiers parses [r] [V] [K] and returns them as bits (r 4, V 2,
+// K 1), which index qualTexts.
+func (p *itanium) cvQualifiers() (uint8, bool) {
+	var q uint8
 	for {
+		var bit uint8
 		switch p.peek() {
 		case 'r':
-			if r || v || k {
-				return "", false
-			}
-			r = true
+			bit = 4
 		case 'V':
-			if v || k {
-				return "", false
-			}
-			v = true
+			bit = 2
 		case 'K':
-			if k {
-				return "", false
-			}
-			k = true
+			bit = 1
 		case 'D':
 			switch p.peekAt(1) {
 			case 'x', 'o', 'O', 'w':
-				return "", false // exception specifications
+				return 0, false // exception specifications
 			}
-			return qualString(r, v, k), true
+			return q, true
 		default:
-			return qualString(r, v, k), true
+			return q, true
 		}
+		// Only the mangled order r V K, each once.
+		if q&(bit|(bit-1)) != 0 {
+			return 0, false
+		}
+		q |= bit
 		p.pos++
 	}
 }
 
-func qualString(r, v, k bool) string {
-	switch {
-	case !r && !v && !k:
-		return ""
-	case !r && !v:
-		return " const"
-	case !r && !k:
-		return " volatile"
-	case !r:
-		return " const volatile"
-	case !v && !k:
-		return " restrict"
-	case !v:
-		return " const restrict"
-	case !k:
-		return " volatile restrict"
-	}
-	return " const volatile restrict"
+// qualTexts are the qualifiers as the library prints them after a type or
+// a method: in the reverse of their mangled order.
+var qualTexts = [8]string{
+	0: "",
+	1: " const",
+	2: " volatile",
+	3: " const volatile",
+	4: " restrict",
+	5: " const restrict",
+	6: " volatile restrict",
+	7: " const volatile restrict",
 }
 
 // prefixLast describes the last component of a nested name.
@@ -591,10 +585,14 @@ func (p *itanium) unqualifiedName() (s span, isCast, ok bool) {
 			if !p.appendString("operator ") {
 				return span{}, false, false
 			}
+			if p.depth++; p.depth > itaniumMaxDepth {
+				return span{}, false, false
+			}
 			have := p.haveTargs
 			p.haveTargs = false
 			t, ok := p.typ()
 			p.haveTargs = have
+			p.depth--
 			if !ok || t.kind == kindComplex {
 				return span{}, false, false
 			}
@@ -1111,17 +1109,10 @@ func (p *itanium) templateParam() (span, bool) {
 }
 
 // typ parses a <type> and appends its text, adding substitution
-// candidates as the library does.
+// candidates as the library does. Its recursion goes through a pointer or
+// reference, template arguments or a conversion operator, which count the
+// depth.
 func (p *itanium) typ() (span, bool) {
-	if p.depth++; p.depth > itaniumMaxDepth {
-		return span{}, false
-	}
-	t, ok := p.typeIn()
-	p.depth--
-	return t, ok
-}
-
-func (p *itanium) typeIn() (span, bool) {
 	quals, ok := p.cvQualifiers()
 	if !ok {
 		return span{}, false
@@ -1185,17 +1176,19 @@ func (p *itanium) typeIn() (span, bool) {
 			}
 		case 'P', 'R', 'O':
 			p.pos++
-			if c == 'P' && p.peek() == 'F' {
-				if t, ok = p.functionPointer(); !ok {
-					return span{}, false
-				}
-				break
-			}
-			inner, ok := p.typ()
-			if !ok {
+			if p.depth++; p.depth > itaniumMaxDepth {
 				return span{}, false
 			}
-			if t, ok = p.modify(c, inner); !ok {
+			if c == 'P' && p.peek() == 'F' {
+				t, ok = p.functionPointer()
+			} else {
+				var inner span
+				if inner, ok = p.typ(); ok {
+					t, ok = p.modify(c, inner)
+				}
+			}
+			p.depth--
+			if !ok {
 				return span{}, false
 			}
 		case 'D':
@@ -1224,7 +1217,7 @@ func (p *itanium) typeIn() (span, bool) {
 	if addSubst {
 		p.subs = append(p.subs, t)
 	}
-	if quals != "" {
+	if quals != 0 {
 		switch t.kind {
 		case kindPlain:
 		default:
@@ -1232,7 +1225,7 @@ func (p *itanium) typeIn() (span, bool) {
 			// wraps: left to it.
 			return span{}, false
 		}
-		if !p.appendString(quals) {
+		if !p.appendString(qualTexts[quals]) {
 			return span{}, false
 		}
 		t = span{start: t.start, end: p.mark(), kind: kindQualified}
@@ -1340,7 +1333,7 @@ func (p *itanium) functionPointer() (span, bool) {
 func (p *itanium) typeName() (span, bool) {
 	if p.peek() == 'N' {
 		p.pos++
-		if q, ok := p.cvQualifiers(); !ok || q != "" || p.peek() == 'R' || p.peek() == 'O' || p.peek() == 'H' {
+		if q, ok := p.cvQualifiers(); !ok || q != 0 || p.peek() == 'R' || p.peek() == 'O' || p.peek() == 'H' {
 			return span{}, false
 		}
 		n := len(p.targs)
