@@ -1,6 +1,10 @@
 // Package debuginfo answers "which function, file and line is this address,
 // and what was inlined there" from an image's DWARF (a dSYM's or a Mach-O
-// file's __DWARF sections), and demangles C++ and Rust names.
+// file's __DWARF sections), and demangles C++ and Rust names. C++ names
+// are demangled as github.com/ianlancetaylor/demangle prints them with
+// LLVMStyle; the common ones by a one-pass demangler of the package's own
+// (itanium.go), which declines what it does not know and leaves it to the
+// library.
 //
 // An Index is lazy: New reads only the unit headers, the abbreviation
 // tables and each compile unit's address ranges (from debug_aranges, or
