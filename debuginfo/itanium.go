@@ -504,7 +504,10 @@ func (p *itanium) prefix() (span, prefixLast, bool) {
 				return span{}, last, false
 			}
 			p.buf = append(p.buf, p.buf[nameStart:nameEnd]...)
-			next = span{start: start, end: p.mark(), nameStart: nameStart, nameEnd: nameEnd}
+			// A constructor after this one takes its whole
+			// text, "~" included: the library's getLast stops at
+			// a constructor or destructor.
+			next = span{start: start, end: p.mark(), nameStart: start, nameEnd: p.mark()}
 			isCDtorCast = true
 		case c == 'S':
 			if haveA {

@@ -365,6 +365,8 @@ func FuzzItanium(f *testing.F) {
 		"_Z3foov.isra.0",
 		"_ZZ4mainENKUlvE_clEv",
 		"_ZN1A1fB5cxx11Ev",
+		"_ZN1AD0C1E",
+		"_ZN1AIiEC1IiEC2Ev",
 	} {
 		f.Add(m)
 	}
