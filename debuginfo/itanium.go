@@ -522,7 +522,10 @@ func (p *itanium) prefix() (span, prefixLast, bool) {
 			lastIsCDtorCast = false
 			continue // a substitution is not a candidate again
 		case c == 'I':
-			if !haveA {
+			// Arguments right after arguments make the library
+			// look for a return type even for a constructor:
+			// left to it.
+			if !haveA || last.template {
 				return span{}, last, false
 			}
 			targsStart := len(p.targs)
