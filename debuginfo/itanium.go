@@ -76,6 +76,7 @@ type itanium struct {
 	depth     int
 	args      []span // the parameter list
 	casts     int    // conversion operators seen in the name
+	collapsed bool   // a reference to a reference was collapsed
 }
 
 var itaniumPool = sync.Pool{New: func() any { return &itanium{buf: make([]byte, 0, 1024)} }}
@@ -88,7 +89,7 @@ func demangleItanium(m string) (string, bool) {
 		return "", false
 	}
 	p := itaniumPool.Get().(*itanium)
-	p.in, p.pos, p.buf, p.subs, p.targs, p.ntargs, p.haveTargs, p.depth, p.casts = m, 2, p.buf[:0], p.subs[:0], p.targs[:0], 0, false, 0, 0
+	p.in, p.pos, p.buf, p.subs, p.targs, p.ntargs, p.haveTargs, p.depth, p.casts, p.collapsed = m, 2, p.buf[:0], p.subs[:0], p.targs[:0], 0, false, 0, 0, false
 	s, ok := p.encoding()
 	if cap(p.buf) <= 4*itaniumMaxOutput {
 		itaniumPool.Put(p)
@@ -1253,12 +1254,14 @@ func (p *itanium) modify(c byte, inner span) (span, bool) {
 		if c == 'P' {
 			return span{}, false
 		}
+		p.collapsed = true
 		return span{start: inner.start, end: inner.end, kind: kindLRef}, true
 	case kindRRef:
 		// T&& && is T&&; T&& & would need a copy without one "&".
 		if c != 'O' {
 			return span{}, false
 		}
+		p.collapsed = true
 		return span{start: inner.start, end: inner.end, kind: kindRRef}, true
 	default:
 		return span{}, false
@@ -1388,8 +1391,10 @@ func (p *itanium) specialName() (string, bool) {
 	if !p.appendString(prefix) {
 		return "", false
 	}
+	// The library does not simplify a special name's type: references
+	// to references stay as they are.
 	t, ok := p.typ()
-	if !ok || t.kind == kindComplex || t.start != start+offset(len(prefix)) {
+	if !ok || p.collapsed || t.kind == kindComplex || t.start != start+offset(len(prefix)) {
 		return "", false
 	}
 	return p.finish(span{}, false, nameInfo{s: span{start: start, end: t.end}}, false, nil)
