@@ -1,6 +1,8 @@
 package debuginfo
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -51,4 +53,32 @@ func FuzzDemangle(f *testing.F) {
 			t.Errorf("Demangle(%q) returned %d bytes", name, len(got))
 		}
 	})
+}
+
+// TestDemangleLongNamesKept: a name over maxLibraryMangled bytes that the
+// one-pass demangler declines is returned unchanged instead of handed to
+// the library (whose time grows with its square), and one just under the
+// bound is still demangled by the library.
+func TestDemangleLongNamesKept(t *testing.T) {
+	long := "_Z1f" + strings.Repeat("P", 100_000) + "i"
+	if s, lang := Demangle(long); s != long || lang != LangCPP {
+		t.Errorf("Demangle(100,000 P's) = %.40q..., %s; want the name unchanged, C++", s, lang)
+	}
+	if _, ok := demangleItanium(long[:maxLibraryMangled-1] + "i"); ok {
+		t.Fatal("the one-pass demangler accepts the long pointer chain: pick a name it declines")
+	}
+	// A lambda (declined by the one-pass demangler) in a name just under
+	// the bound.
+	pad := strings.Repeat("a", maxLibraryMangled-40)
+	under := "_ZZ" + fmt.Sprint(len(pad)) + pad + "vENKUlvE_clEv"
+	if len(under) > maxLibraryMangled {
+		t.Fatalf("test name is %d bytes, over the bound", len(under))
+	}
+	if _, ok := demangleItanium(under); ok {
+		t.Fatalf("the one-pass demangler accepts %.40q...: pick a name it declines", under)
+	}
+	got, _ := Demangle(under)
+	if want := libraryDemangle(under); got != want || got == under {
+		t.Errorf("Demangle(lambda name of %d bytes) = %.60q..., want the library's %.60q...", len(under), got, want)
+	}
 }

@@ -97,7 +97,8 @@ func TestItaniumTable(t *testing.T) {
 }
 
 // TestItaniumDeclines checks names outside the subset are declined rather
-// than guessed at, and that Demangle still prints them as the library does.
+// than guessed at, and that Demangle still prints them as the library does
+// (names over maxLibraryMangled bytes as they are).
 func TestItaniumDeclines(t *testing.T) {
 	for _, m := range []string{
 		"_ZZ4mainENKUlvE_clEv",                   // lambda in a local name
@@ -120,8 +121,12 @@ func TestItaniumDeclines(t *testing.T) {
 		if s, ok := demangleItanium(m); ok {
 			t.Errorf("demangleItanium(%.60q) = %.60q, want a decline", m, s)
 		}
-		if got, _ := Demangle(m); got != libraryDemangle(m) {
-			t.Errorf("Demangle(%.60q) = %.60q, library %.60q", m, got, libraryDemangle(m))
+		want := libraryDemangle(m)
+		if len(m) > maxLibraryMangled {
+			want = m // too long for the library: kept as it is
+		}
+		if got, _ := Demangle(m); got != want {
+			t.Errorf("Demangle(%.60q) = %.60q, want %.60q", m, got, want)
 		}
 	}
 }
