@@ -21,8 +21,12 @@ const maxParseWorkers = 4
 // parsed at a time, the answers and warnings being those of a parse in
 // order.
 func (ix *Index) Boundaries() []uint64 {
-	return ix.boundaries(min(runtime.GOMAXPROCS(0), maxParseWorkers))
+	return ix.boundaries(ix.parseWorkers())
 }
+
+// parseWorkers returns how many goroutines parse units when all are
+// parsed at once: GOMAXPROCS, at most maxParseWorkers.
+func (ix *Index) parseWorkers() int { return min(runtime.GOMAXPROCS(0), maxParseWorkers) }
 
 // boundaries is Boundaries with units parsed by that many workers.
 func (ix *Index) boundaries(workers int) []uint64 {

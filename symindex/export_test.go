@@ -3,6 +3,7 @@ package symindex
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/symtab"
@@ -50,7 +51,6 @@ func (b *builder) referenceLines(debug []*debuginfo.Index) *lineWriter {
 		}
 		w.add(r)
 	}
-	w.flush()
 	return w
 }
 
@@ -133,4 +133,27 @@ func (ix *Index) CheckLineRanges() (checked int, err error) {
 		}
 	}
 	return checked, nil
+}
+
+// boundaries returns the boundaries of every DWARF index, sorted and
+// without repeats.
+func boundaries(debug []*debuginfo.Index) []uint64 {
+	var bounds []uint64
+	for i, ix := range debug {
+		if i == 0 {
+			bounds = ix.Boundaries() // a fresh slice: no copy of it
+			continue
+		}
+		bounds = append(bounds, ix.Boundaries()...)
+	}
+	if len(debug) == 1 {
+		return bounds // Boundaries' are sorted, without repeats
+	}
+	return sortUnique(bounds)
+}
+
+// sortUnique sorts a and drops repeats.
+func sortUnique(a []uint64) []uint64 {
+	slices.Sort(a)
+	return slices.Compact(a)
 }

@@ -67,7 +67,7 @@ func TestWideGap(t *testing.T) {
 	for _, x := range []lineRange{first, r, narrow} {
 		w.add(x)
 	}
-	if diff := cmp.Diff(append(want, narrow), w.pending, cmp.AllowUnexported(lineRange{})); diff != "" {
+	if diff := cmp.Diff(append(want, narrow), w.ranges(), cmp.AllowUnexported(lineRange{})); diff != "" {
 		t.Errorf("lineWriter.add (-want +got):\n%s", diff)
 	}
 }
