@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/internal/testcorpus"
 	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/symstore"
@@ -73,5 +74,45 @@ func TestReferenceOneProcessor(t *testing.T) {
 			t.Fatalf("WriteIndex: %v", err)
 		}
 		checkReference(t, e, buf.Bytes())
+	}
+}
+
+// TestReferenceTwoIndexes checks Write against the reference writer with
+// two DWARF indexes whose addresses overlap (the dSYMs of two fixtures
+// built for the same architecture): an address is answered by the first
+// index that finds something there, the second filling what the first
+// leaves out, so that Write merges the two indexes' steps.
+func TestReferenceTwoIndexes(t *testing.T) {
+	dir := fixtureDir(t)
+	var debug []*debuginfo.Index
+	var first *symstore.Entry
+	for _, name := range []string{"chain-arm64-O1", "dwarf-arm64-O2"} {
+		for _, images := range openImages(t, dsymFile(filepath.Join(dir, name+".dSYM"))) {
+			e, _ := symstore.NewEntry(images...)
+			if first == nil {
+				first = e
+			}
+			debug = append(debug, e.Debug()...)
+		}
+	}
+	if len(debug) != 2 {
+		t.Fatalf("%d DWARF indexes, want 2", len(debug))
+	}
+	lo0, hi0, _ := debug[0].Bounds()
+	lo1, hi1, _ := debug[1].Bounds()
+	if lo1 >= hi0 || lo0 >= hi1 {
+		t.Fatalf("the indexes cover [%#x, %#x) and [%#x, %#x): no overlap to merge", lo0, hi0, lo1, hi1)
+	}
+	in := inputOf(first)
+	in.Debug = debug
+	var got, want bytes.Buffer
+	if err := symindex.Write(&got, in); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if err := symindex.WriteReference(&want, in); err != nil {
+		t.Fatalf("WriteReference: %v", err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Errorf("Write made %d bytes, the reference writer %d: they differ", got.Len(), want.Len())
 	}
 }
