@@ -208,11 +208,12 @@ const maxKeptNames = 1 << 14
 
 // scratch is Index.scratch: arrays a unit's parse grows, reused.
 type scratch struct {
-	rows   []row
-	nodes  []node
-	links  []link
-	segs   []seg
-	ranges [][2]uint64
+	rows    []row
+	nodes   []node
+	links   []link
+	grouped []link // links grouped by parent (groupLinks)
+	segs    []seg
+	ranges  [][2]uint64
 	// The maps of unitBuilder.names and .ranges, cleared for each unit
 	// rather than grown again from nothing.
 	names     map[dwarf.Offset]nameRef
@@ -1003,7 +1004,14 @@ func (b *unitBuilder) entryAt(off dwarf.Offset) *dwarf.Entry {
 // segments and estimates the unit's size.
 func (b *unitBuilder) finish() {
 	links := b.links
-	sortLinks(links)
+	sorted, ok := groupLinks(links, b.sc.grouped[:0], len(b.ui.nodes))
+	if ok {
+		// links stays the scratch array it was; sorted is the other.
+		b.sc.grouped = links[:0]
+		links = sorted
+	} else {
+		sortLinks(links)
+	}
 	ui := b.ui
 	nodes := ui.nodes
 	ui.nodes = slices.Clone(nodes)
@@ -1059,6 +1067,40 @@ func sortLinks(links []link) {
 		}
 		return cmp.Compare(b.hi, a.hi)
 	})
+}
+
+// groupLinks returns links in sortLinks' order, in out (grown as
+// needed), when it can find that order without comparing links: links
+// are grouped by parent (a counting sort, keeping their order within a
+// parent), and within each parent a unit's DIEs mostly list their ranges
+// in address order already. It gives up (ok false) when a group is not
+// in strictly increasing order, or two links of a group have the same
+// bounds (sortLinks orders those as its sort happens to): the order
+// found is then sortLinks' only order. nodes bounds the parents.
+func groupLinks(links, out []link, nodes int) (_ []link, ok bool) {
+	// starts[p+1] is where parent p's links go (p -1 for the top level).
+	starts := make([]int32, nodes+2)
+	for _, l := range links {
+		if l.parent < -1 || int(l.parent) >= nodes {
+			return out, false
+		}
+		starts[l.parent+2]++
+	}
+	for i := 1; i < len(starts); i++ {
+		starts[i] += starts[i-1]
+	}
+	out = slices.Grow(out[:0], len(links))[:len(links)]
+	for _, l := range links {
+		out[starts[l.parent+1]] = l
+		starts[l.parent+1]++
+	}
+	for i := 1; i < len(out); i++ {
+		a, c := &out[i-1], &out[i]
+		if a.parent == c.parent && (a.lo > c.lo || a.lo == c.lo && a.hi <= c.hi) {
+			return out, false
+		}
+	}
+	return out, true
 }
 
 // flatten appends to out the disjoint segments of links (one parent's,

@@ -73,13 +73,32 @@ func fastLines(sec []byte, off int64, addrSize int, files []*dwarf.LineFile, row
 			seqStart = len(rows)
 		}
 	}
+	// A special opcode's steps, worked out once per opcode rather than
+	// by two divisions per row, when each instruction is one operation
+	// (maxOps 1: VLIW aside, always).
+	var special [256]struct {
+		addr uint64
+		line int
+	}
+	if h.maxOps == 1 {
+		for op := h.opcodeBase; op < len(special); op++ {
+			adj := op - h.opcodeBase
+			special[op].addr = uint64(h.minInst * (adj / h.lineRange))
+			special[op].line = h.lineBase + adj%h.lineRange
+		}
+	}
 	for p < len(prog) {
 		op := int(prog[p])
 		p++
 		if op >= h.opcodeBase {
-			adj := op - h.opcodeBase
-			advance(adj / h.lineRange)
-			line += h.lineBase + adj%h.lineRange
+			if h.maxOps == 1 {
+				addr += special[op].addr
+				line += special[op].line
+			} else {
+				adj := op - h.opcodeBase
+				advance(adj / h.lineRange)
+				line += h.lineBase + adj%h.lineRange
+			}
 			emit(false)
 			continue
 		}

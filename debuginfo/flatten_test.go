@@ -2,6 +2,7 @@ package debuginfo
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -67,5 +68,52 @@ func TestFlattenMatchesScan(t *testing.T) {
 				t.Fatalf("trial %d: findSeg(%d) = %d, want %d (links %v)", trial, a, got, want, links)
 			}
 		}
+	}
+}
+
+// TestGroupLinks checks groupLinks against sortLinks on random links,
+// in order within each parent and not, with shared bounds and without:
+// when it finds an order, it is sortLinks'; it gives up only on links
+// out of order within a parent or sharing their bounds.
+func TestGroupLinks(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	found := 0
+	for trial := range 500 {
+		nodes := 1 + r.IntN(8)
+		var links []link
+		next := make([]uint64, nodes+1) // per parent, where its next range may start
+		for i := range 1 + r.IntN(30) {
+			parent := int32(r.IntN(nodes+1)) - 1
+			lo := next[parent+1] + r.Uint64N(3)
+			if r.IntN(10) == 0 {
+				lo = r.Uint64N(50) // out of order, most likely
+			}
+			hi := lo + 1 + r.Uint64N(5)
+			next[parent+1] = lo + 1
+			links = append(links, link{parent: parent, lo: lo, hi: hi, node: int32(i)})
+		}
+		want := slices.Clone(links)
+		sortLinks(want)
+		got, ok := groupLinks(links, nil, nodes)
+		strict := true
+		for i := 1; i < len(want); i++ {
+			a, c := want[i-1], want[i]
+			if a.parent == c.parent && a.lo == c.lo && a.hi == c.hi {
+				strict = false // ties: sortLinks' order is its own
+			}
+		}
+		if !ok {
+			if strict && slices.Equal(want, got) {
+				t.Fatalf("trial %d: groupLinks gave up on links it could order: %v", trial, links)
+			}
+			continue
+		}
+		found++
+		if !slices.Equal(want, got) {
+			t.Fatalf("trial %d: groupLinks = %v, sortLinks %v", trial, got, want)
+		}
+	}
+	if found < 100 {
+		t.Errorf("groupLinks found an order in %d of 500 trials: the test checks little", found)
 	}
 }

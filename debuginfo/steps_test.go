@@ -107,7 +107,7 @@ func TestStepsRandomUnits(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	const space = 400
 	unsorted := 0
-	for trial := range 300 {
+	for range 300 {
 		nunits := 1 + r.IntN(3)
 		ix := &Index{units: make([]unitSpan, nunits), reported: make([]bool, nunits), cache: unitCache{budget: cacheBudget}}
 		// Unit ranges: random cuts of the space, each piece given to a

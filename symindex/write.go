@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"hash/maphash"
 	"io"
+	"maps"
 	"math"
 	"math/bits"
 	"runtime"
@@ -63,7 +65,7 @@ func Write(w io.Writer, in Input) error {
 }
 
 func newBuilder() *builder {
-	return &builder{strs: map[string]uint32{}, nodeIDs: map[nodeRef]int32{}, fileIDs: map[string]uint32{}, langIDs: map[debuginfo.Lang]uint8{},
+	return &builder{strs: map[string]uint32{}, fileIDs: map[string]uint32{}, langIDs: map[debuginfo.Lang]uint8{},
 		demangled: map[uint32]string{}}
 }
 
@@ -350,7 +352,7 @@ type builder struct {
 	final   []uint32 // by reference: the sorted id
 
 	nodes   []node
-	nodeIDs map[nodeRef]int32
+	nodeIDs nodeTable
 	// langKeys are the languages met, numbered for nodeRef.
 	langKeys []debuginfo.Lang
 	files    []uint32 // string refs
@@ -595,6 +597,81 @@ type nodeRef struct {
 	callLine, callCol int
 }
 
+// nodeTable finds a node by its nodeRef: an open-addressing hash table,
+// probed linearly, where one probe sequence finds a node or the free slot
+// for a new one (a map took a lookup and then an insertion, each missing
+// the processor's caches, for each of cmd/go's 52,260 functions). A slot
+// holds the top half of the key's hash and the node's id plus one (0: a
+// free slot), so that a probe reads a key only when those bits match.
+type nodeTable struct {
+	slots []uint64
+	refs  []nodeRef // by node id
+	seed  maphash.Seed
+}
+
+// grow makes room for n more nodes without rehashing.
+func (t *nodeTable) grow(n int) {
+	if need := 2 * (len(t.refs) + n); need > len(t.slots) {
+		t.rehash(need)
+	}
+}
+
+// rehash makes the table at least size slots (a power of two), placing
+// the nodes again.
+func (t *nodeTable) rehash(size int) {
+	if t.slots == nil {
+		t.seed = maphash.MakeSeed()
+	}
+	n := 64
+	for n < size {
+		n *= 2
+	}
+	t.slots = make([]uint64, n)
+	for id := range t.refs {
+		t.place(t.hash(&t.refs[id]), int32(id))
+	}
+	t.refs = slices.Grow(t.refs, n/2-len(t.refs))
+}
+
+func (t *nodeTable) hash(r *nodeRef) uint64 { return maphash.Comparable(t.seed, *r) }
+
+// place puts node id, whose key hashes to h, in the first free slot of
+// its probe sequence.
+func (t *nodeTable) place(h uint64, id int32) {
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		if t.slots[i] == 0 {
+			t.slots[i] = h&^0xffffffff | uint64(id+1)
+			return
+		}
+	}
+}
+
+// findOrAdd returns the node of r and true, or, when there is none, adds
+// r as the next node (the nodes are numbered in the order they are added)
+// and returns its id and false.
+func (t *nodeTable) findOrAdd(r nodeRef) (int32, bool) {
+	if 2*(len(t.refs)+1) > len(t.slots) {
+		t.rehash(2 * len(t.slots))
+	}
+	h := t.hash(&r)
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == 0 {
+			id := int32(len(t.refs))
+			t.slots[i] = h&^0xffffffff | uint64(id+1)
+			t.refs = append(t.refs, r)
+			return id, false
+		}
+		if s&^0xffffffff == h&^0xffffffff {
+			if found := int32(uint32(s)) - 1; t.refs[found] == r {
+				return found, true
+			}
+		}
+	}
+}
+
 // langKey returns a number for l, the same for the same language: the
 // languages are a handful, looked through in order.
 func (b *builder) langKey(l debuginfo.Lang) uint16 {
@@ -621,10 +698,10 @@ func (b *builder) node(k nodeKey) int32 {
 	if !demangled && k.function != "" {
 		r.function = b.str(k.function)
 	}
-	if id, ok := b.nodeIDs[r]; ok {
+	id, found := b.nodeIDs.findOrAdd(r)
+	if found {
 		return id
 	}
-	id := int32(len(b.nodes))
 	n := node{parent: k.parent, function: r.function, linkage: r.linkage}
 	if k.inlined {
 		n.flags |= nodeInlined
@@ -659,7 +736,6 @@ func (b *builder) node(k nodeKey) int32 {
 	}
 	n.flags |= uint64(b.lang(k.lang)) << nodeLangShift
 	b.nodes = append(b.nodes, n)
-	b.nodeIDs[r] = id
 	return id
 }
 
@@ -705,7 +781,7 @@ func (b *builder) encodeNodes() ([]byte, []uint32) {
 			out = binary.AppendUvarint(out, uint64(n.callCol))
 		}
 	}
-	b.nodes, b.nodeIDs = nil, nil
+	b.nodes, b.nodeIDs = nil, nodeTable{}
 	return out, offsets
 }
 
@@ -734,17 +810,23 @@ type lineRange struct {
 // ranges, 47,066 chains).
 func (b *builder) lines(debug []*debuginfo.Index) *lineWriter {
 	w := &lineWriter{}
-	// The node map gets about one entry per function: sized once, not grown.
 	steps := make([]*debuginfo.Steps, len(debug))
 	for i, ix := range debug {
 		steps[i] = ix.Steps() // every unit parsed: Stats counts them all
 	}
+	// The nodes and their strings are about one per function, and as
+	// many names: sized once, not grown.
 	functions := 0
 	for _, ix := range debug {
 		functions += ix.Stats().Functions
 	}
-	b.nodeIDs = make(map[nodeRef]int32, functions)
+	b.nodeIDs.grow(functions)
 	b.nodes = slices.Grow(b.nodes, functions)
+	if len(b.strs) < functions {
+		strs := make(map[string]uint32, functions)
+		maps.Copy(strs, b.strs)
+		b.strs = strs
+	}
 	if procs := runtime.GOMAXPROCS(0); procs > 1 {
 		b.dem = newDemangler(procs)
 		defer func() {
