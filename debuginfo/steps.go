@@ -15,19 +15,37 @@ type Step struct {
 
 // Steps hands over an Index's answers in address order, a Step at each
 // address where LookupLeaf's answer changes (among those Boundaries
-// lists), without a lookup per address. A persisted
-// index's writer reads them so: each unit range is walked once, its
-// function tree's segments merged with its line rows. Below the first
-// Step nothing is found; from the last one up (a not-found Step) neither.
-// Neighbouring Steps may give the same answer. A Steps is not safe for
-// concurrent use; its Index stays so.
+// lists), without a lookup per address. A persisted index's writer reads
+// them so: each unit range is walked once, its function tree's segments
+// merged with its line rows. Below the first Step nothing is found; from
+// the last one up (a not-found Step) neither. Neighbouring Steps may give
+// the same answer. A Steps is not safe for concurrent use; its Index
+// stays so.
 type Steps struct {
-	ix     *Index
-	next   int    // the next unit range of ix.byAddr to walk
-	steps  []Step // the steps of the unit range walked last
-	pieces []piece
+	ix    *Index
+	next  int    // the next unit range of ix.byAddr to walk
+	steps []Step // the batch Next returns, reused
+	// The unit range being walked, when active: its unit, its end,
+	// whether a not-found step ends it, and its pieces.
+	active  bool
+	u       int32
+	ui      *unitIndex
+	hi      uint64
+	endStep bool
+	pieces  []piece
+	// Where the merge stands (sorted rows): the piece at the address
+	// reached, the last row at or before it and the first row after it.
+	p, cur, nextRow int
+	// Where the search stands (rows not sorted): the addresses left.
+	search bool
 	addrs  []uint64
+	at     int
 }
+
+// stepBatch is how many steps Next returns at most (one more when a unit
+// range ends the batch): a batch stays in the processor's caches. A
+// variable for the tests, which make it small.
+var stepBatch = 512
 
 // piece is where the innermost node at an address changes within a unit
 // range: from lo up to the next piece's lo, node (-1 for none).
@@ -44,56 +62,80 @@ func (ix *Index) Steps() *Steps {
 	return &Steps{ix: ix}
 }
 
-// Next returns the next steps, those of one unit range (at least one
-// step), in address order; nil after the last. The slice is valid until
-// the next call.
+// Next returns the next steps (at least one, at most a few hundred) in
+// address order; nil after the last. The slice is valid until the next
+// call.
 func (s *Steps) Next() []Step {
-	for s.next < len(s.ix.byAddr) {
-		s.steps = s.steps[:0]
-		s.walk(s.next)
-		s.next++
-		if len(s.steps) > 0 {
-			return s.steps
+	s.steps = s.steps[:0]
+	for len(s.steps) < stepBatch {
+		if !s.active {
+			if s.next == len(s.ix.byAddr) {
+				break
+			}
+			s.start(s.next)
+			s.next++
+		}
+		if s.search {
+			s.searchSome()
+		} else {
+			s.mergeSome()
 		}
 	}
-	return nil
+	if len(s.steps) == 0 {
+		return nil
+	}
+	return s.steps
 }
 
-// walk sets s.steps to the steps of unit range k of ix.byAddr: its
-// unit's answers from its start, and nothing found at its end unless the
-// next range starts there.
-func (s *Steps) walk(k int) {
+// start begins unit range k of ix.byAddr: its unit's answers from its
+// start, and nothing found at its end unless the next range starts there.
+// It adds the range's first step.
+func (s *Steps) start(k int) {
 	ix := s.ix
 	r := ix.byAddr[k]
-	u := r.node
-	ui := ix.unit(int(u))
+	s.active, s.u, s.hi = true, r.node, r.hi
+	s.endStep = k+1 == len(ix.byAddr) || ix.byAddr[k+1].lo != r.hi
+	s.ui = ix.unit(int(r.node))
+	ui := s.ui
 	s.pieces = ui.appendPieces(s.pieces[:0], ui.root, r.lo, r.hi, -1, 0)
-	if lt := ui.lines; lt == nil || lt.sorted {
-		s.merge(u, ui, r.lo, r.hi)
-	} else {
-		s.search(u, ui, r.lo, r.hi)
+	s.search = ui.lines != nil && !ui.lines.sorted
+	if s.search {
+		s.startSearch(r.lo, r.hi)
+		return
 	}
-	if k+1 == len(ix.byAddr) || ix.byAddr[k+1].lo != r.hi {
-		s.steps = append(s.steps, Step{Addr: r.hi})
-	}
-}
-
-// merge appends the steps of [lo, hi) of unit u, whose line rows are
-// sorted by address: the pieces and the rows, merged in address order,
-// where the innermost node or the row's position changes. The row at an
-// address is the last at or before it, as rowFrom finds.
-func (s *Steps) merge(u int32, ui *unitIndex, lo, hi uint64) {
+	s.p, s.cur = 0, -1
 	var rows []row
-	cur := -1 // the last row at or before the address
 	if lt := ui.lines; lt != nil {
 		rows = lt.rows
-		_, cur, _ = lt.rowFrom(-1, lo)
+		_, s.cur, _ = lt.rowFrom(-1, r.lo)
 	}
-	next := cur + 1 // rows from next on start above the address
+	s.nextRow = s.cur + 1 // rows from nextRow on start above lo
+	s.steps = append(s.steps, ui.step(s.u, r.lo, s.pieces[0].node, rows, s.cur))
+}
+
+// finishRange ends the unit range being walked, with its not-found step.
+func (s *Steps) finishRange() {
+	if s.endStep {
+		s.steps = append(s.steps, Step{Addr: s.hi})
+	}
+	s.active, s.ui = false, nil
+}
+
+// mergeSome adds the steps of the unit range, whose line rows are sorted
+// by address, until the batch is full or the range ends: the pieces and
+// the rows merged in address order, a step where the innermost node or
+// the row's position changes. The row at an address is the last at or
+// before it, as rowFrom finds.
+func (s *Steps) mergeSome() {
+	ui, u, hi := s.ui, s.u, s.hi
+	var rows []row
+	if ui.lines != nil {
+		rows = ui.lines.rows
+	}
 	pieces := s.pieces
-	p := 0
-	s.steps = append(s.steps, ui.step(u, lo, pieces[0].node, rows, cur))
-	for {
+	p, cur, next := s.p, s.cur, s.nextRow
+	defer func() { s.p, s.cur, s.nextRow = p, cur, next }()
+	for len(s.steps) < stepBatch {
 		end := hi
 		if p+1 < len(pieces) {
 			end = pieces[p+1].lo
@@ -102,6 +144,7 @@ func (s *Steps) merge(u int32, ui *unitIndex, lo, hi uint64) {
 			end = rows[next].addr
 		}
 		if end >= hi {
+			s.finishRange()
 			return
 		}
 		changed := false
@@ -139,30 +182,38 @@ func samePosition(rows []row, i, j int) bool {
 	return ri.file == rj.file && ri.line == rj.line && ri.col == rj.col
 }
 
-// search appends the steps of [lo, hi) of unit u whose line rows are not
-// sorted (overlapping sequences, in damaged files): each row address and
-// piece start in the range, sorted, its row found by rowFrom's search as
-// LookupLeaf finds it.
-func (s *Steps) search(u int32, ui *unitIndex, lo, hi uint64) {
+// startSearch begins a unit range [lo, hi) whose line rows are not sorted
+// (overlapping sequences, in damaged files): its steps are at each row
+// address and piece start in the range, sorted, each row found by
+// rowFrom's search as LookupLeaf finds it.
+func (s *Steps) startSearch(lo, hi uint64) {
 	addrs := s.addrs[:0]
 	for _, pc := range s.pieces {
 		addrs = append(addrs, pc.lo)
 	}
-	for _, r := range ui.lines.rows {
+	for _, r := range s.ui.lines.rows {
 		if r.addr > lo && r.addr < hi {
 			addrs = append(addrs, r.addr)
 		}
 	}
-	addrs = sortUnique(addrs)
-	p := 0
-	for _, addr := range addrs {
-		for p+1 < len(s.pieces) && s.pieces[p+1].lo <= addr {
-			p++
+	s.addrs, s.at, s.p = sortUnique(addrs), 0, 0
+}
+
+// searchSome adds the steps of a unit range startSearch began until the
+// batch is full or the range ends.
+func (s *Steps) searchSome() {
+	ui := s.ui
+	for ; s.at < len(s.addrs) && len(s.steps) < stepBatch; s.at++ {
+		addr := s.addrs[s.at]
+		for s.p+1 < len(s.pieces) && s.pieces[s.p+1].lo <= addr {
+			s.p++
 		}
 		_, cur, _ := ui.lines.rowFrom(-1, addr)
-		s.steps = append(s.steps, ui.step(u, addr, s.pieces[p].node, ui.lines.rows, cur))
+		s.steps = append(s.steps, ui.step(s.u, addr, s.pieces[s.p].node, ui.lines.rows, cur))
 	}
-	s.addrs = addrs[:0]
+	if s.at == len(s.addrs) {
+		s.finishRange()
+	}
 }
 
 // step is LookupLeaf's answer at addr in unit u, where the innermost node

@@ -1,6 +1,7 @@
 package debuginfo
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -102,8 +103,20 @@ func TestStepsMatchLookupLeaf(t *testing.T) {
 // TestStepsRandomUnits checks Index.Steps against LookupLeaf at every
 // address of random units: nested, overlapping and deep function
 // ranges, line rows sorted and in overlapping sequences (where LookupLeaf
-// searches), unit ranges apart, adjacent and interleaved between units.
+// searches), unit ranges apart, adjacent and interleaved between units;
+// with Next's batches as large as the build has them, and small enough
+// that walks of unit ranges stop and resume.
 func TestStepsRandomUnits(t *testing.T) {
+	for _, batch := range []int{stepBatch, 1, 3} {
+		t.Run(fmt.Sprintf("batches of %d", batch), func(t *testing.T) {
+			defer func(was int) { stepBatch = was }(stepBatch)
+			stepBatch = batch
+			testStepsRandomUnits(t)
+		})
+	}
+}
+
+func testStepsRandomUnits(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	const space = 400
 	unsorted := 0

@@ -1023,14 +1023,36 @@ func (d *demangler) wait() [][]demangleJob {
 }
 
 // lineWriter collects the ranges, merged and with wide gaps bridged, to
-// be encoded once the nodes' offsets are known. They are kept in chunks
-// of a fixed size (a whole number of blocks), never copied as they grow:
-// on cmd/go growing one slice to 327,575 ranges cost a tenth of the build.
+// be encoded once the nodes' offsets are known. They are kept packed, in
+// chunks of a fixed size (a whole number of blocks), never copied as they
+// grow: on cmd/go growing one slice to 327,575 ranges cost a tenth of the
+// build.
 type lineWriter struct {
-	chunks  [][]lineRange
+	chunks  [][]packedRange
 	last    lineRange
 	started bool
 	scratch []lineRange
+}
+
+// packedRange is a lineRange in 24 bytes instead of 32: found is the top
+// bit of fileFound (a file table of 2^31 paths would not fit in memory).
+type packedRange struct {
+	addr                       uint64
+	leaf, fileFound, line, col uint32
+}
+
+const packedFound = 1 << 31
+
+func pack(r lineRange) packedRange {
+	p := packedRange{addr: r.addr, leaf: r.leaf, fileFound: r.file, line: r.line, col: r.col}
+	if r.ok {
+		p.fileFound |= packedFound
+	}
+	return p
+}
+
+func (p *packedRange) unpack() lineRange {
+	return lineRange{addr: p.addr, ok: p.fileFound&packedFound != 0, leaf: p.leaf, file: p.fileFound &^ packedFound, line: p.line, col: p.col}
 }
 
 // lineChunk is the number of ranges in a lineWriter chunk: 128 blocks.
@@ -1064,17 +1086,19 @@ func (w *lineWriter) add(r lineRange) {
 func (w *lineWriter) push(r lineRange) {
 	n := len(w.chunks)
 	if n == 0 || len(w.chunks[n-1]) == lineChunk {
-		w.chunks = append(w.chunks, make([]lineRange, 0, lineChunk))
+		w.chunks = append(w.chunks, make([]packedRange, 0, lineChunk))
 		n++
 	}
-	w.chunks[n-1] = append(w.chunks[n-1], r)
+	w.chunks[n-1] = append(w.chunks[n-1], pack(r))
 }
 
 // ranges returns every range added, in order.
 func (w *lineWriter) ranges() []lineRange {
 	var all []lineRange
 	for _, c := range w.chunks {
-		all = append(all, c...)
+		for i := range c {
+			all = append(all, c[i].unpack())
+		}
 	}
 	return all
 }
@@ -1091,26 +1115,29 @@ func (w *lineWriter) encode(offsets []uint32) (blocks, stream []byte) {
 	}
 	blocks = make([]byte, 0, (n+lineBlockRanges-1)/lineBlockRanges*lineBlockSize)
 	stream = make([]byte, 0, 6*n) // a range takes about six bytes
-	for _, ranges := range w.chunks {
-		for i := range ranges {
-			if l := ranges[i].leaf; l > 0 {
-				ranges[i].leaf = offsets[l-1] + 1
-			}
-		}
+	var blk [lineBlockRanges]lineRange
+	for _, chunk := range w.chunks {
 		// Chunks hold whole blocks: only the last chunk's last block
 		// may be short.
-		for len(ranges) > 0 {
-			blk := ranges[:min(len(ranges), lineBlockRanges)]
-			ranges = ranges[len(blk):]
+		for len(chunk) > 0 {
+			k := min(len(chunk), lineBlockRanges)
+			for i := range k {
+				r := chunk[i].unpack()
+				if r.leaf > 0 {
+					r.leaf = offsets[r.leaf-1] + 1
+				}
+				blk[i] = r
+			}
+			chunk = chunk[k:]
 			shift := 7
-			for j := 1; j < len(blk) && shift > 0; j++ {
+			for j := 1; j < k && shift > 0; j++ {
 				shift = min(shift, bits.TrailingZeros64(blk[j].addr-blk[j-1].addr))
 			}
 			blocks = le.AppendUint64(blocks, blk[0].addr)
 			blocks = le.AppendUint32(blocks, uint32(len(stream)))
-			blocks = le.AppendUint32(blocks, uint32(len(blk))|uint32(shift)<<24)
+			blocks = le.AppendUint32(blocks, uint32(k)|uint32(shift)<<24)
 			prev := lineRange{addr: blk[0].addr}
-			for _, r := range blk {
+			for _, r := range blk[:k] {
 				stream = encodeRange(stream, prev, r, shift)
 				prev = r
 			}
