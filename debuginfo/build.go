@@ -1153,20 +1153,30 @@ func flatten(out []seg, links []link) []seg {
 // ending with an end_sequence row) ordered by their start address, each
 // one's rows in order.
 func sortSequences(rows []row) []row {
+	// Sequences mostly come in address order: then the rows are copied
+	// as they are, without listing the sequences.
+	sorted := true
+	start, prev := 0, -1
+	for i, r := range rows {
+		if r.endSeq {
+			if prev >= 0 && rows[start].addr < rows[prev].addr {
+				sorted = false
+				break
+			}
+			prev, start = start, i+1
+		}
+	}
+	if sorted {
+		return slices.Clone(rows)
+	}
 	type seq struct{ start, end int }
 	var seqs []seq
-	start := 0
+	start = 0
 	for i, r := range rows {
 		if r.endSeq {
 			seqs = append(seqs, seq{start, i + 1})
 			start = i + 1
 		}
-	}
-	sorted := slices.IsSortedFunc(seqs, func(a, c seq) int {
-		return cmpAddr(rows[a.start].addr, rows[c.start].addr)
-	})
-	if sorted {
-		return slices.Clone(rows)
 	}
 	slices.SortStableFunc(seqs, func(a, c seq) int {
 		return cmpAddr(rows[a.start].addr, rows[c.start].addr)

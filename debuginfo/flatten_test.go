@@ -117,3 +117,33 @@ func TestGroupLinks(t *testing.T) {
 		t.Errorf("groupLinks found an order in %d of 500 trials: the test checks little", found)
 	}
 }
+
+// TestSortSequences checks sortSequences on random sequences, in address
+// order and not, some starting at the same address: whole sequences
+// ordered by their start, those starting together in their order, each
+// one's rows in order.
+func TestSortSequences(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for trial := range 300 {
+		var seqs [][]row
+		addr := uint64(0)
+		for range r.IntN(6) {
+			if r.IntN(4) == 0 {
+				addr = r.Uint64N(100) // out of order, or a start shared
+			}
+			var seq []row
+			for k := range 1 + r.IntN(3) {
+				seq = append(seq, row{addr: addr + uint64(k), line: uint32(len(seqs))})
+			}
+			seq = append(seq, row{addr: addr + 5, endSeq: true, line: uint32(len(seqs))})
+			seqs = append(seqs, seq)
+			addr += 10
+		}
+		want := slices.Clone(seqs)
+		slices.SortStableFunc(want, func(a, c []row) int { return cmpAddr(a[0].addr, c[0].addr) })
+		got := sortSequences(slices.Concat(seqs...))
+		if w := slices.Concat(want...); !slices.Equal(w, got) {
+			t.Fatalf("trial %d: sortSequences = %v, want %v", trial, got, w)
+		}
+	}
+}

@@ -1028,7 +1028,12 @@ func (d *demangler) wait() [][]demangleJob {
 // grow: on cmd/go growing one slice to 327,575 ranges cost a tenth of the
 // build.
 type lineWriter struct {
-	chunks  [][]packedRange
+	chunks [][]packedRange // full but for the last
+	// cur is the last chunk, allocated whole, and n how much of it is
+	// used: adding a range stores no pointer (a pointer store into the
+	// heap costs a write barrier while the collector runs).
+	cur     []packedRange
+	n       int
 	last    lineRange
 	started bool
 	scratch []lineRange
@@ -1084,18 +1089,27 @@ func (w *lineWriter) add(r lineRange) {
 }
 
 func (w *lineWriter) push(r lineRange) {
-	n := len(w.chunks)
-	if n == 0 || len(w.chunks[n-1]) == lineChunk {
-		w.chunks = append(w.chunks, make([]packedRange, 0, lineChunk))
-		n++
+	if w.n == len(w.cur) {
+		w.cur, w.n = make([]packedRange, lineChunk), 0
+		w.chunks = append(w.chunks, w.cur)
 	}
-	w.chunks[n-1] = append(w.chunks[n-1], pack(r))
+	w.cur[w.n] = pack(r)
+	w.n++
+}
+
+// full returns the chunks, the last cut to the ranges it holds.
+func (w *lineWriter) full() [][]packedRange {
+	chunks := slices.Clone(w.chunks)
+	if k := len(chunks); k > 0 {
+		chunks[k-1] = chunks[k-1][:w.n]
+	}
+	return chunks
 }
 
 // ranges returns every range added, in order.
 func (w *lineWriter) ranges() []lineRange {
 	var all []lineRange
-	for _, c := range w.chunks {
+	for _, c := range w.full() {
 		for i := range c {
 			all = append(all, c[i].unpack())
 		}
@@ -1109,14 +1123,15 @@ func (w *lineWriter) ranges() []lineRange {
 // stream offset and the count with the block's address shift (the
 // trailing zero bits all its steps share) in the top byte.
 func (w *lineWriter) encode(offsets []uint32) (blocks, stream []byte) {
+	chunks := w.full()
 	n := 0
-	for _, c := range w.chunks {
+	for _, c := range chunks {
 		n += len(c)
 	}
 	blocks = make([]byte, 0, (n+lineBlockRanges-1)/lineBlockRanges*lineBlockSize)
 	stream = make([]byte, 0, 6*n) // a range takes about six bytes
 	var blk [lineBlockRanges]lineRange
-	for _, chunk := range w.chunks {
+	for _, chunk := range chunks {
 		// Chunks hold whole blocks: only the last chunk's last block
 		// may be short.
 		for len(chunk) > 0 {
@@ -1143,7 +1158,7 @@ func (w *lineWriter) encode(offsets []uint32) (blocks, stream []byte) {
 			}
 		}
 	}
-	w.chunks = nil
+	w.chunks, w.cur, w.n = nil, nil, 0
 	return blocks, stream
 }
 
