@@ -214,8 +214,9 @@ type scratch struct {
 	grouped []link // links grouped by parent (groupLinks)
 	segs    []seg
 	ranges  [][2]uint64
-	// The maps of unitBuilder.names and .ranges, cleared for each unit
-	// rather than grown again from nothing.
+	// The maps of unitBuilder.names and .ranges, kept while empty (a
+	// unit's parse that gives up before using them, the units without
+	// functions) and made afresh once used (see start).
 	names     map[dwarf.Offset]nameRef
 	rangeMaps map[rangesKey][][2]uint64
 }
@@ -365,8 +366,16 @@ func (b *unitBuilder) start() {
 	b.cu = unitLabel{off: b.u.first}
 	b.ui.lines, b.lineOff, b.files = nil, -1, nil
 	b.ui.nodes, b.links = b.sc.nodes[:0], b.sc.links[:0]
-	clear(b.names)
-	clear(b.ranges)
+	// Fresh maps rather than cleared ones: clearing costs a map's
+	// capacity, which the largest unit sets, at every small unit after it.
+	if len(b.names) > 0 {
+		b.names = make(map[dwarf.Offset]nameRef)
+		b.sc.names = b.names
+	}
+	if len(b.ranges) > 0 {
+		b.ranges = make(map[rangesKey][][2]uint64)
+		b.sc.rangeMaps = b.ranges
+	}
 	b.spansLeft = int(b.u.end-b.u.first) + len(b.ix.secs["debug_ranges"]) + len(b.ix.secs["debug_rnglists"])
 	b.base, b.baseKnown = 0, false
 	b.bases = unitBases{}
@@ -1070,13 +1079,14 @@ func sortLinks(links []link) {
 }
 
 // groupLinks returns links in sortLinks' order, in out (grown as
-// needed), when it can find that order without comparing links: links
-// are grouped by parent (a counting sort, keeping their order within a
-// parent), and within each parent a unit's DIEs mostly list their ranges
-// in address order already. It gives up (ok false) when a group is not
-// in strictly increasing order, or two links of a group have the same
-// bounds (sortLinks orders those as its sort happens to): the order
-// found is then sortLinks' only order. nodes bounds the parents.
+// needed), comparing fewer of them: links are grouped by parent (a
+// counting sort), and within each parent a unit's DIEs mostly list their
+// ranges in address order already (a Go unit's top-level functions are
+// the exception: its generic instantiations lie apart), so that only the
+// parents whose links are out of order are sorted. It gives up (ok false)
+// when two links of a parent have the same bounds: sortLinks orders those
+// as its sort happens to, while without them its order is the only one.
+// nodes bounds the parents.
 func groupLinks(links, out []link, nodes int) (_ []link, ok bool) {
 	// starts[p+1] is where parent p's links go (p -1 for the top level).
 	starts := make([]int32, nodes+2)
@@ -1094,11 +1104,32 @@ func groupLinks(links, out []link, nodes int) (_ []link, ok bool) {
 		out[starts[l.parent+1]] = l
 		starts[l.parent+1]++
 	}
-	for i := 1; i < len(out); i++ {
-		a, c := &out[i-1], &out[i]
-		if a.parent == c.parent && (a.lo > c.lo || a.lo == c.lo && a.hi <= c.hi) {
-			return out, false
+	// Each parent's links, sorted by start (the enclosing first) where
+	// they are not in that order already.
+	for lo := 0; lo < len(out); {
+		hi := lo + 1
+		sorted := true
+		for ; hi < len(out) && out[hi].parent == out[lo].parent; hi++ {
+			a, c := &out[hi-1], &out[hi]
+			if a.lo > c.lo || a.lo == c.lo && a.hi <= c.hi {
+				sorted = false
+			}
 		}
+		if !sorted {
+			group := out[lo:hi]
+			slices.SortFunc(group, func(a, c link) int {
+				if a.lo != c.lo {
+					return cmp.Compare(a.lo, c.lo)
+				}
+				return cmp.Compare(c.hi, a.hi)
+			})
+			for i := 1; i < len(group); i++ {
+				if group[i-1].lo == group[i].lo && group[i-1].hi == group[i].hi {
+					return out, false // a tie: sortLinks' order is its own
+				}
+			}
+		}
+		lo = hi
 	}
 	return out, true
 }

@@ -73,8 +73,8 @@ func TestFlattenMatchesScan(t *testing.T) {
 
 // TestGroupLinks checks groupLinks against sortLinks on random links,
 // in order within each parent and not, with shared bounds and without:
-// when it finds an order, it is sortLinks'; it gives up only on links
-// out of order within a parent or sharing their bounds.
+// when it finds an order, it is sortLinks'; it gives up only on links of
+// a parent sharing their bounds.
 func TestGroupLinks(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	found := 0
@@ -103,8 +103,8 @@ func TestGroupLinks(t *testing.T) {
 			}
 		}
 		if !ok {
-			if strict && slices.Equal(want, got) {
-				t.Fatalf("trial %d: groupLinks gave up on links it could order: %v", trial, links)
+			if strict {
+				t.Fatalf("trial %d: groupLinks gave up on links without shared bounds: %v", trial, links)
 			}
 			continue
 		}
@@ -113,7 +113,7 @@ func TestGroupLinks(t *testing.T) {
 			t.Fatalf("trial %d: groupLinks = %v, sortLinks %v", trial, got, want)
 		}
 	}
-	if found < 100 {
+	if found < 300 {
 		t.Errorf("groupLinks found an order in %d of 500 trials: the test checks little", found)
 	}
 }
