@@ -157,3 +157,30 @@ func sortUnique(a []uint64) []uint64 {
 	slices.Sort(a)
 	return slices.Compact(a)
 }
+
+// ranges returns the ranges added to w, read back from what relink makes
+// of a copy of them with each node at the offset of its index (leaves
+// below 1<<16).
+func (w *lineWriter) ranges() []lineRange {
+	c := &lineWriter{pending: w.pending, n: w.n, blocks: slices.Clone(w.blocks), stream: slices.Clone(w.stream)}
+	offsets := make([]uint32, 1<<16)
+	for i := range offsets {
+		offsets[i] = uint32(i)
+	}
+	blocks, stream := c.relink(offsets)
+	var out []lineRange
+	for i := 0; i+lineBlockSize <= len(blocks); i += lineBlockSize {
+		rec := blocks[i:]
+		first, off, count := le.Uint64(rec), le.Uint32(rec[8:]), le.Uint32(rec[12:])
+		d := decoder{b: stream[off:], shift: uint(count >> 24)}
+		r := lineRange{addr: first}
+		for range count & maxBlockEntries {
+			var err error
+			if r, err = d.next(r); err != nil {
+				panic(err)
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}

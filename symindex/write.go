@@ -131,7 +131,7 @@ func (b *builder) write(w io.Writer, in Input, lines func([]*debuginfo.Index) *l
 		langs = le.AppendUint32(langs, b.id(ref))
 	}
 	add(kindLangs, 0, langs)
-	blocks, stream := lw.encode(offsets)
+	blocks, stream := lw.relink(offsets)
 	add(kindLineBlocks, 0, blocks)
 	add(kindLineStream, 0, stream)
 	demIndex, demStream, err := b.demangledNames()
@@ -1022,46 +1022,20 @@ func (d *demangler) wait() [][]demangleJob {
 	return d.results
 }
 
-// lineWriter collects the ranges, merged and with wide gaps bridged, to
-// be encoded once the nodes' offsets are known. They are kept packed, in
-// chunks of a fixed size (a whole number of blocks), never copied as they
-// grow: on cmd/go growing one slice to 327,575 ranges cost a tenth of the
-// build.
+// lineWriter encodes the ranges, merged and with wide gaps bridged, a
+// block at a time as they come, so that the writer holds a few bytes a
+// range rather than the ranges. The leaves are node indexes until the
+// nodes' offsets are known: the stream holds each changed leaf as its
+// index plus one (a uvarint), which relink turns into the offset delta
+// the file holds, copying the rest of each range's bytes as they are.
 type lineWriter struct {
-	chunks [][]packedRange // full but for the last
-	// cur is the last chunk, allocated whole, and n how much of it is
-	// used: adding a range stores no pointer (a pointer store into the
-	// heap costs a write barrier while the collector runs).
-	cur     []packedRange
-	n       int
-	last    lineRange
-	started bool
-	scratch []lineRange
+	pending        [lineBlockRanges]lineRange // the block being made
+	n              int                        // ranges in pending
+	last           lineRange
+	started        bool
+	scratch        []lineRange
+	blocks, stream []byte
 }
-
-// packedRange is a lineRange in 24 bytes instead of 32: found is the top
-// bit of fileFound (a file table of 2^31 paths would not fit in memory).
-type packedRange struct {
-	addr                       uint64
-	leaf, fileFound, line, col uint32
-}
-
-const packedFound = 1 << 31
-
-func pack(r lineRange) packedRange {
-	p := packedRange{addr: r.addr, leaf: r.leaf, fileFound: r.file, line: r.line, col: r.col}
-	if r.ok {
-		p.fileFound |= packedFound
-	}
-	return p
-}
-
-func (p *packedRange) unpack() lineRange {
-	return lineRange{addr: p.addr, ok: p.fileFound&packedFound != 0, leaf: p.leaf, file: p.fileFound &^ packedFound, line: p.line, col: p.col}
-}
-
-// lineChunk is the number of ranges in a lineWriter chunk: 128 blocks.
-const lineChunk = 128 * lineBlockRanges
 
 // add adds the range r after those added before.
 func (w *lineWriter) add(r lineRange) {
@@ -1089,77 +1063,81 @@ func (w *lineWriter) add(r lineRange) {
 }
 
 func (w *lineWriter) push(r lineRange) {
-	if w.n == len(w.cur) {
-		w.cur, w.n = make([]packedRange, lineChunk), 0
-		w.chunks = append(w.chunks, w.cur)
+	w.pending[w.n] = r
+	if w.n++; w.n == lineBlockRanges {
+		w.flush()
 	}
-	w.cur[w.n] = pack(r)
-	w.n++
 }
 
-// full returns the chunks, the last cut to the ranges it holds.
-func (w *lineWriter) full() [][]packedRange {
-	chunks := slices.Clone(w.chunks)
-	if k := len(chunks); k > 0 {
-		chunks[k-1] = chunks[k-1][:w.n]
+// flush encodes the pending ranges as one block: its record is the first
+// address, the stream offset and the count with the block's address shift
+// (the trailing zero bits all its steps share) in the top byte.
+func (w *lineWriter) flush() {
+	blk := w.pending[:w.n]
+	if len(blk) == 0 {
+		return
 	}
-	return chunks
+	shift := 7
+	for j := 1; j < len(blk) && shift > 0; j++ {
+		shift = min(shift, bits.TrailingZeros64(blk[j].addr-blk[j-1].addr))
+	}
+	w.blocks = le.AppendUint64(w.blocks, blk[0].addr)
+	w.blocks = le.AppendUint32(w.blocks, uint32(len(w.stream)))
+	w.blocks = le.AppendUint32(w.blocks, uint32(len(blk))|uint32(shift)<<24)
+	prev := lineRange{addr: blk[0].addr}
+	for _, r := range blk {
+		w.stream = encodeRangeLeaf(w.stream, prev, r, shift, uint64(r.leaf))
+		prev = r
+	}
+	w.n = 0
 }
 
-// ranges returns every range added, in order.
-func (w *lineWriter) ranges() []lineRange {
-	var all []lineRange
-	for _, c := range w.full() {
-		for i := range c {
-			all = append(all, c[i].unpack())
-		}
-	}
-	return all
-}
-
-// encode returns the line blocks and stream, each leaf, a node index plus
-// one, turned into its node's offset plus one. A block is lineBlockRanges
-// ranges (the last may be fewer); its record is the first address, the
-// stream offset and the count with the block's address shift (the
-// trailing zero bits all its steps share) in the top byte.
-func (w *lineWriter) encode(offsets []uint32) (blocks, stream []byte) {
-	chunks := w.full()
-	n := 0
-	for _, c := range chunks {
-		n += len(c)
-	}
-	blocks = make([]byte, 0, (n+lineBlockRanges-1)/lineBlockRanges*lineBlockSize)
-	stream = make([]byte, 0, 6*n) // a range takes about six bytes
-	var blk [lineBlockRanges]lineRange
-	for _, chunk := range chunks {
-		// Chunks hold whole blocks: only the last chunk's last block
-		// may be short.
-		for len(chunk) > 0 {
-			k := min(len(chunk), lineBlockRanges)
-			for i := range k {
-				r := chunk[i].unpack()
-				if r.leaf > 0 {
-					r.leaf = offsets[r.leaf-1] + 1
+// relink returns the line blocks and stream with each leaf, a node index
+// plus one, turned into its node's offset plus one (offsets, by node
+// index); the stream's other bytes are copied as they are.
+func (w *lineWriter) relink(offsets []uint32) (blocks, stream []byte) {
+	w.flush()
+	blocks, in := w.blocks, w.stream
+	stream = make([]byte, 0, len(in)+len(in)/4)
+	for i := 0; i+lineBlockSize <= len(blocks); i += lineBlockSize {
+		rec := blocks[i:]
+		pos, count := int(le.Uint32(rec[8:])), le.Uint32(rec[12:])&maxBlockEntries
+		le.PutUint32(rec[8:], uint32(len(stream)))
+		prevLeaf := uint32(0) // a block starts from no leaf
+		for range count {
+			flags := in[pos] & (1<<lineFlagBits - 1)
+			stream, pos = copyVarint(stream, in, pos) // the step and flags
+			if flags&flagLeaf != 0 {
+				var v uint64
+				v, pos = uvarintAt(in, pos)
+				leaf := uint32(0)
+				if v > 0 {
+					leaf = offsets[v-1] + 1
 				}
-				blk[i] = r
+				stream = binary.AppendVarint(stream, int64(leaf)-int64(prevLeaf))
+				prevLeaf = leaf
 			}
-			chunk = chunk[k:]
-			shift := 7
-			for j := 1; j < k && shift > 0; j++ {
-				shift = min(shift, bits.TrailingZeros64(blk[j].addr-blk[j-1].addr))
+			if flags&flagFile != 0 {
+				stream, pos = copyVarint(stream, in, pos)
 			}
-			blocks = le.AppendUint64(blocks, blk[0].addr)
-			blocks = le.AppendUint32(blocks, uint32(len(stream)))
-			blocks = le.AppendUint32(blocks, uint32(k)|uint32(shift)<<24)
-			prev := lineRange{addr: blk[0].addr}
-			for _, r := range blk[:k] {
-				stream = encodeRange(stream, prev, r, shift)
-				prev = r
+			stream, pos = copyVarint(stream, in, pos) // the line
+			if flags&flagColumn != 0 {
+				stream, pos = copyVarint(stream, in, pos)
 			}
 		}
 	}
-	w.chunks, w.cur, w.n = nil, nil, 0
+	w.blocks, w.stream = nil, nil
 	return blocks, stream
+}
+
+// copyVarint appends the varint at in[pos:] to out and returns where it
+// ends. The stream is the writer's own: every varint in it is complete.
+func copyVarint(out, in []byte, pos int) ([]byte, int) {
+	end := pos
+	for in[end] >= 0x80 {
+		end++
+	}
+	return append(out, in[pos:end+1]...), end + 1
 }
 
 // appendRange appends r to ranges. A gap too wide for the stream's
@@ -1194,6 +1172,37 @@ func encodeRange(out []byte, prev, r lineRange, shift int) []byte {
 	out = binary.AppendUvarint(out, (r.addr-prev.addr)>>shift<<lineFlagBits|flags)
 	if flags&flagLeaf != 0 {
 		out = binary.AppendVarint(out, int64(r.leaf)-int64(prev.leaf))
+	}
+	if flags&flagFile != 0 {
+		out = binary.AppendVarint(out, int64(r.file)-int64(prev.file))
+	}
+	out = binary.AppendVarint(out, int64(r.line)-int64(prev.line))
+	if flags&flagColumn != 0 {
+		out = binary.AppendUvarint(out, uint64(r.col))
+	}
+	return out
+}
+
+// encodeRangeLeaf is encodeRange with the changed leaf written as the
+// uvarint leaf instead of a delta (the line writer's stream before
+// relink).
+func encodeRangeLeaf(out []byte, prev, r lineRange, shift int, leaf uint64) []byte {
+	flags := uint64(0)
+	if r.ok {
+		flags |= flagFound
+	}
+	if r.leaf != prev.leaf {
+		flags |= flagLeaf
+	}
+	if r.file != prev.file {
+		flags |= flagFile
+	}
+	if r.col != 0 {
+		flags |= flagColumn
+	}
+	out = binary.AppendUvarint(out, (r.addr-prev.addr)>>shift<<lineFlagBits|flags)
+	if flags&flagLeaf != 0 {
+		out = binary.AppendUvarint(out, leaf)
 	}
 	if flags&flagFile != 0 {
 		out = binary.AppendVarint(out, int64(r.file)-int64(prev.file))
