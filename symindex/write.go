@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/klauspost/compress/flate"
 
@@ -376,6 +377,9 @@ type builder struct {
 	// boundaries mostly share a file.
 	lastFile   string
 	lastFileID uint32
+	// The string references and file table indexes plus one of the
+	// strings and files met lately.
+	recentStrs, recentFiles recentRefs
 }
 
 // node is one node of the inline tree before it is encoded.
@@ -406,13 +410,39 @@ func (b *builder) lang(l debuginfo.Lang) uint8 {
 
 // str returns the reference of s, adding it once.
 func (b *builder) str(s string) uint32 {
-	if ref, ok := b.strs[s]; ok {
-		return ref
+	e := b.recentStrs.entry(s)
+	if e.s == s && e.known {
+		return e.ref
 	}
-	ref := uint32(len(b.strList))
-	b.strList = append(b.strList, s)
-	b.strs[s] = ref
+	ref, ok := b.strs[s]
+	if !ok {
+		ref = uint32(len(b.strList))
+		b.strList = append(b.strList, s)
+		b.strs[s] = ref
+	}
+	e.s, e.ref, e.known = s, ref, true
 	return ref
+}
+
+// recentRefs remembers the references of strings met lately, by where
+// their bytes lie: debuginfo hands the same string (the same bytes) to
+// every function of a unit with the same name, and every row of a line
+// table with the same file, so that most lookups find their string here,
+// a comparison of two equal pointers, instead of hashing it and missing
+// the caches in a map of tens of thousands. A cache: an entry answers
+// only for a string equal to its own.
+type recentRefs [1 << 12]recentRef
+
+type recentRef struct {
+	s     string
+	ref   uint32
+	known bool
+}
+
+// entry returns the entry s may be in, or is to be kept in.
+func (c *recentRefs) entry(s string) *recentRef {
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	return &c[(p>>3^p>>15^uintptr(len(s)))&uintptr(len(c)-1)]
 }
 
 // id returns the final id of the string reference ref.
@@ -563,14 +593,18 @@ func (b *builder) file(path string) uint32 {
 	if path == b.lastFile && b.lastFileID != 0 {
 		return b.lastFileID
 	}
-	id, ok := b.fileIDs[path]
-	if !ok {
-		b.files = append(b.files, b.str(path))
-		id = uint32(len(b.files))
-		b.fileIDs[path] = id
+	e := b.recentFiles.entry(path)
+	if e.s != path || !e.known {
+		id, ok := b.fileIDs[path]
+		if !ok {
+			b.files = append(b.files, b.str(path))
+			id = uint32(len(b.files))
+			b.fileIDs[path] = id
+		}
+		e.s, e.ref, e.known = path, id, true
 	}
-	b.lastFile, b.lastFileID = path, id
-	return id
+	b.lastFile, b.lastFileID = path, e.ref
+	return e.ref
 }
 
 // nodeKey identifies one node of the inline tree: a function under its
@@ -816,10 +850,15 @@ func (b *builder) lines(debug []*debuginfo.Index) *lineWriter {
 	}
 	// The nodes and their strings are about one per function, and as
 	// many names: sized once, not grown.
-	functions := 0
+	functions, rows := 0, 0
 	for _, ix := range debug {
-		functions += ix.Stats().Functions
+		st := ix.Stats()
+		functions, rows = functions+st.Functions, rows+st.Rows
 	}
+	// Most ranges start at a line row, and a range takes three to six
+	// bytes: the stream is sized once, not copied as it grows.
+	w.stream = make([]byte, 0, 4*rows)
+	w.blocks = make([]byte, 0, rows/lineBlockRanges*lineBlockSize)
 	b.nodeIDs.grow(functions)
 	b.nodes = slices.Grow(b.nodes, functions)
 	if len(b.strs) < functions {
