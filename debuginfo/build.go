@@ -206,6 +206,10 @@ func (ix *Index) abbrevTable(off uint64) *abbrevTable {
 // scratch keeps from one parse to the next.
 const maxKeptNames = 1 << 14
 
+// reusedMapLen bounds the entries of the name and range-list maps a
+// unit's parse clears for the next rather than making fresh ones.
+const reusedMapLen = 1 << 10
+
 // scratch is Index.scratch: arrays a unit's parse grows, reused.
 type scratch struct {
 	rows    []row
@@ -214,9 +218,9 @@ type scratch struct {
 	grouped []link // links grouped by parent (groupLinks)
 	segs    []seg
 	ranges  [][2]uint64
-	// The maps of unitBuilder.names and .ranges, kept while empty (a
-	// unit's parse that gives up before using them, the units without
-	// functions) and made afresh once used (see start).
+	// The maps of unitBuilder.names and .ranges, cleared for each unit
+	// rather than grown again from nothing while they stay small (see
+	// start).
 	names     map[dwarf.Offset]nameRef
 	rangeMaps map[rangesKey][][2]uint64
 }
@@ -366,16 +370,19 @@ func (b *unitBuilder) start() {
 	b.cu = unitLabel{off: b.u.first}
 	b.ui.lines, b.lineOff, b.files = nil, -1, nil
 	b.ui.nodes, b.links = b.sc.nodes[:0], b.sc.links[:0]
-	// Fresh maps rather than cleared ones: clearing costs a map's
-	// capacity, which the largest unit sets, at every small unit after it.
-	if len(b.names) > 0 {
+	// Clearing a map costs its capacity: after a unit that filled one
+	// with more than reusedMapLen entries, the next units get a fresh
+	// map, not one the size of the largest unit's.
+	if len(b.names) > reusedMapLen {
 		b.names = make(map[dwarf.Offset]nameRef)
 		b.sc.names = b.names
 	}
-	if len(b.ranges) > 0 {
+	clear(b.names)
+	if len(b.ranges) > reusedMapLen {
 		b.ranges = make(map[rangesKey][][2]uint64)
 		b.sc.rangeMaps = b.ranges
 	}
+	clear(b.ranges)
 	b.spansLeft = int(b.u.end-b.u.first) + len(b.ix.secs["debug_ranges"]) + len(b.ix.secs["debug_rnglists"])
 	b.base, b.baseKnown = 0, false
 	b.bases = unitBases{}
