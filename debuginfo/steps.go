@@ -4,12 +4,14 @@ import "slices"
 
 // A Step is where LookupLeaf's answer may change: at every address from
 // Addr up to the next Step's, LookupLeaf answers Leaf, File, Line, Column
-// and OK (OK false: nothing found, the other fields empty).
+// and OK (OK false: nothing found, the other fields empty). Line and
+// Column are as the line table holds them, 32 bits (LookupLeaf's ints
+// hold the same values): a Step takes 48 bytes, not 64.
 type Step struct {
 	Addr         uint64
 	Leaf         Leaf
 	File         string
-	Line, Column int
+	Line, Column uint32
 	OK           bool
 }
 
@@ -231,7 +233,7 @@ func (ui *unitIndex) step(u int32, addr uint64, n int32, rows []row, cur int) St
 	}
 	if haveRow {
 		r := rows[cur]
-		st.File, st.Line, st.Column = ui.lines.name(r.file), int(r.line), int(r.col)
+		st.File, st.Line, st.Column = ui.lines.name(r.file), r.line, r.col
 	}
 	return st
 }

@@ -22,7 +22,7 @@ func leafAnswer(ix *Index, addr uint64) stepsAnswer {
 }
 
 func stepAnswer(st Step) stepsAnswer {
-	return stepsAnswer{Leaf: st.Leaf, File: st.File, Line: st.Line, Col: st.Column, OK: st.OK}
+	return stepsAnswer{Leaf: st.Leaf, File: st.File, Line: int(st.Line), Col: int(st.Column), OK: st.OK}
 }
 
 // allSteps returns every step of ix, failing the test unless their

@@ -932,7 +932,7 @@ func (b *builder) lineRange(di int, ix *debuginfo.Index, st *debuginfo.Step) lin
 	r.ok = true
 	r.leaf = b.leaf(di, ix, st.Leaf)
 	r.file = b.file(st.File)
-	r.line, r.col = clampU32(st.Line), clampU32(st.Column)
+	r.line, r.col = st.Line, st.Column
 	return r
 }
 
