@@ -733,7 +733,7 @@ func (b *unitBuilder) finishLines(lt *lineTable, lr *dwarf.LineReader, off int64
 	}
 	b.sc.rows = lt.rows[:0]
 	lt.rows = sortSequences(lt.rows)
-	lt.sorted = slices.IsSortedFunc(lt.rows, func(a, c row) int { return cmpAddr(a.addr, c.addr) })
+	lt.sorted = rowsSorted(lt.rows)
 	lt.size += int64(cap(lt.rows))*rowSize + int64(len(lt.names)+len(lt.files))*16
 	b.ui.lines, b.lineOff, b.files = lt, off, lt.files
 }
@@ -1224,6 +1224,18 @@ func sortSequences(rows []row) []row {
 		out = append(out, rows[s.start:s.end]...)
 	}
 	return out
+}
+
+// rowsSorted reports whether every row's address is at or above the one
+// before (a loop the compiler keeps tight, where IsSortedFunc called a
+// comparison per row).
+func rowsSorted(rows []row) bool {
+	for i := 1; i < len(rows); i++ {
+		if rows[i].addr < rows[i-1].addr {
+			return false
+		}
+	}
+	return true
 }
 
 func cmpAddr(a, c uint64) int {
