@@ -449,8 +449,8 @@ type fastWalk struct {
 // walkSections are the sections a walk resolves values in, looked up
 // once per walk: a map lookup per value was a tenth of a big dSYM's build.
 type walkSections struct {
-	found                          bool
-	str, lineStr, strOffsets, addr []byte
+	found                                  bool
+	str, lineStr, strOffsets, addr, ranges []byte
 }
 
 // sections returns the walk's sections, looking them up on first use.
@@ -458,7 +458,7 @@ func (w *fastWalk) sections() *walkSections {
 	if !w.secs.found {
 		m := w.b.ix.secs
 		w.secs = walkSections{found: true, str: m["debug_str"], lineStr: m["debug_line_str"],
-			strOffsets: m["debug_str_offsets"], addr: m["debug_addr"]}
+			strOffsets: m["debug_str_offsets"], addr: m["debug_addr"], ranges: m["debug_ranges"]}
 	}
 	return &w.secs
 }
@@ -1005,7 +1005,7 @@ func (w *fastWalk) rangesOf(off int64, tag dwarf.Tag) ([][2]uint64, bool) {
 			}
 			rs = append(rs, [2]uint64{v.low, high})
 		}
-		if sec := b.ix.secs["debug_ranges"]; v.rangesOK && sec != nil {
+		if sec := w.sections().ranges; v.rangesOK && sec != nil {
 			if v.ranges < 0 || v.ranges > int64(len(sec)) {
 				return nil, false // a warning
 			}
