@@ -626,9 +626,9 @@ type nodeRef struct {
 	parent            int32
 	function, linkage uint32 // string refs, noString for none
 	callFile          uint32 // file table index plus one, 0 for none
+	callLine, callCol uint32 // as stored (debuginfo's are 32 bits)
 	lang              uint16 // langKey's: no string in the key to hash
 	inlined           bool
-	callLine, callCol int
 }
 
 // nodeTable finds a node by its nodeRef: an open-addressing hash table,
@@ -636,7 +636,8 @@ type nodeRef struct {
 // for a new one (a map took a lookup and then an insertion, each missing
 // the processor's caches, for each of cmd/go's 52,260 functions). A slot
 // holds the top half of the key's hash and the node's id plus one (0: a
-// free slot), so that a probe reads a key only when those bits match.
+// free slot), so that a probe reads a key only when those bits match. At
+// most three slots in four are used.
 type nodeTable struct {
 	slots []uint64
 	refs  []nodeRef // by node id
@@ -645,8 +646,9 @@ type nodeTable struct {
 
 // grow makes room for n more nodes without rehashing.
 func (t *nodeTable) grow(n int) {
-	if need := 2 * (len(t.refs) + n); need > len(t.slots) {
-		t.rehash(need)
+	t.refs = slices.Grow(t.refs, n)
+	if need := len(t.refs) + n; 4*need > 3*len(t.slots) {
+		t.rehash(need + need/2)
 	}
 }
 
@@ -664,7 +666,6 @@ func (t *nodeTable) rehash(size int) {
 	for id := range t.refs {
 		t.place(t.hash(&t.refs[id]), int32(id))
 	}
-	t.refs = slices.Grow(t.refs, n/2-len(t.refs))
 }
 
 func (t *nodeTable) hash(r *nodeRef) uint64 { return maphash.Comparable(t.seed, *r) }
@@ -685,7 +686,7 @@ func (t *nodeTable) place(h uint64, id int32) {
 // r as the next node (the nodes are numbered in the order they are added)
 // and returns its id and false.
 func (t *nodeTable) findOrAdd(r nodeRef) (int32, bool) {
-	if 2*(len(t.refs)+1) > len(t.slots) {
+	if 4*(len(t.refs)+1) > 3*len(t.slots) {
 		t.rehash(2 * len(t.slots))
 	}
 	h := t.hash(&r)
@@ -725,7 +726,7 @@ func (b *builder) node(k nodeKey) int32 {
 	// would add anyway (the file table in the same order).
 	demangled := k.linkage != "" && demangledFrom(k.linkage, k.lang)
 	r := nodeRef{parent: k.parent, function: noString, linkage: noString, lang: b.langKey(k.lang), inlined: k.inlined,
-		callFile: b.file(k.callFile), callLine: k.callLine, callCol: k.callCol}
+		callFile: b.file(k.callFile), callLine: clampU32(k.callLine), callCol: clampU32(k.callCol)}
 	if k.linkage != "" {
 		r.linkage = b.str(k.linkage)
 	}
