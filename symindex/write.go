@@ -52,8 +52,9 @@ type Input struct {
 }
 
 // Write writes the index file for one image to w. The work is linear in
-// the number of symbols and DWARF ranges (plus sorts of the range
-// boundaries and of the strings); it looks up every boundary in Debug once.
+// the number of symbols and DWARF ranges (plus sorts of each unit's
+// function ranges and of the strings); it walks each unit range of Debug
+// once (debuginfo.Index.Steps).
 func Write(w io.Writer, in Input) error {
 	if w == nil {
 		return errors.New("symindex: nil writer")
@@ -374,7 +375,7 @@ type builder struct {
 	// nil when there is one processor (node demangles them then).
 	dem *demangler
 	// The last file met and its table index plus one: neighbouring
-	// boundaries mostly share a file.
+	// ranges mostly share a file.
 	lastFile   string
 	lastFileID uint32
 	// The string references and file table indexes plus one of the
@@ -962,7 +963,7 @@ type leafKey struct {
 
 // leafIDs holds the node plus one of each function met, by DWARF index,
 // compile unit and function number (debuginfo.Leaf.Numbers): an array
-// lookup, in the order the boundaries meet them, where a map of a
+// lookup, in the order the ranges meet them, where a map of a
 // hundred thousand functions missed the processor's caches.
 type leafIDs [][][]uint32
 
@@ -988,7 +989,7 @@ func (t *leafIDs) slot(k leafKey) *uint32 {
 func (b *builder) leaf(di int, ix *debuginfo.Index, leaf debuginfo.Leaf) uint32 {
 	k := leafKey{debug: di, leaf: leaf}
 	if b.lastLeafKnown && k == b.lastLeafKey {
-		return b.lastLeaf // neighbouring boundaries mostly share a chain
+		return b.lastLeaf // neighbouring ranges mostly share a chain
 	}
 	id := b.link(k, ix)
 	b.lastLeafKey, b.lastLeaf, b.lastLeafKnown = k, id, true
