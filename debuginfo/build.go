@@ -989,7 +989,7 @@ func (b *unitBuilder) nameOf(e *dwarf.Entry) nameRef {
 	}
 	// Every DIE on the chain resolves to the same names: later instances
 	// of the same inline function then stop at the first hop.
-	for _, off := range seen {
+	for _, off := range seen[min(1, len(seen)):] {
 		b.names[off] = nr
 	}
 	return nr

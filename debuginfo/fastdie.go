@@ -440,7 +440,13 @@ type fastWalk struct {
 	refBase int64 // where unit-relative references count from
 	unitBases
 	ok    bool // false once something is met the walk must leave to debug/dwarf
-	secs  walkSections
+	// maxStrp is the largest debug_str offset of the DIEs checkStrps
+	// stepped over (anyStrp: there was one), checked once when the walk
+	// ends: one bad offset anywhere sends the whole unit to debug/dwarf,
+	// so where it lies does not matter.
+	maxStrp uint64
+	anyStrp bool
+	secs    walkSections
 	vals  dieVals
 	seen  []dwarf.Offset
 	stack []int32
@@ -819,6 +825,7 @@ func (w *fastWalk) run(pos int, unitChildren bool) (ok bool) {
 		}
 	}()
 	w.ok = true
+	w.maxStrp, w.anyStrp = 0, false
 	stack := w.stack[:0]
 	if unitChildren {
 		stack = append(stack, -1)
@@ -882,6 +889,9 @@ func (w *fastWalk) run(pos int, unitChildren bool) (ok bool) {
 		}
 	}
 	w.stack = stack[:0]
+	if last := w.strEnds.str; w.anyStrp && (last < 0 || w.maxStrp > uint64(last)) {
+		return false // a debug_str offset past its last string
+	}
 	return pos == len(info)
 }
 
@@ -1082,7 +1092,7 @@ func (w *fastWalk) nameOf(off dwarf.Offset) (nameRef, bool) {
 			return nameRef{}, false
 		}
 	}
-	for _, o := range seen {
+	for _, o := range seen[min(1, len(seen)):] {
 		b.names[o] = nr
 	}
 	w.seen = seen[:0]
@@ -1177,29 +1187,27 @@ func (w *fastWalk) checkResolved(pos int, form uint16) int {
 	return pos
 }
 
-// checkStrps steps over a DIE of a strpOnly plan, checking that each of
-// its debug_str offsets names a string (strValue's check, without a pass
-// over the attributes).
+// checkStrps steps over a DIE of a strpOnly plan, keeping the largest of
+// its debug_str offsets for run to check (strValue's check, without a pass
+// over the attributes or a branch per offset).
 func (w *fastWalk) checkStrps(pos int, p *diePlan) int {
 	end := pos + int(p.fixed)
 	if end > len(w.info) {
 		w.ok = false
 		return len(w.info)
 	}
-	last := w.strEnds.str // the offset of debug_str's last NUL, -1 for none
 	die := w.info[pos:end]
-	for _, at := range p.strpAt {
-		var off uint64
-		if w.f.offSize == 8 {
-			off = binary.LittleEndian.Uint64(die[at:])
-		} else {
-			off = uint64(binary.LittleEndian.Uint32(die[at:]))
+	most := w.maxStrp
+	if w.f.offSize == 8 {
+		for _, at := range p.strpAt {
+			most = max(most, binary.LittleEndian.Uint64(die[at:]))
 		}
-		if last < 0 || off > uint64(last) {
-			w.ok = false
-			return len(w.info)
+	} else {
+		for _, at := range p.strpAt {
+			most = max(most, uint64(binary.LittleEndian.Uint32(die[at:])))
 		}
 	}
+	w.maxStrp, w.anyStrp = most, true
 	return end
 }
 
