@@ -17,7 +17,16 @@ import (
 // (arm64, x86_64, armv7s, ...). A binary and its dSYM, which share a UUID,
 // make one file. Files are written under a temporary name and renamed, so
 // that a reader never maps a file being written.
+// indexGCPercent is the collector's GOGC while indexing. A build keeps
+// little beyond the file it writes (the DWARF is mapped, units are parsed
+// and dropped), so a slower pace costs little memory: at GOGC=300 the big
+// dSYM's one-thread build takes 0.94 of the wall time for a peak RSS of
+// 285 instead of 280 MiB, cmd/go's 0.95 for 74 instead of 72 MiB
+// (docs/symindex.md).
+const indexGCPercent = 300
+
 func runIndex(args []string, stdout, stderr io.Writer) error {
+	setGCPercent(indexGCPercent)
 	fs := newFlagSet("index", "index --symbols DIR [--symbols DIR]... --out STORE [--quiet]", stdout)
 	fs.notes = func(w io.Writer) {
 		writeKinds(w, "--symbols finds, matched by UUID (Breakpad .sym files are used as they are, not indexed):", symbolFileKinds())

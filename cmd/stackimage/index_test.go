@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -149,5 +151,30 @@ func TestIndexSkipsBreakpadSym(t *testing.T) {
 	status, _, errOut = runCmd(nil, "index", "--symbols", only, "--out", t.TempDir())
 	if status != 1 || !strings.Contains(errOut, "lib.sym") {
 		t.Errorf("index of .sym files alone: status %d, stderr %q; want 1 and the file named", status, errOut)
+	}
+}
+
+// TestIndexSetsGCPercent: index runs the collector at indexGCPercent
+// unless the environment's GOGC chose a pace, which it then keeps.
+func TestIndexSetsGCPercent(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	index := func() {
+		t.Helper()
+		var errs bytes.Buffer
+		bin := filepath.Join(symbolsDir, "async-arm64-O0")
+		if code := run([]string{"index", "--symbols", bin, "--out", t.TempDir(), "--quiet"}, nil, io.Discard, &errs); code != 0 {
+			t.Fatalf("index exited %d: %s", code, errs.String())
+		}
+	}
+	t.Setenv("GOGC", "")
+	index()
+	if got := debug.SetGCPercent(100); got != indexGCPercent {
+		t.Errorf("with GOGC unset, index left the collector at %d%%, want %d%%", got, indexGCPercent)
+	}
+	t.Setenv("GOGC", "150")
+	index()
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set, index changed the collector's pace to %d%%", got)
 	}
 }
