@@ -439,7 +439,7 @@ type fastWalk struct {
 	strEnds *strEnds
 	refBase int64 // where unit-relative references count from
 	unitBases
-	ok    bool // false once something is met the walk must leave to debug/dwarf
+	ok bool // false once something is met the walk must leave to debug/dwarf
 	// maxStrp is the largest debug_str offset of the DIEs checkStrps
 	// stepped over (anyStrp: there was one), checked once when the walk
 	// ends: one bad offset anywhere sends the whole unit to debug/dwarf,
@@ -447,9 +447,9 @@ type fastWalk struct {
 	maxStrp uint64
 	anyStrp bool
 	secs    walkSections
-	vals  dieVals
-	seen  []dwarf.Offset
-	stack []int32
+	vals    dieVals
+	seen    []dwarf.Offset
+	stack   []int32
 }
 
 // walkSections are the sections a walk resolves values in, looked up
