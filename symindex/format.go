@@ -102,7 +102,7 @@ const (
 
 // dataBlockSize is the number of symbols a block outside code holds at
 // least: such blocks are compressed, and bigger ones compress better.
-const dataBlockSize = 256
+const dataBlockSize = 1024
 
 // maxBlockEntries bounds the entries of one symbol block (the count
 // shares its u32 with blockDeflated and the block's address shift), and
