@@ -265,8 +265,8 @@ func measure(r *result, argv []string, stdin []byte) error {
 // prefix that runs its atos.
 func buildOurs(dir string) ([]string, error) {
 	exe := filepath.Join(dir, "stackimage")
-	if out, err := exec.Command("go", "build", "-o", exe, "./cmd/stackimage").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build ./cmd/stackimage: %v\n%s", err, out)
+	if err := benchkit.BuildStackimage(exe); err != nil {
+		return nil, err
 	}
 	return []string{exe, "atos"}, nil
 }

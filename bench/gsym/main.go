@@ -84,8 +84,8 @@ func main() {
 	}
 	defer os.RemoveAll(tmp)
 	ours := filepath.Join(tmp, "stackimage")
-	if out, err := exec.Command("go", "build", "-o", ours, "./cmd/stackimage").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "gsym: go build ./cmd/stackimage: %v\n%s", err, out)
+	if err := benchkit.BuildStackimage(ours); err != nil {
+		fmt.Fprintf(os.Stderr, "gsym: %v", err)
 		os.Exit(1)
 	}
 	failed := false

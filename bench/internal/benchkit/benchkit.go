@@ -3,6 +3,8 @@ package benchkit
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"time"
 
 	"github.com/stackimage/stackimage/image"
@@ -39,4 +41,16 @@ func Ratio(a, b time.Duration) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
+}
+
+// BuildStackimage builds cmd/stackimage into out as `make build` does:
+// without cgo, so that a whole-process figure does not count the dynamic
+// loader, which `make build`'s programs do not run.
+func BuildStackimage(out string) error {
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/stackimage")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/stackimage: %v\n%s", err, b)
+	}
+	return nil
 }
