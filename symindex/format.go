@@ -35,8 +35,9 @@ const Magic = "STKSYMIX"
 
 // Version is the format version this package writes and reads. A reader
 // refuses any other version, older or newer, with ErrVersion. Version 3
-// added the demangled names (kinds 15 and 16).
-const Version = 3
+// added the demangled names (kinds 15 and 16); version 4 made a chunk of
+// them cover 256 string ids instead of 64.
+const Version = 4
 
 // Extension is the file name extension of an index file.
 const Extension = ".symindex"
@@ -123,7 +124,7 @@ const (
 // bytes (the writer leaves names out to keep to it): a reader allocates
 // no more for a chunk.
 const (
-	demChunk        = 64
+	demChunk        = 256
 	demInflateRatio = 16
 	demExpandRatio  = 32
 )

@@ -1066,7 +1066,7 @@ func (ix *Index) demangled(id uint32, name string) string {
 // which stays in the caches while its neighbours are looked up.
 type demChunkNames struct {
 	base    uint32 // the chunk's first string id
-	present uint64
+	present [demChunk / 64]uint64
 	names   []string
 }
 
@@ -1074,10 +1074,14 @@ type demChunkNames struct {
 // and whether the file holds one.
 func (d *demChunkNames) name(id uint32) (string, bool) {
 	k := (id - d.base) % demChunk
-	if d.present&(1<<k) == 0 {
+	word, bit := k/64, uint64(1)<<(k%64)
+	if d.present[word]&bit == 0 {
 		return "", false
 	}
-	i := bits.OnesCount64(d.present & (1<<k - 1))
+	i := bits.OnesCount64(d.present[word] & (bit - 1))
+	for _, w := range d.present[:word] {
+		i += bits.OnesCount64(w)
+	}
 	if i >= len(d.names) {
 		return "", false
 	}
@@ -1161,7 +1165,7 @@ func decodeDemChunk(base uint32, chunk []byte) *demChunkNames {
 		if len(all) > lo {
 			s = unsafe.String(&all[lo], len(all)-lo)
 		}
-		d.present |= 1 << k
+		d.present[k/64] |= 1 << (k % 64)
 		d.names = append(d.names, s)
 	}
 	return d

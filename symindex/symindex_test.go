@@ -231,8 +231,8 @@ func TestBadFiles(t *testing.T) {
 		{"truncated", good[:len(good)-1], "truncated or extended"},
 		{"extended", append(bytes.Clone(good), 0), "truncated or extended"},
 		{"bad magic", mutate(func(b []byte) []byte { b[0] = 'X'; return b }), "bad magic"},
-		{"version 2", mutate(func(b []byte) []byte { b[8] = 2; return b }), "unsupported format version: file has version 2, this reader reads 3"},
-		{"version 4", mutate(func(b []byte) []byte { b[8] = 4; return b }), "unsupported format version: file has version 4, this reader reads 3"},
+		{"version 3", mutate(func(b []byte) []byte { b[8] = 3; return b }), "unsupported format version: file has version 3, this reader reads 4"},
+		{"version 5", mutate(func(b []byte) []byte { b[8] = 5; return b }), "unsupported format version: file has version 5, this reader reads 4"},
 		{"flipped directory byte", mutate(func(b []byte) []byte { b[64+8] ^= 0x40; return b }), "checksum"},
 		{"flipped chunk checksum", mutate(func(b []byte) []byte { b[len(b)-1] ^= 0x40; return b }), "checksum"},
 	}
@@ -244,7 +244,7 @@ func TestBadFiles(t *testing.T) {
 			}
 		})
 	}
-	for _, v := range []byte{1, 2, 4} {
+	for _, v := range []byte{1, 2, 3, symindex.Version + 1} {
 		if _, err := symindex.Parse(mutate(func(b []byte) []byte { b[8] = v; return b })); !errors.Is(err, symindex.ErrVersion) {
 			t.Errorf("Parse(version %d) = %v, want ErrVersion", v, err)
 		}

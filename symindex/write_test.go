@@ -1,6 +1,7 @@
 package symindex
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -36,6 +37,32 @@ func TestCommonPrefix(t *testing.T) {
 					t.Fatalf("commonPrefix(%q, %q) = %d, want %d", y, x, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestDemChunkAcrossWords writes one chunk of demangled names with names at
+// ids on both sides of each 64-id word of the chunk's bitmap and reads
+// every id back: present ids give their names, the others none.
+func TestDemChunkAcrossWords(t *testing.T) {
+	const base = 3 * demChunk
+	var names [demChunk]*string
+	for _, k := range []int{0, 1, 63, 64, 65, 127, 128, 200, demChunk - 2, demChunk - 1} {
+		s := fmt.Sprintf("ns::f%d(int)", k)
+		names[k] = &s
+	}
+	chunk, _, err := (&demWriter{}).encode(names[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeDemChunk(base, chunk)
+	for k := range demChunk {
+		got, ok := d.name(uint32(base + k))
+		switch {
+		case names[k] == nil && ok:
+			t.Errorf("id %d: name %q, want none", base+k, got)
+		case names[k] != nil && (!ok || got != *names[k]):
+			t.Errorf("id %d: %q, %v, want %q", base+k, got, ok, *names[k])
 		}
 	}
 }
