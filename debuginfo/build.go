@@ -1016,6 +1016,27 @@ func (b *unitBuilder) entryAt(off dwarf.Offset) *dwarf.Entry {
 	return e
 }
 
+// addSegments flattens links, sorted by parent, into ui's segments: each
+// parent's links become one group of segments, the children of that node
+// (the unit's root for parent -1).
+func (ui *unitIndex) addSegments(links []link) {
+	for i := 0; i < len(links); {
+		j := i
+		for j < len(links) && links[j].parent == links[i].parent {
+			j++
+		}
+		lo := int32(len(ui.segs))
+		ui.segs = flatten(ui.segs, links[i:j])
+		g := group{lo: lo, hi: int32(len(ui.segs))}
+		if p := links[i].parent; p < 0 {
+			ui.root = g
+		} else {
+			ui.nodes[p].children = g
+		}
+		i = j
+	}
+}
+
 // finish groups the node ranges by parent into disjoint, address-sorted
 // segments and estimates the unit's size.
 func (b *unitBuilder) finish() {
@@ -1034,21 +1055,7 @@ func (b *unitBuilder) finish() {
 	clear(nodes) // the scratch array keeps no strings alive
 	b.sc.nodes = nodes[:0]
 	ui.segs = b.sc.segs[:0]
-	for i := 0; i < len(links); {
-		j := i
-		for j < len(links) && links[j].parent == links[i].parent {
-			j++
-		}
-		lo := int32(len(ui.segs))
-		ui.segs = flatten(ui.segs, links[i:j])
-		g := group{lo: lo, hi: int32(len(ui.segs))}
-		if p := links[i].parent; p < 0 {
-			ui.root = g
-		} else {
-			ui.nodes[p].children = g
-		}
-		i = j
-	}
+	ui.addSegments(links)
 	b.sc.links = links[:0]
 	b.links = nil
 	if len(b.names) > maxKeptNames || len(b.ranges) > maxKeptNames {

@@ -173,21 +173,7 @@ func randomUnit(r *rand.Rand, space uint64) *unitIndex {
 	}
 	// As unitBuilder.finish groups them.
 	sortLinks(links)
-	for i := 0; i < len(links); {
-		j := i
-		for j < len(links) && links[j].parent == links[i].parent {
-			j++
-		}
-		lo := int32(len(ui.segs))
-		ui.segs = flatten(ui.segs, links[i:j])
-		g := group{lo: lo, hi: int32(len(ui.segs))}
-		if p := links[i].parent; p < 0 {
-			ui.root = g
-		} else {
-			ui.nodes[p].children = g
-		}
-		i = j
-	}
+	ui.addSegments(links)
 	if r.IntN(5) == 0 {
 		return ui // no line table
 	}

@@ -1197,37 +1197,28 @@ func appendRange(ranges []lineRange, r lineRange) []lineRange {
 // zigzag deltas from the previous range's when they differ, the line as a
 // zigzag delta, and the column when it is not 0.
 func encodeRange(out []byte, prev, r lineRange, shift int) []byte {
-	flags := uint64(0)
-	if r.ok {
-		flags |= flagFound
-	}
-	if r.leaf != prev.leaf {
-		flags |= flagLeaf
-	}
-	if r.file != prev.file {
-		flags |= flagFile
-	}
-	if r.col != 0 {
-		flags |= flagColumn
-	}
+	flags := rangeFlags(prev, r)
 	out = binary.AppendUvarint(out, (r.addr-prev.addr)>>shift<<lineFlagBits|flags)
 	if flags&flagLeaf != 0 {
 		out = binary.AppendVarint(out, int64(r.leaf)-int64(prev.leaf))
 	}
-	if flags&flagFile != 0 {
-		out = binary.AppendVarint(out, int64(r.file)-int64(prev.file))
-	}
-	out = binary.AppendVarint(out, int64(r.line)-int64(prev.line))
-	if flags&flagColumn != 0 {
-		out = binary.AppendUvarint(out, uint64(r.col))
-	}
-	return out
+	return appendRangeRest(out, flags, prev, r)
 }
 
 // encodeRangeLeaf is encodeRange with the changed leaf written as the
 // uvarint leaf instead of a delta (the line writer's stream before
 // relink).
 func encodeRangeLeaf(out []byte, prev, r lineRange, shift int, leaf uint64) []byte {
+	flags := rangeFlags(prev, r)
+	out = binary.AppendUvarint(out, (r.addr-prev.addr)>>shift<<lineFlagBits|flags)
+	if flags&flagLeaf != 0 {
+		out = binary.AppendUvarint(out, leaf)
+	}
+	return appendRangeRest(out, flags, prev, r)
+}
+
+// rangeFlags returns the flag bits of range r after prev.
+func rangeFlags(prev, r lineRange) uint64 {
 	flags := uint64(0)
 	if r.ok {
 		flags |= flagFound
@@ -1241,10 +1232,12 @@ func encodeRangeLeaf(out []byte, prev, r lineRange, shift int, leaf uint64) []by
 	if r.col != 0 {
 		flags |= flagColumn
 	}
-	out = binary.AppendUvarint(out, (r.addr-prev.addr)>>shift<<lineFlagBits|flags)
-	if flags&flagLeaf != 0 {
-		out = binary.AppendUvarint(out, leaf)
-	}
+	return flags
+}
+
+// appendRangeRest appends what follows a range's leaf: the file, line and
+// column.
+func appendRangeRest(out []byte, flags uint64, prev, r lineRange) []byte {
 	if flags&flagFile != 0 {
 		out = binary.AppendVarint(out, int64(r.file)-int64(prev.file))
 	}
