@@ -338,8 +338,18 @@ func (ui *unitIndex) leaf(addr uint64) (n int32, depth int) {
 // findSegIndex returns the index of the segment holding addr, or -1: a
 // binary search, segments being disjoint and sorted.
 func findSegIndex(segs []seg, addr uint64) int {
+	lo := segsAfter(segs, addr)
+	if lo == 0 || segs[lo-1].hi <= addr {
+		return -1
+	}
+	return lo - 1
+}
+
+// segsAfter returns the index of the first of the sorted segments that
+// starts above addr (len(segs) for none).
+func segsAfter(segs []seg, addr uint64) int {
 	lo, hi := 0, len(segs)
-	for lo < hi { // first segment starting after addr
+	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if segs[m].lo <= addr {
 			lo = m + 1
@@ -347,10 +357,7 @@ func findSegIndex(segs []seg, addr uint64) int {
 			hi = m
 		}
 	}
-	if lo == 0 || segs[lo-1].hi <= addr {
-		return -1
-	}
-	return lo - 1
+	return lo
 }
 
 // findSeg returns the node of the segment holding addr, or -1.

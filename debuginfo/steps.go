@@ -249,15 +249,11 @@ func (ui *unitIndex) appendPieces(out []piece, g group, lo, hi uint64, def int32
 	pos := lo
 	if depth < maxDepth {
 		segs := ui.segs[g.lo:g.hi]
-		// The first segment ending above lo: ends are sorted too.
-		i, j := 0, len(segs)
-		for i < j {
-			m := int(uint(i+j) >> 1)
-			if segs[m].hi <= lo {
-				i = m + 1
-			} else {
-				j = m
-			}
+		// The first segment ending above lo: the one holding lo, if
+		// any, else the first starting above it (segments are disjoint).
+		i := segsAfter(segs, lo)
+		if i > 0 && segs[i-1].hi > lo {
+			i--
 		}
 		for ; i < len(segs) && segs[i].lo < hi; i++ {
 			sg := segs[i]
