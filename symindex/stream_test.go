@@ -120,3 +120,17 @@ func TestUvarintAt(t *testing.T) {
 		}
 	}
 }
+
+// encodeRange appends one range as the file holds it (the tests' streams):
+// a uvarint holding the address step from the previous range and the flag
+// bits, then the leaf node and file as zigzag deltas from the previous
+// range's when they differ, the line as a zigzag delta, and the column
+// when it is not 0.
+func encodeRange(out []byte, prev, r lineRange, shift int) []byte {
+	flags := rangeFlags(prev, r)
+	out = binary.AppendUvarint(out, (r.addr-prev.addr)>>shift<<lineFlagBits|flags)
+	if flags&flagLeaf != 0 {
+		out = binary.AppendVarint(out, int64(r.leaf)-int64(prev.leaf))
+	}
+	return appendRangeRest(out, flags, prev, r)
+}

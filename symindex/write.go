@@ -1026,8 +1026,7 @@ func (b *builder) link(k leafKey, ix *debuginfo.Index) uint32 {
 
 // demangler demangles linkage names on other goroutines while the writer
 // goes on: their names are needed only when the file is written (the
-// nodes know their functions by linkage name). On the big generated dSYM
-// demangling its 82,488 names is a fifth of the build.
+// nodes know their functions by linkage name).
 type demangler struct {
 	todo    chan demangleJob
 	wg      sync.WaitGroup
@@ -1192,22 +1191,12 @@ func appendRange(ranges []lineRange, r lineRange) []lineRange {
 	return append(ranges, r)
 }
 
-// encodeRange appends one range: a uvarint holding the address step from
-// the previous range and the flag bits, then the leaf node and file as
-// zigzag deltas from the previous range's when they differ, the line as a
-// zigzag delta, and the column when it is not 0.
-func encodeRange(out []byte, prev, r lineRange, shift int) []byte {
-	flags := rangeFlags(prev, r)
-	out = binary.AppendUvarint(out, (r.addr-prev.addr)>>shift<<lineFlagBits|flags)
-	if flags&flagLeaf != 0 {
-		out = binary.AppendVarint(out, int64(r.leaf)-int64(prev.leaf))
-	}
-	return appendRangeRest(out, flags, prev, r)
-}
-
-// encodeRangeLeaf is encodeRange with the changed leaf written as the
-// uvarint leaf instead of a delta (the line writer's stream before
-// relink).
+// encodeRangeLeaf appends one range as the line writer holds it before
+// relink: a uvarint holding the address step from the previous range and
+// the flag bits, then the changed leaf as a uvarint node index plus one
+// (relink turns it into the file's zigzag delta of node offsets), the file
+// as a zigzag delta when it changed, the line as a zigzag delta, and the
+// column when it is not 0.
 func encodeRangeLeaf(out []byte, prev, r lineRange, shift int, leaf uint64) []byte {
 	flags := rangeFlags(prev, r)
 	out = binary.AppendUvarint(out, (r.addr-prev.addr)>>shift<<lineFlagBits|flags)
