@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/stackimage/stackimage/aggregate"
@@ -22,14 +21,6 @@ const aggregateSynopsis = `aggregate INPUT... [--symbols DIR]... [--group-by fra
 
 // aggregateGCPercent is the collector's GOGC while aggregating.
 const aggregateGCPercent = 400
-
-// setGCPercent sets the collector's pace for a command that allocates
-// much and keeps little, unless the environment's GOGC chose one.
-func setGCPercent(percent int) {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(percent)
-	}
-}
 
 // maxReportedErrors bounds how many bad inputs and records are printed one
 // by one; the rest are counted.

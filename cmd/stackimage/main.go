@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/stackimage/stackimage/internal/textesc"
 	"github.com/stackimage/stackimage/symstore"
@@ -217,3 +218,11 @@ func symbolFileKinds() [][2]string {
 // writeLine writes one line of text output with everything a terminal
 // could act on escaped (textesc.WriteLine).
 func writeLine(w io.Writer, format string, args ...any) { textesc.WriteLine(w, format, args...) }
+
+// setGCPercent sets the collector's pace for a command that allocates
+// much and keeps little, unless the environment's GOGC chose one.
+func setGCPercent(percent int) {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(percent)
+	}
+}
