@@ -68,9 +68,10 @@ func Demangle(name string) (string, Lang) {
 // maxLibraryMangled bounds the names handed to the library: its time grows
 // with the square of a deeply nested name (100,000 bytes of "P" take 11 s,
 // 4,000 bytes 20 ms), so a hostile symbol file of long names could hold an
-// index build or a service for hours. Longer names the one-pass demangler
-// declines are kept as they are; real names are far shorter (the corpus'
-// longest is 147 bytes).
+// index build or a service for hours. Longer names the library would get
+// (C++ names the one-pass demangler declines, and Rust names) are kept as
+// they are; real names are far shorter (the corpus' longest C++ name is
+// 147 bytes).
 const maxLibraryMangled = 4096
 
 // Language tells a symbol name's language from its mangling alone, without
