@@ -28,6 +28,7 @@ const (
 	FormatMinidump Format = "minidump" // Breakpad or Crashpad minidump
 	FormatCore     Format = "core"     // Mach-O core file (MH_CORE)
 	FormatSample   Format = "sample"   // macOS sample or spindump hang report
+	FormatPLCrash  Format = "plcrash"  // PLCrashReporter binary report (.plcrash)
 )
 
 // Memory reads captured process memory: unwind.Memory, the interface the
@@ -237,5 +238,6 @@ func (d *Dump) CrashedThread() int {
 // reporter's backtraces (a crash report, or a sample's call graph), rather
 // than a memory dump whose threads must be walked.
 func (f Format) IsReport() bool {
-	return f == FormatIPS || f == FormatCrash || f == FormatKSCrash || f == FormatSample
+	return f == FormatIPS || f == FormatCrash || f == FormatKSCrash || f == FormatSample ||
+		f == FormatPLCrash
 }
