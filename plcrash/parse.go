@@ -3,6 +3,7 @@ package plcrash
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -84,8 +85,11 @@ func (p *parser) warn(format string, args ...any) {
 
 // field is one field of a message, of a known number and wire type.
 type field struct {
-	num  protowire.Number
-	path string // "threads[3].frames" (the index is the caller's to add)
+	num protowire.Number
+	// in is the message holding the field and name the field's name:
+	// where errors say the damage is.
+	in   *fieldPath
+	name string
 	off  int64  // file offset of the value (of the bytes, for a length-delimited field)
 	v    uint64 // a varint's value
 	b    []byte // a length-delimited field's bytes; cut short when truncated
@@ -93,44 +97,71 @@ type field struct {
 	packed bool
 }
 
+// fieldPath names a message of the report for errors: "threads[3].frames[7]".
+// It is built as the walk descends and spelled out only for an error.
+type fieldPath struct {
+	parent *fieldPath
+	name   string
+	index  int // -1 for a field that is not repeated
+}
+
+func (p *fieldPath) String() string {
+	if p == nil {
+		return ""
+	}
+	s := join(p.parent.String(), p.name)
+	if p.index >= 0 {
+		s += "[" + strconv.Itoa(p.index) + "]"
+	}
+	return s
+}
+
+// at returns the path of the field's message: of element i of a repeated
+// field, or of the field itself when i is -1.
+func (f field) at(i int) *fieldPath { return &fieldPath{parent: f.in, name: f.name, index: i} }
+
+// where spells out the field's path.
+func (f field) where() string { return join(f.in.String(), f.name) }
+
 // walk reads the fields of one message, b at file offset off, and hands fn
 // each field the message m knows with the wire type m gives it. Unknown
 // fields (groups included, to protowire's nesting limit) are skipped. At
 // damage walk records it and stops: what follows in this message cannot be
 // framed. A length-delimited field that runs past the end of b is handed
 // to fn with the bytes there are, then recorded as damage.
-func (p *parser) walk(b []byte, off int64, path string, m message, fn func(field)) {
+func (p *parser) walk(b []byte, off int64, in *fieldPath, m message, fn func(field)) {
 	for pos := 0; pos < len(b); {
 		tagOff := off + int64(pos)
 		num, typ, n := protowire.ConsumeTag(b[pos:])
 		if n < 0 {
-			p.fail(tagOff, path, "field tag: %v", protowire.ParseError(n))
+			p.fail(tagOff, in.String(), "field tag: %v", protowire.ParseError(n))
 			return
 		}
 		pos += n
 		info, known := m.fields[num]
-		name := fmt.Sprintf("%s.field %d", path, num)
-		if known {
-			name = join(path, info.name)
+		fieldName := info.name
+		if !known {
+			fieldName = "field " + strconv.Itoa(int(num))
 		}
+		name := func() string { return join(in.String(), fieldName) }
 		valOff := off + int64(pos)
 		switch typ {
 		case protowire.VarintType:
 			v, n := protowire.ConsumeVarint(b[pos:])
 			if n < 0 {
-				p.fail(valOff, name, "varint: %v", protowire.ParseError(n))
+				p.fail(valOff, name(), "varint: %v", protowire.ParseError(n))
 				return
 			}
 			pos += n
 			if known && info.typ == protowire.VarintType {
-				fn(field{num: num, path: name, off: valOff, v: v})
+				fn(field{num: num, in: in, name: fieldName, off: valOff, v: v})
 			} else if known {
-				p.warn("plcrash: offset %d: %s: a varint where the schema has another wire type; skipped", valOff, name)
+				p.warn("plcrash: offset %d: %s: a varint where the schema has another wire type; skipped", valOff, name())
 			}
 		case protowire.BytesType:
 			l, n := protowire.ConsumeVarint(b[pos:])
 			if n < 0 {
-				p.fail(valOff, name, "length: %v", protowire.ParseError(n))
+				p.fail(valOff, name(), "length: %v", protowire.ParseError(n))
 				return
 			}
 			pos += n
@@ -142,29 +173,29 @@ func (p *parser) walk(b []byte, off int64, path string, m message, fn func(field
 			}
 			switch {
 			case known && info.typ == protowire.BytesType:
-				fn(field{num: num, path: name, off: off + int64(pos), b: b[pos:end]})
+				fn(field{num: num, in: in, name: fieldName, off: off + int64(pos), b: b[pos:end]})
 			case known && info.typ == protowire.VarintType && info.packed:
-				fn(field{num: num, path: name, off: off + int64(pos), b: b[pos:end], packed: true})
+				fn(field{num: num, in: in, name: fieldName, off: off + int64(pos), b: b[pos:end], packed: true})
 			case known:
-				p.warn("plcrash: offset %d: %s: length-delimited where the schema has another wire type; skipped", valOff, name)
+				p.warn("plcrash: offset %d: %s: length-delimited where the schema has another wire type; skipped", valOff, name())
 			}
 			if short {
-				p.fail(valOff, name, "length %d runs past the end of %s (%d bytes left)", l, enclosing(path), left)
+				p.fail(valOff, name(), "length %d runs past the end of %s (%d bytes left)", l, enclosing(in.String()), left)
 				return
 			}
 			pos = end
 		case protowire.Fixed32Type, protowire.Fixed64Type, protowire.StartGroupType:
 			n := protowire.ConsumeFieldValue(num, typ, b[pos:])
 			if n < 0 {
-				p.fail(valOff, name, "%v", protowire.ParseError(n))
+				p.fail(valOff, name(), "%v", protowire.ParseError(n))
 				return
 			}
 			pos += n
 			if known {
-				p.warn("plcrash: offset %d: %s: wire type %d where the schema has another; skipped", valOff, name, typ)
+				p.warn("plcrash: offset %d: %s: wire type %d where the schema has another; skipped", valOff, name(), typ)
 			}
 		default:
-			p.fail(tagOff, name, "wire type %d: %s", typ, "not one a message may hold here")
+			p.fail(tagOff, name(), "wire type %d: %s", typ, "not one a message may hold here")
 			return
 		}
 	}
@@ -184,12 +215,10 @@ func enclosing(path string) string {
 	return path
 }
 
-func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
-
 // report reads plcrash.CrashReport.
 func (p *parser) report(b []byte, off int64) {
 	r := p.r
-	p.walk(b, off, "", reportMsg, func(f field) {
+	p.walk(b, off, nil, reportMsg, func(f field) {
 		switch f.num {
 		case fReportSystemInfo:
 			p.system(f, &r.System)
@@ -208,7 +237,7 @@ func (p *parser) report(b []byte, off int64) {
 				return
 			}
 			r.Images = append(r.Images, BinaryImage{})
-			p.image(f, &r.Images[len(r.Images)-1], index(f.path, len(r.Images)-1))
+			p.image(f, &r.Images[len(r.Images)-1], f.at(len(r.Images)-1))
 		case fReportException:
 			r.Exception = &Exception{}
 			p.exception(f, r.Exception)
@@ -239,12 +268,12 @@ func (p *parser) tooMany(f field, what string, max int) {
 		p.bounded = map[string]bool{}
 	}
 	p.bounded[what] = true
-	p.fail(f.off, f.path, "more than %d %s; the rest are dropped", max, what)
+	p.fail(f.off, f.where(), "more than %d %s; the rest are dropped", max, what)
 }
 
 func (p *parser) system(f field, s *SystemInfo) {
 	s.OS, s.Architecture = OSUnknown, ArchUnknown // the schema's defaults
-	p.walk(f.b, f.off, f.path, systemMsg, func(f field) {
+	p.walk(f.b, f.off, f.at(-1), systemMsg, func(f field) {
 		switch f.num {
 		case fSystemOS:
 			s.OS = OperatingSystem(f.v)
@@ -261,7 +290,7 @@ func (p *parser) system(f field, s *SystemInfo) {
 }
 
 func (p *parser) application(f field, a *ApplicationInfo) {
-	p.walk(f.b, f.off, f.path, appMsg, func(f field) {
+	p.walk(f.b, f.off, f.at(-1), appMsg, func(f field) {
 		switch f.num {
 		case fAppIdentifier:
 			a.Identifier = string(f.b)
@@ -276,8 +305,7 @@ func (p *parser) application(f field, a *ApplicationInfo) {
 // thread reads r.Threads[i]; it is appended first so that a thread cut
 // short keeps what was read.
 func (p *parser) thread(f field, i int) {
-	path := index(f.path, i)
-	p.walk(f.b, f.off, path, threadMsg, func(f field) {
+	p.walk(f.b, f.off, f.at(i), threadMsg, func(f field) {
 		t := &p.r.Threads[i]
 		switch f.num {
 		case fThreadNumber:
@@ -292,7 +320,7 @@ func (p *parser) thread(f field, i int) {
 				return
 			}
 			var reg Register
-			p.walk(f.b, f.off, index(f.path, len(t.Registers)), registerMsg, func(f field) {
+			p.walk(f.b, f.off, f.at(len(t.Registers)), registerMsg, func(f field) {
 				switch f.num {
 				case fRegisterName:
 					reg.Name = string(f.b)
@@ -318,13 +346,13 @@ func (p *parser) frame(f field, frames []Frame) []Frame {
 	}
 	p.totalFrames++
 	var fr Frame
-	p.walk(f.b, f.off, index(f.path, len(frames)), frameMsg, func(f field) {
+	p.walk(f.b, f.off, f.at(len(frames)), frameMsg, func(f field) {
 		switch f.num {
 		case fFramePC:
 			fr.PC = f.v
 		case fFrameSymbol:
 			s := &Symbol{}
-			p.walk(f.b, f.off, f.path, symbolMsg, func(f field) {
+			p.walk(f.b, f.off, f.at(-1), symbolMsg, func(f field) {
 				switch f.num {
 				case fSymbolName:
 					s.Name = string(f.b)
@@ -340,8 +368,8 @@ func (p *parser) frame(f field, frames []Frame) []Frame {
 	return append(frames, fr)
 }
 
-func (p *parser) image(f field, im *BinaryImage, path string) {
-	p.walk(f.b, f.off, path, imageMsg, func(f field) {
+func (p *parser) image(f field, im *BinaryImage, at *fieldPath) {
+	p.walk(f.b, f.off, at, imageMsg, func(f field) {
 		switch f.num {
 		case fImageBase:
 			im.Base = f.v
@@ -351,7 +379,7 @@ func (p *parser) image(f field, im *BinaryImage, path string) {
 			im.Name = string(f.b)
 		case fImageUUID:
 			if len(f.b) != len(im.UUID) {
-				p.warn("plcrash: offset %d: %s: %d bytes, not a 16-byte UUID; left out", f.off, f.path, len(f.b))
+				p.warn("plcrash: offset %d: %s: %d bytes, not a 16-byte UUID; left out", f.off, f.where(), len(f.b))
 				return
 			}
 			copy(im.UUID[:], f.b)
@@ -364,7 +392,7 @@ func (p *parser) image(f field, im *BinaryImage, path string) {
 }
 
 func (p *parser) processor(f field, pr *Processor) {
-	p.walk(f.b, f.off, f.path, processorMsg, func(f field) {
+	p.walk(f.b, f.off, f.at(-1), processorMsg, func(f field) {
 		switch f.num {
 		case fProcessorEncoding:
 			pr.Encoding = f.v
@@ -377,7 +405,7 @@ func (p *parser) processor(f field, pr *Processor) {
 }
 
 func (p *parser) exception(f field, e *Exception) {
-	p.walk(f.b, f.off, f.path, exceptionMsg, func(f field) {
+	p.walk(f.b, f.off, f.at(-1), exceptionMsg, func(f field) {
 		switch f.num {
 		case fExceptionName:
 			e.Name = string(f.b)
@@ -390,7 +418,7 @@ func (p *parser) exception(f field, e *Exception) {
 }
 
 func (p *parser) signal(f field, s *Signal) {
-	p.walk(f.b, f.off, f.path, signalMsg, func(f field) {
+	p.walk(f.b, f.off, f.at(-1), signalMsg, func(f field) {
 		switch f.num {
 		case fSignalName:
 			s.Name = string(f.b)
@@ -414,7 +442,7 @@ func (p *parser) mach(f field, m *MachException) {
 		m.Codes = append(m.Codes, v)
 		return true
 	}
-	p.walk(f.b, f.off, f.path, machMsg, func(f field) {
+	p.walk(f.b, f.off, f.at(-1), machMsg, func(f field) {
 		switch {
 		case f.num == fMachType:
 			m.Type = f.v
@@ -422,7 +450,7 @@ func (p *parser) mach(f field, m *MachException) {
 			for b, off := f.b, f.off; len(b) > 0; {
 				v, n := protowire.ConsumeVarint(b)
 				if n < 0 {
-					p.fail(off, f.path, "packed varint: %v", protowire.ParseError(n))
+					p.fail(off, f.where(), "packed varint: %v", protowire.ParseError(n))
 					return
 				}
 				if !add(f, v) {
@@ -437,7 +465,7 @@ func (p *parser) mach(f field, m *MachException) {
 }
 
 func (p *parser) process(f field, pi *ProcessInfo) {
-	p.walk(f.b, f.off, f.path, processMsg, func(f field) {
+	p.walk(f.b, f.off, f.at(-1), processMsg, func(f field) {
 		switch f.num {
 		case fProcessName:
 			pi.Name = string(f.b)
@@ -458,7 +486,7 @@ func (p *parser) process(f field, pi *ProcessInfo) {
 }
 
 func (p *parser) machine(f field, m *MachineInfo) {
-	p.walk(f.b, f.off, f.path, machineMsg, func(f field) {
+	p.walk(f.b, f.off, f.at(-1), machineMsg, func(f field) {
 		switch f.num {
 		case fMachineModel:
 			m.Model = string(f.b)
@@ -473,13 +501,13 @@ func (p *parser) machine(f field, m *MachineInfo) {
 }
 
 func (p *parser) reportInfo(f field, ri *ReportInfo) {
-	p.walk(f.b, f.off, f.path, reportInfoMsg, func(f field) {
+	p.walk(f.b, f.off, f.at(-1), reportInfoMsg, func(f field) {
 		switch f.num {
 		case fInfoUserRequested:
 			ri.UserRequested = f.v != 0
 		case fInfoUUID:
 			if len(f.b) != len(ri.UUID) {
-				p.warn("plcrash: offset %d: %s: %d bytes, not a 16-byte UUID; left out", f.off, f.path, len(f.b))
+				p.warn("plcrash: offset %d: %s: %d bytes, not a 16-byte UUID; left out", f.off, f.where(), len(f.b))
 				return
 			}
 			copy(ri.UUID[:], f.b)
