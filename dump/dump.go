@@ -115,6 +115,10 @@ type Process struct {
 	Version    string // app version, "1.0 (1)"
 	Time       string // crash or capture time, as the input wrote it
 	IncidentID string
+	// ParentName and ParentPID are the parent process's, when given
+	// (ParentPID 0 when unknown).
+	ParentName string
+	ParentPID  int
 }
 
 // Crash says why the process died.

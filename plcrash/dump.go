@@ -183,6 +183,7 @@ func (r *Report) process() dump.Process {
 	}
 	if pi := r.Process; pi != nil {
 		p.Name, p.PID, p.Path = pi.Name, int(pi.PID), pi.Path
+		p.ParentName, p.ParentPID = pi.ParentName, int(pi.ParentPID)
 	}
 	if ts := r.System.Timestamp; ts != 0 {
 		p.Time = time.Unix(ts, 0).UTC().Format("2006-01-02 15:04:05 -0700")
