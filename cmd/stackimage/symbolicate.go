@@ -20,8 +20,8 @@ import (
 
 // Output formats of symbolicate.
 const (
-	outputText = "text" // our crash-report-like text (the default)
-	outputJSON = "json" // our JSON
+	outputText  = "text"  // our crash-report-like text (the default)
+	outputJSON  = "json"  // our JSON
 	outputSame  = "same"  // the input's own layout, frames filled in
 	outputCrash = "crash" // Apple's .crash text layout, for any crash input
 )
