@@ -3,12 +3,15 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/minidump"
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/report"
+	"github.com/stackimage/stackimage/snapshot"
 )
 
 // TestCrashLayoutOfWalkedDump: a dump whose threads we walk (here an
@@ -62,6 +65,71 @@ func TestCrashLayoutRefusesCallGraphs(t *testing.T) {
 	for _, f := range []dump.Format{dump.FormatPLCrash, dump.FormatIPS, dump.FormatCrash, dump.FormatKSCrash, dump.FormatMinidump, dump.FormatCore, dump.FormatSnapshot} {
 		if !report.CanWriteCrash(f) {
 			t.Errorf("CanWriteCrash(%s) = false", f)
+		}
+	}
+}
+
+// TestCrashLayoutOfMinidump: a minidump, whose threads we walk, is
+// written in Apple's .crash layout from our walk: the emulator snapshot's
+// registers and memory written as a minidump give the true chain.
+func TestCrashLayoutOfMinidump(t *testing.T) {
+	const name = "chain-arm64-O1-deepest"
+	data, err := os.ReadFile("../fixtures/snapshots/" + name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &minidump.WriterInput{Arch: snap.Arch, Platform: minidump.PlatformMacOS, MajorVersion: 14, MinorVersion: 5,
+		Exception: &minidump.WriterException{ThreadID: 1, Code: 1, Flags: 1, Address: 0x10}}
+	for _, th := range snap.Threads {
+		in.Threads = append(in.Threads, minidump.WriterThread{ID: uint32(th.ID), Registers: th.Registers})
+	}
+	for _, im := range snap.Images {
+		in.Modules = append(in.Modules, minidump.WriterModule{Base: im.LoadAddress, Size: uint32(im.Size), Path: im.Name, UUID: im.UUID})
+	}
+	for _, r := range snap.Memory.All() {
+		in.Memory = append(in.Memory, minidump.WriterMemory{Addr: r.Address, Data: r.Data})
+	}
+	var md bytes.Buffer
+	if err := minidump.Write(&md, in); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := open.Bytes(md.Bytes())
+	if err != nil || opened.Format.Format != dump.FormatMinidump {
+		t.Fatalf("open: %v", err)
+	}
+	var out bytes.Buffer
+	if err := report.Write(context.Background(), fixtureSymbols(t), opened, report.NewCrash(&out)); err != nil {
+		t.Fatal(err)
+	}
+	back, err := open.Bytes(out.Bytes())
+	if err != nil || back.Format.Format != dump.FormatCrash {
+		t.Fatalf("the .crash text does not read back as one: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "Exception Type:  EXC_BAD_ACCESS") || !strings.Contains(out.String(), "Code Type:       ARM-64") {
+		t.Errorf("header:\n%s", out.String())
+	}
+	var names []string
+	for _, f := range back.Dump().Threads[0].Frames {
+		if !f.Inlined {
+			names = append(names, f.Symbol)
+		}
+	}
+	chain := readChain(t, name)
+	if len(names) == len(chain)-1 && chain[len(chain)-1] == "???" {
+		// The entry sentinel lies in no module of the minidump: the walk
+		// may end before it, as a walk ends at an address in no image.
+		chain = chain[:len(chain)-1]
+	}
+	if len(names) != len(chain) {
+		t.Fatalf("read back %q, want %q", names, chain)
+	}
+	for k := range chain {
+		if names[k] != chain[k] {
+			t.Errorf("frame %d: %q, want %q", k, names[k], chain[k])
 		}
 	}
 }
