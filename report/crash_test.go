@@ -33,7 +33,7 @@ func TestCrashLayoutOfWalkedDump(t *testing.T) {
 	}
 	text := out.String()
 	chain := readChain(t, "chain-x86_64-O1-deepest")
-	for _, want := range []string{"Code Type:       X86-64\n", "Thread 1 Crashed:\n0   chain-x86_64-O1 ", " deepest + ", "Thread 1 crashed with X86-64 Thread State:\n", "\nBinary Images:\n"} {
+	for _, want := range []string{"Code Type:       X86-64\n", "Thread 0 Crashed:\n0   chain-x86_64-O1 ", " deepest + ", "Thread 0 crashed with X86-64 Thread State:\n", "\nBinary Images:\n"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("missing %q in:\n%s", want, text)
 		}
