@@ -22,7 +22,7 @@ const (
 	MaxReportSize  = 32 << 20 // bytes of input
 	MaxThreads     = 1 << 14  // threads per report
 	MaxFrames      = 1 << 16  // frames per thread (and in the exception's backtrace)
-	MaxTotalFrames = 1 << 20  // frames in the whole report
+	MaxTotalFrames = 1 << 18  // frames in the whole report
 	MaxImages      = 1 << 16  // binary images per report
 	MaxRegisters   = 256      // registers per thread
 	MaxCodes       = 64       // Mach exception codes
