@@ -12,6 +12,8 @@ import (
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/report"
 	"github.com/stackimage/stackimage/snapshot"
+	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // TestCrashLayoutOfWalkedDump: a dump whose threads we walk (here an
@@ -132,4 +134,33 @@ func TestCrashLayoutOfMinidump(t *testing.T) {
 			t.Errorf("frame %d: %q, want %q", k, names[k], chain[k])
 		}
 	}
+}
+
+// FuzzCrashLayout: any input the door opens is written in Apple's .crash
+// layout without a panic, and nothing in the input reaches the output as
+// a control character.
+func FuzzCrashLayout(f *testing.F) {
+	for _, name := range []string{"../plcrash/testdata/chain-arm64-O1-deepest.plcrash", "../crashreport/testdata/arm64.crash", "../crashreport/testdata/x86_64-kscrash.json"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	z := &symbolize.Symbolizer{Symbols: symstore.NewSymbols()}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, _ := open.Bytes(data)
+		if in == nil || !report.CanWriteCrash(in.Format.Format) {
+			return
+		}
+		var out bytes.Buffer
+		if err := report.Write(context.Background(), z, in, report.NewCrash(&out)); err != nil {
+			return
+		}
+		for i, c := range out.Bytes() {
+			if c < 0x20 && c != '\n' || c == 0x7f {
+				t.Fatalf("control byte %#x at %d of the output", c, i)
+			}
+		}
+	})
 }
