@@ -1,13 +1,13 @@
 // Package dump is the one model every input becomes before it is walked
 // and symbolicated: a stackimage snapshot, an Apple .ips or .crash report,
-// a KSCrash report, a PLCrashReporter report, a minidump or a Mach-O core. It holds the architecture,
-// the loaded images, the threads with their registers, stack memory and
-// any backtrace a reporter wrote, the crash, and what the input said about
-// the system and the process.
+// a KSCrash report, a PLCrashReporter report, a minidump or a Mach-O
+// core. It holds the architecture, the loaded images, the threads with
+// their registers, stack memory and any backtrace a reporter wrote, the
+// crash, and what the input said about the system and the process.
 //
-// The parsers (snapshot, crashreport, plcrash, minidump, machocore) each produce a
-// *Dump; symbolize.Symbolizer.Symbolicate takes one. Nothing here reads a
-// file: the model is data.
+// The parsers (snapshot, crashreport, plcrash, minidump, machocore) each
+// produce a *Dump; symbolize.Symbolizer.Symbolicate takes one. Nothing
+// here reads a file: the model is data.
 package dump
 
 import (
