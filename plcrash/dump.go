@@ -207,10 +207,11 @@ var machExceptionNames = map[uint64]string{
 // exception's name and reason.
 func (r *Report) crash() *dump.Crash {
 	s := r.Signal
-	c := &dump.Crash{Signal: s.Name, Address: s.Address, HasAddress: true}
-	c.Codes = fmt.Sprintf("%s at %#x", s.Code, s.Address)
-	if s.Code == "" {
-		c.Codes = fmt.Sprintf("at %#x", s.Address)
+	c := &dump.Crash{Signal: s.Name}
+	if s.Name != "" || s.Code != "" || s.Address != 0 {
+		// A report cut before its signal has none of the three.
+		c.Address, c.HasAddress = s.Address, true
+		c.Codes = strings.TrimSpace(fmt.Sprintf("%s at %#x", s.Code, s.Address))
 	}
 	if m := s.Mach; m != nil {
 		c.Type = machExceptionNames[m.Type]
@@ -231,8 +232,8 @@ func (r *Report) crash() *dump.Crash {
 	if i := r.CrashedThread(); i >= 0 {
 		c.ThreadID = uint64(r.Threads[i].Number)
 	}
-	if c.Signal == "" && c.Type == "" && c.Name == "" && (r.Info != nil && r.Info.UserRequested) {
-		return nil // a report written on request: no crash
+	if c.Signal == "" && c.Type == "" && c.Name == "" && !c.HasAddress {
+		return nil // a report written on request, or cut before its signal
 	}
 	return c
 }

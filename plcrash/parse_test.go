@@ -376,3 +376,28 @@ func TestTruncatedAtEveryByte(t *testing.T) {
 		})
 	}
 }
+
+// TestCrashOfCutReport: the signal comes after the threads and images in
+// the file; a report cut before it says nothing of the crash rather than
+// a crash at address 0.
+func TestCrashOfCutReport(t *testing.T) {
+	data, err := os.ReadFile("testdata/chain-arm64-O1-deepest.plcrash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := plcrash.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := whole.Dump().Crash
+	if c == nil || c.Type != "EXC_BAD_ACCESS" || c.Signal != "SIGSEGV" || c.Codes != "SEGV_MAPERR at 0x10" || !c.HasAddress || c.Address != 0x10 {
+		t.Fatalf("whole report: crash %+v", c)
+	}
+	cut, err := plcrash.Parse(data[:700])
+	if err == nil || len(cut.Threads) == 0 {
+		t.Fatalf("cut report: %d threads, error %v; want the threads and an error", len(cut.Threads), err)
+	}
+	if c := cut.Dump().Crash; c != nil {
+		t.Errorf("report cut before its signal: crash %+v, want none", c)
+	}
+}
