@@ -172,6 +172,7 @@ FUZZ_TARGETS := \
 	unwind/compactunwind:FuzzParse unwind/dwarfcfi:FuzzParse \
 	minidump:FuzzParse machocore:FuzzParse breakpadsym:FuzzParse \
 	swiftdemangle:FuzzDemangle hangreport:FuzzParse \
+	plcrash:FuzzParse report:FuzzCrashLayout \
 	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
 	symstore:FuzzZipMemberUUIDs symstore:FuzzParseSymbolMap symindex:FuzzOpen aggregate:FuzzReader aggregate:FuzzStreamFileInPlace aggregate:FuzzDecodeFast aggregate:FuzzDecodeChunk \
 	internal/jsonscan:FuzzValueEnd \

@@ -1,13 +1,13 @@
 // Package dump is the one model every input becomes before it is walked
 // and symbolicated: a stackimage snapshot, an Apple .ips or .crash report,
-// a KSCrash report, a minidump or a Mach-O core. It holds the architecture,
-// the loaded images, the threads with their registers, stack memory and
-// any backtrace a reporter wrote, the crash, and what the input said about
-// the system and the process.
+// a KSCrash report, a PLCrashReporter report, a minidump or a Mach-O
+// core. It holds the architecture, the loaded images, the threads with
+// their registers, stack memory and any backtrace a reporter wrote, the
+// crash, and what the input said about the system and the process.
 //
-// The parsers (snapshot, crashreport, minidump, machocore) each produce a
-// *Dump; symbolize.Symbolizer.Symbolicate takes one. Nothing here reads a
-// file: the model is data.
+// The parsers (snapshot, crashreport, plcrash, minidump, machocore) each
+// produce a *Dump; symbolize.Symbolizer.Symbolicate takes one. Nothing
+// here reads a file: the model is data.
 package dump
 
 import (
@@ -28,6 +28,7 @@ const (
 	FormatMinidump Format = "minidump" // Breakpad or Crashpad minidump
 	FormatCore     Format = "core"     // Mach-O core file (MH_CORE)
 	FormatSample   Format = "sample"   // macOS sample or spindump hang report
+	FormatPLCrash  Format = "plcrash"  // PLCrashReporter binary report (.plcrash)
 )
 
 // Memory reads captured process memory: unwind.Memory, the interface the
@@ -114,6 +115,10 @@ type Process struct {
 	Version    string // app version, "1.0 (1)"
 	Time       string // crash or capture time, as the input wrote it
 	IncidentID string
+	// ParentName and ParentPID are the parent process's, when given
+	// (ParentPID 0 when unknown).
+	ParentName string
+	ParentPID  int
 }
 
 // Crash says why the process died.
@@ -237,5 +242,6 @@ func (d *Dump) CrashedThread() int {
 // reporter's backtraces (a crash report, or a sample's call graph), rather
 // than a memory dump whose threads must be walked.
 func (f Format) IsReport() bool {
-	return f == FormatIPS || f == FormatCrash || f == FormatKSCrash || f == FormatSample
+	return f == FormatIPS || f == FormatCrash || f == FormatKSCrash || f == FormatSample ||
+		f == FormatPLCrash
 }

@@ -1,6 +1,7 @@
 // Package open turns any input stackimage reads into the common dump
 // model: a stackimage snapshot, an Apple .ips or .crash report, a KSCrash
-// report, a macOS sample or spindump report, a minidump or a Mach-O core.
+// report, a macOS sample or spindump report, a minidump, a Mach-O core or
+// a PLCrashReporter report (.plcrash).
 //
 // The format is told from the content alone, never from the name: Formats
 // lists the sniffers in the order they are tried, and an input none of

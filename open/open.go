@@ -15,6 +15,7 @@ import (
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/machocore"
 	"github.com/stackimage/stackimage/minidump"
+	"github.com/stackimage/stackimage/plcrash"
 	"github.com/stackimage/stackimage/snapshot"
 )
 
@@ -83,6 +84,7 @@ var formats = []Format{
 	{dump.FormatIPS, "Apple .ips crash report", "MyApp-2025-01-31-101112.ips", isCrashReport(crashreport.FormatIPS), crashreport.MaxReportSize, readCrashReport},
 	{dump.FormatCrash, "Apple text crash report", "MyApp-2025-01-31-101112.crash", isCrashReport(crashreport.FormatCrash), crashreport.MaxReportSize, readCrashReport},
 	{dump.FormatKSCrash, "KSCrash JSON report", "kscrash-report.json", isCrashReport(crashreport.FormatKSCrash), crashreport.MaxReportSize, readCrashReport},
+	{dump.FormatPLCrash, "PLCrashReporter report", "MyApp.plcrash", plcrash.Detect, plcrash.MaxReportSize, readPLCrash},
 	{dump.FormatMinidump, "minidump", "MyApp.dmp", isMinidump, MaxDumpSize, readMinidump},
 	{dump.FormatCore, "Mach-O core", "/cores/core.4242", isCore, MaxDumpSize, readCore},
 }
@@ -146,6 +148,9 @@ type Input struct {
 	// Hang is the parsed report of a sample or spindump input; nil for
 	// other formats.
 	Hang *hangreport.Report
+	// PLCrash is the parsed report of a PLCrashReporter input; nil for
+	// other formats.
+	PLCrash *plcrash.Report
 
 	r      io.ReaderAt
 	size   int64
@@ -385,6 +390,22 @@ func readCrashReport(in *Input) error {
 	}
 	in.Crash = cr
 	in.Dumps = []*dump.Dump{cr.Dump()}
+	return err
+}
+
+// readPLCrash reads a PLCrashReporter report whole: a damaged one keeps
+// what was read before the damage.
+func readPLCrash(in *Input) error {
+	data, err := in.bytes()
+	if err != nil {
+		return err
+	}
+	r, err := plcrash.Parse(data)
+	if r == nil {
+		return err
+	}
+	in.PLCrash = r
+	in.Dumps = []*dump.Dump{r.Dump()}
 	return err
 }
 

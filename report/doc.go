@@ -1,8 +1,9 @@
 // Package report symbolicates dumps and writes the results: as text (a
 // crash-report-like summary), as JSON (the schema docs/json.md documents,
-// with its schema_version), or in the input's own layout ("same format":
-// a .crash or .ips report, a sample or spindump report, with the frames
-// filled in).
+// with its schema_version), as Apple's .crash text (NewCrash, for any
+// input whose threads are stacks), or in the input's own layout ("same
+// format": a .crash or .ips report, a sample or spindump report, with the
+// frames filled in; a .plcrash as .crash text).
 //
 // Package open turns an input into dumps; a symbolize.Symbolizer names
 // their frames from symbol files. Together:

@@ -15,19 +15,22 @@ import (
 
 // ErrNoSameFormat is the error WriteSame returns for an input it cannot
 // write in its own layout (a snapshot, a minidump, a core, KSCrash JSON).
-var ErrNoSameFormat = fmt.Errorf("same format: only .crash, .ips, sample and spindump reports are written in their own layout")
+var ErrNoSameFormat = fmt.Errorf("same format: only .crash, .ips, .plcrash, sample and spindump reports are written in their own layout")
 
 // CanWriteSame reports whether WriteSame writes inputs of format f.
 func CanWriteSame(f dump.Format) bool {
-	return f == dump.FormatCrash || f == dump.FormatIPS || f == dump.FormatSample
+	return f == dump.FormatCrash || f == dump.FormatIPS || f == dump.FormatSample ||
+		f == dump.FormatPLCrash
 }
 
 // WriteSame symbolicates in and writes it back in its own layout, every
 // byte kept but the frames it fills in: a .crash or .ips report with the
 // names (and inlined functions, file and line) Xcode would write; a
 // sample or spindump report with names where it had "???", in every
-// process it lists. A damaged or truncated input is written whole, the
-// frames that could be read filled in.
+// process it lists; a PLCrashReporter report, whose own layout is binary,
+// as the .crash text its reporter's formatter writes (NewCrash). A
+// damaged or truncated input is written whole, the frames that could be
+// read filled in.
 //
 // When ctx is done the rest of the input is written as it is, unnamed,
 // and the error is ctx's. For other formats the error wraps
@@ -37,6 +40,8 @@ func WriteSame(ctx context.Context, z *symbolize.Symbolizer, in *open.Input, w i
 		return ErrNilDump
 	}
 	switch {
+	case in.Format.Format == dump.FormatPLCrash:
+		return Write(ctx, z, in, NewCrash(w))
 	case in.Hang != nil:
 		return WriteHang(ctx, z, in.Hang, w, hangreport.StyleReport)
 	case in.Crash != nil && CanWriteSame(in.Format.Format) && len(in.Dumps) > 0:

@@ -1,7 +1,7 @@
 // Command stackimage symbolicates captured thread stacks and crash reports
 // of Apple platforms, looks up addresses like atos, and lists Mach-O images.
 //
-//	stackimage symbolicate DUMP [--symbols DIR]... [--format text|json|same]
+//	stackimage symbolicate DUMP [--symbols DIR]... [--format text|json|same|crash]
 //	stackimage symbolicate DUMP|DIR... --out DIR [--quiet]
 //	stackimage atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]
 //	stackimage images FILE...
@@ -30,10 +30,11 @@ import (
 const usage = `stackimage: symbolicate Apple-platform stacks and crash reports on any OS
 
 Usage:
-  stackimage symbolicate DUMP [--symbols DIR]... [--format text|json|same]
+  stackimage symbolicate DUMP [--symbols DIR]... [--format text|json|same|crash]
       Walk every thread of a dump (snapshot, minidump, Mach-O core) or read a
-      crash or hang report, and print the symbolicated backtraces; "-" reads
-      stdin. --format same prints the input in its own layout.
+      crash or hang report (.ips, .crash, KSCrash, .plcrash, sample), and print
+      the symbolicated backtraces; "-" reads stdin. --format same prints the
+      input in its own layout, --format crash as Apple's .crash text.
   stackimage symbolicate DUMP|DIR... --out DIR [--quiet] [options]
       Symbolicate many reports, one file each in --out, with a progress
       bar on a terminal.

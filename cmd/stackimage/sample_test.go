@@ -115,9 +115,9 @@ func TestSymbolicateSameErrors(t *testing.T) {
 		inStderr string
 	}{
 		{"KSCrash report", []string{"symbolicate", filepath.Join(reportSamples, "x86_64-kscrash.json"), "--format", "same"}, 1,
-			"--format same writes .crash, .ips, sample and spindump reports; this is a KSCrash JSON report"},
+			"--format same writes .crash, .ips, .plcrash, sample and spindump reports; this is a KSCrash JSON report"},
 		{"unknown format", []string{"symbolicate", filepath.Join(reportSamples, "arm64.crash"), "--format", "xml"}, 2,
-			`--format "xml": want text, json or same`},
+			`--format "xml": want text, json, same or crash`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,9 +20,10 @@ import (
 
 // Output formats of symbolicate.
 const (
-	outputText = "text" // our crash-report-like text (the default)
-	outputJSON = "json" // our JSON
-	outputSame = "same" // the input's own layout, frames filled in
+	outputText  = "text"  // our crash-report-like text (the default)
+	outputJSON  = "json"  // our JSON
+	outputSame  = "same"  // the input's own layout, frames filled in
+	outputCrash = "crash" // Apple's .crash text layout, for any crash input
 )
 
 // outputFlags are symbolicate's --format and its synonym --json.
@@ -34,7 +35,7 @@ type outputFlags struct {
 func addOutputFlags(fs *flag.FlagSet) *outputFlags {
 	o := &outputFlags{}
 	fs.StringVar(&o.format, "format", outputText,
-		"output: text, json, or same (a .crash, .ips, sample or spindump report written back in its own layout with the frames filled in)")
+		"output: text, json, same (a .crash, .ips, sample or spindump report written back in its own layout with the frames filled in; a .plcrash as .crash text), or crash (any crash report or dump as Apple's .crash text)")
 	fs.BoolVar(&o.json, "json", false, "print JSON (--format json)")
 	return o
 }
@@ -42,9 +43,9 @@ func addOutputFlags(fs *flag.FlagSet) *outputFlags {
 // chosen returns the output format the flags ask for.
 func (o *outputFlags) chosen() (string, error) {
 	switch o.format {
-	case outputText, outputJSON, outputSame:
+	case outputText, outputJSON, outputSame, outputCrash:
 	default:
-		return "", fmt.Errorf("%w: --format %q: want text, json or same", errUsage, o.format)
+		return "", fmt.Errorf("%w: --format %q: want text, json, same or crash", errUsage, o.format)
 	}
 	if o.json {
 		if o.format != outputText && o.format != outputJSON {
@@ -56,7 +57,7 @@ func (o *outputFlags) chosen() (string, error) {
 }
 
 func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("symbolicate", "symbolicate DUMP|- [--symbols DIR]... [--format text|json|same] [--exact-addresses]\n"+
+	fs := newFlagSet("symbolicate", "symbolicate DUMP|- [--symbols DIR]... [--format text|json|same|crash] [--exact-addresses]\n"+
 		"       stackimage symbolicate DUMP|DIR... --out DIR [--quiet] [options]", stdout)
 	fs.notes = func(w io.Writer) {
 		var formats [][2]string
@@ -71,7 +72,7 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	var dirs stringList
 	fs.Var(&dirs, "symbols", "a directory (searched recursively) or file of binaries and dSYMs, matched by UUID; repeatable")
 	output := addOutputFlags(fs.FlagSet)
-	outDir := fs.String("out", "", "write one report per input into this directory (NAME.txt, NAME.json, or NAME for --format same), for several inputs or directories of them")
+	outDir := fs.String("out", "", "write one report per input into this directory (NAME.txt, NAME.json, NAME.crash, or NAME for --format same), for several inputs or directories of them")
 	quiet := fs.Bool("quiet", false, "show no progress bar on a terminal")
 	depth := fs.Int("max-depth", 0, "the most frames to walk per thread (default 512)")
 	total := fs.Int("max-total-frames", 0, fmt.Sprintf("the most frames of the whole report (default %d)", symbolize.DefaultMaxTotalFrames))
@@ -154,11 +155,15 @@ func findInputs(args []string, outDir, format string) ([]reportInput, error) {
 	if len(args) == 0 {
 		return nil, fmt.Errorf("%w: want dump files or directories", errUsage)
 	}
-	ext := map[string]string{outputText: ".txt", outputJSON: ".json", outputSame: ""}[format]
+	ext := map[string]string{outputText: ".txt", outputJSON: ".json", outputSame: "", outputCrash: ".crash"}[format]
 	var inputs []reportInput
 	byOut := map[string]string{}
 	add := func(path, rel string, found bool) error {
 		out := filepath.Join(outDir, rel+ext)
+		if format == outputSame && strings.HasSuffix(rel, ".plcrash") {
+			// A .plcrash's own layout is binary: it is written as .crash text.
+			out += ".crash"
+		}
 		if first, ok := byOut[out]; ok {
 			return fmt.Errorf("%w: %s and %s would both be written to %s", errUsage, first, path, out)
 		}
@@ -250,8 +255,13 @@ func writeReport(z *symbolize.Symbolizer, name string, in *open.Input, parseErr 
 	case outputSame:
 		err = report.WriteSame(ctx, z, in, out)
 		if errors.Is(err, report.ErrNoSameFormat) {
-			return fmt.Errorf("%s: --format same writes .crash, .ips, sample and spindump reports; this is %s", name, open.Article(in.Format.Name))
+			return fmt.Errorf("%s: --format same writes .crash, .ips, .plcrash, sample and spindump reports; this is %s", name, open.Article(in.Format.Name))
 		}
+	case outputCrash:
+		if !report.CanWriteCrash(in.Format.Format) {
+			return fmt.Errorf("%s: --format crash writes crash reports and dumps, whose threads are stacks; this is %s", name, open.Article(in.Format.Name))
+		}
+		err = report.Write(ctx, z, in, report.NewCrash(out))
 	case outputJSON:
 		err = report.Write(ctx, z, in, report.NewJSON(out))
 	default:
