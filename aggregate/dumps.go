@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ func DumpRecords(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, lab
 		rec.Thread, rec.Frames, rec.names = thread, frames, names
 		recs = append(recs, &rec)
 	}
-	if d.Format == dump.FormatSample {
+	if d.Format.IsCallGraph() {
 		// The threads hold a call graph's nodes, not stacks.
 		return nil, errors.New("aggregate: a sample or spindump's call graph is read by HangRecords")
 	}
@@ -156,12 +157,24 @@ func (ir *ipsReader) read(data []byte, labels map[string]string) ([]*Record, boo
 	return ptrs, true
 }
 
-// HangRecords turns a sample or spindump report's call graphs into
-// records: one per node that was on top of the stack in some samples, its
-// stack the path from it to its thread's root, its weight those samples
-// (the node's count less its children's), as stackcollapse-sample does.
-// A spindump's heaviest stack, a summary of the others, is left out.
+// HangRecords turns a sample, spindump or microstackshot report's call
+// graphs into records: one per node that was on top of the stack in some
+// samples, its stack the path from it to its thread's root, its weight
+// those samples (the node's count less its children's), as
+// stackcollapse-sample does. A node without an address (a
+// microstackshot's "<Requested Thread QoS ...>") counts as the frame
+// above it. Every thread of every process counts (dump.CountAllThreads).
+// The heaviest stack, a summary of the others, is left out. A
+// microstackshot report's event ("cpu usage", "disk writes") is the
+// records' label "event", unless labels has one.
 func HangRecords(r *hangreport.Report, labels map[string]string) []*Record {
+	if _, given := labels["event"]; !given && r.Event() != "" {
+		event := r.Event()
+		withEvent := make(map[string]string, len(labels)+1)
+		maps.Copy(withEvent, labels)
+		withEvent["event"] = event
+		labels = withEvent
+	}
 	var recs []*Record
 	dumps := r.Dumps()
 	for pi, pr := range r.Processes {
@@ -185,8 +198,9 @@ func HangRecords(r *hangreport.Report, labels map[string]string) []*Record {
 			names := make([]string, len(th.Nodes))
 			has := make([]bool, len(th.Nodes))
 			for ni := range th.Nodes {
-				if f := r.Frame(th.Nodes[ni].Text); f.HasAddress {
-					addrs[ni], names[ni], has[ni] = f.Address, f.Symbol, true
+				f := r.Frame(th.Nodes[ni].Text)
+				if addr, ok := r.FrameAddress(pi, f); ok {
+					addrs[ni], names[ni], has[ni] = addr, f.Symbol, true
 				}
 			}
 			for ni := range th.Nodes {
@@ -195,7 +209,10 @@ func HangRecords(r *hangreport.Report, labels map[string]string) []*Record {
 				for c := n.FirstChild; c >= 0 && c < len(th.Nodes); c = th.Nodes[c].NextSibling {
 					self -= min(self, th.Nodes[c].Count)
 				}
-				if self == 0 || !has[ni] {
+				// A node without an address ("<Kernel mode>", "<patched
+				// truncated backtrace>") gives its samples to the stack
+				// of the frames above it, so that no sample is lost.
+				if self == 0 {
 					continue
 				}
 				var frames []uint64
@@ -207,6 +224,9 @@ func HangRecords(r *hangreport.Report, labels map[string]string) []*Record {
 						frames = append(frames, addrs[p])
 						frameNames = append(frameNames, names[p])
 					}
+				}
+				if len(frames) == 0 {
+					continue
 				}
 				rec := base
 				rec.Thread, rec.Frames, rec.Weight, rec.names = threadName(th.Heading), frames, int64(min(self, 1<<62)), frameNames

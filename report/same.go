@@ -19,7 +19,7 @@ var ErrNoSameFormat = fmt.Errorf("same format: only .crash, .ips, sample and spi
 
 // CanWriteSame reports whether WriteSame writes inputs of format f.
 func CanWriteSame(f dump.Format) bool {
-	return f == dump.FormatCrash || f == dump.FormatIPS || f == dump.FormatSample
+	return f == dump.FormatCrash || f == dump.FormatIPS || f.IsCallGraph()
 }
 
 // WriteSame symbolicates in and writes it back in its own layout, every
