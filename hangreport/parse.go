@@ -62,11 +62,11 @@ func (p *parser) warnf(format string, args ...any) {
 	}
 }
 
-// Parse reads a sample or spindump report. The Report it returns keeps
-// data's text (one copy) and indexes into it. On malformed or truncated
-// input it returns what could be read together with an error naming the
-// line; ErrNotHangReport (wrapped) means the input had nothing of a
-// report.
+// Parse reads a sample, spindump or microstackshot report. The Report it
+// returns keeps data's text (one copy) and indexes into it. On malformed
+// or truncated input it returns what could be read together with an
+// error naming the line; ErrNotHangReport (wrapped) means the input had
+// nothing of a report.
 func Parse(data []byte) (*Report, error) {
 	if len(data) > MaxInputSize {
 		return nil, fmt.Errorf("hangreport: input of %d bytes is larger than %d", len(data), MaxInputSize)

@@ -226,8 +226,8 @@ func (e *Error) Error() string {
 }
 
 // ErrNotHangReport is returned (wrapped) when the input has none of the
-// lines of a sample or spindump report.
-var ErrNotHangReport = errors.New("hangreport: not a sample or spindump report")
+// lines of a sample, spindump or microstackshot report.
+var ErrNotHangReport = errors.New("hangreport: not a sample, spindump or microstackshot report")
 
 // field splits a "Key:  value" line. The key is what a report's header
 // keys look like: starts with a letter, no more than a few words.
