@@ -15,7 +15,7 @@ import (
 
 // ErrNoSameFormat is the error WriteSame returns for an input it cannot
 // write in its own layout (a snapshot, a minidump, a core, KSCrash JSON).
-var ErrNoSameFormat = fmt.Errorf("same format: only .crash, .ips, sample and spindump reports are written in their own layout")
+var ErrNoSameFormat = fmt.Errorf("same format: only .crash, .ips, sample, spindump and microstackshot reports are written in their own layout")
 
 // CanWriteSame reports whether WriteSame writes inputs of format f.
 func CanWriteSame(f dump.Format) bool {

@@ -34,7 +34,7 @@ type outputFlags struct {
 func addOutputFlags(fs *flag.FlagSet) *outputFlags {
 	o := &outputFlags{}
 	fs.StringVar(&o.format, "format", outputText,
-		"output: text, json, or same (a .crash, .ips, sample or spindump report written back in its own layout with the frames filled in)")
+		"output: text, json, or same (a .crash, .ips, sample, spindump or microstackshot report written back in its own layout with the frames filled in)")
 	fs.BoolVar(&o.json, "json", false, "print JSON (--format json)")
 	return o
 }
@@ -250,7 +250,7 @@ func writeReport(z *symbolize.Symbolizer, name string, in *open.Input, parseErr 
 	case outputSame:
 		err = report.WriteSame(ctx, z, in, out)
 		if errors.Is(err, report.ErrNoSameFormat) {
-			return fmt.Errorf("%s: --format same writes .crash, .ips, sample and spindump reports; this is %s", name, open.Article(in.Format.Name))
+			return fmt.Errorf("%s: --format same writes .crash, .ips, sample, spindump and microstackshot reports; this is %s", name, open.Article(in.Format.Name))
 		}
 	case outputJSON:
 		err = report.Write(ctx, z, in, report.NewJSON(out))
