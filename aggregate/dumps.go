@@ -16,21 +16,86 @@ import (
 	"github.com/stackimage/stackimage/symbolize"
 )
 
-// AddDump counts every thread of a dump as a record (DumpRecords).
+// AddDump counts a dump's threads as records (DumpRecords).
 func (a *Aggregator) AddDump(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, labels map[string]string) error {
 	recs, err := DumpRecords(ctx, z, d, labels)
 	a.AddBatch(recs)
 	return err
 }
 
-// DumpRecords turns every thread of a dump into a record: a report's
-// threads (.ips, .crash, KSCrash, sample) as the reporter wrote them, with
-// no symbol file opened; a memory dump's threads (snapshot, minidump,
-// core) walked first through z, which must then be set. The dump's
-// machine, OS, app version and capture time become the records'
-// attributes, and labels are given to each. The records share one Images
-// slice. It is safe to call from many goroutines at once.
+// Threads says which threads of an input become records.
+type Threads int
+
+const (
+	// ThreadsByInput counts the threads the input means
+	// (dump.Dump.Counting): a crash's crashed thread alone, every thread
+	// of a sampled process (a hang, sample, spindump or microstackshot
+	// report). A crash input with no crashed thread counts every thread,
+	// with a warning.
+	ThreadsByInput Threads = iota
+	// ThreadsAll counts every thread of every input.
+	ThreadsAll
+)
+
+// ParseThreads reads a Threads from its name: "input" (ThreadsByInput)
+// or "all".
+func ParseThreads(s string) (Threads, error) {
+	switch s {
+	case "input", "":
+		return ThreadsByInput, nil
+	case "all":
+		return ThreadsAll, nil
+	}
+	return 0, fmt.Errorf("threads %q: want input or all", s)
+}
+
+// String is the name ParseThreads reads.
+func (t Threads) String() string {
+	if t == ThreadsAll {
+		return "all"
+	}
+	return "input"
+}
+
+// noCrashedThread is the warning for a crash input whose crashed thread
+// is not known.
+const noCrashedThread = "no crashed thread: every thread counted"
+
+// crashedOnly reports whether only the crashed threads of a dump whose
+// threads' Crashed flags are crashed become records, and the warning
+// when a crash has none.
+func crashedOnly(counting dump.Counting, threads Threads, crashed []bool) (only bool, warning string) {
+	if threads == ThreadsAll || counting == dump.CountAllThreads {
+		return false, ""
+	}
+	for _, c := range crashed {
+		if c {
+			return true, ""
+		}
+	}
+	if len(crashed) > 1 {
+		return false, noCrashedThread
+	}
+	return false, ""
+}
+
+// DumpRecords turns a dump's threads into records, the threads the input
+// means (ThreadsByInput): a report's threads (.ips, .crash, KSCrash) as
+// the reporter wrote them, with no symbol file opened; a memory dump's
+// threads (snapshot, minidump, core) walked first through z, which must
+// then be set. The dump's machine, OS, app version and capture time
+// become the records' attributes, and labels are given to each. The
+// records share one Images slice. It is safe to call from many
+// goroutines at once. A call graph's dump (sample, spindump,
+// microstackshot) is refused: HangRecords reads the report.
 func DumpRecords(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, labels map[string]string) ([]*Record, error) {
+	recs, _, err := dumpRecords(ctx, z, d, labels, ThreadsByInput)
+	return recs, err
+}
+
+// dumpRecords is DumpRecords for the given threads; warning says what
+// it did that the input did not ask for (noCrashedThread).
+func dumpRecords(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, labels map[string]string, threads Threads) (recs []*Record, warning string, err error) {
 	images := make([]Image, len(d.Images))
 	for i, im := range d.Images {
 		images[i] = Image{UUID: im.UUID, LoadAddress: Address(im.LoadAddress), Size: Address(im.Size),
@@ -38,7 +103,6 @@ func DumpRecords(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, lab
 	}
 	base := Record{Images: images, Device: d.System.Hardware, OSVersion: osVersion(d.System), AppVersion: d.Process.Version,
 		Timestamp: parseTime(d.Process.Time), Labels: labels}
-	var recs []*Record
 	add := func(thread string, frames []uint64, names []string) {
 		if len(frames) == 0 {
 			return
@@ -49,10 +113,18 @@ func DumpRecords(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, lab
 	}
 	if d.Format.IsCallGraph() {
 		// The threads hold a call graph's nodes, not stacks.
-		return nil, errors.New("aggregate: a sample or spindump's call graph is read by HangRecords")
+		return nil, "", errors.New("aggregate: a sample, spindump or microstackshot report's call graph is read by HangRecords")
 	}
 	if d.Format.IsReport() {
+		crashed := make([]bool, len(d.Threads))
+		for i := range d.Threads {
+			crashed[i] = d.Threads[i].Crashed
+		}
+		only, warning := crashedOnly(d.Counting, threads, crashed)
 		for _, t := range d.Threads {
+			if only && !t.Crashed {
+				continue
+			}
 			frames := make([]uint64, 0, len(t.Frames))
 			var names []string
 			for _, f := range t.Frames {
@@ -69,16 +141,24 @@ func DumpRecords(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, lab
 			}
 			add(t.Name, frames, names)
 		}
-		return recs, nil
+		return recs, warning, nil
 	}
 	if z == nil {
-		return nil, fmt.Errorf("aggregate: %s threads must be walked, which needs symbols", d.Format)
+		return nil, "", fmt.Errorf("aggregate: %s threads must be walked, which needs symbols", d.Format)
 	}
 	rep, err := report.Symbolicate(ctx, z, d)
 	if rep == nil {
-		return nil, err
+		return nil, "", err
 	}
+	crashed := make([]bool, len(rep.Threads))
+	for i := range rep.Threads {
+		crashed[i] = rep.Threads[i].Crashed
+	}
+	only, warning := crashedOnly(d.Counting, threads, crashed)
 	for _, t := range rep.Threads {
+		if only && !t.Crashed {
+			continue
+		}
 		var frames []uint64
 		for _, f := range t.Frames {
 			if !f.Inlined {
@@ -87,10 +167,10 @@ func DumpRecords(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, lab
 		}
 		add(t.Name, frames, nil)
 	}
-	return recs, err
+	return recs, warning, err
 }
 
-// ipsReader makes the records of .ips reports as DumpRecords makes them
+// ipsReader makes the records of .ips reports as dumpRecords makes them
 // from the reports' dumps, through crashreport.ReadIPSStacks: without the
 // report, the dump and their copies of every frame, and reusing its
 // buffers from one report to the next. A loader's worker has one.
@@ -103,14 +183,21 @@ type ipsReader struct {
 	names   []string
 }
 
-// read returns the records of the .ips report in data, which hold the
-// reader's buffers until the next call; false when ReadIPSStacks does
-// not read the report (crashreport.Parse then says why).
-func (ir *ipsReader) read(data []byte, labels map[string]string) ([]*Record, bool) {
+// read returns the records of the given threads of the .ips report in
+// data, which hold the reader's buffers until the next call, and
+// dumpRecords' warning; false when ReadIPSStacks does not read the
+// report (crashreport.Parse then says why).
+func (ir *ipsReader) read(data []byte, labels map[string]string, threads Threads) (recs []*Record, warning string, ok bool) {
 	st := &ir.stacks
 	if !crashreport.ReadIPSStacks(data, st) {
-		return nil, false
+		return nil, "", false
 	}
+	crashed := make([]bool, len(st.Threads))
+	for i := range st.Threads {
+		crashed[i] = st.Threads[i].Crashed
+	}
+	// An .ips crash report is a crash (dump.CountCrashedThread).
+	only, warning := crashedOnly(dump.CountCrashedThread, threads, crashed)
 	images := ir.images[:0]
 	for _, im := range st.Images {
 		images = append(images, Image{UUID: im.UUID, LoadAddress: Address(im.LoadAddress), Size: Address(im.Size),
@@ -127,8 +214,11 @@ func (ir *ipsReader) read(data []byte, labels map[string]string) ([]*Record, boo
 	// long enough first so that they stay where they are.
 	frames := slices.Grow(ir.frames[:0], total)
 	names := slices.Grow(ir.names[:0], total)
-	recs := ir.records[:0]
+	records := ir.records[:0]
 	for _, t := range st.Threads {
+		if only && !t.Crashed {
+			continue
+		}
 		start, named := len(frames), false
 		for _, f := range t.Frames {
 			if f.Inlined {
@@ -146,15 +236,15 @@ func (ir *ipsReader) read(data []byte, labels map[string]string) ([]*Record, boo
 		if named {
 			rec.names = names[start:len(names):len(names)]
 		}
-		recs = append(recs, rec)
+		records = append(records, rec)
 	}
-	ir.frames, ir.names, ir.records = frames, names, recs
+	ir.frames, ir.names, ir.records = frames, names, records
 	ptrs := ir.ptrs[:0]
-	for i := range recs {
-		ptrs = append(ptrs, &recs[i])
+	for i := range records {
+		ptrs = append(ptrs, &records[i])
 	}
 	ir.ptrs = ptrs
-	return ptrs, true
+	return ptrs, warning, true
 }
 
 // HangRecords turns a sample, spindump or microstackshot report's call
