@@ -73,6 +73,7 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 func TestAllocationBudget(t *testing.T) {
 	const size = 1 << 20
 	spindump := "Data Source: x\nSteps: 1\n"
+	microstackshot := "Data Source: Microstackshots\n"
 	tests := []struct{ name, head, line string }{
 		{"sample nodes", "Call graph:\n    1 Thread_1\n", "      1 x\n"},
 		{"sample threads", "Call graph:\n", "1 Thread_\n"},
@@ -83,6 +84,10 @@ func TestAllocationBudget(t *testing.T) {
 		{"spindump threads", spindump + "Process: a\n", "Thread 0x1\n"},
 		{"spindump nodes", spindump + "Process: a\nThread 0x1\n", " 1 x\n"},
 		{"garbage", "Call graph:\n    1 Thread_1\n", "x\n"},
+		{"microstackshot processes", microstackshot, "Powerstats for: a\n"},
+		{"microstackshot nodes", microstackshot + "Powerstats for: a\n", " 1 x\n"},
+		{"microstackshot images", microstackshot + "Powerstats for: a\n 1 x\nBinary Images:\n", "0x1 - 0x2 a\n"},
+		{"microstackshot heaviest", microstackshot + "Heaviest stack for the target process:\n", " 1 x\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
