@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stackimage/stackimage/hangreport"
 	"github.com/stackimage/stackimage/internal/testcorpus"
 	"github.com/stackimage/stackimage/open"
 )
@@ -97,4 +98,50 @@ func checkCrashedThreadGroups(t *testing.T, dir string) {
 	if threadsWithFrames > reports && len(all.Groups(GroupOptions{})) <= len(groups) {
 		t.Errorf("all threads: %d groups, not more than the crashed threads' %d", len(all.Groups(GroupOptions{})), len(groups))
 	}
+}
+
+// A microstackshot report's records carry its event as the label
+// "event", unless the caller gave that label; every node with samples of
+// its own is a record, and the weights add up to the process's samples.
+func TestMicrostackshotRecords(t *testing.T) {
+	data, err := os.ReadFile("../hangreport/testdata/microstackshot-diskwrites.ips")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := hangreport.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := &r.Processes[0].Threads[0]
+	var samples int64
+	for _, root := range th.Roots() {
+		samples += int64(th.Nodes[root].Count)
+	}
+	for _, c := range []struct {
+		labels map[string]string
+		want   string
+	}{
+		{nil, "disk writes"},
+		{map[string]string{"api": "x"}, "disk writes"},
+		{map[string]string{"event": "mine"}, "mine"},
+	} {
+		recs := HangRecords(r, c.labels)
+		var weight int64
+		for _, rec := range recs {
+			weight += rec.Weight
+			if rec.Labels["event"] != c.want || len(c.labels) > 0 && len(rec.Labels) != len(c.labels)+boolInt(c.labels["event"] == "") {
+				t.Fatalf("labels %v: record labels %v, want event %q beside the given ones", c.labels, rec.Labels, c.want)
+			}
+		}
+		if weight != samples {
+			t.Errorf("labels %v: records weigh %d, want the process's %d samples", c.labels, weight, samples)
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

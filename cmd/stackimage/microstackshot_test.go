@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/pprof/profile"
 )
 
 // fixtureFunc is one function of a fixture binary as its symbol table
@@ -296,6 +297,45 @@ func TestMicrostackshotFixtures(t *testing.T) {
 			}
 			if diff := cmp.Diff(stacks, gotStacks); diff != "" {
 				t.Errorf("folded stacks (-truth +aggregate):\n%s\nreport:\n%s", diff, report)
+			}
+
+			// pprof's weight and speedscope's weights are the samples.
+			total := 0
+			for _, r := range roots {
+				total += r.count
+			}
+			pb := filepath.Join(t.TempDir(), "p.pb.gz")
+			runOK(t, "aggregate", file, "--symbols", symbolsDir, "--format", "pprof", "--quiet", "-o", pb)
+			pf, err := os.Open(pb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pf.Close()
+			prof, err := profile.Parse(pf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var weight int64
+			for _, s := range prof.Sample {
+				weight += s.Value[1]
+			}
+			if prof.SampleType[1].Type != "weight" || weight != int64(total) {
+				t.Errorf("pprof: %s %d, want weight %d", prof.SampleType[1].Type, weight, total)
+			}
+			var speedscope struct {
+				Profiles []struct{ Weights []int64 } `json:"profiles"`
+			}
+			if err := json.Unmarshal([]byte(runOK(t, "aggregate", file, "--symbols", symbolsDir, "--format", "speedscope", "--quiet")), &speedscope); err != nil {
+				t.Fatal(err)
+			}
+			weight = 0
+			for _, p := range speedscope.Profiles {
+				for _, w := range p.Weights {
+					weight += w
+				}
+			}
+			if weight != int64(total) {
+				t.Errorf("speedscope weights %d, want %d", weight, total)
 			}
 		})
 	}
