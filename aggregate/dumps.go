@@ -57,6 +57,19 @@ func (t Threads) String() string {
 	return "input"
 }
 
+// CrashedOnly reports whether only d's crashed threads (Thread.Crashed)
+// count under t, and the warning for a crash with no crashed thread,
+// whose every thread then counts. A reader of a new input applies it to
+// the input's dump as dumpRecords does; its parser need only set the
+// dump's Counting and its threads' Crashed.
+func (t Threads) CrashedOnly(d *dump.Dump) (only bool, warning string) {
+	crashed := make([]bool, len(d.Threads))
+	for i := range d.Threads {
+		crashed[i] = d.Threads[i].Crashed
+	}
+	return crashedOnly(d.Counting, t, crashed)
+}
+
 // noCrashedThread is the warning for a crash input whose crashed thread
 // is not known.
 const noCrashedThread = "no crashed thread: every thread counted"
@@ -116,11 +129,7 @@ func dumpRecords(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, lab
 		return nil, "", errors.New("aggregate: a sample, spindump or microstackshot report's call graph is read by HangRecords")
 	}
 	if d.Format.IsReport() {
-		crashed := make([]bool, len(d.Threads))
-		for i := range d.Threads {
-			crashed[i] = d.Threads[i].Crashed
-		}
-		only, warning := crashedOnly(d.Counting, threads, crashed)
+		only, warning := threads.CrashedOnly(d)
 		for _, t := range d.Threads {
 			if only && !t.Crashed {
 				continue

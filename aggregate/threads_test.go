@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/hangreport"
 	"github.com/stackimage/stackimage/internal/testcorpus"
 	"github.com/stackimage/stackimage/open"
@@ -144,4 +145,39 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// The rule every input's records follow, on dumps of each kind.
+func TestThreadsCrashedOnly(t *testing.T) {
+	crash := &dump.Dump{Threads: []dump.Thread{{}, {Crashed: true}, {}}}
+	live := &dump.Dump{Threads: []dump.Thread{{}, {}}}
+	single := &dump.Dump{Threads: []dump.Thread{{}}}
+	sampled := &dump.Dump{Counting: dump.CountAllThreads, Threads: []dump.Thread{{Crashed: true}, {}}}
+	for _, c := range []struct {
+		name    string
+		d       *dump.Dump
+		threads Threads
+		only    bool
+		warning string
+	}{
+		{"crash", crash, ThreadsByInput, true, ""},
+		{"crash, all", crash, ThreadsAll, false, ""},
+		{"no crashed thread", live, ThreadsByInput, false, noCrashedThread},
+		{"no crashed thread, all", live, ThreadsAll, false, ""},
+		{"one thread", single, ThreadsByInput, false, ""},
+		{"sampled", sampled, ThreadsByInput, false, ""},
+	} {
+		if only, warning := c.threads.CrashedOnly(c.d); only != c.only || warning != c.warning {
+			t.Errorf("%s: CrashedOnly = %v, %q; want %v, %q", c.name, only, warning, c.only, c.warning)
+		}
+	}
+	for _, s := range []string{"", "input", "all"} {
+		th, err := ParseThreads(s)
+		if err != nil || s != "" && th.String() != s {
+			t.Errorf("ParseThreads(%q) = %v, %v", s, th, err)
+		}
+	}
+	if _, err := ParseThreads("crashed"); err == nil {
+		t.Error("ParseThreads(crashed) is no error")
+	}
 }
