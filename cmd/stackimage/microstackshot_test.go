@@ -287,6 +287,22 @@ func TestMicrostackshotFixtures(t *testing.T) {
 				t.Errorf("JSON frame names by address (-symbol table +symbolicated):\n%s", diff)
 			}
 
+			// --format same names every frame in the report's own layout,
+			// the heaviest stack's too.
+			same := runOK(t, "symbolicate", file, "--symbols", symbolsDir, "--format", "same")
+			for _, line := range strings.Split(same, "\n") {
+				open := strings.LastIndex(line, "[0x")
+				if open < 0 || !strings.HasSuffix(line, "]") {
+					continue
+				}
+				var addr uint64
+				fmt.Sscanf(line[open:], "[0x%x]", &addr)
+				fields := strings.Fields(line)
+				if want, ok := names[addr]; !ok || len(fields) < 2 || fields[1] != want {
+					t.Errorf("--format same: line %q, want %s named %q", line, line[open:], want)
+				}
+			}
+
 			folded := runOK(t, "aggregate", file, "--symbols", symbolsDir, "--format", "folded", "--quiet")
 			gotStacks := map[string]int{}
 			for _, line := range strings.Split(strings.TrimSpace(folded), "\n") {
