@@ -292,25 +292,40 @@ func TestSampleCallGraphWeights(t *testing.T) {
 	}
 }
 
-// An .ips report's own names name the frames no symbol file names.
+// An .ips report's own names name the frames no symbol file names; its
+// crashed thread alone is counted, unless every thread is asked for.
 func TestReportNamesWithoutSymbols(t *testing.T) {
 	data, err := os.ReadFile("../crashreport/testdata/arm64.ips")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &Loader{Aggregator: New()}
-	if err := l.Read(context.Background(), "ips", bytes.NewReader(data)); err != nil {
-		t.Fatal(err)
-	}
-	res, err := l.Aggregator.Symbolicate(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var folded bytes.Buffer
-	res.WriteFolded(&folded)
-	for _, name := range []string{"mach_msg2_trap 1", "crash"} {
-		if !strings.Contains(folded.String(), name) {
-			t.Errorf("folded lacks %q:\n%s", name, folded.String())
+	for _, c := range []struct {
+		threads Threads
+		want    []string // folded lines
+		notWant []string
+	}{
+		{ThreadsByInput, []string{"crash 1"}, []string{"mach_msg2_trap"}},
+		{ThreadsAll, []string{"mach_msg2_trap 1", "crash 1"}, nil},
+	} {
+		l := &Loader{Aggregator: New(), Threads: c.threads}
+		if err := l.Read(context.Background(), "ips", bytes.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := l.Aggregator.Symbolicate(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var folded bytes.Buffer
+		res.WriteFolded(&folded)
+		for _, name := range c.want {
+			if !strings.Contains(folded.String(), name) {
+				t.Errorf("threads %s: folded lacks %q:\n%s", c.threads, name, folded.String())
+			}
+		}
+		for _, name := range c.notWant {
+			if strings.Contains(folded.String(), name) {
+				t.Errorf("threads %s: folded has %q, of a thread that did not crash:\n%s", c.threads, name, folded.String())
+			}
 		}
 	}
 }

@@ -9,9 +9,11 @@
 // docs/aggregate.schema.json): newline-delimited JSON, one record per
 // captured stack, gzip-compressed or not. Reader reads it (ReadAll on
 // every core); any other input the library's door (package open) reads
-// becomes records through DumpRecords, and a sample or spindump report's
-// call graphs through HangRecords. Loader does all of this for files,
-// directories and archives.
+// becomes records through DumpRecords, and a sample, spindump or
+// microstackshot report's call graphs through HangRecords. Loader does
+// all of this for files, directories and archives. A crash counts its
+// crashed thread alone, a sampled process every thread (Threads,
+// dump.Dump.Counting).
 //
 //	agg := aggregate.New()
 //	r, err := aggregate.NewReader(file)

@@ -252,6 +252,14 @@ type Loader struct {
 	// Labels are given to every record read from a dump (records of the
 	// stream format carry their own).
 	Labels map[string]string
+	// Threads says which threads of each dump are counted: those the
+	// input means (ThreadsByInput, the zero value: a crash's crashed
+	// thread, every thread of a sampled process) or all of them.
+	Threads Threads
+	// OnWarning hears of an input counted otherwise than it asked: a
+	// crash with no crashed thread, whose every thread was counted. Nil
+	// ignores them.
+	OnWarning func(name, warning string)
 	// Workers is how many inputs are read at once; zero means GOMAXPROCS.
 	Workers int
 	// OnError hears of each input or record that could not be read; the
@@ -440,7 +448,7 @@ func (l *Loader) read(ctx context.Context, w *loadWorker, name string, r io.Read
 				// Read in place; nothing keeps the buffer after.
 				return l.readStreamData(ctx, w, name, data, nil)
 			}
-			return l.addBytes(ctx, w, data, true)
+			return l.addBytes(ctx, w, name, data, true)
 		}
 		w.buf = nil // r reads it
 		r, file = bytes.NewReader(data), nil
@@ -454,7 +462,7 @@ func (l *Loader) read(ctx context.Context, w *loadWorker, name string, r io.Read
 		if head = head[:n]; !bytes.HasPrefix(head, gzipMagic) {
 			if !IsStream(head) {
 				opened, err := open.ReaderAt(file, size)
-				return l.addOpened(ctx, w, opened, err)
+				return l.addOpened(ctx, w, name, opened, err)
 			}
 			// A stream file is mapped and read in place when it can be;
 			// otherwise (a system without mmap, a file that refuses it)
@@ -494,7 +502,7 @@ func (l *Loader) read(ctx context.Context, w *loadWorker, name string, r io.Read
 	if len(data) > MaxInputBytes {
 		return fmt.Errorf("larger than %d bytes", int64(MaxInputBytes))
 	}
-	return l.addBytes(ctx, w, data, false)
+	return l.addBytes(ctx, w, name, data, false)
 }
 
 // addBytes adds the records of an input held whole in data; inBuf says
@@ -503,11 +511,12 @@ func (l *Loader) read(ctx context.Context, w *loadWorker, name string, r io.Read
 // fraction of the cost; anything else, and any report it does not read,
 // through the door, which then takes the buffer (the dumps it makes may
 // keep slices of it).
-func (l *Loader) addBytes(ctx context.Context, w *loadWorker, data []byte, inBuf bool) error {
+func (l *Loader) addBytes(ctx context.Context, w *loadWorker, name string, data []byte, inBuf bool) error {
 	if len(data) <= open.SniffSize {
 		if f, err := open.Sniff(data); err == nil && f.Format == dump.FormatIPS {
-			if recs, ok := w.ips.read(data, l.Labels); ok {
+			if recs, warning, ok := w.ips.read(data, l.Labels, l.Threads); ok {
 				l.add(w, recs)
+				l.warn(name, warning)
 				return nil
 			}
 		}
@@ -516,12 +525,12 @@ func (l *Loader) addBytes(ctx context.Context, w *loadWorker, data []byte, inBuf
 		w.buf = nil
 	}
 	opened, err := open.Bytes(data)
-	return l.addOpened(ctx, w, opened, err)
+	return l.addOpened(ctx, w, name, opened, err)
 }
 
 // addOpened adds the records of an opened input; err is the error that
 // opening it returned.
-func (l *Loader) addOpened(ctx context.Context, w *loadWorker, opened *open.Input, err error) error {
+func (l *Loader) addOpened(ctx context.Context, w *loadWorker, name string, opened *open.Input, err error) error {
 	if opened == nil {
 		return err
 	}
@@ -537,15 +546,31 @@ func (l *Loader) addOpened(ctx context.Context, w *loadWorker, opened *open.Inpu
 		defer release()
 	}
 	var all []*Record
+	var warning string
 	for _, d := range opened.Dumps {
-		recs, derr := DumpRecords(ctx, z, d, l.Labels)
+		recs, dwarn, derr := dumpRecords(ctx, z, d, l.Labels, l.Threads)
 		if derr != nil && err == nil {
 			err = derr
+		}
+		if warning == "" {
+			warning = dwarn
 		}
 		all = append(all, recs...)
 	}
 	l.add(w, all)
+	l.warn(name, warning)
 	return err
+}
+
+// warn tells OnWarning of an input's warning, in w's turn (after add);
+// an empty warning is none.
+func (l *Loader) warn(name, warning string) {
+	if warning == "" || l.OnWarning == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.OnWarning(name, warning)
 }
 
 // readStream reads the stream format, decoding on the loader's workers

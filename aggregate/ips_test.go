@@ -94,7 +94,7 @@ func TestIPSReaderMatchesDumpRecords(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			checkIPSRecords(t, &ir, r.data)
 			// And with labels.
-			got, ok := ir.read(r.data, labels)
+			got, _, ok := ir.read(r.data, labels, ThreadsByInput)
 			if !ok || len(got) == 0 || got[0].Labels["api"] != "x" {
 				t.Errorf("records with labels: %v, %v", ok, got)
 			}
@@ -108,19 +108,24 @@ func checkIPSRecords(t *testing.T, ir *ipsReader, data []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := DumpRecords(context.Background(), nil, opened.Dump(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, ok := ir.read(data, nil)
-	if !ok {
-		t.Fatal("ipsReader did not read it")
-	}
-	if len(want) == 0 {
-		t.Fatal("no records: the test reads nothing")
-	}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(Record{}), cmpopts.IgnoreFields(Record{}, "placed")); diff != "" {
-		t.Errorf("records (-DumpRecords +ipsReader):\n%s", diff)
+	for _, threads := range []Threads{ThreadsByInput, ThreadsAll} {
+		want, wantWarning, err := dumpRecords(context.Background(), nil, opened.Dump(), nil, threads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, warning, ok := ir.read(data, nil, threads)
+		if !ok {
+			t.Fatal("ipsReader did not read it")
+		}
+		if len(want) == 0 {
+			t.Fatal("no records: the test reads nothing")
+		}
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(Record{}), cmpopts.IgnoreFields(Record{}, "placed")); diff != "" {
+			t.Errorf("threads %s: records (-dumpRecords +ipsReader):\n%s", threads, diff)
+		}
+		if warning != wantWarning {
+			t.Errorf("threads %s: warning %q, dumpRecords' %q", threads, warning, wantWarning)
+		}
 	}
 }
 

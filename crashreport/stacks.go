@@ -21,6 +21,8 @@ type Stacks struct {
 // StackThread is one thread of a Stacks.
 type StackThread struct {
 	Name string
+	// Crashed is the Report's Thread.Crashed.
+	Crashed bool
 	// Frames are the reporter's backtrace, innermost first.
 	Frames []StackFrame
 }
@@ -74,7 +76,7 @@ func ReadIPSStacks(data []byte, st *Stacks) bool {
 		st.frames[k].Address += r.Images[im].LoadAddress
 	}
 	for i, t := range b.threads {
-		st.Threads = append(st.Threads, StackThread{Name: r.Threads[i].Name, Frames: st.frames[t.stackFrames.start:t.stackFrames.end:t.stackFrames.end]})
+		st.Threads = append(st.Threads, StackThread{Name: r.Threads[i].Name, Crashed: r.Threads[i].Crashed, Frames: st.frames[t.stackFrames.start:t.stackFrames.end:t.stackFrames.end]})
 	}
 	return true
 }

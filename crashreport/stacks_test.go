@@ -106,7 +106,7 @@ func checkStacks(t *testing.T, data []byte, st *Stacks) bool {
 func stacksOf(r *Report) *Stacks {
 	st := &Stacks{Path: r.Path, Version: r.Version, OS: r.OS, Hardware: r.Hardware, Time: r.Time, Images: r.Images}
 	for _, th := range r.Threads {
-		t := StackThread{Name: th.Name}
+		t := StackThread{Name: th.Name, Crashed: th.Crashed}
 		for _, f := range th.Frames {
 			t.Frames = append(t.Frames, StackFrame{Address: f.Address, Symbol: f.Symbol, Inlined: f.Inlined})
 		}

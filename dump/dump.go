@@ -29,6 +29,9 @@ const (
 	FormatCore     Format = "core"     // Mach-O core file (MH_CORE)
 	FormatSample   Format = "sample"   // macOS sample or spindump hang report
 	FormatPLCrash  Format = "plcrash"  // PLCrashReporter binary report (.plcrash)
+	// FormatMicrostackshot: a macOS or iOS resource report (CPU usage,
+	// disk writes, wakeups) of microstackshots, .ips or .diag.
+	FormatMicrostackshot Format = "microstackshot"
 )
 
 // Memory reads captured process memory: unwind.Memory, the interface the
@@ -72,6 +75,11 @@ type Dump struct {
 	// reporter writes. The parser sets it: symbolicators look callers up
 	// by it, not by the format's name.
 	CallerAddresses CallerAddresses
+	// Counting says which threads stand for the dump where stacks are
+	// counted (package aggregate): the crashed thread of a crash, every
+	// thread of a sampled process. The parser sets it; the zero value is
+	// a crash's.
+	Counting Counting
 	// ReporterVersion is the version of the reporter's format as the input
 	// states it (KSCrash "2.0"); reporters changed how they write addresses
 	// between versions. Empty when not given.
@@ -79,6 +87,25 @@ type Dump struct {
 	// Warnings lists what could not be read but did not stop the rest.
 	Warnings []string
 }
+
+// Counting says which of a dump's threads are counted when stacks are
+// grouped and profiled.
+type Counting int
+
+const (
+	// CountCrashedThread: the dump is one moment of a process, most often
+	// its crash (an .ips or .crash, KSCrash, a minidump, a core, a
+	// .plcrash, a MetricKit crash diagnostic). Its crashed thread (the
+	// thread the report attributes the event to: Thread.Crashed) alone
+	// stands for it; the other threads only stood still when it died.
+	// A dump with no crashed thread counts every thread.
+	CountCrashedThread Counting = iota
+	// CountAllThreads: the dump samples a running process over time (a
+	// sample, spindump or microstackshot report; a MetricKit hang, CPU,
+	// disk-write or launch diagnostic): every thread counts, with its
+	// weights.
+	CountAllThreads
+)
 
 // CallerAddresses says what a reporter's caller addresses (every frame of
 // a backtrace but the PC) are.
@@ -242,6 +269,12 @@ func (d *Dump) CrashedThread() int {
 // reporter's backtraces (a crash report, or a sample's call graph), rather
 // than a memory dump whose threads must be walked.
 func (f Format) IsReport() bool {
-	return f == FormatIPS || f == FormatCrash || f == FormatKSCrash || f == FormatSample ||
-		f == FormatPLCrash
+	return f == FormatIPS || f == FormatCrash || f == FormatKSCrash || f == FormatPLCrash || f.IsCallGraph()
+}
+
+// IsCallGraph reports whether the format's threads hold a call graph's
+// nodes rather than stacks: a sample, spindump or microstackshot report
+// (package hangreport reads them).
+func (f Format) IsCallGraph() bool {
+	return f == FormatSample || f == FormatMicrostackshot
 }

@@ -2,6 +2,7 @@ package hangreport
 
 import (
 	"bytes"
+	"encoding/json"
 
 	"github.com/stackimage/stackimage/internal/lazyregexp"
 )
@@ -21,6 +22,9 @@ var (
 	// threads' headings, "  Thread 0x1a2b ... 10 samples (1-10) ...".
 	listingProcess = lazyregexp.New(`(?m)^Process:[ \t]+\S`)
 	listingThread  = lazyregexp.New(`(?m)^[ \t]+Thread 0x[0-9a-fA-F]+[ \t].*\b\d+ samples? \(`)
+	// microstackshotMarkers are the lines only a microstackshot report
+	// has: its data source, or its heaviest stack's heading.
+	microstackshotMarkers = lazyregexp.New(`(?m)^(Data Source:[ \t]+Microstackshots\b|Heaviest stack for the target process:)`)
 	// reportFirstLine is a line a report can start with: a sample's
 	// opening lines, its call graph, or a header field ("Date/Time:",
 	// "Process:"). A document that quotes a report (Markdown, an e-mail)
@@ -39,6 +43,9 @@ func Detect(head []byte) bool {
 	if len(head) == 0 || head[0] == '{' || head[0] == '[' {
 		return false
 	}
+	if DetectMicrostackshot(head) {
+		return false
+	}
 	if len(head) > detectWindow {
 		head = head[:detectWindow]
 	}
@@ -50,6 +57,53 @@ func Detect(head []byte) bool {
 		return false
 	}
 	return sampleMarkers.Match(head) || spindumpSource.Match(head) && spindumpSteps.Match(head) || isSpindumpListing(head)
+}
+
+// DetectMicrostackshot reports whether head, the first bytes of an input,
+// is a microstackshot resource report: a .diag's text, or an .ips whose
+// JSON first line is followed by that text (a crash .ips continues with
+// JSON). The text must start as a report does and have "Data Source:
+// Microstackshots" or "Heaviest stack for the target process:".
+func DetectMicrostackshot(head []byte) bool {
+	head = bytes.TrimLeft(head, "\ufeff \t\r\n")
+	if len(head) > detectWindow {
+		head = head[:detectWindow]
+	}
+	if len(head) > 0 && head[0] == '{' {
+		if _, body, ok := ipsHeader(head); ok {
+			head = bytes.TrimLeft(body, " \t\r\n")
+		} else {
+			return false
+		}
+	}
+	if len(head) == 0 || head[0] == '{' || head[0] == '[' {
+		return false
+	}
+	first := head
+	if nl := bytes.IndexByte(head, '\n'); nl >= 0 {
+		first = head[:nl]
+	}
+	return reportFirstLine.Match(first) && microstackshotMarkers.Match(head)
+}
+
+// ipsHeader splits an .ips report's JSON first line from the rest: the
+// header's bug_type, and the body after the line. ok is false when the
+// first line is not a JSON object with a bug_type.
+func ipsHeader(data []byte) (bugType string, body []byte, ok bool) {
+	line, body, _ := bytes.Cut(data, []byte("\n"))
+	var meta struct {
+		BugType json.RawMessage `json:"bug_type"`
+	}
+	if json.Unmarshal(line, &meta) != nil || meta.BugType == nil {
+		return "", nil, false
+	}
+	// bug_type is a string ("145") in every report seen; a number is
+	// read too.
+	var s string
+	if json.Unmarshal(meta.BugType, &s) != nil {
+		s = string(meta.BugType)
+	}
+	return s, body, true
 }
 
 // isSpindumpListing reports whether head lists spindump's processes: a

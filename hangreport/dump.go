@@ -66,7 +66,12 @@ func (r *Report) Dumps() []*dump.Dump {
 // To print names back into the graph use Write. A spindump's Heaviest
 // stack is left out: its addresses are in the threads.
 func (r *Report) processDump(i int) *dump.Dump {
-	d := &dump.Dump{Format: dump.FormatSample, Warnings: append([]string(nil), r.Warnings...)}
+	d := &dump.Dump{Format: dump.FormatSample, Warnings: append([]string(nil), r.Warnings...),
+		Counting: dump.CountAllThreads} // every thread was sampled
+	if r.Kind == KindMicrostackshot {
+		d.Format = dump.FormatMicrostackshot
+		d.Annotations = r.eventAnnotations()
+	}
 	header := map[string]string{}
 	for _, f := range r.Header {
 		if _, ok := header[f.Key]; !ok {
@@ -125,7 +130,7 @@ func (r *Report) processDump(i int) *dump.Dump {
 		dt := dump.Thread{Index: len(d.Threads), ID: th.ID, Name: threadName(th.Heading)}
 		for ni := range th.Nodes {
 			f := r.Frame(th.Nodes[ni].Text)
-			if !f.HasAddress {
+			if f.Address, f.HasAddress = r.FrameAddress(i, f); !f.HasAddress {
 				continue
 			}
 			df := dump.Frame{Address: f.Address, ImageIndex: imageOf(f.Address), ImageName: f.Image,
@@ -141,6 +146,78 @@ func (r *Report) processDump(i int) *dump.Dump {
 		d.Threads = append(d.Threads, dt)
 	}
 	return d
+}
+
+// FrameAddress returns the address of frame f of process pi: the one it
+// wrote ("[0x1007f5050]"), else its image's load address in the
+// process's Binary Images plus its offset ("(dyld + 82408)", as some
+// microstackshot reports write frames). ok is false when neither is
+// known.
+func (r *Report) FrameAddress(pi int, f Frame) (addr uint64, ok bool) {
+	if f.HasAddress {
+		return f.Address, true
+	}
+	if !f.HasImageOffset || f.Image == "" || pi < 0 || pi >= len(r.Processes) {
+		return 0, false
+	}
+	start, ok := r.Processes[pi].imageStarts[f.Image]
+	return start + f.ImageOffset, ok
+}
+
+// indexImages maps each process's image names (the file name frames
+// give, and the name the list gives) to their load addresses, the first
+// image of a name winning, for FrameAddress.
+func (r *Report) indexImages() {
+	for _, pr := range r.Processes {
+		if len(pr.Images) == 0 {
+			continue
+		}
+		pr.imageStarts = make(map[string]uint64, len(pr.Images))
+		for _, im := range pr.Images {
+			for _, name := range []string{im.shortName(), im.Name} {
+				if _, seen := pr.imageStarts[name]; !seen && name != "" {
+					pr.imageStarts[name] = im.Start
+				}
+			}
+		}
+	}
+}
+
+// eventFields are the header fields of a microstackshot report that say
+// what happened, kept as the dump's annotations: the event, what the
+// system did, the measure that crossed its limit, and the sampling.
+var eventFields = []string{"Event", "Action taken", "CPU", "Writes", "Wakeups", "Duration", "Duration Sampled", "Steps"}
+
+// eventAnnotations returns a microstackshot report's event fields (and
+// its .ips bug_type) as annotations, in eventFields' order.
+func (r *Report) eventAnnotations() []dump.Annotation {
+	var out []dump.Annotation
+	if r.BugType != "" {
+		out = append(out, dump.Annotation{Key: "bug_type", Value: r.BugType})
+	}
+	for _, key := range eventFields {
+		for _, f := range r.Header {
+			if f.Key == key {
+				out = append(out, dump.Annotation{Key: key, Value: f.Value})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Event returns a microstackshot report's "Event:" ("cpu usage", "disk
+// writes", "wakeups"); empty for other reports.
+func (r *Report) Event() string {
+	if r.Kind != KindMicrostackshot {
+		return ""
+	}
+	for _, f := range r.Header {
+		if f.Key == "Event" {
+			return f.Value
+		}
+	}
+	return ""
 }
 
 // threadName picks a thread's name or queue from its heading: sample's

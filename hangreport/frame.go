@@ -61,7 +61,8 @@ func (f *Frame) Named() bool { return f.Symbol != "" }
 
 // parseFrame reads a frame from s, which starts at byte base of the input.
 func parseFrame(kind Kind, s string, base int) Frame {
-	if kind == KindSpindump {
+	if kind == KindSpindump || kind == KindMicrostackshot {
+		// A microstackshot report writes its frames as spindump does.
 		return parseSpindumpFrame(s, base)
 	}
 	return parseSampleFrame(s, base)

@@ -16,7 +16,7 @@ import (
 // whatever it read never panic and give the input back when no name is
 // filled in.
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"branches-sample.txt", "spindump.txt"} {
+	for _, name := range []string{"branches-sample.txt", "spindump.txt", "microstackshot-diskwrites.ips"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -30,6 +30,8 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("Call graph:\n    1 Thread_1\n    + 1 ???  (in A)  load address 0x1 + 0x2  [0x3]\n"))
 	f.Add([]byte("Data Source: x\nSteps: 1\nProcess: A [1]\n  Thread 0x1\n  1  ??? (A + 1) [0x2] 1-1\n   *1  f + 1 (f.c:1,2 in A + 3) [0x4]\n"))
+	f.Add([]byte("{\"bug_type\":\"202\"}\nData Source: Microstackshots\nEvent: cpu usage\n\nHeaviest stack for the target process:\n  2  ??? (A + 1) [0x2]\n\n" +
+		"Powerstats for:   A [1]\n  2  ??? (A + 1) [0x2]\n    1  f + 1 (A + 3) [0x4]\n    1  ??? (A + 5)\n      1  <Kernel mode>\n\n  Binary Images:\n  0x1 - ???  A  <11111111-2222-3333-4444-555555555555>  /A\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -71,6 +73,7 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 func TestAllocationBudget(t *testing.T) {
 	const size = 1 << 20
 	spindump := "Data Source: x\nSteps: 1\n"
+	microstackshot := "Data Source: Microstackshots\n"
 	tests := []struct{ name, head, line string }{
 		{"sample nodes", "Call graph:\n    1 Thread_1\n", "      1 x\n"},
 		{"sample threads", "Call graph:\n", "1 Thread_\n"},
@@ -81,6 +84,10 @@ func TestAllocationBudget(t *testing.T) {
 		{"spindump threads", spindump + "Process: a\n", "Thread 0x1\n"},
 		{"spindump nodes", spindump + "Process: a\nThread 0x1\n", " 1 x\n"},
 		{"garbage", "Call graph:\n    1 Thread_1\n", "x\n"},
+		{"microstackshot processes", microstackshot, "Powerstats for: a\n"},
+		{"microstackshot nodes", microstackshot + "Powerstats for: a\n", " 1 x\n"},
+		{"microstackshot images", microstackshot + "Powerstats for: a\n 1 x\nBinary Images:\n", "0x1 - 0x2 a\n"},
+		{"microstackshot heaviest", microstackshot + "Heaviest stack for the target process:\n", " 1 x\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package hangreport
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path"
@@ -61,11 +62,11 @@ func (p *parser) warnf(format string, args ...any) {
 	}
 }
 
-// Parse reads a sample or spindump report. The Report it returns keeps
-// data's text (one copy) and indexes into it. On malformed or truncated
-// input it returns what could be read together with an error naming the
-// line; ErrNotHangReport (wrapped) means the input had nothing of a
-// report.
+// Parse reads a sample, spindump or microstackshot report. The Report it
+// returns keeps data's text (one copy) and indexes into it. On malformed
+// or truncated input it returns what could be read together with an
+// error naming the line; ErrNotHangReport (wrapped) means the input had
+// nothing of a report.
 func Parse(data []byte) (*Report, error) {
 	if len(data) > MaxInputSize {
 		return nil, fmt.Errorf("hangreport: input of %d bytes is larger than %d", len(data), MaxInputSize)
@@ -78,7 +79,18 @@ func newParser(data []byte) *parser {
 	// A listing of spindump's processes without its header says what it
 	// is by its structure alone: its first "Process:" line starts a
 	// process, as it does after a header.
-	if window := data[:min(len(data), detectWindow)]; isSpindumpListing(window) && !sampleMarkers.Match(window) {
+	window := data[:min(len(data), detectWindow)]
+	if trimmed := bytes.TrimLeft(window, "\ufeff \t\r\n"); len(trimmed) > 0 && trimmed[0] == '{' {
+		// An .ips report's JSON first line; the parser passes over it as
+		// it does any line that is not a field.
+		if bugType, _, ok := ipsHeader(trimmed); ok {
+			r.BugType = bugType
+		}
+	}
+	switch {
+	case DetectMicrostackshot(window):
+		r.Kind = KindMicrostackshot
+	case isSpindumpListing(window) && !sampleMarkers.Match(window):
 		r.Kind = KindSpindump
 	}
 	return &parser{r: r, arena: make([]Node, 0, countNodeLines(r.text))}
@@ -106,6 +118,7 @@ func (p *parser) run() (*Report, error) {
 	}
 	p.finish()
 	p.setThread(nil)
+	r.indexImages()
 	var err error
 	switch {
 	case r.Kind == "":
@@ -196,6 +209,11 @@ func (p *parser) line(line string, off int) {
 		p.sec = secTail
 		return
 	case strings.HasPrefix(line, "Heaviest stack for "):
+		// spindump's is the main thread's; a microstackshot report's the
+		// target process's.
+		if strings.HasPrefix(line, "Heaviest stack for the target process") {
+			p.setKind(KindMicrostackshot)
+		}
 		p.setKind(KindSpindump)
 		p.setThread(nil)
 		p.r.Heaviest = &Thread{Line: p.lineNo, Heading: trimmed, Heaviest: true}
@@ -210,7 +228,21 @@ func (p *parser) line(line string, off int) {
 		p.sec = secProcess
 		p.field(line)
 		return
-	case p.r.Kind == KindSpindump && strings.HasPrefix(trimmed, "Thread 0x") && p.sec != secHeader:
+	case strings.HasPrefix(line, "Powerstats for:") && p.r.Kind == KindMicrostackshot:
+		p.proc = &Process{}
+		p.r.Processes = append(p.r.Processes, p.proc)
+		p.setThread(nil)
+		p.sec = secProcess
+		p.field(line)
+		return
+	case p.r.Kind == KindMicrostackshot && p.sec == secProcess && startsNode(line):
+		// A process's call graph follows its fields, without a thread
+		// heading: it holds the samples of all its threads.
+		p.startThread(p.process(), Thread{Line: p.lineNo})
+		p.sec = secThread
+		p.nodeLine(line, off)
+		return
+	case (p.r.Kind == KindSpindump || p.r.Kind == KindMicrostackshot) && strings.HasPrefix(trimmed, "Thread 0x") && p.sec != secHeader:
 		pr := p.process()
 		th := Thread{Line: p.lineNo, Heading: trimmed}
 		id := strings.TrimPrefix(trimmed, "Thread ")
@@ -234,8 +266,11 @@ func (p *parser) line(line string, off int) {
 	}
 	switch p.sec {
 	case secHeader, secProcess:
-		if key, _, ok := field(line); ok {
-			if key == "Data Source" {
+		if _, _, ok := field(line); ok {
+			if key, value, _ := field(line); key == "Data Source" {
+				if strings.HasPrefix(value, "Microstackshots") {
+					p.setKind(KindMicrostackshot)
+				}
 				p.setKind(KindSpindump)
 			}
 			p.field(line)
@@ -269,7 +304,7 @@ func (p *parser) field(line string) {
 
 func (p *parser) processField(pr *Process, key, value string) {
 	switch key {
-	case "Process":
+	case "Process", "Powerstats for":
 		name, pid := reportfield.NameAndPID(value)
 		pr.Name = name
 		if pid != 0 {
@@ -290,6 +325,14 @@ func (p *parser) processField(pr *Process, key, value string) {
 			p.warnf("Load Address %q is not a hex number", value)
 		}
 	}
+}
+
+// startsNode reports whether line is a call graph's node: tree
+// characters, then a count (after spindump's "*" for a kernel frame) and
+// a frame.
+func startsNode(line string) bool {
+	_, _, text, _, ok, _ := countPrefix(line)
+	return ok && text < len(line)
 }
 
 // analysisLine reads "Analysis of sampling Name (pid 1828) every 1

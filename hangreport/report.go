@@ -1,7 +1,10 @@
 // Package hangreport reads the text reports macOS writes about a hung or
-// busy process: the output of /usr/bin/sample and spindump reports. Both
-// are call graphs, not stacks: each thread is a tree of frames, every node
-// counting the samples in which that frame was on the stack.
+// busy process: the output of /usr/bin/sample, spindump reports, and the
+// microstackshot resource reports macOS and iOS write for a process that
+// used too much CPU, wrote too much to disk or woke too often (.ips with
+// bug_type 145 or 202, .diag). All are call graphs, not stacks: each
+// thread (each process, in a microstackshot report) is a tree of frames,
+// every node counting the samples in which that frame was on the stack.
 //
 // Parse keeps every byte of the input and the position of every frame in
 // it, so that Write can print the report back in its own layout with names
@@ -30,6 +33,11 @@ type Kind string
 const (
 	KindSample   Kind = "sample"   // /usr/bin/sample output ("Analysis of sampling ...")
 	KindSpindump Kind = "spindump" // spindump text report ("Data Source: Stackshots")
+	// KindMicrostackshot is a resource report ("Data Source:
+	// Microstackshots"): a header naming the event, the heaviest stack of
+	// the target process, then a "Powerstats for:" section per process
+	// with one call graph of all its threads' samples.
+	KindMicrostackshot Kind = "microstackshot"
 )
 
 // MaxInputSize is the largest input Parse accepts. A spindump of a whole
@@ -46,12 +54,17 @@ type Report struct {
 	// section (for a sample, before "Call graph:"), in order.
 	Header []Field
 	// Processes are the sampled processes: one for a sample, one per
-	// "Process:" section for a spindump.
+	// "Process:" section for a spindump, one per "Powerstats for:"
+	// section for a microstackshot report.
 	Processes []*Process
 	// Heaviest is a spindump's "Heaviest stack for the main thread of the
-	// target process": a single path, in the target's address space (see
-	// Target); nil when absent.
+	// target process", or a microstackshot report's "Heaviest stack for
+	// the target process": a single path, in the target's address space
+	// (see Target); nil when absent.
 	Heaviest *Thread
+	// BugType is the bug_type of an .ips report's JSON first line ("145"
+	// disk writes, "202" CPU usage); empty for a report without one.
+	BugType string
 	// Warnings lists what could not be read but did not stop the rest.
 	Warnings []string
 
@@ -85,9 +98,15 @@ type Process struct {
 	TotalInStack []Entry
 	TopOfStack   []Entry
 	Images       []Image
+
+	// imageStarts maps Images' names to their load addresses
+	// (Report.FrameAddress).
+	imageStarts map[string]uint64
 }
 
-// Thread is one thread's call graph.
+// Thread is one thread's call graph. A microstackshot report's process
+// has one Thread, without a heading, holding the samples of all its
+// threads.
 type Thread struct {
 	Line int // the heading's line number
 	// Heading is the thread's line as written, without the sample count:
@@ -207,8 +226,8 @@ func (e *Error) Error() string {
 }
 
 // ErrNotHangReport is returned (wrapped) when the input has none of the
-// lines of a sample or spindump report.
-var ErrNotHangReport = errors.New("hangreport: not a sample or spindump report")
+// lines of a sample, spindump or microstackshot report.
+var ErrNotHangReport = errors.New("hangreport: not a sample, spindump or microstackshot report")
 
 // field splits a "Key:  value" line. The key is what a report's header
 // keys look like: starts with a letter, no more than a few words.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/crashreport"
+	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/internal/testcorpus"
 )
 
@@ -607,5 +608,134 @@ func TestParseSpindumpListing(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"other [7]: 1 threads", "Demo [42]: 1 threads"}, names); r.Kind != KindSpindump || diff != "" {
 		t.Errorf("kind %s, processes (-want +got):\n%s", r.Kind, diff)
+	}
+}
+
+// TestMicrostackshotReport reads a real disk-writes report (see
+// testdata/README.md): its header, heaviest stack, the process's one call
+// graph with its counts, and its images; every frame's address is its
+// image's load address plus the offset the frame gives.
+func TestMicrostackshotReport(t *testing.T) {
+	data := readTestdata(t, "microstackshot-diskwrites.ips")
+	if !DetectMicrostackshot(data) || Detect(data) {
+		t.Fatalf("DetectMicrostackshot = %v, Detect = %v; want true, false", DetectMicrostackshot(data), Detect(data))
+	}
+	r, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Kind != KindMicrostackshot || r.BugType != "145" || r.Event() != "disk writes" {
+		t.Errorf("Kind %q, BugType %q, Event %q; want microstackshot, 145, disk writes", r.Kind, r.BugType, r.Event())
+	}
+	if r.Heaviest == nil || len(r.Heaviest.Nodes) != 23 {
+		t.Fatalf("heaviest stack %+v, want 23 frames", r.Heaviest)
+	}
+	if len(r.Processes) != 1 || r.Target() != 0 {
+		t.Fatalf("%d processes, target %d; want 1, 0", len(r.Processes), r.Target())
+	}
+	pr := r.Processes[0]
+	if pr.Name != "aggregated" || pr.PID != 417 || len(pr.Threads) != 1 || len(pr.Images) != 9 {
+		t.Fatalf("process %q [%d] with %d threads and %d images; want aggregated [417], 1, 9", pr.Name, pr.PID, len(pr.Threads), len(pr.Images))
+	}
+	th := &pr.Threads[0]
+	roots := th.Roots()
+	if len(roots) != 1 || th.Nodes[roots[0]].Count != 57 {
+		t.Fatalf("roots %v, want one of 57 samples (the process's Num samples)", roots)
+	}
+	starts := map[string]uint64{}
+	for _, im := range pr.Images {
+		starts[im.Name] = im.Start
+	}
+	for i, n := range th.Nodes {
+		var children uint64
+		for _, c := range th.Children(i) {
+			children += th.Nodes[c].Count
+		}
+		if children > n.Count {
+			t.Errorf("line %d: children count %d samples, more than the node's %d", n.Line, children, n.Count)
+		}
+		f := r.Frame(n.Text)
+		if !f.HasAddress {
+			if !strings.HasPrefix(f.Text, "<") {
+				t.Errorf("line %d: frame %q has no address", n.Line, f.Text)
+			}
+			continue
+		}
+		if start, ok := starts[f.Image]; !ok || start+f.ImageOffset != f.Address {
+			t.Errorf("line %d: %s + %d at %#x, image at %#x (listed %v)", n.Line, f.Image, f.ImageOffset, f.Address, start, ok)
+		}
+	}
+	d := r.Dump()
+	if d.Format != dump.FormatMicrostackshot || d.Counting != dump.CountAllThreads || d.Process.Name != "aggregated" || d.Arch == nil || d.Arch.Name != "arm64" {
+		t.Errorf("dump %s %v %q %v", d.Format, d.Counting, d.Process.Name, d.Arch)
+	}
+	want := []dump.Annotation{{Key: "bug_type", Value: "145"}, {Key: "Event", Value: "disk writes"}, {Key: "Action taken", Value: "none"},
+		{Key: "Writes", Value: "1073.75 MB of file backed memory dirtied over 28159 seconds (38.13 KB per second average), exceeding limit of 12.43 KB per second over 86400 seconds"},
+		{Key: "Duration", Value: "28158.82s"}, {Key: "Duration Sampled", Value: "28054.23s"}, {Key: "Steps", Value: "685 ( (10.49 MB/step))"}}
+	if diff := cmp.Diff(want, d.Annotations); diff != "" {
+		t.Errorf("annotations (-want +got):\n%s", diff)
+	}
+	// The .diag text, without the .ips line, reads the same.
+	diag := data[bytes.IndexByte(data, '\n')+1:]
+	r2, err := Parse(diag)
+	if err != nil || r2.Kind != KindMicrostackshot || len(r2.Processes) != 1 || len(r2.Processes[0].Threads[0].Nodes) != len(th.Nodes) {
+		t.Errorf(".diag text: %v, kind %q", err, r2.Kind)
+	}
+}
+
+// TestMicrostackshotFrameWithoutAddress: a frame written as "(image +
+// offset)" alone takes its address from the image's load address.
+func TestMicrostackshotFrameWithoutAddress(t *testing.T) {
+	r, err := Parse([]byte("Date/Time: 2025-01-01\nData Source:      Microstackshots\nEvent:            cpu usage\n\n" +
+		"Powerstats for:   App [7]\n  3  ??? (App + 100)\n    2  ??? (libx.dylib + 16)\n\n  Binary Images:\n" +
+		"           0x100000000 -        0x100003fff  App  <11111111-2222-3333-4444-555555555555>  /App\n" +
+		"           0x180000000 -                ???  libx.dylib  <21111111-2222-3333-4444-555555555555>  /usr/lib/libx.dylib\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := r.Dump()
+	var got []uint64
+	for _, f := range d.Threads[0].Frames {
+		got = append(got, f.Address)
+	}
+	if want := []uint64{0x100000064, 0x180000010}; !cmp.Equal(want, got) {
+		t.Errorf("addresses %#x, want %#x", got, want)
+	}
+}
+
+// TestMicrostackshotDetect tells microstackshot reports from the other
+// inputs that share their lines or their .ips first line.
+func TestMicrostackshotDetect(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		data string
+		want bool
+	}{
+		{"diag", "Date/Time:        2021-02-15\nData Source:      Microstackshots\n", true},
+		{"heaviest only", "Command:          x\nEvent:            wakeups\n\nHeaviest stack for the target process:\n  1  ??? (x + 1) [0x2]\n", true},
+		{"ips", "{\"bug_type\":\"202\"}\nDate/Time:        2021-02-15\nData Source:      Microstackshots\n", true},
+		{"crash ips", "{\"bug_type\":\"309\"}\n{\"procName\":\"x\",\"threads\":[]}\n", false},
+		{"spindump", string(readTestdata(t, "spindump.txt")), false},
+		{"quoted", "```\nData Source:      Microstackshots\n```\n", false},
+		{"json", "{\"bug_type\": 145", false},
+	} {
+		if got := DetectMicrostackshot([]byte(c.data)); got != c.want {
+			t.Errorf("%s: DetectMicrostackshot = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestMicrostackshotGarbage: lines that are not a call graph's are errors
+// naming their line; what could be read is kept.
+func TestMicrostackshotGarbage(t *testing.T) {
+	data := "Data Source:      Microstackshots\n\nPowerstats for:   App [7]\n  3  ??? (App + 100) [0x100000064]\n  .\n  99999999999999999999999  ??? (App + 1) [0x1]\n"
+	r, err := Parse([]byte(data))
+	if r == nil || len(r.Processes) != 1 || len(r.Processes[0].Threads[0].Nodes) != 2 {
+		t.Fatalf("report %+v, want the process and its two nodes", r)
+	}
+	for _, want := range []string{"line 5 (byte", `not "COUNT FRAME"`, "line 6 (byte", "does not fit 64 bits"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want it to say %q", err, want)
+		}
 	}
 }

@@ -142,7 +142,7 @@ func (r *Report) spell(f *Frame, n Name, style Style) string {
 			offset()
 		}
 		b.WriteString(" " + addr)
-	case r.Kind == KindSpindump:
+	case r.Kind == KindSpindump || r.Kind == KindMicrostackshot:
 		b.WriteString(n.Symbol)
 		offset()
 		b.WriteString(" (")

@@ -1,7 +1,8 @@
 // Package open turns any input stackimage reads into the common dump
 // model: a stackimage snapshot, an Apple .ips or .crash report, a KSCrash
-// report, a macOS sample or spindump report, a minidump, a Mach-O core or
-// a PLCrashReporter report (.plcrash).
+// report, a macOS sample or spindump report, a macOS or iOS microstackshot
+// resource report, a minidump, a Mach-O core or a PLCrashReporter report
+// (.plcrash).
 //
 // The format is told from the content alone, never from the name: Formats
 // lists the sniffers in the order they are tried, and an input none of
@@ -25,7 +26,8 @@
 // text and JSON reports are read whole, each within its format's bound.
 //
 // Most inputs hold one process, so Input.Dumps has one element. A
-// spindump report lists many processes: each is a dump of its own.
+// spindump or microstackshot report lists many processes: each is a dump
+// of its own, the target process first.
 //
 // Package report symbolicates the dumps and writes them out.
 package open

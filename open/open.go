@@ -80,6 +80,7 @@ type Format struct {
 // reads it. Binary formats, told by their magic, come first.
 var formats = []Format{
 	{dump.FormatSnapshot, "stackimage snapshot", "MyApp-threads.json", isSnapshot, MaxDumpSize, readSnapshot},
+	{dump.FormatMicrostackshot, "macOS or iOS microstackshot resource report", "MyApp_2025-01-31-101112_cpu_resource.diag", hangreport.DetectMicrostackshot, hangreport.MaxInputSize, readHangReport},
 	{dump.FormatSample, "macOS sample or spindump report", "MyApp_2025-01-31_101112.sample.txt", hangreport.Detect, hangreport.MaxInputSize, readHangReport},
 	{dump.FormatIPS, "Apple .ips crash report", "MyApp-2025-01-31-101112.ips", isCrashReport(crashreport.FormatIPS), crashreport.MaxReportSize, readCrashReport},
 	{dump.FormatCrash, "Apple text crash report", "MyApp-2025-01-31-101112.crash", isCrashReport(crashreport.FormatCrash), crashreport.MaxReportSize, readCrashReport},
@@ -139,14 +140,15 @@ type Input struct {
 	// Format is the input's format.
 	Format *Format
 	// Dumps holds one dump per process the input describes: one for every
-	// format but a spindump report, which lists many processes. A report
+	// format but a spindump or microstackshot report, which lists many
+	// processes. A report
 	// with no process in it has none.
 	Dumps []*dump.Dump
 	// Crash is the parsed report of a .crash, .ips or KSCrash input; nil
 	// for other formats.
 	Crash *crashreport.Report
-	// Hang is the parsed report of a sample or spindump input; nil for
-	// other formats.
+	// Hang is the parsed report of a sample, spindump or microstackshot
+	// input; nil for other formats.
 	Hang *hangreport.Report
 	// PLCrash is the parsed report of a PLCrashReporter input; nil for
 	// other formats.
@@ -409,8 +411,8 @@ func readPLCrash(in *Input) error {
 	return err
 }
 
-// readHangReport reads a sample or spindump report: every process it
-// lists becomes a dump.
+// readHangReport reads a sample, spindump or microstackshot report:
+// every process it lists becomes a dump.
 func readHangReport(in *Input) error {
 	data, err := in.bytes()
 	if err != nil {

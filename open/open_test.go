@@ -15,13 +15,14 @@ import (
 // committed are inputs of every format read whole that the repository
 // holds, with the format each is.
 var committed = map[string]dump.Format{
-	"../fixtures/snapshots/chain-arm64-O1-deepest.json":  dump.FormatSnapshot,
-	"../crashreport/testdata/arm64.crash":                dump.FormatCrash,
-	"../crashreport/testdata/arm64.ips":                  dump.FormatIPS,
-	"../crashreport/testdata/x86_64-kscrash.json":        dump.FormatKSCrash,
-	"../hangreport/testdata/branches-sample.txt":         dump.FormatSample,
-	"../hangreport/testdata/spindump.txt":                dump.FormatSample,
-	"../plcrash/testdata/chain-arm64-O1-deepest.plcrash": dump.FormatPLCrash,
+	"../fixtures/snapshots/chain-arm64-O1-deepest.json":    dump.FormatSnapshot,
+	"../crashreport/testdata/arm64.crash":                  dump.FormatCrash,
+	"../crashreport/testdata/arm64.ips":                    dump.FormatIPS,
+	"../crashreport/testdata/x86_64-kscrash.json":          dump.FormatKSCrash,
+	"../hangreport/testdata/branches-sample.txt":           dump.FormatSample,
+	"../hangreport/testdata/spindump.txt":                  dump.FormatSample,
+	"../hangreport/testdata/microstackshot-diskwrites.ips": dump.FormatMicrostackshot,
+	"../plcrash/testdata/chain-arm64-O1-deepest.plcrash":   dump.FormatPLCrash,
 }
 
 func TestOpenCommittedInputs(t *testing.T) {

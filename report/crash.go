@@ -33,7 +33,7 @@ func NewCrash(w io.Writer) Writer { return &crashWriter{w: w} }
 
 // CanWriteCrash reports whether NewCrash's layout fits inputs of format f:
 // every format whose threads are stacks, not a sample's call graph.
-func CanWriteCrash(f dump.Format) bool { return f != dump.FormatSample }
+func CanWriteCrash(f dump.Format) bool { return !f.IsCallGraph() }
 
 // WriteCrash writes a symbolicated report in Apple's .crash layout.
 func WriteCrash(w io.Writer, rep *symbolize.Report) error {

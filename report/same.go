@@ -15,12 +15,12 @@ import (
 
 // ErrNoSameFormat is the error WriteSame returns for an input it cannot
 // write in its own layout (a snapshot, a minidump, a core, KSCrash JSON).
-var ErrNoSameFormat = fmt.Errorf("same format: only .crash, .ips, .plcrash, sample and spindump reports are written in their own layout")
+var ErrNoSameFormat = fmt.Errorf("same format: only .crash, .ips, .plcrash, sample, spindump and microstackshot reports are written in their own layout")
 
 // CanWriteSame reports whether WriteSame writes inputs of format f.
 func CanWriteSame(f dump.Format) bool {
-	return f == dump.FormatCrash || f == dump.FormatIPS || f == dump.FormatSample ||
-		f == dump.FormatPLCrash
+	return f == dump.FormatCrash || f == dump.FormatIPS || f == dump.FormatPLCrash ||
+		f.IsCallGraph()
 }
 
 // WriteSame symbolicates in and writes it back in its own layout, every

@@ -48,13 +48,20 @@ func (s *Server) handleStacks(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "aggregates need a writable store: set store in the configuration")
 		return
 	}
+	// ?threads=all counts every thread of a crash, not its crashed
+	// thread alone (aggregate.Threads).
+	threads, err := aggregate.ParseThreads(r.URL.Query().Get("threads"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "stacks: %v", err)
+		return
+	}
 	ctx, cancel := s.deadline(r.Context())
 	defer cancel()
 	max := int64(s.cfg.Limits.MaxDumpBody)
 	body := http.MaxBytesReader(w, r.Body, max)
 	ans := stacksAnswer{}
 	agg := aggregate.New()
-	loader := &aggregate.Loader{Aggregator: agg, OnError: func(name string, err error) {
+	loader := &aggregate.Loader{Aggregator: agg, Threads: threads, OnError: func(name string, err error) {
 		ans.BadRecords++
 		if len(ans.Errors) < maxReportedRecordErrors {
 			ans.Errors = append(ans.Errors, err.Error())

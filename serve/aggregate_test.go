@@ -182,3 +182,34 @@ func TestStacksWalkMemoryDumps(t *testing.T) {
 		t.Errorf("folded stacks %q, want the one stack once", body)
 	}
 }
+
+// A crash report posted to /v1/stacks adds its crashed thread alone,
+// every thread with ?threads=all; a microstackshot report adds every
+// node of its call graph that was on top of a stack.
+func TestStacksThreads(t *testing.T) {
+	_, ts := newTestServer(t, aggregateConfig(t.TempDir()))
+	ips := readFile(t, "../crashreport/testdata/arm64.ips")
+	for _, c := range []struct {
+		query   string
+		status  int
+		records int64
+	}{
+		{"", http.StatusOK, 1},
+		{"?threads=input", http.StatusOK, 1},
+		{"?threads=all", http.StatusOK, 2},
+		{"?threads=crashed", http.StatusBadRequest, 0},
+	} {
+		resp, body := do(t, "POST", ts.URL+"/v1/stacks"+c.query, bytes.NewReader(ips), nil)
+		var ans stacksAnswer
+		json.Unmarshal(body, &ans)
+		if resp.StatusCode != c.status || ans.Records != c.records {
+			t.Errorf("POST /v1/stacks%s: %d %s, want %d and %d records", c.query, resp.StatusCode, body, c.status, c.records)
+		}
+	}
+	resp, body := do(t, "POST", ts.URL+"/v1/stacks", bytes.NewReader(readFile(t, "../hangreport/testdata/microstackshot-diskwrites.ips")), nil)
+	var ans stacksAnswer
+	json.Unmarshal(body, &ans)
+	if resp.StatusCode != http.StatusOK || ans.Records == 0 {
+		t.Errorf("POST a microstackshot report: %d %s", resp.StatusCode, body)
+	}
+}

@@ -12,7 +12,8 @@
 //	PUT  /v1/symbols         a binary, dSYM (zip) or .sym file into the store
 //	GET  /buildid/{uuid}/debuginfo|executable   the debuginfod protocol
 //	GET  /metrics            Prometheus metrics
-//	POST /v1/stacks          stacks (docs/aggregate.md's stream format, a report or a dump) into the aggregates
+//	POST /v1/stacks          stacks (docs/aggregate.md's stream format, a report or a dump) into the aggregates;
+//	                         a crash's crashed thread alone, every thread with ?threads=all
 //	GET  /v1/groups          the aggregates' top groups, filtered
 //	GET  /v1/aggregate       the aggregates as pprof, folded stacks, speedscope or JSON
 //	GET  /ui/                top groups and a flame graph in the browser

@@ -7,11 +7,14 @@ import (
 	"mime/multipart"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/hangreport"
 	"github.com/stackimage/stackimage/internal/testcorpus"
 	"github.com/stackimage/stackimage/report"
 )
@@ -189,4 +192,38 @@ func readChain(t *testing.T, path string) []string {
 		}
 	}
 	return names
+}
+
+// TestNativeMicrostackshot posts a real microstackshot report to
+// /v1/symbolicate: the JSON answer is the report's process, its call
+// graph's every frame and its event; format=same gives the report back
+// (none of its images is in the store, so no name is filled in).
+func TestNativeMicrostackshot(t *testing.T) {
+	data := readFile(t, "../hangreport/testdata/microstackshot-diskwrites.ips")
+	parsed, err := hangreport.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ts := newTestServer(t, DefaultConfig("../fixtures/bin"))
+	resp, body := do(t, "POST", ts.URL+"/v1/symbolicate", bytes.NewReader(data), nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var doc report.JSON
+	if err := json.Unmarshal(body, &doc); err != nil {
+		t.Fatalf("answer %s: %v", body, err)
+	}
+	want := parsed.Dump()
+	if doc.Format != string(dump.FormatMicrostackshot) || doc.Header == nil || doc.Header.Process != want.Process.Name ||
+		len(doc.Threads) != 1 || len(doc.Threads[0].Frames) != len(want.Threads[0].Frames) {
+		t.Fatalf("answer: format %q, header %+v, %d threads; want %s of %q with %d frames", doc.Format, doc.Header, len(doc.Threads),
+			dump.FormatMicrostackshot, want.Process.Name, len(want.Threads[0].Frames))
+	}
+	if !slices.ContainsFunc(doc.Header.Annotations, func(a report.JSONAnnotation) bool { return a.Key == "Event" && a.Value == "disk writes" }) {
+		t.Errorf("annotations %+v lack the event", doc.Header.Annotations)
+	}
+	resp, same := do(t, "POST", ts.URL+"/v1/symbolicate?format=same", bytes.NewReader(data), nil)
+	if resp.StatusCode != 200 || !bytes.Equal(same, data) {
+		t.Errorf("format=same: status %d, %d bytes; want the report's %d bytes back", resp.StatusCode, len(same), len(data))
+	}
 }

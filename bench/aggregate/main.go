@@ -95,7 +95,10 @@ func run(c config) error {
 	ours := measure(c.runs, c.bin, "aggregate", stream, "--symbols", c.symbols, "--format", "pprof", "-o", out, "--quiet")
 	report("stackimage aggregate, stream → pprof", ours, float64(c.stacks), "stacks/s")
 	if !c.skipIPS {
-		ips := measure(c.runs, c.bin, "aggregate", filepath.Join(c.dir, "ips"), "--symbols", c.symbols, "--format", "pprof", "-o", out, "--quiet")
+		// Every thread of the .ips files is a captured stack: all count,
+		// not the crashed thread alone, so that this run counts what the
+		// stream's does.
+		ips := measure(c.runs, c.bin, "aggregate", filepath.Join(c.dir, "ips"), "--symbols", c.symbols, "--format", "pprof", "-o", out, "--quiet", "--threads", "all")
 		report(fmt.Sprintf("stackimage aggregate, %d .ips files → pprof", c.ipsFiles), ips, float64(c.ipsFiles), "files/s")
 	}
 	if !c.skipPprofCmp {

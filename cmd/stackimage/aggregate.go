@@ -17,7 +17,7 @@ import (
 )
 
 const aggregateSynopsis = `aggregate INPUT... [--symbols DIR]... [--group-by frames|stack|label:KEY] [--frames N]
-       [--in-app PATTERN]... [--format summary|pprof|folded|speedscope|json] [-o FILE]`
+       [--in-app PATTERN]... [--threads input|all] [--format summary|pprof|folded|speedscope|json] [-o FILE]`
 
 // aggregateGCPercent is the collector's GOGC while aggregating.
 const aggregateGCPercent = 400
@@ -54,6 +54,7 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 	top := fs.Int("top", 10, "how many groups the summary lists")
 	fs.Var(&labels, "label", "KEY=VALUE given to every stack read from a dump (stream records carry their own); repeatable")
 	quiet := fs.Bool("quiet", false, "show no progress bar on a terminal")
+	threadsFlag := fs.String("threads", "input", `which threads count: "input" (a crash's crashed thread; every thread of a hang, sample, spindump or microstackshot report) or "all"`)
 	inputs, err := fs.parse(args)
 	if err != nil {
 		return err
@@ -80,6 +81,10 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 		} else {
 			opts.InApp.Names = append(opts.InApp.Names, p)
 		}
+	}
+	threads, err := aggregate.ParseThreads(*threadsFlag)
+	if err != nil {
+		return fmt.Errorf("%w: --%v", errUsage, err)
 	}
 	switch *format {
 	case "summary", "pprof", "folded", "speedscope", "json":
@@ -110,16 +115,24 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 	bar := newProgress(stderr, *quiet, countFiles(inputs), "reading")
 	defer bar.finish()
 	stderr = bar.writer(stderr)
-	var failures, shown, done int
+	var failures, warnings, shown, done int
 	loader := &aggregate.Loader{
 		Aggregator: agg,
 		Symbolizer: &symbolize.Symbolizer{Symbols: syms},
 		Labels:     labelMap,
+		Threads:    threads,
 		OnError: func(name string, err error) {
 			failures++
 			if shown < maxReportedErrors {
 				shown++
 				writeLine(stderr, "stackimage aggregate: %s: %v", name, err)
+			}
+		},
+		OnWarning: func(name, warning string) {
+			warnings++
+			if shown < maxReportedErrors {
+				shown++
+				writeLine(stderr, "stackimage aggregate: %s: warning: %s", name, warning)
 			}
 		},
 		OnInput: func(string, int64) { done++; bar.set(done) },
@@ -130,8 +143,8 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 	if loadErr != nil {
 		return loadErr
 	}
-	if failures > shown {
-		writeLine(stderr, "stackimage aggregate: %d more inputs or records could not be read", failures-shown)
+	if failures+warnings > shown {
+		writeLine(stderr, "stackimage aggregate: %d more inputs or records could not be read or had warnings", failures+warnings-shown)
 	}
 	res, err := agg.Symbolicate(ctx, syms)
 	if err != nil {

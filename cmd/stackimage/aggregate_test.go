@@ -2,12 +2,14 @@ package main
 
 import (
 	"archive/zip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
+	"github.com/stackimage/stackimage/internal/testcorpus"
 )
 
 // exampleStream is docs/aggregate.md's example: three stacks of
@@ -99,9 +101,10 @@ func TestAggregateInputsAndErrors(t *testing.T) {
 	for _, s := range p.Sample {
 		stacks += s.Value[0]
 	}
-	// 3 stream records, the .ips's 2 threads and the snapshot's 1.
-	if stacks != 6 {
-		t.Errorf("profile holds %d stacks, want 6", stacks)
+	// 3 stream records, the .ips's crashed thread (of 2) and the
+	// snapshot's 1.
+	if stacks != 5 {
+		t.Errorf("profile holds %d stacks, want 5", stacks)
 	}
 }
 
@@ -120,5 +123,33 @@ func TestAggregateUsage(t *testing.T) {
 		if status != 2 || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%v: status %d, stderr %q; want 2 and %q", tt.args, status, errOut, tt.want)
 		}
+	}
+}
+
+// TestAggregateThreads: by default a crash report counts its crashed
+// thread alone; --threads all counts every thread; another value is a
+// usage error.
+func TestAggregateThreads(t *testing.T) {
+	dir := testcorpus.File(t, "kscrash/Example-Reports")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := func(folded string) int {
+		n := 0
+		for _, line := range strings.Split(strings.TrimSpace(folded), "\n") {
+			var w int
+			fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &w)
+			n += w
+		}
+		return n
+	}
+	byInput := total(runOK(t, "aggregate", dir, "--format", "folded", "--quiet"))
+	all := total(runOK(t, "aggregate", dir, "--format", "folded", "--quiet", "--threads", "all"))
+	if byInput != len(entries) || all <= byInput {
+		t.Errorf("%d reports: %d stacks counted by input, %d with --threads all; want one a report, and more", len(entries), byInput, all)
+	}
+	if status, _, stderr := runCmd(nil, "aggregate", dir, "--threads", "crashed"); status != 2 || !strings.Contains(stderr, `--threads "crashed": want input or all`) {
+		t.Errorf("--threads crashed: status %d, stderr %q", status, stderr)
 	}
 }

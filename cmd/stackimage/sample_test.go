@@ -115,7 +115,7 @@ func TestSymbolicateSameErrors(t *testing.T) {
 		inStderr string
 	}{
 		{"KSCrash report", []string{"symbolicate", filepath.Join(reportSamples, "x86_64-kscrash.json"), "--format", "same"}, 1,
-			"--format same writes .crash, .ips, .plcrash, sample and spindump reports; this is a KSCrash JSON report"},
+			"--format same writes .crash, .ips, .plcrash, sample, spindump and microstackshot reports; this is a KSCrash JSON report"},
 		{"unknown format", []string{"symbolicate", filepath.Join(reportSamples, "arm64.crash"), "--format", "xml"}, 2,
 			`--format "xml": want text, json, same or crash`},
 	}

@@ -35,7 +35,7 @@ type outputFlags struct {
 func addOutputFlags(fs *flag.FlagSet) *outputFlags {
 	o := &outputFlags{}
 	fs.StringVar(&o.format, "format", outputText,
-		"output: text, json, same (a .crash, .ips, sample or spindump report written back in its own layout with the frames filled in; a .plcrash as .crash text), or crash (any crash report or dump as Apple's .crash text)")
+		"output: text, json, same (a .crash, .ips, sample, spindump or microstackshot report written back in its own layout with the frames filled in; a .plcrash as .crash text), or crash (any crash report or dump as Apple's .crash text)")
 	fs.BoolVar(&o.json, "json", false, "print JSON (--format json)")
 	return o
 }
@@ -255,7 +255,7 @@ func writeReport(z *symbolize.Symbolizer, name string, in *open.Input, parseErr 
 	case outputSame:
 		err = report.WriteSame(ctx, z, in, out)
 		if errors.Is(err, report.ErrNoSameFormat) {
-			return fmt.Errorf("%s: --format same writes .crash, .ips, .plcrash, sample and spindump reports; this is %s", name, open.Article(in.Format.Name))
+			return fmt.Errorf("%s: --format same writes .crash, .ips, .plcrash, sample, spindump and microstackshot reports; this is %s", name, open.Article(in.Format.Name))
 		}
 	case outputCrash:
 		if !report.CanWriteCrash(in.Format.Format) {
