@@ -16,7 +16,7 @@ var layers = map[string]int{
 	"dump": 1, "snapshot": 1, "crashreport": 1, "hangreport": 1, "minidump": 1, "machocore": 1,
 	"image": 1, "debuginfo": 1, "symtab": 1, "symindex": 1, "breakpadsym": 1,
 	"walker": 1, "unwind": 1, "unwind/compactunwind": 1, "unwind/dwarfcfi": 1,
-	"archregs": 1, "uuid": 1, "lookup": 1, "swiftdemangle": 1,
+	"archregs": 1, "uuid": 1, "lookup": 1, "swiftdemangle": 1, "metrickit": 1,
 	"symstore": 2, "symbolize": 2,
 	"open": 3, "report": 3, "atos": 3, "aggregate": 3,
 	"serve": 4, "cmd/stackimage": 4, "cmd/stackimage-serve": 4,
@@ -34,6 +34,7 @@ var forbidden = map[string][]string{
 	"hangreport":  {"snapshot", "crashreport", "minidump", "machocore"},
 	"minidump":    {"snapshot", "crashreport", "hangreport", "machocore"},
 	"machocore":   {"snapshot", "crashreport", "hangreport", "minidump"},
+	"metrickit":   {"snapshot", "crashreport", "hangreport", "minidump", "machocore", "image"},
 	// The command runs the service as a program of its own: linking serve
 	// would load the service's libraries at every start of stackimage.
 	"cmd/stackimage": {"serve"},
