@@ -1,6 +1,7 @@
 // Package open turns any input stackimage reads into the common dump
 // model: a stackimage snapshot, an Apple .ips or .crash report, a KSCrash
-// report, a macOS sample or spindump report, a minidump or a Mach-O core.
+// report, a macOS sample or spindump report, a MetricKit diagnostic
+// payload, a minidump or a Mach-O core.
 //
 // The format is told from the content alone, never from the name: Formats
 // lists the sniffers in the order they are tried, and an input none of
@@ -24,7 +25,9 @@
 // text and JSON reports are read whole, each within its format's bound.
 //
 // Most inputs hold one process, so Input.Dumps has one element. A
-// spindump report lists many processes: each is a dump of its own.
+// spindump report lists many processes: each is a dump of its own. A
+// MetricKit payload (or array of payloads) holds several diagnostics:
+// each is a dump of its own.
 //
 // Package report symbolicates the dumps and writes them out.
 package open
