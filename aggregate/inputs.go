@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -529,6 +530,11 @@ func (l *Loader) addOpened(ctx context.Context, w *loadWorker, opened *open.Inpu
 	if opened.Hang != nil {
 		l.add(w, HangRecords(opened.Hang, l.Labels))
 		return err
+	}
+	if opened.MetricKit != nil {
+		recs, rerr := MetricKitRecords(opened.MetricKit, l.Labels)
+		l.add(w, recs)
+		return errors.Join(err, rerr)
 	}
 	z := l.Symbolizer
 	if z == nil && l.SymbolizerFor != nil && slices.ContainsFunc(opened.Dumps, func(d *dump.Dump) bool { return !d.Format.IsReport() }) {
