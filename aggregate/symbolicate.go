@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/stackimage/stackimage/debuginfo"
@@ -63,6 +64,13 @@ type Location struct {
 	// is the function the machine frame is in. One line with an empty
 	// Function when nothing was found.
 	Lines []Line
+	// Caller says the location was first reached as a caller: Offset is
+	// then the return address's offset less one.
+	Caller bool
+
+	// unknownName is the location's name when nothing names it:
+	// "Image+0x4d2a0" (see Result.FunctionName).
+	unknownName string
 }
 
 // Line is one function at a location.
@@ -126,7 +134,7 @@ func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Resul
 			})
 			if !ok {
 				id = int32(len(res.Locations))
-				res.Locations = append(res.Locations, Location{Image: f.image, Offset: f.offset})
+				res.Locations = append(res.Locations, Location{Image: f.image, Offset: f.offset, Caller: k > 0 && f.offset != frames[k].offset})
 				locByKey.insert(h, id)
 				if f.image >= 0 {
 					perImage[f.image] = append(perImage[f.image], id)
@@ -174,6 +182,9 @@ func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Resul
 		if len(l.Lines) == 1 && l.Lines[0].Function == "" {
 			l.Lines[0].Function = reporterName[int32(i)] // the report's own name, if it gave one
 		}
+		if l.Lines[0].Function == "" && l.Image >= 0 {
+			l.unknownName = unknownName(res.Images[l.Image].Name, l.writtenOffset())
+		}
 	}
 	res.Samples = make([]Sample, len(a.samples))
 	for i, s := range a.samples {
@@ -183,6 +194,24 @@ func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Resul
 		}
 	}
 	return res, nil
+}
+
+// writtenOffset is the offset the input gave: a caller's return
+// address, not the byte before it that was looked up.
+func (l *Location) writtenOffset() uint64 {
+	if l.Caller {
+		return l.Offset + 1
+	}
+	return l.Offset
+}
+
+// unknownName names a frame no symbol names by its image and offset,
+// "UIKitCore+0x4d2a0", as crash reports print such frames.
+func unknownName(image string, offset uint64) string {
+	b := make([]byte, 0, len(image)+19)
+	b = append(b, image...)
+	b = append(b, "+0x"...)
+	return string(strconv.AppendUint(b, offset, 16))
 }
 
 // totalFrames is the number of frames of all stacks.
