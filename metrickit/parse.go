@@ -204,7 +204,10 @@ func (r *reader) describe() string {
 	case c == 'n':
 		return "null"
 	case c == '-' || c >= '0' && c <= '9':
-		end, _ := jsonscan.ValueEnd(r.s.B, r.s.I)
+		end, ok := jsonscan.ValueEnd(r.s.B, r.s.I)
+		if !ok || end < r.s.I {
+			end = len(r.s.B)
+		}
 		return "the number " + string(r.s.B[r.s.I:min(end, r.s.I+32)])
 	case c == 0:
 		return "the end of the input"
