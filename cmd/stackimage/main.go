@@ -32,8 +32,9 @@ const usage = `stackimage: symbolicate Apple-platform stacks and crash reports o
 Usage:
   stackimage symbolicate DUMP [--symbols DIR]... [--format text|json|same]
       Walk every thread of a dump (snapshot, minidump, Mach-O core) or read a
-      crash or hang report, and print the symbolicated backtraces; "-" reads
-      stdin. --format same prints the input in its own layout.
+      crash or hang report or a MetricKit payload, and print the symbolicated
+      backtraces; "-" reads stdin. --format same prints the input in its own
+      layout.
   stackimage symbolicate DUMP|DIR... --out DIR [--quiet] [options]
       Symbolicate many reports, one file each in --out, with a progress
       bar on a terminal.

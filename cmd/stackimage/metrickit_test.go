@@ -506,3 +506,72 @@ func goToolPprofTop(t *testing.T, profile string) map[string]int64 {
 	}
 	return top
 }
+
+// The text output of a payload: each diagnostic with its header (the
+// crash's exception, every metadata field as an annotation), a call
+// tree's order said; --format same refuses MetricKit plainly, as Apple
+// defines no text layout of a payload.
+func TestMetricKitText(t *testing.T) {
+	path := filepath.Join("testdata", "metrickit", "payload-seed1.json")
+	out := runOK(t, "symbolicate", path, "--symbols", symbolsDir)
+	for _, want := range []string{
+		"Format: MetricKit diagnostic payload\n",
+		"Exception:  EXC_BAD_ACCESS (SIGSEGV)\n",
+		"  diagnostic = crash\n", "  diagnostic = hang\n", "  diagnostic = cpuException\n",
+		"  diagnostic = diskWriteException\n", "  diagnostic = appLaunch\n",
+		"  hangDuration = 3.2 sec\n",
+		"Order:      call graph, outermost first",
+		" Crashed:\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text output lacks %q:\n%s", want, out)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"symbolicate", path, "--format", "same"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 1 || stdout.Len() != 0 || !strings.Contains(stderr.String(), "--format same writes .crash, .ips, sample and spindump reports; this is a MetricKit diagnostic payload") {
+		t.Errorf("--format same: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+}
+
+// Each diagnostic's kind and metadata are labels: --group-by
+// label:diagnostic gives a group per kind, weighted as the truth says.
+func TestMetricKitGroupByKind(t *testing.T) {
+	bins := metricKitBinaries(t)
+	p := metrickitfixture.Generate(bins, 1, false)
+	want := map[string]int64{}
+	for _, d := range p.Diagnostics {
+		kind := strings.TrimSuffix(d.Key, "Diagnostics")
+		for _, s := range d.Stacks {
+			metrickitfixture.Walk(s, func(path []*metrickitfixture.Frame) {
+				f := path[len(path)-1]
+				if d.Key == "crashDiagnostics" {
+					if len(f.Children) == 0 {
+						want[kind]++
+					}
+					return
+				}
+				want[kind] += int64(f.Self)
+			})
+		}
+	}
+	out := runOK(t, "aggregate", filepath.Join("testdata", "metrickit", "payload-seed1.json"), "--symbols", symbolsDir,
+		"--group-by", "label:diagnostic", "--format", "json", "--quiet")
+	var doc struct {
+		Groups []struct {
+			Fingerprint []string `json:"fingerprint"`
+			Weight      int64    `json:"weight"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, g := range doc.Groups {
+		label := g.Fingerprint[len(g.Fingerprint)-1]
+		got[strings.TrimPrefix(label, "diagnostic=")] += g.Weight
+	}
+	if diff := cmpMaps(want, got); diff != "" {
+		t.Errorf("weight per diagnostic kind:\n%s", diff)
+	}
+}
