@@ -215,7 +215,7 @@ func (in *Input) Dump(p *Payload, d *Diagnostic) *dump.Dump {
 	for si := range d.Tree.Stacks {
 		st := &d.Tree.Stacks[si]
 		t := dump.Thread{Index: si, Crashed: d.Kind == KindCrash && st.ThreadAttributed}
-		if !d.Tree.PerThread && len(d.Tree.Stacks) == 1 {
+		if !d.Tree.PerThread && len(d.Tree.Stacks) == 1 && d.Kind != KindCrash {
 			t.Name = "all threads" // one tree merging every thread's samples
 		}
 		t.Frames = make([]dump.Frame, 0, len(st.Frames))
