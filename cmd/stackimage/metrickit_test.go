@@ -381,7 +381,7 @@ func foldedWeights(t *testing.T, out string) map[string]int64 {
 // sampleCount less their subFrames'); frames of the system library keep
 // their image and offset ("UIKitCore+0x1234"). The pprof profile of the
 // same payload, read by the real go tool pprof, shows the same weights
-// per function.
+// per function, and the speedscope file weighs as much in all.
 func TestMetricKitAggregateTruth(t *testing.T) {
 	bins := metricKitBinaries(t)
 	truth := newSymbolizerTruth(t, bins)
@@ -453,6 +453,19 @@ func TestMetricKitAggregateTruth(t *testing.T) {
 		}
 		if sum != total || top[""] != total {
 			t.Errorf("payload %d: go tool pprof -top total %d, want %d", i, top[""], total)
+		}
+
+		var speedscope struct {
+			Profiles []struct {
+				EndValue int64   `json:"endValue"`
+				Weights  []int64 `json:"weights"`
+			} `json:"profiles"`
+		}
+		if err := json.Unmarshal([]byte(runOK(t, "aggregate", path, "--symbols", symbolsDir, "--format", "speedscope", "--quiet")), &speedscope); err != nil {
+			t.Fatal(err)
+		}
+		if len(speedscope.Profiles) != 1 || speedscope.Profiles[0].EndValue != total {
+			t.Errorf("payload %d: speedscope %+v, want one profile weighing %d", i, speedscope.Profiles, total)
 		}
 	}
 }
