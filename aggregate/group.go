@@ -149,9 +149,6 @@ func (r *Result) FunctionName(loc *Location, line Line) string {
 	if line.Function != "" {
 		return line.Function
 	}
-	if loc.unknownName != "" {
-		return loc.unknownName
-	}
 	if loc.Image >= 0 {
 		return unknownName(r.Images[loc.Image].Name, loc.writtenOffset())
 	}

@@ -81,10 +81,11 @@ func (r *Result) Profile() *profile.Profile {
 		}
 		for _, line := range l.Lines {
 			var f *profile.Function
-			if line.Function == "" && l.unknownName != "" {
+			if line.Function == "" && l.Image >= 0 {
 				// A frame no symbol names is a function of its own, its
 				// name unique to its location: no need to look it up.
-				f = &profile.Function{ID: uint64(len(p.Function) + 1), Name: l.unknownName, SystemName: l.unknownName}
+				name := r.FunctionName(l, line)
+				f = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
 				p.Function = append(p.Function, f)
 			} else {
 				f = function(r.FunctionName(l, line), line.Mangled, line.File)

@@ -56,6 +56,9 @@ type ImageInfo struct {
 // functions there, innermost (inlined) first.
 type Location struct {
 	Image int32 // index in Result.Images; -1 for an address in no known image
+	// Caller says the location was first reached as a caller: Offset is
+	// then the return address's offset less one.
+	Caller bool
 	// Offset is the lookup address's offset from the image's load address
 	// (the absolute address when Image is -1): the PC for a stack's first
 	// frame, a return address minus one for its callers.
@@ -64,13 +67,6 @@ type Location struct {
 	// is the function the machine frame is in. One line with an empty
 	// Function when nothing was found.
 	Lines []Line
-	// Caller says the location was first reached as a caller: Offset is
-	// then the return address's offset less one.
-	Caller bool
-
-	// unknownName is the location's name when nothing names it:
-	// "Image+0x4d2a0" (see Result.FunctionName).
-	unknownName string
 }
 
 // Line is one function at a location.
@@ -181,9 +177,6 @@ func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Resul
 		}
 		if len(l.Lines) == 1 && l.Lines[0].Function == "" {
 			l.Lines[0].Function = reporterName[int32(i)] // the report's own name, if it gave one
-		}
-		if l.Lines[0].Function == "" && l.Image >= 0 {
-			l.unknownName = unknownName(res.Images[l.Image].Name, l.writtenOffset())
 		}
 	}
 	res.Samples = make([]Sample, len(a.samples))
