@@ -176,6 +176,7 @@ FUZZ_TARGETS := \
 	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
 	symstore:FuzzZipMemberUUIDs symstore:FuzzParseSymbolMap symindex:FuzzOpen aggregate:FuzzReader aggregate:FuzzStreamFileInPlace aggregate:FuzzDecodeFast aggregate:FuzzDecodeChunk \
 	internal/jsonscan:FuzzValueEnd \
+	metrickit:FuzzParse \
 	symbolize:FuzzSymbolicateSnapshot symstore:FuzzSameThinImage report:FuzzStreamedJSON \
 	atos:FuzzScanWords serve:FuzzSymbolicate serve:FuzzRequest serve:FuzzFrames open:FuzzOpen
 fuzz: deps

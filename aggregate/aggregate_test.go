@@ -276,9 +276,10 @@ func TestSampleCallGraphWeights(t *testing.T) {
 	res.WriteFolded(&folded)
 	// Root first, named as the report names them where no symbol file
 	// does (there is none here); "???" frames the report could not name
-	// either are named by their image.
-	want := "start;Demo!???;Demo!???;__psynch_mutexwait 60\n" +
-		"start;Demo!???;helper;Demo!??? 40\n" +
+	// either are named by their image and the offset the report gives
+	// ("load address 0x100000000 + 0x3e10"), each a frame of its own.
+	want := "start;Demo+0x3f00;Demo+0x3e10;__psynch_mutexwait 60\n" +
+		"start;Demo+0x3f00;helper;Demo+0x3c20 40\n" +
 		"thread_start;??? 100\n"
 	if got := folded.String(); got != want {
 		t.Errorf("folded:\n%s\nwant:\n%s", got, want)

@@ -128,6 +128,9 @@ func dumpRecords(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, lab
 		// The threads hold a call graph's nodes, not stacks.
 		return nil, "", errors.New("aggregate: a sample, spindump or microstackshot report's call graph is read by HangRecords")
 	}
+	if d.CallGraph {
+		return nil, "", errors.New("aggregate: a MetricKit call tree is read by MetricKitRecords")
+	}
 	if d.Format.IsReport() {
 		only, warning := threads.CrashedOnly(d)
 		for _, t := range d.Threads {
@@ -360,6 +363,7 @@ var timeLayouts = []string{
 	time.RFC3339Nano,
 	"2006-01-02 15:04:05.999999999 -0700", // Apple's .ips and .crash
 	"2006-01-02 15:04:05 -0700",
+	"2006-01-02 15:04:05", // MetricKit's timeStampEnd, taken as UTC
 	"2006-01-02T15:04:05.999999999Z0700",
 }
 

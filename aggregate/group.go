@@ -140,10 +140,25 @@ func bundleOf(p string) string {
 	return ""
 }
 
-// FunctionName is how a line is named in groups and outputs: its
-// function, or for an address no symbol names, the image and "???"
-// (never the address, which changes with every build).
+// FunctionName is how a line is named in the outputs: its function, or
+// for an address no symbol names, its image and the offset the input
+// gave ("UIKitCore+0x4d2a0", a return address's for a caller), so that
+// each unnamed frame stays a frame of its own in flame graphs and
+// profiles; "???" for an address in no image.
 func (r *Result) FunctionName(loc *Location, line Line) string {
+	if line.Function != "" {
+		return line.Function
+	}
+	if loc.Image >= 0 {
+		return unknownName(r.Images[loc.Image].Name, loc.writtenOffset())
+	}
+	return "???"
+}
+
+// groupName is how a line counts in a group's fingerprint: its function,
+// or for an address no symbol names, its image and "???" (never the
+// address, which changes with every build and OS version).
+func (r *Result) groupName(loc *Location, line Line) string {
 	if line.Function != "" {
 		return line.Function
 	}
@@ -333,7 +348,7 @@ func (r *Result) names(stack []int32, inAppOnly bool) []string {
 			continue
 		}
 		for _, line := range loc.Lines {
-			name := r.FunctionName(loc, line)
+			name := r.groupName(loc, line)
 			if len(names) > 0 && names[len(names)-1] == name {
 				continue // recursion: f calling f counts once
 			}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -538,6 +539,12 @@ func (l *Loader) addOpened(ctx context.Context, w *loadWorker, name string, open
 	if opened.Hang != nil {
 		l.add(w, HangRecords(opened.Hang, l.Labels))
 		return err
+	}
+	if opened.MetricKit != nil {
+		recs, warning, rerr := metricKitRecords(opened.MetricKit, l.Labels, l.Threads)
+		l.add(w, recs)
+		l.warn(name, warning)
+		return errors.Join(err, rerr)
 	}
 	z := l.Symbolizer
 	if z == nil && l.SymbolizerFor != nil && slices.ContainsFunc(opened.Dumps, func(d *dump.Dump) bool { return !d.Format.IsReport() }) {

@@ -80,7 +80,17 @@ func (r *Result) Profile() *profile.Profile {
 			loc.Address = loc.Mapping.Start + l.Offset
 		}
 		for _, line := range l.Lines {
-			loc.Line = append(loc.Line, profile.Line{Function: function(r.FunctionName(l, line), line.Mangled, line.File), Line: int64(line.Line)})
+			var f *profile.Function
+			if line.Function == "" && l.Image >= 0 {
+				// A frame no symbol names is a function of its own, its
+				// name unique to its location: no need to look it up.
+				name := r.FunctionName(l, line)
+				f = &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
+				p.Function = append(p.Function, f)
+			} else {
+				f = function(r.FunctionName(l, line), line.Mangled, line.File)
+			}
+			loc.Line = append(loc.Line, profile.Line{Function: f, Line: int64(line.Line)})
 		}
 		locs[i] = loc
 	}

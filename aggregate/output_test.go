@@ -106,7 +106,7 @@ func TestProfileReadByGoToolPprof(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"-top", "-sample_index=stacks"}, []string{"deepest", "libsystem_kernel.dylib!???", "Showing nodes"}},
+		{[]string{"-top", "-sample_index=stacks"}, []string{"deepest", "libsystem_kernel.dylib+0x1000", "Showing nodes"}},
 		{[]string{"-traces"}, []string{"deepest", "step_to_deepest", "inline_host", "(inline)", "api:", "NSUserDefaults"}},
 		{[]string{"-top", "-tagfocus=api=UIDevice.name", "-sample_index=weight"}, []string{"deepest"}},
 	} {
@@ -130,7 +130,7 @@ func TestFolded(t *testing.T) {
 	if err := res.WriteFolded(&buf); err != nil {
 		t.Fatal(err)
 	}
-	want := "libsystem_kernel.dylib!??? 1\n" +
+	want := "libsystem_kernel.dylib+0x1000 1\n" +
 		"start;vsum;recurse;recurse;recurse;big_frame;dispatch;via_pointer;with_alloca;inline_host;step_to_deepest;deepest 6\n"
 	if got := buf.String(); got != want {
 		t.Errorf("folded:\n%s\nwant:\n%s", got, want)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/stackimage/stackimage/debuginfo"
@@ -55,6 +56,9 @@ type ImageInfo struct {
 // functions there, innermost (inlined) first.
 type Location struct {
 	Image int32 // index in Result.Images; -1 for an address in no known image
+	// Caller says the location was first reached as a caller: Offset is
+	// then the return address's offset less one.
+	Caller bool
 	// Offset is the lookup address's offset from the image's load address
 	// (the absolute address when Image is -1): the PC for a stack's first
 	// frame, a return address minus one for its callers.
@@ -126,7 +130,7 @@ func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Resul
 			})
 			if !ok {
 				id = int32(len(res.Locations))
-				res.Locations = append(res.Locations, Location{Image: f.image, Offset: f.offset})
+				res.Locations = append(res.Locations, Location{Image: f.image, Offset: f.offset, Caller: k > 0 && f.offset != frames[k].offset})
 				locByKey.insert(h, id)
 				if f.image >= 0 {
 					perImage[f.image] = append(perImage[f.image], id)
@@ -183,6 +187,24 @@ func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Resul
 		}
 	}
 	return res, nil
+}
+
+// writtenOffset is the offset the input gave: a caller's return
+// address, not the byte before it that was looked up.
+func (l *Location) writtenOffset() uint64 {
+	if l.Caller {
+		return l.Offset + 1
+	}
+	return l.Offset
+}
+
+// unknownName names a frame no symbol names by its image and offset,
+// "UIKitCore+0x4d2a0", as crash reports print such frames.
+func unknownName(image string, offset uint64) string {
+	b := make([]byte, 0, len(image)+19)
+	b = append(b, image...)
+	b = append(b, "+0x"...)
+	return string(strconv.AppendUint(b, offset, 16))
 }
 
 // totalFrames is the number of frames of all stacks.

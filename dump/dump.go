@@ -34,6 +34,11 @@ const (
 	FormatMicrostackshot Format = "microstackshot"
 )
 
+// FormatMetricKit is a diagnostic of Apple's MetricKit (an
+// MXDiagnosticPayload's crash, hang, CPU, disk-write or launch
+// diagnostic, or a bare MXCallStackTree).
+const FormatMetricKit Format = "metrickit"
+
 // Memory reads captured process memory: unwind.Memory, the interface the
 // walker reads through (walker.Memory is the same type).
 type Memory = unwind.Memory
@@ -86,6 +91,11 @@ type Dump struct {
 	ReporterVersion string
 	// Warnings lists what could not be read but did not stop the rest.
 	Warnings []string
+	// CallGraph says the threads' Frames are the nodes of call graphs,
+	// each listed before the frames it calls (a MetricKit call tree), not
+	// stacks innermost first. A sample or spindump report's are too,
+	// whether or not it is set.
+	CallGraph bool
 }
 
 // Counting says which of a dump's threads are counted when stacks are
@@ -269,7 +279,8 @@ func (d *Dump) CrashedThread() int {
 // reporter's backtraces (a crash report, or a sample's call graph), rather
 // than a memory dump whose threads must be walked.
 func (f Format) IsReport() bool {
-	return f == FormatIPS || f == FormatCrash || f == FormatKSCrash || f == FormatPLCrash || f.IsCallGraph()
+	return f == FormatIPS || f == FormatCrash || f == FormatKSCrash || f == FormatPLCrash ||
+		f == FormatMetricKit || f.IsCallGraph()
 }
 
 // IsCallGraph reports whether the format's threads hold a call graph's

@@ -1,8 +1,8 @@
 // Package open turns any input stackimage reads into the common dump
 // model: a stackimage snapshot, an Apple .ips or .crash report, a KSCrash
 // report, a macOS sample or spindump report, a macOS or iOS microstackshot
-// resource report, a minidump, a Mach-O core or a PLCrashReporter report
-// (.plcrash).
+// resource report, a MetricKit diagnostic payload, a minidump, a Mach-O
+// core or a PLCrashReporter report (.plcrash).
 //
 // The format is told from the content alone, never from the name: Formats
 // lists the sniffers in the order they are tried, and an input none of
@@ -28,6 +28,8 @@
 // Most inputs hold one process, so Input.Dumps has one element. A
 // spindump or microstackshot report lists many processes: each is a dump
 // of its own, the target process first.
+// A MetricKit payload (or array of payloads) holds several diagnostics:
+// each is a dump of its own.
 //
 // Package report symbolicates the dumps and writes them out.
 package open

@@ -14,6 +14,7 @@ import (
 	"github.com/stackimage/stackimage/hangreport"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/machocore"
+	"github.com/stackimage/stackimage/metrickit"
 	"github.com/stackimage/stackimage/minidump"
 	"github.com/stackimage/stackimage/plcrash"
 	"github.com/stackimage/stackimage/snapshot"
@@ -86,6 +87,7 @@ var formats = []Format{
 	{dump.FormatCrash, "Apple text crash report", "MyApp-2025-01-31-101112.crash", isCrashReport(crashreport.FormatCrash), crashreport.MaxReportSize, readCrashReport},
 	{dump.FormatKSCrash, "KSCrash JSON report", "kscrash-report.json", isCrashReport(crashreport.FormatKSCrash), crashreport.MaxReportSize, readCrashReport},
 	{dump.FormatPLCrash, "PLCrashReporter report", "MyApp.plcrash", plcrash.Detect, plcrash.MaxReportSize, readPLCrash},
+	{dump.FormatMetricKit, "MetricKit diagnostic payload", "MXDiagnosticPayload.json", metrickit.Detect, metrickit.MaxInputSize, readMetricKit},
 	{dump.FormatMinidump, "minidump", "MyApp.dmp", isMinidump, MaxDumpSize, readMinidump},
 	{dump.FormatCore, "Mach-O core", "/cores/core.4242", isCore, MaxDumpSize, readCore},
 }
@@ -141,7 +143,7 @@ type Input struct {
 	Format *Format
 	// Dumps holds one dump per process the input describes: one for every
 	// format but a spindump or microstackshot report, which lists many
-	// processes. A report
+	// processes, and a MetricKit payload, one per diagnostic. A report
 	// with no process in it has none.
 	Dumps []*dump.Dump
 	// Crash is the parsed report of a .crash, .ips or KSCrash input; nil
@@ -153,6 +155,9 @@ type Input struct {
 	// PLCrash is the parsed report of a PLCrashReporter input; nil for
 	// other formats.
 	PLCrash *plcrash.Report
+	// MetricKit is the parsed MetricKit input, whose call trees keep
+	// their sample counts; nil for other formats.
+	MetricKit *metrickit.Input
 
 	r      io.ReaderAt
 	size   int64
@@ -294,7 +299,7 @@ func Reader(r io.Reader) (*Input, error) {
 // read reads the input in its format.
 func (in *Input) read() (*Input, error) {
 	err := in.Format.read(in)
-	if len(in.Dumps) == 0 && in.Crash == nil && in.Hang == nil {
+	if len(in.Dumps) == 0 && in.Crash == nil && in.Hang == nil && in.MetricKit == nil {
 		if err == nil {
 			err = fmt.Errorf("no process in the %s", in.Format.Name)
 		}
@@ -432,6 +437,25 @@ func readHangReport(in *Input) error {
 		if i != target {
 			in.Dumps = append(in.Dumps, d)
 		}
+	}
+	return err
+}
+
+// readMetricKit reads MetricKit JSON: every diagnostic of every payload
+// becomes a dump.
+func readMetricKit(in *Input) error {
+	data, err := in.bytes()
+	if err != nil {
+		return err
+	}
+	mk, err := metrickit.Parse(data)
+	if mk == nil {
+		return err
+	}
+	in.MetricKit = mk
+	in.Dumps = mk.Dumps()
+	for _, d := range in.Dumps {
+		d.Warnings = append(d.Warnings, mk.Warnings...)
 	}
 	return err
 }

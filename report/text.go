@@ -51,7 +51,7 @@ func (t *textWriter) Begin(d *dump.Dump) error {
 	if d.Format != dump.FormatSnapshot {
 		writeReportHeader(t.w, d)
 	}
-	if d.Format.IsCallGraph() {
+	if d.Format.IsCallGraph() || d.CallGraph {
 		// A call graph is a tree: its frames are listed each before the
 		// frames it calls, not innermost first as a stack is.
 		writeLine(t.w, "%-*s%s", headerIndent, "Order:", callGraphOrder)

@@ -32,9 +32,10 @@ const usage = `stackimage: symbolicate Apple-platform stacks and crash reports o
 Usage:
   stackimage symbolicate DUMP [--symbols DIR]... [--format text|json|same|crash]
       Walk every thread of a dump (snapshot, minidump, Mach-O core) or read a
-      crash or hang report (.ips, .crash, KSCrash, .plcrash, sample), and print
-      the symbolicated backtraces; "-" reads stdin. --format same prints the
-      input in its own layout, --format crash as Apple's .crash text.
+      crash or hang report (.ips, .crash, KSCrash, .plcrash, sample,
+      microstackshot) or a MetricKit payload, and print the symbolicated
+      backtraces; "-" reads stdin. --format same prints the input in its own
+      layout, --format crash as Apple's .crash text.
   stackimage symbolicate DUMP|DIR... --out DIR [--quiet] [options]
       Symbolicate many reports, one file each in --out, with a progress
       bar on a terminal.

@@ -17,8 +17,9 @@ var layers = map[string]int{
 	"image": 1, "debuginfo": 1, "symtab": 1, "symindex": 1, "breakpadsym": 1,
 	"walker": 1, "unwind": 1, "unwind/compactunwind": 1, "unwind/dwarfcfi": 1,
 	"archregs": 1, "uuid": 1, "lookup": 1, "swiftdemangle": 1,
-	"plcrash":  1,
-	"symstore": 2, "symbolize": 2,
+	"plcrash":   1,
+	"metrickit": 1,
+	"symstore":  2, "symbolize": 2,
 	"open": 3, "report": 3, "atos": 3, "aggregate": 3,
 	"serve": 4, "cmd/stackimage": 4, "cmd/stackimage-serve": 4,
 }
@@ -36,6 +37,7 @@ var forbidden = map[string][]string{
 	"minidump":    {"snapshot", "crashreport", "hangreport", "machocore"},
 	"machocore":   {"snapshot", "crashreport", "hangreport", "minidump"},
 	"plcrash":     {"snapshot", "crashreport", "hangreport", "minidump", "machocore"},
+	"metrickit":   {"snapshot", "crashreport", "hangreport", "minidump", "machocore", "image"},
 	// The command runs the service as a program of its own: linking serve
 	// would load the service's libraries at every start of stackimage.
 	"cmd/stackimage": {"serve"},
