@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -93,8 +94,11 @@ type indexCache struct {
 	missTTL   time.Duration
 	failedTTL time.Duration
 	metrics   *metrics
+	// fetches bounds the loads running at once (limits.max_fetches).
+	fetches *fetchLimiter
 	// memoryHits is metrics.cache's "memory" counter, looked up once.
 	memoryHits prometheus.Counter
+	log        *slog.Logger
 	group      singleflight.Group
 
 	mu   sync.Mutex
@@ -109,13 +113,15 @@ type indexCache struct {
 // maxNegative is how many misses and failures are remembered at most.
 const maxNegative = 1 << 16
 
-func newIndexCache(dir string, cfg Config, sources []*source, shared *source, m *metrics) (*indexCache, error) {
+func newIndexCache(dir string, cfg Config, sources []*source, shared *source, m *metrics, log *slog.Logger) (*indexCache, error) {
 	c := &indexCache{
 		dir: filepath.Join(dir, "index"), tmp: filepath.Join(dir, "tmp"),
 		maxBytes: int64(cfg.Cache.MaxBytes), sources: sources, shared: shared,
 		missTTL: cfg.Cache.MissTTL, failedTTL: cfg.Cache.FailedTTL, metrics: m,
 		hot: map[uuid.UUID]*index{}, lru: list.New(), neg: map[uuid.UUID]negative{}, maxNegative: maxNegative,
 		memoryHits: m.cache.WithLabelValues("memory"),
+		fetches:    newFetchLimiter(cfg.Limits.MaxFetches, m),
+		log:        log,
 	}
 	// Downloads and half-written files of an instance that was killed
 	// are of no use to this one.
@@ -369,22 +375,36 @@ func (c *indexCache) get(ctx context.Context, u uuid.UUID, name string, only []*
 			key += "/" + s.cfg.Name
 		}
 	}
-	ch := c.group.DoChan(key, func() (any, error) {
-		// The work is not the caller's: it outlives a request that gives
-		// up, bounded by the sources' own download limits.
-		return c.load(u, name, sources, false), nil
-	})
-	select {
-	case <-ctx.Done():
-		return lookup{status: statusTimeout, err: ctx.Err()}
-	case r := <-ch:
-		l := r.Val.(lookup)
-		if l.index != nil {
-			c.mu.Lock()
-			l.index.refs++
-			c.mu.Unlock()
+	for {
+		if ctx.Err() != nil {
+			// No load starts for a caller past its deadline.
+			return lookup{status: statusTimeout, err: ctx.Err()}
 		}
-		return l
+		ch := c.group.DoChan(key, func() (any, error) {
+			// The work is not the caller's once it has a slot: it
+			// outlives a request that gives up, bounded by the sources'
+			// own download limits, and a later request finds its result.
+			if err := c.fetches.acquire(ctx); err != nil {
+				return lookup{status: statusTimeout, err: err}, nil
+			}
+			defer c.fetches.release()
+			return c.load(context.WithoutCancel(ctx), u, name, sources, false), nil
+		})
+		select {
+		case <-ctx.Done():
+			return lookup{status: statusTimeout, err: ctx.Err()}
+		case r := <-ch:
+			l := r.Val.(lookup)
+			if errors.Is(l.err, errNoFetchSlot) {
+				continue // the caller that started it gave up waiting; this one has time
+			}
+			if l.index != nil {
+				c.mu.Lock()
+				l.index.refs++
+				c.mu.Unlock()
+			}
+			return l
+		}
 	}
 }
 
@@ -413,7 +433,11 @@ func (c *indexCache) rebuild(ctx context.Context, u uuid.UUID) error {
 	}
 	c.mu.Unlock()
 	ch := c.group.DoChan(u.String(), func() (any, error) {
-		return c.load(u, "", c.sources, true), nil
+		if err := c.fetches.acquire(ctx); err != nil {
+			return lookup{status: statusTimeout, err: err}, nil
+		}
+		defer c.fetches.release()
+		return c.load(context.WithoutCancel(ctx), u, "", c.sources, true), nil
 	})
 	select {
 	case <-ctx.Done():
@@ -432,7 +456,10 @@ func (c *indexCache) rebuild(ctx context.Context, u uuid.UUID) error {
 //
 // With rebuild, the caches are skipped and the index built afresh
 // replaces the shared one.
-func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild bool) lookup {
+//
+// ctx carries the request's values (its ID, for the log), not its
+// deadline: the work outlives a caller that gives up.
+func (c *indexCache) load(ctx context.Context, u uuid.UUID, name string, sources []*source, rebuild bool) lookup {
 	path := c.localPath(u)
 	if !rebuild {
 		c.mu.Lock()
@@ -458,7 +485,7 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 	var fetchErrs []error
 	failed := lookup{status: statusFetchingFailed}
 	for _, s := range sources {
-		l, err := c.build(u, name, s, path)
+		l, err := c.build(ctx, u, name, s, path)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
@@ -489,7 +516,23 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 	return c.remember(u, lookup{status: statusMissing, err: fmt.Errorf("no source has symbols for %s", u)}, c.missTTL)
 }
 
+// logFetch logs a failed fetch from a source (not a file it lacks).
+func (c *indexCache) logFetch(ctx context.Context, source string, u uuid.UUID, err error) {
+	c.log.LogAttrs(ctx, slog.LevelWarn, "fetch failed", slog.String("request_id", requestIDOf(ctx)),
+		slog.String("source", source), slog.String("uuid", u.String()), slog.String("error", err.Error()))
+}
+
+// remember keeps a miss or failure for ttl. Its error, which a module's
+// answer carries, names no path of the local cache: a download is known
+// to clients by its source's location, and the cache's layout is the
+// operator's business.
 func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
+	if l.err != nil {
+		root := filepath.Dir(c.dir)
+		if msg := l.err.Error(); strings.Contains(msg, root) {
+			l.err = errors.New(strings.ReplaceAll(msg, root+string(filepath.Separator), "(cache)/"))
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.neg) >= c.maxNegative {
@@ -515,7 +558,7 @@ func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
 
 // build fetches the UUID's files from one source and writes its index at
 // path. The error wraps ErrNotFound when the source has nothing.
-func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lookup, error) {
+func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *source, path string) (lookup, error) {
 	l := lookup{source: s.cfg.Name}
 	var addErrs []error
 	var breakpadFile *SymbolFile
@@ -532,13 +575,13 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 		syms = s.scanned
 		l.location = s.cfg.Path
 	} else {
-		ctx := context.Background()
 		for _, k := range kinds {
 			f, err := s.Open(ctx, u, k, name)
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
 			if err != nil {
+				c.logFetch(ctx, s.cfg.Name, u, err)
 				l.status = statusFetchingFailed
 				if strings.Contains(err.Error(), "download limit") {
 					l.status = statusTooLarge

@@ -56,7 +56,9 @@ type source struct {
 	metrics *metrics
 }
 
-func newSource(cfg SourceConfig, tmpDir string, m *metrics) (*source, error) {
+// newSource opens a configured source. maxConns bounds its connections
+// to a remote store (limits.max_fetches): lookups beyond it wait.
+func newSource(cfg SourceConfig, tmpDir string, m *metrics, maxConns int) (*source, error) {
 	s := &source{cfg: cfg, tmpDir: tmpDir, metrics: m}
 	switch cfg.Type {
 	case "filesystem":
@@ -72,13 +74,13 @@ func newSource(cfg SourceConfig, tmpDir string, m *metrics) (*source, error) {
 		}
 		s.store = dirStore{root: cfg.Path}
 	case "http":
-		h, err := newHTTPStore(cfg)
+		h, err := newHTTPStore(cfg, maxConns)
 		if err != nil {
 			return nil, err
 		}
 		s.store = h
 	case "s3":
-		b, err := newS3Store(cfg)
+		b, err := newS3Store(cfg, maxConns)
 		if err != nil {
 			return nil, err
 		}

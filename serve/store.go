@@ -170,12 +170,21 @@ type httpStore struct {
 	client  *http.Client
 }
 
-func newHTTPStore(s SourceConfig) (*httpStore, error) {
+// boundedTransport is http.DefaultTransport's settings with at most
+// maxConns connections per host, idle ones included.
+func boundedTransport(maxConns int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxConnsPerHost, t.MaxIdleConnsPerHost = maxConns, maxConns
+	return t
+}
+
+func newHTTPStore(s SourceConfig, maxConns int) (*httpStore, error) {
 	u, err := url.Parse(strings.TrimSuffix(s.URL, "/") + "/")
 	if err != nil {
 		return nil, fmt.Errorf("source %s: url: %w", s.Name, err)
 	}
 	return &httpStore{base: u, headers: s.Headers, client: &http.Client{
+		Transport: boundedTransport(maxConns),
 		// Redirects stay on the configured server's scheme; a symbol
 		// server redirecting to a CDN is common, so they are followed.
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -216,12 +225,21 @@ func (h *httpStore) get(ctx context.Context, key string) (io.ReadCloser, int64, 
 	case resp.StatusCode == http.StatusOK:
 		return resp.Body, resp.ContentLength, nil
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
-		resp.Body.Close()
+		discard(resp.Body)
 		return nil, 0, errNotFound
 	default:
-		resp.Body.Close()
+		discard(resp.Body)
 		return nil, 0, fmt.Errorf("GET %s: %s", h.url(key), resp.Status)
 	}
+}
+
+// discard reads the short body of an answer that is not a file and
+// closes it, so that its connection is used again rather than closed
+// and another opened (the source sees no more connections than
+// limits.max_fetches).
+func discard(body io.ReadCloser) {
+	io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	body.Close()
 }
 
 func (h *httpStore) put(context.Context, string, io.Reader, int64, bool) error {
@@ -247,7 +265,7 @@ type s3Store struct {
 	desc   string
 }
 
-func newS3Store(s SourceConfig) (*s3Store, error) {
+func newS3Store(s SourceConfig, maxConns int) (*s3Store, error) {
 	var creds *credentials.Credentials
 	if s.AccessKey != "" {
 		creds = credentials.NewStaticV4(s.AccessKey, s.SecretKey, "")
@@ -262,6 +280,7 @@ func newS3Store(s SourceConfig) (*s3Store, error) {
 		Secure:       secure,
 		Region:       s.Region,
 		BucketLookup: minio.BucketLookupPath,
+		Transport:    boundedTransport(maxConns),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", s.Name, err)

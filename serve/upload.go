@@ -52,7 +52,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	max := int64(s.cfg.Limits.MaxUploadBody)
-	body, err := s.spool(http.MaxBytesReader(w, r.Body, max+1), max)
+	body, err := s.spoolRequest(w, r, max)
 	if err != nil {
 		bodyError(w, err, "upload")
 		return
@@ -118,7 +118,10 @@ func (s *Server) storeMachO(ctx context.Context, f io.ReaderAt, size int64, name
 		if im.Type == image.TypeDSYM {
 			kind = KindDebug
 		}
-		u := uploaded{UUID: im.UUID.String(), Arch: im.ArchName(), Kind: kind.String(), Name: path.Base(name)}
+		u := uploaded{UUID: im.UUID.String(), Arch: im.ArchName(), Kind: kind.String()}
+		if name != "" {
+			u.Name = path.Base(name) // a zip member's; a body alone has none
+		}
 		loc, err := s.store.put(ctx, im.UUID, kind, "", io.NewSectionReader(f, 0, size), size)
 		if err != nil {
 			return fmt.Errorf("storing %s: %w", im.UUID, err)
