@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -65,6 +66,25 @@ type index struct {
 	machO     []string
 	machODone bool
 	owned     []string
+	// machOUntil, when set, is when machO expires and is looked for
+	// again: a fetch failed (failed_ttl) or no source had the files
+	// (miss_ttl). ownedSize is the owned files' bytes, counted in size.
+	machOUntil time.Time
+	ownedSize  int64
+	// degraded says why the index was built from part of its symbol
+	// files (a fetch failed, a file could not be read): such an index
+	// is never shared, and it expires at expires (failed_ttl) to be
+	// built again.
+	degraded string
+	expires  time.Time
+}
+
+// degradedError is what a module's answer says of a degraded index.
+func (ix *index) degradedError() string {
+	if ix.degraded == "" {
+		return ""
+	}
+	return "symbols from part of the module's files (built again in failed_ttl): " + ix.degraded
 }
 
 // lookup is the outcome of finding a UUID's index.
@@ -193,10 +213,7 @@ var machOKinds = []FileKind{KindCode, KindDebug}
 // index). They are looked for once per index, however many requests ask
 // at the same time; none when no source has them, or when ctx ends first.
 func (c *indexCache) machOFiles(ctx context.Context, ix *index, name string, only []*source) []string {
-	c.mu.Lock()
-	done, paths := ix.machODone, ix.machO
-	c.mu.Unlock()
-	if done || ix.breakpadOnly {
+	if paths, ok := c.machOKnown(ix); ok || ix.breakpadOnly {
 		return paths
 	}
 	sources := c.sources
@@ -204,14 +221,15 @@ func (c *indexCache) machOFiles(ctx context.Context, ix *index, name string, onl
 		sources = only
 	}
 	ch := c.group.DoChan("files/"+ix.id.String(), func() (any, error) {
-		c.mu.Lock()
-		done, paths := ix.machODone, ix.machO
-		c.mu.Unlock()
-		if done {
+		if paths, ok := c.machOKnown(ix); ok {
 			return paths, nil
 		}
-		kept := c.findMachO(ix.id, name, sources)
-		c.attach(ix, kept)
+		if err := c.fetches.acquire(ctx); err != nil {
+			return []string(nil), nil
+		}
+		defer c.fetches.release()
+		kept, failed := c.findMachO(context.WithoutCancel(ctx), ix.id, name, sources)
+		c.attach(ix, kept, c.machOTTL(kept, failed))
 		return kept.paths, nil
 	})
 	select {
@@ -220,6 +238,28 @@ func (c *indexCache) machOFiles(ctx context.Context, ix *index, name string, onl
 	case r := <-ch:
 		return r.Val.([]string)
 	}
+}
+
+// machOKnown returns an index's Mach-O files when they were looked for
+// and the outcome has not expired.
+func (c *indexCache) machOKnown(ix *index) ([]string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fresh := ix.machOUntil.IsZero() || timeNow().Before(ix.machOUntil)
+	return ix.machO, ix.machODone && fresh
+}
+
+// machOTTL is how long a look for an index's Mach-O files holds: for
+// good when both were found; failed_ttl when a fetch failed (a store
+// outage ends), miss_ttl when the sources lack one (it may be uploaded).
+func (c *indexCache) machOTTL(kept keptFiles, failed bool) time.Duration {
+	switch {
+	case failed:
+		return c.failedTTL
+	case len(kept.paths) < len(machOKinds):
+		return c.missTTL
+	}
+	return 0
 }
 
 // keptFiles are symbol files found for a walk.
@@ -240,52 +280,72 @@ func (k *keptFiles) add(path string, size int64, owned bool) {
 	}
 }
 
-// attach records an index's Mach-O files, counting those of the cache's
-// against its byte cap.
-func (c *indexCache) attach(ix *index, kept keptFiles) {
+// attach records an index's Mach-O files for ttl (0: for good),
+// counting those of the cache's against its byte cap.
+func (c *indexCache) attach(ix *index, kept keptFiles, ttl time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ix.machO, ix.machODone, ix.owned = kept.paths, true, kept.owned
-	ix.size += kept.size
+	ix.machOUntil = time.Time{}
+	if ttl > 0 {
+		ix.machOUntil = timeNow().Add(ttl)
+	}
+	delta := kept.size - ix.ownedSize
+	ix.ownedSize = kept.size
+	ix.size += delta
 	if c.hot[ix.id] == ix {
-		c.size += kept.size
+		c.size += delta
 		c.evictLocked()
 	}
 }
 
-// findMachO finds the UUID's executable and debug file: in the local
-// cache, else from the first source that has either.
-func (c *indexCache) findMachO(u uuid.UUID, name string, sources []*source) keptFiles {
-	var kept keptFiles
+// findMachO finds the UUID's executable and debug file: each in the
+// local cache, else from the first source that has either. failed says
+// a fetch failed (not a file a source lacks): the look is worth another
+// after failed_ttl.
+func (c *indexCache) findMachO(ctx context.Context, u uuid.UUID, name string, sources []*source) (kept keptFiles, failed bool) {
+	have := map[FileKind]bool{}
 	for _, kind := range machOKinds {
 		local := c.localFilePath(u, kind)
 		if st, err := os.Stat(local); err == nil && st.Mode().IsRegular() {
 			kept.add(local, st.Size(), true)
+			have[kind] = true
 		}
 	}
-	if len(kept.paths) > 0 {
-		return kept
+	if len(have) == len(machOKinds) {
+		return kept, false
 	}
 	for _, s := range sources {
 		if s.scanned != nil {
-			if kept.paths = scannedFiles(s.scanned, u); len(kept.paths) > 0 {
-				return kept
+			if len(kept.paths) == 0 {
+				if kept.paths = scannedFiles(s.scanned, u); len(kept.paths) > 0 {
+					return kept, false
+				}
 			}
 			continue
 		}
 		for _, kind := range machOKinds {
-			f, err := s.Open(context.Background(), u, kind, name)
+			if have[kind] {
+				continue
+			}
+			f, err := s.Open(ctx, u, kind, name)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
 			if err != nil {
-				// Not there, or not fetched: the walk goes on without.
+				// The walk goes on without; the look is tried again.
+				c.logFetch(ctx, s.cfg.Name, u, err)
+				failed = true
 				continue
 			}
 			kept.add(c.keepFile(u, kind, f))
+			have[kind] = true
 		}
 		if len(kept.paths) > 0 {
-			return kept
+			return kept, failed
 		}
 	}
-	return kept
+	return kept, failed
 }
 
 // keepFile keeps a symbol file a source gave: a download is moved into
@@ -336,6 +396,10 @@ func readHead(f *os.File) []byte {
 func (c *indexCache) getHot(u uuid.UUID) (lookup, bool) {
 	c.mu.Lock()
 	ix := c.hot[u]
+	if ix != nil && !ix.expires.IsZero() && !timeNow().Before(ix.expires) {
+		c.dropLocked(ix)
+		ix = nil
+	}
 	if ix == nil {
 		c.mu.Unlock()
 		return lookup{}, false
@@ -425,11 +489,7 @@ func (c *indexCache) rebuild(ctx context.Context, u uuid.UUID) error {
 	c.mu.Lock()
 	delete(c.neg, u)
 	if ix := c.hot[u]; ix != nil {
-		c.lru.Remove(ix.elem)
-		delete(c.hot, u)
-		c.size -= ix.size
-		// Lookups in flight keep their entries: Symbols counts references.
-		ix.syms.Close()
+		c.dropLocked(ix)
 	}
 	c.mu.Unlock()
 	ch := c.group.DoChan(u.String(), func() (any, error) {
@@ -504,7 +564,7 @@ func (c *indexCache) load(ctx context.Context, u uuid.UUID, name string, sources
 			return c.remember(u, l, c.failedTTL)
 		}
 		c.metrics.indexBuilds.WithLabelValues("ok").Inc()
-		if c.shared != nil && !l.index.breakpadOnly {
+		if c.shared != nil && !l.index.breakpadOnly && l.index.degraded == "" {
 			c.putShared(u, path, !rebuild)
 		}
 		return c.keep(l.index)
@@ -514,6 +574,20 @@ func (c *indexCache) load(ctx context.Context, u uuid.UUID, name string, sources
 		return c.remember(u, failed, c.missTTL)
 	}
 	return c.remember(u, lookup{status: statusMissing, err: fmt.Errorf("no source has symbols for %s", u)}, c.missTTL)
+}
+
+// scrub removes the local cache's directory from an error's text.
+func (c *indexCache) scrub(err error) error {
+	root := filepath.Dir(c.dir)
+	if msg := err.Error(); strings.Contains(msg, root) {
+		return errors.New(strings.ReplaceAll(msg, root+string(filepath.Separator), "(cache)/"))
+	}
+	return err
+}
+
+// degradedPath is where an index built from part of its files is kept.
+func (c *indexCache) degradedPath(u uuid.UUID) string {
+	return filepath.Join(c.tmp, u.String()+".degraded"+symindex.Extension)
 }
 
 // logFetch logs a failed fetch from a source (not a file it lacks).
@@ -528,10 +602,7 @@ func (c *indexCache) logFetch(ctx context.Context, source string, u uuid.UUID, e
 // operator's business.
 func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
 	if l.err != nil {
-		root := filepath.Dir(c.dir)
-		if msg := l.err.Error(); strings.Contains(msg, root) {
-			l.err = errors.New(strings.ReplaceAll(msg, root+string(filepath.Separator), "(cache)/"))
-		}
+		l.err = c.scrub(l.err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -560,7 +631,7 @@ func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
 // path. The error wraps ErrNotFound when the source has nothing.
 func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *source, path string) (lookup, error) {
 	l := lookup{source: s.cfg.Name}
-	var addErrs []error
+	var addErrs, fetchErrs []error
 	var breakpadFile *SymbolFile
 	syms := symstore.NewSymbols()
 	defer syms.Close()
@@ -581,12 +652,17 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 				continue
 			}
 			if err != nil {
+				// The other kinds may still give an index, degraded: it
+				// is not shared, and it expires (failed_ttl).
 				c.logFetch(ctx, s.cfg.Name, u, err)
-				l.status = statusFetchingFailed
-				if strings.Contains(err.Error(), "download limit") {
-					l.status = statusTooLarge
+				if len(fetchErrs) == 0 {
+					l.status = statusFetchingFailed
+					if strings.Contains(err.Error(), "download limit") {
+						l.status = statusTooLarge
+					}
 				}
-				return l, err
+				fetchErrs = append(fetchErrs, err)
+				continue
 			}
 			found = append(found, f)
 			foundKinds = append(foundKinds, k)
@@ -601,6 +677,9 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 			if err := syms.AddFile(f.Name()); err != nil {
 				addErrs = append(addErrs, fmt.Errorf("%s: %w", f.Location, err))
 			}
+		}
+		if len(found) == 0 && len(fetchErrs) > 0 {
+			return l, errors.Join(fetchErrs...)
 		}
 		if len(found) == 0 {
 			return l, ErrNotFound
@@ -627,6 +706,15 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 		// (locally; it is the source's file already).
 		return c.keepSymFile(u, s, l, breakpadFile)
 	}
+	degraded := errors.Join(append(fetchErrs, addErrs...)...)
+	if degraded == nil && slices.Contains(foundKinds, KindDebug) && !e.HasDebugInfo() {
+		degraded = fmt.Errorf("%s: the debug file of %s gave no debug information", s.cfg.Name, u)
+	}
+	if degraded != nil {
+		// Kept apart, in the directory emptied at start, so that a
+		// restart does not take it for a complete index.
+		path = c.degradedPath(u)
+	}
 	if err := writeIndexFile(path, c.tmp, e); err != nil {
 		l.status = statusMalformed
 		return l, fmt.Errorf("%s: indexing %s: %w", s.cfg.Name, u, err)
@@ -646,7 +734,12 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 			kept.add(c.keepFile(u, foundKinds[i], f))
 		}
 	}
-	c.attach(ix, kept)
+	c.attach(ix, kept, c.machOTTL(kept, len(fetchErrs) > 0))
+	if degraded != nil {
+		ix.degraded = c.scrub(degraded).Error()
+		ix.expires = timeNow().Add(c.failedTTL)
+		c.metrics.indexBuilds.WithLabelValues("degraded").Inc()
+	}
 	l.index, l.status = ix, statusFound
 	return l, nil
 }
@@ -827,6 +920,19 @@ func (c *indexCache) evictLocked() {
 		e = prev
 	}
 	c.metrics.cacheBytes.Set(float64(c.size))
+}
+
+// dropLocked forgets an open index, for a rebuild or because it
+// expired. Lookups in flight keep their entries: Symbols counts
+// references. A degraded index's file goes with it.
+func (c *indexCache) dropLocked(ix *index) {
+	c.lru.Remove(ix.elem)
+	delete(c.hot, ix.id)
+	c.size -= ix.size
+	ix.syms.Close()
+	if ix.degraded != "" {
+		os.Remove(ix.path)
+	}
 }
 
 // close closes every open index.

@@ -658,6 +658,7 @@ func (m *moduleState) complete(withCandidates bool) completeModule {
 		c.DebugStatus, c.Arch = statusFound, ix.arch
 		c.UnwindStatus = statusUnused
 		c.Features = moduleFeatures{HasDebugInfo: ix.hasDebug, HasSymbols: true}
+		c.Error = ix.degradedError()
 		if withCandidates {
 			c.Candidates = []candidate{{Source: m.look.source, Location: m.look.location,
 				Download: map[string]string{"status": "ok"}}}
