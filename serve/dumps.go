@@ -77,7 +77,30 @@ func openBody(body *spooled) (*open.Input, error) {
 	if body.size == 0 {
 		return nil, errors.New("empty body: want a dump or report")
 	}
-	return open.ReaderAt(body, body.size)
+	in, err := open.ReaderAt(body, body.size)
+	if in != nil && err == nil && in.Format.Format == dump.FormatMinidump {
+		// A minidump's format errors (a stream past the end of a cut
+		// file) come as the dump's warnings: they are what cut it.
+		if w := in.Dumps[0].Warnings; len(w) > 0 {
+			err = fmt.Errorf("minidump read in part: %s", strings.Join(w, "; "))
+		}
+	}
+	if in != nil && err != nil && nothingRead(in) {
+		// Cut before anything of use: the client's bytes are at fault.
+		return nil, err
+	}
+	return in, err
+}
+
+// nothingRead reports whether an input read in part gave nothing to
+// symbolicate: no architecture, thread or image in any of its dumps.
+func nothingRead(in *open.Input) bool {
+	for _, d := range in.Dumps {
+		if d.Arch != nil || len(d.Threads) > 0 || len(d.Images) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // multipartDump reads a multipart body: the file in field, and the
@@ -159,6 +182,11 @@ func (s *Server) handleMultipart(w http.ResponseWriter, r *http.Request, field s
 		body.Close()
 		writeError(w, http.StatusBadRequest, "%s: %v", field, openErr)
 		return
+	}
+	if openErr != nil {
+		// What could be read is answered; the header says the input was
+		// cut, as on POST /v1/symbolicate.
+		w.Header().Set("X-Stackimage-Incomplete", headerValue(openErr.Error()))
 	}
 	s.run(w, r, func(ctx context.Context) (int, any) {
 		defer body.Close()
@@ -477,6 +505,7 @@ func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, openErr erro
 		case l.index != nil:
 			m.DebugStatus, m.Arch = statusFound, l.index.arch
 			m.Features = moduleFeatures{HasDebugInfo: l.index.hasDebug, HasSymbols: true, HasUnwindInfo: len(l.machO) > 0}
+			m.Error = l.index.degradedError()
 			m.UnwindStatus = statusMissing
 			if len(l.machO) > 0 {
 				m.UnwindStatus = statusFound
