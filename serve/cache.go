@@ -3,6 +3,8 @@ package serve
 import (
 	"container/list"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -77,6 +79,8 @@ type index struct {
 	// built again.
 	degraded string
 	expires  time.Time
+	// record is what the index was built from (provenance.go).
+	record *indexRecord
 }
 
 // degradedError is what a module's answer says of a degraded index.
@@ -535,9 +539,16 @@ func (c *indexCache) load(ctx context.Context, u uuid.UUID, name string, sources
 			}
 		}
 		if c.shared != nil {
-			if ix, err := c.fetchShared(u, path); err == nil {
+			ix, err := c.fetchShared(ctx, u, name, path)
+			if err == nil {
 				c.metrics.cache.WithLabelValues("shared").Inc()
 				return c.keep(ix)
+			}
+			if errors.Is(err, errStaleShared) {
+				c.log.LogAttrs(ctx, slog.LevelInfo, "shared index replaced", slog.String("request_id", requestIDOf(ctx)),
+					slog.String("uuid", u.String()), slog.String("reason", err.Error()))
+				c.metrics.cache.WithLabelValues("stale").Inc()
+				rebuild = true // what is built replaces the shared copy
 			}
 		}
 		c.metrics.cache.WithLabelValues("miss").Inc()
@@ -565,7 +576,7 @@ func (c *indexCache) load(ctx context.Context, u uuid.UUID, name string, sources
 		}
 		c.metrics.indexBuilds.WithLabelValues("ok").Inc()
 		if c.shared != nil && !l.index.breakpadOnly && l.index.degraded == "" {
-			c.putShared(u, path, !rebuild)
+			c.putShared(u, path, !rebuild, l.index.record)
 		}
 		return c.keep(l.index)
 	}
@@ -706,7 +717,10 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 		// (locally; it is the source's file already).
 		return c.keepSymFile(u, s, l, breakpadFile)
 	}
-	degraded := errors.Join(append(fetchErrs, addErrs...)...)
+	// What could not be fetched or read costs the index its
+	// completeness: a cut dSYM is read without error, its sections
+	// past the end are the entry's debug errors.
+	degraded := errors.Join(append(append(fetchErrs, addErrs...), e.DebugErrors()...)...)
 	if degraded == nil && slices.Contains(foundKinds, KindDebug) && !e.HasDebugInfo() {
 		degraded = fmt.Errorf("%s: the debug file of %s gave no debug information", s.cfg.Name, u)
 	}
@@ -735,6 +749,7 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 		}
 	}
 	c.attach(ix, kept, c.machOTTL(kept, len(fetchErrs) > 0))
+	ix.record = newRecord(s, found, foundKinds)
 	if degraded != nil {
 		ix.degraded = c.scrub(degraded).Error()
 		ix.expires = timeNow().Add(c.failedTTL)
@@ -828,9 +843,11 @@ func (c *indexCache) open(u uuid.UUID, path, from, location string) (*index, err
 	return ix, nil
 }
 
-// fetchShared downloads the UUID's index from the shared cache into path.
-func (c *indexCache) fetchShared(u uuid.UUID, path string) (*index, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.shared.cfg.DownloadTimeout)
+// fetchShared downloads the UUID's index from the shared cache into
+// path, once its record (provenance.go) says it is complete, its bytes
+// are those recorded and its inputs unchanged; errStaleShared when not.
+func (c *indexCache) fetchShared(ctx context.Context, u uuid.UUID, name, path string) (*index, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.shared.cfg.DownloadTimeout)
 	defer cancel()
 	r, _, err := c.shared.store.get(ctx, sharedKey(u))
 	if err != nil {
@@ -840,29 +857,48 @@ func (c *indexCache) fetchShared(u uuid.UUID, path string) (*index, error) {
 		return nil, err
 	}
 	defer r.Close()
+	rec, err := c.readRecord(ctx, u)
+	if err == nil {
+		err = c.checkInputs(ctx, u, name, rec)
+	}
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.CreateTemp(c.tmp, "shared-*")
 	if err != nil {
 		return nil, err
 	}
 	defer os.Remove(f.Name())
-	_, err = limitedCopy(ctx, f, r, int64(c.shared.cfg.MaxDownload))
+	sum := sha256.New()
+	_, err = limitedCopy(ctx, io.MultiWriter(f, sum), r, int64(c.shared.cfg.MaxDownload))
 	if cerr := f.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
 		c.metrics.sourceErrors.WithLabelValues(c.shared.cfg.Name).Inc()
 		return nil, err
 	}
-	return c.open(u, path, "shared cache", c.shared.store.describe(sharedKey(u)))
+	if got := hex.EncodeToString(sum.Sum(nil)); got != rec.SHA256 {
+		return nil, staleShared("its bytes differ from its record (SHA-256 %s, recorded %s)", got, rec.SHA256)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return nil, err
+	}
+	ix, err := c.open(u, path, "shared cache", c.shared.store.describe(sharedKey(u)))
+	if err != nil {
+		os.Remove(path)
+		return nil, staleShared("%v", err)
+	}
+	ix.record = rec
+	return ix, nil
 }
 
-// putShared writes a fresh index to the shared cache. The first write
-// wins: an instance that built the same index meanwhile keeps its own
-// copy, and every later instance reads the one stored.
-func (c *indexCache) putShared(u uuid.UUID, path string, onlyIfAbsent bool) {
+// putShared writes a fresh, complete index and its record to the shared
+// cache. The first write wins: an instance that built the same index
+// meanwhile keeps its own copy, and every later instance reads the one
+// stored; without onlyIfAbsent (an upload, or a stale shared copy) the
+// index replaces the shared one.
+func (c *indexCache) putShared(u uuid.UUID, path string, onlyIfAbsent bool, rec *indexRecord) {
 	f, err := os.Open(path)
 	if err != nil {
 		return
@@ -874,7 +910,11 @@ func (c *indexCache) putShared(u uuid.UUID, path string, onlyIfAbsent bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.shared.cfg.DownloadTimeout)
 	defer cancel()
-	switch err := c.shared.store.put(ctx, sharedKey(u), f, st.Size(), onlyIfAbsent); {
+	err = c.shared.store.put(ctx, sharedKey(u), f, st.Size(), onlyIfAbsent)
+	if err == nil {
+		err = c.putRecord(ctx, u, path, rec)
+	}
+	switch {
 	case err == nil:
 		c.metrics.sharedWrites.WithLabelValues("written").Inc()
 	case errors.Is(err, errExists):

@@ -146,7 +146,7 @@ func decode(t testing.TB, data []byte) answer {
 }
 
 // symbolServer is an HTTP symbol server in the unified layout holding the
-// fixture's binary and dSYM, counting the requests for each path. Until
+// fixture's binary and dSYM, counting the GET requests for each path. Until
 // release is closed (when set), it holds every answer.
 type symbolServer struct {
 	*httptest.Server
@@ -164,9 +164,13 @@ func newSymbolServer(t testing.TB, u uuid.UUID, files map[FileKind][]byte) *symb
 		s.files["/"+layoutPaths(LayoutConfig{Type: "unified"}, u, kind, "")[0]] = data
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.total.Add(1)
 		s.mu.Lock()
-		s.hits[r.URL.Path]++
+		if r.Method == http.MethodGet {
+			// Files fetched; a HEAD (a shared index's inputs checked) is
+			// not one.
+			s.total.Add(1)
+			s.hits[r.URL.Path]++
+		}
 		rel := s.release
 		s.mu.Unlock()
 		if rel != nil {

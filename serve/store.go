@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,6 +44,10 @@ type objectStore interface {
 	// remove deletes the object at key; a key already absent is no
 	// error. Stores that cannot be written return an error.
 	remove(ctx context.Context, key string) error
+	// stat returns the size of the object at key and a tag that changes
+	// when it does (an ETag, or a file's modification time), without
+	// reading it; errNotFound when absent.
+	stat(ctx context.Context, key string) (size int64, tag string, err error)
 }
 
 // dirStore is a directory read and written by relative key.
@@ -107,6 +112,39 @@ func (d dirStore) put(_ context.Context, key string, r io.Reader, _ int64, onlyI
 		return nil
 	}
 	return os.Rename(tmp.Name(), p)
+}
+
+func (d dirStore) stat(_ context.Context, key string) (int64, string, error) {
+	p, err := d.path(key)
+	if err != nil {
+		return 0, "", err
+	}
+	st, err := os.Stat(p)
+	if errors.Is(err, os.ErrNotExist) || err == nil && !st.Mode().IsRegular() {
+		return 0, "", errNotFound
+	}
+	if err != nil {
+		return 0, "", err
+	}
+	return st.Size(), fileTag(st), nil
+}
+
+// fileTag is a file's tag: its modification time.
+func fileTag(st os.FileInfo) string { return strconv.FormatInt(st.ModTime().UnixNano(), 36) }
+
+// httpTag is an HTTP answer's tag: its ETag, else its Last-Modified.
+func httpTag(h http.Header) string {
+	if tag := h.Get("ETag"); tag != "" {
+		return tag
+	}
+	return h.Get("Last-Modified")
+}
+
+// taggedBody is an object store's answer with the object's tag, as get
+// returns it for a download.
+type taggedBody struct {
+	io.ReadCloser
+	tag string
 }
 
 func (d dirStore) describe(key string) string { return filepath.Join(d.root, filepath.FromSlash(key)) }
@@ -223,7 +261,7 @@ func (h *httpStore) get(ctx context.Context, key string) (io.ReadCloser, int64, 
 	}
 	switch {
 	case resp.StatusCode == http.StatusOK:
-		return resp.Body, resp.ContentLength, nil
+		return taggedBody{resp.Body, httpTag(resp.Header)}, resp.ContentLength, nil
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
 		discard(resp.Body)
 		return nil, 0, errNotFound
@@ -240,6 +278,32 @@ func (h *httpStore) get(ctx context.Context, key string) (io.ReadCloser, int64, 
 func discard(body io.ReadCloser) {
 	io.Copy(io.Discard, io.LimitReader(body, 64<<10))
 	body.Close()
+}
+
+func (h *httpStore) stat(ctx context.Context, key string) (int64, string, error) {
+	if !validKey(key) {
+		return 0, "", fmt.Errorf("bad key %q", key)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, h.url(key), nil)
+	if err != nil {
+		return 0, "", err
+	}
+	for k, v := range h.headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		return resp.ContentLength, httpTag(resp.Header), nil
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
+		return 0, "", errNotFound
+	default:
+		return 0, "", fmt.Errorf("HEAD %s: %s", h.url(key), resp.Status)
+	}
 }
 
 func (h *httpStore) put(context.Context, string, io.Reader, int64, bool) error {
@@ -305,7 +369,7 @@ func (s *s3Store) get(ctx context.Context, key string) (io.ReadCloser, int64, er
 		obj.Close()
 		return nil, 0, s3Err(err)
 	}
-	return obj, st.Size, nil
+	return taggedBody{obj, st.ETag}, st.Size, nil
 }
 
 func (s *s3Store) put(ctx context.Context, key string, r io.Reader, size int64, onlyIfAbsent bool) error {
@@ -325,6 +389,17 @@ func (s *s3Store) put(ctx context.Context, key string, r io.Reader, size int64, 
 		return err
 	}
 	return nil
+}
+
+func (s *s3Store) stat(ctx context.Context, key string) (int64, string, error) {
+	if !validKey(key) {
+		return 0, "", fmt.Errorf("bad key %q", key)
+	}
+	info, err := s.client.StatObject(ctx, s.bucket, s.prefix+key, minio.StatObjectOptions{})
+	if err != nil {
+		return 0, "", s3Err(err)
+	}
+	return info.Size, info.ETag, nil
 }
 
 func (s *s3Store) describe(key string) string { return s.desc + key }
