@@ -88,7 +88,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	defer body.Close()
 	ctx, cancel := s.deadline(r.Context())
 	defer cancel()
-	var ans uploadAnswer
+	ans := uploadAnswer{Stored: []uploaded{}}
 	head := make([]byte, min(body.size, 8))
 	body.ReadAt(head, 0)
 	switch {
