@@ -5,7 +5,7 @@ TAGS      ?= unicorn
 PKGS      := ./...
 SAMPLE    ?= fixtures/snapshots/chain-arm64-O1-deepest.json
 
-.PHONY: all build test vet fmt-check deps fixture-deps bench-deps bench-bins run bench bench-aggregate fuzz accuracy fixtures cross e2e e2e-deps loadtest
+.PHONY: all build test vet fmt-check deps fixture-deps bench-deps bench-bins run bench bench-aggregate fuzz accuracy fixtures cross e2e e2e-deps faults loadtest
 
 all: build
 
@@ -53,6 +53,7 @@ test: deps fmt-check vet cross
 	STACKIMAGE_REQUIRE_TOOLS=1 $(GO) test -tags $(TAGS) $(GOFLAGS) $(PKGS)
 	STACKIMAGE_REQUIRE_TOOLS=1 $(GO) test -race $(GOFLAGS) ./symbolize/ ./symstore/ ./debuginfo/ ./symtab/ ./serve/
 	$(MAKE) e2e
+	$(MAKE) faults
 
 # e2e-deps installs what the service's end-to-end test runs: nginx and
 # debuginfod-find from Debian, and versitygw (Apache-2.0), an S3 gateway,
@@ -82,6 +83,15 @@ loadtest: bench-deps bench-bins e2e-deps build
 e2e: e2e-deps
 	VERSITYGW=$(VERSITYGW) NGINX=$$(command -v nginx || echo /usr/sbin/nginx) \
 	  $(GO) test -tags e2e -run E2E -count=1 -timeout 10m $(GOFLAGS) ./serve/
+
+# faults runs the service's fault suite (serve/faults*_test.go, about a
+# minute): slow and dead HTTP sources, versitygw stopped and restarted
+# mid-traffic, objects cut and flipped in its bucket, clients sending a
+# byte a second, hostile dumps and zips. Every process is started and
+# stopped by the test, on loopback; docs/serve.md ("Under faults") gives
+# what each scenario measures.
+faults: e2e-deps
+	VERSITYGW=$(VERSITYGW) $(GO) test -tags faults -run Faults -count=1 -timeout 5m -v $(GOFLAGS) ./serve/
 
 run: build
 	./bin/stackimage symbolicate $(SAMPLE) --symbols fixtures/bin
