@@ -853,6 +853,7 @@ func (c *indexCache) fetchShared(ctx context.Context, u uuid.UUID, name, path st
 	if err != nil {
 		if !errors.Is(err, errNotFound) {
 			c.metrics.sourceErrors.WithLabelValues(c.shared.cfg.Name).Inc()
+			c.logFetch(ctx, c.shared.cfg.Name, u, err)
 		}
 		return nil, err
 	}
