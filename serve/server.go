@@ -252,10 +252,12 @@ func (s *Server) wrap(endpoint string, h http.HandlerFunc, opts ...routeOption) 
 		if !isUnlimited {
 			// The body first, without a slot: a slow client must not
 			// hold one (body.go).
-			if !s.readBodyFirst(sw, r, endpoint) {
-				return
+			if r.ContentLength != 0 || r.Body != http.NoBody {
+				if !s.readBodyFirst(sw, r, endpoint) {
+					return
+				}
+				defer r.Body.Close()
 			}
-			defer r.Body.Close()
 			select {
 			case s.slots <- struct{}{}:
 				defer func() { <-s.slots }()
