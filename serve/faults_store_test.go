@@ -102,11 +102,6 @@ func (g *gateway) exists(key string) bool {
 	return err == nil
 }
 
-func upload(t *testing.T, url string, data []byte) (*http.Response, []byte) {
-	t.Helper()
-	return do(t, "PUT", url+"/v1/symbols", bytes.NewReader(data), map[string]string{"Authorization": "Bearer up"})
-}
-
 // TestFaultsStoreOutageWalk (item 3): an instance that holds a module's
 // index walks that module's dumps without its unwind tables while the
 // store is down, and with them again within failed_ttl of its return,

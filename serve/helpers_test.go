@@ -234,3 +234,9 @@ func metric(t testing.TB, s *Server, name string, labels ...string) float64 {
 }
 
 func runtimeGosched() { time.Sleep(time.Millisecond) }
+
+// upload sends a file to PUT /v1/symbols with the upload token "up".
+func upload(t *testing.T, url string, data []byte) (*http.Response, []byte) {
+	t.Helper()
+	return do(t, "PUT", url+"/v1/symbols", bytes.NewReader(data), map[string]string{"Authorization": "Bearer up"})
+}
