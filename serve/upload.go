@@ -225,6 +225,11 @@ func (s *Server) storeZip(ctx context.Context, body *spooled, ans *uploadAnswer)
 	bound := left
 	for i, m := range zr.File {
 		if err := ctx.Err(); err != nil {
+			if len(ans.Stored) > 0 || len(ans.Failed) > 0 {
+				// Some were stored or failed already: a partial upload.
+				ans.Failed = append(ans.Failed, fmt.Sprintf("%d members not stored: the request's deadline came first", len(zr.File)-i))
+				return nil
+			}
 			return fmt.Errorf("zip: stopped at member %d of %d: %w", i, len(zr.File), err)
 		}
 		if left <= 0 {
@@ -243,13 +248,15 @@ func (s *Server) storeZip(ctx context.Context, body *spooled, ans *uploadAnswer)
 		}
 		var storeErr *storeError
 		switch err := s.storeZipMember(ctx, m, ans, &left); {
-		case errors.Is(err, errInflateBound) || ctx.Err() != nil:
+		case errors.Is(err, errInflateBound):
 			return fmt.Errorf("zip: %s: %w of %d bytes", m.Name, err, bound)
 		case errors.As(err, &storeErr):
 			ans.Failed = append(ans.Failed, fmt.Sprintf("%s: %v", m.Name, err))
 			if ans.storeErr == nil {
 				ans.storeErr = storeErr.err
 			}
+		case ctx.Err() != nil:
+			ans.Failed = append(ans.Failed, fmt.Sprintf("%s: %v", m.Name, err))
 		case err != nil:
 			ans.Skipped = append(ans.Skipped, fmt.Sprintf("%s: %v", m.Name, err))
 		}
