@@ -186,6 +186,14 @@ func TestFaultsThreadAmplification(t *testing.T) {
 			if p := peak.Load(); p > 256<<20 {
 				t.Errorf("heap peak %d MiB, want under 256 MiB", p>>20)
 			}
+			if hwm, ok := peakRSS(); ok {
+				// The process's peak resident size so far: this test's
+				// and those before it (the small ones of this file).
+				t.Logf("peak RSS of the test process: %d MiB", hwm>>20)
+				if hwm > 256<<20 {
+					t.Errorf("peak RSS %d MiB, want under 256 MiB", hwm>>20)
+				}
+			}
 		})
 	}
 }
@@ -241,4 +249,21 @@ func TestFaultsZipBomb(t *testing.T) {
 	if took > cfg.Limits.RequestTimeout {
 		t.Errorf("answered after %v, past the deadline of %v", took, cfg.Limits.RequestTimeout)
 	}
+}
+
+// peakRSS is the process's peak resident set size (VmHWM), on Linux.
+func peakRSS() (uint64, bool) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb uint64
+			if _, err := fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb); err == nil {
+				return kb << 10, true
+			}
+		}
+	}
+	return 0, false
 }
