@@ -5,7 +5,7 @@ TAGS      ?= unicorn
 PKGS      := ./...
 SAMPLE    ?= fixtures/snapshots/chain-arm64-O1-deepest.json
 
-.PHONY: all build test vet fmt-check deps fixture-deps bench-deps bench-bins run bench bench-aggregate fuzz accuracy fixtures cross e2e e2e-deps loadtest
+.PHONY: all build test vet fmt-check deps fixture-deps bench-deps bench-bins run bench bench-aggregate fuzz accuracy fixtures cross e2e e2e-deps faults loadtest
 
 all: build
 
@@ -20,13 +20,15 @@ build:
 
 # deps installs what the tests need on Debian when it is missing: the Unicorn
 # C library for emu/ (cgo, behind the unicorn build tag), lldb-16, the
-# external check that our Mach-O cores read the same in lldb, and
-# chromium, which the service's /ui/ test drives headless (under `make
-# test` both tests fail without them; a plain `go test` skips them).
+# external check that our Mach-O cores read the same in lldb,
+# chromium, which the service's /ui/ test drives headless, and
+# debuginfod-find, the client the service's debuginfod test runs (under
+# `make test` these tests fail without them; a plain `go test` skips
+# them).
 deps:
-	@pkg-config --exists unicorn 2>/dev/null && command -v lldb-16 >/dev/null && [ -x /usr/bin/chromium ] || { \
-	  echo "installing libunicorn-dev, lldb-16 and chromium"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunicorn-dev pkg-config lldb-16 chromium; }
+	@pkg-config --exists unicorn 2>/dev/null && command -v lldb-16 >/dev/null && [ -x /usr/bin/chromium ] && command -v debuginfod-find >/dev/null || { \
+	  echo "installing libunicorn-dev, lldb-16, chromium and debuginfod"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunicorn-dev pkg-config lldb-16 chromium debuginfod; }
 
 # fixture-deps adds the compilers `make fixtures` needs, and dsymutil-16
 # (llvm-16) for the fixtures' dSYMs.
@@ -53,6 +55,7 @@ test: deps fmt-check vet cross
 	STACKIMAGE_REQUIRE_TOOLS=1 $(GO) test -tags $(TAGS) $(GOFLAGS) $(PKGS)
 	STACKIMAGE_REQUIRE_TOOLS=1 $(GO) test -race $(GOFLAGS) ./symbolize/ ./symstore/ ./debuginfo/ ./symtab/ ./serve/
 	$(MAKE) e2e
+	$(MAKE) faults
 
 # e2e-deps installs what the service's end-to-end test runs: nginx and
 # debuginfod-find from Debian, and versitygw (Apache-2.0), an S3 gateway,
@@ -82,6 +85,15 @@ loadtest: bench-deps bench-bins e2e-deps build
 e2e: e2e-deps
 	VERSITYGW=$(VERSITYGW) NGINX=$$(command -v nginx || echo /usr/sbin/nginx) \
 	  $(GO) test -tags e2e -run E2E -count=1 -timeout 10m $(GOFLAGS) ./serve/
+
+# faults runs the service's fault suite (serve/faults*_test.go, about a
+# minute): slow and dead HTTP sources, versitygw stopped and restarted
+# mid-traffic, objects cut and flipped in its bucket, clients sending a
+# byte a second, hostile dumps and zips. Every process is started and
+# stopped by the test, on loopback; docs/serve.md ("Under faults") gives
+# what each scenario measures.
+faults: e2e-deps
+	VERSITYGW=$(VERSITYGW) $(GO) test -tags faults -run Faults -count=1 -timeout 5m -v $(GOFLAGS) ./serve/
 
 run: build
 	./bin/stackimage symbolicate $(SAMPLE) --symbols fixtures/bin

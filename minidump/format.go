@@ -34,6 +34,11 @@ const (
 	// maxStringBytes bounds a MINIDUMP_STRING or UTF-8 string: paths and
 	// annotations are far shorter, and a larger length is damage.
 	maxStringBytes = 1 << 20
+	// MaxThreads bounds the threads read from a thread list: above real
+	// processes (a few thousand threads at most), far below what a list
+	// repeating one entry can declare; the rest are left with an error
+	// saying so.
+	MaxThreads = 1 << 14
 	// maxContextBytes bounds a thread context: the largest fixed layout
 	// is 1232 bytes; XSTATE extensions add a few kilobytes.
 	maxContextBytes = 1 << 16

@@ -229,6 +229,12 @@ func (r *reader) threads(errs *[]error) []Thread {
 	if err != nil {
 		*errs = append(*errs, err)
 	}
+	if count > MaxThreads {
+		// A list repeating one entry a million times would cost a
+		// decoded context, a stack and a walk each.
+		*errs = append(*errs, r.errf(s, int64(s.Offset), "%d threads, more than %d (MaxThreads): the first %d are read", count, MaxThreads, MaxThreads))
+		count = MaxThreads
+	}
 	cpu, known := r.cpu(errs)
 	base := int64(s.Offset) + int64(len(data)-len(entries))
 	threads := make([]Thread, count)

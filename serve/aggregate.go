@@ -99,7 +99,7 @@ func (s *Server) handleStacks(w http.ResponseWriter, r *http.Request) {
 	}
 	key := chunkKey(chunk, timeNow())
 	if err := s.store.store.put(ctx, key, bytes.NewReader(buf.Bytes()), int64(buf.Len()), true); err != nil {
-		writeError(w, http.StatusServiceUnavailable, "stacks: the store did not keep them: %v", err)
+		writeError(w, storeStatus(w, err), "stacks: the store did not keep them: %v", err)
 		return
 	}
 	s.writePartialsSoon([]string{key})
@@ -353,7 +353,7 @@ func (s *Server) handleGroups(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	res, err := s.loadAggregate(ctx, &aq)
 	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "groups: %v", err)
+		writeError(w, storeStatus(w, err), "groups: %v", err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -377,7 +377,7 @@ func (s *Server) handleAggregate(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	res, err := s.loadAggregate(ctx, &aq)
 	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "aggregate: %v", err)
+		writeError(w, storeStatus(w, err), "aggregate: %v", err)
 		return
 	}
 	switch format {

@@ -3,11 +3,15 @@ package serve
 import (
 	"container/list"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -64,6 +68,27 @@ type index struct {
 	machO     []string
 	machODone bool
 	owned     []string
+	// machOUntil, when set, is when machO expires and is looked for
+	// again: a fetch failed (failed_ttl) or no source had the files
+	// (miss_ttl). ownedSize is the owned files' bytes, counted in size.
+	machOUntil time.Time
+	ownedSize  int64
+	// degraded says why the index was built from part of its symbol
+	// files (a fetch failed, a file could not be read): such an index
+	// is never shared, and it expires at expires (failed_ttl) to be
+	// built again.
+	degraded string
+	expires  time.Time
+	// record is what the index was built from (provenance.go).
+	record *indexRecord
+}
+
+// degradedError is what a module's answer says of a degraded index.
+func (ix *index) degradedError() string {
+	if ix.degraded == "" {
+		return ""
+	}
+	return "symbols from part of the module's files (built again in failed_ttl): " + ix.degraded
 }
 
 // lookup is the outcome of finding a UUID's index.
@@ -93,8 +118,11 @@ type indexCache struct {
 	missTTL   time.Duration
 	failedTTL time.Duration
 	metrics   *metrics
+	// fetches bounds the loads running at once (limits.max_fetches).
+	fetches *fetchLimiter
 	// memoryHits is metrics.cache's "memory" counter, looked up once.
 	memoryHits prometheus.Counter
+	log        *slog.Logger
 	group      singleflight.Group
 
 	mu   sync.Mutex
@@ -109,13 +137,15 @@ type indexCache struct {
 // maxNegative is how many misses and failures are remembered at most.
 const maxNegative = 1 << 16
 
-func newIndexCache(dir string, cfg Config, sources []*source, shared *source, m *metrics) (*indexCache, error) {
+func newIndexCache(dir string, cfg Config, sources []*source, shared *source, m *metrics, log *slog.Logger) (*indexCache, error) {
 	c := &indexCache{
 		dir: filepath.Join(dir, "index"), tmp: filepath.Join(dir, "tmp"),
 		maxBytes: int64(cfg.Cache.MaxBytes), sources: sources, shared: shared,
 		missTTL: cfg.Cache.MissTTL, failedTTL: cfg.Cache.FailedTTL, metrics: m,
 		hot: map[uuid.UUID]*index{}, lru: list.New(), neg: map[uuid.UUID]negative{}, maxNegative: maxNegative,
 		memoryHits: m.cache.WithLabelValues("memory"),
+		fetches:    newFetchLimiter(cfg.Limits.MaxFetches, m),
+		log:        log,
 	}
 	// Downloads and half-written files of an instance that was killed
 	// are of no use to this one.
@@ -187,10 +217,7 @@ var machOKinds = []FileKind{KindCode, KindDebug}
 // index). They are looked for once per index, however many requests ask
 // at the same time; none when no source has them, or when ctx ends first.
 func (c *indexCache) machOFiles(ctx context.Context, ix *index, name string, only []*source) []string {
-	c.mu.Lock()
-	done, paths := ix.machODone, ix.machO
-	c.mu.Unlock()
-	if done || ix.breakpadOnly {
+	if paths, ok := c.machOKnown(ix); ok || ix.breakpadOnly {
 		return paths
 	}
 	sources := c.sources
@@ -198,14 +225,15 @@ func (c *indexCache) machOFiles(ctx context.Context, ix *index, name string, onl
 		sources = only
 	}
 	ch := c.group.DoChan("files/"+ix.id.String(), func() (any, error) {
-		c.mu.Lock()
-		done, paths := ix.machODone, ix.machO
-		c.mu.Unlock()
-		if done {
+		if paths, ok := c.machOKnown(ix); ok {
 			return paths, nil
 		}
-		kept := c.findMachO(ix.id, name, sources)
-		c.attach(ix, kept)
+		if err := c.fetches.acquire(ctx); err != nil {
+			return []string(nil), nil
+		}
+		defer c.fetches.release()
+		kept, failed := c.findMachO(context.WithoutCancel(ctx), ix.id, name, sources)
+		c.attach(ix, kept, c.machOTTL(kept, failed))
 		return kept.paths, nil
 	})
 	select {
@@ -214,6 +242,28 @@ func (c *indexCache) machOFiles(ctx context.Context, ix *index, name string, onl
 	case r := <-ch:
 		return r.Val.([]string)
 	}
+}
+
+// machOKnown returns an index's Mach-O files when they were looked for
+// and the outcome has not expired.
+func (c *indexCache) machOKnown(ix *index) ([]string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fresh := ix.machOUntil.IsZero() || timeNow().Before(ix.machOUntil)
+	return ix.machO, ix.machODone && fresh
+}
+
+// machOTTL is how long a look for an index's Mach-O files holds: for
+// good when both were found; failed_ttl when a fetch failed (a store
+// outage ends), miss_ttl when the sources lack one (it may be uploaded).
+func (c *indexCache) machOTTL(kept keptFiles, failed bool) time.Duration {
+	switch {
+	case failed:
+		return c.failedTTL
+	case len(kept.paths) < len(machOKinds):
+		return c.missTTL
+	}
+	return 0
 }
 
 // keptFiles are symbol files found for a walk.
@@ -234,52 +284,72 @@ func (k *keptFiles) add(path string, size int64, owned bool) {
 	}
 }
 
-// attach records an index's Mach-O files, counting those of the cache's
-// against its byte cap.
-func (c *indexCache) attach(ix *index, kept keptFiles) {
+// attach records an index's Mach-O files for ttl (0: for good),
+// counting those of the cache's against its byte cap.
+func (c *indexCache) attach(ix *index, kept keptFiles, ttl time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ix.machO, ix.machODone, ix.owned = kept.paths, true, kept.owned
-	ix.size += kept.size
+	ix.machOUntil = time.Time{}
+	if ttl > 0 {
+		ix.machOUntil = timeNow().Add(ttl)
+	}
+	delta := kept.size - ix.ownedSize
+	ix.ownedSize = kept.size
+	ix.size += delta
 	if c.hot[ix.id] == ix {
-		c.size += kept.size
+		c.size += delta
 		c.evictLocked()
 	}
 }
 
-// findMachO finds the UUID's executable and debug file: in the local
-// cache, else from the first source that has either.
-func (c *indexCache) findMachO(u uuid.UUID, name string, sources []*source) keptFiles {
-	var kept keptFiles
+// findMachO finds the UUID's executable and debug file: each in the
+// local cache, else from the first source that has either. failed says
+// a fetch failed (not a file a source lacks): the look is worth another
+// after failed_ttl.
+func (c *indexCache) findMachO(ctx context.Context, u uuid.UUID, name string, sources []*source) (kept keptFiles, failed bool) {
+	have := map[FileKind]bool{}
 	for _, kind := range machOKinds {
 		local := c.localFilePath(u, kind)
 		if st, err := os.Stat(local); err == nil && st.Mode().IsRegular() {
 			kept.add(local, st.Size(), true)
+			have[kind] = true
 		}
 	}
-	if len(kept.paths) > 0 {
-		return kept
+	if len(have) == len(machOKinds) {
+		return kept, false
 	}
 	for _, s := range sources {
 		if s.scanned != nil {
-			if kept.paths = scannedFiles(s.scanned, u); len(kept.paths) > 0 {
-				return kept
+			if len(kept.paths) == 0 {
+				if kept.paths = scannedFiles(s.scanned, u); len(kept.paths) > 0 {
+					return kept, false
+				}
 			}
 			continue
 		}
 		for _, kind := range machOKinds {
-			f, err := s.Open(context.Background(), u, kind, name)
+			if have[kind] {
+				continue
+			}
+			f, err := s.Open(ctx, u, kind, name)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			}
 			if err != nil {
-				// Not there, or not fetched: the walk goes on without.
+				// The walk goes on without; the look is tried again.
+				c.logFetch(ctx, s.cfg.Name, u, err)
+				failed = true
 				continue
 			}
 			kept.add(c.keepFile(u, kind, f))
+			have[kind] = true
 		}
 		if len(kept.paths) > 0 {
-			return kept
+			return kept, failed
 		}
 	}
-	return kept
+	return kept, failed
 }
 
 // keepFile keeps a symbol file a source gave: a download is moved into
@@ -330,6 +400,10 @@ func readHead(f *os.File) []byte {
 func (c *indexCache) getHot(u uuid.UUID) (lookup, bool) {
 	c.mu.Lock()
 	ix := c.hot[u]
+	if ix != nil && !ix.expires.IsZero() && !timeNow().Before(ix.expires) {
+		c.dropLocked(ix)
+		ix = nil
+	}
 	if ix == nil {
 		c.mu.Unlock()
 		return lookup{}, false
@@ -369,22 +443,36 @@ func (c *indexCache) get(ctx context.Context, u uuid.UUID, name string, only []*
 			key += "/" + s.cfg.Name
 		}
 	}
-	ch := c.group.DoChan(key, func() (any, error) {
-		// The work is not the caller's: it outlives a request that gives
-		// up, bounded by the sources' own download limits.
-		return c.load(u, name, sources, false), nil
-	})
-	select {
-	case <-ctx.Done():
-		return lookup{status: statusTimeout, err: ctx.Err()}
-	case r := <-ch:
-		l := r.Val.(lookup)
-		if l.index != nil {
-			c.mu.Lock()
-			l.index.refs++
-			c.mu.Unlock()
+	for {
+		if ctx.Err() != nil {
+			// No load starts for a caller past its deadline.
+			return lookup{status: statusTimeout, err: ctx.Err()}
 		}
-		return l
+		ch := c.group.DoChan(key, func() (any, error) {
+			// The work is not the caller's once it has a slot: it
+			// outlives a request that gives up, bounded by the sources'
+			// own download limits, and a later request finds its result.
+			if err := c.fetches.acquire(ctx); err != nil {
+				return lookup{status: statusTimeout, err: err}, nil
+			}
+			defer c.fetches.release()
+			return c.load(context.WithoutCancel(ctx), u, name, sources, false), nil
+		})
+		select {
+		case <-ctx.Done():
+			return lookup{status: statusTimeout, err: ctx.Err()}
+		case r := <-ch:
+			l := r.Val.(lookup)
+			if errors.Is(l.err, errNoFetchSlot) {
+				continue // the caller that started it gave up waiting; this one has time
+			}
+			if l.index != nil {
+				c.mu.Lock()
+				l.index.refs++
+				c.mu.Unlock()
+			}
+			return l
+		}
 	}
 }
 
@@ -405,15 +493,15 @@ func (c *indexCache) rebuild(ctx context.Context, u uuid.UUID) error {
 	c.mu.Lock()
 	delete(c.neg, u)
 	if ix := c.hot[u]; ix != nil {
-		c.lru.Remove(ix.elem)
-		delete(c.hot, u)
-		c.size -= ix.size
-		// Lookups in flight keep their entries: Symbols counts references.
-		ix.syms.Close()
+		c.dropLocked(ix)
 	}
 	c.mu.Unlock()
 	ch := c.group.DoChan(u.String(), func() (any, error) {
-		return c.load(u, "", c.sources, true), nil
+		if err := c.fetches.acquire(ctx); err != nil {
+			return lookup{status: statusTimeout, err: err}, nil
+		}
+		defer c.fetches.release()
+		return c.load(context.WithoutCancel(ctx), u, "", c.sources, true), nil
 	})
 	select {
 	case <-ctx.Done():
@@ -432,7 +520,10 @@ func (c *indexCache) rebuild(ctx context.Context, u uuid.UUID) error {
 //
 // With rebuild, the caches are skipped and the index built afresh
 // replaces the shared one.
-func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild bool) lookup {
+//
+// ctx carries the request's values (its ID, for the log), not its
+// deadline: the work outlives a caller that gives up.
+func (c *indexCache) load(ctx context.Context, u uuid.UUID, name string, sources []*source, rebuild bool) lookup {
 	path := c.localPath(u)
 	if !rebuild {
 		c.mu.Lock()
@@ -448,9 +539,16 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 			}
 		}
 		if c.shared != nil {
-			if ix, err := c.fetchShared(u, path); err == nil {
+			ix, err := c.fetchShared(ctx, u, name, path)
+			if err == nil {
 				c.metrics.cache.WithLabelValues("shared").Inc()
 				return c.keep(ix)
+			}
+			if errors.Is(err, errStaleShared) {
+				c.log.LogAttrs(ctx, slog.LevelInfo, "shared index replaced", slog.String("request_id", requestIDOf(ctx)),
+					slog.String("uuid", u.String()), slog.String("reason", err.Error()))
+				c.metrics.cache.WithLabelValues("stale").Inc()
+				rebuild = true // what is built replaces the shared copy
 			}
 		}
 		c.metrics.cache.WithLabelValues("miss").Inc()
@@ -458,7 +556,7 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 	var fetchErrs []error
 	failed := lookup{status: statusFetchingFailed}
 	for _, s := range sources {
-		l, err := c.build(u, name, s, path)
+		l, err := c.build(ctx, u, name, s, path)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
@@ -477,8 +575,8 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 			return c.remember(u, l, c.failedTTL)
 		}
 		c.metrics.indexBuilds.WithLabelValues("ok").Inc()
-		if c.shared != nil && !l.index.breakpadOnly {
-			c.putShared(u, path, !rebuild)
+		if c.shared != nil && !l.index.breakpadOnly && l.index.degraded == "" {
+			c.putShared(u, path, !rebuild, l.index.record)
 		}
 		return c.keep(l.index)
 	}
@@ -489,7 +587,34 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 	return c.remember(u, lookup{status: statusMissing, err: fmt.Errorf("no source has symbols for %s", u)}, c.missTTL)
 }
 
+// scrub removes the local cache's directory from an error's text.
+func (c *indexCache) scrub(err error) error {
+	root := filepath.Dir(c.dir)
+	if msg := err.Error(); strings.Contains(msg, root) {
+		return errors.New(strings.ReplaceAll(msg, root+string(filepath.Separator), "(cache)/"))
+	}
+	return err
+}
+
+// degradedPath is where an index built from part of its files is kept.
+func (c *indexCache) degradedPath(u uuid.UUID) string {
+	return filepath.Join(c.tmp, u.String()+".degraded"+symindex.Extension)
+}
+
+// logFetch logs a failed fetch from a source (not a file it lacks).
+func (c *indexCache) logFetch(ctx context.Context, source string, u uuid.UUID, err error) {
+	c.log.LogAttrs(ctx, slog.LevelWarn, "fetch failed", slog.String("request_id", requestIDOf(ctx)),
+		slog.String("source", source), slog.String("uuid", u.String()), slog.String("error", err.Error()))
+}
+
+// remember keeps a miss or failure for ttl. Its error, which a module's
+// answer carries, names no path of the local cache: a download is known
+// to clients by its source's location, and the cache's layout is the
+// operator's business.
 func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
+	if l.err != nil {
+		l.err = c.scrub(l.err)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.neg) >= c.maxNegative {
@@ -515,9 +640,9 @@ func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
 
 // build fetches the UUID's files from one source and writes its index at
 // path. The error wraps ErrNotFound when the source has nothing.
-func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lookup, error) {
+func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *source, path string) (lookup, error) {
 	l := lookup{source: s.cfg.Name}
-	var addErrs []error
+	var addErrs, fetchErrs []error
 	var breakpadFile *SymbolFile
 	syms := symstore.NewSymbols()
 	defer syms.Close()
@@ -532,18 +657,23 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 		syms = s.scanned
 		l.location = s.cfg.Path
 	} else {
-		ctx := context.Background()
 		for _, k := range kinds {
 			f, err := s.Open(ctx, u, k, name)
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
 			if err != nil {
-				l.status = statusFetchingFailed
-				if strings.Contains(err.Error(), "download limit") {
-					l.status = statusTooLarge
+				// The other kinds may still give an index, degraded: it
+				// is not shared, and it expires (failed_ttl).
+				c.logFetch(ctx, s.cfg.Name, u, err)
+				if len(fetchErrs) == 0 {
+					l.status = statusFetchingFailed
+					if strings.Contains(err.Error(), "download limit") {
+						l.status = statusTooLarge
+					}
 				}
-				return l, err
+				fetchErrs = append(fetchErrs, err)
+				continue
 			}
 			found = append(found, f)
 			foundKinds = append(foundKinds, k)
@@ -558,6 +688,9 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 			if err := syms.AddFile(f.Name()); err != nil {
 				addErrs = append(addErrs, fmt.Errorf("%s: %w", f.Location, err))
 			}
+		}
+		if len(found) == 0 && len(fetchErrs) > 0 {
+			return l, errors.Join(fetchErrs...)
 		}
 		if len(found) == 0 {
 			return l, ErrNotFound
@@ -584,6 +717,18 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 		// (locally; it is the source's file already).
 		return c.keepSymFile(u, s, l, breakpadFile)
 	}
+	// What could not be fetched or read costs the index its
+	// completeness: a cut dSYM is read without error, its sections
+	// past the end are the entry's debug errors.
+	degraded := errors.Join(append(append(fetchErrs, addErrs...), e.DebugErrors()...)...)
+	if degraded == nil && slices.Contains(foundKinds, KindDebug) && !e.HasDebugInfo() {
+		degraded = fmt.Errorf("%s: the debug file of %s gave no debug information", s.cfg.Name, u)
+	}
+	if degraded != nil {
+		// Kept apart, in the directory emptied at start, so that a
+		// restart does not take it for a complete index.
+		path = c.degradedPath(u)
+	}
 	if err := writeIndexFile(path, c.tmp, e); err != nil {
 		l.status = statusMalformed
 		return l, fmt.Errorf("%s: indexing %s: %w", s.cfg.Name, u, err)
@@ -603,7 +748,13 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 			kept.add(c.keepFile(u, foundKinds[i], f))
 		}
 	}
-	c.attach(ix, kept)
+	c.attach(ix, kept, c.machOTTL(kept, len(fetchErrs) > 0))
+	ix.record = newRecord(s, found, foundKinds)
+	if degraded != nil {
+		ix.degraded = c.scrub(degraded).Error()
+		ix.expires = timeNow().Add(c.failedTTL)
+		c.metrics.indexBuilds.WithLabelValues("degraded").Inc()
+	}
 	l.index, l.status = ix, statusFound
 	return l, nil
 }
@@ -692,41 +843,63 @@ func (c *indexCache) open(u uuid.UUID, path, from, location string) (*index, err
 	return ix, nil
 }
 
-// fetchShared downloads the UUID's index from the shared cache into path.
-func (c *indexCache) fetchShared(u uuid.UUID, path string) (*index, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.shared.cfg.DownloadTimeout)
+// fetchShared downloads the UUID's index from the shared cache into
+// path, once its record (provenance.go) says it is complete, its bytes
+// are those recorded and its inputs unchanged; errStaleShared when not.
+func (c *indexCache) fetchShared(ctx context.Context, u uuid.UUID, name, path string) (*index, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.shared.cfg.DownloadTimeout)
 	defer cancel()
 	r, _, err := c.shared.store.get(ctx, sharedKey(u))
 	if err != nil {
 		if !errors.Is(err, errNotFound) {
 			c.metrics.sourceErrors.WithLabelValues(c.shared.cfg.Name).Inc()
+			c.logFetch(ctx, c.shared.cfg.Name, u, err)
 		}
 		return nil, err
 	}
 	defer r.Close()
+	rec, err := c.readRecord(ctx, u)
+	if err == nil {
+		err = c.checkInputs(ctx, u, name, rec)
+	}
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.CreateTemp(c.tmp, "shared-*")
 	if err != nil {
 		return nil, err
 	}
 	defer os.Remove(f.Name())
-	_, err = limitedCopy(ctx, f, r, int64(c.shared.cfg.MaxDownload))
+	sum := sha256.New()
+	_, err = limitedCopy(ctx, io.MultiWriter(f, sum), r, int64(c.shared.cfg.MaxDownload))
 	if cerr := f.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
 		c.metrics.sourceErrors.WithLabelValues(c.shared.cfg.Name).Inc()
 		return nil, err
 	}
-	return c.open(u, path, "shared cache", c.shared.store.describe(sharedKey(u)))
+	if got := hex.EncodeToString(sum.Sum(nil)); got != rec.SHA256 {
+		return nil, staleShared("its bytes differ from its record (SHA-256 %s, recorded %s)", got, rec.SHA256)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return nil, err
+	}
+	ix, err := c.open(u, path, "shared cache", c.shared.store.describe(sharedKey(u)))
+	if err != nil {
+		os.Remove(path)
+		return nil, staleShared("%v", err)
+	}
+	ix.record = rec
+	return ix, nil
 }
 
-// putShared writes a fresh index to the shared cache. The first write
-// wins: an instance that built the same index meanwhile keeps its own
-// copy, and every later instance reads the one stored.
-func (c *indexCache) putShared(u uuid.UUID, path string, onlyIfAbsent bool) {
+// putShared writes a fresh, complete index and its record to the shared
+// cache. The first write wins: an instance that built the same index
+// meanwhile keeps its own copy, and every later instance reads the one
+// stored; without onlyIfAbsent (an upload, or a stale shared copy) the
+// index replaces the shared one.
+func (c *indexCache) putShared(u uuid.UUID, path string, onlyIfAbsent bool, rec *indexRecord) {
 	f, err := os.Open(path)
 	if err != nil {
 		return
@@ -738,7 +911,11 @@ func (c *indexCache) putShared(u uuid.UUID, path string, onlyIfAbsent bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.shared.cfg.DownloadTimeout)
 	defer cancel()
-	switch err := c.shared.store.put(ctx, sharedKey(u), f, st.Size(), onlyIfAbsent); {
+	err = c.shared.store.put(ctx, sharedKey(u), f, st.Size(), onlyIfAbsent)
+	if err == nil {
+		err = c.putRecord(ctx, u, path, rec)
+	}
+	switch {
 	case err == nil:
 		c.metrics.sharedWrites.WithLabelValues("written").Inc()
 	case errors.Is(err, errExists):
@@ -784,6 +961,19 @@ func (c *indexCache) evictLocked() {
 		e = prev
 	}
 	c.metrics.cacheBytes.Set(float64(c.size))
+}
+
+// dropLocked forgets an open index, for a rebuild or because it
+// expired. Lookups in flight keep their entries: Symbols counts
+// references. A degraded index's file goes with it.
+func (c *indexCache) dropLocked(ix *index) {
+	c.lru.Remove(ix.elem)
+	delete(c.hot, ix.id)
+	c.size -= ix.size
+	ix.syms.Close()
+	if ix.degraded != "" {
+		os.Remove(ix.path)
+	}
 }
 
 // close closes every open index.

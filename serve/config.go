@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -30,6 +31,9 @@ type Config struct {
 	Cache        CacheConfig `yaml:"cache"`
 	Limits       Limits      `yaml:"limits"`
 	Auth         AuthConfig  `yaml:"auth"`
+	// Log receives the service's structured logs (logs.go); nil for
+	// slog's default logger.
+	Log *slog.Logger `yaml:"-"`
 }
 
 // SourceConfig is one symbol source.
@@ -111,6 +115,22 @@ type Limits struct {
 	MaxFrames int `yaml:"max_frames"`
 	// MaxPending bounds answers kept for GET /requests/{id}.
 	MaxPending int `yaml:"max_pending"`
+	// BodyTimeout bounds the time a request's body may take to arrive,
+	// pushed later by each MinBodyRate bytes that arrive: the body is
+	// read before the request takes a slot of MaxConcurrent, so a slow
+	// client holds a connection, not a slot.
+	BodyTimeout time.Duration `yaml:"body_timeout"`
+	MinBodyRate ByteSize      `yaml:"min_body_rate"`
+	// MaxFetches bounds the symbol lookups that fetch from the sources
+	// at once in the instance (each holds at most one connection to a
+	// source at a time); MaxRequestFetches those of one request.
+	MaxFetches        int `yaml:"max_fetches"`
+	MaxRequestFetches int `yaml:"max_request_fetches"`
+	// MaxUploadInflateRatio and MaxUploadInflated bound the bytes one zip
+	// upload may inflate: at most the body's size times the ratio, and
+	// never more than MaxUploadInflated.
+	MaxUploadInflateRatio int      `yaml:"max_upload_inflate_ratio"`
+	MaxUploadInflated     ByteSize `yaml:"max_upload_inflated"`
 }
 
 // AuthConfig configures bearer-token authentication.
@@ -216,6 +236,12 @@ const (
 	defaultMaxUploadBody      = 4 << 30
 	defaultMaxFrames          = 1 << 15
 	defaultMaxPending         = 1024
+	defaultBodyTimeout        = 30 * time.Second
+	defaultMinBodyRate        = 1 << 20
+	defaultMaxFetches         = 32
+	defaultMaxRequestFetches  = 16
+	defaultInflateRatio       = 100
+	defaultMaxInflated        = 16 << 30
 )
 
 func (c *Config) setDefaults() {
@@ -270,6 +296,14 @@ func (c *Config) setDefaults() {
 	setInt(&l.MaxConcurrent, defaultMaxConcurrent)
 	setInt(&l.MaxFrames, defaultMaxFrames)
 	setInt(&l.MaxPending, defaultMaxPending)
+	setInt(&l.MaxFetches, defaultMaxFetches)
+	setInt(&l.MaxRequestFetches, defaultMaxRequestFetches)
+	setInt(&l.MaxUploadInflateRatio, defaultInflateRatio)
+	setSize(&l.MinBodyRate, defaultMinBodyRate)
+	setSize(&l.MaxUploadInflated, defaultMaxInflated)
+	if l.BodyTimeout == 0 {
+		l.BodyTimeout = defaultBodyTimeout
+	}
 	if l.RequestTimeout == 0 {
 		l.RequestTimeout = defaultRequestTimeout
 	}
@@ -345,7 +379,8 @@ func (c *Config) Check() error {
 			return fmt.Errorf("config: allow_sources: %q names no source", a)
 		}
 	}
-	if c.Limits.MaxConcurrent < 0 || c.Limits.MaxFrames < 0 || c.Limits.MaxPending < 0 {
+	if c.Limits.MaxConcurrent < 0 || c.Limits.MaxFrames < 0 || c.Limits.MaxPending < 0 || c.Limits.MaxFetches < 0 ||
+		c.Limits.MaxRequestFetches < 0 || c.Limits.MaxUploadInflateRatio < 0 || c.Limits.BodyTimeout < 0 {
 		return fmt.Errorf("config: limits must not be negative")
 	}
 	return c.CheckListen(c.Listen)

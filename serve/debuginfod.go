@@ -3,15 +3,21 @@ package serve
 import (
 	"errors"
 	"net/http"
+	"os"
 	"time"
+
+	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // handleBuildID is GET /buildid/{id}/{kind}: the debuginfod protocol,
 // which serves a file by build ID. For Mach-O the build ID is the UUID
 // (32 hex digits); "debuginfo" is the dSYM's DWARF file and "executable"
 // the binary, as stored by PUT /v1/symbols or found in the sources that
-// have a layout. A scanned directory is not served: its files are found
-// by content, not by path.
+// have a layout, or a file a scanned directory holds with the UUID
+// (found through the scan's UUID → file map, never by a path the
+// request names).
 func (s *Server) handleBuildID(w http.ResponseWriter, r *http.Request) {
 	var kind FileKind
 	switch r.PathValue("kind") {
@@ -31,7 +37,11 @@ func (s *Server) handleBuildID(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.deadline(r.Context())
 	defer cancel()
 	for _, src := range s.sources {
-		if src.store == nil {
+		if src.scanned != nil {
+			if path := scannedFile(src.scanned, u, kind); path != "" {
+				serveFile(w, r, kind, path)
+				return
+			}
 			continue
 		}
 		f, err := src.Open(ctx, u, kind, "")
@@ -49,4 +59,45 @@ func (s *Server) handleBuildID(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeError(w, http.StatusNotFound, "no %s for %s", kind, u)
+}
+
+// serveFile answers with a file of a scanned directory.
+func serveFile(w http.ResponseWriter, r *http.Request, kind FileKind, path string) {
+	f, err := os.Open(path)
+	if err != nil {
+		writeError(w, http.StatusNotFound, "no %s: the scanned file is gone", kind)
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		writeError(w, http.StatusNotFound, "no %s: the scanned file is gone", kind)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("X-Debuginfod-Size", itoa(st.Size()))
+	http.ServeContent(w, r, kind.String(), time.Time{}, f)
+}
+
+// scannedFile is the path of the file of a kind with the UUID that a
+// scanned directory indexed: a dSYM's DWARF file for KindDebug, any
+// other Mach-O file for KindCode; "" when it has none.
+func scannedFile(syms *symstore.Symbols, u uuid.UUID, kind FileKind) string {
+	for _, path := range scannedFiles(syms, u) {
+		f, err := os.Open(path)
+		if err != nil {
+			continue
+		}
+		mf, err := image.NewFile(f, path)
+		f.Close()
+		if err != nil {
+			continue
+		}
+		for _, im := range mf.Images {
+			if im.UUID == u && (im.Type == image.TypeDSYM) == (kind == KindDebug) {
+				return path
+			}
+		}
+	}
+	return ""
 }

@@ -7,6 +7,7 @@
 //	POST /applecrashreport   multipart, field apple_crash_report (.crash or .ips)
 //	GET  /requests/{id}      an answer that outlived ?timeout=
 //	GET  /healthcheck        "ok", without authentication
+//	GET  /ready              503 while every request slot is taken (readiness)
 //	POST /v1/symbolicate     any input the command reads, as the raw body;
 //	                         answered as stackimage symbolicate --format json|text|same prints it
 //	PUT  /v1/symbols         a binary, dSYM (zip) or .sym file into the store

@@ -12,7 +12,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/stackimage/stackimage/archregs"
@@ -56,6 +55,20 @@ func (s *Server) spool(r io.Reader, max int64) (*spooled, error) {
 	return &spooled{File: f, size: n}, nil
 }
 
+// spoolRequest is spool for a request's whole body: the file its body was
+// read ahead into (body.go) when there is one, else a copy.
+func (s *Server) spoolRequest(w http.ResponseWriter, r *http.Request, max int64) (*spooled, error) {
+	if rb, ok := r.Body.(*readBodyResult); ok {
+		if rb.size > max {
+			return nil, &http.MaxBytesError{Limit: max}
+		}
+		if f := rb.takeFile(); f != nil {
+			return &spooled{File: f, size: rb.size}, nil
+		}
+	}
+	return s.spool(http.MaxBytesReader(w, r.Body, max+1), max)
+}
+
 // openBody opens a spooled body through the library's front door: its
 // format told by content, every process it lists a dump. An input read
 // only in part comes back with the error that cut it, which the answer's
@@ -64,7 +77,30 @@ func openBody(body *spooled) (*open.Input, error) {
 	if body.size == 0 {
 		return nil, errors.New("empty body: want a dump or report")
 	}
-	return open.ReaderAt(body, body.size)
+	in, err := open.ReaderAt(body, body.size)
+	if in != nil && err == nil && in.Format.Format == dump.FormatMinidump {
+		// A minidump's format errors (a stream past the end of a cut
+		// file) come as the dump's warnings: they are what cut it.
+		if w := in.Dumps[0].Warnings; len(w) > 0 {
+			err = fmt.Errorf("minidump read in part: %s", strings.Join(w, "; "))
+		}
+	}
+	if in != nil && err != nil && nothingRead(in) {
+		// Cut before anything of use: the client's bytes are at fault.
+		return nil, err
+	}
+	return in, err
+}
+
+// nothingRead reports whether an input read in part gave nothing to
+// symbolicate: no architecture, thread or image in any of its dumps.
+func nothingRead(in *open.Input) bool {
+	for _, d := range in.Dumps {
+		if d.Arch != nil || len(d.Threads) > 0 || len(d.Images) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // multipartDump reads a multipart body: the file in field, and the
@@ -147,6 +183,11 @@ func (s *Server) handleMultipart(w http.ResponseWriter, r *http.Request, field s
 		writeError(w, http.StatusBadRequest, "%s: %v", field, openErr)
 		return
 	}
+	if openErr != nil {
+		// What could be read is answered; the header says the input was
+		// cut, as on POST /v1/symbolicate.
+		w.Header().Set("X-Stackimage-Incomplete", headerValue(openErr.Error()))
+	}
 	s.run(w, r, func(ctx context.Context) (int, any) {
 		defer body.Close()
 		return http.StatusOK, s.symbolicateDump(ctx, in.Dump(), openErr, only)
@@ -178,7 +219,7 @@ func (s *Server) handleNative(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnsupportedMediaType, "POST /v1/symbolicate takes the raw dump or report as its body, not %s", ct)
 		return
 	}
-	body, err := s.spool(http.MaxBytesReader(w, r.Body, int64(s.cfg.Limits.MaxDumpBody)+1), int64(s.cfg.Limits.MaxDumpBody))
+	body, err := s.spoolRequest(w, r, int64(s.cfg.Limits.MaxDumpBody))
 	if err != nil {
 		bodyError(w, err, "request body")
 		return
@@ -298,10 +339,10 @@ type imageLook struct {
 // lookups may take, in tenths: the walk of what was found keeps the rest.
 const fetchShare = 9
 
-// findSymbols finds the index and Mach-O files of every image of the dumps, at
-// most maxParallelFetches at a time. Lookups not done when nine tenths of
-// ctx's time are gone say "timeout", and the dumps are symbolicated
-// without them.
+// findSymbols finds the index and Mach-O files of every image of the
+// dumps, at most limits.max_request_fetches at a time. Lookups not done
+// when nine tenths of ctx's time are gone say "timeout", and the dumps
+// are symbolicated without them.
 func (s *Server) findSymbols(ctx context.Context, dumps []*dump.Dump, only []*source) *dumpSymbols {
 	if dl, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
@@ -310,29 +351,29 @@ func (s *Server) findSymbols(ctx context.Context, dumps []*dump.Dump, only []*so
 	}
 	found := &dumpSymbols{cache: s.cache, looks: map[uuid.UUID]*imageLook{}}
 	walks := slices.ContainsFunc(dumps, walked)
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, maxParallelFetches)
+	type image struct {
+		id   uuid.UUID
+		name string
+		look *imageLook
+	}
+	var images []image
 	for _, d := range dumps {
 		for _, im := range d.Images {
 			if im.UUID.IsZero() || found.looks[im.UUID] != nil {
 				continue
 			}
-			l := &imageLook{}
+			l := &imageLook{lookup: lookup{status: statusTimeout, err: errNotStarted}}
 			found.looks[im.UUID] = l
-			id, name := im.UUID, safeName(im.Name)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				slots <- struct{}{}
-				defer func() { <-slots }()
-				l.lookup = s.cache.get(ctx, id, name, only)
-				if l.index != nil && walks {
-					l.machO = s.cache.machOFiles(ctx, l.index, name, only)
-				}
-			}()
+			images = append(images, image{im.UUID, safeName(im.Name), l})
 		}
 	}
-	wg.Wait()
+	forEachBounded(ctx, len(images), s.cfg.Limits.MaxRequestFetches, func(i int) {
+		im := images[i]
+		im.look.lookup = s.cache.get(ctx, im.id, im.name, only)
+		if im.look.index != nil && walks {
+			im.look.machO = s.cache.machOFiles(ctx, im.look.index, im.name, only)
+		}
+	})
 	return found
 }
 
@@ -464,6 +505,7 @@ func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, openErr erro
 		case l.index != nil:
 			m.DebugStatus, m.Arch = statusFound, l.index.arch
 			m.Features = moduleFeatures{HasDebugInfo: l.index.hasDebug, HasSymbols: true, HasUnwindInfo: len(l.machO) > 0}
+			m.Error = l.index.degradedError()
 			m.UnwindStatus = statusMissing
 			if len(l.machO) > 0 {
 				m.UnwindStatus = statusFound

@@ -1,4 +1,4 @@
-//go:build e2e
+//go:build e2e || faults
 
 package serve
 
@@ -71,7 +71,9 @@ func freePort(t *testing.T) string {
 type proc struct {
 	cmd  *exec.Cmd
 	done chan error
-	log  string
+	// exited is closed once the process has been waited for.
+	exited chan struct{}
+	log    string
 }
 
 func start(t *testing.T, dir, name string, env []string, args ...string) *proc {
@@ -88,8 +90,13 @@ func start(t *testing.T, dir, name string, env []string, args ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, done: make(chan error, 1), log: logPath}
-	go func() { p.done <- cmd.Wait(); logf.Close() }()
+	p := &proc{cmd: cmd, done: make(chan error, 1), exited: make(chan struct{}), log: logPath}
+	go func() {
+		err := cmd.Wait()
+		logf.Close()
+		p.done <- err
+		close(p.exited)
+	}()
 	t.Cleanup(func() { p.kill() })
 	return p
 }
@@ -97,12 +104,14 @@ func start(t *testing.T, dir, name string, env []string, args ...string) *proc {
 // kill ends the process group at once (a crash, as far as the others can
 // tell) and waits for it.
 func (p *proc) kill() {
-	if p.cmd.ProcessState != nil {
+	select {
+	case <-p.exited:
 		return
+	default:
 	}
 	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	select {
-	case <-p.done:
+	case <-p.exited:
 	case <-time.After(10 * time.Second):
 	}
 }

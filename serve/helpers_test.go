@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -60,6 +61,9 @@ func newTestServer(t testing.TB, cfg Config) (*Server, *httptest.Server) {
 	t.Helper()
 	if cfg.Cache.Dir == "" {
 		cfg.Cache.Dir = t.TempDir()
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	cfg.setDefaults()
 	s, err := New(cfg)
@@ -142,7 +146,7 @@ func decode(t testing.TB, data []byte) answer {
 }
 
 // symbolServer is an HTTP symbol server in the unified layout holding the
-// fixture's binary and dSYM, counting the requests for each path. Until
+// fixture's binary and dSYM, counting the GET requests for each path. Until
 // release is closed (when set), it holds every answer.
 type symbolServer struct {
 	*httptest.Server
@@ -160,9 +164,13 @@ func newSymbolServer(t testing.TB, u uuid.UUID, files map[FileKind][]byte) *symb
 		s.files["/"+layoutPaths(LayoutConfig{Type: "unified"}, u, kind, "")[0]] = data
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.total.Add(1)
 		s.mu.Lock()
-		s.hits[r.URL.Path]++
+		if r.Method == http.MethodGet {
+			// Files fetched; a HEAD (a shared index's inputs checked) is
+			// not one.
+			s.total.Add(1)
+			s.hits[r.URL.Path]++
+		}
 		rel := s.release
 		s.mu.Unlock()
 		if rel != nil {
@@ -226,3 +234,9 @@ func metric(t testing.TB, s *Server, name string, labels ...string) float64 {
 }
 
 func runtimeGosched() { time.Sleep(time.Millisecond) }
+
+// upload sends a file to PUT /v1/symbols with the upload token "up".
+func upload(t *testing.T, url string, data []byte) (*http.Response, []byte) {
+	t.Helper()
+	return do(t, "PUT", url+"/v1/symbols", bytes.NewReader(data), map[string]string{"Authorization": "Bearer up"})
+}

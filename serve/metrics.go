@@ -25,6 +25,10 @@ type metrics struct {
 	frames        prometheus.Counter
 	compactions   *prometheus.CounterVec
 	partials      *prometheus.CounterVec
+	// fetchesInFlight and fetchesWaiting are the lookups fetching from
+	// the sources now, and those waiting for one of limits.max_fetches.
+	fetchesInFlight prometheus.Gauge
+	fetchesWaiting  prometheus.Gauge
 }
 
 func newMetrics() *metrics {
@@ -76,8 +80,14 @@ func newMetrics() *metrics {
 		partials: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stackimage_aggregate_partial_chunks_total", Help: "Partial chunks written of the aggregates' open hours, by result (ok or failed).",
 		}, []string{"result"}),
+		fetchesInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "stackimage_fetches_in_flight", Help: "Symbol lookups fetching from the sources now (at most limits.max_fetches).",
+		}),
+		fetchesWaiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "stackimage_fetches_waiting", Help: "Symbol lookups waiting for one of limits.max_fetches.",
+		}),
 	}
-	m.registry.MustRegister(m.requests, m.latency, m.inFlight, m.rejected, m.cache, m.cacheBytes,
+	m.registry.MustRegister(m.fetchesInFlight, m.fetchesWaiting, m.requests, m.latency, m.inFlight, m.rejected, m.cache, m.cacheBytes,
 		m.evictions, m.indexBuilds, m.sharedWrites, m.sourceErrors, m.downloads, m.downloadBytes, m.frames, m.compactions, m.partials,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

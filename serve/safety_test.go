@@ -337,7 +337,7 @@ func TestDownloadCaps(t *testing.T) {
 }
 
 // TestParallelLookupsBounded: a request naming 64 modules asks a source
-// for at most maxParallelFetches files at a time.
+// for at most limits.max_request_fetches files at a time.
 func TestParallelLookupsBounded(t *testing.T) {
 	var inFlight, peak atomic.Int64
 	src := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -366,7 +366,7 @@ func TestParallelLookupsBounded(t *testing.T) {
 	if a := decode(t, data); len(a.Modules) != 64 || a.Modules[63].DebugStatus != "missing" {
 		t.Fatalf("answer %.300s", data)
 	}
-	if p := peak.Load(); p > maxParallelFetches {
-		t.Errorf("%d requests to the source at once, want at most %d", p, maxParallelFetches)
+	if p := peak.Load(); p > int64(defaultMaxRequestFetches) {
+		t.Errorf("%d requests to the source at once, want at most %d", p, int64(defaultMaxRequestFetches))
 	}
 }

@@ -67,7 +67,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	for _, sc := range cfg.Sources {
-		src, err := newSource(sc, tmp, s.metrics)
+		src, err := newSource(sc, tmp, s.metrics, cfg.Limits.MaxFetches)
 		if err != nil {
 			s.Close()
 			return nil, err
@@ -82,7 +82,7 @@ func New(cfg Config) (*Server, error) {
 			shared = s.store
 		}
 	}
-	cache, err := newIndexCache(s.cacheDir, cfg, s.sources, shared, s.metrics)
+	cache, err := newIndexCache(s.cacheDir, cfg, s.sources, shared, s.metrics, s.logger())
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -129,9 +129,42 @@ func (s *Server) routes() {
 	handle("GET /v1/groups", "v1_groups", s.handleGroups)
 	handle("GET /v1/aggregate", "v1_aggregate", s.handleAggregate)
 	handle("GET /ui/", "ui", s.handleUI, unlimited)
+	handle("GET /ready", "ready", s.handleReady, public, unlimited)
 	s.mux.Handle("/", s.wrap("other", func(w http.ResponseWriter, r *http.Request) {
+		if allow := s.allowedMethods(r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, http.StatusMethodNotAllowed, "%s %s: this endpoint takes %s", r.Method, r.URL.Path, strings.Join(allow, " or "))
+			return
+		}
 		writeError(w, http.StatusNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path)
 	}, public, unlimited))
+}
+
+// allowedMethods lists the methods the path has an endpoint for, when
+// the request's is not one of them.
+func (s *Server) allowedMethods(r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
+}
+
+// handleReady is GET /ready, for a load balancer's readiness check: 503
+// while every slot of limits.max_concurrent is taken, so that requests
+// go to another instance rather than get 503 here.
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	if busy := len(s.slots); busy >= cap(s.slots) {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "saturated: %d of %d requests in flight", busy, cap(s.slots))
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	fmt.Fprintln(w, "ready")
 }
 
 // ServeHTTP implements http.Handler.
@@ -145,10 +178,12 @@ const (
 	uploadAuth                    // the upload token, not the service token
 )
 
-// statusWriter remembers the status code for the request metrics.
+// statusWriter remembers the status code for the request metrics, and
+// the message of an error answer for the log.
 type statusWriter struct {
 	http.ResponseWriter
-	code int
+	code    int
+	message string
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -165,8 +200,12 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// wrap adds what every endpoint shares: metrics, authentication, the cap
-// on concurrent requests and the request deadline.
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// wrap adds what every endpoint shares: a request ID, metrics, logs,
+// authentication, the body read ahead, the cap on concurrent requests
+// and the request deadline.
 func (s *Server) wrap(endpoint string, h http.HandlerFunc, opts ...routeOption) http.Handler {
 	has := func(o routeOption) bool {
 		for _, x := range opts {
@@ -179,6 +218,9 @@ func (s *Server) wrap(endpoint string, h http.HandlerFunc, opts ...routeOption) 
 	isPublic, isUnlimited, isUpload := has(public), has(unlimited), has(uploadAuth)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		id := requestID(r)
+		w.Header().Set("X-Request-ID", id)
+		r = r.WithContext(withRequestID(r.Context(), id))
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			code := sw.code
@@ -187,6 +229,7 @@ func (s *Server) wrap(endpoint string, h http.HandlerFunc, opts ...routeOption) 
 			}
 			s.metrics.requests.WithLabelValues(endpoint, strconv.Itoa(code)).Inc()
 			s.metrics.latency.WithLabelValues(endpoint).Observe(time.Since(start).Seconds())
+			s.logAnswer(r, endpoint, code, sw.message, time.Since(start))
 		}()
 		switch {
 		case isUpload:
@@ -207,6 +250,14 @@ func (s *Server) wrap(endpoint string, h http.HandlerFunc, opts ...routeOption) 
 			}
 		}
 		if !isUnlimited {
+			// The body first, without a slot: a slow client must not
+			// hold one (body.go).
+			if r.ContentLength != 0 || r.Body != http.NoBody {
+				if !s.readBodyFirst(sw, r, endpoint) {
+					return
+				}
+				defer r.Body.Close()
+			}
 			select {
 			case s.slots <- struct{}{}:
 				defer func() { <-s.slots }()
@@ -223,16 +274,64 @@ func (s *Server) wrap(endpoint string, h http.HandlerFunc, opts ...routeOption) 
 	})
 }
 
+// bodyLimit is the most an endpoint's body may hold: its limit, and room
+// for a multipart body's framing and "sources" field.
+func (s *Server) bodyLimit(endpoint string) int64 {
+	l := s.cfg.Limits
+	switch endpoint {
+	case "symbolicate":
+		return int64(l.MaxSymbolicateBody)
+	case "minidump":
+		return int64(l.MaxDumpBody) + 2<<20
+	case "applecrashreport":
+		return int64(l.MaxReportBody) + 2<<20
+	case "v1_symbolicate", "v1_stacks":
+		return int64(l.MaxDumpBody)
+	case "v1_symbols":
+		return int64(l.MaxUploadBody)
+	}
+	return 64 << 10 // endpoints that take no body
+}
+
+// readBodyFirst reads r's body (body.go) and makes it r.Body. A declared
+// length over the endpoint's limit is refused before anything is read,
+// so that a client asking "Expect: 100-continue" is not told to send.
+// It answers and reports false when the body is refused.
+func (s *Server) readBodyFirst(w *statusWriter, r *http.Request, endpoint string) bool {
+	max := s.bodyLimit(endpoint)
+	if r.ContentLength > max {
+		writeError(w, http.StatusRequestEntityTooLarge, "%s: a body of %d bytes, larger than the limit of %d bytes", endpoint, r.ContentLength, max)
+		return false
+	}
+	body, err := readBody(w, r, max, s.cfg.Limits.BodyTimeout, int64(s.cfg.Limits.MinBodyRate), s.cache.tmp)
+	switch {
+	case errors.Is(err, errBodyTimeout):
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestTimeout, "%s: %v", endpoint, err)
+		return false
+	case err != nil:
+		bodyError(w, err, endpoint)
+		return false
+	}
+	r.Body = body
+	return true
+}
+
 func tokenMatches(r *http.Request, token string) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+	// The scheme is case-insensitive (RFC 9110, section 11.1).
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
 }
 
 // writeError answers with a JSON error, as symbolicator does.
 func writeError(w http.ResponseWriter, code int, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if sw, ok := w.(*statusWriter); ok {
+		sw.message = msg
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(map[string]string{"status": "failed", "message": fmt.Sprintf(format, args...)})
+	json.NewEncoder(w).Encode(map[string]string{"status": "failed", "message": msg})
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

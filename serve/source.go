@@ -34,6 +34,10 @@ type SymbolFile struct {
 	// Location says where the file was found, for module candidates.
 	Location string
 	temp     bool
+	// key and tag are the file's key in its store and its tag there
+	// (objectStore.stat), from the answer that gave the file: what an
+	// index records of its inputs.
+	key, tag string
 }
 
 // Close closes the file and removes it when it was a download.
@@ -56,7 +60,9 @@ type source struct {
 	metrics *metrics
 }
 
-func newSource(cfg SourceConfig, tmpDir string, m *metrics) (*source, error) {
+// newSource opens a configured source. maxConns bounds its connections
+// to a remote store (limits.max_fetches): lookups beyond it wait.
+func newSource(cfg SourceConfig, tmpDir string, m *metrics, maxConns int) (*source, error) {
 	s := &source{cfg: cfg, tmpDir: tmpDir, metrics: m}
 	switch cfg.Type {
 	case "filesystem":
@@ -72,13 +78,13 @@ func newSource(cfg SourceConfig, tmpDir string, m *metrics) (*source, error) {
 		}
 		s.store = dirStore{root: cfg.Path}
 	case "http":
-		h, err := newHTTPStore(cfg)
+		h, err := newHTTPStore(cfg, maxConns)
 		if err != nil {
 			return nil, err
 		}
 		s.store = h
 	case "s3":
-		b, err := newS3Store(cfg)
+		b, err := newS3Store(cfg, maxConns)
 		if err != nil {
 			return nil, err
 		}
@@ -106,6 +112,7 @@ func (s *source) Open(ctx context.Context, id uuid.UUID, kind FileKind, name str
 			s.metrics.sourceErrors.WithLabelValues(s.cfg.Name).Inc()
 			return nil, fmt.Errorf("source %s: %s: %w", s.cfg.Name, s.store.describe(key), err)
 		}
+		f.key = key
 		return f, nil
 	}
 	return nil, fmt.Errorf("source %s: %s of %s: %w", s.cfg.Name, kind, id, ErrNotFound)
@@ -131,7 +138,7 @@ func (s *source) openKey(ctx context.Context, key string, kind FileKind, name st
 			f.Close()
 			return nil, errNotFound
 		}
-		sf := &SymbolFile{File: f, Size: st.Size(), Location: p}
+		sf := &SymbolFile{File: f, Size: st.Size(), Location: p, tag: fileTag(st)}
 		if kind == KindBreakpad && !strings.HasSuffix(p, ".sym") {
 			// The symbol loader tells a .sym file by its extension: give
 			// it one through a link in the cache.
@@ -144,6 +151,10 @@ func (s *source) openKey(ctx context.Context, key string, kind FileKind, name st
 		return nil, err
 	}
 	defer r.Close()
+	tag := ""
+	if t, ok := r.(taggedBody); ok {
+		tag = t.tag
+	}
 	if size > int64(s.cfg.MaxDownload) {
 		return nil, fmt.Errorf("%d bytes, above the download limit of %d", size, s.cfg.MaxDownload)
 	}
@@ -164,7 +175,7 @@ func (s *source) openKey(ctx context.Context, key string, kind FileKind, name st
 	}
 	s.metrics.downloads.WithLabelValues(s.cfg.Name).Inc()
 	s.metrics.downloadBytes.WithLabelValues(s.cfg.Name).Add(float64(n))
-	return &SymbolFile{File: f, Size: n, Location: s.store.describe(key), temp: true}, nil
+	return &SymbolFile{File: f, Size: n, Location: s.store.describe(key), temp: true, tag: tag}, nil
 }
 
 // put writes a file into the source's store at the layout's first path

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,6 +44,10 @@ type objectStore interface {
 	// remove deletes the object at key; a key already absent is no
 	// error. Stores that cannot be written return an error.
 	remove(ctx context.Context, key string) error
+	// stat returns the size of the object at key and a tag that changes
+	// when it does (an ETag, or a file's modification time), without
+	// reading it; errNotFound when absent.
+	stat(ctx context.Context, key string) (size int64, tag string, err error)
 }
 
 // dirStore is a directory read and written by relative key.
@@ -109,6 +114,39 @@ func (d dirStore) put(_ context.Context, key string, r io.Reader, _ int64, onlyI
 	return os.Rename(tmp.Name(), p)
 }
 
+func (d dirStore) stat(_ context.Context, key string) (int64, string, error) {
+	p, err := d.path(key)
+	if err != nil {
+		return 0, "", err
+	}
+	st, err := os.Stat(p)
+	if errors.Is(err, os.ErrNotExist) || err == nil && !st.Mode().IsRegular() {
+		return 0, "", errNotFound
+	}
+	if err != nil {
+		return 0, "", err
+	}
+	return st.Size(), fileTag(st), nil
+}
+
+// fileTag is a file's tag: its modification time.
+func fileTag(st os.FileInfo) string { return strconv.FormatInt(st.ModTime().UnixNano(), 36) }
+
+// httpTag is an HTTP answer's tag: its ETag, else its Last-Modified.
+func httpTag(h http.Header) string {
+	if tag := h.Get("ETag"); tag != "" {
+		return tag
+	}
+	return h.Get("Last-Modified")
+}
+
+// taggedBody is an object store's answer with the object's tag, as get
+// returns it for a download.
+type taggedBody struct {
+	io.ReadCloser
+	tag string
+}
+
 func (d dirStore) describe(key string) string { return filepath.Join(d.root, filepath.FromSlash(key)) }
 
 func (d dirStore) list(_ context.Context, prefix string) ([]string, error) {
@@ -170,12 +208,21 @@ type httpStore struct {
 	client  *http.Client
 }
 
-func newHTTPStore(s SourceConfig) (*httpStore, error) {
+// boundedTransport is http.DefaultTransport's settings with at most
+// maxConns connections per host, idle ones included.
+func boundedTransport(maxConns int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxConnsPerHost, t.MaxIdleConnsPerHost = maxConns, maxConns
+	return t
+}
+
+func newHTTPStore(s SourceConfig, maxConns int) (*httpStore, error) {
 	u, err := url.Parse(strings.TrimSuffix(s.URL, "/") + "/")
 	if err != nil {
 		return nil, fmt.Errorf("source %s: url: %w", s.Name, err)
 	}
 	return &httpStore{base: u, headers: s.Headers, client: &http.Client{
+		Transport: boundedTransport(maxConns),
 		// Redirects stay on the configured server's scheme; a symbol
 		// server redirecting to a CDN is common, so they are followed.
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -214,13 +261,48 @@ func (h *httpStore) get(ctx context.Context, key string) (io.ReadCloser, int64, 
 	}
 	switch {
 	case resp.StatusCode == http.StatusOK:
-		return resp.Body, resp.ContentLength, nil
+		return taggedBody{resp.Body, httpTag(resp.Header)}, resp.ContentLength, nil
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
-		resp.Body.Close()
+		discard(resp.Body)
 		return nil, 0, errNotFound
 	default:
-		resp.Body.Close()
+		discard(resp.Body)
 		return nil, 0, fmt.Errorf("GET %s: %s", h.url(key), resp.Status)
+	}
+}
+
+// discard reads the short body of an answer that is not a file and
+// closes it, so that its connection is used again rather than closed
+// and another opened (the source sees no more connections than
+// limits.max_fetches).
+func discard(body io.ReadCloser) {
+	io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	body.Close()
+}
+
+func (h *httpStore) stat(ctx context.Context, key string) (int64, string, error) {
+	if !validKey(key) {
+		return 0, "", fmt.Errorf("bad key %q", key)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, h.url(key), nil)
+	if err != nil {
+		return 0, "", err
+	}
+	for k, v := range h.headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		return resp.ContentLength, httpTag(resp.Header), nil
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
+		return 0, "", errNotFound
+	default:
+		return 0, "", fmt.Errorf("HEAD %s: %s", h.url(key), resp.Status)
 	}
 }
 
@@ -247,7 +329,7 @@ type s3Store struct {
 	desc   string
 }
 
-func newS3Store(s SourceConfig) (*s3Store, error) {
+func newS3Store(s SourceConfig, maxConns int) (*s3Store, error) {
 	var creds *credentials.Credentials
 	if s.AccessKey != "" {
 		creds = credentials.NewStaticV4(s.AccessKey, s.SecretKey, "")
@@ -262,6 +344,7 @@ func newS3Store(s SourceConfig) (*s3Store, error) {
 		Secure:       secure,
 		Region:       s.Region,
 		BucketLookup: minio.BucketLookupPath,
+		Transport:    boundedTransport(maxConns),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", s.Name, err)
@@ -286,7 +369,7 @@ func (s *s3Store) get(ctx context.Context, key string) (io.ReadCloser, int64, er
 		obj.Close()
 		return nil, 0, s3Err(err)
 	}
-	return obj, st.Size, nil
+	return taggedBody{obj, st.ETag}, st.Size, nil
 }
 
 func (s *s3Store) put(ctx context.Context, key string, r io.Reader, size int64, onlyIfAbsent bool) error {
@@ -306,6 +389,17 @@ func (s *s3Store) put(ctx context.Context, key string, r io.Reader, size int64, 
 		return err
 	}
 	return nil
+}
+
+func (s *s3Store) stat(ctx context.Context, key string) (int64, string, error) {
+	if !validKey(key) {
+		return 0, "", fmt.Errorf("bad key %q", key)
+	}
+	info, err := s.client.StatObject(ctx, s.bucket, s.prefix+key, minio.StatObjectOptions{})
+	if err != nil {
+		return 0, "", s3Err(err)
+	}
+	return info.Size, info.ETag, nil
 }
 
 func (s *s3Store) describe(key string) string { return s.desc + key }

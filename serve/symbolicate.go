@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"path"
@@ -498,11 +499,6 @@ func putScratch(p *[]symstore.Frame) {
 	}
 }
 
-// maxParallelFetches bounds the modules of one request looked up at
-// once: a request naming thousands of modules must not start thousands
-// of downloads together.
-const maxParallelFetches = 16
-
 // fetchModules finds the index of every used module: those open in
 // memory, nearly always all of them, on the request's goroutine; the
 // others in parallel. A module not ready by the deadline says "timeout".
@@ -525,22 +521,22 @@ func (s *Server) fetchModules(ctx context.Context, mods []*moduleState, only []*
 	}
 }
 
-// fetchCold finds the indexes of modules not open in memory, in
-// parallel.
+// fetchCold finds the indexes of modules not open in memory, at most
+// limits.max_request_fetches at a time; those not started by the
+// deadline say "timeout".
 func (s *Server) fetchCold(ctx context.Context, mods []*moduleState, only []*source) {
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, maxParallelFetches)
 	for _, m := range mods {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			m.found(s.cache.get(ctx, m.id, moduleName(m.raw), only))
-		}()
+		m.look = lookup{status: statusTimeout, err: errNotStarted}
 	}
-	wg.Wait()
+	forEachBounded(ctx, len(mods), s.cfg.Limits.MaxRequestFetches, func(i int) {
+		m := mods[i]
+		m.found(s.cache.get(ctx, m.id, moduleName(m.raw), only))
+	})
 }
+
+// errNotStarted is the error of a lookup the request's deadline came
+// before.
+var errNotStarted = errors.New("not looked up before the request's deadline")
 
 // found takes the outcome of looking up the module's index.
 func (m *moduleState) found(look lookup) {
@@ -662,6 +658,7 @@ func (m *moduleState) complete(withCandidates bool) completeModule {
 		c.DebugStatus, c.Arch = statusFound, ix.arch
 		c.UnwindStatus = statusUnused
 		c.Features = moduleFeatures{HasDebugInfo: ix.hasDebug, HasSymbols: true}
+		c.Error = ix.degradedError()
 		if withCandidates {
 			c.Candidates = []candidate{{Source: m.look.source, Location: m.look.location,
 				Download: map[string]string{"status": "ok"}}}

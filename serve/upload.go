@@ -6,12 +6,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path"
 	"strings"
+
+	"github.com/minio/minio-go/v7"
 
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/uuid"
@@ -29,8 +32,33 @@ type uploaded struct {
 }
 
 type uploadAnswer struct {
+	// Status is "partial" when a file could not be stored (the store
+	// failed): the answer is then 502 or 503, and the upload is worth
+	// sending again whole.
+	Status  string     `json:"status,omitempty"`
 	Stored  []uploaded `json:"stored"`
 	Skipped []string   `json:"skipped,omitempty"`
+	Failed  []string   `json:"failed,omitempty"`
+	// storeErr is the first of the store's failures behind Failed.
+	storeErr error
+}
+
+// storeError is a failure of the store, not of the uploaded bytes: the
+// client may send them again later.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// storeStatus is the status of an answer the store's failure cut: 502
+// when the store answered with an error, 503 (with Retry-After) when it
+// could not be reached.
+func storeStatus(w http.ResponseWriter, err error) int {
+	if minio.ToErrorResponse(err).StatusCode != 0 {
+		return http.StatusBadGateway
+	}
+	w.Header().Set("Retry-After", "10")
+	return http.StatusServiceUnavailable
 }
 
 // zip members are bounded like the symbol loader bounds them: a member
@@ -52,7 +80,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	max := int64(s.cfg.Limits.MaxUploadBody)
-	body, err := s.spool(http.MaxBytesReader(w, r.Body, max+1), max)
+	body, err := s.spoolRequest(w, r, max)
 	if err != nil {
 		bodyError(w, err, "upload")
 		return
@@ -60,7 +88,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	defer body.Close()
 	ctx, cancel := s.deadline(r.Context())
 	defer cancel()
-	var ans uploadAnswer
+	ans := uploadAnswer{Stored: []uploaded{}}
 	head := make([]byte, min(body.size, 8))
 	body.ReadAt(head, 0)
 	switch {
@@ -74,8 +102,26 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "upload: not a Mach-O file, a zip archive of them or a Breakpad .sym file")
 		return
 	}
-	if err != nil {
+	var storeErr *storeError
+	switch {
+	case errors.As(err, &storeErr):
+		writeError(w, storeStatus(w, storeErr.err), "upload: the store failed: %v", err)
+		return
+	case errors.Is(err, errInflateBound):
+		writeError(w, http.StatusRequestEntityTooLarge, "upload: %v", err)
+		return
+	case errors.Is(err, context.DeadlineExceeded):
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusServiceUnavailable, "upload: %v (limits.request_timeout)", err)
+		return
+	case err != nil:
 		writeError(w, http.StatusBadRequest, "upload: %v", err)
+		return
+	case len(ans.Failed) > 0:
+		ans.Status = "partial"
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(storeStatus(w, ans.storeErr))
+		writeJSONBody(w, ans)
 		return
 	}
 	if len(ans.Stored) == 0 {
@@ -118,10 +164,13 @@ func (s *Server) storeMachO(ctx context.Context, f io.ReaderAt, size int64, name
 		if im.Type == image.TypeDSYM {
 			kind = KindDebug
 		}
-		u := uploaded{UUID: im.UUID.String(), Arch: im.ArchName(), Kind: kind.String(), Name: path.Base(name)}
+		u := uploaded{UUID: im.UUID.String(), Arch: im.ArchName(), Kind: kind.String()}
+		if name != "" {
+			u.Name = path.Base(name) // a zip member's; a body alone has none
+		}
 		loc, err := s.store.put(ctx, im.UUID, kind, "", io.NewSectionReader(f, 0, size), size)
 		if err != nil {
-			return fmt.Errorf("storing %s: %w", im.UUID, err)
+			return &storeError{fmt.Errorf("storing %s: %w", im.UUID, err)}
 		}
 		u.Location = loc
 		u.Index = s.rebuild(ctx, im.UUID)
@@ -151,20 +200,41 @@ func (s *Server) storeSym(ctx context.Context, f io.ReaderAt, size int64, ans *u
 	}
 	loc, err := s.store.put(ctx, u, KindBreakpad, name, io.NewSectionReader(f, 0, size), size)
 	if err != nil {
-		return fmt.Errorf("storing %s: %w", u, err)
+		return &storeError{fmt.Errorf("storing %s: %w", u, err)}
 	}
 	ans.Stored = append(ans.Stored, uploaded{UUID: u.String(), Arch: fields[2], Kind: KindBreakpad.String(),
 		Name: name, Location: loc, Index: s.rebuild(ctx, u)})
 	return nil
 }
 
-// storeZip stores every Mach-O and .sym member of a zip archive.
+// errInflateBound is the error of a zip upload that inflates more than
+// its bound: limits.max_upload_inflate_ratio times its size, at most
+// limits.max_upload_inflated.
+var errInflateBound = errors.New("the archive inflates to more than its bound")
+
+// storeZip stores every Mach-O and .sym member of a zip archive, within
+// the upload's bound on inflated bytes and its deadline: a central
+// directory naming one member many times costs its bytes each time.
 func (s *Server) storeZip(ctx context.Context, body *spooled, ans *uploadAnswer) error {
 	zr, err := zip.NewReader(body, body.size)
 	if err != nil {
 		return fmt.Errorf("zip: %w", err)
 	}
-	for _, m := range zr.File {
+	l := s.cfg.Limits
+	left := min(body.size*int64(l.MaxUploadInflateRatio), int64(l.MaxUploadInflated))
+	bound := left
+	for i, m := range zr.File {
+		if err := ctx.Err(); err != nil {
+			if len(ans.Stored) > 0 || len(ans.Failed) > 0 {
+				// Some were stored or failed already: a partial upload.
+				ans.Failed = append(ans.Failed, fmt.Sprintf("%d members not stored: the request's deadline came first", len(zr.File)-i))
+				return nil
+			}
+			return fmt.Errorf("zip: stopped at member %d of %d: %w", i, len(zr.File), err)
+		}
+		if left <= 0 {
+			return fmt.Errorf("zip: stopped at member %d of %d: %w of %d bytes", i, len(zr.File), errInflateBound, bound)
+		}
 		if m.FileInfo().IsDir() || strings.Contains(m.Name, "__MACOSX/") {
 			continue
 		}
@@ -176,14 +246,27 @@ func (s *Server) storeZip(ctx context.Context, body *spooled, ans *uploadAnswer)
 			ans.Skipped = append(ans.Skipped, fmt.Sprintf("%s: larger than the upload limit", m.Name))
 			continue
 		}
-		if err := s.storeZipMember(ctx, m, ans); err != nil {
+		var storeErr *storeError
+		switch err := s.storeZipMember(ctx, m, ans, &left); {
+		case errors.Is(err, errInflateBound):
+			return fmt.Errorf("zip: %s: %w of %d bytes", m.Name, err, bound)
+		case errors.As(err, &storeErr):
+			ans.Failed = append(ans.Failed, fmt.Sprintf("%s: %v", m.Name, err))
+			if ans.storeErr == nil {
+				ans.storeErr = storeErr.err
+			}
+		case ctx.Err() != nil:
+			ans.Failed = append(ans.Failed, fmt.Sprintf("%s: %v", m.Name, err))
+		case err != nil:
 			ans.Skipped = append(ans.Skipped, fmt.Sprintf("%s: %v", m.Name, err))
 		}
 	}
 	return nil
 }
 
-func (s *Server) storeZipMember(ctx context.Context, m *zip.File, ans *uploadAnswer) error {
+// storeZipMember inflates and stores one member, taking its bytes from
+// left.
+func (s *Server) storeZipMember(ctx context.Context, m *zip.File, ans *uploadAnswer, left *int64) error {
 	rc, err := m.Open()
 	if err != nil {
 		return err
@@ -195,9 +278,14 @@ func (s *Server) storeZipMember(ctx context.Context, m *zip.File, ans *uploadAns
 	}
 	defer func() { tmp.Close(); os.Remove(tmp.Name()) }()
 	// The zip reader checks the declared size and CRC as it inflates.
-	n, err := io.Copy(tmp, io.LimitReader(rc, int64(m.UncompressedSize64)+1))
+	limit := min(int64(m.UncompressedSize64), *left)
+	n, err := io.Copy(tmp, &ctxReader{ctx: ctx, r: io.LimitReader(rc, limit+1)})
+	*left -= n
 	if err != nil {
 		return err
+	}
+	if n > limit && limit < int64(m.UncompressedSize64) {
+		return errInflateBound
 	}
 	head := make([]byte, min(n, 8))
 	tmp.ReadAt(head, 0)
