@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/unwind"
@@ -122,6 +123,9 @@ type Frame struct {
 	// FP is the frame pointer in effect in this frame, when known.
 	FP      uint64
 	FoundBy FoundBy
+	// Trust is the check the frame passed (for a scanned frame, what the
+	// image's code or symbols could confirm).
+	Trust Trust
 	// Regs is the frame's register context, by DWARF number: every
 	// register of frame 0's context, and for callers the ones the strategy
 	// that found the frame could recover (at least PC, and SP where known).
@@ -210,6 +214,17 @@ type Options struct {
 	// Code it cannot read leaves the walk as it is without Instructions.
 	// Scanning needs it too: a scanned word must follow a call.
 	Instructions Memory
+	// Symbols, when set, tells which images' symbol files list their
+	// functions: a scan then weighs a word in code it cannot read by
+	// them, and a word in an image without symbols is a lower trust
+	// (docs/walker.md, "Without the code").
+	Symbols SymbolCoverage
+	// FrameRecords, when set, tells whether a function keeps a frame
+	// record, from its unwind table. Where it does not (or neither it nor
+	// the function's prologue tells, and Symbols is set), an end of the
+	// frame-record chain in that function does not end the walk: a scan
+	// is tried first.
+	FrameRecords FrameRecordKeeper
 	// Unwinder, when set, gives unwind rules, tried before frame records
 	// for every frame. nil walks by frame records only.
 	Unwinder Unwinder
@@ -324,6 +339,12 @@ type walk struct {
 	// weakScans counts the callers the caller scan took from a call whose
 	// target is unknown (maxWeakScans).
 	weakScans int
+	// rangeRun counts the frames in a row found by scanning that only an
+	// image's code range checked (maxRangeRun).
+	rangeRun int
+	// tried names the strategies tried for the innermost frame, for the
+	// stop detail when none found its caller.
+	tried []string
 	// fpChecked is set once the frame-0 check of FP against SP is done.
 	fpChecked bool
 	// thumb says frame 0 executes Thumb code (armv7 CPSR.T).
@@ -389,6 +410,14 @@ func (w *walk) add(f Frame) bool {
 		f.LookupAddress = f.ReturnAddress - w.arch.CallSize
 	}
 	f.Regs.Set(w.arch.DWARFPC, f.ReturnAddress)
+	if f.Trust == TrustNone {
+		f.Trust = trustOf(f.FoundBy)
+	}
+	if f.Trust == TrustScan {
+		w.rangeRun++
+	} else {
+		w.rangeRun = 0
+	}
 	if f.FoundBy == FoundByScan {
 		w.scanRun++
 	} else {
@@ -411,7 +440,8 @@ func (w *walk) run(regs *archregs.Registers) {
 	fp &= w.pacMask
 	// Frame 0 is a fact of the context even when PC is garbage: a call
 	// through a null pointer leaves PC = 0 and the caller intact.
-	f0 := Frame{ReturnAddress: pc, LookupAddress: pc, FP: fp, FoundBy: FoundByContext, Regs: regsFromContext(regs)}
+	f0 := Frame{ReturnAddress: pc, LookupAddress: pc, FP: fp, FoundBy: FoundByContext, Trust: TrustContext,
+		Regs: regsFromContext(regs)}
 	if fpKnown {
 		f0.Regs.Set(w.arch.DWARFFP, fp)
 	}
@@ -435,14 +465,31 @@ func (w *walk) run(regs *archregs.Registers) {
 // settles it. When none applies, the walk ends: with the stop reason a
 // strategy left for a later one to clear (byFrameRecord's, for byScan), or
 // else StopNoCaller.
+//
+// The detail of such a stop names the strategies tried: the walk ends for
+// good only where each of them found no caller.
 func (w *walk) tryInOrder(strategies []strategy) outcome {
+	w.tried = w.tried[:0]
 	for _, s := range strategies {
-		if o := s.try(w); o != tryNext {
+		o := s.try(w)
+		if !s.check {
+			w.tried = append(w.tried, s.name)
+		}
+		if o == endWalk && !s.check && w.res.Stop != StopMaxDepth && w.res.Stop != StopAsyncChainEnd {
+			// The strategy ended the walk for good (the chain's end in a
+			// function that keeps a frame record, say): say which were
+			// tried, the last among them.
+			w.res.StopDetail += " (tried: " + strings.Join(w.tried, ", ") + ")"
+		}
+		if o != tryNext {
 			return o
 		}
 	}
 	if !w.stopped() {
 		w.stopNoCaller()
+	}
+	if len(w.tried) > 0 {
+		w.res.StopDetail += " (tried: " + strings.Join(w.tried, ", ") + ")"
 	}
 	return endWalk
 }
