@@ -263,9 +263,11 @@ func (w *walk) byFrameRecord() recordResult {
 // chainEnd is the frame-record step's answer where the chain ends at cur
 // (the stop reason set): the end of the stack when cur's function keeps a
 // frame record, else only the end of what the records tell, and the
-// stack scan is tried next (mayLackRecord).
+// stack scan is tried next (mayLackRecord), checked as the caller scan
+// checks (pastChainEnd).
 func (w *walk) chainEnd(cur *Frame) recordResult {
 	if w.mayLackRecord(cur) {
+		w.pastChainEnd = true
 		return recordFailed
 	}
 	return recordEnd
@@ -513,13 +515,24 @@ func (w *walk) byScan() bool {
 			continue
 		}
 		ev := wordEvidence{trust: TrustScanCode}
-		switch c := w.ai.callBefore(w, raw&w.pacMask); c.kind {
-		case callNone:
-			continue
-		case callUnknown:
+		if w.pastChainEnd {
+			// Past the end of the chain only what the caller scan would
+			// take is taken: the stack above the outermost frame holds
+			// stale words, not callers.
 			var ok bool
-			if ev, ok = w.withoutCode(raw&w.pacMask, cur.LookupAddress, callee, calleeKnown, true); !ok {
+			ev, ok = w.confirmsCaller(raw&w.pacMask, callee, calleeKnown, false)
+			if !ok || !ev.strong && !ev.rangeOnly && w.weakScans >= maxWeakScans {
 				continue
+			}
+		} else {
+			switch c := w.ai.callBefore(w, raw&w.pacMask); c.kind {
+			case callNone:
+				continue
+			case callUnknown:
+				var ok bool
+				if ev, ok = w.withoutCode(raw&w.pacMask, cur.LookupAddress, callee, calleeKnown, true); !ok {
+					continue
+				}
 			}
 		}
 		f := Frame{ReturnAddress: ra, FoundBy: FoundByScan, Trust: ev.trust}

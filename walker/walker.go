@@ -345,6 +345,10 @@ type walk struct {
 	// tried names the strategies tried for the innermost frame, for the
 	// stop detail when none found its caller.
 	tried []string
+	// pastChainEnd says the frame-record step ended the chain at the
+	// innermost frame in code that may keep no record: the stack scan
+	// then takes only what the caller scan's checks confirm.
+	pastChainEnd bool
 	// fpChecked is set once the frame-0 check of FP against SP is done.
 	fpChecked bool
 	// thumb says frame 0 executes Thumb code (armv7 CPSR.T).
@@ -470,6 +474,7 @@ func (w *walk) run(regs *archregs.Registers) {
 // good only where each of them found no caller.
 func (w *walk) tryInOrder(strategies []strategy) outcome {
 	w.tried = w.tried[:0]
+	w.pastChainEnd = false
 	for _, s := range strategies {
 		o := s.try(w)
 		if !s.check {
