@@ -168,8 +168,10 @@ func withoutCFI(t *testing.T, sym, dir string) string {
 }
 
 // metamorphicInputs lists the committed captures, each with its fixture's
-// binary, dSYM and a .sym of its symbols (PUBLIC only), and the corpus's
-// memory dumps with the symbol files the corpus holds for them.
+// binary, dSYM and a .sym the test writes (arm64: FUNC records and STACK
+// CFI from the binary's tables, writeCFISym, and that without its STACK
+// records; others: PUBLIC records only), and the corpus's memory dumps
+// with the symbol files the corpus holds for them.
 func metamorphicInputs(t *testing.T) []metamorphicInput {
 	symDir := t.TempDir()
 	var ins []metamorphicInput
@@ -193,7 +195,12 @@ func metamorphicInputs(t *testing.T) []metamorphicInput {
 				*p, _ = filepath.Abs(f)
 			}
 		}
-		if in.binary != "" {
+		switch {
+		case strings.Contains(name, "arm64") && in.binary != "":
+			// A .sym with STACK CFI from the binary's own tables.
+			in.sym = writeCFISym(t, in.binary, "", filepath.Join(symDir, name))
+			in.symNoCFI = withoutCFI(t, in.sym, symDir)
+		case in.binary != "":
 			in.symNoCFI = writePublicSym(t, in.binary, symDir)
 		}
 		ins = append(ins, in)
