@@ -117,6 +117,26 @@ func TestScanWithoutCode(t *testing.T) {
 				t.Errorf("frames (-want +got):\n%s", diff)
 			}
 		})
+		t.Run(ta.arch.Name+"/a recursive function's own record wins over its locals", func(t *testing.T) {
+			// R with frame pointers, symbols only, called by itself: its
+			// record's return address is in R, which would be a stale
+			// word for a scan, but is a record's: the record is taken,
+			// not C's word in R's locals.
+			var rec, outer label
+			s := newStack(t, ta.stack, ta.ptr)
+			s.Skip(2 * ta.ptr).Ptr(raC).Skip(ta.ptr)
+			s.Mark(&rec).PtrTo(&outer).Ptr(scanRA(ta, scanCallR))
+			s.Skip(4 * ta.ptr).Mark(&outer).Ptr(0).Ptr(raB).Ptr(0).Ptr(0)
+			vals := map[string]uint64{"pc": ta.pc(scanOffR + 0x30), "sp": ta.stack, "fp": rec.addr}
+			if ta.hasLR() {
+				vals["lr"] = 0
+			}
+			res := Walk(ta.regs(t, vals), s.Memory(), opts())
+			want := []string{"R/context/context", "R/frame pointer/frame_pointer", "B/frame pointer/frame_pointer"}
+			if diff := cmp.Diff(want, evidenceNames(ta, res.Frames)); diff != "" {
+				t.Errorf("frames (-want +got):\n%s", diff)
+			}
+		})
 		t.Run(ta.arch.Name+"/a run of words only the code range checks", func(t *testing.T) {
 			// Return addresses into three libraries in a row: at most
 			// maxRangeRun are taken.

@@ -778,8 +778,14 @@ func (w *walk) confirmsCaller(raw, callee uint64, calleeKnown, rangeOK bool) (wo
 		if w.opts.Symbols == nil {
 			return wordEvidence{}, false // code that cannot be read confirms nothing
 		}
-		if rangeOK && !w.opts.Symbols.KnowsFunctions(w.arch.CodeAddress(raw)) {
-			return wordEvidence{trust: TrustScan, rangeOnly: true}, true
+		if rangeOK {
+			// A frame record's return address (recordConfirmed): any
+			// code of an image without symbols, and a word in a known
+			// function, its own included (a recursive call), will do.
+			if !w.opts.Symbols.KnowsFunctions(w.arch.CodeAddress(raw)) {
+				return wordEvidence{trust: TrustScan, rangeOnly: true}, true
+			}
+			calleeKnown = false
 		}
 		return w.withoutCode(raw, w.last().LookupAddress, callee, calleeKnown, false)
 	case callDirect:
