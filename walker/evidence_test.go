@@ -228,3 +228,12 @@ func TestTrustText(t *testing.T) {
 		t.Error(`UnmarshalText("certain"): no error`)
 	}
 }
+
+// Every strategy's frames have a trust.
+func TestTrustOfEveryFoundBy(t *testing.T) {
+	for f := FoundBy(0); !strings.HasPrefix(f.String(), "FoundBy("); f++ {
+		if trustOf(f) == TrustNone {
+			t.Errorf("trustOf(%v) = none: give the strategy's frames a trust", f)
+		}
+	}
+}

@@ -29,10 +29,12 @@ const (
 type strategy struct {
 	name string // as docs/walker.md names it
 	try  func(w *walk) outcome
-	// check: a rule that can only end the walk, not a way to a caller;
-	// a stop's detail does not list it among the strategies tried.
-	check bool
 }
+
+// checkOnly names the entries of the lists that are rules which can only
+// end the walk, not ways to a caller: a stop's detail does not list them
+// among the strategies tried.
+var checkOnly = map[string]bool{"PC in no image": true}
 
 // frame0Strategies find frame 0's caller, in this order. Frame 0 may have
 // stopped anywhere in its function, so only rules that hold at every
@@ -42,20 +44,20 @@ type strategy struct {
 // last always settles frame 0, whether or not it added a caller: the
 // callers' strategies go on from there.
 var frame0Strategies = []strategy{
-	{"unwind rule", (*walk).tryUnwindRow, false},
-	{"scan without a frame pointer", (*walk).tryScanWithoutFP, false},
-	{"link register or return slot", (*walk).tryFrame0Caller, false},
+	{"unwind rule", (*walk).tryUnwindRow},
+	{"scan without a frame pointer", (*walk).tryScanWithoutFP},
+	{"link register or return slot", (*walk).tryFrame0Caller},
 }
 
 // callerStrategies find each caller after frame 0's, in this order, from
 // the most trusted to the least: none applies, and the walk ends with
 // StopNoCaller (or the reason the frame record left).
 var callerStrategies = []strategy{
-	{"PC in no image", (*walk).outsideImages, true},
-	{"unwind rule", (*walk).tryUnwindRow, false},
-	{"caller scan", (*walk).tryCallerScan, false},
-	{"frame record", (*walk).tryFrameRecord, false},
-	{"stack scan", (*walk).tryScan, false},
+	{"PC in no image", (*walk).outsideImages},
+	{"unwind rule", (*walk).tryUnwindRow},
+	{"caller scan", (*walk).tryCallerScan},
+	{"frame record", (*walk).tryFrameRecord},
+	{"stack scan", (*walk).tryScan},
 }
 
 // tryUnwindRow is byUnwindRow as a strategy: a damaged table or one that

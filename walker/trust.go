@@ -72,7 +72,8 @@ func (t *Trust) UnmarshalText(text []byte) error {
 }
 
 // trustOf is the trust of a frame found by f when the strategy does not
-// say more (a scan does: its check).
+// say more (a scan does: its check). A new FoundBy needs its case here
+// (TestTrustOfEveryFoundBy).
 func trustOf(f FoundBy) Trust {
 	switch f {
 	case FoundByContext:

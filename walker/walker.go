@@ -12,6 +12,10 @@
 // (and StackHigh): the smallest all-ones mask that keeps every address below
 // both; without ImageEnd it keeps 47 bits (0x00007fffffffffff), the user
 // address space of Apple's arm64 platforms.
+//
+// Every frame says which strategy found it (FoundBy) and what evidence
+// backs it (Trust): for a scanned frame, whether the image's code, its
+// symbols alone (Options.Symbols) or only its code range confirmed it.
 package walker
 
 import (
@@ -477,10 +481,10 @@ func (w *walk) tryInOrder(strategies []strategy) outcome {
 	w.pastChainEnd = false
 	for _, s := range strategies {
 		o := s.try(w)
-		if !s.check {
+		if !checkOnly[s.name] {
 			w.tried = append(w.tried, s.name)
 		}
-		if o == endWalk && !s.check && w.res.Stop != StopMaxDepth && w.res.Stop != StopAsyncChainEnd {
+		if o == endWalk && !checkOnly[s.name] && w.res.Stop != StopMaxDepth && w.res.Stop != StopAsyncChainEnd {
 			// The strategy ended the walk for good (the chain's end in a
 			// function that keeps a frame record, say): say which were
 			// tried, the last among them.
