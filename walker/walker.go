@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/unwind"
@@ -347,8 +346,10 @@ type walk struct {
 	// image's code range checked (maxRangeRun).
 	rangeRun int
 	// tried names the strategies tried for the innermost frame, for the
-	// stop detail when none found its caller.
-	tried []string
+	// stop detail when none found its caller; triedBuf holds it, so that
+	// a walk allocates nothing for it.
+	tried    []string
+	triedBuf [8]string
 	// pastChainEnd says the frame-record step ended the chain at the
 	// innermost frame in code that may keep no record: the stack scan
 	// then takes only what the caller scan's checks confirm.
@@ -477,7 +478,7 @@ func (w *walk) run(regs *archregs.Registers) {
 // The detail of such a stop names the strategies tried: the walk ends for
 // good only where each of them found no caller.
 func (w *walk) tryInOrder(strategies []strategy) outcome {
-	w.tried = w.tried[:0]
+	w.tried = w.triedBuf[:0]
 	w.pastChainEnd = false
 	for _, s := range strategies {
 		o := s.try(w)
@@ -488,7 +489,7 @@ func (w *walk) tryInOrder(strategies []strategy) outcome {
 			// The strategy ended the walk for good (the chain's end in a
 			// function that keeps a frame record, say): say which were
 			// tried, the last among them.
-			w.res.StopDetail += " (tried: " + strings.Join(w.tried, ", ") + ")"
+			w.noteTried()
 		}
 		if o != tryNext {
 			return o
@@ -498,9 +499,23 @@ func (w *walk) tryInOrder(strategies []strategy) outcome {
 		w.stopNoCaller()
 	}
 	if len(w.tried) > 0 {
-		w.res.StopDetail += " (tried: " + strings.Join(w.tried, ", ") + ")"
+		w.noteTried()
 	}
 	return endWalk
+}
+
+// noteTried appends the strategies tried to the stop's detail, in one
+// allocation.
+func (w *walk) noteTried() {
+	var buf [256]byte
+	b := append(append(buf[:0], w.res.StopDetail...), " (tried: "...)
+	for i, name := range w.tried {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, name...)
+	}
+	w.res.StopDetail = string(append(b, ')'))
 }
 
 // outsideImages stops the walk at a caller whose PC lies in no known
