@@ -41,11 +41,13 @@ type Input struct {
 }
 
 // WalkInputs calls fn for every input under paths: a file, every regular
-// file below a directory (recursively, in lexical order, symbolic links
-// not followed), and every member of a zip or tar archive (tar
-// gzip-compressed too), told by their content. An error of fn stops the
-// walk; one path that cannot be read is passed to onError and the walk
-// goes on.
+// file below a directory (recursively, in lexical order), and every member
+// of a zip or tar archive (tar gzip-compressed too), told by their content.
+// Symbolic links are followed, to files and to directories, except a link
+// to a directory that holds it (a cycle), which is passed over: a folder
+// of links to reports is read as the reports. An error of fn stops the
+// walk; one path that cannot be read (a dangling link, say) is passed to
+// onError and the walk goes on.
 func WalkInputs(paths []string, fn func(Input) error, onError func(name string, err error)) error {
 	for _, root := range paths {
 		info, err := os.Stat(root)
@@ -54,29 +56,45 @@ func WalkInputs(paths []string, fn func(Input) error, onError func(name string, 
 			continue
 		}
 		if !info.IsDir() {
-			if err := walkFile(root, info, fn, onError); err != nil {
-				return err
-			}
+			err = walkFile(root, info, fn, onError)
+		} else {
+			err = walkDir(root, []fs.FileInfo{info}, fn, onError)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkDir walks the directory dir, whose own and ancestors' infos are in
+// parents (dir's last): a link to any of them would walk in a circle.
+func walkDir(dir string, parents []fs.FileInfo, fn func(Input) error, onError func(string, error)) error {
+	entries, err := os.ReadDir(dir) // sorted by name
+	if err != nil {
+		onError(dir, err)
+	}
+	for _, d := range entries {
+		path := filepath.Join(dir, d.Name())
+		var info fs.FileInfo
+		if d.Type()&fs.ModeSymlink != 0 {
+			info, err = os.Stat(path) // the link's target
+		} else {
+			info, err = d.Info()
+		}
+		if err != nil {
+			onError(path, err)
 			continue
 		}
-		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				onError(path, err)
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
+		switch {
+		case info.IsDir():
+			if slices.ContainsFunc(parents, func(p fs.FileInfo) bool { return os.SameFile(p, info) }) {
+				continue // a link back up the tree
 			}
-			if d.IsDir() || !d.Type().IsRegular() {
-				return nil
-			}
-			info, err := d.Info()
-			if err != nil {
-				onError(path, err)
-				return nil
-			}
-			return walkFile(path, info, fn, onError)
-		})
+			err = walkDir(path, append(parents[:len(parents):len(parents)], info), fn, onError)
+		case info.Mode().IsRegular():
+			err = walkFile(path, info, fn, onError)
+		}
 		if err != nil {
 			return err
 		}

@@ -22,11 +22,11 @@ import (
 )
 
 // deepestPoints are the snapshot points at each architecture's deepest
-// function of the chain fixture.
+// function of the chain fixture with frame pointers.
 func deepestPoints(t *testing.T) []SnapshotPoint {
 	var pts []SnapshotPoint
 	for _, pt := range SnapshotPoints {
-		if pt.Function == "deepest" && strings.HasPrefix(pt.Output, "chain-") {
+		if pt.Function == "deepest" && strings.HasPrefix(pt.Output, "chain-") && !strings.HasPrefix(pt.Output, "chain-nofp-") {
 			pts = append(pts, pt)
 		}
 	}

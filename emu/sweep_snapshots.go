@@ -74,6 +74,8 @@ var SnapshotPoints = []SnapshotPoint{
 	{"noreturn-x86_64-O1-halt", "noreturn-x86_64-O1", "halt", PointEntry, "noreturn chain at halt"},
 	{"async-arm64-O1-deepest", "async-arm64-O1", "deepest", PointMiddle, "Swift async: level2 and level1 have extended frame records (bit 60 in the saved FP, context at FP-8); async_chain in MANIFEST.json"},
 	{"dwarf-x86_64-O1-deepest", "dwarf-x86_64-O1", "deepest", PointMiddle, "preserve_most frames whose compact unwind is DWARF-only, with frame records"},
+	{"chain-nofp-x86_64-O1-deepest", "chain-nofp-x86_64-O1", "deepest", PointMiddle, "no frame pointers: rbp keeps the value the run began with; with a dSYM alone (no unwind tables, no code) only a scan checked by the symbols finds the callers"},
+	{"chain-nofp-arm64-O1-deepest", "chain-nofp-arm64-O1", "deepest", PointMiddle, "no frame pointers: x29 keeps the value the run began with; with a Breakpad file lacking a function's STACK CFI, a scan checked by the symbols goes on"},
 }
 
 // SnapshotSlide is the slide snapshots are captured at: nonzero, as ASLR

@@ -48,7 +48,7 @@ func Example() {
 	// Thread 1 Crashed (emu):
 	// 0   chain-arm64-O1                 0x000000010000c5dc deepest + 12 (chain.c:65)
 	// 1   chain-arm64-O1                 0x000000010000c5bc step_to_deepest (chain.c:72) [inlined]
-	// 1   chain-arm64-O1                 0x000000010000c5bc inline_host + 28 (chain.c:76)  [found by compact unwind]
+	// 1   chain-arm64-O1                 0x000000010000c5bc inline_host + 28 (chain.c:76)  [found by compact unwind, trust cfi]
 }
 
 // Symbolicate a dump into a report to use in code; WriteJSON writes it

@@ -11,6 +11,7 @@ import (
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/walker"
 )
 
 // SchemaVersion is the version of the JSON output's schema, its
@@ -147,6 +148,9 @@ type JSONFrame struct {
 	Column        int    `json:"column,omitempty"`
 	Inlined       bool   `json:"inlined"`
 	FoundBy       string `json:"found_by"`
+	// Trust is the check a walked frame passed (walker.Trust); omitted
+	// for a reporter's frame.
+	Trust walker.Trust `json:"trust,omitempty"`
 }
 
 func hex(v uint64) string { return fmt.Sprintf("%#x", v) }
@@ -234,7 +238,7 @@ func jsonFrames(dst []JSONFrame, frames []symstore.Frame) []JSONFrame {
 	}
 	for _, f := range frames {
 		jf := JSONFrame{Index: f.Index, Address: hex(f.Address), LookupAddress: hex(f.LookupAddress),
-			Image: f.Image, FoundBy: f.FoundBy.String()}
+			Image: f.Image, FoundBy: f.FoundBy.String(), Trust: f.Trust}
 		if f.Image != "" {
 			jf.ImageOffset = hex(f.ImageOffset)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/walker"
 )
 
 // NewText returns a Writer of the text summary: a header of what the input
@@ -107,7 +108,10 @@ func frameLine(f symstore.Frame, ptrSize int) string {
 	if f.Index == 0 || f.Inlined || f.FoundBy == symstore.FoundByReport {
 		return line
 	}
-	return line + "  [found by " + f.FoundBy.String() + "]"
+	if f.Trust == walker.TrustNone {
+		return line + "  [found by " + f.FoundBy.String() + "]"
+	}
+	return line + "  [found by " + f.FoundBy.String() + ", trust " + f.Trust.String() + "]"
 }
 
 // ruleNames describe symbolize.AddressRule values for people.

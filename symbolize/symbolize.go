@@ -291,6 +291,29 @@ func (p *Process) FunctionStart(addr uint64) (uint64, bool) {
 	return addr - off, true
 }
 
+// KnowsFunctions reports whether the symbol files of the image holding
+// addr list its functions (walker.SymbolCoverage): then FunctionStart
+// answers for its every function, and the walker weighs a stack word in
+// its code by them where the code cannot be read.
+func (p *Process) KnowsFunctions(addr uint64) bool {
+	loc, err := p.List.Lookup(addr)
+	if err != nil {
+		return false
+	}
+	e := p.entries[loc.Loaded]
+	return e != nil && e.KnowsFunctions()
+}
+
+// SameImage reports whether a and b lie in one image (walker.SymbolCoverage).
+func (p *Process) SameImage(a, b uint64) bool {
+	la, err := p.List.Lookup(a)
+	if err != nil {
+		return false
+	}
+	lb, err := p.List.Lookup(b)
+	return err == nil && la.Loaded == lb.Loaded
+}
+
 // ImageEnd returns one past the highest byte of any image, which bounds the
 // address bits a pointer-authenticated value can carry.
 func (p *Process) ImageEnd() uint64 {
@@ -321,6 +344,12 @@ func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.
 	if opts.Instructions == nil {
 		opts.Instructions = p
 	}
+	if opts.Symbols == nil {
+		opts.Symbols = p
+	}
+	if opts.FrameRecords == nil {
+		opts.FrameRecords = p
+	}
 	if opts.ImageEnd == 0 {
 		opts.ImageEnd = p.imageEnd
 	}
@@ -335,7 +364,11 @@ func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.
 		if p.ExactAddresses {
 			lookup = wf.ReturnAddress
 		}
+		n := len(frames)
 		frames = p.appendFrames(frames, wf.Index, wf.ReturnAddress, lookup, symstore.FoundBy(wf.FoundBy))
+		for i := n; i < len(frames); i++ {
+			frames[i].Trust = wf.Trust
+		}
 	}
 	return frames, res
 }
@@ -362,5 +395,6 @@ func (p *Process) Warnings() []string {
 var (
 	_ walker.CodeChecker     = (*Process)(nil)
 	_ walker.FunctionStarter = (*Process)(nil)
+	_ walker.SymbolCoverage  = (*Process)(nil)
 	_ walker.Memory          = (*Process)(nil) // Options.Instructions
 )

@@ -34,3 +34,28 @@ func (p *Process) UnwindRow(q walker.UnwindQuery) (*unwind.Row, unwind.Source, e
 }
 
 var _ walker.Unwinder = (*Process)(nil)
+
+// KeepsFrameRecord tells the walker whether the function at a slid
+// address keeps a frame record (walker.FrameRecordKeeper), from the rule
+// its unwind table gives inside it: a CFA taken from FP is a function
+// with a record, one taken from SP a frameless one. Where no table
+// describes the function (a dSYM alone, a Breakpad file without its STACK
+// CFI, NoUnwindInfo) it does not know.
+func (p *Process) KeepsFrameRecord(addr uint64) (keeps, known bool) {
+	if p.Arch == nil {
+		return false, false
+	}
+	row, _, err := p.UnwindRow(walker.UnwindQuery{Address: addr})
+	if err != nil || row == nil || row.CFA.Expr != nil {
+		return false, false
+	}
+	switch row.CFA.Reg {
+	case p.Arch.DWARFFP:
+		return true, true
+	case p.Arch.DWARFSP:
+		return false, true
+	}
+	return false, false
+}
+
+var _ walker.FrameRecordKeeper = (*Process)(nil)

@@ -54,6 +54,10 @@ type Frame struct {
 	// FoundBy says how the frame was found: by which of the walker's
 	// strategies, or taken from a reporter's backtrace (FoundByReport).
 	FoundBy FoundBy
+	// Trust is the check the walked frame passed (walker.Trust: for a
+	// scanned frame, whether the image's code, its symbols or only its
+	// code range confirmed it); walker.TrustNone for a reporter's frame.
+	Trust walker.Trust
 }
 
 // FoundBy says how a frame was found. Its values are the walker's

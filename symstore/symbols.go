@@ -795,6 +795,22 @@ func (e *Entry) FunctionOffset(unslid, moduleOffset uint64) (uint64, bool) {
 	return 0, false
 }
 
+// KnowsFunctions reports whether the entry's symbol files list the image's
+// functions, for FunctionOffset to answer: a symbol table (a binary's or
+// a dSYM's), an index file, or, without a Mach-O file, a Breakpad file's
+// FUNC and PUBLIC records.
+func (e *Entry) KnowsFunctions() bool {
+	if e.stored != nil {
+		return true
+	}
+	for _, t := range e.Tables {
+		if t.Len() > 0 {
+			return true
+		}
+	}
+	return len(e.Images) == 0 && e.breakpad() != nil
+}
+
 // debugWarnings returns what the entry's DWARF could not give, once Debug
 // has run; nil before, or while it runs in another goroutine.
 func (e *Entry) debugWarnings() []string {

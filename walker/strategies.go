@@ -31,6 +31,11 @@ type strategy struct {
 	try  func(w *walk) outcome
 }
 
+// checkOnly names the entries of the lists that are rules which can only
+// end the walk, not ways to a caller: a stop's detail does not list them
+// among the strategies tried.
+var checkOnly = map[string]bool{"PC in no image": true}
+
 // frame0Strategies find frame 0's caller, in this order. Frame 0 may have
 // stopped anywhere in its function, so only rules that hold at every
 // instruction apply: the unwind rule (which the Unwinder gives for frame 0
@@ -175,19 +180,19 @@ func (w *walk) byFrameRecord() recordResult {
 		w.fpChecked = true
 		if sp, ok := w.res.Frames[0].Regs.Get(w.arch.DWARFSP); ok && fp != 0 && fp < sp && at <= 1 {
 			w.stop(StopFramePointerNotAbove, "FP %#x below SP %#x at frame 0", fp, sp)
-			return recordEnd
+			return w.chainEnd(cur)
 		}
 	}
 	if sp, ok := cur.Regs.Get(w.arch.DWARFSP); ok && cur.FoundBy == FoundByScan && fp != 0 && fp < sp {
 		// A frame found by scanning keeps the FP of the frame below; below
 		// its SP that is no record of its own, nor of any caller.
 		w.stop(StopFramePointerNotAbove, "FP %#x below SP %#x at frame %d", fp, sp, at)
-		return recordEnd
+		return w.chainEnd(cur)
 	}
 	switch {
 	case fp == 0:
 		w.stop(StopFramePointerZero, "FP is 0 at frame %d: end of the chain", at)
-		return recordEnd
+		return w.chainEnd(cur)
 	case fp%w.arch.FPAlign != 0:
 		w.stop(StopFramePointerMisaligned, "FP %#x not %d-byte aligned at frame %d", fp, w.arch.FPAlign, at)
 		return recordFailed
@@ -229,7 +234,7 @@ func (w *walk) byFrameRecord() recordResult {
 			// start and thread_start end the chain with a record
 			// whose saved FP is 0 and whose return slot is 0 or argc.
 			w.stop(StopFramePointerZero, "saved FP is 0 at %#x (frame %d): end of the chain", fp, at)
-			return recordEnd
+			return w.chainEnd(cur)
 		}
 		w.stop(StopPCTooLow, "return address %#x at %#x (frame %d) below %#x",
 			raw, fp+w.ptrSize, at, minValidAddress)
@@ -255,6 +260,19 @@ func (w *walk) byFrameRecord() recordResult {
 		return recordEnd
 	}
 	return recordFound
+}
+
+// chainEnd is the frame-record step's answer where the chain ends at cur
+// (the stop reason set): the end of the stack when cur's function keeps a
+// frame record, else only the end of what the records tell, and the
+// stack scan is tried next (mayLackRecord), checked as the caller scan
+// checks (pastChainEnd).
+func (w *walk) chainEnd(cur *Frame) recordResult {
+	if w.mayLackRecord(cur) {
+		w.pastChainEnd = true
+		return recordFailed
+	}
+	return recordEnd
 }
 
 // isAsyncTagged reports whether a saved FP carries Swift's extended frame
@@ -476,6 +494,7 @@ func (w *walk) byScan() bool {
 	if !ok {
 		return false
 	}
+	callee, calleeKnown := w.functionStart(cur.LookupAddress)
 	for i := uint64(0); i < scanWords; i++ {
 		addr := sp + i*w.ptrSize
 		if addr < sp || !w.inStackWord(addr) {
@@ -490,16 +509,35 @@ func (w *walk) byScan() bool {
 			continue
 		}
 		// The word must follow a call. When the image's code cannot be
-		// read (no binary for it), lying in its code is all that can be
-		// checked, as Breakpad's scan checks, and so must the call site:
-		// an image's first address, its header, follows no call.
+		// read (no binary for it), the symbols weigh it (withoutCode), or,
+		// without Options.Symbols, lying in its code is all that can be
+		// checked, as Breakpad's scan checks; and the call site must be
+		// code too: an image's first address, its header, follows no call.
 		if !w.opts.Code.IsCode(w.arch.CallSite(raw & w.pacMask)) {
 			continue
 		}
-		if c := w.ai.callBefore(w, raw&w.pacMask); c.kind == callNone {
-			continue
+		ev := wordEvidence{trust: TrustScanCode}
+		if w.pastChainEnd {
+			// Past the end of the chain only what the caller scan would
+			// take is taken: the stack above the outermost frame holds
+			// stale words, not callers.
+			var ok bool
+			ev, ok = w.confirmsCaller(raw&w.pacMask, callee, calleeKnown, false)
+			if !ok || !ev.strong && !ev.rangeOnly && w.weakScans >= maxWeakScans {
+				continue
+			}
+		} else {
+			switch c := w.ai.callBefore(w, raw&w.pacMask); c.kind {
+			case callNone:
+				continue
+			case callUnknown:
+				var ok bool
+				if ev, ok = w.withoutCode(raw&w.pacMask, cur.LookupAddress, callee, calleeKnown, true); !ok {
+					continue
+				}
+			}
 		}
-		f := Frame{ReturnAddress: ra, FoundBy: FoundByScan}
+		f := Frame{ReturnAddress: ra, FoundBy: FoundByScan, Trust: ev.trust}
 		f.Regs.Set(w.arch.DWARFSP, addr+w.ptrSize)
 		// A function found by scanning is assumed not to have changed the
 		// callee-saved registers, FP among them.
@@ -619,10 +657,15 @@ func (w *walk) byCallerScan() bool {
 	}
 	p := w.ptrSize
 	buf := w.scanBuf[:]
+	// A word only an image's code range checks is taken only when no
+	// better one lies in the stretch: the first such is kept meanwhile.
+	var rangeAt, rangeRA uint64
+	var rangeEv wordEvidence
+scan:
 	for base := (sp + p - 1) &^ (p - 1); base < end && base >= sp; base += uint64(len(buf)) {
 		chunk := buf[:min(uint64(len(buf)), end-base)&^(p-1)]
 		if len(chunk) == 0 {
-			return false
+			break
 		}
 		if n, _ := w.mem.ReadMemory(chunk, base); n < len(chunk) {
 			chunk = chunk[:uint64(n)&^(p-1)]
@@ -634,16 +677,28 @@ func (w *walk) byCallerScan() bool {
 			if ra < minValidAddress || !w.opts.Code.IsCode(ra) {
 				continue
 			}
-			strong, ok := w.confirmsCaller(raw&w.pacMask, callee, calleeKnown)
-			if !ok || !strong && (w.weakScans >= maxWeakScans || w.scanRun >= maxScanRun) {
+			ev, ok := w.confirmsCaller(raw&w.pacMask, callee, calleeKnown, false)
+			if !ok || !ev.strong && !ev.rangeOnly && (w.weakScans >= maxWeakScans || w.scanRun >= maxScanRun) {
 				continue
 			}
 			if dup != 0 && ra == dup {
 				dup = 0
 				continue
 			}
-			return w.addScanned(ra, base+off, strong)
+			if ev.rangeOnly {
+				if rangeAt == 0 {
+					rangeAt, rangeRA, rangeEv = base+off, ra, ev
+				}
+				continue
+			}
+			return w.addScanned(ra, base+off, ev)
 		}
+		if len(chunk) < len(buf) {
+			break scan
+		}
+	}
+	if rangeAt != 0 {
+		return w.addScanned(rangeRA, rangeAt, rangeEv)
 	}
 	return false
 }
@@ -654,9 +709,10 @@ func (w *walk) byCallerScan() bool {
 const maxWeakScans = 3
 
 // addScanned adds the caller whose return address ra the caller scan found
-// at addr. It returns true: the walk goes on, or stopped at MaxDepth.
-func (w *walk) addScanned(ra, addr uint64, strong bool) bool {
-	f := Frame{ReturnAddress: ra, FoundBy: FoundByScan}
+// at addr, with the evidence ev. It returns true: the walk goes on, or
+// stopped at MaxDepth.
+func (w *walk) addScanned(ra, addr uint64, ev wordEvidence) bool {
+	f := Frame{ReturnAddress: ra, FoundBy: FoundByScan, Trust: ev.trust}
 	f.Regs.Set(w.arch.DWARFSP, addr+w.ptrSize)
 	// A function found by scanning is assumed not to have changed the
 	// callee-saved registers, FP among them.
@@ -667,13 +723,16 @@ func (w *walk) addScanned(ra, addr uint64, strong bool) bool {
 	if !w.add(f) {
 		return true
 	}
-	// A confirmed direct call is no guess: only the others count towards
-	// maxScanRun (add counted it).
-	if strong {
+	// A confirmed direct call, or a symbol file's word, is no guess: only
+	// the others count towards maxScanRun (add counted it); a word only
+	// the code range checked counts towards maxRangeRun instead.
+	switch {
+	case ev.strong:
 		w.scanRun = 0
-	} else {
+	case !ev.rangeOnly:
 		w.weakScans++
 	}
+	w.res.Stop, w.res.StopDetail = StopNone, ""
 	return true
 }
 
@@ -693,36 +752,53 @@ func (w *walk) recordConfirmed(fp, callee uint64, calleeKnown bool) bool {
 	if ra < minValidAddress || !w.opts.Code.IsCode(ra) {
 		return false
 	}
-	_, ok := w.confirmsCaller(raw, callee, calleeKnown)
+	_, ok := w.confirmsCaller(raw, callee, calleeKnown, true)
 	return ok
 }
 
 // confirmsCaller reports whether the code before raw (a return address,
 // PAC-stripped, Thumb bit kept) is a call that could have entered callee
-// (the start of the function of the frame below, when calleeKnown): ok,
-// and strong when it is a direct call of callee or of a function that
+// (the start of the function of the frame below, when calleeKnown), and
+// how: strong when it is a direct call of callee or of a function that
 // tail-calls callee. A direct call of another known function, an
-// instruction that is no call, unreadable code, or, for a call whose
-// target is unknown, a call site outside every known function (an image's
-// header) or in callee itself is no caller.
-func (w *walk) confirmsCaller(raw, callee uint64, calleeKnown bool) (strong, ok bool) {
+// instruction that is no call, or, for a call whose target is unknown, a
+// call site outside every known function (an image's header) or in callee
+// itself is no caller. Where the code cannot be read, the symbols weigh
+// the word (withoutCode; rangeOK takes a word of an image without symbols
+// whatever the caps, for recordConfirmed).
+func (w *walk) confirmsCaller(raw, callee uint64, calleeKnown, rangeOK bool) (wordEvidence, bool) {
 	site := w.arch.CallSite(raw)
 	if !w.opts.Code.IsCode(site) {
-		return false, false
+		return wordEvidence{}, false
 	}
 	c := w.ai.callBefore(w, raw)
+	weak := wordEvidence{trust: TrustScanCode}
 	switch c.kind {
-	case callNone, callUnknown:
-		return false, false
+	case callNone:
+		return wordEvidence{}, false
+	case callUnknown:
+		if w.opts.Symbols == nil {
+			return wordEvidence{}, false // code that cannot be read confirms nothing
+		}
+		if rangeOK {
+			// A frame record's return address (recordConfirmed): any
+			// code of an image without symbols, and a word in a known
+			// function, its own included (a recursive call), will do.
+			if !w.opts.Symbols.KnowsFunctions(w.arch.CodeAddress(raw)) {
+				return wordEvidence{trust: TrustScan, rangeOnly: true}, true
+			}
+			calleeKnown = false
+		}
+		return w.withoutCode(raw, w.last().LookupAddress, callee, calleeKnown, false)
 	case callDirect:
 		if start, ok := w.functionStart(c.target); ok && start == c.target {
 			if !calleeKnown {
-				return false, true
+				return weak, true
 			}
 			if c.target == callee || w.tailCalls(c.target, callee) {
-				return true, true
+				return wordEvidence{trust: TrustScanCode, strong: true}, true
 			}
-			return false, false
+			return wordEvidence{}, false
 		}
 	}
 	// The target is unknown: the call site must at least be in a function,
@@ -732,8 +808,8 @@ func (w *walk) confirmsCaller(raw, callee uint64, calleeKnown bool) (strong, ok 
 	if w.opts.Functions != nil {
 		start, ok := w.functionStart(site)
 		if !ok || calleeKnown && start == callee {
-			return false, false
+			return wordEvidence{}, false
 		}
 	}
-	return false, true
+	return weak, true
 }

@@ -12,6 +12,10 @@
 // (and StackHigh): the smallest all-ones mask that keeps every address below
 // both; without ImageEnd it keeps 47 bits (0x00007fffffffffff), the user
 // address space of Apple's arm64 platforms.
+//
+// Every frame says which strategy found it (FoundBy) and what evidence
+// backs it (Trust): for a scanned frame, whether the image's code, its
+// symbols alone (Options.Symbols) or only its code range confirmed it.
 package walker
 
 import (
@@ -122,6 +126,9 @@ type Frame struct {
 	// FP is the frame pointer in effect in this frame, when known.
 	FP      uint64
 	FoundBy FoundBy
+	// Trust is the check the frame passed (for a scanned frame, what the
+	// image's code or symbols could confirm).
+	Trust Trust
 	// Regs is the frame's register context, by DWARF number: every
 	// register of frame 0's context, and for callers the ones the strategy
 	// that found the frame could recover (at least PC, and SP where known).
@@ -210,6 +217,17 @@ type Options struct {
 	// Code it cannot read leaves the walk as it is without Instructions.
 	// Scanning needs it too: a scanned word must follow a call.
 	Instructions Memory
+	// Symbols, when set, tells which images' symbol files list their
+	// functions: a scan then weighs a word in code it cannot read by
+	// them, and a word in an image without symbols is a lower trust
+	// (docs/walker.md, "Without the code").
+	Symbols SymbolCoverage
+	// FrameRecords, when set, tells whether a function keeps a frame
+	// record, from its unwind table. Where it does not (or neither it nor
+	// the function's prologue tells, and Symbols is set), an end of the
+	// frame-record chain in that function does not end the walk: a scan
+	// is tried first.
+	FrameRecords FrameRecordKeeper
 	// Unwinder, when set, gives unwind rules, tried before frame records
 	// for every frame. nil walks by frame records only.
 	Unwinder Unwinder
@@ -324,6 +342,18 @@ type walk struct {
 	// weakScans counts the callers the caller scan took from a call whose
 	// target is unknown (maxWeakScans).
 	weakScans int
+	// rangeRun counts the frames in a row found by scanning that only an
+	// image's code range checked (maxRangeRun).
+	rangeRun int
+	// tried names the strategies tried for the innermost frame, for the
+	// stop detail when none found its caller; triedBuf holds it, so that
+	// a walk allocates nothing for it.
+	tried    []string
+	triedBuf [8]string
+	// pastChainEnd says the frame-record step ended the chain at the
+	// innermost frame in code that may keep no record: the stack scan
+	// then takes only what the caller scan's checks confirm.
+	pastChainEnd bool
 	// fpChecked is set once the frame-0 check of FP against SP is done.
 	fpChecked bool
 	// thumb says frame 0 executes Thumb code (armv7 CPSR.T).
@@ -389,6 +419,14 @@ func (w *walk) add(f Frame) bool {
 		f.LookupAddress = f.ReturnAddress - w.arch.CallSize
 	}
 	f.Regs.Set(w.arch.DWARFPC, f.ReturnAddress)
+	if f.Trust == TrustNone {
+		f.Trust = trustOf(f.FoundBy)
+	}
+	if f.Trust == TrustScan {
+		w.rangeRun++
+	} else {
+		w.rangeRun = 0
+	}
 	if f.FoundBy == FoundByScan {
 		w.scanRun++
 	} else {
@@ -411,7 +449,8 @@ func (w *walk) run(regs *archregs.Registers) {
 	fp &= w.pacMask
 	// Frame 0 is a fact of the context even when PC is garbage: a call
 	// through a null pointer leaves PC = 0 and the caller intact.
-	f0 := Frame{ReturnAddress: pc, LookupAddress: pc, FP: fp, FoundBy: FoundByContext, Regs: regsFromContext(regs)}
+	f0 := Frame{ReturnAddress: pc, LookupAddress: pc, FP: fp, FoundBy: FoundByContext, Trust: TrustContext,
+		Regs: regsFromContext(regs)}
 	if fpKnown {
 		f0.Regs.Set(w.arch.DWARFFP, fp)
 	}
@@ -435,16 +474,48 @@ func (w *walk) run(regs *archregs.Registers) {
 // settles it. When none applies, the walk ends: with the stop reason a
 // strategy left for a later one to clear (byFrameRecord's, for byScan), or
 // else StopNoCaller.
+//
+// The detail of such a stop names the strategies tried: the walk ends for
+// good only where each of them found no caller.
 func (w *walk) tryInOrder(strategies []strategy) outcome {
+	w.tried = w.triedBuf[:0]
+	w.pastChainEnd = false
 	for _, s := range strategies {
-		if o := s.try(w); o != tryNext {
+		o := s.try(w)
+		if !checkOnly[s.name] {
+			w.tried = append(w.tried, s.name)
+		}
+		if o == endWalk && !checkOnly[s.name] && w.res.Stop != StopMaxDepth && w.res.Stop != StopAsyncChainEnd {
+			// The strategy ended the walk for good (the chain's end in a
+			// function that keeps a frame record, say): say which were
+			// tried, the last among them.
+			w.noteTried()
+		}
+		if o != tryNext {
 			return o
 		}
 	}
 	if !w.stopped() {
 		w.stopNoCaller()
 	}
+	if len(w.tried) > 0 {
+		w.noteTried()
+	}
 	return endWalk
+}
+
+// noteTried appends the strategies tried to the stop's detail, in one
+// allocation.
+func (w *walk) noteTried() {
+	var buf [256]byte
+	b := append(append(buf[:0], w.res.StopDetail...), " (tried: "...)
+	for i, name := range w.tried {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, name...)
+	}
+	w.res.StopDetail = string(append(b, ')'))
 }
 
 // outsideImages stops the walk at a caller whose PC lies in no known

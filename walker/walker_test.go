@@ -765,4 +765,4 @@ func TestCallerLookupAddress(t *testing.T) {
 // ignoreRegs compares frames without their register contexts, which the
 // tests of the frame-record rules do not build; the unwind tests check
 // them.
-var ignoreRegs = cmpopts.IgnoreFields(Frame{}, "Regs")
+var ignoreRegs = cmpopts.IgnoreFields(Frame{}, "Regs", "Trust") // Trust follows FoundBy here; TestTrust checks it

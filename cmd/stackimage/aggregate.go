@@ -116,6 +116,12 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 	defer bar.finish()
 	stderr = bar.writer(stderr)
 	var failures, warnings, shown, done int
+	// empty lists the inputs read without error that gave no stack, in
+	// the order found: when no input gave one, the user is told of each
+	// (the others' errors are told as they come).
+	var empty []string
+	failed, seen := map[string]bool{}, map[string]bool{}
+	var counted int64
 	loader := &aggregate.Loader{
 		Aggregator: agg,
 		Symbolizer: &symbolize.Symbolizer{Symbols: syms},
@@ -127,6 +133,19 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 				shown++
 				writeLine(stderr, "stackimage aggregate: %s: %v", name, err)
 			}
+			seen[name], failed[name] = true, true
+		},
+		// Called in each input's turn, after its records were counted:
+		// the records counted since the last input are its own.
+		OnInput: func(name string, _ int64) {
+			done++
+			bar.set(done)
+			seen[name] = true
+			if n := agg.Records(); n == counted && !failed[name] {
+				empty = append(empty, name)
+			} else {
+				counted = n
+			}
 		},
 		OnWarning: func(name, warning string) {
 			warnings++
@@ -135,7 +154,6 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 				writeLine(stderr, "stackimage aggregate: %s: warning: %s", name, warning)
 			}
 		},
-		OnInput: func(string, int64) { done++; bar.set(done) },
 	}
 	ctx := context.Background()
 	loadErr := loader.Load(ctx, inputs)
@@ -145,6 +163,9 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 	}
 	if failures+warnings > shown {
 		writeLine(stderr, "stackimage aggregate: %d more inputs or records could not be read or had warnings", failures+warnings-shown)
+	}
+	if agg.Records() == 0 {
+		return noStackError(stderr, len(seen), empty)
 	}
 	res, err := agg.Symbolicate(ctx, syms)
 	if err != nil {
@@ -196,6 +217,20 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// noStackError tells why an aggregate read no stack: how many inputs it
+// looked at, and which of them were read but held no stack (the others
+// could not be read, and their errors were told already).
+func noStackError(stderr io.Writer, looked int, empty []string) error {
+	for i, name := range empty {
+		if i == maxReportedErrors {
+			writeLine(stderr, "stackimage aggregate: and %d more", len(empty)-i)
+			break
+		}
+		writeLine(stderr, "stackimage aggregate: %s: read, but it holds no stack", name)
+	}
+	return fmt.Errorf("read no stack from the %d inputs looked at (why each gave nothing is above); nothing to aggregate", looked)
+}
+
 // countFiles counts the files under the paths, each archive as one, for
 // the progress bar's total; members of archives move the bar too, which
 // then stops at its end.
@@ -203,7 +238,7 @@ func countFiles(paths []string) int {
 	n := 0
 	for _, root := range paths {
 		filepath.WalkDir(root, func(_ string, d fs.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() {
+			if err == nil && (d.Type().IsRegular() || d.Type()&fs.ModeSymlink != 0) {
 				n++
 			}
 			return nil

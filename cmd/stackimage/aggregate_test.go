@@ -2,9 +2,12 @@ package main
 
 import (
 	"archive/zip"
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -151,5 +154,76 @@ func TestAggregateThreads(t *testing.T) {
 	}
 	if status, _, stderr := runCmd(nil, "aggregate", dir, "--threads", "crashed"); status != 2 || !strings.Contains(stderr, `--threads "crashed": want input or all`) {
 		t.Errorf("--threads crashed: status %d, stderr %q", status, stderr)
+	}
+}
+
+// A folder of symbolic links to reports is read as the reports; a link
+// back up the tree is not followed round.
+func TestAggregateFollowsLinks(t *testing.T) {
+	ips, err := filepath.Abs("../../crashreport/testdata/arm64.ips")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	links := filepath.Join(dir, "links")
+	os.Mkdir(links, 0o755)
+	for i := range 5 {
+		if err := os.Symlink(ips, filepath.Join(links, fmt.Sprintf("r%d.ips", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(dir, filepath.Join(links, "loop")); err != nil {
+		t.Fatal(err)
+	}
+	status, out, errOut := runCmd(nil, "aggregate", links, "--format", "folded")
+	if status != 0 {
+		t.Fatalf("status %d, stderr:\n%s", status, errOut)
+	}
+	// arm64.ips holds 2 threads, one crashed: 5 stacks from the 5 links
+	// (a crash counts its crashed thread), none twice through the loop.
+	var stacks int
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		i := strings.LastIndexByte(line, ' ')
+		n, err := strconv.Atoi(line[i+1:])
+		if i < 0 || err != nil {
+			t.Fatalf("folded line %q", line)
+		}
+		stacks += n
+	}
+	if stacks != 5 {
+		t.Errorf("aggregated %d stacks, want 5:\n%s", stacks, out)
+	}
+}
+
+// An aggregate that reads no stack fails, and says of each input why.
+func TestAggregateNoStack(t *testing.T) {
+	ips, err := os.ReadFile("../../crashreport/testdata/arm64.ips")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The report without its threads: read, but no stack in it.
+	noThreads := regexp.MustCompile(`(?s)"threads" : \[.*?\n  \],`).ReplaceAll(ips, []byte(`"threads" : [],`))
+	noThreads = regexp.MustCompile(`"faultingThread" : \d+,?`).ReplaceAll(noThreads, nil)
+	if bytes.Equal(noThreads, ips) {
+		t.Fatal("arm64.ips: no threads array found to empty")
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "nothreads.ips"), noThreads, 0o644)
+	os.WriteFile(filepath.Join(dir, "garbage.bin"), []byte("not a dump"), 0o644)
+	os.Symlink(filepath.Join(dir, "gone.ips"), filepath.Join(dir, "dangling.ips"))
+	status, out, errOut := runCmd(nil, "aggregate", dir)
+	if status != 1 {
+		t.Errorf("status %d, want 1", status)
+	}
+	for _, want := range []string{filepath.Join(dir, "nothreads.ips") + ": read, but it holds no stack",
+		filepath.Join(dir, "garbage.bin") + ": not a stackimage snapshot",
+		filepath.Join(dir, "dangling.ips") + ": stat ",
+		"read no stack from the 3 inputs looked at"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if out != "" {
+		t.Errorf("stdout %q, want nothing", out)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -143,16 +144,18 @@ func TestSymbolicateMinidumpBreakpad(t *testing.T) {
 	}
 
 	// Symbolicator went on by scanning (trust: scan) to 0x109ba8c70 in
-	// crash and 0x7fffe7eeb235 in libdyld. We do not, and the reasons are
-	// checked here:
+	// crash, 0x7fffe7eeb235 in libdyld, and that again. We take the
+	// libdyld frame alone, and the reasons are checked here:
 	//
 	//  1. crash.sym has no STACK CFI for main, where frame 0 is, so there
 	//     is no rule to find frame 1 by; the walk takes main's frame record.
 	//  2. main keeps no frame record: rbp still points at the outermost
 	//     record dyld made, whose saved rbp is 0, and the return address
 	//     into libdyld (symbolicator's frame 2) lies just below it, in
-	//     main's frame, not above it as in a record. So the chain ends at
-	//     once (fp_zero), and that frame is missed: only a scan finds it.
+	//     main's frame, not above it as in a record. The chain ends at
+	//     once (fp_zero) in a function no table describes, which is no
+	//     end of the stack: the scan finds the libdyld frame, in an image
+	//     without symbols (trust scan), and no stale copy of it.
 	//  3. 0x109ba8c70 is the first byte of FUNC callback, so not a return
 	//     address (that follows a call instruction, inside a function):
 	//     it is the callback's address passed as an argument, a false
@@ -163,8 +166,10 @@ func TestSymbolicateMinidumpBreakpad(t *testing.T) {
 	if rules, ok := sym.CFIRules(snapAddrs[0] - crash.Base); ok {
 		t.Errorf("crash.sym has STACK CFI at frame 0 (%+v): the walk should have used it", rules)
 	}
-	if len(th.Frames) != 1 || th.StopReason != symbolize.StopReason(walker.StopFramePointerZero) {
-		t.Errorf("walk: %d frames, stop %q (%s); want frame 0 only, stopped at fp_zero", len(th.Frames), th.StopReason, th.StopDetail)
+	if len(th.Frames) != 2 || th.StopReason != symbolize.StopReason(walker.StopFramePointerZero) ||
+		th.Frames[1].Address != fmt.Sprintf("%#x", snapAddrs[2]) || th.Frames[1].Trust != walker.TrustScan {
+		t.Errorf("walk: %d frames (%+v), stop %q (%s); want frame 0 and libdyld's %#x by a scan, stopped at fp_zero",
+			len(th.Frames), th.Frames, th.StopReason, th.StopDetail, snapAddrs[2])
 	}
 	rbp := snapRegs["rbp"]
 	var words [3]uint64 // at rbp-8, rbp, rbp+8

@@ -81,8 +81,18 @@ func TestSnapshotsDSYMOnly(t *testing.T) {
 			if n, m := machineFrames(got.Frames), machineFrames(none.Frames); n < m {
 				t.Errorf("with the dSYM alone: %d frames (stop %s: %s), with no symbols %d", n, got.StopReason, got.StopDetail, m)
 			}
-			if diff := cmp.Diff(readChain(t, filepath.Join(snapshotsDir, name+".chain")), jsonNames(got.Frames)); diff != "" {
-				t.Errorf("with the dSYM alone: function names differ from %s.chain (-want +got):\n%s", name, diff)
+			chain := readChain(t, filepath.Join(snapshotsDir, name+".chain"))
+			switch {
+			case strings.Contains(name, "nofp"):
+				// Without frame records or tables, scans find the callers:
+				// never another frame, some missed (TestNoFramePointerDSYMOnly).
+				if got := jsonNames(got.Frames); !isSubsequence(got, chain) {
+					t.Errorf("with the dSYM alone: %q is not a subsequence of %s.chain %q", got, name, chain)
+				}
+			default:
+				if diff := cmp.Diff(chain, jsonNames(got.Frames)); diff != "" {
+					t.Errorf("with the dSYM alone: function names differ from %s.chain (-want +got):\n%s", name, diff)
+				}
 			}
 			checkSourceLines(t, name, got.Frames)
 			for _, w := range warnings {

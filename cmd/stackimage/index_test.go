@@ -56,7 +56,23 @@ func TestIndexStore(t *testing.T) {
 		t.Run(strings.TrimSuffix(filepath.Base(snap), ".json"), func(t *testing.T) {
 			want := symbolicateFrames(t, snap, symbolsDir)
 			got := symbolicateFrames(t, snap, store)
-			if diff := cmp.Diff(want, got); diff != "" {
+			if strings.Contains(snap, "-nofp-") {
+				// Code without frame pointers walks by its unwind tables,
+				// which a store does not hold: by scans checked by the
+				// index's symbols, it may miss frames, never take others.
+				machine := func(fs []sourceFrame) []string {
+					var out []string
+					for _, f := range fs {
+						if !f.Inlined {
+							out = append(out, f.Address)
+						}
+					}
+					return out
+				}
+				if !isSubsequence(machine(got), machine(want)) {
+					t.Errorf("frames with --symbols STORE %q are not a subsequence of the binaries' %q", machine(got), machine(want))
+				}
+			} else if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("frames with --symbols STORE differ (-binaries +store):\n%s", diff)
 			}
 			if len(want) < 3 || want[0].Symbol == "" {
