@@ -40,6 +40,7 @@ type strategy struct {
 // callers' strategies go on from there.
 var frame0Strategies = []strategy{
 	{"unwind rule", (*walk).tryUnwindRow},
+	{"function's code", (*walk).tryInspect},
 	{"scan without a frame pointer", (*walk).tryScanWithoutFP},
 	{"link register or return slot", (*walk).tryFrame0Caller},
 }
@@ -50,6 +51,7 @@ var frame0Strategies = []strategy{
 var callerStrategies = []strategy{
 	{"PC in no image", (*walk).outsideImages},
 	{"unwind rule", (*walk).tryUnwindRow},
+	{"function's code", (*walk).tryInspect},
 	{"caller scan", (*walk).tryCallerScan},
 	{"frame record", (*walk).tryFrameRecord},
 	{"stack scan", (*walk).tryScan},

@@ -1,0 +1,303 @@
+package walker
+
+import (
+	"github.com/stackimage/stackimage/unwind"
+)
+
+// This file derives a frame's unwind row from its function's instructions,
+// where no unwind table describes the function: lldb's way
+// (x86AssemblyInspectionEngine for x86, UnwindAssemblyInstEmulation for
+// arm64). From the function's first instruction (Options.Functions) to
+// the frame's PC it follows the stack pointer, the frame pointer once the
+// prologue points it at the frame, and where the return address and the
+// callee-saved registers were stored; epilogues before the PC undo what
+// they restore. Straight-line code is read in order; a branch carries its
+// state to a forward target in the function, and code after a return or
+// an unconditional jump starts from the state its branches recorded, or
+// else from the state the prologue built (lldb's "reinstate the prologue
+// row after an epilogue"). Each architecture's instruction decoder
+// (archInfo.inspect) says what one instruction does.
+
+// Limits of an inspection: the bytes read from the function start to the
+// PC, the registers tracked, and the branch targets remembered.
+const (
+	maxInspectBytes   = 16 << 10
+	maxInspectSaves   = 24
+	maxInspectTargets = 64
+)
+
+// inspectFlow says where control goes after one instruction.
+type inspectFlow uint8
+
+const (
+	flowNext   inspectFlow = iota // to the next instruction
+	flowBranch                    // to the next instruction or to target (a conditional branch)
+	flowJump                      // to target only (an unconditional jump)
+	flowEnd                       // out of the function: a return, a tail call, an indirect jump
+)
+
+// inspectStep is what one instruction does to the flow.
+type inspectStep struct {
+	size   uint64
+	flow   inspectFlow
+	target uint64 // flowBranch, flowJump
+	// builds marks an instruction of a prologue: it grows the frame, saves
+	// a register or points FP at the frame.
+	builds bool
+}
+
+// inspector decodes the instruction at the start of code (at address at)
+// and applies its effect to st; false when it cannot decode it or the
+// frame can no longer be followed.
+type inspector func(w *walk, code []byte, at uint64, st *inspectState) (inspectStep, bool)
+
+// savedReg says a register's caller value is in memory at CFA + off.
+type savedReg struct {
+	reg unwind.Reg
+	off int64
+}
+
+// inspectState is the frame at one instruction, relative to the CFA (the
+// SP before the call that entered the function).
+type inspectState struct {
+	spOff   int64 // CFA - SP, when spKnown
+	spKnown bool
+	fpOff   int64 // CFA - FP, when fpSet: the CFA is computed from FP
+	fpSet   bool
+	n       int
+	saved   [maxInspectSaves]savedReg
+}
+
+// save records that reg's caller value is at CFA + off, unless an
+// earlier store saved it (that one holds the caller's value).
+func (s *inspectState) save(reg unwind.Reg, off int64) {
+	for i := 0; i < s.n; i++ {
+		if s.saved[i].reg == reg {
+			return
+		}
+	}
+	if s.n < len(s.saved) {
+		s.saved[s.n] = savedReg{reg, off}
+		s.n++
+	}
+}
+
+// restore records that reg holds its caller's value again.
+func (s *inspectState) restore(reg unwind.Reg) {
+	for i := 0; i < s.n; i++ {
+		if s.saved[i].reg == reg {
+			s.n--
+			s.saved[i] = s.saved[s.n]
+			return
+		}
+	}
+}
+
+// savedAt returns where reg's caller value is, relative to the CFA.
+func (s *inspectState) savedAt(reg unwind.Reg) (int64, bool) {
+	for i := 0; i < s.n; i++ {
+		if s.saved[i].reg == reg {
+			return s.saved[i].off, true
+		}
+	}
+	return 0, false
+}
+
+// moveSP records SP moving down by d bytes (up when d < 0).
+func (s *inspectState) moveSP(d int64) { s.spOff += d }
+
+// unknownSP records a write to SP the decoder cannot follow (alloca,
+// alignment): only an FP-based CFA survives it.
+func (s *inspectState) unknownSP() { s.spKnown = false }
+
+// setFP records FP = SP + d.
+func (s *inspectState) setFP(d int64) bool {
+	if !s.spKnown {
+		return false
+	}
+	s.fpSet, s.fpOff = true, s.spOff-d
+	return true
+}
+
+// spFromFP records SP = FP + d.
+func (s *inspectState) spFromFP(d int64) {
+	if s.fpSet {
+		s.spOff, s.spKnown = s.fpOff-d, true
+	} else {
+		s.spKnown = false
+	}
+}
+
+// fpRestored records that FP holds its caller's value again: the CFA is
+// SP-based from here.
+func (s *inspectState) fpRestored() { s.fpSet = false }
+
+// inspectTarget is a branch target's state.
+type inspectTarget struct {
+	addr uint64
+	st   inspectState
+}
+
+// inspectFunction returns the frame state at pc, by decoding the function
+// that starts at start up to pc (the state before the instruction at pc
+// executes). false when the code cannot be read or decoded, pc is not on
+// an instruction boundary of the straight-line decoding, or SP is lost.
+func (w *walk) inspectFunction(start, pc uint64) (inspectState, bool) {
+	if pc < start || pc-start > maxInspectBytes || w.ai.inspect == nil {
+		return inspectState{}, false
+	}
+	need := pc - start + 16
+	if w.inspectBuf == nil {
+		w.inspectBuf = make([]byte, maxInspectBytes+16)
+	}
+	code := w.inspectBuf[:need]
+	n, _ := w.opts.Instructions.ReadMemory(code, start)
+	if uint64(n) < pc-start {
+		return inspectState{}, false
+	}
+	code = code[:n]
+	entry := inspectState{spKnown: true}
+	if w.arch.LR == "" {
+		// The call pushed the return address: the CFA is one pointer above
+		// SP at the first instruction.
+		entry.spOff = int64(w.ptrSize)
+	}
+	st, body := entry, entry
+	targets := w.inspectTargets[:0]
+	reachable := true
+	for at := start; at < pc; {
+		if !reachable {
+			st, reachable = body, true
+			for i := range targets {
+				if targets[i].addr == at {
+					st = targets[i].st
+					break
+				}
+			}
+		}
+		off := at - start
+		step, ok := w.ai.inspect(w, code[off:], at, &st)
+		if !ok || step.size == 0 {
+			return inspectState{}, false
+		}
+		if step.builds {
+			body = st
+		}
+		switch step.flow {
+		case flowBranch, flowJump:
+			if step.target > at && step.target < pc && len(targets) < maxInspectTargets && w.inFunction(step.target, start) {
+				known := false
+				for i := range targets {
+					known = known || targets[i].addr == step.target
+				}
+				if !known {
+					targets = append(targets, inspectTarget{step.target, st})
+				}
+			}
+			reachable = step.flow == flowBranch
+		case flowEnd:
+			reachable = false
+		}
+		at += step.size
+		if at > pc {
+			return inspectState{}, false
+		}
+	}
+	w.inspectTargets = targets[:0]
+	if !reachable {
+		st = body
+		for i := range targets {
+			if targets[i].addr == pc {
+				st = targets[i].st
+			}
+		}
+	}
+	return st, true
+}
+
+// inFunction reports whether addr lies in the function starting at start.
+func (w *walk) inFunction(addr, start uint64) bool {
+	s, ok := w.functionStart(addr)
+	return ok && s == start
+}
+
+// inspectRow returns the unwind row of the innermost frame from its
+// function's code, or nil.
+func (w *walk) inspectRow(cur *Frame) *unwind.Row {
+	if w.ai.inspect == nil || w.opts.Instructions == nil || w.opts.Functions == nil || w.thumb && cur.Index == 0 {
+		return nil
+	}
+	pc := cur.ReturnAddress
+	start, ok := w.functionStart(cur.LookupAddress)
+	if !ok {
+		return nil
+	}
+	st, ok := w.inspectFunction(start, pc)
+	if !ok {
+		return nil
+	}
+	row := &w.inspectRowBuf
+	*row = unwind.Row{RA: w.arch.DWARFRA, Regs: row.Regs[:0]}
+	switch {
+	case st.fpSet:
+		row.CFA = unwind.CFA{Reg: w.arch.DWARFFP, Offset: st.fpOff}
+	case st.spKnown:
+		row.CFA = unwind.CFA{Reg: w.arch.DWARFSP, Offset: st.spOff}
+	default:
+		return nil
+	}
+	for i := 0; i < st.n; i++ {
+		row.SetRule(st.saved[i].reg, unwind.Rule{Kind: unwind.Offset, Offset: st.saved[i].off})
+	}
+	if w.arch.LR == "" {
+		row.SetRule(w.arch.DWARFRA, unwind.Rule{Kind: unwind.Offset, Offset: -int64(w.ptrSize)})
+	} else if _, saved := st.savedAt(w.arch.DWARFRA); !saved {
+		if cur.Index != 0 {
+			// A caller made a call, which wrote LR: its return address
+			// must have been saved before.
+			return nil
+		}
+		row.SetRule(w.arch.DWARFRA, unwind.Rule{Kind: unwind.SameValue})
+	}
+	return row
+}
+
+// tryInspect is the strategy that finds the caller from the function's
+// code (inspectRow): a caller whose return address is no code after a
+// call is not taken, and the next strategy is tried.
+func (w *walk) tryInspect() outcome {
+	cur := w.last()
+	row := w.inspectRow(cur)
+	if row == nil {
+		return tryNext
+	}
+	caller, ok := w.applyRow(cur, row)
+	if !ok {
+		if w.stopped() {
+			// A rule said the stack ends: that is the tables' word, not
+			// the code's; let the other strategies judge.
+			w.res.Stop, w.res.StopDetail = StopNone, ""
+		}
+		return tryNext
+	}
+	// The code says where the return address is; the word there must be
+	// one, as the caller scan checks its candidates: code just after a
+	// call that could have entered the frame's function. A function start
+	// that is wrong, or code the decoder misread, gives a word that is
+	// not.
+	if w.opts.Code == nil || w.ai.callBefore == nil || !w.opts.Code.IsCode(caller.ReturnAddress) {
+		return tryNext
+	}
+	callee, known := w.functionStart(cur.LookupAddress)
+	if _, ok := w.confirmsCaller(caller.ReturnAddress, callee, known); !ok {
+		return tryNext
+	}
+	caller.FoundBy = FoundByCode
+	if cur.Index == 0 && w.arch.LR != "" && raFromRegister(row, w.arch) {
+		caller.FoundBy = FoundByLinkRegister
+	}
+	if !w.add(caller) {
+		return endWalk
+	}
+	return nextFrame
+}
