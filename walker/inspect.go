@@ -1,6 +1,8 @@
 package walker
 
 import (
+	"fmt"
+
 	"github.com/stackimage/stackimage/unwind"
 )
 
@@ -274,20 +276,34 @@ func (w *walk) tryInspect() outcome {
 	caller, ok := w.applyRow(cur, row)
 	if !ok {
 		if w.stopped() {
-			// A rule said the stack ends: that is the tables' word, not
-			// the code's; let the other strategies judge.
-			w.res.Stop, w.res.StopDetail = StopNone, ""
+			// The return address is 0 where the code says it is (in
+			// memory, or in LR before the prologue saved it): the
+			// thread's outermost frame.
+			return endWalk
 		}
 		return tryNext
 	}
-	// The code says where the return address is; the word there must be
-	// one, as the caller scan checks its candidates: code just after a
-	// call that could have entered the frame's function. A function start
-	// that is wrong, or code the decoder misread, gives a word that is
-	// not.
-	if w.opts.Code == nil || w.ai.callBefore == nil || !w.opts.Code.IsCode(caller.ReturnAddress) {
+	if w.opts.Code == nil || w.ai.callBefore == nil {
 		return tryNext
 	}
+	if !w.opts.Code.IsCode(caller.ReturnAddress) {
+		// Where the code keeps the return address there is none: the
+		// frame is the thread's outermost (its caller is no code of an
+		// image, as a thread entry's sentinel), and a scan above it
+		// would only find stale words.
+		where := "LR"
+		if slot := w.raSlot(cur, row); slot != 0 {
+			where = fmt.Sprintf("%#x", slot)
+		}
+		w.stop(StopNoCaller, "the code of frame %d's function keeps its return address in %s, which holds %#x: no code of a known image",
+			cur.Index, where, caller.ReturnAddress)
+		return endWalk
+	}
+	// The word the code names must be a return address, as the caller
+	// scan checks its candidates: code just after a call that could have
+	// entered the frame's function. A function start that is wrong, or
+	// code the decoder misread, gives a word that is not; so does a chain
+	// of tail calls the check cannot follow. The next strategy judges.
 	callee, known := w.functionStart(cur.LookupAddress)
 	if _, ok := w.confirmsCaller(caller.ReturnAddress, callee, known); !ok {
 		return tryNext
@@ -300,4 +316,15 @@ func (w *walk) tryInspect() outcome {
 		return endWalk
 	}
 	return nextFrame
+}
+
+// raSlot returns where row keeps the return address of cur's caller (the
+// CFA plus the rule's offset), or 0 when it is in a register.
+func (w *walk) raSlot(cur *Frame, row *unwind.Row) uint64 {
+	rule := row.Rule(w.arch.DWARFRA)
+	base, ok := cur.Regs.Get(row.CFA.Reg)
+	if rule.Kind != unwind.Offset || !ok {
+		return 0
+	}
+	return base + uint64(row.CFA.Offset) + uint64(rule.Offset)
 }

@@ -75,6 +75,14 @@ func arm64Inspect(w *walk, code []byte, at uint64, st *inspectState) (inspectSte
 		step.builds = builds
 		return step, true
 	}
+	if d, ok := arm64Writeback(insn); ok {
+		// A load or store of another size or register file that moves
+		// SP (str w8, [sp, #-16]!; stp q0, q1, [sp, #-32]!): SP moves,
+		// and nothing the walk needs is saved.
+		st.moveSP(-d)
+		step.builds = d < 0
+		return step, true
+	}
 	if arm64WritesSP(insn) {
 		st.unknownSP()
 		return step, true
@@ -180,4 +188,29 @@ func arm64WritesRd(insn uint32) bool {
 		return true
 	}
 	return false
+}
+
+// arm64Writeback decodes the loads and stores with SP as base that write
+// the address back to SP, of every size and register file: pairs
+// (pre- and post-indexed, imm7 scaled by the register size) and single
+// registers (imm9, unscaled). It returns how far SP moves.
+func arm64Writeback(insn uint32) (int64, bool) {
+	if !arminsn.ARM64RnIsSP(insn) {
+		return 0, false
+	}
+	switch {
+	case insn&0x3a800000 == 0x28800000: // LDP/STP (pre- or post-indexed)
+		opc, simd := insn>>30, insn&(1<<26) != 0
+		scale := int64(4)
+		switch {
+		case !simd && opc == 2, simd && opc == 1:
+			scale = 8
+		case simd && opc == 2:
+			scale = 16
+		}
+		return arminsn.SignExtend(insn>>15, 7) * scale, true
+	case insn&0x3b200400 == 0x38000400: // LDR/STR (immediate, pre- or post-indexed)
+		return arminsn.SignExtend(insn>>12, 9), true
+	}
+	return 0, false
 }

@@ -21,6 +21,10 @@ import (
 // Every other instruction is taken to change none of RSP, RBP and the
 // stack slots the prologue saved.
 func x86_64Inspect(w *walk, code []byte, at uint64, st *inspectState) (inspectStep, bool) {
+	if len(code) >= 2 && code[0] == 0 && code[1] == 0 {
+		// add [rax], al: zeros, where no code is (or not this function's)
+		return inspectStep{}, false
+	}
 	inst, err := x86asm.Decode(code, 64)
 	if err != nil || inst.Len == 0 {
 		return inspectStep{}, false
