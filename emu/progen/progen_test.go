@@ -41,6 +41,9 @@ func TestGenerateCoversConstructs(t *testing.T) {
 		"callee-saved load": "OPAQUE(v5)",
 		"loop":              "for (unsigned i",
 		"maybe inlined":     "\nstatic unsigned",
+		"switch":            "switch ((x >> 2)",
+		"recursion":         "if (a0 & 3u)",
+		"stack arguments":   "unsigned a9",
 	}
 	var all strings.Builder
 	for seed := int64(100); seed < 140; seed++ {
