@@ -165,7 +165,7 @@ FUZZTIME ?= 20s
 FUZZJOBS ?= 1
 FUZZLOG  ?= fuzz-logs
 FUZZ_TARGETS := \
-	archregs:FuzzDecode image:FuzzOpen symtab:FuzzNewFromParts walker:FuzzWalk \
+	archregs:FuzzDecode image:FuzzOpen symtab:FuzzNewFromParts walker:FuzzWalk walker:FuzzInspect \
 	snapshot:FuzzParse debuginfo:FuzzIndex debuginfo:FuzzDemangle debuginfo:FuzzItanium debuginfo:FuzzRangeLists debuginfo:FuzzFastWalk \
 	crashreport:FuzzParseIPS crashreport:FuzzIPSFastMatchesStream crashreport:FuzzParseCrash crashreport:FuzzParseKSCrash crashreport:FuzzReadIPSStacks \
 	fixtures:FuzzParseManifest emu:FuzzScanLoadCommands \

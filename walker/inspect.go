@@ -166,13 +166,19 @@ func (w *walk) inspectFunction(start, pc uint64) (inspectState, bool) {
 	}
 	st, body := entry, entry
 	targets := w.inspectTargets[:0]
-	reachable := true
+	// reachable says the instruction at hand follows the one before it;
+	// guessed that its state is the prologue's, taken after a return for
+	// code no recorded branch leads to (padding, or a block reached
+	// backwards), which a recorded branch target overrides.
+	reachable, guessed := true, false
 	for at := start; at < pc; {
 		if !reachable {
-			st, reachable = body, true
+			st, reachable, guessed = body, true, true
+		}
+		if guessed {
 			for i := range targets {
 				if targets[i].addr == at {
-					st = targets[i].st
+					st, guessed = targets[i].st, false
 					break
 				}
 			}
@@ -187,7 +193,7 @@ func (w *walk) inspectFunction(start, pc uint64) (inspectState, bool) {
 		}
 		switch step.flow {
 		case flowBranch, flowJump:
-			if step.target > at && step.target < pc && len(targets) < maxInspectTargets && w.inFunction(step.target, start) {
+			if step.target > at && step.target <= pc && len(targets) < maxInspectTargets && w.inFunction(step.target, start) {
 				known := false
 				for i := range targets {
 					known = known || targets[i].addr == step.target
@@ -207,7 +213,9 @@ func (w *walk) inspectFunction(start, pc uint64) (inspectState, bool) {
 	}
 	w.inspectTargets = targets[:0]
 	if !reachable {
-		st = body
+		st, guessed = body, true
+	}
+	if guessed {
 		for i := range targets {
 			if targets[i].addr == pc {
 				st = targets[i].st
