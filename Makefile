@@ -20,13 +20,16 @@ build:
 
 # deps installs what the tests need on Debian when it is missing: the Unicorn
 # C library for emu/ (cgo, behind the unicorn build tag), lldb-16, the
-# external check that our Mach-O cores read the same in lldb, and
-# chromium, which the service's /ui/ test drives headless (under `make
-# test` both tests fail without them; a plain `go test` skips them).
+# external check that our Mach-O cores read the same in lldb, chromium,
+# which the service's /ui/ test drives headless, and clang-16 and lld-16,
+# with which emu's tests build programs generated afresh from new seeds
+# (under `make test` these tests fail without them; a plain `go test`
+# skips them).
 deps:
-	@pkg-config --exists unicorn 2>/dev/null && command -v lldb-16 >/dev/null && [ -x /usr/bin/chromium ] || { \
-	  echo "installing libunicorn-dev, lldb-16 and chromium"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunicorn-dev pkg-config lldb-16 chromium; }
+	@pkg-config --exists unicorn 2>/dev/null && command -v lldb-16 >/dev/null && [ -x /usr/bin/chromium ] && \
+	  command -v clang-16 >/dev/null && command -v ld64.lld-16 >/dev/null || { \
+	  echo "installing libunicorn-dev, lldb-16, chromium, clang-16 and lld-16"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunicorn-dev pkg-config lldb-16 chromium clang-16 lld-16; }
 
 # fixture-deps adds the compilers `make fixtures` needs, and dsymutil-16
 # (llvm-16) for the fixtures' dSYMs.

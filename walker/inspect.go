@@ -66,8 +66,11 @@ type inspectState struct {
 	spKnown bool
 	fpOff   int64 // CFA - FP, when fpSet: the CFA is computed from FP
 	fpSet   bool
-	n       int
-	saved   [maxInspectSaves]savedReg
+	// afterCall says the instruction before was a call (x86: a callee
+	// may pop words of its caller's, which the caller takes back).
+	afterCall bool
+	n         int
+	saved     [maxInspectSaves]savedReg
 }
 
 // save records that reg's caller value is at CFA + off, unless an
@@ -336,3 +339,44 @@ func (w *walk) raSlot(cur *Frame, row *unwind.Row) uint64 {
 	}
 	return base + uint64(row.CFA.Offset) + uint64(rule.Offset)
 }
+
+// tryFrame0UnwindRow is the unwind rule for frame 0, held against the
+// function's code where the rule comes from compact unwind. Compact
+// unwind describes a function's body; symbolize decodes the prologue and
+// epilogue shapes around it (compactunwind.Frame0), but a frameless
+// function that builds its frame after a branch (shrink-wrapped, as
+// clang does at -O1 for an early exit) is in none of those shapes, and
+// the body's row there puts the caller's SP a frame too high. Where the
+// code gives another row, and a caller that passes its checks, the
+// code's row is taken; elsewhere, and for DWARF CFI and Breakpad rules,
+// the table's.
+func (w *walk) tryFrame0UnwindRow() outcome {
+	if w.opts.Unwinder != nil && w.ai.inspect != nil && w.opts.Instructions != nil {
+		cur := w.last()
+		q := UnwindQuery{Address: cur.LookupAddress, Frame0: true, Thumb: w.thumb}
+		row, src, err := w.opts.Unwinder.UnwindRow(q)
+		if err == nil && row != nil && (src == unwind.SourceCompactUnwind || src == unwind.SourceCode) {
+			if code := w.inspectRow(cur); code != nil && frameless(row, w.arch.DWARFSP) && frameless(code, w.arch.DWARFSP) &&
+				!sameFrame(row, code, w.arch.DWARFRA) {
+				if o := w.tryInspect(); o != tryNext {
+					return o
+				}
+			}
+		}
+	}
+	return w.tryUnwindRow()
+}
+
+// sameFrame reports whether two rows put the CFA and the return address
+// in the same place.
+func sameFrame(a, b *unwind.Row, ra unwind.Reg) bool {
+	if a.CFA.Expr != nil || b.CFA.Expr != nil || a.CFA.Reg != b.CFA.Reg || a.CFA.Offset != b.CFA.Offset {
+		return false
+	}
+	ra1, ra2 := a.Rule(ra), b.Rule(ra)
+	inReg := func(k unwind.RuleKind) bool { return k == unwind.Unspecified || k == unwind.SameValue }
+	return inReg(ra1.Kind) && inReg(ra2.Kind) || ra1.Kind == ra2.Kind && ra1.Offset == ra2.Offset && ra1.Reg == ra2.Reg
+}
+
+// frameless reports whether a row computes the CFA from SP.
+func frameless(row *unwind.Row, sp unwind.Reg) bool { return row.CFA.Expr == nil && row.CFA.Reg == sp }

@@ -255,6 +255,29 @@ func TestInspectX86_64(t *testing.T) {
 			{off: 0x10, cfaReg: sp, cfaOff: 8, raOff: -8},
 		})
 	})
+	t.Run("Swift async frame: lea rbp, callee-popped word", func(t *testing.T) {
+		code := byteCode(
+			[]byte{0x48, 0x0f, 0xba, 0xed, 0x3c}, // 0x00 btsq $0x3c, %rbp
+			[]byte{0x55},                         // 0x05 push rbp
+			[]byte{0x41, 0x56},                   // 0x06 push r14
+			[]byte{0x48, 0x8d, 0x6c, 0x24, 0x08}, // 0x08 lea rbp, [rsp+8]
+			[]byte{0x48, 0x83, 0xec, 0x08},       // 0x0d sub rsp, 8
+			[]byte{0xe8, 0, 0, 0, 0},             // 0x11 call (the callee returns with ret 8)
+			[]byte{0x48, 0x83, 0xec, 0x08},       // 0x16 sub rsp, 8: the popped word back
+			[]byte{0x48, 0x83, 0xc4, 0x08},       // 0x1a add rsp, 8
+			[]byte{0x41, 0x5e},                   // 0x1e pop r14
+			[]byte{0x5d},                         // 0x20 pop rbp
+			[]byte{0xc2, 0x08, 0x00},             // 0x21 ret 8
+		)
+		s := map[unwind.Reg]int64{fp: -16, r14: -24}
+		checkRows(t, archregs.X86_64, code, []rowAt{
+			{off: 0x08, cfaReg: sp, cfaOff: 24, raOff: -8, saved: s},
+			{off: 0x0d, cfaReg: fp, cfaOff: 16, raOff: -8, saved: s},
+			{off: 0x1a, cfaReg: fp, cfaOff: 16, raOff: -8, saved: s},
+			{off: 0x20, cfaReg: fp, cfaOff: 16, raOff: -8, saved: map[unwind.Reg]int64{fp: -16}},
+			{off: 0x21, cfaReg: sp, cfaOff: 8, raOff: -8},
+		})
+	})
 	t.Run("mid-instruction PC and zeros give no row", func(t *testing.T) {
 		code := byteCode([]byte{0x48, 0x83, 0xec, 0x10}, []byte{0xc3})
 		if row := inspectAt(t, archregs.X86_64, code, 2); row != nil {

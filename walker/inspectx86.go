@@ -31,6 +31,8 @@ func x86_64Inspect(w *walk, code []byte, at uint64, st *inspectState) (inspectSt
 	}
 	step := inspectStep{size: uint64(inst.Len)}
 	a0, a1 := inst.Args[0], inst.Args[1]
+	afterCall := st.afterCall
+	st.afterCall = inst.Op == x86asm.CALL
 	switch inst.Op {
 	case x86asm.RET, x86asm.LRET, x86asm.UD2, x86asm.HLT:
 		step.flow = flowEnd
@@ -74,6 +76,10 @@ func x86_64Inspect(w *walk, code []byte, at uint64, st *inspectState) (inspectSt
 	switch {
 	case a0 == x86asm.RSP:
 		switch imm, isImm := a1.(x86asm.Imm); {
+		case inst.Op == x86asm.SUB && isImm && afterCall && int64(imm) == 8:
+			// A Swift async callee returns with `ret 8`, popping one
+			// word of its caller's, which the caller takes back right
+			// after the call: no move overall.
 		case inst.Op == x86asm.SUB && isImm:
 			st.moveSP(int64(imm))
 			step.builds = true
@@ -98,6 +104,11 @@ func x86_64Inspect(w *walk, code []byte, at uint64, st *inspectState) (inspectSt
 	case a0 == x86asm.RBP && inst.Op == x86asm.MOV && a1 == x86asm.RSP:
 		step.builds = true
 		return step, st.setFP(0)
+	case a0 == x86asm.RBP && inst.Op == x86asm.LEA && a1.(x86asm.Mem).Base == x86asm.RSP && a1.(x86asm.Mem).Index == 0:
+		// lea rbp, [rsp+d]: a Swift async frame points RBP at its record,
+		// above the async context it pushed.
+		step.builds = true
+		return step, st.setFP(a1.(x86asm.Mem).Disp)
 	case a0 == x86asm.RBP && st.fpSet && x86Writes(inst.Op):
 		// RBP takes another value while the CFA follows it: the frame
 		// cannot be followed.

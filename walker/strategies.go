@@ -39,7 +39,7 @@ type strategy struct {
 // last always settles frame 0, whether or not it added a caller: the
 // callers' strategies go on from there.
 var frame0Strategies = []strategy{
-	{"unwind rule", (*walk).tryUnwindRow},
+	{"unwind rule", (*walk).tryFrame0UnwindRow},
 	{"function's code", (*walk).tryInspect},
 	{"scan without a frame pointer", (*walk).tryScanWithoutFP},
 	{"link register or return slot", (*walk).tryFrame0Caller},
