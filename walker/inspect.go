@@ -298,16 +298,21 @@ func (w *walk) tryInspect() outcome {
 		return tryNext
 	}
 	if !w.opts.Code.IsCode(caller.ReturnAddress) {
-		// Where the code keeps the return address there is none: the
-		// frame is the thread's outermost (its caller is no code of an
-		// image, as a thread entry's sentinel), and a scan above it
-		// would only find stale words.
+		// Where the code keeps the return address there is no code of a
+		// known image: the thread's entry called from outside them (a
+		// sentinel, or an image the dump does not list), or code made
+		// at run time. The frame is kept, as an unwind rule's would be,
+		// and the walk ends there: nothing describes that code, and a
+		// scan above the frame would only find stale words.
 		where := "LR"
 		if slot := w.raSlot(cur, row); slot != 0 {
 			where = fmt.Sprintf("%#x", slot)
 		}
-		w.stop(StopNoCaller, "the code of frame %d's function keeps its return address in %s, which holds %#x: no code of a known image",
-			cur.Index, where, caller.ReturnAddress)
+		caller.FoundBy = FoundByCode
+		if w.add(caller) {
+			w.stop(StopPCNotInImage, "the code of frame %d's function keeps its return address in %s, which holds %#x: in no known image, end of the walk",
+				cur.Index, where, caller.ReturnAddress)
+		}
 		return endWalk
 	}
 	// The word the code names must be a return address, as the caller
