@@ -29,9 +29,17 @@ func (b Build) Name(prefix string) string {
 	return n
 }
 
-var targets = map[string][2][]string{ // clang target flags, ld64.lld flags
-	"arm64":  {{"-target", "arm64-apple-macos11"}, {"-arch", "arm64", "-platform_version", "macos", "11.0", "11.0"}},
-	"x86_64": {{"-target", "x86_64-apple-macos10.15"}, {"-arch", "x86_64", "-platform_version", "macos", "10.15", "10.15"}},
+// target is how one architecture is built.
+type target struct {
+	compile, link []string // clang's target flags, ld64.lld's
+	unwind        string   // the flag that asks for unwind tables
+}
+
+var targets = map[string]target{
+	"arm64": {[]string{"-target", "arm64-apple-macos11"}, []string{"-arch", "arm64", "-platform_version", "macos", "11.0", "11.0"},
+		"-funwind-tables"},
+	"x86_64": {[]string{"-target", "x86_64-apple-macos10.15"}, []string{"-arch", "x86_64", "-platform_version", "macos", "10.15", "10.15"},
+		"-fasynchronous-unwind-tables"},
 }
 
 // Commands returns the compile and link commands of a build, as argument
@@ -43,18 +51,14 @@ func (b Build) Commands(cc, ld, src, out string) ([][]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("progen: no build for architecture %q", b.Arch)
 	}
-	compile := append([]string{cc}, t[0]...)
+	compile := append([]string{cc}, t.compile...)
 	compile = append(compile, "-"+b.Opt, "-fomit-frame-pointer")
 	if b.Tables {
-		if b.Arch == "arm64" {
-			compile = append(compile, "-funwind-tables")
-		} else {
-			compile = append(compile, "-fasynchronous-unwind-tables")
-		}
+		compile = append(compile, t.unwind)
 	}
 	obj := out + ".o"
 	compile = append(compile, "-ffreestanding", "-nostdlib", "-fno-stack-protector", "-fno-builtin", "-c", "-o", obj, src)
-	link := append([]string{ld}, t[1]...)
+	link := append([]string{ld}, t.link...)
 	link = append(link, "-e", "_start", "-o", out, obj)
 	return [][]string{compile, link}, nil
 }
