@@ -45,7 +45,7 @@ func freshSeeds(t *testing.T, held []int64, n int) []int64 {
 			seeds = append(seeds, s)
 			drawn = append(drawn, strconv.FormatInt(s, 10))
 		}
-		t.Logf("seeds drawn for this run (repeat with %s=%s): %s", freshSeedsEnv, strings.Join(drawn, ","), strings.Join(drawn, ","))
+		t.Logf("seeds drawn for this run: %s (repeat with %s=%s)", strings.Join(drawn, ","), freshSeedsEnv, strings.Join(drawn, ","))
 	}
 	return seeds
 }
@@ -90,5 +90,37 @@ func TestFreshProgramsWithoutTables(t *testing.T) {
 			break
 		}
 		t.Logf("miss: %s step %d %s+%d: truth %v, walk %v (%s)", m.Fixture, m.Step, m.Function, m.Offset, m.Truth, m.Walk, m.Stop)
+	}
+}
+
+// TestFreshProgramsStaleStacks sweeps programs the walker was not tuned
+// on, without tables, on the two stale stacks (StaleReplay: what a first
+// run left; StaleFill: a return address of the program in every word):
+// the walk must find the callers where the code keeps them, not stale
+// words, with the same targets as on a zeroed stack.
+func TestFreshProgramsStaleStacks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and single-steps programs twice over; not with -short")
+	}
+	seeds := freshSeeds(t, heldOutSeeds[:3], 1)
+	for _, stale := range []StaleStack{StaleReplay, StaleFill} {
+		name := map[StaleStack]string{StaleReplay: "replay", StaleFill: "fill"}[stale]
+		rep, err := SweepFresh(freshOptions(t, seeds, []string{GroupFreshNoTables}, stale))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("stale stack %s, seeds %v\n%s", name, seeds, rep.Table())
+		for _, c := range rep.Cells {
+			if c.ExactPercent() < 95 || c.JunkPer100() > 1 {
+				t.Errorf("stale stack %s: %s %s: %.2f%% exact, %.2f junk frames per 100 walks; want at least 95%% and at most 1",
+					name, c.Arch, c.Opt, c.ExactPercent(), c.JunkPer100())
+			}
+		}
+		for i, m := range rep.Misses {
+			if i == 10 {
+				break
+			}
+			t.Logf("miss: %s step %d %s+%d: truth %v, walk %v (%s)", m.Fixture, m.Step, m.Function, m.Offset, m.Truth, m.Walk, m.Stop)
+		}
 	}
 }
