@@ -341,3 +341,37 @@ func FuzzInspect(f *testing.F) {
 		}
 	})
 }
+
+// TestFrame0CompactRowCheckedByCode: frame 0 stopped before a
+// shrink-wrapped frameless prologue, where compact unwind's body row puts
+// the return address 0x28 bytes too high. The code's row wins over
+// compact unwind's (and over the decoded prologue's, SourceCode), not
+// over DWARF CFI's.
+func TestFrame0CompactRowCheckedByCode(t *testing.T) {
+	ta := testArchs[3]
+	c := newCode(ta)
+	// f at 0x100: test edi, edi; je 0x112; sub rsp, 0x28; call; add rsp, 0x28; ret; 0x112: ret
+	c.put(0x100, []byte{0x85, 0xff, 0x74, 0x0e, 0x48, 0x83, 0xec, 0x28, 0xe8, 0, 0, 0, 0, 0x48, 0x83, 0xc4, 0x28, 0xc3, 0xc3})
+	rel := func(from int32) []byte { return le32(uint32(0x100 - from)) }
+	c.put(0x210, []byte{0xe8}, rel(0x215)) // g calls f
+	c.put(0x220, []byte{0xe8}, rel(0x225)) // and again: a stale return address
+	raGood, raStale := ta.pc(0x215), ta.pc(0x225)
+	s := newStack(t, ta.stack, ta.ptr)
+	s.Ptr(raGood).Skip(0x20).Ptr(raStale).Skip(64)
+	for _, tt := range []struct {
+		src  unwind.Source
+		want uint64
+	}{
+		{unwind.SourceCompactUnwind, raGood},
+		{unwind.SourceCode, raGood},
+		{unwind.SourceEHFrame, raStale},
+	} {
+		table := rowTable{{start: ta.pc(0x100), end: ta.pc(0x200), row: x86Frameless(0x28), src: tt.src}}
+		opts := Options{Code: ta.codeRanges(), Instructions: c.Memory(), Functions: funcStarts{ta.pc(0x100), ta.pc(0x200), ta.pc(0x300)},
+			StackLow: ta.stack, StackHigh: ta.stack + 0x1000, Unwinder: table}
+		res := Walk(ta.regs(t, map[string]uint64{"pc": ta.pc(0x102), "sp": ta.stack, "fp": 0}), s.Memory(), opts)
+		if len(res.Frames) < 2 || res.Frames[1].ReturnAddress != tt.want {
+			t.Errorf("row from %v: frame 1 = %+v (%s), want return address %#x", tt.src, res.Frames, res.StopDetail, tt.want)
+		}
+	}
+}
