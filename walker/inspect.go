@@ -151,9 +151,11 @@ func (w *walk) inspectFunction(start, pc uint64) (inspectState, bool) {
 	if pc < start || pc-start > maxInspectBytes || w.ai.inspect == nil {
 		return inspectState{}, false
 	}
+	// The function's bytes to the PC, and one instruction beyond; the
+	// buffer grows to the longest function prefix a walk reads.
 	need := pc - start + 16
-	if w.inspectBuf == nil {
-		w.inspectBuf = make([]byte, maxInspectBytes+16)
+	if uint64(cap(w.inspectBuf)) < need {
+		w.inspectBuf = make([]byte, (need+1023)&^1023)
 	}
 	code := w.inspectBuf[:need]
 	n, _ := w.opts.Instructions.ReadMemory(code, start)
