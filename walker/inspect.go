@@ -169,7 +169,10 @@ func (w *walk) inspectFunction(start, pc uint64) (inspectState, bool) {
 		// SP at the first instruction.
 		entry.spOff = int64(w.ptrSize)
 	}
-	st, body := entry, entry
+	// The states live in the walk: handed to the decoder through a
+	// function value, a local would be allocated at every frame.
+	st, body := &w.inspectState, &w.inspectBody
+	*st, *body = entry, entry
 	targets := w.inspectTargets[:0]
 	// reachable says the instruction at hand follows the one before it;
 	// guessed that its state is the prologue's, taken after a return for
@@ -178,23 +181,23 @@ func (w *walk) inspectFunction(start, pc uint64) (inspectState, bool) {
 	reachable, guessed := true, false
 	for at := start; at < pc; {
 		if !reachable {
-			st, reachable, guessed = body, true, true
+			*st, reachable, guessed = *body, true, true
 		}
 		if guessed {
 			for i := range targets {
 				if targets[i].addr == at {
-					st, guessed = targets[i].st, false
+					*st, guessed = targets[i].st, false
 					break
 				}
 			}
 		}
 		off := at - start
-		step, ok := w.ai.inspect(w, code[off:], at, &st)
+		step, ok := w.ai.inspect(w, code[off:], at, st)
 		if !ok || step.size == 0 {
 			return inspectState{}, false
 		}
 		if step.builds {
-			body = st
+			*body = *st
 		}
 		switch step.flow {
 		case flowBranch, flowJump:
@@ -204,7 +207,8 @@ func (w *walk) inspectFunction(start, pc uint64) (inspectState, bool) {
 					known = known || targets[i].addr == step.target
 				}
 				if !known {
-					targets = append(targets, inspectTarget{step.target, st})
+					targets = append(targets, inspectTarget{step.target, *st})
+					w.inspectTargets = targets[:0] // keep what append grew for the next frame
 				}
 			}
 			reachable = step.flow == flowBranch
@@ -216,18 +220,17 @@ func (w *walk) inspectFunction(start, pc uint64) (inspectState, bool) {
 			return inspectState{}, false
 		}
 	}
-	w.inspectTargets = targets[:0]
 	if !reachable {
-		st, guessed = body, true
+		*st, guessed = *body, true
 	}
 	if guessed {
 		for i := range targets {
 			if targets[i].addr == pc {
-				st = targets[i].st
+				*st = targets[i].st
 			}
 		}
 	}
-	return st, true
+	return *st, true
 }
 
 // inFunction reports whether addr lies in the function starting at start.

@@ -347,11 +347,12 @@ type walk struct {
 	rowCtx rowContext
 	// scanBuf holds the stack words byCallerScan reads at once.
 	scanBuf [512]byte
-	// inspectBuf, inspectTargets and inspectRowBuf are the code
-	// inspection's scratch space (inspect.go), made on first use.
-	inspectBuf     []byte
-	inspectTargets []inspectTarget
-	inspectRowBuf  unwind.Row
+	// inspectBuf, inspectTargets, inspectRowBuf, inspectState and
+	// inspectBody are the code inspection's scratch space (inspect.go).
+	inspectBuf                []byte
+	inspectTargets            []inspectTarget
+	inspectRowBuf             unwind.Row
+	inspectState, inspectBody inspectState
 }
 
 func newWalk(arch *archregs.Arch, ai *archInfo, mem Memory, opts Options) *walk {
