@@ -20,15 +20,17 @@ build:
 
 # deps installs what the tests need on Debian when it is missing: the Unicorn
 # C library for emu/ (cgo, behind the unicorn build tag), lldb-16, the
-# external check that our Mach-O cores read the same in lldb,
-# chromium, which the service's /ui/ test drives headless, and
-# debuginfod-find, the client the service's debuginfod test runs (under
-# `make test` these tests fail without them; a plain `go test` skips
-# them).
+# external check that our Mach-O cores read the same in lldb, chromium,
+# which the service's /ui/ test drives headless, debuginfod-find, the
+# client the service's debuginfod test runs, and clang-16 and lld-16,
+# with which emu's tests build programs generated afresh from new seeds
+# (under `make test` these tests fail without them; a plain `go test`
+# skips them).
 deps:
-	@pkg-config --exists unicorn 2>/dev/null && command -v lldb-16 >/dev/null && [ -x /usr/bin/chromium ] && command -v debuginfod-find >/dev/null || { \
-	  echo "installing libunicorn-dev, lldb-16, chromium and debuginfod"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunicorn-dev pkg-config lldb-16 chromium debuginfod; }
+	@pkg-config --exists unicorn 2>/dev/null && command -v lldb-16 >/dev/null && [ -x /usr/bin/chromium ] && \
+	  command -v debuginfod-find >/dev/null && command -v clang-16 >/dev/null && command -v ld64.lld-16 >/dev/null || { \
+	  echo "installing libunicorn-dev, lldb-16, chromium, debuginfod, clang-16 and lld-16"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunicorn-dev pkg-config lldb-16 chromium debuginfod clang-16 lld-16; }
 
 # fixture-deps adds the compilers `make fixtures` needs, and dsymutil-16
 # (llvm-16) for the fixtures' dSYMs.
@@ -177,7 +179,7 @@ FUZZTIME ?= 20s
 FUZZJOBS ?= 1
 FUZZLOG  ?= fuzz-logs
 FUZZ_TARGETS := \
-	archregs:FuzzDecode image:FuzzOpen symtab:FuzzNewFromParts walker:FuzzWalk \
+	archregs:FuzzDecode image:FuzzOpen symtab:FuzzNewFromParts walker:FuzzWalk walker:FuzzInspect \
 	snapshot:FuzzParse debuginfo:FuzzIndex debuginfo:FuzzDemangle debuginfo:FuzzItanium debuginfo:FuzzRangeLists debuginfo:FuzzFastWalk \
 	crashreport:FuzzParseIPS crashreport:FuzzIPSFastMatchesStream crashreport:FuzzParseCrash crashreport:FuzzParseKSCrash crashreport:FuzzReadIPSStacks \
 	fixtures:FuzzParseManifest emu:FuzzScanLoadCommands \

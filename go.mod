@@ -16,6 +16,7 @@ require (
 	github.com/schollz/progressbar/v3 v3.19.0
 	github.com/tsenart/vegeta/v12 v12.13.0
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/arch v0.23.0
 	golang.org/x/sync v0.19.0
 	golang.org/x/sys v0.41.0
 	golang.org/x/term v0.40.0

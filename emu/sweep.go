@@ -248,54 +248,63 @@ func SweepOutput(dir string, prog fixtures.Program, out fixtures.Output, cell *S
 }
 
 func sweepOutput(dir string, prog fixtures.Program, out fixtures.Output, cell *SweepCell, stale StaleStack) ([]SweepMiss, error) {
+	misses, _, err := sweepRun(dir, prog, out, cell, stale)
+	return misses, err
+}
+
+// sweepRun is sweepOutput, and also returns the 32-bit value the entry
+// returned (w0, eax) when the run ended at the sentinel.
+func sweepRun(dir string, prog fixtures.Program, out fixtures.Output, cell *SweepCell, stale StaleStack) ([]SweepMiss, uint32, error) {
 	s, err := newSweeper(dir, prog, out, 0)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer s.m.Close()
 	if err := dirtyStack(dir, prog, out, s, stale); err != nil {
-		return nil, fmt.Errorf("emu: sweep %s: %w", out.Name(), err)
+		return nil, 0, fmt.Errorf("emu: sweep %s: %w", out.Name(), err)
 	}
 	s.cell = cell
 	if cell.Group != "" {
 		s.group = cell.Group
 	}
-	s.proc.NoUnwindInfo = cell.Group == GroupNoFPNoTables
+	s.proc.NoUnwindInfo = withholdsTables(s.group)
 	opts := RunOptions{OnStep: s.step}
 	if prog.End == fixtures.EndHalt {
 		halt, err := SymbolAddress(s.loaded.Image, fixtures.HaltFunction)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		halt = s.m.Arch.CodeAddress(halt + s.loaded.Slide)
 		opts.StopAt = func(pc uint64) bool { return pc == halt }
 	}
+	var result uint32
 	reason, err := s.m.Run(opts)
 	if err != nil {
-		return nil, fmt.Errorf("emu: sweep %s: %w", out.Name(), err)
+		return nil, 0, fmt.Errorf("emu: sweep %s: %w", out.Name(), err)
 	}
 	switch {
 	case prog.End == fixtures.EndHalt && reason == StopAtPC:
 		// The halt boundary is a boundary too: check it.
 		pc, err := s.m.PC()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if err := s.step(pc); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	case prog.End == fixtures.EndReturn && reason == StopSentinel:
 		if err := s.checkResult(prog); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
+		result = s.result
 	default:
-		return nil, fmt.Errorf("emu: sweep %s: run ended with %v, want end %q", out.Name(), reason, prog.End)
+		return nil, 0, fmt.Errorf("emu: sweep %s: run ended with %v, want end %q", out.Name(), reason, prog.End)
 	}
 	s.resolvePending(0)
 	for _, m := range s.misses {
 		cell.Misses[m.Phase]++
 	}
-	return s.misses, nil
+	return s.misses, result, nil
 }
 
 // activation is the sweep's view of one entry on the shadow stack: which
@@ -324,6 +333,7 @@ type sweeper struct {
 	scan    []byte            // scratch for findRecord
 	steps   int
 	ptrSize uint64
+	result  uint32 // what the entry returned (checkResult)
 }
 
 func newSweeper(dir string, prog fixtures.Program, out fixtures.Output, slide uint64) (*sweeper, error) {
@@ -387,15 +397,16 @@ func newFrameSource(m *Machine, path string) (*symbolize.Process, error) {
 // checkResult checks that the entry returned the manifest's result: a run
 // that went wrong (a pointer landing elsewhere) is no ground truth.
 func (s *sweeper) checkResult(prog fixtures.Program) error {
-	if prog.Result == nil {
-		return nil
-	}
 	regs, err := s.m.Registers()
 	if err != nil {
 		return err
 	}
 	reg := map[string]string{"arm64": "x0", "armv7": "r0", "x86_64": "rax", "i386": "eax"}[s.m.Arch.Name]
 	v, _ := regs.Get(reg)
+	s.result = uint32(v)
+	if prog.Result == nil {
+		return nil
+	}
 	if uint32(v) != *prog.Result {
 		return fmt.Errorf("emu: sweep %s: %s = %d at the end, want the program's result %d", s.name, reg, uint32(v), *prog.Result)
 	}
@@ -415,13 +426,18 @@ func (s *sweeper) step(pc uint64) error {
 	frames, res := s.proc.Walk(th.Registers, snap.Memory, walker.Options{StackLow: th.StackLow, StackHigh: th.StackHigh})
 	got := MachineNames(frames)
 	truth := s.truthNames(pc)
-	if s.group == GroupNoFPNoTables && len(truth) > 1 {
+	if withholdsTables(s.group) && len(truth) > 1 {
 		// The sentinel return address lies in no image, and without
 		// unwind tables only a scan finds the callers of a function
 		// without a frame record: a scan takes nothing that is not code
 		// after a call. On a device that caller is dyld's start, which
-		// is. The walk must end at the program's outermost function.
+		// is. The walk must end at the program's outermost function, or
+		// at the sentinel when a frame record of that function leads
+		// there (the sentinel is neither required nor junk).
 		truth = truth[:len(truth)-1]
+		if n := len(frames); n > 0 && frames[n-1].Address == s.m.Sentinel && !frames[n-1].Inlined && len(got) == len(truth)+1 {
+			got = got[:len(got)-1]
+		}
 	}
 
 	phase, why, err := s.phase(pc, th.Registers)

@@ -577,6 +577,11 @@ func trustOf(f symstore.FoundBy) string {
 		return "context"
 	case walker.FoundByCompactUnwind, walker.FoundByCFI:
 		return "cfi"
+	case walker.FoundByCode:
+		// A rule read from the function's own instructions: the CFA and
+		// return-address slot an unwind table would give, so symbolicator's
+		// nearest trust is cfi's.
+		return "cfi"
 	case walker.FoundByScan:
 		return "scan"
 	default:

@@ -83,9 +83,9 @@ type Symbolizer struct {
 	MaxTotalFrames int
 	// NoDemangle keeps C++ and Rust names as the binary spells them.
 	NoDemangle bool
-	// NoUnwindInfo walks by frame records, link register and scanning
-	// only, ignoring the images' unwind tables: the walk as it was before
-	// unwind tables were read, for comparison.
+	// NoUnwindInfo walks by the functions' code, frame records, link
+	// register and scanning only, ignoring the images' unwind tables: as
+	// where an image has no tables, for comparison.
 	NoUnwindInfo bool
 	// Async follows Swift async context chains (walker.Options.Async).
 	Async bool

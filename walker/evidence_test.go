@@ -97,7 +97,7 @@ func TestScanWithoutCode(t *testing.T) {
 				if diff := cmp.Diff(want, evidenceNames(ta, res.Frames)); diff != "" {
 					t.Errorf("frames (-want +got):\n%s", diff)
 				}
-				if !strings.Contains(res.StopDetail, "tried: unwind rule, caller scan, frame record, stack scan") {
+				if !strings.Contains(res.StopDetail, "tried: unwind rule, function's code, caller scan, frame record, stack scan") {
 					t.Errorf("stop %v %q does not name the strategies tried", res.Stop, res.StopDetail)
 				}
 			})
@@ -186,9 +186,9 @@ func TestChainEndInCodeWithoutRecords(t *testing.T) {
 			symbols   bool
 			wantTried string
 		}{
-			{"no record, by the prologue", false, true, "(tried: unwind rule, caller scan, frame record, stack scan)"},
-			{"a record, by the prologue", true, true, "(tried: unwind rule, caller scan, frame record)"},
-			{"nothing to ask: the chain is trusted", false, false, "(tried: unwind rule, caller scan, frame record)"},
+			{"no record, by the prologue", false, true, "(tried: unwind rule, function's code, caller scan, frame record, stack scan)"},
+			{"a record, by the prologue", true, true, "(tried: unwind rule, function's code, caller scan, frame record)"},
+			{"nothing to ask: the chain is trusted", false, false, "(tried: unwind rule, function's code, caller scan, frame record)"},
 		} {
 			t.Run(ta.arch.Name+"/"+tt.name, func(t *testing.T) {
 				c := scanCode(ta)

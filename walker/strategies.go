@@ -44,7 +44,8 @@ var checkOnly = map[string]bool{"PC in no image": true}
 // last always settles frame 0, whether or not it added a caller: the
 // callers' strategies go on from there.
 var frame0Strategies = []strategy{
-	{"unwind rule", (*walk).tryUnwindRow},
+	{"unwind rule", (*walk).tryFrame0UnwindRow},
+	{"function's code", (*walk).tryInspect},
 	{"scan without a frame pointer", (*walk).tryScanWithoutFP},
 	{"link register or return slot", (*walk).tryFrame0Caller},
 }
@@ -55,6 +56,7 @@ var frame0Strategies = []strategy{
 var callerStrategies = []strategy{
 	{"PC in no image", (*walk).outsideImages},
 	{"unwind rule", (*walk).tryUnwindRow},
+	{"function's code", (*walk).tryInspect},
 	{"caller scan", (*walk).tryCallerScan},
 	{"frame record", (*walk).tryFrameRecord},
 	{"stack scan", (*walk).tryScan},

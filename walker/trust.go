@@ -80,7 +80,7 @@ func trustOf(f FoundBy) Trust {
 		return TrustContext
 	case FoundByCompactUnwind, FoundByCFI:
 		return TrustCFI
-	case FoundByLinkRegister, FoundByStackPointer:
+	case FoundByLinkRegister, FoundByStackPointer, FoundByCode:
 		return TrustCode
 	case FoundByFramePointer, FoundByAsync:
 		return TrustFramePointer

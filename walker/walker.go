@@ -70,6 +70,12 @@ const (
 	// FoundByAsync: a Swift async continuation, the resume function of an
 	// async context (Options.Async).
 	FoundByAsync
+	// FoundByCode: the rule derived from the function's own instructions
+	// (prologue and epilogues, from its start to the PC), where no unwind
+	// table describes it, as lldb's assembly inspection does; the return
+	// address it reads must follow a call. Trusted below the tables and
+	// above frame records and scans.
+	FoundByCode
 )
 
 // StopReason says why a walk ended. String gives its stable name, which is
@@ -278,6 +284,9 @@ type archInfo struct {
 	// that stores LR (lrSavedAt); nil where LR is not a register (x86).
 	wordISA  *armISA
 	storesLR func(insn uint32) bool
+	// inspect decodes one instruction for the code inspection
+	// (inspect.go); nil where the walker has no such decoder.
+	inspect inspector
 }
 
 // archInfos holds the walker's instruction decoders for each instruction
@@ -286,11 +295,11 @@ type archInfo struct {
 // cannot hold; every fact about an architecture is in its archregs.Arch.
 var archInfos = map[uint32]*archInfo{ // archcheck: instruction decoders keyed by the CPU type of their instruction set
 	archregs.CPUTypeARM64: {callBefore: arm64CallBefore, frameState: arm64FrameState,
-		jumpsTo: arm64JumpsTo, jumpAlign: 4, wordISA: arm64ISA, storesLR: arm64StoresLR},
+		jumpsTo: arm64JumpsTo, jumpAlign: 4, wordISA: arm64ISA, storesLR: arm64StoresLR, inspect: arm64Inspect},
 	archregs.CPUTypeARM: {callBefore: armCallBefore, frameState: armFrameState,
 		jumpsTo: armJumpsTo, jumpAlign: 2, wordISA: armARMISA, storesLR: armStoresLR},
 	archregs.CPUTypeX86_64: {callBefore: x86CallBefore, returnOnStack: x86ReturnOnStack,
-		jumpsTo: x86JumpsTo, jumpAlign: 1},
+		jumpsTo: x86JumpsTo, jumpAlign: 1, inspect: x86_64Inspect},
 	archregs.CPUTypeX86: {callBefore: x86CallBefore, returnOnStack: x86ReturnOnStack,
 		jumpsTo: x86JumpsTo, jumpAlign: 1},
 }
@@ -368,6 +377,12 @@ type walk struct {
 	rowCtx rowContext
 	// scanBuf holds the stack words byCallerScan reads at once.
 	scanBuf [512]byte
+	// inspectBuf, inspectTargets, inspectRowBuf, inspectState and
+	// inspectBody are the code inspection's scratch space (inspect.go).
+	inspectBuf                []byte
+	inspectTargets            []inspectTarget
+	inspectRowBuf             unwind.Row
+	inspectState, inspectBody inspectState
 }
 
 func newWalk(arch *archregs.Arch, ai *archInfo, mem Memory, opts Options) *walk {
@@ -750,10 +765,11 @@ var foundByNames = [...]string{
 	FoundByCFI:           "cfi",
 	FoundByScan:          "scan",
 	FoundByAsync:         "async",
+	FoundByCode:          "code",
 }
 
 // String returns "context", "link register", "frame pointer", "stack
-// pointer", "compact unwind", "cfi", "scan" or "async".
+// pointer", "compact unwind", "cfi", "scan", "async" or "code".
 func (f FoundBy) String() string {
 	if f >= 0 && int(f) < len(foundByNames) {
 		return foundByNames[f]

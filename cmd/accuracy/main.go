@@ -9,13 +9,24 @@
 // every boundary that was not exact.
 //
 //	go run -tags unicorn ./cmd/accuracy [-fixtures DIR] [-group G] [-fixture NAME] [-stale none|replay|fill] [-misses]
+//
+// With -seeds or -fresh it sweeps programs generated afresh (emu/progen)
+// instead of the fixtures: one per seed, built with clang-16 and
+// ld64.lld-16 for arm64 and x86_64 at -O0, -O1 and -O2 without frame
+// pointers, walked with their unwind tables (fresh), with them withheld
+// (fresh-notables) and built without them (fresh-nounwind):
+//
+//	go run -tags unicorn ./cmd/accuracy -fresh 20 [-seeds 1,2,3] [-stale replay]
 package main
 
 import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,9 +40,13 @@ func main() {
 	only := flag.String("group", "", "sweep only the fixtures of this group (and the groups that sweep them again with their unwind tables withheld)")
 	fixture := flag.String("fixture", "", "sweep only this fixture (its name, as chain-nofp-x86_64-O1)")
 	staleFlag := flag.String("stale", "none", "what the stack holds before each run: none (zeroes, the table), replay (what a first run of the program left) or fill (the program's return addresses in every word)")
+	seeds := flag.String("seeds", "", "sweep programs generated from these seeds (comma-separated) instead of the fixtures")
+	fresh := flag.Int("fresh", 0, "sweep this many programs generated from seeds drawn now (printed), besides -seeds")
 	flag.Parse()
 	stale, err := emu.ParseStaleStack(*staleFlag)
-	if err == nil {
+	if err == nil && (*seeds != "" || *fresh > 0) {
+		err = runFresh(os.Stdout, *seeds, *fresh, *only, stale, *listMisses)
+	} else if err == nil {
 		err = run(os.Stdout, *fixturesDir, *only, *fixture, stale, *listMisses)
 	}
 	if err != nil {
@@ -49,7 +64,56 @@ func run(w io.Writer, dir, only, fixture string, stale emu.StaleStack, listMisse
 	if err != nil {
 		return err
 	}
-	elapsed := time.Since(begin)
+	printReport(w, rep, time.Since(begin), listMisses)
+	return nil
+}
+
+// runFresh sweeps generated programs: the seeds listed, and n drawn now.
+func runFresh(w io.Writer, list string, n int, only string, stale emu.StaleStack, listMisses bool) error {
+	var seeds []int64
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return fmt.Errorf("-seeds: %w", err)
+		}
+		seeds = append(seeds, v)
+	}
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	for range n {
+		seeds = append(seeds, rng.Int63n(1<<31))
+	}
+	cc, err := exec.LookPath("clang-16")
+	if err != nil {
+		return fmt.Errorf("%w (make fixture-deps installs it)", err)
+	}
+	ld, err := exec.LookPath("ld64.lld-16")
+	if err != nil {
+		return fmt.Errorf("%w (make fixture-deps installs it)", err)
+	}
+	dir, err := os.MkdirTemp("", "stackimage-fresh-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	groups := []string{emu.GroupFresh, emu.GroupFreshNoTables, emu.GroupFreshBuiltNoTables}
+	if only != "" {
+		groups = []string{only}
+	}
+	fmt.Fprintf(w, "seeds %s\n\n", strings.Trim(fmt.Sprint(seeds), "[]"))
+	begin := time.Now()
+	rep, err := emu.SweepFresh(emu.FreshOptions{Dir: dir, CC: cc, LD: ld, Seeds: seeds,
+		Archs: []string{"arm64", "x86_64"}, Opts: []string{"O0", "O1", "O2"}, Groups: groups, Stale: stale})
+	if err != nil {
+		return err
+	}
+	printReport(w, rep, time.Since(begin), listMisses)
+	return nil
+}
+
+func printReport(w io.Writer, rep *emu.SweepReport, elapsed time.Duration, listMisses bool) {
 	fmt.Fprint(w, rep.Table())
 	total := 0
 	for _, c := range rep.Cells {
@@ -57,7 +121,7 @@ func run(w io.Writer, dir, only, fixture string, stale emu.StaleStack, listMisse
 	}
 	fmt.Fprintf(w, "\n%d boundaries in %.1fs\n", total, elapsed.Seconds())
 	if !listMisses {
-		return nil
+		return
 	}
 	fmt.Fprintln(w)
 	for _, m := range rep.Misses {
@@ -67,5 +131,4 @@ func run(w io.Writer, dir, only, fixture string, stale emu.StaleStack, listMisse
 		}
 		fmt.Fprintf(w, "\n  truth: %s\n  walk:  %s (%s)\n", strings.Join(m.Truth, " "), strings.Join(m.Walk, " "), m.Stop)
 	}
-	return nil
 }

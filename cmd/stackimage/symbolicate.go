@@ -79,7 +79,7 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	noDemangle := fs.Bool("no-demangle", false, "print C++, Rust and Swift names as the binary spells them")
 	exact := fs.Bool("exact-addresses", false,
 		"look callers up at their return address, as atos and Apple's tools do, not one instruction back at the call")
-	noUnwind := fs.Bool("no-unwind-info", false, "walk by frame records, link register and scanning only, ignoring unwind tables (for comparison)")
+	noUnwind := fs.Bool("no-unwind-info", false, "walk by the functions' code, frame records, link register and scanning only, ignoring unwind tables (for comparison)")
 	async := fs.Bool("async", false, "follow Swift async context chains instead of the thread's stack at async frames")
 	files, err := fs.parse(args)
 	if err != nil {

@@ -1,0 +1,88 @@
+package progen
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Build says how to compile and link one program.
+type Build struct {
+	Arch string // "arm64" or "x86_64"
+	Opt  string // "O0", "O1", "O2"
+	// Tables builds unwind tables as fixtures/build.sh does
+	// (-fasynchronous-unwind-tables on x86_64, -funwind-tables on arm64,
+	// whose compact encoder cannot express asynchronous epilogues);
+	// without it -ffreestanding leaves the program with none.
+	Tables bool
+}
+
+// Name is the executable's file name: "<prefix>-<arch>-<opt>", with
+// "-notables" when it has no unwind tables.
+func (b Build) Name(prefix string) string {
+	n := fmt.Sprintf("%s-%s-%s", prefix, b.Arch, b.Opt)
+	if !b.Tables {
+		n += "-notables"
+	}
+	return n
+}
+
+// target is how one architecture is built.
+type target struct {
+	compile, link []string // clang's target flags, ld64.lld's
+	unwind        string   // the flag that asks for unwind tables
+}
+
+var targets = map[string]target{
+	"arm64": {[]string{"-target", "arm64-apple-macos11"}, []string{"-arch", "arm64", "-platform_version", "macos", "11.0", "11.0"},
+		"-funwind-tables"},
+	"x86_64": {[]string{"-target", "x86_64-apple-macos10.15"}, []string{"-arch", "x86_64", "-platform_version", "macos", "10.15", "10.15"},
+		"-fasynchronous-unwind-tables"},
+}
+
+// Commands returns the compile and link commands of a build, as argument
+// lists: the source at src, the object and executable written beside it.
+// Every build omits frame pointers (-fomit-frame-pointer): only unwind
+// tables, or the code itself, describe its frames.
+func (b Build) Commands(cc, ld, src, out string) ([][]string, error) {
+	t, ok := targets[b.Arch]
+	if !ok {
+		return nil, fmt.Errorf("progen: no build for architecture %q", b.Arch)
+	}
+	compile := append([]string{cc}, t.compile...)
+	compile = append(compile, "-"+b.Opt, "-fomit-frame-pointer")
+	if b.Tables {
+		compile = append(compile, t.unwind)
+	}
+	obj := out + ".o"
+	compile = append(compile, "-ffreestanding", "-nostdlib", "-fno-stack-protector", "-fno-builtin", "-c", "-o", obj, src)
+	link := append([]string{ld}, t.link...)
+	link = append(link, "-e", "_start", "-o", out, obj)
+	return [][]string{compile, link}, nil
+}
+
+// Compile writes p's source into dir (once per seed) and builds it with
+// the compiler cc (clang-16) and linker ld (ld64.lld-16); it returns the
+// executable's path.
+func (p *Program) Compile(dir, cc, ld string, b Build) (string, error) {
+	prefix := fmt.Sprintf("gen%d", p.Seed)
+	src := filepath.Join(dir, prefix+".c")
+	if _, err := os.Stat(src); err != nil {
+		if err := os.WriteFile(src, []byte(p.Source), 0o644); err != nil {
+			return "", err
+		}
+	}
+	out := filepath.Join(dir, b.Name(prefix))
+	cmds, err := b.Commands(cc, ld, src, out)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range cmds {
+		if msg, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("progen: seed %d: %s: %v\n%s", p.Seed, strings.Join(c, " "), err, msg)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,98 @@
+//go:build unicorn
+
+package emu
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/stackimage/stackimage/emu/progen"
+	"github.com/stackimage/stackimage/fixtures"
+)
+
+// Fresh programs (emu/progen) are swept as the fixtures are, in groups of
+// their own: the walker was never tuned on them.
+const (
+	// GroupFresh: generated programs without frame pointers, walked with
+	// their unwind tables.
+	GroupFresh = "fresh"
+	// GroupFreshNoTables: the same binaries walked with their unwind
+	// tables withheld (symbolize.Process.NoUnwindInfo, --no-unwind-info),
+	// their code still read: as GroupNoFPNoTables is for the fixtures.
+	GroupFreshNoTables = "fresh-notables"
+	// GroupFreshBuiltNoTables: generated programs built without unwind
+	// tables at all (-ffreestanding without -funwind-tables).
+	GroupFreshBuiltNoTables = "fresh-nounwind"
+)
+
+// withholdsTables reports whether a group walks its programs without
+// unwind tables: withheld, or never built. Its truth then leaves out the
+// sentinel (see step).
+func withholdsTables(group string) bool {
+	return group == GroupNoFPNoTables || group == GroupFreshNoTables || group == GroupFreshBuiltNoTables
+}
+
+// SweepProgram single-steps the executable at path from its entry, the
+// function start, to the sentinel, as SweepOutput does a fixture, and adds
+// every boundary to cell (whose Group, Arch and Opt the caller sets;
+// cell.Group says whether the tables are withheld). stale says what the
+// stack holds before the run. It returns the boundaries that were not
+// exact and the 32-bit value start returned, which the caller compares
+// across builds of one program: a run that went wrong is no ground truth.
+func SweepProgram(path string, cell *SweepCell, stale StaleStack) ([]SweepMiss, uint32, error) {
+	prog := fixtures.Program{Name: filepath.Base(path), Entry: "start", End: fixtures.EndReturn}
+	out := fixtures.Output{Path: filepath.Base(path), Program: prog.Name, Frames: fixtures.FramesNoFP, Arch: cell.Arch, Opt: cell.Opt}
+	return sweepRun(filepath.Dir(path), prog, out, cell, stale)
+}
+
+// FreshOptions say which generated programs SweepFresh builds and sweeps.
+type FreshOptions struct {
+	Dir    string  // where the sources and binaries are written
+	CC, LD string  // clang-16 and ld64.lld-16
+	Seeds  []int64 // one program per seed (progen.Generate)
+	Archs  []string
+	Opts   []string
+	// Groups are the sweeps of each build: GroupFresh and
+	// GroupFreshNoTables sweep a build with unwind tables,
+	// GroupFreshBuiltNoTables one built without.
+	Groups []string
+	Stale  StaleStack
+}
+
+// SweepFresh generates a program for every seed, builds it for every
+// architecture and level, sweeps each build in every group, and checks
+// that every build of one program returned the same value.
+func SweepFresh(o FreshOptions) (*SweepReport, error) {
+	rep := &SweepReport{}
+	for _, seed := range o.Seeds {
+		p := progen.Generate(seed)
+		var first *uint32
+		for _, arch := range o.Archs {
+			for _, opt := range o.Opts {
+				for _, group := range o.Groups {
+					b := progen.Build{Arch: arch, Opt: opt, Tables: group != GroupFreshBuiltNoTables}
+					path, err := p.Compile(o.Dir, o.CC, o.LD, b)
+					if err != nil {
+						return nil, err
+					}
+					cell := rep.Cell(group, arch, opt)
+					if cell == nil {
+						rep.Cells = append(rep.Cells, SweepCell{Group: group, Arch: arch, Opt: opt})
+						cell = &rep.Cells[len(rep.Cells)-1]
+					}
+					misses, result, err := SweepProgram(path, cell, o.Stale)
+					if err != nil {
+						return nil, fmt.Errorf("seed %d: %w", seed, err)
+					}
+					if first == nil {
+						first = &result
+					} else if result != *first {
+						return nil, fmt.Errorf("emu: seed %d: %s returned %#x, another build %#x: the run went wrong", seed, path, result, *first)
+					}
+					rep.Misses = append(rep.Misses, misses...)
+				}
+			}
+		}
+	}
+	return rep, nil
+}

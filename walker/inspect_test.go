@@ -1,0 +1,377 @@
+package walker
+
+import (
+	"testing"
+
+	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/unwind"
+)
+
+// The code inspection (inspect.go), instruction by instruction: for each
+// function below, the row it gives at every instruction boundary, as a
+// compiler's asynchronous CFI would describe it.
+
+const inspectBase = 0x100004000
+
+// rowAt is what a test expects at one PC: the CFA as register + offset,
+// and the return address at CFA + raOff (raInLR: in LR instead).
+type rowAt struct {
+	off    uint64
+	cfaReg unwind.Reg
+	cfaOff int64
+	raInLR bool
+	raOff  int64
+	// saved lists registers saved at CFA + offset.
+	saved map[unwind.Reg]int64
+}
+
+func byteCode(parts ...[]byte) []byte {
+	var b []byte
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
+}
+
+func wordCode(words ...uint32) []byte {
+	var b []byte
+	for _, w := range words {
+		b = append(b, le32(w)...)
+	}
+	return b
+}
+
+// inspectAt returns the row inspectRow gives for frame 0 at off in code.
+func inspectAt(t *testing.T, arch *archregs.Arch, code []byte, off uint64) *unwind.Row {
+	t.Helper()
+	mem := &memory{base: inspectBase, data: append(append([]byte(nil), code...), make([]byte, 64)...)}
+	w := newWalk(arch, archInfos[arch.CPUType], nil, Options{Instructions: mem,
+		Functions: funcStarts{inspectBase, inspectBase + uint64(len(code))}})
+	pc := inspectBase + off
+	return w.inspectRow(&Frame{ReturnAddress: pc, LookupAddress: pc})
+}
+
+func checkRows(t *testing.T, arch *archregs.Arch, code []byte, want []rowAt) {
+	t.Helper()
+	for _, tt := range want {
+		row := inspectAt(t, arch, code, tt.off)
+		if row == nil {
+			t.Errorf("%s+%#x: no row", arch.Name, tt.off)
+			continue
+		}
+		if row.CFA.Reg != tt.cfaReg || row.CFA.Offset != tt.cfaOff {
+			t.Errorf("%s+%#x: CFA = r%d%+d, want r%d%+d", arch.Name, tt.off, row.CFA.Reg, row.CFA.Offset, tt.cfaReg, tt.cfaOff)
+		}
+		ra := row.Rule(arch.DWARFRA)
+		switch {
+		case tt.raInLR && ra.Kind != unwind.SameValue:
+			t.Errorf("%s+%#x: return address rule %v%+d, want in LR", arch.Name, tt.off, ra.Kind, ra.Offset)
+		case !tt.raInLR && (ra.Kind != unwind.Offset || ra.Offset != tt.raOff):
+			t.Errorf("%s+%#x: return address rule %v%+d, want at CFA%+d", arch.Name, tt.off, ra.Kind, ra.Offset, tt.raOff)
+		}
+		for reg, off := range tt.saved {
+			if r := row.Rule(reg); r.Kind != unwind.Offset || r.Offset != off {
+				t.Errorf("%s+%#x: r%d rule %v%+d, want at CFA%+d", arch.Name, tt.off, reg, r.Kind, r.Offset, off)
+			}
+		}
+		for _, rr := range row.Regs {
+			if _, ok := tt.saved[rr.Reg]; !ok && rr.Reg != arch.DWARFRA {
+				t.Errorf("%s+%#x: r%d has rule %v%+d, want none", arch.Name, tt.off, rr.Reg, rr.Rule.Kind, rr.Rule.Offset)
+			}
+		}
+	}
+}
+
+func TestInspectARM64(t *testing.T) {
+	const sp, fp, lr = 31, 29, 30
+	t.Run("frame with saved registers", func(t *testing.T) {
+		code := wordCode(
+			0xd10103ff, // 0x00 sub sp, sp, #0x40
+			0xa9024ff4, // 0x04 stp x20, x19, [sp, #0x20]
+			0xa9037bfd, // 0x08 stp x29, x30, [sp, #0x30]
+			0x9100c3fd, // 0x0c add x29, sp, #0x30
+			0x94000000, // 0x10 bl
+			0xa9437bfd, // 0x14 ldp x29, x30, [sp, #0x30]
+			0xa9424ff4, // 0x18 ldp x20, x19, [sp, #0x20]
+			0x910103ff, // 0x1c add sp, sp, #0x40
+			0xd65f03c0, // 0x20 ret
+		)
+		saves := map[unwind.Reg]int64{20: -0x20, 19: -0x18}
+		all := map[unwind.Reg]int64{20: -0x20, 19: -0x18, fp: -0x10}
+		checkRows(t, archregs.ARM64, code, []rowAt{
+			{off: 0x00, cfaReg: sp, raInLR: true},
+			{off: 0x04, cfaReg: sp, cfaOff: 0x40, raInLR: true},
+			{off: 0x08, cfaReg: sp, cfaOff: 0x40, raInLR: true, saved: saves},
+			{off: 0x0c, cfaReg: sp, cfaOff: 0x40, raOff: -8, saved: all},
+			{off: 0x10, cfaReg: fp, cfaOff: 0x10, raOff: -8, saved: all},
+			{off: 0x14, cfaReg: fp, cfaOff: 0x10, raOff: -8, saved: all},
+			{off: 0x18, cfaReg: sp, cfaOff: 0x40, raInLR: true, saved: saves},
+			{off: 0x1c, cfaReg: sp, cfaOff: 0x40, raInLR: true},
+			{off: 0x20, cfaReg: sp, raInLR: true},
+		})
+	})
+	t.Run("early return, pre- and post-indexed record", func(t *testing.T) {
+		code := wordCode(
+			0x34000100, // 0x00 cbz w0, 0x20
+			0xa9bf7bfd, // 0x04 stp x29, x30, [sp, #-16]!
+			0x910003fd, // 0x08 mov x29, sp
+			0x94000000, // 0x0c bl
+			0xa8c17bfd, // 0x10 ldp x29, x30, [sp], #16
+			0xd65f03c0, // 0x14 ret
+			0xd503201f, // 0x18 nop
+			0xd503201f, // 0x1c nop
+			0x52800020, // 0x20 mov w0, #1: the early return, with the entry's frame
+			0xd65f03c0, // 0x24 ret
+		)
+		record := map[unwind.Reg]int64{fp: -0x10}
+		checkRows(t, archregs.ARM64, code, []rowAt{
+			{off: 0x00, cfaReg: sp, raInLR: true},
+			{off: 0x04, cfaReg: sp, raInLR: true},
+			{off: 0x08, cfaReg: sp, cfaOff: 0x10, raOff: -8, saved: record},
+			{off: 0x0c, cfaReg: fp, cfaOff: 0x10, raOff: -8, saved: record},
+			{off: 0x10, cfaReg: fp, cfaOff: 0x10, raOff: -8, saved: record},
+			{off: 0x14, cfaReg: sp, raInLR: true},
+			{off: 0x20, cfaReg: sp, raInLR: true},
+			{off: 0x24, cfaReg: sp, raInLR: true},
+		})
+	})
+	t.Run("leaf storing a 32-bit value with writeback", func(t *testing.T) {
+		code := wordCode(
+			0xb81f0fe8, // 0x00 str w8, [sp, #-16]!
+			0x529f136a, // 0x04 mov w10, #0xf89b
+			0x910043ff, // 0x08 add sp, sp, #16
+			0xd65f03c0, // 0x0c ret
+		)
+		checkRows(t, archregs.ARM64, code, []rowAt{
+			{off: 0x04, cfaReg: sp, cfaOff: 0x10, raInLR: true},
+			{off: 0x08, cfaReg: sp, cfaOff: 0x10, raInLR: true},
+			{off: 0x0c, cfaReg: sp, raInLR: true},
+		})
+	})
+	t.Run("alloca: SP lost, the CFA follows FP", func(t *testing.T) {
+		code := wordCode(
+			0xa9bf7bfd, // 0x00 stp x29, x30, [sp, #-16]!
+			0x910003fd, // 0x04 mov x29, sp
+			0xcb2863ff, // 0x08 sub sp, sp, x8
+			0x94000000, // 0x0c bl
+			0x910003bf, // 0x10 mov sp, x29
+			0xa8c17bfd, // 0x14 ldp x29, x30, [sp], #16
+			0xd65f03c0, // 0x18 ret
+		)
+		record := map[unwind.Reg]int64{fp: -0x10}
+		checkRows(t, archregs.ARM64, code, []rowAt{
+			{off: 0x0c, cfaReg: fp, cfaOff: 0x10, raOff: -8, saved: record},
+			{off: 0x10, cfaReg: fp, cfaOff: 0x10, raOff: -8, saved: record},
+			{off: 0x14, cfaReg: fp, cfaOff: 0x10, raOff: -8, saved: record},
+			{off: 0x18, cfaReg: sp, raInLR: true},
+		})
+		// Without FP, a lost SP gives no row.
+		lost := wordCode(0xd10043ff, 0xcb2863ff, 0xd503201f) // sub sp, sp, #16; sub sp, sp, x8; nop
+		if row := inspectAt(t, archregs.ARM64, lost, 8); row != nil {
+			t.Errorf("SP lost without FP: row %+v, want none", row.CFA)
+		}
+	})
+	t.Run("no code", func(t *testing.T) {
+		if row := inspectAt(t, archregs.ARM64, wordCode(0, 0xd65f03c0), 4); row != nil {
+			t.Errorf("udf before the PC: row %+v, want none", row.CFA)
+		}
+	})
+	_ = lr
+}
+
+func TestInspectX86_64(t *testing.T) {
+	const sp, fp, rbx, r14 = 7, 6, 3, 14
+	t.Run("frameless, callee-saved pushes", func(t *testing.T) {
+		code := byteCode(
+			[]byte{0x55},                   // 0x00 push rbp
+			[]byte{0x41, 0x56},             // 0x01 push r14
+			[]byte{0x53},                   // 0x03 push rbx
+			[]byte{0x48, 0x83, 0xec, 0x10}, // 0x04 sub rsp, 0x10
+			[]byte{0xe8, 0, 0, 0, 0},       // 0x08 call
+			[]byte{0x48, 0x83, 0xc4, 0x10}, // 0x0d add rsp, 0x10
+			[]byte{0x5b},                   // 0x11 pop rbx
+			[]byte{0x41, 0x5e},             // 0x12 pop r14
+			[]byte{0x5d},                   // 0x14 pop rbp
+			[]byte{0xc3},                   // 0x15 ret
+		)
+		s1 := map[unwind.Reg]int64{fp: -16}
+		s2 := map[unwind.Reg]int64{fp: -16, r14: -24}
+		s3 := map[unwind.Reg]int64{fp: -16, r14: -24, rbx: -32}
+		checkRows(t, archregs.X86_64, code, []rowAt{
+			{off: 0x00, cfaReg: sp, cfaOff: 8, raOff: -8},
+			{off: 0x01, cfaReg: sp, cfaOff: 16, raOff: -8, saved: s1},
+			{off: 0x03, cfaReg: sp, cfaOff: 24, raOff: -8, saved: s2},
+			{off: 0x04, cfaReg: sp, cfaOff: 32, raOff: -8, saved: s3},
+			{off: 0x08, cfaReg: sp, cfaOff: 48, raOff: -8, saved: s3},
+			{off: 0x0d, cfaReg: sp, cfaOff: 48, raOff: -8, saved: s3},
+			{off: 0x11, cfaReg: sp, cfaOff: 32, raOff: -8, saved: s3},
+			{off: 0x12, cfaReg: sp, cfaOff: 24, raOff: -8, saved: s2},
+			{off: 0x14, cfaReg: sp, cfaOff: 16, raOff: -8, saved: s1},
+			{off: 0x15, cfaReg: sp, cfaOff: 8, raOff: -8},
+		})
+	})
+	t.Run("frame pointer and alloca", func(t *testing.T) {
+		code := byteCode(
+			[]byte{0x55},                   // 0x00 push rbp
+			[]byte{0x48, 0x89, 0xe5},       // 0x01 mov rbp, rsp
+			[]byte{0x53},                   // 0x04 push rbx
+			[]byte{0x48, 0x29, 0xc4},       // 0x05 sub rsp, rax
+			[]byte{0xe8, 0, 0, 0, 0},       // 0x08 call
+			[]byte{0x48, 0x8d, 0x65, 0xf8}, // 0x0d lea rsp, [rbp-8]
+			[]byte{0x5b},                   // 0x11 pop rbx
+			[]byte{0x5d},                   // 0x12 pop rbp
+			[]byte{0xc3},                   // 0x13 ret
+		)
+		s1 := map[unwind.Reg]int64{fp: -16}
+		s2 := map[unwind.Reg]int64{fp: -16, rbx: -24}
+		checkRows(t, archregs.X86_64, code, []rowAt{
+			{off: 0x01, cfaReg: sp, cfaOff: 16, raOff: -8, saved: s1},
+			{off: 0x04, cfaReg: fp, cfaOff: 16, raOff: -8, saved: s1},
+			{off: 0x05, cfaReg: fp, cfaOff: 16, raOff: -8, saved: s2},
+			{off: 0x08, cfaReg: fp, cfaOff: 16, raOff: -8, saved: s2},
+			{off: 0x0d, cfaReg: fp, cfaOff: 16, raOff: -8, saved: s2},
+			{off: 0x11, cfaReg: fp, cfaOff: 16, raOff: -8, saved: s2},
+			{off: 0x12, cfaReg: fp, cfaOff: 16, raOff: -8, saved: s1},
+			{off: 0x13, cfaReg: sp, cfaOff: 8, raOff: -8},
+		})
+	})
+	t.Run("early return to a block after the return", func(t *testing.T) {
+		code := byteCode(
+			[]byte{0x85, 0xff},       // 0x00 test edi, edi
+			[]byte{0x74, 0x0a},       // 0x02 je 0x0e
+			[]byte{0x53},             // 0x04 push rbx
+			[]byte{0xe8, 0, 0, 0, 0}, // 0x05 call
+			[]byte{0x5b},             // 0x0a pop rbx
+			[]byte{0xc3},             // 0x0b ret
+			[]byte{0x90, 0x90},       // 0x0c nop; nop
+			[]byte{0x31, 0xc0},       // 0x0e xor eax, eax
+			[]byte{0xc3},             // 0x10 ret
+		)
+		checkRows(t, archregs.X86_64, code, []rowAt{
+			{off: 0x04, cfaReg: sp, cfaOff: 8, raOff: -8},
+			{off: 0x05, cfaReg: sp, cfaOff: 16, raOff: -8, saved: map[unwind.Reg]int64{rbx: -16}},
+			{off: 0x0b, cfaReg: sp, cfaOff: 8, raOff: -8},
+			{off: 0x0e, cfaReg: sp, cfaOff: 8, raOff: -8},
+			{off: 0x10, cfaReg: sp, cfaOff: 8, raOff: -8},
+		})
+	})
+	t.Run("Swift async frame: lea rbp, callee-popped word", func(t *testing.T) {
+		code := byteCode(
+			[]byte{0x48, 0x0f, 0xba, 0xed, 0x3c}, // 0x00 btsq $0x3c, %rbp
+			[]byte{0x55},                         // 0x05 push rbp
+			[]byte{0x41, 0x56},                   // 0x06 push r14
+			[]byte{0x48, 0x8d, 0x6c, 0x24, 0x08}, // 0x08 lea rbp, [rsp+8]
+			[]byte{0x48, 0x83, 0xec, 0x08},       // 0x0d sub rsp, 8
+			[]byte{0xe8, 0, 0, 0, 0},             // 0x11 call (the callee returns with ret 8)
+			[]byte{0x48, 0x83, 0xec, 0x08},       // 0x16 sub rsp, 8: the popped word back
+			[]byte{0x48, 0x83, 0xc4, 0x08},       // 0x1a add rsp, 8
+			[]byte{0x41, 0x5e},                   // 0x1e pop r14
+			[]byte{0x5d},                         // 0x20 pop rbp
+			[]byte{0xc2, 0x08, 0x00},             // 0x21 ret 8
+		)
+		s := map[unwind.Reg]int64{fp: -16, r14: -24}
+		checkRows(t, archregs.X86_64, code, []rowAt{
+			{off: 0x08, cfaReg: sp, cfaOff: 24, raOff: -8, saved: s},
+			{off: 0x0d, cfaReg: fp, cfaOff: 16, raOff: -8, saved: s},
+			{off: 0x1a, cfaReg: fp, cfaOff: 16, raOff: -8, saved: s},
+			{off: 0x20, cfaReg: fp, cfaOff: 16, raOff: -8, saved: map[unwind.Reg]int64{fp: -16}},
+			{off: 0x21, cfaReg: sp, cfaOff: 8, raOff: -8},
+		})
+	})
+	t.Run("mid-instruction PC and zeros give no row", func(t *testing.T) {
+		code := byteCode([]byte{0x48, 0x83, 0xec, 0x10}, []byte{0xc3})
+		if row := inspectAt(t, archregs.X86_64, code, 2); row != nil {
+			t.Errorf("PC inside sub rsp: row %+v, want none", row.CFA)
+		}
+		if row := inspectAt(t, archregs.X86_64, []byte{0, 0, 0xc3}, 2); row != nil {
+			t.Errorf("zeros before the PC: row %+v, want none", row.CFA)
+		}
+	})
+}
+
+// TestInspectWalk walks a two-function x86_64 program without tables:
+// frame 0 in a frameless function whose return address is 0x30 bytes
+// above SP, below a stale return address into the same caller. The code
+// gives the right word; a scan would take the stale one first.
+func TestInspectWalk(t *testing.T) {
+	ta := testArchs[3]
+	if ta.arch != archregs.X86_64 {
+		t.Fatalf("testArchs[3] is %s, want x86_64", ta.arch.Name)
+	}
+	// f at 0x100: push rbx; sub rsp, 0x20; nop; g at 0x200 calls f at 0x210.
+	c := newCode(ta)
+	c.put(0x100, []byte{0x53, 0x48, 0x83, 0xec, 0x20, 0x90, 0x90})
+	rel := func(from int32) []byte { return le32(uint32(0x100 - from)) }
+	c.put(0x210, []byte{0xe8}, rel(0x215))
+	c.put(0x220, []byte{0xe8}, rel(0x225))
+	raGood, raStale := ta.pc(0x215), ta.pc(0x225)
+	s := newStack(t, ta.stack, ta.ptr)
+	s.Ptr(raStale).Skip(0x18).Ptr(0).Ptr(raGood).Skip(64)
+	opts := Options{Code: ta.codeRanges(), Instructions: c.Memory(), Functions: funcStarts{ta.pc(0x100), ta.pc(0x200), ta.pc(0x300)},
+		StackLow: ta.stack, StackHigh: ta.stack + 0x1000}
+	res := Walk(ta.regs(t, map[string]uint64{"pc": ta.pc(0x105), "sp": ta.stack, "fp": 0}), s.Memory(), opts)
+	if len(res.Frames) < 2 || res.Frames[1].ReturnAddress != raGood || res.Frames[1].FoundBy != FoundByCode {
+		t.Fatalf("frames %+v (%s), want frame 1 at %#x found by code", res.Frames, res.StopDetail, raGood)
+	}
+	if sp, _ := res.Frames[1].Regs.Get(ta.arch.DWARFSP); sp != ta.stack+0x30 {
+		t.Errorf("frame 1 SP = %#x, want %#x", sp, ta.stack+0x30)
+	}
+	if v, ok := res.Frames[1].Regs.Get(3); !ok || v != 0 {
+		t.Errorf("frame 1 rbx = %#x (%v), want 0 (saved at CFA-16)", v, ok)
+	}
+}
+
+// FuzzInspect decodes arbitrary bytes as a function up to every PC in it,
+// as arm64 and x86_64: no panic, and no row from an offset the bytes do
+// not reach.
+func FuzzInspect(f *testing.F) {
+	f.Add(wordCode(0xd10103ff, 0xa9024ff4, 0xa9037bfd, 0x9100c3fd, 0x94000000, 0xd65f03c0), uint16(0x10))
+	f.Add([]byte{0x55, 0x48, 0x89, 0xe5, 0x53, 0x48, 0x29, 0xc4, 0x5b, 0x5d, 0xc3}, uint16(8))
+	f.Add([]byte{0x74, 0xfe, 0xeb, 0xfe, 0xe9, 0xff, 0xff, 0xff, 0x7f}, uint16(4))
+	f.Fuzz(func(t *testing.T, code []byte, pcOff uint16) {
+		if len(code) > 1<<12 {
+			code = code[:1<<12]
+		}
+		for _, arch := range []*archregs.Arch{archregs.ARM64, archregs.X86_64} {
+			off := uint64(pcOff)
+			row := inspectAt(t, arch, code, off)
+			if row != nil && off > uint64(len(code))+64 {
+				t.Fatalf("%s: row at %#x, past the code's %d bytes", arch.Name, off, len(code))
+			}
+		}
+	})
+}
+
+// TestFrame0CompactRowCheckedByCode: frame 0 stopped before a
+// shrink-wrapped frameless prologue, where compact unwind's body row puts
+// the return address 0x28 bytes too high. The code's row wins over
+// compact unwind's (and over the decoded prologue's, SourceCode), not
+// over DWARF CFI's.
+func TestFrame0CompactRowCheckedByCode(t *testing.T) {
+	ta := testArchs[3]
+	c := newCode(ta)
+	// f at 0x100: test edi, edi; je 0x112; sub rsp, 0x28; call; add rsp, 0x28; ret; 0x112: ret
+	c.put(0x100, []byte{0x85, 0xff, 0x74, 0x0e, 0x48, 0x83, 0xec, 0x28, 0xe8, 0, 0, 0, 0, 0x48, 0x83, 0xc4, 0x28, 0xc3, 0xc3})
+	rel := func(from int32) []byte { return le32(uint32(0x100 - from)) }
+	c.put(0x210, []byte{0xe8}, rel(0x215)) // g calls f
+	c.put(0x220, []byte{0xe8}, rel(0x225)) // and again: a stale return address
+	raGood, raStale := ta.pc(0x215), ta.pc(0x225)
+	s := newStack(t, ta.stack, ta.ptr)
+	s.Ptr(raGood).Skip(0x20).Ptr(raStale).Skip(64)
+	for _, tt := range []struct {
+		src  unwind.Source
+		want uint64
+	}{
+		{unwind.SourceCompactUnwind, raGood},
+		{unwind.SourceCode, raGood},
+		{unwind.SourceEHFrame, raStale},
+	} {
+		table := rowTable{{start: ta.pc(0x100), end: ta.pc(0x200), row: x86Frameless(0x28), src: tt.src}}
+		opts := Options{Code: ta.codeRanges(), Instructions: c.Memory(), Functions: funcStarts{ta.pc(0x100), ta.pc(0x200), ta.pc(0x300)},
+			StackLow: ta.stack, StackHigh: ta.stack + 0x1000, Unwinder: table}
+		res := Walk(ta.regs(t, map[string]uint64{"pc": ta.pc(0x102), "sp": ta.stack, "fp": 0}), s.Memory(), opts)
+		if len(res.Frames) < 2 || res.Frames[1].ReturnAddress != tt.want {
+			t.Errorf("row from %v: frame 1 = %+v (%s), want return address %#x", tt.src, res.Frames, res.StopDetail, tt.want)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package walker
+
+import (
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/stackimage/stackimage/unwind"
+)
+
+// x86_64Inspect is the x86_64 decoder of the code inspection, after
+// lldb's x86AssemblyInspectionEngine: instructions are decoded whole
+// (golang.org/x/arch's x86asm gives their length and operands), and
+//
+//	push reg / pop reg                 SP moves; a callee-saved register is saved or restored
+//	sub/add rsp, imm; lea rsp, [rsp+d] SP moves
+//	mov rbp, rsp                       FP points at the frame: the CFA follows RBP
+//	mov rsp, rbp; lea rsp, [rbp+d]     SP recomputed from FP
+//	leave                              both, and RBP restored
+//	other writes of RSP                SP is lost (alloca, alignment): only an FP-based CFA holds
+//	ret, jmp, jcc                      the flow
+//
+// Every other instruction is taken to change none of RSP, RBP and the
+// stack slots the prologue saved.
+func x86_64Inspect(w *walk, code []byte, at uint64, st *inspectState) (inspectStep, bool) {
+	if len(code) >= 2 && code[0] == 0 && code[1] == 0 {
+		// add [rax], al: zeros, where no code is (or not this function's)
+		return inspectStep{}, false
+	}
+	inst, err := x86asm.Decode(code, 64)
+	if err != nil || inst.Len == 0 {
+		return inspectStep{}, false
+	}
+	step := inspectStep{size: uint64(inst.Len)}
+	a0, a1 := inst.Args[0], inst.Args[1]
+	afterCall := st.afterCall
+	st.afterCall = inst.Op == x86asm.CALL
+	switch inst.Op {
+	case x86asm.RET, x86asm.LRET, x86asm.UD2, x86asm.HLT:
+		step.flow = flowEnd
+		return step, true
+	case x86asm.JMP:
+		if rel, ok := a0.(x86asm.Rel); ok {
+			step.flow, step.target = flowJump, at+step.size+uint64(int64(rel))
+		} else {
+			step.flow = flowEnd // through a register or memory: a jump table or a tail call
+		}
+		return step, true
+	case x86asm.CALL:
+		return step, true
+	case x86asm.PUSH:
+		st.moveSP(8)
+		if r, ok := x86_64DWARFReg(a0); ok && w.arch.IsCalleeSaved(r) {
+			st.save(r, -st.spOff)
+		}
+		step.builds = true
+		return step, true
+	case x86asm.POP:
+		if r, ok := x86_64DWARFReg(a0); ok {
+			st.restore(r)
+			if r == w.arch.DWARFFP {
+				st.fpRestored()
+			}
+		}
+		st.moveSP(-8)
+		return step, true
+	case x86asm.LEAVE:
+		st.spFromFP(0)
+		st.moveSP(-8)
+		st.restore(w.arch.DWARFFP)
+		st.fpRestored()
+		return step, true
+	}
+	if _, ok := a0.(x86asm.Rel); ok {
+		step.flow, step.target = flowBranch, at+step.size+uint64(int64(inst.Args[0].(x86asm.Rel)))
+		return step, true
+	}
+	switch {
+	case a0 == x86asm.RSP:
+		switch imm, isImm := a1.(x86asm.Imm); {
+		case inst.Op == x86asm.SUB && isImm && afterCall && int64(imm) == 8:
+			// A Swift async callee returns with `ret 8`, popping one
+			// word of its caller's, which the caller takes back right
+			// after the call: no move overall.
+		case inst.Op == x86asm.SUB && isImm:
+			st.moveSP(int64(imm))
+			step.builds = true
+		case inst.Op == x86asm.ADD && isImm:
+			st.moveSP(-int64(imm))
+		case inst.Op == x86asm.MOV && a1 == x86asm.RBP:
+			st.spFromFP(0)
+		case inst.Op == x86asm.LEA:
+			m, _ := a1.(x86asm.Mem)
+			switch {
+			case m.Base == x86asm.RBP && m.Index == 0:
+				st.spFromFP(m.Disp)
+			case m.Base == x86asm.RSP && m.Index == 0:
+				st.moveSP(-m.Disp)
+			default:
+				st.unknownSP()
+			}
+		default:
+			st.unknownSP()
+		}
+		return step, true
+	case a0 == x86asm.RBP && inst.Op == x86asm.MOV && a1 == x86asm.RSP:
+		step.builds = true
+		return step, st.setFP(0)
+	case a0 == x86asm.RBP && inst.Op == x86asm.LEA && a1.(x86asm.Mem).Base == x86asm.RSP && a1.(x86asm.Mem).Index == 0:
+		// lea rbp, [rsp+d]: a Swift async frame points RBP at its record,
+		// above the async context it pushed.
+		step.builds = true
+		return step, st.setFP(a1.(x86asm.Mem).Disp)
+	case a0 == x86asm.RBP && st.fpSet && x86Writes(inst.Op):
+		// RBP takes another value while the CFA follows it: the frame
+		// cannot be followed.
+		return inspectStep{}, false
+	}
+	return step, true
+}
+
+// x86Writes reports whether an instruction writes its first operand (the
+// common ones: moves and arithmetic).
+func x86Writes(op x86asm.Op) bool {
+	switch op {
+	case x86asm.MOV, x86asm.LEA, x86asm.ADD, x86asm.SUB, x86asm.AND, x86asm.OR, x86asm.XOR,
+		x86asm.IMUL, x86asm.SHL, x86asm.SHR, x86asm.SAR, x86asm.INC, x86asm.DEC, x86asm.NEG, x86asm.NOT,
+		x86asm.MOVZX, x86asm.MOVSX, x86asm.MOVSXD, x86asm.XCHG, x86asm.CMOVA, x86asm.CMOVAE, x86asm.CMOVB,
+		x86asm.CMOVBE, x86asm.CMOVE, x86asm.CMOVG, x86asm.CMOVGE, x86asm.CMOVL, x86asm.CMOVLE, x86asm.CMOVNE,
+		x86asm.BTS, x86asm.BTR:
+		return true
+	}
+	return false
+}
+
+// x86_64DWARFReg returns the DWARF number of a 64-bit general register
+// operand.
+func x86_64DWARFReg(a x86asm.Arg) (unwind.Reg, bool) {
+	r, ok := a.(x86asm.Reg)
+	if !ok || r < x86asm.RAX || r > x86asm.R15 {
+		return 0, false
+	}
+	// rax rcx rdx rbx rsp rbp rsi rdi r8-r15, as instructions number them.
+	dwarf := [16]unwind.Reg{0, 2, 1, 3, 7, 6, 4, 5, 8, 9, 10, 11, 12, 13, 14, 15}
+	return dwarf[r-x86asm.RAX], true
+}
