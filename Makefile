@@ -166,7 +166,7 @@ FUZZJOBS ?= 1
 FUZZLOG  ?= fuzz-logs
 FUZZ_TARGETS := \
 	archregs:FuzzDecode image:FuzzOpen symtab:FuzzNewFromParts walker:FuzzWalk \
-	snapshot:FuzzParse debuginfo:FuzzIndex debuginfo:FuzzDemangle debuginfo:FuzzItanium debuginfo:FuzzRangeLists debuginfo:FuzzFastWalk \
+	snapshot:FuzzParse debuginfo:FuzzIndex demangle:FuzzDemangle demangle:FuzzItanium debuginfo:FuzzRangeLists debuginfo:FuzzFastWalk \
 	crashreport:FuzzParseIPS crashreport:FuzzIPSFastMatchesStream crashreport:FuzzParseCrash crashreport:FuzzParseKSCrash crashreport:FuzzReadIPSStacks \
 	fixtures:FuzzParseManifest emu:FuzzScanLoadCommands \
 	unwind/compactunwind:FuzzParse unwind/dwarfcfi:FuzzParse \

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/debuginfo"
+	"github.com/stackimage/stackimage/demangle"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/symtab"
 	"github.com/stackimage/stackimage/uuid"
@@ -236,10 +237,10 @@ func resolveImage(e *symstore.Entry, locs []Location, ids []int32) {
 		outer := Line{}
 		if found[k] {
 			outer.Function = syms[k].Name
-			if raw := syms[k].RawName; raw != "" && debuginfo.MayBeMangled(raw) {
+			if raw := syms[k].RawName; raw != "" && demangle.MayBeMangled(raw) {
 				readable, ok := demangled[raw]
 				if !ok {
-					readable, _ = debuginfo.Demangle(raw)
+					readable, _ = demangle.Demangle(raw)
 					demangled[raw] = readable
 				}
 				if readable != raw && readable != "" {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackimage/stackimage/demangle"
 )
 
 // synthUnit describes one compile unit of hand-built DWARF 4: one function
@@ -142,9 +144,9 @@ var synthUnits = []synthUnit{
 // warning names it.
 func TestUnitFailures(t *testing.T) {
 	whole := func(u synthUnit) []Frame {
-		return []Frame{{Function: u.fn, Lang: LangC, File: u.name, Line: u.line}}
+		return []Frame{{Function: u.fn, Lang: demangle.LangC, File: u.name, Line: u.line}}
 	}
-	nameOnly := func(u synthUnit) []Frame { return []Frame{{Function: u.fn, Lang: LangC}} }
+	nameOnly := func(u synthUnit) []Frame { return []Frame{{Function: u.fn, Lang: demangle.LangC}} }
 	lineOnly := func(u synthUnit) []Frame { return []Frame{{File: u.name, Line: u.line}} }
 	none := func(synthUnit) []Frame { return nil }
 
@@ -283,7 +285,7 @@ func TestBadUnitHeader(t *testing.T) {
 				t.Fatalf("New = %v, want success", err)
 			}
 			for _, u := range synthUnits[:tt.unit] {
-				want := []Frame{{Function: u.fn, Lang: LangC, File: u.name, Line: u.line}}
+				want := []Frame{{Function: u.fn, Lang: demangle.LangC, File: u.name, Line: u.line}}
 				got, _ := ix.Lookup(u.lo)
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("Lookup(%#x) differs (-want +got):\n%s", u.lo, diff)
@@ -345,7 +347,7 @@ func TestWarningsBounded(t *testing.T) {
 	}
 	last := units[bad]
 	got, _ := ix.Lookup(last.lo)
-	want := []Frame{{Function: last.fn, Lang: LangC, File: last.name, Line: last.line}}
+	want := []Frame{{Function: last.fn, Lang: demangle.LangC, File: last.name, Line: last.line}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Lookup(%#x) differs (-want +got):\n%s", last.lo, diff)
 	}

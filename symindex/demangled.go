@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/stackimage/stackimage/debuginfo"
+	"github.com/stackimage/stackimage/demangle"
 )
 
 // demangledSlot returns where the demangled form of the linkage name with
@@ -33,7 +33,7 @@ func (ix *Index) demangledSlot(id uint32) *atomic.Pointer[string] {
 // the chunk holding it is damaged (Err then says where).
 func (ix *Index) demangled(id uint32, name string) string {
 	if uint64(id/strBlock) >= uint64(len(ix.strIndex.b)/4) {
-		s, _ := debuginfo.Demangle(name) // not a string of the file
+		s, _ := demangle.Demangle(name) // not a string of the file
 		return s
 	}
 	d, ok := ix.demChunk(id)
@@ -50,7 +50,7 @@ func (ix *Index) demangled(id uint32, name string) string {
 			return *p
 		}
 	}
-	s, _ := debuginfo.Demangle(name)
+	s, _ := demangle.Demangle(name)
 	if slot != nil {
 		slot.Store(&s)
 	}
@@ -218,17 +218,17 @@ func demangledChunk(b []byte) []byte {
 	return inflateTo(b, size)
 }
 
-// Demangle returns what debuginfo.Demangle returns for name, taking it
+// Demangle returns what demangle.Demangle returns for name, taking it
 // from the file's demangled names when they hold name (a linkage name of
 // the DWARF), or name without the leading underscore Mach-O symbol tables
 // add to C++ and Rust names ("__Z..."): symbolize asks it for the symbol
 // names it prints, and demangling costs far more than finding the name.
-func (ix *Index) Demangle(name string) (string, debuginfo.Lang) {
-	lang := debuginfo.Language(name)
-	if lang == debuginfo.LangCPP || lang == debuginfo.LangRust || lang == debuginfo.LangSwift {
+func (ix *Index) Demangle(name string) (string, demangle.Lang) {
+	lang := demangle.Language(name)
+	if lang == demangle.LangCPP || lang == demangle.LangRust || lang == demangle.LangSwift {
 		m := name
 		if strings.HasPrefix(m, "__Z") || strings.HasPrefix(m, "__R") {
-			// debuginfo.Demangle drops that underscore itself: the
+			// demangle.Demangle drops that underscore itself: the
 			// answer for m is the answer for name.
 			m = m[1:]
 		}
@@ -240,5 +240,5 @@ func (ix *Index) Demangle(name string) (string, debuginfo.Lang) {
 			}
 		}
 	}
-	return debuginfo.Demangle(name)
+	return demangle.Demangle(name)
 }

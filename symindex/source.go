@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/stackimage/stackimage/debuginfo"
+	"github.com/stackimage/stackimage/demangle"
 )
 
 // maxDepth bounds the inline chain a lookup follows, as debuginfo does.
@@ -74,7 +75,7 @@ func (ix *Index) appendSource(dst []debuginfo.Frame, addr uint64, mangled bool) 
 		}
 		f := debuginfo.Frame{
 			LinkageName: ix.str(n.linkage),
-			Lang:        debuginfo.Lang(ix.lang(n.lang)),
+			Lang:        demangle.Lang(ix.lang(n.lang)),
 			Inlined:     n.flags&nodeInlined != 0,
 			File:        file, Line: line, Column: col,
 		}

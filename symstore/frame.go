@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/debuginfo"
+	"github.com/stackimage/stackimage/demangle"
 	"github.com/stackimage/stackimage/symtab"
 	"github.com/stackimage/stackimage/walker"
 )
@@ -266,7 +267,7 @@ func (e *Entry) setName(f *Frame, raw, name string, noDemangle bool) {
 	}
 	f.Symbol = name
 	if noDemangle {
-		f.Lang = string(debuginfo.Language(raw))
+		f.Lang = string(demangle.Language(raw))
 		return
 	}
 	readable, lang := e.demangle(raw)
@@ -282,9 +283,9 @@ const maxDemangledNames = 1 << 16
 // demangle demangles a symbol table name (C++, Rust, Swift), remembering
 // the answer: a dump names the same functions over and over, and
 // demangling costs far more than the lookup that found the name.
-func (e *Entry) demangle(raw string) (string, debuginfo.Lang) {
-	lang := debuginfo.Language(raw)
-	if lang != debuginfo.LangCPP && lang != debuginfo.LangRust && lang != debuginfo.LangSwift {
+func (e *Entry) demangle(raw string) (string, demangle.Lang) {
+	lang := demangle.Language(raw)
+	if lang != demangle.LangCPP && lang != demangle.LangRust && lang != demangle.LangSwift {
 		return raw, lang
 	}
 	e.namesMu.Lock()
@@ -298,7 +299,7 @@ func (e *Entry) demangle(raw string) (string, debuginfo.Lang) {
 		// functions: finding one costs a fraction of demangling it.
 		readable, _ = e.stored.Demangle(raw)
 	} else {
-		readable, _ = debuginfo.Demangle(raw)
+		readable, _ = demangle.Demangle(raw)
 	}
 	e.namesMu.Lock()
 	if e.demangled == nil {
