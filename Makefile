@@ -174,7 +174,7 @@ FUZZ_TARGETS := \
 	swiftdemangle:FuzzDemangle hangreport:FuzzParse \
 	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
 	symstore:FuzzZipMemberUUIDs symstore:FuzzParseSymbolMap symindex:FuzzOpen aggregate:FuzzReader aggregate:FuzzStreamFileInPlace aggregate:FuzzDecodeFast aggregate:FuzzDecodeChunk \
-	internal/jsonscan:FuzzValueEnd \
+	internal/jsonscan:FuzzValueEnd internal/leb128:FuzzDecode \
 	symbolize:FuzzSymbolicateSnapshot symstore:FuzzSameThinImage report:FuzzStreamedJSON \
 	atos:FuzzScanWords serve:FuzzSymbolicate serve:FuzzRequest serve:FuzzFrames open:FuzzOpen
 fuzz: deps

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stackimage/stackimage/demangle"
+	"github.com/stackimage/stackimage/internal/leb128"
 )
 
 // Hand-built hostile DWARF 4. Each test builds at most about 100 KB of
@@ -194,7 +195,7 @@ func TestHostileAbbrevOffsets(t *testing.T) {
 	var offs []uint32
 	for code := uint64(5); len(offs) < entries; code++ {
 		offs = append(offs, uint32(len(abbrev)))
-		abbrev = appendULEB(abbrev, code)
+		abbrev = leb128.AppendUint(abbrev, code)
 		abbrev = append(abbrev, 0x34, 0, 0x03, 0x08, 0, 0) // DW_TAG_variable, name string
 	}
 	abbrev = append(abbrev, 0)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/stackimage/stackimage/demangle"
+	"github.com/stackimage/stackimage/internal/leb128"
 )
 
 // synthUnit describes one compile unit of hand-built DWARF 4: one function
@@ -99,37 +100,15 @@ func lineProgram(u synthUnit) []byte {
 	prog := []byte{0, 9, 2}                             // DW_LNE_set_address
 	prog = binary.LittleEndian.AppendUint64(prog, u.lo)
 	prog = append(prog, 3) // DW_LNS_advance_line
-	prog = appendSLEB(prog, int64(u.line-1))
+	prog = leb128.AppendInt(prog, int64(u.line-1))
 	prog = append(prog, 1, 2) // DW_LNS_copy, DW_LNS_advance_pc
-	prog = appendULEB(prog, u.size)
+	prog = leb128.AppendUint(prog, u.size)
 	prog = append(prog, 0, 1, 1) // DW_LNE_end_sequence
 
 	b := binary.LittleEndian.AppendUint32(nil, uint32(2+4+len(hdr)+len(prog)))
 	b = binary.LittleEndian.AppendUint16(b, 4)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(hdr)))
 	return append(append(b, hdr...), prog...)
-}
-
-func appendULEB(b []byte, v uint64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-func appendSLEB(b []byte, v int64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
 }
 
 var synthUnits = []synthUnit{
