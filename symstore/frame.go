@@ -190,22 +190,45 @@ func (e *Entry) Resolve(f Frame, unslid uint64, opts ResolveOptions) []Frame {
 // extended slice: a caller naming many addresses (atos's batches) reuses
 // one slice instead of allocating one per address.
 func (e *Entry) AppendResolve(dst []Frame, f Frame, unslid uint64, opts ResolveOptions) []Frame {
-	noDemangle := opts.NoDemangle
+	sym, ok := e.Symbol(unslid)
+	return e.appendResolved(dst, f, unslid, sym, ok, opts)
+}
+
+// ResolveBatch names many frames of the entry's image, as AppendResolve
+// names each: for each k below len(unslid), the frame frame(k) at the
+// unslid address unslid[k]. It calls add with k and the frames, innermost
+// first, in a slice add may not keep (it is reused for the next k). The
+// symbol tables are searched in one batch (SymbolBatch), which costs
+// less than a search per address when unslid is ascending.
+func (e *Entry) ResolveBatch(unslid []uint64, frame func(k int) Frame, opts ResolveOptions, add func(k int, frames []Frame)) {
+	syms := make([]symtab.Symbol, len(unslid))
+	found := make([]bool, len(unslid))
+	e.SymbolBatch(unslid, syms, found)
+	var buf []Frame
+	for k, addr := range unslid {
+		buf = e.appendResolved(buf[:0], frame(k), addr, syms[k], found[k], opts)
+		add(k, buf)
+	}
+}
+
+// appendResolved is AppendResolve with the symbol table's answer at
+// unslid (sym, found) given.
+func (e *Entry) appendResolved(dst []Frame, f Frame, unslid uint64, sym symtab.Symbol, found bool, opts ResolveOptions) []Frame {
 	start := len(dst)
-	dst = e.appendMachO(dst, f, unslid, noDemangle)
+	dst = e.appendNamed(dst, f, unslid, sym, found, opts.NoDemangle)
 	if last := &dst[len(dst)-1]; len(e.sym.paths) > 0 && len(dst) == start+1 &&
 		(last.SymbolSource == SourceNone || last.SymbolSource == SourceFunctionStarts) {
-		if bp, ok := e.resolveBreakpad(f, f.LookupAddress-f.ImageLoadAddress, noDemangle); ok {
+		if bp, ok := e.resolveBreakpad(f, f.LookupAddress-f.ImageLoadAddress, opts.NoDemangle); ok {
 			return append(dst[:start], bp...)
 		}
 	}
 	return dst
 }
 
-// appendMachO is AppendResolve from the Mach-O files' symbol tables and
-// DWARF.
-func (e *Entry) appendMachO(dst []Frame, f Frame, unslid uint64, noDemangle bool) []Frame {
-	if sym, ok := e.Symbol(unslid); ok {
+// appendNamed names f from the Mach-O files: the symbol tables' answer at
+// unslid (sym, ok) and DWARF's functions and lines there.
+func (e *Entry) appendNamed(dst []Frame, f Frame, unslid uint64, sym symtab.Symbol, ok, noDemangle bool) []Frame {
+	if ok {
 		e.setName(&f, sym.RawName, sym.Name, noDemangle)
 		// The offset is taken from the address itself, not the lookup
 		// address, as Apple's reports do; both lie in the same function.

@@ -40,6 +40,8 @@ var forbidden = map[string][]string{
 	// Names come from demangle alone: it stands on swiftdemangle and on no
 	// symbol-file reader, so that printing a name needs none of them.
 	"demangle": {"image", "debuginfo", "symtab", "symindex", "breakpadsym"},
+	// aggregate names frames as symbolize does, through symstore.
+	"aggregate": {"debuginfo", "symtab"},
 }
 
 // importsOf lists each package of the module with the module packages and
