@@ -21,7 +21,7 @@ import (
 // An Aggregator is not safe for concurrent use: feed it from one
 // goroutine (decoding may run on others).
 type Aggregator struct {
-	images      []imageInfo
+	images      []ImageInfo
 	imageKeys   []uint64 // by image: the hash of its key, for stacks' hashes
 	imageByKey  map[imageKey]int32
 	placedCache map[*Image]*listPlacement // by a record's image list, for image sets
@@ -53,14 +53,6 @@ type Aggregator struct {
 	refBuf        []frameRef
 	pending       []placedRecord
 	readAheadSink uint64
-}
-
-// imageInfo is one image of the aggregate, told apart by UUID.
-type imageInfo struct {
-	UUID uuid.UUID
-	Name string
-	Path string
-	Main bool // some record named it its main executable
 }
 
 // imageKey tells images apart: by UUID, and by name for images without
@@ -492,7 +484,7 @@ func (a *Aggregator) stackIDHashed(h uint64, refs []frameRef) int32 {
 // imageID returns the number of im among a's images, adding it if it is
 // new. An image is the main executable if any record said so, and keeps
 // the first path it was given.
-func (a *Aggregator) imageID(im imageInfo) int32 {
+func (a *Aggregator) imageID(im ImageInfo) int32 {
 	key := imageKey{id: im.UUID}
 	if im.UUID.IsZero() {
 		key.name = im.Name
@@ -500,7 +492,7 @@ func (a *Aggregator) imageID(im imageInfo) int32 {
 	id, ok := a.imageByKey[key]
 	if !ok {
 		id = int32(len(a.images))
-		a.images = append(a.images, imageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path})
+		a.images = append(a.images, ImageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path})
 		a.imageKeys = append(a.imageKeys, a.hasher().keyHash(im.UUID, im.Name))
 		a.imageByKey[key] = id
 	}
@@ -548,7 +540,7 @@ func (a *Aggregator) place(images []Image, shared bool) *listPlacement {
 	}
 	lp := &listPlacement{images: images, ids: make([]int32, len(images))}
 	for i, im := range images {
-		lp.ids[i] = a.imageID(imageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path, Main: i == mainIndex})
+		lp.ids[i] = a.imageID(ImageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path, Main: i == mainIndex})
 	}
 	if shared && len(a.placedCache) < MaxImageSets {
 		a.placedCache[&images[0]] = lp

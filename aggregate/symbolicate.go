@@ -39,7 +39,8 @@ type Result struct {
 	attrs []Attributes
 }
 
-// ImageInfo is one image of a result.
+// ImageInfo is one image of an aggregate, told apart by UUID (by name
+// when it has none), and of a result.
 type ImageInfo struct {
 	UUID  uuid.UUID
 	Name  string
@@ -98,9 +99,7 @@ func (r *Result) Attributes(s Sample) Attributes { return r.attrs[s.Attrs] }
 // error is for a context ended early.
 func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Result, error) {
 	res := &Result{Records: a.records, attrs: a.attrs}
-	for _, im := range a.images {
-		res.Images = append(res.Images, ImageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path, Main: im.Main})
-	}
+	res.Images = slices.Clone(a.images) // the aggregator's own, with InApp and Symbolicated unset
 	// Unique lookup offsets per image; frame 0 is looked up at its PC,
 	// callers at their return address minus one, inside the call.
 	// The locations are found with the counting's hash table, not a
