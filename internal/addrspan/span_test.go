@@ -36,7 +36,6 @@ func TestFlattenMatchesBruteForce(t *testing.T) {
 	}
 }
 
-
 // TestImagesMatchesBruteForce checks Images against its rule applied
 // address by address: of the images whose range holds the address (an
 // image of unknown size reaching up to the next load address above it,
