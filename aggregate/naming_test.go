@@ -60,7 +60,7 @@ func TestNamesAsSymbolize(t *testing.T) {
 		for _, loc := range res.Locations {
 			unslid := text.Addr + loc.Offset
 			frames := e.Resolve(symstore.Frame{Address: unslid, LookupAddress: unslid, ImageLoadAddress: text.Addr}, unslid, symstore.ResolveOptions{})
-			want := linesOf(frames)
+			want := appendLines(nil, frames)
 			if len(want) == 1 && want[0] == (Line{}) {
 				want = []Line{{}}
 			}

@@ -217,14 +217,18 @@ func resolveImage(e *symstore.Entry, locs []Location, ids []int32) {
 	frame := func(k int) symstore.Frame {
 		return symstore.Frame{Address: addrs[k], LookupAddress: addrs[k], ImageLoadAddress: textAddr}
 	}
+	// The locations' lines share one array (most have one line): an
+	// allocation per location cost more than naming it.
+	lines := make([]Line, 0, len(ids))
 	e.ResolveBatch(addrs, frame, symstore.ResolveOptions{}, func(k int, named []symstore.Frame) {
-		locs[ids[k]].Lines = linesOf(named)
+		start := len(lines)
+		lines = appendLines(lines, named)
+		locs[ids[k]].Lines = lines[start:len(lines):len(lines)]
 	})
 }
 
-// linesOf converts symbolized frames (innermost first) to lines.
-func linesOf(frames []symstore.Frame) []Line {
-	lines := make([]Line, 0, len(frames))
+// appendLines appends symbolized frames (innermost first) as lines.
+func appendLines(lines []Line, frames []symstore.Frame) []Line {
 	for _, f := range frames {
 		lines = append(lines, Line{Function: f.Symbol, Mangled: f.MangledSymbol, File: f.File, Line: f.Line,
 			Column: f.Column, Inlined: f.Inlined, Source: f.SymbolSource})
