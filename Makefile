@@ -180,7 +180,7 @@ FUZZJOBS ?= 1
 FUZZLOG  ?= fuzz-logs
 FUZZ_TARGETS := \
 	archregs:FuzzDecode image:FuzzOpen symtab:FuzzNewFromParts walker:FuzzWalk walker:FuzzInspect \
-	snapshot:FuzzParse debuginfo:FuzzIndex debuginfo:FuzzDemangle debuginfo:FuzzItanium debuginfo:FuzzRangeLists debuginfo:FuzzFastWalk \
+	snapshot:FuzzParse debuginfo:FuzzIndex demangle:FuzzDemangle demangle:FuzzItanium debuginfo:FuzzRangeLists debuginfo:FuzzFastWalk \
 	crashreport:FuzzParseIPS crashreport:FuzzIPSFastMatchesStream crashreport:FuzzParseCrash crashreport:FuzzParseKSCrash crashreport:FuzzReadIPSStacks \
 	fixtures:FuzzParseManifest emu:FuzzScanLoadCommands \
 	unwind/compactunwind:FuzzParse unwind/dwarfcfi:FuzzParse \
@@ -189,7 +189,7 @@ FUZZ_TARGETS := \
 	plcrash:FuzzParse report:FuzzCrashLayout \
 	crashreport:FuzzWriteSymbolicatedCrash crashreport:FuzzWriteSymbolicatedIPS \
 	symstore:FuzzZipMemberUUIDs symstore:FuzzParseSymbolMap symindex:FuzzOpen aggregate:FuzzReader aggregate:FuzzStreamFileInPlace aggregate:FuzzDecodeFast aggregate:FuzzDecodeChunk \
-	internal/jsonscan:FuzzValueEnd \
+	internal/jsonscan:FuzzValueEnd internal/leb128:FuzzDecode \
 	metrickit:FuzzParse \
 	symbolize:FuzzSymbolicateSnapshot symstore:FuzzSameThinImage report:FuzzStreamedJSON \
 	atos:FuzzScanWords serve:FuzzSymbolicate serve:FuzzRequest serve:FuzzFrames open:FuzzOpen

@@ -4,11 +4,11 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/stackimage/stackimage/internal/addrspan"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -21,7 +21,7 @@ import (
 // An Aggregator is not safe for concurrent use: feed it from one
 // goroutine (decoding may run on others).
 type Aggregator struct {
-	images      []imageInfo
+	images      []ImageInfo
 	imageKeys   []uint64 // by image: the hash of its key, for stacks' hashes
 	imageByKey  map[imageKey]int32
 	placedCache map[*Image]*listPlacement // by a record's image list, for image sets
@@ -55,14 +55,6 @@ type Aggregator struct {
 	readAheadSink uint64
 }
 
-// imageInfo is one image of the aggregate, told apart by UUID.
-type imageInfo struct {
-	UUID uuid.UUID
-	Name string
-	Path string
-	Main bool // some record named it its main executable
-}
-
 // imageKey tells images apart: by UUID, and by name for images without
 // one.
 type imageKey struct {
@@ -70,10 +62,13 @@ type imageKey struct {
 	name string
 }
 
-// placed is an image of one record where it was loaded, [start, end):
-// the image at index image of the record's list, whose key hashes to key.
+// placed is where an image of one record holds addresses, [start, end),
+// of an image loaded at load: the image at index image of the record's
+// list, whose key hashes to key. An image another overlaps may hold
+// several ranges.
 type placed struct {
 	start, end uint64
+	load       uint64
 	key        uint64
 	image      int32
 }
@@ -301,8 +296,8 @@ func placeFrames(refs []frameRef, p *placement, hs stackHasher, frames []uint64)
 			k = p.find(addr)
 		}
 		if k >= 0 && addr < imgs[k].end {
-			refs = append(refs, frameRef{image: imgs[k].image, offset: addr - imgs[k].start})
-			h = hashFrame(h, imgs[k].key, addr-imgs[k].start)
+			refs = append(refs, frameRef{image: imgs[k].image, offset: addr - imgs[k].load})
+			h = hashFrame(h, imgs[k].key, addr-imgs[k].load)
 			last = k
 		} else {
 			refs = append(refs, frameRef{image: -1, offset: addr})
@@ -363,9 +358,10 @@ const maxReporterNames = 1 << 20
 // its start is in. An address is then in that image or in one starting
 // inside its bucket, mostly the first.
 type placement struct {
-	imgs    []placed
-	base    uint64 // imgs[0].start
-	shift   uint   // a bucket is 1<<shift bytes
+	images  int      // of the record's list
+	imgs    []placed // sorted by start, disjoint
+	base    uint64   // imgs[0].start
+	shift   uint     // a bucket is 1<<shift bytes
 	buckets []int32
 }
 
@@ -492,7 +488,7 @@ func (a *Aggregator) stackIDHashed(h uint64, refs []frameRef) int32 {
 // imageID returns the number of im among a's images, adding it if it is
 // new. An image is the main executable if any record said so, and keeps
 // the first path it was given.
-func (a *Aggregator) imageID(im imageInfo) int32 {
+func (a *Aggregator) imageID(im ImageInfo) int32 {
 	key := imageKey{id: im.UUID}
 	if im.UUID.IsZero() {
 		key.name = im.Name
@@ -500,7 +496,7 @@ func (a *Aggregator) imageID(im imageInfo) int32 {
 	id, ok := a.imageByKey[key]
 	if !ok {
 		id = int32(len(a.images))
-		a.images = append(a.images, imageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path})
+		a.images = append(a.images, ImageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path})
 		a.imageKeys = append(a.imageKeys, a.hasher().keyHash(im.UUID, im.Name))
 		a.imageByKey[key] = id
 	}
@@ -548,7 +544,7 @@ func (a *Aggregator) place(images []Image, shared bool) *listPlacement {
 	}
 	lp := &listPlacement{images: images, ids: make([]int32, len(images))}
 	for i, im := range images {
-		lp.ids[i] = a.imageID(imageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path, Main: i == mainIndex})
+		lp.ids[i] = a.imageID(ImageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path, Main: i == mainIndex})
 	}
 	if shared && len(a.placedCache) < MaxImageSets {
 		a.placedCache[&images[0]] = lp
@@ -557,27 +553,26 @@ func (a *Aggregator) place(images []Image, shared bool) *listPlacement {
 	return lp
 }
 
-// placeImages returns a record's images sorted by load address, each
-// reaching to its size or up to the next image, numbered by their place
-// in the list. It reads nothing of an aggregator: decoding goroutines
-// call it.
+// placeImages returns where a record's images hold addresses, by the
+// rule every reader of a process's images shares (addrspan.Images: an
+// image reaches to its size, or up to the next image; of overlapping
+// images the highest loaded wins), numbered by their place in the list.
+// It reads nothing of an aggregator: decoding goroutines call it.
 func placeImages(images []Image, hs stackHasher) *placement {
 	if len(images) == 0 {
 		return nil
 	}
-	p := make([]placed, len(images))
-	for i, im := range images {
-		end := uint64(im.LoadAddress) + uint64(im.Size)
-		if im.Size == 0 || end < uint64(im.LoadAddress) {
-			end = ^uint64(0) // cut at the next image below
-		}
-		p[i] = placed{start: uint64(im.LoadAddress), end: end, key: hs.keyHash(im.UUID, im.Name), image: int32(i)}
+	spans := addrspan.Images(len(images), func(i int) (uint64, uint64) {
+		return uint64(images[i].LoadAddress), uint64(images[i].Size)
+	})
+	p := make([]placed, len(spans))
+	for i, s := range spans {
+		im := &images[s.Ref]
+		p[i] = placed{start: s.Start, end: s.End, load: uint64(im.LoadAddress), key: hs.keyHash(im.UUID, im.Name), image: int32(s.Ref)}
 	}
-	sort.SliceStable(p, func(i, j int) bool { return p[i].start < p[j].start })
-	for i := range len(p) - 1 {
-		p[i].end = min(p[i].end, p[i+1].start)
-	}
-	return newPlacement(p)
+	pl := newPlacement(p)
+	pl.images = len(images)
+	return pl
 }
 
 // attrsID interns a record's attributes. A record whose attributes were

@@ -111,7 +111,7 @@ func (a *Aggregator) Merge(c *Chunk, keep Filter) error {
 	}
 	imageIDs := make([]int32, len(c.Images))
 	for i, im := range c.Images {
-		imageIDs[i] = a.imageID(imageInfo(im))
+		imageIDs[i] = a.imageID(ImageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path, Main: im.Main})
 	}
 	stackIDs := make([]int32, len(c.StackLens))
 	for i := range stackIDs {

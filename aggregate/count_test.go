@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/pprof/profile"
+	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -115,7 +116,7 @@ func randomStream(rng *rand.Rand, n int) []byte {
 }
 
 // referenceCounts counts records the plain way, for counts to be
-// compared with: every frame placed by scanning the record's images,
+// compared with: every frame placed by scanning all the record's images,
 // every sample keyed by a string of its frames and attributes.
 func referenceCounts(t *testing.T, recs []*Record) map[string]string {
 	t.Helper()
@@ -151,28 +152,39 @@ func referenceCounts(t *testing.T, recs []*Record) map[string]string {
 	}
 	samples := map[string]*counted{}
 	for _, rec := range recs {
-		ims := slices.Clone(rec.Images)
-		sort.SliceStable(ims, func(i, j int) bool { return ims[i].LoadAddress < ims[j].LoadAddress })
+		// Each image holds its size, or up to the next image and at
+		// most image.MaxOpenRange; a frame is in the image holding it
+		// that is loaded highest, then listed first: image.List's rule.
+		ends := make([]uint64, len(rec.Images))
+		for i, im := range rec.Images {
+			start := uint64(im.LoadAddress)
+			end := start + uint64(im.Size)
+			if im.Size == 0 {
+				end = start + image.MaxOpenRange
+				for _, other := range rec.Images {
+					if l := uint64(other.LoadAddress); l > start && l < end {
+						end = l
+					}
+				}
+			}
+			if end < start {
+				end = ^uint64(0) // cut at the top of the address space
+			}
+			ends[i] = end
+		}
 		var key strings.Builder
 		for _, addr := range rec.Frames {
 			id, offset := "-", addr
-			for i := len(ims) - 1; i >= 0; i-- {
-				start := uint64(ims[i].LoadAddress)
-				if start > addr {
-					continue
+			best := -1
+			for i, im := range rec.Images {
+				start := uint64(im.LoadAddress)
+				if start <= addr && addr < ends[i] && (best < 0 || start > uint64(rec.Images[best].LoadAddress)) {
+					best = i
 				}
-				end := ^uint64(0)
-				if ims[i].Size != 0 && start+uint64(ims[i].Size) > start {
-					end = start + uint64(ims[i].Size)
-				}
-				if i+1 < len(ims) {
-					end = min(end, uint64(ims[i+1].LoadAddress))
-				}
-				if addr < end {
-					im := ims[i]
-					id, offset = fmt.Sprintf("%s/%s/%v", im.UUID, im.Name, isMain[keyOf(im)]), addr-start
-				}
-				break
+			}
+			if best >= 0 {
+				im := rec.Images[best]
+				id, offset = fmt.Sprintf("%s/%s/%v", im.UUID, im.Name, isMain[keyOf(im)]), addr-uint64(im.LoadAddress)
 			}
 			fmt.Fprintf(&key, "%s+%#x;", id, offset)
 		}

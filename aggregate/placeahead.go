@@ -95,7 +95,7 @@ func (rp *recordPlacer) place(set *guessedSet) placedList {
 	images := set.images
 	if set.placed.p == nil {
 		pl, ok := rp.lists[&images[0]]
-		if !ok || len(pl.p.imgs) != len(images) {
+		if !ok || pl.p.images != len(images) {
 			pl = placedList{p: placeImages(images, rp.hasher)}
 		}
 		set.placed = pl

@@ -1,15 +1,14 @@
 package aggregate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"strconv"
 	"time"
 
-	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/symstore"
-	"github.com/stackimage/stackimage/symtab"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -41,7 +40,8 @@ type Result struct {
 	attrs []Attributes
 }
 
-// ImageInfo is one image of a result.
+// ImageInfo is one image of an aggregate, told apart by UUID (by name
+// when it has none), and of a result.
 type ImageInfo struct {
 	UUID  uuid.UUID
 	Name  string
@@ -76,7 +76,11 @@ type Line struct {
 	Mangled string
 	File    string
 	Line    int
+	Column  int
 	Inlined bool
+	// Source says which data named the function (symstore.SourceNone
+	// when none did).
+	Source symstore.SymbolSource
 }
 
 // Sample is one unique stack with one set of attributes.
@@ -99,9 +103,7 @@ func (r *Result) Attributes(s Sample) Attributes { return r.attrs[s.Attrs] }
 // error is for a context ended early.
 func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Result, error) {
 	res := &Result{Records: a.records, attrs: a.attrs}
-	for _, im := range a.images {
-		res.Images = append(res.Images, ImageInfo{UUID: im.UUID, Name: im.Name, Path: im.Path, Main: im.Main})
-	}
+	res.Images = slices.Clone(a.images) // the aggregator's own, with InApp and Symbolicated unset
 	// Unique lookup offsets per image; frame 0 is looked up at its PC,
 	// callers at their return address minus one, inside the call.
 	// The locations are found with the counting's hash table, not a
@@ -216,93 +218,42 @@ func totalFrames(stacks [][]frameRef) int {
 	return n
 }
 
-// resolveImage names the locations ids of one image: symbol table names
-// in one batch, sorted by address, then DWARF's inlined functions and
-// lines where the image has DWARF.
+// resolveImage names the locations ids of one image as symbolize names
+// frames (symstore's Entry.ResolveBatch): symbol tables searched in one
+// batch sorted by address, BCSymbolMap names unhidden, DWARF's inlined
+// functions, lines and columns, a Breakpad .sym file for what the Mach-O
+// files do not name.
 func resolveImage(e *symstore.Entry, locs []Location, ids []int32) {
-	im := e.Image()
-	if im == nil {
-		// Only a Breakpad .sym file: the entry resolves module-relative
-		// addresses itself.
-		for _, id := range ids {
-			l := &locs[id]
-			frames := e.Resolve(symstore.Frame{Address: l.Offset, LookupAddress: l.Offset}, l.Offset, symstore.ResolveOptions{})
-			l.Lines = linesOf(frames)
+	var textAddr uint64 // 0 for a Breakpad .sym file alone, which answers module offsets
+	if im := e.Image(); im != nil {
+		if text, ok := im.TextSegment(); ok {
+			textAddr = text.Addr
 		}
-		return
-	}
-	var textAddr uint64
-	if text, ok := im.TextSegment(); ok {
-		textAddr = text.Addr
 	}
 	ids = slices.Clone(ids)
-	slices.SortFunc(ids, func(x, y int32) int {
-		switch {
-		case locs[x].Offset < locs[y].Offset:
-			return -1
-		case locs[x].Offset > locs[y].Offset:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(ids, func(x, y int32) int { return cmp.Compare(locs[x].Offset, locs[y].Offset) })
 	addrs := make([]uint64, len(ids))
 	for k, id := range ids {
 		addrs[k] = locs[id].Offset + textAddr // unslid: the image's own vmaddr space
 	}
-	syms := make([]symtab.Symbol, len(ids))
-	found := make([]bool, len(ids))
-	e.SymbolBatch(addrs, syms, found)
-	hasDWARF := e.HasDebugInfo()
-	demangled := map[string]string{}
-	for k, id := range ids {
-		outer := Line{}
-		if found[k] {
-			outer.Function = syms[k].Name
-			if raw := syms[k].RawName; raw != "" && debuginfo.MayBeMangled(raw) {
-				readable, ok := demangled[raw]
-				if !ok {
-					readable, _ = debuginfo.Demangle(raw)
-					demangled[raw] = readable
-				}
-				if readable != raw && readable != "" {
-					outer.Function, outer.Mangled = readable, syms[k].Name
-				}
-			}
-		}
-		if !hasDWARF {
-			locs[id].Lines = []Line{outer}
-			continue
-		}
-		src := e.Source(addrs[k])
-		if len(src) == 0 {
-			locs[id].Lines = []Line{outer}
-			continue
-		}
-		lines := make([]Line, 0, len(src))
-		for _, sf := range src[:len(src)-1] {
-			lines = append(lines, Line{Function: sf.Function, Mangled: mangledOf(sf), File: sf.File, Line: sf.Line, Inlined: true})
-		}
-		last := src[len(src)-1]
-		if outer.Function == "" && last.Function != "" {
-			outer.Function, outer.Mangled = last.Function, mangledOf(last)
-		}
-		outer.File, outer.Line = last.File, last.Line
-		locs[id].Lines = append(lines, outer)
+	frame := func(k int) symstore.Frame {
+		return symstore.Frame{Address: addrs[k], LookupAddress: addrs[k], ImageLoadAddress: textAddr}
 	}
+	// The locations' lines share one array (most have one line): an
+	// allocation per location cost more than naming it.
+	lines := make([]Line, 0, len(ids))
+	e.ResolveBatch(addrs, frame, symstore.ResolveOptions{}, func(k int, named []symstore.Frame) {
+		start := len(lines)
+		lines = appendLines(lines, named)
+		locs[ids[k]].Lines = lines[start:len(lines):len(lines)]
+	})
 }
 
-func mangledOf(sf debuginfo.Frame) string {
-	if sf.LinkageName != sf.Function {
-		return sf.LinkageName
-	}
-	return ""
-}
-
-// linesOf converts symbolized frames (innermost first) to lines.
-func linesOf(frames []symstore.Frame) []Line {
-	lines := make([]Line, 0, len(frames))
+// appendLines appends symbolized frames (innermost first) as lines.
+func appendLines(lines []Line, frames []symstore.Frame) []Line {
 	for _, f := range frames {
-		lines = append(lines, Line{Function: f.Symbol, Mangled: f.MangledSymbol, File: f.File, Line: f.Line, Inlined: f.Inlined})
+		lines = append(lines, Line{Function: f.Symbol, Mangled: f.MangledSymbol, File: f.File, Line: f.Line,
+			Column: f.Column, Inlined: f.Inlined, Source: f.SymbolSource})
 	}
 	return lines
 }

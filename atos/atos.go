@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/breakpadsym"
-	"github.com/stackimage/stackimage/debuginfo"
+	"github.com/stackimage/stackimage/demangle"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/textesc"
 	"github.com/stackimage/stackimage/symstore"
@@ -140,7 +140,7 @@ func (a *Answerer) AppendAnswer(buf []byte, addr uint64) []byte {
 	if a.symbolsOnly {
 		// Without DWARF only the symbol table can answer: skip building
 		// frames.
-		if sym, ok := a.entry.Symbol(addr - a.slide); ok && (a.opts.NoDemangle || !debuginfo.MayBeMangled(sym.RawName)) {
+		if sym, ok := a.entry.Symbol(addr - a.slide); ok && (a.opts.NoDemangle || !demangle.MayBeMangled(sym.RawName)) {
 			if a.printableNames {
 				buf = append(append(buf, sym.Name...), a.inImage...)
 			} else {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/internal/addrspan"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -355,10 +356,12 @@ type imageResolver struct {
 	images []Image
 	byLoad map[uint64]int
 	byName map[string]int
+	spans  []addrspan.Span // the images' ranges, placeholders left out
 }
 
 func newImageResolver(images []Image) *imageResolver {
 	r := &imageResolver{images: images, byLoad: map[uint64]int{}, byName: map[string]int{}}
+	var spans []addrspan.Span
 	for i, im := range images {
 		if _, dup := r.byLoad[im.LoadAddress]; !dup {
 			r.byLoad[im.LoadAddress] = i
@@ -366,7 +369,14 @@ func newImageResolver(images []Image) *imageResolver {
 		if _, dup := r.byName[im.Name]; !dup && im.Name != "" {
 			r.byName[im.Name] = i
 		}
+		// Placeholder entries ("???" at 0 with an all-ones end) span
+		// everything; any real image is preferred over them.
+		if im.Size != 0 && im.LoadAddress != 0 {
+			spans = append(spans, addrspan.Span{Start: im.LoadAddress, End: addrspan.ClipEnd(im.LoadAddress, im.Size),
+				Prio: im.LoadAddress, Order: i, Ref: i})
+		}
 	}
+	r.spans = addrspan.Flatten(spans)
 	return r
 }
 
@@ -379,18 +389,7 @@ func (r *imageResolver) find(addr, load uint64, haveLoad bool, name string) int 
 			return i
 		}
 	}
-	best := -1
-	for i, im := range r.images {
-		// Placeholder entries ("???" at 0 with an all-ones end) span
-		// everything; prefer any real image over them.
-		if im.Size == 0 || im.LoadAddress == 0 {
-			continue
-		}
-		if addr >= im.LoadAddress && addr-im.LoadAddress < im.Size {
-			best = i
-			break
-		}
-	}
+	best := addrspan.Index(r.spans, addr)
 	if best < 0 && name != "" {
 		if i, ok := r.byName[name]; ok {
 			best = i

@@ -10,6 +10,8 @@ import (
 	"maps"
 	"slices"
 	"sync/atomic"
+
+	"github.com/stackimage/stackimage/demangle"
 )
 
 // attrMIPSLinkageName is DW_AT_MIPS_linkage_name, which older compilers
@@ -906,17 +908,17 @@ func unitBase(cu *dwarf.Entry) uint64 {
 // display picks the readable name: the demangled linkage name when the
 // language has a demangler (mangled is then true, and the name is
 // demangled when a lookup first needs it), else the DWARF name.
-func display(nr nameRef) (name string, lang Lang, mangled bool) {
+func display(nr nameRef) (name string, lang demangle.Lang, mangled bool) {
 	if nr.linkage == "" {
 		if nr.name == "" {
-			return "", LangC, false
+			return "", demangle.LangC, false
 		}
-		return nr.name, Language(nr.name), false
+		return nr.name, demangle.Language(nr.name), false
 	}
-	switch lang := Language(nr.linkage); lang {
-	case LangCPP, LangRust, LangSwift:
+	switch lang := demangle.Language(nr.linkage); lang {
+	case demangle.LangCPP, demangle.LangRust, demangle.LangSwift:
 		return "", lang, true
-	case LangC:
+	case demangle.LangC:
 		if nr.name != "" {
 			// A linkage name that is not mangled (C, or one we do not
 			// know): the DWARF name is as good and is what compilers

@@ -1,10 +1,6 @@
 // Package debuginfo answers "which function, file and line is this address,
 // and what was inlined there" from an image's DWARF (a dSYM's or a Mach-O
-// file's __DWARF sections), and demangles C++ and Rust names. C++ names
-// are demangled as github.com/ianlancetaylor/demangle prints them with
-// LLVMStyle; the common ones by a one-pass demangler of the package's own
-// (itanium.go), which declines what it does not know and leaves it to the
-// library.
+// file's __DWARF sections). Its frames are named by package demangle.
 //
 // An Index is lazy: New reads only the unit headers, the abbreviation
 // tables and each compile unit's address ranges (from debug_aranges, or
@@ -29,6 +25,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/stackimage/stackimage/demangle"
 	"github.com/stackimage/stackimage/lookup"
 )
 
@@ -46,7 +43,7 @@ type Frame struct {
 	// leading underscore); empty when the compiler recorded none.
 	LinkageName string
 	// Lang says how Function was derived from the names.
-	Lang Lang
+	Lang demangle.Lang
 	// File is the source file's path as the DWARF records it (joined with
 	// the include and compilation directories). Empty when unknown.
 	File string
@@ -117,7 +114,7 @@ func (ui *unitIndex) display(n int32) string {
 	if p := ui.demangled[n].Load(); p != nil {
 		return *p
 	}
-	s, _ := Demangle(nd.linkage)
+	s, _ := demangle.Demangle(nd.linkage)
 	ui.demangled[n].Store(&s)
 	return s
 }
@@ -145,7 +142,7 @@ type row struct {
 // node is one DW_TAG_subprogram or DW_TAG_inlined_subroutine with code.
 type node struct {
 	display, linkage string // readable and mangled names, "" when absent
-	lang             Lang
+	lang             demangle.Lang
 	mangled          bool // display is the demangled linkage name, made by unitIndex.display
 	// callFile/callLine/callCol are where an inlined subroutine was called
 	// from (DW_AT_call_*): the source position of the caller's frame.

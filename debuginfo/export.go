@@ -203,7 +203,7 @@ type Link struct {
 // in order, so that a caller meeting many chains (a persisted index's
 // writer) handles each function once. With demangle false, a function
 // that Lookup names by demangling its linkage name (C++, Rust, Swift) gets
-// an empty Function: Demangle(LinkageName) is its name, for a caller that
+// an empty Function: demangle.Demangle(LinkageName) is its name, for a caller that
 // demangles each name once however many functions share it.
 func (ix *Index) Link(leaf Leaf, demangle bool) (l Link, ok bool) {
 	if leaf.node <= 0 || leaf.unit < 0 || int(leaf.unit) >= len(ix.units) {

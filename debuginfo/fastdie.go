@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+
+	"github.com/stackimage/stackimage/internal/leb128"
 )
 
 // The unit walk's own DIE decoder.
@@ -474,16 +476,16 @@ func (w *fastWalk) uleb(pos int) (uint64, int) {
 	if pos < len(info) && info[pos] < 0x80 {
 		return uint64(info[pos]), pos + 1
 	}
-	v, next, ok := uleb128(info, pos)
-	if !ok {
+	v, next, err := leb128.Uint(info, pos)
+	if err == leb128.ErrTruncated { // past 64 bits, the low bits are kept as debug/dwarf keeps them
 		w.ok = false
 	}
 	return v, next
 }
 
 func (w *fastWalk) sleb(pos int) (int64, int) {
-	v, next, ok := sleb128(w.info, pos)
-	if !ok {
+	v, next, err := leb128.Int(w.info, pos)
+	if err == leb128.ErrTruncated {
 		w.ok = false
 	}
 	return v, next
@@ -1138,8 +1140,8 @@ func (c *cursor) sleb() int64 {
 	if c.err {
 		return 0
 	}
-	v, next, ok := sleb128(c.b, c.off)
-	c.off, c.err = next, !ok
+	v, next, err := leb128.Int(c.b, c.off)
+	c.off, c.err = next, err == leb128.ErrTruncated
 	return v
 }
 

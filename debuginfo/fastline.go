@@ -3,6 +3,8 @@ package debuginfo
 import (
 	"debug/dwarf"
 	"encoding/binary"
+
+	"github.com/stackimage/stackimage/internal/leb128"
 )
 
 // fastLines runs the line program at off in debug_line, whose header
@@ -56,13 +58,16 @@ func fastLines(sec []byte, off int64, addrSize int, files []*dwarf.LineFile, row
 		opIndex %= h.maxOps
 	}
 	p := 0
+	// A number past 64 bits keeps its low bits, as debug/dwarf reads it.
 	uleb := func() (v uint64, ok bool) {
-		v, p, ok = uleb128(prog, p)
-		return v, ok
+		var err error
+		v, p, err = leb128.Uint(prog, p)
+		return v, err != leb128.ErrTruncated
 	}
 	sleb := func() (v int64, ok bool) {
-		v, p, ok = sleb128(prog, p)
-		return v, ok
+		var err error
+		v, p, err = leb128.Int(prog, p)
+		return v, err != leb128.ErrTruncated
 	}
 	emit := func(endSeq bool) {
 		rows = append(rows, row{addr: addr, file: fileRow(file), line: uint32(line), col: uint32(col), endSeq: endSeq})

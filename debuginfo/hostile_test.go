@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackimage/stackimage/demangle"
+	"github.com/stackimage/stackimage/internal/leb128"
 )
 
 // Hand-built hostile DWARF 4. Each test builds at most about 100 KB of
@@ -173,7 +176,7 @@ func TestHostileSharedRangeList(t *testing.T) {
 	dies = append(dies, 0)
 	secs := map[string][]byte{"debug_info": unit4(0, dies), "debug_abbrev": hostileAbbrev, "debug_ranges": rl}
 	ix, got := indexAndLookup(t, secs, lo, lo+16*(ranges-1)+7, lo+8)
-	want := [][]Frame{{{Function: "f", Lang: LangC}}, {{Function: "f", Lang: LangC}}, nil}
+	want := [][]Frame{{{Function: "f", Lang: demangle.LangC}}, {{Function: "f", Lang: demangle.LangC}}, nil}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("lookups differ (-want +got):\n%s", diff)
 	}
@@ -192,7 +195,7 @@ func TestHostileAbbrevOffsets(t *testing.T) {
 	var offs []uint32
 	for code := uint64(5); len(offs) < entries; code++ {
 		offs = append(offs, uint32(len(abbrev)))
-		abbrev = appendULEB(abbrev, code)
+		abbrev = leb128.AppendUint(abbrev, code)
 		abbrev = append(abbrev, 0x34, 0, 0x03, 0x08, 0, 0) // DW_TAG_variable, name string
 	}
 	abbrev = append(abbrev, 0)
@@ -205,7 +208,7 @@ func TestHostileAbbrevOffsets(t *testing.T) {
 	}
 	secs := map[string][]byte{"debug_info": info, "debug_abbrev": abbrev}
 	ix, got := indexAndLookup(t, secs, 0x1008)
-	want := [][]Frame{{{Function: "main", Lang: LangC}}}
+	want := [][]Frame{{{Function: "main", Lang: demangle.LangC}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("lookups differ (-want +got):\n%s", diff)
 	}
@@ -233,7 +236,7 @@ func hugeRangeSections(n int) map[string][]byte {
 func TestHostileHugeRange(t *testing.T) {
 	const n = 20000
 	_, got := indexAndLookup(t, hugeRangeSections(n), 0x1000, 0x2000, 0x2008, 0x2000+16*(n-1)+4, 0x2000+16*n, 0x1000+0xffffffff)
-	f, outer := []Frame{{Function: "f", Lang: LangC}}, []Frame{{Function: "outer", Lang: LangC}}
+	f, outer := []Frame{{Function: "f", Lang: demangle.LangC}}, []Frame{{Function: "outer", Lang: demangle.LangC}}
 	want := [][]Frame{outer, f, outer, f, outer, nil}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("lookups differ (-want +got):\n%s", diff)
@@ -289,7 +292,7 @@ func TestHostileUnitCostsItsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New = %v", err)
 	}
-	if diff := cmp.Diff([]Frame{{Function: "main", Lang: LangC}}, got); diff != "" {
+	if diff := cmp.Diff([]Frame{{Function: "main", Lang: demangle.LangC}}, got); diff != "" {
 		t.Errorf("Lookup(0x1004) differs (-want +got):\n%s", diff)
 	}
 	// The good unit alone is a few hundred bytes of DWARF.

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackimage/stackimage/demangle"
 )
 
 // TestLazyVariants: however a unit is found (debug_aranges, or the unit
@@ -173,7 +175,7 @@ func TestConcurrentDemangling(t *testing.T) {
 	for i, a := range addrs {
 		want[i], _ = ref.Lookup(a)
 		for _, f := range want[i] {
-			if f.Lang == LangCPP && f.Function != f.LinkageName {
+			if f.Lang == demangle.LangCPP && f.Function != f.LinkageName {
 				mangled++
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackimage/stackimage/demangle"
 )
 
 // leafInputs are the DWARF files the leaf and cursor tests read: the
@@ -27,7 +29,7 @@ var leafInputs = []struct {
 // site of the one inside it and the innermost at LookupLeaf's position,
 // equal Lookup's frames; with demangle false,
 // exactly the frames Lookup names by demangling have no Function, and
-// Demangle(LinkageName) is their name.
+// demangle.Demangle(LinkageName) is their name.
 func TestLookupLeaf(t *testing.T) {
 	for _, tc := range leafInputs {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,7 +77,7 @@ func TestLookupLeaf(t *testing.T) {
 					for i, f := range mangled {
 						name := f.Function
 						if name == "" && f.LinkageName != "" {
-							name, _ = Demangle(f.LinkageName)
+							name, _ = demangle.Demangle(f.LinkageName)
 							demangled++
 						}
 						if name != want[i].Function {

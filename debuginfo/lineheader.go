@@ -3,6 +3,8 @@ package debuginfo
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/stackimage/stackimage/internal/leb128"
 )
 
 // checkLineHeader bounds the directory and file counts of a DWARF 5 line
@@ -143,8 +145,8 @@ func (c *cursor) uleb() uint64 {
 	if c.err {
 		return 0
 	}
-	v, next, ok := uleb128(c.b, c.off)
-	c.off, c.err = next, !ok
+	v, next, err := leb128.Uint(c.b, c.off)
+	c.off, c.err = next, err == leb128.ErrTruncated // past 64 bits, the low bits are kept as debug/dwarf keeps them
 	return v
 }
 

@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackimage/stackimage/demangle"
+	"github.com/stackimage/stackimage/internal/leb128"
 )
 
 // synthUnit describes one compile unit of hand-built DWARF 4: one function
@@ -97,37 +100,15 @@ func lineProgram(u synthUnit) []byte {
 	prog := []byte{0, 9, 2}                             // DW_LNE_set_address
 	prog = binary.LittleEndian.AppendUint64(prog, u.lo)
 	prog = append(prog, 3) // DW_LNS_advance_line
-	prog = appendSLEB(prog, int64(u.line-1))
+	prog = leb128.AppendInt(prog, int64(u.line-1))
 	prog = append(prog, 1, 2) // DW_LNS_copy, DW_LNS_advance_pc
-	prog = appendULEB(prog, u.size)
+	prog = leb128.AppendUint(prog, u.size)
 	prog = append(prog, 0, 1, 1) // DW_LNE_end_sequence
 
 	b := binary.LittleEndian.AppendUint32(nil, uint32(2+4+len(hdr)+len(prog)))
 	b = binary.LittleEndian.AppendUint16(b, 4)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(hdr)))
 	return append(append(b, hdr...), prog...)
-}
-
-func appendULEB(b []byte, v uint64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-func appendSLEB(b []byte, v int64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
 }
 
 var synthUnits = []synthUnit{
@@ -142,9 +123,9 @@ var synthUnits = []synthUnit{
 // warning names it.
 func TestUnitFailures(t *testing.T) {
 	whole := func(u synthUnit) []Frame {
-		return []Frame{{Function: u.fn, Lang: LangC, File: u.name, Line: u.line}}
+		return []Frame{{Function: u.fn, Lang: demangle.LangC, File: u.name, Line: u.line}}
 	}
-	nameOnly := func(u synthUnit) []Frame { return []Frame{{Function: u.fn, Lang: LangC}} }
+	nameOnly := func(u synthUnit) []Frame { return []Frame{{Function: u.fn, Lang: demangle.LangC}} }
 	lineOnly := func(u synthUnit) []Frame { return []Frame{{File: u.name, Line: u.line}} }
 	none := func(synthUnit) []Frame { return nil }
 
@@ -283,7 +264,7 @@ func TestBadUnitHeader(t *testing.T) {
 				t.Fatalf("New = %v, want success", err)
 			}
 			for _, u := range synthUnits[:tt.unit] {
-				want := []Frame{{Function: u.fn, Lang: LangC, File: u.name, Line: u.line}}
+				want := []Frame{{Function: u.fn, Lang: demangle.LangC, File: u.name, Line: u.line}}
 				got, _ := ix.Lookup(u.lo)
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("Lookup(%#x) differs (-want +got):\n%s", u.lo, diff)
@@ -345,7 +326,7 @@ func TestWarningsBounded(t *testing.T) {
 	}
 	last := units[bad]
 	got, _ := ix.Lookup(last.lo)
-	want := []Frame{{Function: last.fn, Lang: LangC, File: last.name, Line: last.line}}
+	want := []Frame{{Function: last.fn, Lang: demangle.LangC, File: last.name, Line: last.line}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Lookup(%#x) differs (-want +got):\n%s", last.lo, diff)
 	}

@@ -1,11 +1,11 @@
 package hangreport
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/internal/addrspan"
 )
 
 // Target returns the index in Processes of the process the report is
@@ -106,22 +106,8 @@ func (r *Report) processDump(i int) *dump.Dump {
 		}
 		d.Images = append(d.Images, di)
 	}
-	byStart := make([]int, len(d.Images))
-	for j := range byStart {
-		byStart[j] = j
-	}
-	sort.SliceStable(byStart, func(a, b int) bool { return d.Images[byStart[a]].LoadAddress < d.Images[byStart[b]].LoadAddress })
-	imageOf := func(addr uint64) int {
-		k := sort.Search(len(byStart), func(j int) bool { return d.Images[byStart[j]].LoadAddress > addr }) - 1
-		if k < 0 {
-			return -1
-		}
-		im := d.Images[byStart[k]]
-		if im.Size != 0 && addr-im.LoadAddress >= im.Size {
-			return -1
-		}
-		return byStart[k]
-	}
+	spans := addrspan.Images(len(d.Images), func(j int) (uint64, uint64) { return d.Images[j].LoadAddress, d.Images[j].Size })
+	imageOf := func(addr uint64) int { return addrspan.Index(spans, addr) }
 	for ti := range pr.Threads {
 		th := &pr.Threads[ti]
 		if th.Heaviest {

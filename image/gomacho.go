@@ -8,6 +8,7 @@ import (
 	"github.com/blacktop/go-macho/types"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/internal/addrspan"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -62,16 +63,16 @@ func newImageWith(src source, r io.ReaderAt, h *header, name string) (*Image, er
 			MaxProt: uint32(s.Maxprot), Prot: uint32(s.Prot),
 		})
 	}
-	var spans []span
+	var spans []addrspan.Span
 	for i, s := range mf.Sections {
 		im.Sections = append(im.Sections, Section{
 			Index: i + 1, Segment: s.Seg, Name: s.Name,
 			Addr: s.Addr, Size: s.Size, Offset: s.Offset, Flags: uint32(s.Flags),
 			RelOff: s.Reloff, NReloc: s.Nreloc,
 		})
-		spans = append(spans, span{start: s.Addr, end: clipEnd(s.Addr, s.Size), prio: s.Addr, order: i, ref: i})
+		spans = append(spans, addrspan.Span{Start: s.Addr, End: addrspan.ClipEnd(s.Addr, s.Size), Prio: s.Addr, Order: i, Ref: i})
 	}
-	im.sections = flatten(spans)
+	im.sections = addrspan.Flatten(spans)
 	return im, nil
 }
 

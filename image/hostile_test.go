@@ -155,7 +155,7 @@ func TestHostileInput(t *testing.T) {
 			copy(b[synthFStarts:], bytes.Repeat([]byte{0xff}, 8))
 			le.PutUint32(b[synthFStartsCmd+12:], 8)
 			return b
-		}, callFunctionStarts, synthFStarts, "truncated ULEB128"},
+		}, callFunctionStarts, synthFStarts, "truncated LEB128 number"},
 		{"function starts wrap around", func(b []byte) []byte {
 			copy(b[synthFStarts:], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 			copy(b[0x150:], []byte{0xff, 0x01})

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/internal/addrspan"
 	"github.com/stackimage/stackimage/unwind"
 	"github.com/stackimage/stackimage/uuid"
 )
@@ -120,7 +121,7 @@ type Image struct {
 
 	src      source
 	hdr      *header
-	sections []span // Sections by address, disjoint, for SectionFor
+	sections []addrspan.Span // Sections by address, disjoint, for SectionFor
 }
 
 // File is an opened Mach-O file: one image when thin, one per slice when fat.
@@ -333,8 +334,8 @@ func (im *Image) Slide(loadAddress uint64) uint64 {
 // Should sections overlap, the one starting highest at or below the address
 // wins.
 func (im *Image) SectionFor(addr uint64) (Section, bool) {
-	if sp, ok := findSpan(im.sections, addr); ok {
-		return im.Sections[sp.ref], true
+	if sp, ok := addrspan.Find(im.sections, addr); ok {
+		return im.Sections[sp.Ref], true
 	}
 	return Section{}, false
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/stackimage/stackimage/internal/leb128"
 )
 
 // Symtab returns the raw LC_SYMTAB data; ok is false when there is none.
@@ -76,36 +78,21 @@ func (im *Image) FunctionStarts() ([]uint64, error) {
 	addr := text.Addr
 	var starts []uint64
 	for p := 0; p < len(data); {
-		delta, n, err := uleb128(data[p:])
+		delta, next, err := leb128.Uint(data, p)
 		if err != nil {
 			return starts, im.wrap(&FormatError{int64(ref.off) + int64(p), "LC_FUNCTION_STARTS: " + err.Error(), nil})
 		}
-		p += n
 		if delta == 0 {
 			break
 		}
 		if addr+delta < addr {
-			return starts, im.wrap(&FormatError{int64(ref.off) + int64(p-n), "LC_FUNCTION_STARTS: address overflows", delta})
+			return starts, im.wrap(&FormatError{int64(ref.off) + int64(p), "LC_FUNCTION_STARTS: address overflows", delta})
 		}
+		p = next
 		addr += delta
 		starts = append(starts, addr)
 	}
 	return starts, nil
-}
-
-// uleb128 decodes one unsigned LEB128 number and returns it and its length.
-func uleb128(b []byte) (uint64, int, error) {
-	var v uint64
-	for i, c := range b {
-		if i == 10 || (i == 9 && c > 1) {
-			return 0, 0, fmt.Errorf("ULEB128 overflows 64 bits")
-		}
-		v |= uint64(c&0x7f) << (7 * uint(i))
-		if c&0x80 == 0 {
-			return v, i + 1, nil
-		}
-	}
-	return 0, 0, fmt.Errorf("truncated ULEB128")
 }
 
 // Export trie flags, as <mach-o/loader.h> defines them.
@@ -219,11 +206,10 @@ func readExportNode(data []byte, off uint64, seen []bool) (*uint64, []exportEdge
 	}
 	seen[off] = true
 	p := int(off)
-	termSize, n, err := uleb128(data[p:])
+	termSize, p, err := leb128.Uint(data, p)
 	if err != nil {
 		return nil, nil, bad(err.Error(), nil)
 	}
-	p += n
 	if termSize > uint64(len(data)-p) {
 		return nil, nil, bad("terminal size past the end of the trie", termSize)
 	}
@@ -231,14 +217,14 @@ func readExportNode(data []byte, off uint64, seen []bool) (*uint64, []exportEdge
 	var exp *uint64
 	if termSize > 0 {
 		term := data[p:children]
-		flags, n, err := uleb128(term)
+		flags, n, err := leb128.Uint(term, 0)
 		if err != nil {
 			return nil, nil, bad("terminal flags: "+err.Error(), nil)
 		}
 		if flags&exportReexport == 0 && flags&exportKindMask != exportAbsolute {
 			// For a stub-and-resolver export the stub comes first, then
 			// the resolver: the stub is the symbol's address.
-			addr, _, err := uleb128(term[n:])
+			addr, _, err := leb128.Uint(term, n)
 			if err != nil {
 				return nil, nil, bad("terminal address: "+err.Error(), nil)
 			}
@@ -258,11 +244,11 @@ func readExportNode(data []byte, off uint64, seen []bool) (*uint64, []exportEdge
 		}
 		label := data[p : p+nul]
 		p += nul + 1
-		child, n, err := uleb128(data[p:])
-		if err != nil {
+		var child uint64
+		var err error
+		if child, p, err = leb128.Uint(data, p); err != nil {
 			return exp, edges, bad("child offset: "+err.Error(), nil)
 		}
-		p += n
 		edges = append(edges, exportEdge{string(label), child})
 	}
 	return exp, edges, nil

@@ -3,6 +3,7 @@ package image
 import (
 	"sort"
 
+	"github.com/stackimage/stackimage/internal/addrspan"
 	"github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/uuid"
 )
@@ -37,14 +38,15 @@ type Location struct {
 // MaxOpenRange bounds the range of an image whose extent is unknown (no
 // parsed image, no Size): it reaches up to the next image's load address
 // but no further than this, so that the last image does not swallow the
-// heap and stacks above it. Real images are far smaller.
-const MaxOpenRange = 4 << 30
+// heap and stacks above it. Real images are far smaller. Every reader of
+// a process's images shares the rule (internal/addrspan).
+const MaxOpenRange = addrspan.MaxOpenRange
 
 // List is the set of images loaded in a process, searchable by address.
 type List struct {
 	images []*Loaded
-	spans  []span     // disjoint, sorted; span.ref indexes refs
-	refs   []rangeRef // what each range of NewList stands for
+	spans  []addrspan.Span // disjoint, sorted; Span.Ref indexes refs
+	refs   []rangeRef      // what each range of NewList stands for
 }
 
 // rangeRef is an image of List.images and its segment, -1 for a range that
@@ -69,9 +71,13 @@ func NewList(images []*Loaded) *List {
 		}
 	}
 	sort.SliceStable(l.images, func(i, j int) bool { return l.images[i].LoadAddress < l.images[j].LoadAddress })
-	var spans []span
+	loads := make([]uint64, len(l.images))
+	for i, im := range l.images {
+		loads[i] = im.LoadAddress
+	}
+	var spans []addrspan.Span
 	add := func(i, seg int, start, end uint64) {
-		spans = append(spans, span{start: start, end: end, prio: l.images[i].LoadAddress, order: i, ref: len(l.refs)})
+		spans = append(spans, addrspan.Span{Start: start, End: end, Prio: l.images[i].LoadAddress, Order: i, Ref: len(l.refs)})
 		l.refs = append(l.refs, rangeRef{i, seg})
 	}
 	for i, im := range l.images {
@@ -83,23 +89,19 @@ func NewList(images []*Loaded) *List {
 					continue
 				}
 				start := s.Addr + slide
-				add(i, j, start, clipEnd(start, s.Size))
+				add(i, j, start, addrspan.ClipEnd(start, s.Size))
 			}
 		}
 		if len(spans) > before {
 			continue
 		}
 		if im.Size > 0 {
-			add(i, -1, im.LoadAddress, clipEnd(im.LoadAddress, im.Size))
+			add(i, -1, im.LoadAddress, addrspan.ClipEnd(im.LoadAddress, im.Size))
 			continue
 		}
-		end := clipEnd(im.LoadAddress, MaxOpenRange)
-		if k := sort.Search(len(l.images), func(k int) bool { return l.images[k].LoadAddress > im.LoadAddress }); k < len(l.images) {
-			end = min(end, l.images[k].LoadAddress)
-		}
-		add(i, -1, im.LoadAddress, end)
+		add(i, -1, im.LoadAddress, addrspan.OpenEnd(im.LoadAddress, loads))
 	}
-	l.spans = flatten(spans)
+	l.spans = addrspan.Flatten(spans)
 	return l
 }
 
@@ -117,11 +119,11 @@ func (l *List) Lookup(addr uint64) (Location, error) {
 var ErrNotFound = lookup.ErrNotFound
 
 func (l *List) lookup(addr uint64) (Location, bool) {
-	sp, ok := findSpan(l.spans, addr)
+	sp, ok := addrspan.Find(l.spans, addr)
 	if !ok {
 		return Location{}, false
 	}
-	ref := l.refs[sp.ref]
+	ref := l.refs[sp.Ref]
 	im := l.images[ref.img]
 	loc := Location{Loaded: im, Offset: addr - im.LoadAddress}
 	loc.Unslid = loc.Offset
@@ -140,11 +142,11 @@ func (l *List) lookup(addr uint64) (Location, bool) {
 // of a known image, or anywhere in an image known only by its range. A List
 // is the walker's CodeChecker.
 func (l *List) IsCode(addr uint64) bool {
-	sp, ok := findSpan(l.spans, addr)
+	sp, ok := addrspan.Find(l.spans, addr)
 	if !ok {
 		return false
 	}
-	ref := l.refs[sp.ref]
+	ref := l.refs[sp.Ref]
 	if ref.seg < 0 {
 		return true
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/stackimage/stackimage/internal/addrspan"
 )
 
 // exeImage is a synthetic arm64 executable: __PAGEZERO, __TEXT (r-x) with
@@ -26,11 +28,11 @@ func exeImage() *Image {
 			{Index: 3, Segment: "__DATA", Name: "__data", Addr: 0x100008000, Size: 0x200},
 		},
 	}
-	var spans []span
+	var spans []addrspan.Span
 	for i, s := range im.Sections {
-		spans = append(spans, span{start: s.Addr, end: s.Addr + s.Size, prio: s.Addr, order: i, ref: i})
+		spans = append(spans, addrspan.Span{Start: s.Addr, End: s.Addr + s.Size, Prio: s.Addr, Order: i, Ref: i})
 	}
-	im.sections = flatten(spans)
+	im.sections = addrspan.Flatten(spans)
 	return im
 }
 
@@ -165,37 +167,6 @@ func TestListEmpty(t *testing.T) {
 	}
 	if l.IsCode(0x1000) {
 		t.Errorf("IsCode in an empty list = true")
-	}
-}
-
-// TestFlattenMatchesBruteForce checks the overlap resolution against the
-// rule applied address by address.
-func TestFlattenMatchesBruteForce(t *testing.T) {
-	rng := rand.New(rand.NewSource(1))
-	for round := 0; round < 200; round++ {
-		var in []span
-		for i := 0; i < 1+rng.Intn(8); i++ {
-			start := uint64(rng.Intn(60))
-			in = append(in, span{start: start, end: start + uint64(rng.Intn(20)), prio: uint64(rng.Intn(4)), order: i, ref: i})
-		}
-		flat := flatten(in)
-		for addr := uint64(0); addr < 90; addr++ {
-			want := -1
-			for _, s := range in {
-				if s.start <= addr && addr < s.end {
-					if want < 0 || s.prio > in[want].prio || (s.prio == in[want].prio && s.order < in[want].order) {
-						want = s.ref
-					}
-				}
-			}
-			got := -1
-			if s, ok := findSpan(flat, addr); ok {
-				got = s.ref
-			}
-			if got != want {
-				t.Fatalf("round %d: spans %+v: winner at %d = %d, want %d", round, in, addr, got, want)
-			}
-		}
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // LC_FUNCTION_STARTS gives the entries read before (or beside) the damage
 // together with an error naming where it is.
 func TestDamagedTablesKeepWhatCanBeRead(t *testing.T) {
-	overflow := bytes.Repeat([]byte{0xff}, 11)
+	overflow := append(bytes.Repeat([]byte{0xff}, 10), 0x7f) // ends, but holds bits past the 64th
 	starts := append(hostile.ULEB128(hostile.ULEB128(nil, hostile.CodeOffset), 0x40), overflow...)
 	m := hostile.MachO{
 		UUID:           uuid.UUID{1},
@@ -42,7 +42,7 @@ func TestDamagedTablesKeepWhatCanBeRead(t *testing.T) {
 		t.Errorf("FunctionStarts() (-want +got):\n%s", diff)
 	}
 	fsOff := int64(binary.LittleEndian.Uint32(loadCommand(t, m.Bytes(), lcFunctionStarts)[8:]))
-	checkFormatError(t, "FunctionStarts()", err, fsOff+int64(len(starts)-len(overflow)), "ULEB128 overflows")
+	checkFormatError(t, "FunctionStarts()", err, fsOff+int64(len(starts)-len(overflow)), "LEB128 number does not fit in 64 bits")
 }
 
 // TestFatKeepsGoodSlices checks that a fat file with one unreadable slice

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/debuginfo"
+	"github.com/stackimage/stackimage/demangle"
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
@@ -256,13 +256,13 @@ func (p *Process) nameFromReport(frames []symstore.Frame, index int, rf dump.Fra
 func (p *Process) setReportName(f *symstore.Frame, name string, offset uint64, hasOffset bool) {
 	f.Symbol, f.SymbolOffset, f.HasOffset, f.SymbolSource = name, offset, hasOffset, symstore.SourceReport
 	f.MangledSymbol = ""
-	switch lang := debuginfo.Language(name); lang {
-	case debuginfo.LangCPP, debuginfo.LangRust, debuginfo.LangSwift:
+	switch lang := demangle.Language(name); lang {
+	case demangle.LangCPP, demangle.LangRust, demangle.LangSwift:
 		f.Lang = string(lang)
 		if p.NoDemangle {
 			return
 		}
-		if readable, _ := debuginfo.Demangle(name); readable != "" && readable != name {
+		if readable, _ := demangle.Demangle(name); readable != "" && readable != name {
 			f.Symbol, f.MangledSymbol = readable, name
 		}
 	}

@@ -5,14 +5,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stackimage/stackimage/debuginfo"
+	"github.com/stackimage/stackimage/demangle"
 	"github.com/stackimage/stackimage/internal/testcorpus"
 	"github.com/stackimage/stackimage/symstore"
 )
 
 // TestDemangle checks, on a C++ dSYM of the corpus, that the index
 // stores the demangled name of every C++ function its frames name, and
-// that Index.Demangle answers as debuginfo.Demangle does for those names,
+// that Index.Demangle answers as demangle.Demangle does for those names,
 // for the symbol table's spelling of them ("__Z...") and for names the
 // file does not hold.
 func TestDemangle(t *testing.T) {
@@ -26,7 +26,7 @@ func TestDemangle(t *testing.T) {
 		ix, _ := roundTrip(t, e)
 		check := func(name string) {
 			t.Helper()
-			want, wantLang := debuginfo.Demangle(name)
+			want, wantLang := demangle.Demangle(name)
 			if got, lang := ix.Demangle(name); got != want || lang != wantLang {
 				t.Errorf("Demangle(%q) = %q, %s; want %q, %s", name, got, lang, want, wantLang)
 			}
@@ -36,7 +36,7 @@ func TestDemangle(t *testing.T) {
 			for _, a := range d.Boundaries() {
 				frames, _ := ix.Source(a)
 				for _, f := range frames {
-					if f.LinkageName == "" || f.Lang != debuginfo.LangCPP || stored[f.LinkageName] {
+					if f.LinkageName == "" || f.Lang != demangle.LangCPP || stored[f.LinkageName] {
 						continue
 					}
 					got, ok := ix.StoredDemangled(f.LinkageName)
@@ -96,6 +96,6 @@ func TestSourceMangled(t *testing.T) {
 }
 
 func mustDemangle(name string) string {
-	s, _ := debuginfo.Demangle(name)
+	s, _ := demangle.Demangle(name)
 	return s
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/klauspost/compress/flate"
 
 	"github.com/stackimage/stackimage/debuginfo"
+	"github.com/stackimage/stackimage/demangle"
 	"github.com/stackimage/stackimage/symtab"
 	"github.com/stackimage/stackimage/uuid"
 )
@@ -67,7 +68,7 @@ func Write(w io.Writer, in Input) error {
 }
 
 func newBuilder() *builder {
-	return &builder{strs: map[string]uint32{}, fileIDs: map[string]uint32{}, langIDs: map[debuginfo.Lang]uint8{},
+	return &builder{strs: map[string]uint32{}, fileIDs: map[string]uint32{}, langIDs: map[demangle.Lang]uint8{},
 		demangled: map[uint32]string{}}
 }
 
@@ -356,11 +357,11 @@ type builder struct {
 	nodes   []node
 	nodeIDs nodeTable
 	// langKeys are the languages met, numbered for nodeRef.
-	langKeys []debuginfo.Lang
+	langKeys []demangle.Lang
 	files    []uint32 // string refs
 	fileIDs  map[string]uint32
 	langs    []uint32 // string refs
-	langIDs  map[debuginfo.Lang]uint8
+	langIDs  map[demangle.Lang]uint8
 	// demangled holds, by the string ref of a linkage name, the name
 	// debuginfo gave its function by demangling it.
 	demangled map[uint32]string
@@ -393,7 +394,7 @@ type node struct {
 
 // lang returns the language table index of l plus one; 0 for none, and
 // for languages beyond the first maxLangs (there are six).
-func (b *builder) lang(l debuginfo.Lang) uint8 {
+func (b *builder) lang(l demangle.Lang) uint8 {
 	if l == "" {
 		return 0
 	}
@@ -614,7 +615,7 @@ func (b *builder) file(path string) uint32 {
 type nodeKey struct {
 	parent            int32
 	function, linkage string
-	lang              debuginfo.Lang
+	lang              demangle.Lang
 	inlined           bool
 	callFile          string
 	callLine, callCol int
@@ -710,7 +711,7 @@ func (t *nodeTable) findOrAdd(r nodeRef) (int32, bool) {
 
 // langKey returns a number for l, the same for the same language: the
 // languages are a handful, looked through in order.
-func (b *builder) langKey(l debuginfo.Lang) uint16 {
+func (b *builder) langKey(l demangle.Lang) uint16 {
 	for i, k := range b.langKeys {
 		if k == l {
 			return uint16(i)
@@ -760,7 +761,7 @@ func (b *builder) node(k nodeKey) int32 {
 				b.demangled[n.linkage] = "" // until lines collects the name
 				b.dem.todo <- demangleJob{ref: n.linkage, linkage: k.linkage}
 			default:
-				b.demangled[n.linkage], _ = debuginfo.Demangle(k.linkage)
+				b.demangled[n.linkage], _ = demangle.Demangle(k.linkage)
 			}
 		}
 	case k.function != "":
@@ -779,10 +780,10 @@ func (b *builder) node(k nodeKey) int32 {
 // linkage name and language the demangled linkage name as its name: when
 // the linkage name is mangled in a language it demangles (its display
 // rule).
-func demangledFrom(linkage string, lang debuginfo.Lang) bool {
+func demangledFrom(linkage string, lang demangle.Lang) bool {
 	switch lang {
-	case debuginfo.LangCPP, debuginfo.LangRust, debuginfo.LangSwift:
-		return debuginfo.Language(linkage) == lang
+	case demangle.LangCPP, demangle.LangRust, demangle.LangSwift:
+		return demangle.Language(linkage) == lang
 	}
 	return false
 }
@@ -1047,7 +1048,7 @@ func newDemangler(workers int) *demangler {
 		go func() {
 			defer d.wg.Done()
 			for j := range d.todo {
-				j.name, _ = debuginfo.Demangle(j.linkage)
+				j.name, _ = demangle.Demangle(j.linkage)
 				d.results[w] = append(d.results[w], j)
 			}
 		}()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/stackimage/stackimage/debuginfo"
+	"github.com/stackimage/stackimage/demangle"
 	"github.com/stackimage/stackimage/symtab"
 	"github.com/stackimage/stackimage/walker"
 )
@@ -193,22 +194,45 @@ func (e *Entry) Resolve(f Frame, unslid uint64, opts ResolveOptions) []Frame {
 // extended slice: a caller naming many addresses (atos's batches) reuses
 // one slice instead of allocating one per address.
 func (e *Entry) AppendResolve(dst []Frame, f Frame, unslid uint64, opts ResolveOptions) []Frame {
-	noDemangle := opts.NoDemangle
+	sym, ok := e.Symbol(unslid)
+	return e.appendResolved(dst, f, unslid, sym, ok, opts)
+}
+
+// ResolveBatch names many frames of the entry's image, as AppendResolve
+// names each: for each k below len(unslid), the frame frame(k) at the
+// unslid address unslid[k]. It calls add with k and the frames, innermost
+// first, in a slice add may not keep (it is reused for the next k). The
+// symbol tables are searched in one batch (SymbolBatch), which costs
+// less than a search per address when unslid is ascending.
+func (e *Entry) ResolveBatch(unslid []uint64, frame func(k int) Frame, opts ResolveOptions, add func(k int, frames []Frame)) {
+	syms := make([]symtab.Symbol, len(unslid))
+	found := make([]bool, len(unslid))
+	e.SymbolBatch(unslid, syms, found)
+	var buf []Frame
+	for k, addr := range unslid {
+		buf = e.appendResolved(buf[:0], frame(k), addr, syms[k], found[k], opts)
+		add(k, buf)
+	}
+}
+
+// appendResolved is AppendResolve with the symbol table's answer at
+// unslid (sym, found) given.
+func (e *Entry) appendResolved(dst []Frame, f Frame, unslid uint64, sym symtab.Symbol, found bool, opts ResolveOptions) []Frame {
 	start := len(dst)
-	dst = e.appendMachO(dst, f, unslid, noDemangle)
+	dst = e.appendNamed(dst, f, unslid, sym, found, opts.NoDemangle)
 	if last := &dst[len(dst)-1]; len(e.sym.paths) > 0 && len(dst) == start+1 &&
 		(last.SymbolSource == SourceNone || last.SymbolSource == SourceFunctionStarts) {
-		if bp, ok := e.resolveBreakpad(f, f.LookupAddress-f.ImageLoadAddress, noDemangle); ok {
+		if bp, ok := e.resolveBreakpad(f, f.LookupAddress-f.ImageLoadAddress, opts.NoDemangle); ok {
 			return append(dst[:start], bp...)
 		}
 	}
 	return dst
 }
 
-// appendMachO is AppendResolve from the Mach-O files' symbol tables and
-// DWARF.
-func (e *Entry) appendMachO(dst []Frame, f Frame, unslid uint64, noDemangle bool) []Frame {
-	if sym, ok := e.Symbol(unslid); ok {
+// appendNamed names f from the Mach-O files: the symbol tables' answer at
+// unslid (sym, ok) and DWARF's functions and lines there.
+func (e *Entry) appendNamed(dst []Frame, f Frame, unslid uint64, sym symtab.Symbol, ok, noDemangle bool) []Frame {
+	if ok {
 		e.setName(&f, sym.RawName, sym.Name, noDemangle)
 		// The offset is taken from the address itself, not the lookup
 		// address, as Apple's reports do; both lie in the same function.
@@ -270,7 +294,7 @@ func (e *Entry) setName(f *Frame, raw, name string, noDemangle bool) {
 	}
 	f.Symbol = name
 	if noDemangle {
-		f.Lang = string(debuginfo.Language(raw))
+		f.Lang = string(demangle.Language(raw))
 		return
 	}
 	readable, lang := e.demangle(raw)
@@ -286,9 +310,9 @@ const maxDemangledNames = 1 << 16
 // demangle demangles a symbol table name (C++, Rust, Swift), remembering
 // the answer: a dump names the same functions over and over, and
 // demangling costs far more than the lookup that found the name.
-func (e *Entry) demangle(raw string) (string, debuginfo.Lang) {
-	lang := debuginfo.Language(raw)
-	if lang != debuginfo.LangCPP && lang != debuginfo.LangRust && lang != debuginfo.LangSwift {
+func (e *Entry) demangle(raw string) (string, demangle.Lang) {
+	lang := demangle.Language(raw)
+	if lang != demangle.LangCPP && lang != demangle.LangRust && lang != demangle.LangSwift {
 		return raw, lang
 	}
 	e.namesMu.Lock()
@@ -302,7 +326,7 @@ func (e *Entry) demangle(raw string) (string, debuginfo.Lang) {
 		// functions: finding one costs a fraction of demangling it.
 		readable, _ = e.stored.Demangle(raw)
 	} else {
-		readable, _ = debuginfo.Demangle(raw)
+		readable, _ = demangle.Demangle(raw)
 	}
 	e.namesMu.Lock()
 	if e.demangled == nil {

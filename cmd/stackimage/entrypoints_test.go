@@ -15,6 +15,7 @@ import (
 	"github.com/stackimage/stackimage/breakpadsym"
 	"github.com/stackimage/stackimage/crashreport"
 	"github.com/stackimage/stackimage/debuginfo"
+	"github.com/stackimage/stackimage/demangle"
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/hangreport"
 	"github.com/stackimage/stackimage/image"
@@ -148,7 +149,7 @@ func TestEntryPointsNilAndEmpty(t *testing.T) {
 		{"debuginfo.New(empty)", true, func() error { _, err := debuginfo.New(map[string][]byte{}); return err }},
 		{"debuginfo.NewFromImage(nil)", true, func() error { _, err := debuginfo.NewFromImage(nil); return err }},
 		{"debuginfo.NewFromImage(nil *Image)", true, func() error { _, err := debuginfo.NewFromImage(nilImage); return err }},
-		{"debuginfo.Demangle(\"\")", false, noErr(func() { debuginfo.Demangle(""); debuginfo.Language("") })},
+		{"demangle.Demangle(\"\")", false, noErr(func() { demangle.Demangle(""); demangle.Language("") })},
 
 		// swiftdemangle
 		{"swiftdemangle.Demangle(\"\")", true, func() error { _, err := swiftdemangle.Demangle("", 0); return err }},

@@ -132,10 +132,10 @@ func Cases() []Case {
 		{
 			Name: "damaged/function-starts-overflow", Kind: KindMachO,
 			Build: func() []byte {
-				starts := append(ULEB128(nil, CodeOffset+0x40), bytes.Repeat([]byte{0xff}, 11)...)
+				starts := append(ULEB128(nil, CodeOffset+0x40), append(bytes.Repeat([]byte{0xff}, 10), 0x7f)...) // bits past the 64th
 				return MachO{UUID: [16]byte{0x56}, Symbols: []Symbol{good}, FunctionStarts: starts}.Bytes()
 			},
-			WantWarnings: []string{"LC_FUNCTION_STARTS", "ULEB128 overflows"},
+			WantWarnings: []string{"LC_FUNCTION_STARTS", "LEB128 number does not fit in 64 bits"},
 			WantSymbol:   "good",
 		},
 		{

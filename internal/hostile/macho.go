@@ -2,6 +2,8 @@ package hostile
 
 import (
 	"encoding/binary"
+
+	"github.com/stackimage/stackimage/internal/leb128"
 )
 
 // Layout of the files MachO builds. __TEXT maps the first textSize bytes
@@ -232,16 +234,7 @@ func Fat(slices [][]byte, subtypes []uint32) []byte {
 }
 
 // ULEB128 appends v's unsigned LEB128 encoding to b.
-func ULEB128(b []byte, v uint64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
+func ULEB128(b []byte, v uint64) []byte { return leb128.AppendUint(b, v) }
 
 // ExportTrie returns a well-formed export trie exporting each name at
 // CodeAddr + its offset (names must not be prefixes of one another). When

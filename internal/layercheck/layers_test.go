@@ -16,7 +16,7 @@ var layers = map[string]int{
 	"dump": 1, "snapshot": 1, "crashreport": 1, "hangreport": 1, "minidump": 1, "machocore": 1,
 	"image": 1, "debuginfo": 1, "symtab": 1, "symindex": 1, "breakpadsym": 1,
 	"walker": 1, "unwind": 1, "unwind/compactunwind": 1, "unwind/dwarfcfi": 1,
-	"archregs": 1, "uuid": 1, "lookup": 1, "swiftdemangle": 1,
+	"archregs": 1, "uuid": 1, "lookup": 1, "demangle": 1, "swiftdemangle": 1,
 	"plcrash":   1,
 	"metrickit": 1,
 	"symstore":  2, "symbolize": 2,
@@ -41,6 +41,11 @@ var forbidden = map[string][]string{
 	// The command runs the service as a program of its own: linking serve
 	// would load the service's libraries at every start of stackimage.
 	"cmd/stackimage": {"serve"},
+	// Names come from demangle alone: it stands on swiftdemangle and on no
+	// symbol-file reader, so that printing a name needs none of them.
+	"demangle": {"image", "debuginfo", "symtab", "symindex", "breakpadsym"},
+	// aggregate names frames as symbolize does, through symstore.
+	"aggregate": {"debuginfo", "symtab"},
 }
 
 // importsOf lists each package of the module with the module packages and

@@ -1,40 +1,17 @@
 package dwarfcfi
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/stackimage/stackimage/internal/leb128"
+)
 
 // This file assembles CFI sections by hand for the synthetic tests, the
 // fuzz seeds and the benchmark.
 
-func uleb(v uint64) []byte {
-	var b []byte
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			c |= 0x80
-		}
-		b = append(b, c)
-		if v == 0 {
-			return b
-		}
-	}
-}
+func uleb(v uint64) []byte { return leb128.AppendUint(nil, v) }
 
-func sleb(v int64) []byte {
-	var b []byte
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		done := v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0
-		if !done {
-			c |= 0x80
-		}
-		b = append(b, c)
-		if done {
-			return b
-		}
-	}
-}
+func sleb(v int64) []byte { return leb128.AppendInt(nil, v) }
 
 func le16(v uint16) []byte { return binary.LittleEndian.AppendUint16(nil, v) }
 func le32(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }

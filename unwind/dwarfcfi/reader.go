@@ -3,14 +3,13 @@ package dwarfcfi
 import (
 	"encoding/binary"
 	"errors"
+
+	"github.com/stackimage/stackimage/internal/leb128"
 )
 
 // errShort is the cause of every read past the end of the bytes a reader
 // may use; callers turn it into an *unwind.Error naming the field.
 var errShort = errors.New("truncated")
-
-// errLEB128 is an LEB128 number longer than 64 bits.
-var errLEB128 = errors.New("LEB128 number does not fit in 64 bits")
 
 // reader reads little-endian fields from data[off:end]. Apple's
 // architectures are all little-endian. The first error sticks: later reads
@@ -90,50 +89,38 @@ func (r *reader) uint(size int) uint64 {
 	}
 }
 
+// uleb reads an unsigned LEB128 number; one past 64 bits fails the
+// reader with leb128.ErrOverflow.
 func (r *reader) uleb() uint64 {
-	var v uint64
-	var shift uint
-	for {
-		b := r.u8()
-		if r.err != nil {
-			return 0
-		}
-		if shift >= 64 && b&0x7f != 0 || shift == 63 && b&0x7e != 0 {
-			r.fail(errLEB128)
-			return 0
-		}
-		if shift < 64 {
-			v |= uint64(b&0x7f) << shift
-		}
-		shift += 7
-		if b&0x80 == 0 {
-			return v
-		}
+	if r.err != nil {
+		return 0
 	}
+	v, next, err := leb128.Uint(r.data[:r.end], r.off)
+	return r.leb(v, next, err)
 }
 
+// sleb reads a signed LEB128 number, as uleb does.
 func (r *reader) sleb() int64 {
-	var v int64
-	var shift uint
-	for {
-		b := r.u8()
-		if r.err != nil {
-			return 0
-		}
-		if shift < 64 {
-			v |= int64(b&0x7f) << shift
-		} else if b&0x7f != 0 && b&0x7f != 0x7f {
-			r.fail(errLEB128)
-			return 0
-		}
-		shift += 7
-		if b&0x80 == 0 {
-			if shift < 64 && b&0x40 != 0 {
-				v |= -1 << shift
-			}
-			return v
-		}
+	if r.err != nil {
+		return 0
 	}
+	v, next, err := leb128.Int(r.data[:r.end], r.off)
+	return int64(r.leb(uint64(v), next, err))
+}
+
+// leb moves past a number leb128 read and returns it, or fails the reader
+// and returns 0.
+func (r *reader) leb(v uint64, next int, err error) uint64 {
+	r.off = next
+	switch err {
+	case nil:
+		return v
+	case leb128.ErrTruncated:
+		r.fail(errShort)
+	default:
+		r.fail(err)
+	}
+	return 0
 }
 
 // cstring reads a NUL-terminated string, without the NUL.

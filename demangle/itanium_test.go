@@ -1,4 +1,4 @@
-package debuginfo
+package demangle
 
 import (
 	"debug/dwarf"
@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ianlancetaylor/demangle"
+	libdemangle "github.com/ianlancetaylor/demangle"
 
 	"github.com/stackimage/stackimage/internal/testcorpus"
 )
@@ -19,7 +19,7 @@ import (
 // libraryDemangle is what Demangle printed before the fast path: the
 // library's output, or the name itself when the library fails.
 func libraryDemangle(m string) string {
-	s, err := demangle.ToString(m, maxDemangled, demangle.LLVMStyle)
+	s, err := libdemangle.ToString(m, maxDemangled, libdemangle.LLVMStyle)
 	if err != nil {
 		return m
 	}

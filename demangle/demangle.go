@@ -1,9 +1,9 @@
-package debuginfo
+package demangle
 
 import (
 	"strings"
 
-	"github.com/ianlancetaylor/demangle"
+	libdemangle "github.com/ianlancetaylor/demangle"
 
 	"github.com/stackimage/stackimage/swiftdemangle"
 )
@@ -26,7 +26,7 @@ const (
 //
 // maxDemangled bounds a demangled name at 2^16 bytes: hostile manglings can
 // expand exponentially through substitutions.
-var maxDemangled = demangle.MaxLength(16)
+var maxDemangled = libdemangle.MaxLength(16)
 
 // Demangle returns the readable form of a symbol name and the language its
 // mangling says it is in. It accepts names as DWARF records them (_ZN...) and
@@ -58,7 +58,7 @@ func Demangle(name string) (string, Lang) {
 	if len(m) > maxLibraryMangled {
 		return name, lang
 	}
-	s, err := demangle.ToString(m, maxDemangled, demangle.LLVMStyle)
+	s, err := libdemangle.ToString(m, maxDemangled, libdemangle.LLVMStyle)
 	if err != nil {
 		return name, lang
 	}
