@@ -188,9 +188,9 @@ func (s *Server) handleMultipart(w http.ResponseWriter, r *http.Request, field s
 		// cut, as on POST /v1/symbolicate.
 		w.Header().Set("X-Stackimage-Incomplete", headerValue(openErr.Error()))
 	}
-	s.run(w, r, func(ctx context.Context) (int, any) {
+	s.runStreamed(w, r, func(ctx context.Context, out answerOut) {
 		defer body.Close()
-		return http.StatusOK, s.symbolicateDump(ctx, in.Dump(), openErr, only)
+		s.symbolicateDump(ctx, in.Dump(), openErr, only, out)
 	})
 }
 
@@ -439,54 +439,86 @@ func openSymbolFile(path string) (symstore.SymbolFile, error) {
 	return symstore.SymbolFile{Name: path, ReaderAt: f, Size: st.Size(), Closer: f}, nil
 }
 
-// stacktraceWriter is a report.Writer that turns a dump's threads into
-// symbolicator's stack traces as they are symbolicated, so that a dump of
-// many threads costs the answer's frames once, not twice.
+// stacktraceWriter is a report.Writer that encodes a dump's threads as
+// symbolicator's stack traces as they are symbolicated and passes the
+// answer on in pieces (answerEncoder), so that the memory an answer takes
+// is one thread's and a buffer's, however large the answer.
 type stacktraceWriter struct {
-	resp   *completedResponse
+	e      *answerEncoder
+	count  int // stack traces written
 	frames int
 }
 
 func (w *stacktraceWriter) Begin(*dump.Dump) error { return nil }
 
 func (w *stacktraceWriter) Thread(th symbolize.Thread) error {
-	w.resp.Stacktraces = append(w.resp.Stacktraces, stacktraceOf(th))
+	if w.count > 0 {
+		w.e.b = append(w.e.b, ',')
+	}
+	st := stacktraceOf(th)
+	w.e.b = appendStacktrace(w.e.b, &st)
+	w.e.passOn()
+	w.count++
 	w.frames += len(th.Frames)
-	return nil
+	// A client gone stops the walk.
+	return w.e.err
 }
 
 func (w *stacktraceWriter) End(*symbolize.Report) error { return nil }
 func (w *stacktraceWriter) Close() error                { return nil }
 
-// symbolicateDump answers a dump in symbolicator's shape. Images whose
-// symbols were not found by the deadline are left without and say
-// "timeout"; a deadline met during the walk keeps the threads done, and
-// the warnings say where it stopped. openErr is what cut the input short,
-// if anything.
-func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, openErr error, only []*source) *completedResponse {
+// symbolicateDump answers a dump in symbolicator's shape, written to out
+// stack trace by stack trace as the threads are symbolicated. The
+// answer's fields come in the order they are known: status, crashed and
+// arch, the stack traces, the modules, then the warnings (symbolicator's
+// clients read the object by key). Images whose symbols were not found by
+// the deadline are left without and say "timeout"; a deadline met during
+// the walk keeps the threads done, and the warnings say where it stopped.
+// openErr is what cut the input short, if anything.
+func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, openErr error, only []*source, out answerOut) {
 	found := s.findSymbols(ctx, []*dump.Dump{d}, only)
 	defer found.close()
 	z := s.symbolizer(found, false)
 	defer z.Symbols.Close()
-	resp := &completedResponse{Status: "completed"}
-	sw := &stacktraceWriter{resp: resp}
+	e := newAnswerEncoder(out)
+	defer e.close()
+	e.b = append(e.b, `{"status":"completed"`...)
+	if d.Crash != nil {
+		e.b = append(e.b, `,"crashed":true`...)
+	}
+	if d.Arch != nil {
+		e.b = appendStringField(e.b, `,"arch":`, d.Arch.Name)
+	}
+	e.b = append(e.b, `,"stacktraces":[`...)
+	sw := &stacktraceWriter{e: e}
 	rep, err := report.Stream(ctx, z, d, sw)
 	s.metrics.frames.Add(float64(sw.frames))
-	if d.Arch != nil {
-		resp.Arch = d.Arch.Name
+	if e.err != nil {
+		return // the client is gone
 	}
-	if d.Crash != nil {
-		yes := true
-		resp.Crashed = &yes
-	}
+	var warnings []string
 	if openErr != nil {
-		resp.Warnings = append(resp.Warnings, openErr.Error())
+		warnings = append(warnings, openErr.Error())
 	}
 	if rep != nil {
-		resp.Warnings = append(resp.Warnings, rep.Warnings...)
+		warnings = append(warnings, rep.Warnings...)
 	} else if err != nil {
-		resp.Warnings = append(resp.Warnings, err.Error())
+		warnings = append(warnings, err.Error())
 	}
+	e.b = appendModules(append(e.b, `],"modules":[`...), dumpModules(d, found))
+	e.b = append(e.b, ']')
+	if len(warnings) > 0 {
+		list, _ := json.Marshal(warnings)
+		e.b = append(append(e.b, `,"warnings":`...), list...)
+	}
+	e.b = append(e.b, "}\n"...)
+	e.end()
+}
+
+// dumpModules lists a dump's images as symbolicator's modules, with what
+// was found for each.
+func dumpModules(d *dump.Dump, found *dumpSymbols) []completeModule {
+	var modules []completeModule
 	for _, im := range d.Images {
 		m := completeModule{rawModule: rawModule{Type: "macho", DebugID: strings.ToLower(im.UUID.String()), CodeID: simple(im.UUID),
 			CodeFile: im.Path, DebugFile: im.Name, ImageAddr: hexValue(im.LoadAddress)}, DebugStatus: statusUnused, Arch: "unknown"}
@@ -516,9 +548,9 @@ func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, openErr erro
 				m.Error = l.err.Error()
 			}
 		}
-		resp.Modules = append(resp.Modules, m)
+		modules = append(modules, m)
 	}
-	return resp
+	return modules
 }
 
 // stacktraceOf turns a symbolicated thread into a response stack trace.

@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"mime/multipart"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -225,5 +227,56 @@ func TestNativeMicrostackshot(t *testing.T) {
 	resp, same := do(t, "POST", ts.URL+"/v1/symbolicate?format=same", bytes.NewReader(data), nil)
 	if resp.StatusCode != 200 || !bytes.Equal(same, data) {
 		t.Errorf("format=same: status %d, %d bytes; want the report's %d bytes back", resp.StatusCode, len(same), len(data))
+	}
+}
+
+// TestHeldAnswerSpooled: a /minidump answer kept for GET /requests/{id}
+// past the bytes held in memory is spooled to a file, handed out byte for
+// byte as the answer given at once, then removed; asked for again, the
+// request is gone.
+func TestHeldAnswerSpooled(t *testing.T) {
+	corpus := testcorpus.Dir(t)
+	defer func(n int) { maxHeldInMemory = n }(maxHeldInMemory)
+	maxHeldInMemory = 1024
+	dmp := readFile(t, filepath.Join(corpus, "minidump", "simple-crashpad.dmp"))
+	s, ts := newTestServer(t, DefaultConfig(t.TempDir()))
+	post := func(query string) (*http.Response, []byte) {
+		body, ct := multipartBody(t, "upload_file_minidump", "crash.dmp", dmp, "")
+		return do(t, "POST", ts.URL+"/minidump"+query, body, map[string]string{"Content-Type": ct})
+	}
+	_, now := post("")
+	if len(now) <= 2*maxHeldInMemory {
+		t.Fatalf("answer of %d bytes: want one past the %d held in memory", len(now), maxHeldInMemory)
+	}
+	_, pending := post("?timeout=0")
+	var p pendingAnswer
+	if err := json.Unmarshal(pending, &p); err != nil || p.Status != "pending" {
+		// Done before the timer: answered at once, from the kept copy.
+		if !bytes.Equal(pending, now) {
+			t.Fatalf("kept answer differs from the one given at once:\n%.300s\n%.300s", pending, now)
+		}
+		return
+	}
+	resp, later := do(t, "GET", ts.URL+"/requests/"+p.RequestID+"?timeout=30", nil, nil)
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(later, now) {
+		t.Fatalf("GET /requests/%s: %d, %d bytes; want the %d bytes answered at once", p.RequestID, resp.StatusCode, len(later), len(now))
+	}
+	if resp.ContentLength != int64(len(now)) {
+		t.Errorf("Content-Length %d, want %d", resp.ContentLength, len(now))
+	}
+	// The file goes once the handler has written it, just after the
+	// client has read it.
+	var left []string
+	for range 100 {
+		if left, _ = filepath.Glob(filepath.Join(s.cache.tmp, "answer-*")); len(left) == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		t.Errorf("the spooled answer is left behind: %v", left)
+	}
+	if resp, _ := do(t, "GET", ts.URL+"/requests/"+p.RequestID, nil, nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("asked for again: %d, want 404", resp.StatusCode)
 	}
 }

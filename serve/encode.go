@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -27,54 +28,118 @@ var answerPool = sync.Pool{New: func() any { return new([]byte) }}
 // length, which spares the client (and the server) chunked encoding, and
 // sent with its header in one write (heldConn).
 func writeCompleted(w http.ResponseWriter, r *http.Request, code int, resp *completedResponse) {
-	pooled := answerPool.Get().(*[]byte)
-	b := (*pooled)[:0]
-	defer func() {
-		if cap(b) <= maxPooledBuffer+maxPooledBuffer/2 {
-			*pooled = b[:0]
-			answerPool.Put(pooled)
-		}
-	}()
-	started := false
-	start := func() {
-		if !started {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(code)
-			started = true
-		}
-	}
-	b = appendResponseHead(b, resp)
-	b = append(b, `,"stacktraces":[`...)
+	e := newAnswerEncoder(&clientAnswer{w: w, r: r, code: code})
+	defer e.close()
+	e.b = appendResponseHead(e.b, resp)
+	e.b = append(e.b, `,"stacktraces":[`...)
 	for i := range resp.Stacktraces {
 		if i > 0 {
-			b = append(b, ',')
+			e.b = append(e.b, ',')
 		}
-		b = appendStacktrace(b, &resp.Stacktraces[i])
-		if len(b) >= maxBufferedAnswer {
-			start()
-			if _, err := w.Write(b); err != nil {
-				return
-			}
-			b = b[:0]
-		}
+		e.b = appendStacktrace(e.b, &resp.Stacktraces[i])
+		e.passOn()
 	}
-	b = append(b, `],"modules":[`...)
-	for i := range resp.Modules {
+	e.b = appendModules(append(e.b, `],"modules":[`...), resp.Modules)
+	e.b = append(e.b, "]}\n"...)
+	e.end()
+}
+
+// appendModules appends modules' JSON objects, each followed by a newline
+// as json.Encoder wrote them.
+func appendModules(b []byte, modules []completeModule) []byte {
+	for i := range modules {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(appendModule(b, &resp.Modules[i]), '\n') // as json.Encoder wrote them
+		b = append(appendModule(b, &modules[i]), '\n')
 	}
-	b = append(b, "]}\n"...)
-	if started {
-		w.Write(b)
+	return b
+}
+
+// answerOut is where an answer goes as it is encoded: the client, or a
+// copy kept for GET /requests/{id}.
+type answerOut interface {
+	io.Writer            // a piece of the answer; more follows
+	last(b []byte) error // the answer's last piece (or all of it)
+}
+
+// answerEncoder holds the part of an answer encoded and not yet passed
+// on, in a pooled buffer: at most about maxBufferedAnswer bytes, however
+// large the answer.
+type answerEncoder struct {
+	b      []byte
+	pooled *[]byte
+	out    answerOut
+	err    error // the first error of out; what follows is dropped
+}
+
+func newAnswerEncoder(out answerOut) *answerEncoder {
+	pooled := answerPool.Get().(*[]byte)
+	return &answerEncoder{b: (*pooled)[:0], pooled: pooled, out: out}
+}
+
+// passOn passes the encoded part on once it reaches maxBufferedAnswer.
+func (e *answerEncoder) passOn() {
+	if len(e.b) < maxBufferedAnswer {
 		return
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	start()
-	release := holdWrites(r)
-	w.Write(b)
+	if e.err == nil {
+		_, e.err = e.out.Write(e.b)
+	}
+	e.b = e.b[:0]
+}
+
+// end passes the rest on as the answer's last piece.
+func (e *answerEncoder) end() error {
+	if e.err == nil {
+		e.err = e.out.last(e.b)
+	}
+	e.b = e.b[:0]
+	return e.err
+}
+
+// close gives the buffer back to its pool.
+func (e *answerEncoder) close() {
+	if cap(e.b) <= maxPooledBuffer+maxPooledBuffer/2 {
+		*e.pooled = e.b[:0]
+		answerPool.Put(e.pooled)
+	}
+}
+
+// clientAnswer writes an answer to its client: whole, with its
+// Content-Length, in one write with its header when it comes in one
+// piece; chunked as it comes otherwise.
+type clientAnswer struct {
+	w       http.ResponseWriter
+	r       *http.Request
+	code    int
+	started bool
+}
+
+func (c *clientAnswer) start() {
+	if !c.started {
+		c.w.Header().Set("Content-Type", "application/json")
+		c.w.WriteHeader(c.code)
+		c.started = true
+	}
+}
+
+func (c *clientAnswer) Write(b []byte) (int, error) {
+	c.start()
+	return c.w.Write(b)
+}
+
+func (c *clientAnswer) last(b []byte) error {
+	if c.started {
+		_, err := c.w.Write(b)
+		return err
+	}
+	c.w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	c.start()
+	release := holdWrites(c.r)
+	_, err := c.w.Write(b)
 	release()
+	return err
 }
 
 // appendModule appends a module's JSON object as encoding/json writes it

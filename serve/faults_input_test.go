@@ -7,7 +7,9 @@ package serve
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -15,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,6 +25,7 @@ import (
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/minidump"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // smallMinidump writes an arm64 minidump of one thread with a stack of
@@ -193,6 +197,196 @@ func TestFaultsThreadAmplification(t *testing.T) {
 				if hwm > 256<<20 {
 					t.Errorf("peak RSS %d MiB, want under 256 MiB", hwm>>20)
 				}
+			}
+		})
+	}
+}
+
+// chainMinidump writes an arm64 minidump of threads threads, each with
+// its own stack holding a frame-pointer chain of depth records (return
+// addresses drawn from rng), in a module of a fresh UUID no source has:
+// the walker follows each chain to its end, depth+1 frames, none named.
+func chainMinidump(t *testing.T, threads, depth int) []byte {
+	t.Helper()
+	const base = 0x100000000
+	var id uuid.UUID
+	rand.Read(id[:])
+	in := &minidump.WriterInput{Arch: archregs.ARM64, Platform: minidump.PlatformMacOS,
+		Modules: []minidump.WriterModule{{Base: base, Size: 0x100000, Path: "/usr/local/bin/deep", UUID: id}}}
+	le := binary.LittleEndian
+	var ret [8]byte
+	for n := range threads {
+		stack := uint64(0x16f000000 + n*0x10000)
+		mem := make([]byte, 16*(depth+1))
+		for i := range depth {
+			at := 16 * (i + 1) // a record: the caller's fp, then the return address
+			next := uint64(0)
+			if i < depth-1 {
+				next = stack + uint64(at) + 16
+			}
+			rand.Read(ret[:])
+			le.PutUint64(mem[at:], next)
+			le.PutUint64(mem[at+8:], base+0x1000+le.Uint64(ret[:])%0xf0000&^3)
+		}
+		regs := archregs.NewRegisters(archregs.ARM64)
+		for name, v := range map[string]uint64{"pc": base + 0x1000, "sp": stack, "fp": stack + 16, "lr": base + 0x1004} {
+			if err := regs.Set(name, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		in.Threads = append(in.Threads, minidump.WriterThread{ID: uint32(n + 1), Registers: regs, StackAddr: stack, Stack: mem})
+	}
+	var b bytes.Buffer
+	if err := minidump.Write(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// readAnswer reads a dump's answer as a stream, a stack trace at a time,
+// so that the test holds none of it whole: its size, its stack traces
+// and frames, and its other fields (modules, warnings) decoded.
+func readAnswer(t *testing.T, body io.Reader) (size int64, traces, frames int, rest map[string]json.RawMessage) {
+	t.Helper()
+	counted := &countingReader{r: body}
+	dec := json.NewDecoder(counted)
+	rest = map[string]json.RawMessage{}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("answer starts with %v (%v), want an object", tok, err)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, _ := tok.(string)
+		if key != "stacktraces" {
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				t.Fatalf("%s: %v", key, err)
+			}
+			rest[key] = v
+			continue
+		}
+		if _, err := dec.Token(); err != nil {
+			t.Fatal(err)
+		}
+		for dec.More() {
+			var st struct{ Frames []struct{ Status string } }
+			if err := dec.Decode(&st); err != nil {
+				t.Fatalf("stack trace %d: %v", traces, err)
+			}
+			traces++
+			frames += len(st.Frames)
+		}
+		if _, err := dec.Token(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, counted)
+	return counted.n, traces, frames, rest
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// TestFaultsLargeAnswer (item 7): a minidump of 4,096 threads whose
+// stacks hold frame-pointer chains of 128 records (130 frames each with
+// the registers' two, 532,480 in all: within minidump.MaxThreads and the
+// walker's depth, max_frames raised to fit them) makes an answer of about
+// 78 MiB from an 11 MiB dump; the service's heap grows by well under a
+// third of the answer, answered at once or kept for GET /requests/{id}
+// (spooled to a file past 1 MiB, removed once handed out). What it does
+// grow by is the dump's threads and the walks symbolize remembers (at
+// most 65,536 frames), not the answer: built whole, it grew by twice the
+// answer.
+func TestFaultsLargeAnswer(t *testing.T) {
+	const threads, depth = 4096, 128
+	cfg := DefaultConfig("../fixtures/bin")
+	cfg.Limits.RequestTimeout = 2 * time.Minute
+	cfg.Limits.MaxFrames = threads * (depth + 2)
+	s, ts := newTestServer(t, cfg)
+	// The heap measured is what is live, near enough: garbage is
+	// collected at a tenth over it rather than the double.
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	path := filepath.Join(t.TempDir(), "deep.dmp")
+	dmp := chainMinidump(t, threads, depth)
+	dumpSize := len(dmp)
+	if err := os.WriteFile(path, dmp, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dmp = nil
+	for _, query := range []string{"", "?timeout=0.01"} {
+		t.Run("/minidump"+query, func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, ct := multipartBody(t, "upload_file_minidump", "deep.dmp", data, "")
+			data = nil
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			baseline := ms.HeapInuse
+			stop := make(chan struct{})
+			peak := heapPeak(stop)
+			start := time.Now()
+			req, _ := http.NewRequest("POST", ts.URL+"/minidump"+query, body)
+			req.Header.Set("Content-Type", ct)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size, traces, frames, rest := readAnswer(t, resp.Body)
+			resp.Body.Close()
+			for rest["status"] != nil && string(rest["status"]) == `"pending"` {
+				var id string
+				json.Unmarshal(rest["request_id"], &id)
+				resp, err = http.Get(ts.URL + "/requests/" + id + "?timeout=30")
+				if err != nil {
+					t.Fatal(err)
+				}
+				size, traces, frames, rest = readAnswer(t, resp.Body)
+				resp.Body.Close()
+			}
+			close(stop)
+			growth := int64(peak.Load()) - int64(baseline)
+			t.Logf("%d in %v: dump %d MB, answer %d MB, %d stack traces, %d frames; heap peak %d MiB over %d MiB before it",
+				resp.StatusCode, time.Since(start), dumpSize>>20, size>>20, traces, frames, growth>>20, baseline>>20)
+			if resp.StatusCode != http.StatusOK || string(rest["status"]) != `"completed"` {
+				t.Fatalf("status %d, %s", resp.StatusCode, rest["status"])
+			}
+			if traces != threads || frames != threads*(depth+2) {
+				t.Errorf("%d stack traces of %d frames, want %d of %d", traces, frames, threads, threads*(depth+2))
+			}
+			if rest["modules"] == nil {
+				t.Error("no modules in the answer")
+			}
+			if growth > size/3 {
+				t.Errorf("the heap grew by %d MiB for an answer of %d MiB: want well under a third of it", growth>>20, size>>20)
+			}
+			// A kept answer's file goes once the handler has written it,
+			// just after the client has read it.
+			var left []string
+			for range 100 {
+				if left, _ = filepath.Glob(filepath.Join(s.cache.tmp, "answer-*")); len(left) == 0 {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if len(left) > 0 {
+				t.Errorf("kept answers left behind: %v", left)
 			}
 		})
 	}

@@ -70,8 +70,13 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, work func(ctx conte
 		}
 		return
 	}
-	// The work outlives the HTTP request, so it runs under its own
-	// deadline rather than the request's context.
+	s.runAsync(w, r, wait, work)
+}
+
+// runAsync runs work on after the HTTP request, under its own deadline
+// rather than the request's context, and answers after wait: with the
+// answer, or "pending" and a request id.
+func (s *Server) runAsync(w http.ResponseWriter, r *http.Request, wait time.Duration, work func(ctx context.Context) (int, any)) {
 	j := &job{done: make(chan struct{})}
 	go func() {
 		ctx, cancel := s.deadline(context.Background())
@@ -80,6 +85,28 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, work func(ctx conte
 		close(j.done)
 	}()
 	s.answerJob(w, r, "", j, wait)
+}
+
+// runStreamed runs work that writes its answer (JSON, status 200) as it
+// makes it: to the client as it comes, or, with ?timeout=, to a copy
+// kept for GET /requests/{id} (heldAnswer) when the work takes longer.
+func (s *Server) runStreamed(w http.ResponseWriter, r *http.Request, work func(ctx context.Context, out answerOut)) {
+	wait, async, err := queryTimeout(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "timeout %q: want seconds", r.URL.Query().Get("timeout"))
+		return
+	}
+	if !async {
+		ctx, cancel := s.deadline(r.Context())
+		defer cancel()
+		work(ctx, &clientAnswer{w: w, r: r, code: http.StatusOK})
+		return
+	}
+	s.runAsync(w, r, wait, func(ctx context.Context) (int, any) {
+		held := &heldAnswer{dir: s.cache.tmp}
+		work(ctx, held)
+		return http.StatusOK, held
+	})
 }
 
 // answerJob waits up to wait for j, then answers it or registers it as
@@ -93,16 +120,28 @@ func (s *Server) answerJob(w http.ResponseWriter, r *http.Request, id string, j 
 			s.pending.remove(id)
 		}
 		writeAnswer(w, r, j.status, j.answer)
+		discardAnswer(j.answer)
 	case <-t.C:
 		if id == "" {
 			var ok bool
 			if id, ok = s.pending.add(j); !ok {
 				writeError(w, http.StatusServiceUnavailable, "too many pending requests")
+				go func() {
+					<-j.done
+					discardAnswer(j.answer)
+				}()
 				return
 			}
 		}
 		writeJSON(w, pendingAnswer{Status: "pending", RequestID: id, RetryAfter: 1})
 	case <-r.Context().Done():
+		if id == "" {
+			// Nobody will ask for it.
+			go func() {
+				<-j.done
+				discardAnswer(j.answer)
+			}()
+		}
 	}
 }
 
@@ -136,7 +175,9 @@ func (p *pendingRequests) add(j *job) (string, bool) {
 		// An answer nobody fetches is dropped after a while.
 		<-j.done
 		time.Sleep(5 * time.Minute)
-		p.remove(id)
+		if p.remove(id) {
+			discardAnswer(j.answer)
+		}
 	}()
 	return id, true
 }
@@ -147,8 +188,11 @@ func (p *pendingRequests) get(id string) *job {
 	return p.jobs[id]
 }
 
-func (p *pendingRequests) remove(id string) {
+// remove forgets a request; it reports whether it was still there.
+func (p *pendingRequests) remove(id string) bool {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.jobs[id]
 	delete(p.jobs, id)
-	p.mu.Unlock()
+	return ok
 }

@@ -398,8 +398,12 @@ func (s *Server) deadline(ctx context.Context) (context.Context, context.CancelF
 // writeAnswer answers r with a status code and v in JSON; a completed
 // symbolication by its own writer.
 func writeAnswer(w http.ResponseWriter, r *http.Request, code int, v any) {
-	if c, ok := v.(*completedResponse); ok {
-		writeCompleted(w, r, code, c)
+	switch a := v.(type) {
+	case *completedResponse:
+		writeCompleted(w, r, code, a)
+		return
+	case *heldAnswer:
+		a.writeTo(w, code)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
