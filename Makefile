@@ -9,14 +9,12 @@ SAMPLE    ?= fixtures/snapshots/chain-arm64-O1-deepest.json
 
 all: build
 
-# build puts both programs in bin/: stackimage, and the service,
-# stackimage-serve, which "stackimage serve" runs from beside itself.
-# The programs are built without cgo: statically linked, they start without
-# the dynamic loader (0.79 of `stackimage version`'s time), which every
-# short command pays.
+# build puts the program, every command and the service (stackimage
+# serve) in one, in bin/. It is built without cgo: statically linked, it
+# starts without the dynamic loader (0.79 of `stackimage version`'s time),
+# which every short command pays.
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/stackimage ./cmd/stackimage
-	CGO_ENABLED=0 $(GO) build -o bin/stackimage-serve ./cmd/stackimage-serve
 
 # deps installs what the tests need on Debian when it is missing: the Unicorn
 # C library for emu/ (cgo, behind the unicorn build tag), lldb-16, the
@@ -66,9 +64,8 @@ e2e-deps:
 	@[ -x "$(VERSITYGW)" ] || { echo "installing versitygw $(VERSITYGW_VERSION)"; \
 	  $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION); }
 
-# loadtest measures one `stackimage serve` instance (bin/stackimage-serve,
-# which bin/stackimage runs) with vegeta (a Go
-# load-generating library): the latency curve on stacks of 30 frames over
+# loadtest measures one `stackimage serve` instance (bin/stackimage) with
+# vegeta (a Go load-generating library): the latency curve on stacks of 30 frames over
 # 5 images, 100k addresses of cmd/go against llvm-symbolizer on a pipe,
 # and the first answer for a cold UUID from a versitygw bucket
 # (bench/serveload; docs/serve.md has the figures).
@@ -77,7 +74,7 @@ loadtest: bench-deps bench-bins e2e-deps build
 
 # e2e runs three `stackimage serve` instances behind nginx, sharing a
 # versitygw bucket, and debuginfod-find against them (serve/e2e_test.go);
-# the test builds both programs, and starts and stops every process
+# the test builds the command, and starts and stops every process
 # itself, on loopback.
 e2e: e2e-deps
 	VERSITYGW=$(VERSITYGW) NGINX=$$(command -v nginx || echo /usr/sbin/nginx) \

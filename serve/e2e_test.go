@@ -4,8 +4,8 @@ package serve
 
 // The end-to-end test of a scaled-out deployment, run by `make e2e` (and
 // so by `make test`), which installs what it needs: versitygw, an S3
-// gateway, as the shared bucket; three `stackimage serve` processes (the
-// command runs stackimage-serve in its place, as users run it); nginx
+// gateway, as the shared bucket; three `stackimage serve` processes of the
+// command built as go install builds it; nginx
 // in front of them; Debian's debuginfod-find as a client. Everything runs
 // on loopback, in temporary directories, and is stopped when the test
 // ends.
@@ -182,12 +182,10 @@ func TestE2EScaleOut(t *testing.T) {
 	debuginfodFind := tool(t, "DEBUGINFOD_FIND", "debuginfod-find")
 	dir := t.TempDir()
 
-	// Both programs, side by side as go install and make build put them.
+	// The command, built alone as go install builds it.
 	bin := filepath.Join(dir, "stackimage")
-	for _, cmd := range []string{"stackimage", "stackimage-serve"} {
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, cmd), "../cmd/"+cmd).CombinedOutput(); err != nil {
-			t.Fatalf("go build ../cmd/%s: %v\n%s", cmd, err, out)
-		}
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/stackimage").CombinedOutput(); err != nil {
+		t.Fatalf("go build ../cmd/stackimage: %v\n%s", err, out)
 	}
 
 	// The bucket.

@@ -37,7 +37,7 @@ import (
 )
 
 var (
-	binFlag      = flag.String("stackimage", "bin/stackimage", "the stackimage binary (stackimage-serve beside it)")
+	binFlag      = flag.String("stackimage", "bin/stackimage", "the stackimage binary")
 	fixturesFlag = flag.String("fixtures", "fixtures/bin", "the fixture binaries and dSYMs")
 	goBinFlag    = flag.String("gobin", filepath.Join(os.Getenv("HOME"), ".cache", "stackimage-bench", "go-darwin-arm64-dwarf"), "the darwin cmd/go build with DWARF")
 	llvmFlag     = flag.String("llvm", "llvm-symbolizer", "the llvm-symbolizer to compare with")
@@ -86,8 +86,7 @@ func run() error {
 	return nil
 }
 
-// server is one `stackimage serve` process: stackimage execs
-// stackimage-serve from beside itself, so the pid is the service's.
+// server is one `stackimage serve` process.
 type server struct {
 	cmd  *exec.Cmd
 	addr string

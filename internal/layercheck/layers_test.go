@@ -19,7 +19,7 @@ var layers = map[string]int{
 	"archregs": 1, "uuid": 1, "lookup": 1, "swiftdemangle": 1,
 	"symstore": 2, "symbolize": 2,
 	"open": 3, "report": 3, "atos": 3, "aggregate": 3,
-	"serve": 4, "cmd/stackimage": 4, "cmd/stackimage-serve": 4,
+	"serve": 4, "cmd/stackimage": 4,
 }
 
 // forbidden are the imports the doc rules out within a layer or by name.
@@ -34,9 +34,6 @@ var forbidden = map[string][]string{
 	"hangreport":  {"snapshot", "crashreport", "minidump", "machocore"},
 	"minidump":    {"snapshot", "crashreport", "hangreport", "machocore"},
 	"machocore":   {"snapshot", "crashreport", "hangreport", "minidump"},
-	// The command runs the service as a program of its own: linking serve
-	// would load the service's libraries at every start of stackimage.
-	"cmd/stackimage": {"serve"},
 }
 
 // importsOf lists each package of the module with the module packages and
