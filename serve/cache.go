@@ -459,7 +459,7 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 	failed := lookup{status: statusFetchingFailed}
 	for _, s := range sources {
 		l, err := c.build(u, name, s, path)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, notfound.ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -486,7 +486,7 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 		failed.err = errors.Join(fetchErrs...)
 		return c.remember(u, failed, c.missTTL)
 	}
-	return c.remember(u, lookup{status: statusMissing, err: fmt.Errorf("no source has symbols for %s", u)}, c.missTTL)
+	return c.remember(u, lookup{status: statusMissing, err: fmt.Errorf("no source has symbols for %s: %w", u, notfound.ErrNotFound)}, c.missTTL)
 }
 
 func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
@@ -514,7 +514,7 @@ func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
 }
 
 // build fetches the UUID's files from one source and writes its index at
-// path. The error wraps ErrNotFound when the source has nothing.
+// path. The error wraps lookup.ErrNotFound when the source has nothing.
 func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lookup, error) {
 	l := lookup{source: s.cfg.Name}
 	var addErrs []error
@@ -535,7 +535,7 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 		ctx := context.Background()
 		for _, k := range kinds {
 			f, err := s.Open(ctx, u, k, name)
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, notfound.ErrNotFound) {
 				continue
 			}
 			if err != nil {
@@ -560,13 +560,13 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 			}
 		}
 		if len(found) == 0 {
-			return l, ErrNotFound
+			return l, notfound.ErrNotFound
 		}
 	}
 	e, err := syms.Lookup(u)
 	if e == nil {
 		if s.scanned != nil && errors.Is(err, notfound.ErrNotFound) {
-			return l, ErrNotFound
+			return l, notfound.ErrNotFound
 		}
 		l.status = statusMalformed
 		if err == nil {

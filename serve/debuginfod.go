@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	notfound "github.com/stackimage/stackimage/lookup"
 )
 
 // handleBuildID is GET /buildid/{id}/{kind}: the debuginfod protocol,
@@ -35,7 +37,7 @@ func (s *Server) handleBuildID(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		f, err := src.Open(ctx, u, kind, "")
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, notfound.ErrNotFound) {
 			continue
 		}
 		if err != nil {
