@@ -16,15 +16,20 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/stackimage ./cmd/stackimage
 
-# deps installs what the tests need on Debian when it is missing: the Unicorn
-# C library for emu/ (cgo, behind the unicorn build tag), lldb-16, the
-# external check that our Mach-O cores read the same in lldb, and
-# chromium, which the service's /ui/ test drives headless (under `make
-# test` both tests fail without them; a plain `go test` skips them).
+# deps installs what the tests need on Debian when it is missing: a C
+# compiler (gcc, libc6-dev) for cgo and -race; the Unicorn C library for
+# emu/ (cgo, behind the unicorn build tag); lldb-16, the external check
+# that our Mach-O cores read the same in lldb; llvm (llvm-symbolizer),
+# which symtab's golden test asks for an image no golden file covers;
+# llvm-16 (llvm-dwarfdump-16), the oracle of unwind/dwarfcfi's
+# regression binaries; and chromium, which the service's /ui/ test drives
+# headless (under `make test` these tests fail without them; a plain
+# `go test` skips or logs).
 deps:
-	@pkg-config --exists unicorn 2>/dev/null && command -v lldb-16 >/dev/null && [ -x /usr/bin/chromium ] || { \
-	  echo "installing libunicorn-dev, lldb-16 and chromium"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunicorn-dev pkg-config lldb-16 chromium; }
+	@command -v gcc >/dev/null && pkg-config --exists unicorn 2>/dev/null && command -v lldb-16 >/dev/null && \
+	  command -v llvm-symbolizer >/dev/null && command -v llvm-dwarfdump-16 >/dev/null && [ -x /usr/bin/chromium ] || { \
+	  echo "installing gcc, libunicorn-dev, lldb-16, llvm, llvm-16 and chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev libunicorn-dev pkg-config lldb-16 llvm llvm-16 chromium; }
 
 # fixture-deps adds the compilers `make fixtures` needs, and dsymutil-16
 # (llvm-16) for the fixtures' dSYMs.
@@ -45,11 +50,18 @@ cross:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build ./...
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build ./...
 
-# test has installed lldb-16 and chromium (deps), so a test that compares
-# with them fails rather than skips when they are missing (internal/testtool).
+# RACE_PKGS are the packages that start goroutines or share state
+# through package sync: `make test` runs their tests again under the race
+# detector (internal/layercheck's TestRaceCoversConcurrency keeps the
+# list whole).
+RACE_PKGS := ./aggregate/ ./debuginfo/ ./image/ ./serve/ ./symbolize/ ./symindex/ ./symstore/ ./symtab/ \
+	./swiftdemangle/ ./unwind/compactunwind/ ./unwind/dwarfcfi/ ./internal/hostile/ ./internal/lazyregexp/
+
+# test has installed what the tests compare with (deps), so a test that
+# needs one fails rather than skips when it is missing (internal/testtool).
 test: deps fmt-check vet cross
 	STACKIMAGE_REQUIRE_TOOLS=1 $(GO) test -tags $(TAGS) $(GOFLAGS) $(PKGS)
-	STACKIMAGE_REQUIRE_TOOLS=1 $(GO) test -race $(GOFLAGS) ./symbolize/ ./symstore/ ./debuginfo/ ./symtab/ ./serve/
+	STACKIMAGE_REQUIRE_TOOLS=1 $(GO) test -race $(GOFLAGS) $(RACE_PKGS)
 	$(MAKE) e2e
 
 # e2e-deps installs what the service's end-to-end test runs: nginx and
