@@ -17,7 +17,7 @@ import (
 // minidump or a core is opened the same way), symbolicate it against a
 // directory of binaries and dSYMs, and print the text summary.
 func Example() {
-	in, err := open.File("../fixtures/snapshots/chain-arm64-O1-deepest.json")
+	in, err := open.File(context.Background(), "../fixtures/snapshots/chain-arm64-O1-deepest.json")
 	if in == nil {
 		log.Fatal(err) // nothing could be read
 	}
@@ -28,7 +28,7 @@ func Example() {
 
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir("../fixtures/bin"); err != nil {
+	if err := syms.AddDir(context.Background(), "../fixtures/bin"); err != nil {
 		log.Fatal(err)
 	}
 	z := &symbolize.Symbolizer{Symbols: syms}
@@ -54,7 +54,7 @@ func Example() {
 // Symbolicate a dump into a report to use in code; WriteJSON writes it
 // as docs/json.md describes.
 func ExampleSymbolicate() {
-	in, err := open.File("../crashreport/testdata/arm64.ips")
+	in, err := open.File(context.Background(), "../crashreport/testdata/arm64.ips")
 	if in == nil {
 		log.Fatal(err)
 	}

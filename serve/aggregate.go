@@ -329,7 +329,7 @@ func (c cacheLookup) LookupContext(ctx context.Context, id uuid.UUID) (*symstore
 		if l.err != nil {
 			return nil, l.err
 		}
-		return nil, fmt.Errorf("no symbols (%s): %w", l.status, notfound.ErrNotFound)
+		return nil, notfound.NotFound(fmt.Sprintf("no symbols (%s)", l.status))
 	}
 	// The entry holds its own reference to the index file: the cache
 	// may evict the index once it is released.

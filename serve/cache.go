@@ -459,7 +459,10 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 	failed := lookup{status: statusFetchingFailed}
 	for _, s := range sources {
 		l, err := c.build(u, name, s, path)
-		if errors.Is(err, notfound.ErrNotFound) {
+		// A source without the UUID; a file it has that cannot be read
+		// wraps lookup.ErrNotFound too ("no readable file") but is
+		// malformed, and said so.
+		if l.status == "" && errors.Is(err, notfound.ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -486,7 +489,7 @@ func (c *indexCache) load(u uuid.UUID, name string, sources []*source, rebuild b
 		failed.err = errors.Join(fetchErrs...)
 		return c.remember(u, failed, c.missTTL)
 	}
-	return c.remember(u, lookup{status: statusMissing, err: fmt.Errorf("no source has symbols for %s: %w", u, notfound.ErrNotFound)}, c.missTTL)
+	return c.remember(u, lookup{status: statusMissing, err: notfound.NotFound(fmt.Sprintf("no source has symbols for %s", u))}, c.missTTL)
 }
 
 func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
@@ -555,7 +558,7 @@ func (c *indexCache) build(u uuid.UUID, name string, s *source, path string) (lo
 			}
 			// A file that cannot be read costs itself: the others of the
 			// UUID may still answer, and Lookup says what was wrong.
-			if err := syms.AddFile(f.Name()); err != nil {
+			if err := syms.AddFile(context.Background(), f.Name()); err != nil {
 				addErrs = append(addErrs, fmt.Errorf("%s: %w", f.Location, err))
 			}
 		}
@@ -669,7 +672,7 @@ func (c *indexCache) open(u uuid.UUID, path, from, location string) (*index, err
 		return nil, err
 	}
 	syms := symstore.NewSymbols()
-	if err := syms.AddFile(path); err != nil {
+	if err := syms.AddFile(context.Background(), path); err != nil {
 		syms.Close()
 		return nil, err
 	}

@@ -60,11 +60,11 @@ func (s *Server) spool(r io.Reader, max int64) (*spooled, error) {
 // format told by content, every process it lists a dump. An input read
 // only in part comes back with the error that cut it, which the answer's
 // warnings carry.
-func openBody(body *spooled) (*open.Input, error) {
+func openBody(ctx context.Context, body *spooled) (*open.Input, error) {
 	if body.size == 0 {
 		return nil, errors.New("empty body: want a dump or report")
 	}
-	return open.ReaderAt(body, body.size)
+	return open.ReaderAt(ctx, body, body.size)
 }
 
 // multipartDump reads a multipart body: the file in field, and the
@@ -141,7 +141,7 @@ func (s *Server) handleMultipart(w http.ResponseWriter, r *http.Request, field s
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	in, openErr := openBody(body)
+	in, openErr := openBody(r.Context(), body)
 	if in == nil {
 		body.Close()
 		writeError(w, http.StatusBadRequest, "%s: %v", field, openErr)
@@ -184,7 +184,7 @@ func (s *Server) handleNative(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer body.Close()
-	in, openErr := openBody(body)
+	in, openErr := openBody(r.Context(), body)
 	if in == nil {
 		writeError(w, http.StatusBadRequest, "%v", openErr)
 		return

@@ -293,7 +293,7 @@ http {
 		bin := filepath.Join("..", "fixtures", "bin", name)
 		dsym := filepath.Join(bin+".dSYM", "Contents", "Resources", "DWARF", name)
 		syms := symstore.NewSymbols()
-		syms.AddFile(bin)
+		syms.AddFile(context.Background(), bin)
 		ids := syms.UUIDs()
 		syms.Close()
 		if len(ids) != 1 {
@@ -330,7 +330,7 @@ http {
 	var expects []expect
 	for i, f := range fixtures {
 		syms := symstore.NewSymbols()
-		syms.AddDir(filepath.Join("..", "fixtures", "bin", f.name+".dSYM"))
+		syms.AddDir(context.Background(), filepath.Join("..", "fixtures", "bin", f.name+".dSYM"))
 		base := uint64(0x200000000 + i*0x10000000)
 		// A function start of the image: the first address with a name.
 		var addr uint64

@@ -57,3 +57,18 @@ func TestMissesAreLookupErrNotFound(t *testing.T) {
 		e.Release()
 	}
 }
+
+// TestNewStopsWhenContextEnds: New does not index a scanned directory
+// once its context has ended, and returns the context's error.
+func TestNewStopsWhenContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cfg := DefaultConfig("../fixtures/bin")
+	cfg.Cache.Dir = t.TempDir()
+	if s, err := New(ctx, cfg); s != nil || !errors.Is(err, context.Canceled) {
+		if s != nil {
+			s.Close()
+		}
+		t.Errorf("New with an ended context = %v, %v; want nothing and context.Canceled", s, err)
+	}
+}

@@ -54,13 +54,13 @@ type source struct {
 	metrics *metrics
 }
 
-func newSource(cfg SourceConfig, tmpDir string, m *metrics) (*source, error) {
+func newSource(ctx context.Context, cfg SourceConfig, tmpDir string, m *metrics) (*source, error) {
 	s := &source{cfg: cfg, tmpDir: tmpDir, metrics: m}
 	switch cfg.Type {
 	case "filesystem":
 		if cfg.Layout.Type == "scan" {
 			s.scanned = symstore.NewSymbols()
-			if err := s.scanned.AddDir(cfg.Path); err != nil {
+			if err := s.scanned.AddDir(ctx, cfg.Path); err != nil {
 				return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
 			}
 			return s, nil

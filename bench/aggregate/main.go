@@ -266,7 +266,7 @@ func makeInputs(c config) error {
 	// running each device's stacks through a profiler's own tools.
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir(c.symbols); err != nil {
+	if err := syms.AddDir(context.Background(), c.symbols); err != nil {
 		return err
 	}
 	recImages := make([]aggregate.Image, len(images))
@@ -310,7 +310,7 @@ func pickImages(dir string, n int) ([]benchImage, error) {
 	}
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir(dir); err != nil {
+	if err := syms.AddDir(context.Background(), dir); err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}

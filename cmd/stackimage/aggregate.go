@@ -26,7 +26,7 @@ const aggregateGCPercent = 400
 // by one; the rest are counted.
 const maxReportedErrors = 20
 
-func runAggregate(args []string, stdout, stderr io.Writer) error {
+func runAggregate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Aggregating allocates much and keeps little (the unique stacks and
 	// samples), so the collector runs at a quarter of its default pace
 	// unless GOGC says otherwise: 0.89x the wall time on a million
@@ -98,7 +98,7 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 	syms := symstore.NewSymbols()
 	defer syms.Close()
 	for _, d := range dirs {
-		if err := syms.AddDir(d); err != nil {
+		if err := syms.AddDir(ctx, d); err != nil {
 			return err
 		}
 	}
@@ -124,7 +124,6 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 		},
 		OnInput: func(string, int64) { done++; bar.set(done) },
 	}
-	ctx := context.Background()
 	loadErr := loader.Load(ctx, inputs)
 	bar.finish()
 	if loadErr != nil {

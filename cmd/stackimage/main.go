@@ -79,8 +79,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return runContext(context.Background(), args, stdin, stdout, stderr)
 }
 
-// runContext is run with a context that ends the service (serve stops
-// when it ends, or at SIGTERM or SIGINT).
+// runContext is run with a context that bounds the command's reading
+// and symbolication, and ends the service (serve stops when it ends, or
+// at SIGTERM or SIGINT).
 func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -91,17 +92,17 @@ func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	case "serve":
 		err = runServe(ctx, args[1:], stdout, stderr)
 	case "symbolicate":
-		err = runSymbolicate(args[1:], stdin, stdout, stderr)
+		err = runSymbolicate(ctx, args[1:], stdin, stdout, stderr)
 	case "atos":
-		err = runAtos(args[1:], stdin, stdout, stderr)
+		err = runAtos(ctx, args[1:], stdin, stdout, stderr)
 	case "images":
 		err = runImages(args[1:], stdout, stderr)
 	case "index":
-		err = runIndex(args[1:], stdout, stderr)
+		err = runIndex(ctx, args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		err = runVersion(args[1:], stdout, stderr)
 	case "aggregate":
-		err = runAggregate(args[1:], stdout, stderr)
+		err = runAggregate(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -61,7 +61,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cfg.Check(); err != nil {
 		return err
 	}
-	srv, err := serve.New(cfg)
+	srv, err := serve.New(ctx, cfg)
 	if err != nil {
 		return err
 	}

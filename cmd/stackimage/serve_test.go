@@ -28,7 +28,7 @@ func TestServeAnswersWhatTheCommandPrints(t *testing.T) {
 	dir := t.TempDir()
 	cfg := serve.DefaultConfig(symbolsDir)
 	cfg.Cache.Dir = filepath.Join(dir, "cache")
-	srv, err := serve.New(cfg)
+	srv, err := serve.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
