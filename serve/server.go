@@ -50,7 +50,7 @@ type Server struct {
 // and returns its error) and the local cache.
 func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg.setDefaults()
-	if err := cfg.Check(); err != nil {
+	if err := cfg.check(); err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, metrics: newMetrics(), byName: map[string]*source{},
