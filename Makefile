@@ -53,7 +53,10 @@ cross:
 # RACE_PKGS are the packages that start goroutines or share state
 # through package sync: `make test` runs their tests again under the race
 # detector (internal/layercheck's TestRaceCoversConcurrency keeps the
-# list whole).
+# list whole), with -short, which leaves out the comparisons over the
+# whole darwin cmd/go that take minutes without it (their concurrency is
+# the short tests'), and a longer timeout: the detector slows the rest
+# several times.
 RACE_PKGS := ./aggregate/ ./debuginfo/ ./image/ ./serve/ ./symbolize/ ./symindex/ ./symstore/ ./symtab/ \
 	./swiftdemangle/ ./unwind/compactunwind/ ./unwind/dwarfcfi/ ./internal/hostile/ ./internal/lazyregexp/
 
@@ -61,7 +64,7 @@ RACE_PKGS := ./aggregate/ ./debuginfo/ ./image/ ./serve/ ./symbolize/ ./symindex
 # needs one fails rather than skips when it is missing (internal/testtool).
 test: deps fmt-check vet cross
 	STACKIMAGE_REQUIRE_TOOLS=1 $(GO) test -tags $(TAGS) $(GOFLAGS) $(PKGS)
-	STACKIMAGE_REQUIRE_TOOLS=1 $(GO) test -race $(GOFLAGS) $(RACE_PKGS)
+	STACKIMAGE_REQUIRE_TOOLS=1 $(GO) test -race -short -timeout 30m $(GOFLAGS) $(RACE_PKGS)
 	$(MAKE) e2e
 
 # e2e-deps installs what the service's end-to-end test runs: nginx and
