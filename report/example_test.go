@@ -3,6 +3,7 @@ package report_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"strings"
@@ -72,4 +73,34 @@ func ExampleSymbolicate() {
 	}
 	// Output:
 	// crashed in crash at 0x100004008 in Sample
+}
+
+// Write one thread, or any set of them, in the JSON docs/json.md
+// documents: FilterThreads keeps the threads it is asked for and the
+// rest of the document (header, modules, warnings) whole.
+func ExampleFilterThreads() {
+	in, err := open.File(context.Background(), "../crashreport/testdata/arm64.ips")
+	if in == nil {
+		log.Fatal(err)
+	}
+	defer in.Close()
+	z := &symbolize.Symbolizer{Symbols: symstore.NewSymbols()}
+	var out strings.Builder
+	crashed := func(th symbolize.Thread) bool { return th.Crashed }
+	if err := report.Write(context.Background(), z, in, report.FilterThreads(report.NewJSON(&out), crashed)); err != nil {
+		log.Fatal(err)
+	}
+	var doc struct {
+		SchemaVersion int `json:"schema_version"`
+		Threads       []struct {
+			ID      int  `json:"id"`
+			Crashed bool `json:"crashed"`
+		} `json:"threads"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &doc); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("schema %d, %d thread: crashed %v\n", doc.SchemaVersion, len(doc.Threads), doc.Threads[0].Crashed)
+	// Output:
+	// schema 1, 1 thread: crashed true
 }
