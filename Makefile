@@ -201,8 +201,10 @@ accuracy: deps
 	$(GO) run -tags unicorn ./cmd/accuracy
 
 # bench-aggregate times stackimage aggregate on 1,000,000 generated stacks
-# (as one stream file and as 10,000 .ips files) against go tool pprof
-# -proto merging the same stacks as per-device profiles
+# (as one stream file and as 10,000 .ips files) against pprof's own
+# program (the one go tool pprof runs) with -proto merging the same
+# stacks as per-device profiles, pair by pair, and checks that pprof -top
+# of both profiles is the same
 # (docs/aggregate.md). The inputs are made once into AGG_BENCH_DIR.
 AGG_BENCH_DIR  ?= $(or $(TMPDIR),/tmp)/stackimage-bench-aggregate
 AGG_BENCH_RUNS ?= 3
