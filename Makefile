@@ -9,28 +9,30 @@ SAMPLE    ?= fixtures/snapshots/chain-arm64-O1-deepest.json
 
 all: build
 
-# build puts both programs in bin/: stackimage, and the service,
-# stackimage-serve, which "stackimage serve" runs from beside itself.
-# The programs are built without cgo: statically linked, they start without
-# the dynamic loader (0.79 of `stackimage version`'s time), which every
-# short command pays.
+# build puts the program, every command and the service (stackimage
+# serve) in one, in bin/. It is built without cgo: statically linked, it
+# starts without the dynamic loader (0.79 of `stackimage version`'s time),
+# which every short command pays.
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/stackimage ./cmd/stackimage
-	CGO_ENABLED=0 $(GO) build -o bin/stackimage-serve ./cmd/stackimage-serve
 
-# deps installs what the tests need on Debian when it is missing: the Unicorn
-# C library for emu/ (cgo, behind the unicorn build tag), lldb-16, the
-# external check that our Mach-O cores read the same in lldb, chromium,
-# which the service's /ui/ test drives headless, debuginfod-find, the
-# client the service's debuginfod test runs, and clang-16 and lld-16,
-# with which emu's tests build programs generated afresh from new seeds
-# (under `make test` these tests fail without them; a plain `go test`
-# skips them).
+# deps installs what the tests need on Debian when it is missing: a C
+# compiler (gcc, libc6-dev) for cgo and -race; the Unicorn C library for
+# emu/ (cgo, behind the unicorn build tag); lldb-16, the external check
+# that our Mach-O cores read the same in lldb; llvm (llvm-symbolizer),
+# which symtab's golden test asks for an image no golden file covers;
+# llvm-16 (llvm-dwarfdump-16), the oracle of unwind/dwarfcfi's
+# regression binaries; chromium, which the service's /ui/ test drives
+# headless; debuginfod-find, the client the service's debuginfod test
+# runs; and clang-16 and lld-16, with which emu's tests build programs
+# generated afresh from new seeds (under `make test` these tests fail
+# without them; a plain `go test` skips or logs).
 deps:
-	@pkg-config --exists unicorn 2>/dev/null && command -v lldb-16 >/dev/null && [ -x /usr/bin/chromium ] && \
+	@command -v gcc >/dev/null && pkg-config --exists unicorn 2>/dev/null && command -v lldb-16 >/dev/null && \
+	  command -v llvm-symbolizer >/dev/null && command -v llvm-dwarfdump-16 >/dev/null && [ -x /usr/bin/chromium ] && \
 	  command -v debuginfod-find >/dev/null && command -v clang-16 >/dev/null && command -v ld64.lld-16 >/dev/null || { \
-	  echo "installing libunicorn-dev, lldb-16, chromium, debuginfod, clang-16 and lld-16"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libunicorn-dev pkg-config lldb-16 chromium debuginfod clang-16 lld-16; }
+	  echo "installing gcc, libunicorn-dev, lldb-16, llvm, llvm-16, chromium, debuginfod, clang-16 and lld-16"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev libunicorn-dev pkg-config lldb-16 llvm llvm-16 chromium debuginfod clang-16 lld-16; }
 
 # fixture-deps adds the compilers `make fixtures` needs, and dsymutil-16
 # (llvm-16) for the fixtures' dSYMs.
@@ -51,11 +53,22 @@ cross:
 	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build ./...
 	CGO_ENABLED=0 GOOS=windows GOARCH=amd64 $(GO) build ./...
 
-# test has installed lldb-16 and chromium (deps), so a test that compares
-# with them fails rather than skips when they are missing (internal/testtool).
+# RACE_PKGS are the packages that start goroutines or share state
+# through package sync: `make test` runs their tests again under the race
+# detector (internal/layercheck's TestRaceCoversConcurrency keeps the
+# list whole), with -short, which leaves out the comparisons over the
+# whole darwin cmd/go that take minutes without it (their concurrency is
+# the short tests'), and a longer timeout: the detector slows the rest
+# several times.
+RACE_PKGS := ./aggregate/ ./debuginfo/ ./image/ ./serve/ ./symbolize/ ./symindex/ ./symstore/ ./symtab/ \
+	./swiftdemangle/ ./demangle/ ./unwind/compactunwind/ ./unwind/dwarfcfi/ ./internal/hostile/ ./internal/lazyregexp/ \
+	./internal/plcrashgen/
+
+# test has installed what the tests compare with (deps), so a test that
+# needs one fails rather than skips when it is missing (internal/testtool).
 test: deps fmt-check vet cross
 	STACKIMAGE_REQUIRE_TOOLS=1 $(GO) test -tags $(TAGS) $(GOFLAGS) $(PKGS)
-	STACKIMAGE_REQUIRE_TOOLS=1 $(GO) test -race $(GOFLAGS) ./symbolize/ ./symstore/ ./debuginfo/ ./symtab/ ./serve/
+	STACKIMAGE_REQUIRE_TOOLS=1 $(GO) test -race -short -timeout 30m $(GOFLAGS) $(RACE_PKGS)
 	$(MAKE) e2e
 	$(MAKE) faults
 
@@ -71,9 +84,8 @@ e2e-deps:
 	@[ -x "$(VERSITYGW)" ] || { echo "installing versitygw $(VERSITYGW_VERSION)"; \
 	  $(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION); }
 
-# loadtest measures one `stackimage serve` instance (bin/stackimage-serve,
-# which bin/stackimage runs) with vegeta (a Go
-# load-generating library): the latency curve on stacks of 30 frames over
+# loadtest measures one `stackimage serve` instance (bin/stackimage) with
+# vegeta (a Go load-generating library): the latency curve on stacks of 30 frames over
 # 5 images, 100k addresses of cmd/go against llvm-symbolizer on a pipe,
 # and the first answer for a cold UUID from a versitygw bucket
 # (bench/serveload; docs/serve.md has the figures).
@@ -82,7 +94,7 @@ loadtest: bench-deps bench-bins e2e-deps build
 
 # e2e runs three `stackimage serve` instances behind nginx, sharing a
 # versitygw bucket, and debuginfod-find against them (serve/e2e_test.go);
-# the test builds both programs, and starts and stops every process
+# the test builds the command, and starts and stops every process
 # itself, on loopback.
 e2e: e2e-deps
 	VERSITYGW=$(VERSITYGW) NGINX=$$(command -v nginx || echo /usr/sbin/nginx) \
@@ -205,8 +217,10 @@ accuracy: deps
 	$(GO) run -tags unicorn ./cmd/accuracy
 
 # bench-aggregate times stackimage aggregate on 1,000,000 generated stacks
-# (as one stream file and as 10,000 .ips files) against go tool pprof
-# -proto merging the same stacks as per-device profiles
+# (as one stream file and as 10,000 .ips files) against pprof's own
+# program (the one go tool pprof runs) with -proto merging the same
+# stacks as per-device profiles, pair by pair, and checks that pprof -top
+# of both profiles is the same
 # (docs/aggregate.md). The inputs are made once into AGG_BENCH_DIR.
 AGG_BENCH_DIR  ?= $(or $(TMPDIR),/tmp)/stackimage-bench-aggregate
 AGG_BENCH_RUNS ?= 3

@@ -57,7 +57,7 @@ func fixtureSymbols(t testing.TB) *countingLookup {
 	t.Helper()
 	syms := symstore.NewSymbols()
 	t.Cleanup(func() { syms.Close() })
-	if err := syms.AddDir("../fixtures/bin"); err != nil {
+	if err := syms.AddDir(context.Background(), "../fixtures/bin"); err != nil {
 		t.Fatal(err)
 	}
 	return &countingLookup{syms: syms, n: map[uuid.UUID]int{}}
@@ -170,13 +170,13 @@ func TestFingerprintDefaultsAndFallback(t *testing.T) {
 func TestNewBuildGroupsWithOld(t *testing.T) {
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir("../fixtures/bin"); err != nil {
+	if err := syms.AddDir(context.Background(), "../fixtures/bin"); err != nil {
 		t.Fatal(err)
 	}
 	z := &symbolize.Symbolizer{Symbols: syms}
 	agg := New()
 	for _, path := range []string{"../fixtures/snapshots/chain-arm64-O1-deepest.json", "../fixtures/snapshots/chain-x86_64-O1-deepest.json"} {
-		in, err := open.File(path)
+		in, err := open.File(context.Background(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +239,7 @@ func TestSymbolicateFromIndexFile(t *testing.T) {
 	e.Release()
 	indexed := symstore.NewSymbols()
 	defer indexed.Close()
-	if err := indexed.AddFile(path); err != nil {
+	if err := indexed.AddFile(context.Background(), path); err != nil {
 		t.Fatal(err)
 	}
 	agg := New()

@@ -23,7 +23,7 @@ func Example() {
 	}
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir("../fixtures/bin"); err != nil {
+	if err := syms.AddDir(context.Background(), "../fixtures/bin"); err != nil {
 		log.Fatal(err)
 	}
 	res, err := loader.Aggregator.Symbolicate(context.Background(), syms)

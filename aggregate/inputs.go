@@ -480,7 +480,7 @@ func (l *Loader) read(ctx context.Context, w *loadWorker, name string, r io.Read
 		}
 		if head = head[:n]; !bytes.HasPrefix(head, gzipMagic) {
 			if !IsStream(head) {
-				opened, err := open.ReaderAt(file, size)
+				opened, err := open.ReaderAt(ctx, file, size)
 				return l.addOpened(ctx, w, name, opened, err)
 			}
 			// A stream file is mapped and read in place when it can be;

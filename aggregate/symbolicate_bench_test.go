@@ -18,7 +18,7 @@ import (
 func BenchmarkSymbolicate(b *testing.B) {
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir("../fixtures/bin"); err != nil {
+	if err := syms.AddDir(context.Background(), "../fixtures/bin"); err != nil {
 		b.Fatal(err)
 	}
 	paths, err := filepath.Glob("../fixtures/bin/*")

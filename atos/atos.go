@@ -1,6 +1,7 @@
 package atos
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -54,7 +55,9 @@ type Options struct {
 }
 
 // An Answerer answers addresses in one image. It is not safe for
-// concurrent use: it counts its answers (see printableCheckAfter).
+// concurrent use: it counts its answers (see printableCheckAfter) and
+// reuses its buffers from one answer to the next. Goroutines take one
+// each, over one shared entry (New, Example_concurrent).
 type Answerer struct {
 	entry       *symstore.Entry
 	symbolsOnly bool   // the entry has no debug info: answers come from its symbols
@@ -74,13 +77,17 @@ type Answerer struct {
 }
 
 // Open opens path as atos -o does, a bundle's binary for a bundle, and
-// returns an Answerer for it; Close it when done.
-func Open(path string, opts Options) (*Answerer, error) {
+// returns an Answerer for it; Close it when done. Nothing is opened once
+// ctx has ended: the error is then ctx's.
+func Open(ctx context.Context, path string, opts Options) (*Answerer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	file, err := image.BundleFile(path)
 	if err != nil {
 		return nil, err
 	}
-	entry, im, err := openEntry(file, opts.Arch)
+	entry, im, err := openEntry(ctx, file, opts.Arch)
 	if err != nil {
 		return nil, err
 	}
@@ -250,9 +257,9 @@ func (a *Answerer) appendName(buf []byte, name string) []byte {
 // openEntry opens a symindex file, a Breakpad .sym file, or a Mach-O
 // file's slice, as the entry to answer from; the image is nil for a .sym
 // file, which has none. Release the entry when done.
-func openEntry(path, arch string) (*symstore.Entry, *image.Image, error) {
+func openEntry(ctx context.Context, path, arch string) (*symstore.Entry, *image.Image, error) {
 	if isBreakpadFile(path) {
-		return openBreakpadEntry(path)
+		return openBreakpadEntry(ctx, path)
 	}
 	if symstore.IsIndexFile(path) {
 		e, err := symstore.NewIndexEntry(path)
@@ -331,10 +338,10 @@ func breakpadModuleName(path, fallback string) string {
 
 // openBreakpadEntry opens a Breakpad .sym file as symbolicate --symbols
 // does: indexed by the UUID of its MODULE line.
-func openBreakpadEntry(path string) (*symstore.Entry, *image.Image, error) {
+func openBreakpadEntry(ctx context.Context, path string) (*symstore.Entry, *image.Image, error) {
 	syms := symstore.NewSymbols()
 	defer syms.Close() // the entry holds its own reference
-	if err := syms.AddFile(path); err != nil {
+	if err := syms.AddFile(ctx, path); err != nil {
 		return nil, nil, err
 	}
 	uuids := syms.UUIDs()

@@ -3,6 +3,7 @@ package atos
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -263,14 +264,14 @@ func TestAtosAnswersBeforeInputEnds(t *testing.T) {
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	a, err := Open(bin, Options{})
+	a, err := Open(context.Background(), bin, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
 	done := make(chan error, 1)
 	go func() {
-		done <- a.Answer(outW, inR)
+		done <- a.Answer(context.Background(), outW, inR)
 		outW.Close()
 	}()
 	lines := bufio.NewReader(outR)
@@ -327,12 +328,12 @@ func TestAtosBatchEscapesPastCheck(t *testing.T) {
 		}
 		n := printableCheckAfter + 100
 		in := strings.Repeat(fmt.Sprintf("%#x\n", hostile.CodeAddr+4), n)
-		a, err := Open(bin, Options{})
+		a, err := Open(context.Background(), bin, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		if err := a.Answer(&out, strings.NewReader(in)); err != nil {
+		if err := a.Answer(context.Background(), &out, strings.NewReader(in)); err != nil {
 			t.Fatalf("%q: %v", tt.name, err)
 		}
 		a.Close()
@@ -410,5 +411,30 @@ func TestParseAddress(t *testing.T) {
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("ParseAddress(%q) = %#x, %v; want %#x, ok=%v", tt.in, got, err, tt.want, tt.ok)
 		}
+	}
+}
+
+// TestBatchStopsWhenContextEnds: a batch whose context has ended writes
+// no answer and returns the context's error.
+func TestBatchStopsWhenContextEnds(t *testing.T) {
+	a, err := Open(context.Background(), "../fixtures/bin/chain-arm64-O1", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out bytes.Buffer
+	if err := a.Answer(ctx, &out, strings.NewReader("0x100000384\n")); !errors.Is(err, context.Canceled) || out.Len() != 0 {
+		t.Errorf("Answer with an ended context: %v, wrote %q; want context.Canceled and nothing", err, out.String())
+	}
+	if err := a.AnswerTokens(ctx, &out, []string{"0x100000384"}); !errors.Is(err, context.Canceled) || out.Len() != 0 {
+		t.Errorf("AnswerTokens with an ended context: %v, wrote %q; want context.Canceled and nothing", err, out.String())
+	}
+	if _, err := Open(ctx, "../fixtures/bin/chain-arm64-O1", Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Open with an ended context: %v, want context.Canceled", err)
+	}
+	if err := a.AnswerTokens(context.Background(), &out, []string{"0x100000384"}); err != nil || out.Len() == 0 {
+		t.Errorf("AnswerTokens: %v, wrote %q", err, out.String())
 	}
 }

@@ -2,6 +2,7 @@ package atos
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"io"
 	"math/bits"
@@ -12,9 +13,11 @@ import (
 // AnswerTokens writes the answers for tokens, each an address in hex
 // (with or without 0x), to w. A token that is not an address is echoed on
 // its own line and the batch goes on, as llvm-symbolizer echoes input it
-// cannot parse.
-func (a *Answerer) AnswerTokens(w io.Writer, tokens []string) error {
-	out := &batchWriter{w: w}
+// cannot parse. Once ctx ends, no more answers are written and its error
+// is returned: it is checked before each write of the answers, every
+// batchSize bytes.
+func (a *Answerer) AnswerTokens(ctx context.Context, w io.Writer, tokens []string) error {
+	out := &batchWriter{w: w, ctx: ctx}
 	for _, text := range tokens {
 		if err := a.answerToken(out, []byte(text)); err != nil {
 			return err
@@ -28,11 +31,12 @@ func (a *Answerer) AnswerTokens(w io.Writer, tokens []string) error {
 // Answers are written whenever reading may block, so that a pipe can be
 // used interactively without paying a write per address. A batch through
 // pipes goes in fewer, larger pieces: on Linux, r and w, when they are
-// pipes (*os.File), are enlarged to 1 MiB.
-func (a *Answerer) Answer(w io.Writer, r io.Reader) error {
+// pipes (*os.File), are enlarged to 1 MiB. ctx ends the batch as it does
+// AnswerTokens's, and is checked before each read of r too.
+func (a *Answerer) Answer(ctx context.Context, w io.Writer, r io.Reader) error {
 	enlargePipe(r)
 	enlargePipe(w)
-	out := &batchWriter{w: w}
+	out := &batchWriter{w: w, ctx: ctx}
 	sc := bufio.NewScanner(flushingReader{r, out})
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	sc.Split(scanWords)
@@ -61,8 +65,9 @@ func (a *Answerer) answerToken(out *batchWriter, text []byte) error {
 // that may block: one write per batchSize bytes of answers.
 type batchWriter struct {
 	w   io.Writer
+	ctx context.Context
 	buf []byte
-	err error // the first write's error; later writes are not tried
+	err error // the first write's error, or ctx's; later writes are not tried
 }
 
 // batchSize is how many bytes of answers batchWriter writes at once.
@@ -78,6 +83,9 @@ func (b *batchWriter) flushIfFull() error {
 
 // Flush writes what the buffer holds.
 func (b *batchWriter) Flush() error {
+	if b.err == nil && b.ctx != nil {
+		b.err = b.ctx.Err()
+	}
 	if b.err == nil && len(b.buf) > 0 {
 		_, b.err = b.w.Write(b.buf)
 	}

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,7 +27,7 @@ func TestDumpRoundTrip(t *testing.T) {
 	}
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir("../fixtures/bin"); err != nil {
+	if err := syms.AddDir(context.Background(), "../fixtures/bin"); err != nil {
 		t.Fatal(err)
 	}
 	z := &symbolize.Symbolizer{Symbols: syms}

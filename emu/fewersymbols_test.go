@@ -3,6 +3,7 @@
 package emu
 
 import (
+	"context"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -47,7 +48,7 @@ func processWith(t *testing.T, m *Machine, paths ...string) *symbolize.Process {
 	syms := symstore.NewSymbols()
 	t.Cleanup(func() { syms.Close() })
 	for _, p := range paths {
-		if err := syms.AddDir(p); err != nil {
+		if err := syms.AddDir(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 	}

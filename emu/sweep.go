@@ -3,6 +3,7 @@
 package emu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -376,7 +377,7 @@ func (s *sweeper) setup(path string, prog fixtures.Program, slide uint64) error 
 // matched by UUID, or by name for an i386 object file, which has none.
 func newFrameSource(m *Machine, path string) (*symbolize.Process, error) {
 	syms := symstore.NewSymbols()
-	if err := syms.AddFile(path); err != nil {
+	if err := syms.AddFile(context.Background(), path); err != nil {
 		return nil, err
 	}
 	loaded := make([]*image.Loaded, len(m.Images))

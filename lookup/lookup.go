@@ -9,8 +9,9 @@ var ErrNotFound = errors.New("not found")
 
 // NotFound returns an error that says msg and that errors.Is counts as
 // ErrNotFound, for a package whose sentinel says more than "not found"
-// (compactunwind's "no entry covers the address"). Like ErrNotFound it is
-// meant to be made once, as a package variable.
+// (compactunwind's "no entry covers the address", the service's "no
+// source has symbols for UUID"). A package's fixed message is best made
+// once, as a package variable, so that a miss costs no allocation.
 func NotFound(msg string) error { return &notFound{msg} }
 
 type notFound struct{ msg string }

@@ -10,7 +10,7 @@
 // (errors.Is(err, ErrUnrecognizedFormat) holds). This is the shape of
 // Go's debug/* packages and of delve's core-file openers.
 //
-//	in, err := open.File("crash.ips")
+//	in, err := open.File(ctx, "crash.ips")
 //	if in == nil {
 //		return err // nothing could be read
 //	}

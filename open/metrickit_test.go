@@ -1,6 +1,7 @@
 package open
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,7 +22,7 @@ func TestOpenMetricKit(t *testing.T) {
 		t.Logf("corpus not found (%v): the committed payloads only", err)
 	}
 	for _, path := range paths {
-		in, err := File(path)
+		in, err := File(context.Background(), path)
 		if in == nil {
 			t.Fatalf("%s: %v", path, err)
 		}

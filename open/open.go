@@ -2,6 +2,7 @@ package open
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -196,10 +197,14 @@ func (in *Input) Close() error {
 //
 // As ReaderAt, it returns a nil Input with the error when nothing could be
 // read, and the Input together with the error that stopped it when the
-// input was read only in part. Close the Input when done.
-func File(path string) (*Input, error) {
+// input was read only in part; ctx bounds the reading as it does there.
+// Close the Input when done.
+func File(ctx context.Context, path string) (*Input, error) {
 	if path == "" {
 		return nil, errors.New("open: empty path")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	info, err := os.Stat(path)
 	if err != nil {
@@ -212,7 +217,7 @@ func File(path string) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := ReaderAt(f, info.Size())
+	in, err := ReaderAt(ctx, f, info.Size())
 	if in == nil {
 		f.Close()
 		return nil, err
@@ -230,13 +235,25 @@ func File(path string) (*Input, error) {
 // *UnrecognizedFormatError for an input in no known format), and the
 // Input together with the error that stopped it when the input was read
 // only in part: in.Dumps then holds what was read.
-func ReaderAt(r io.ReaderAt, size int64) (*Input, error) {
+//
+// ctx bounds the opening: once it ends, no further read of r is made and
+// its error is returned, as for any read that failed. The dumps of a
+// minidump or core read their memory from r later, unbound by ctx.
+func ReaderAt(ctx context.Context, r io.ReaderAt, size int64) (*Input, error) {
 	if r == nil {
 		return nil, errors.New("open: nil reader")
 	}
 	if size <= 0 {
 		return nil, errors.New("open: empty input")
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	bounded := &ctxReaderAt{ReaderAt: r, ctx: ctx}
+	r = bounded
+	// Reads made after this call returns (a dump's memory) are not
+	// bounded: the caller's context may end once the input is open.
+	defer func() { bounded.ctx = nil }()
 	head := make([]byte, min(size, SniffSize))
 	if n, err := r.ReadAt(head, 0); err != nil && !(errors.Is(err, io.EOF) && n == len(head)) {
 		if !errors.Is(err, io.EOF) {
@@ -257,18 +274,48 @@ func ReaderAt(r io.ReaderAt, size int64) (*Input, error) {
 
 // Bytes opens an input held in memory.
 func Bytes(data []byte) (*Input, error) {
-	return ReaderAt(bytes.NewReader(data), int64(len(data)))
+	return ReaderAt(context.Background(), bytes.NewReader(data), int64(len(data)))
+}
+
+// ctxReaderAt fails every read once ctx has ended, while ctx is set.
+type ctxReaderAt struct {
+	io.ReaderAt
+	ctx context.Context
+}
+
+func (c *ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if c.ctx != nil {
+		if err := c.ctx.Err(); err != nil {
+			return 0, err
+		}
+	}
+	return c.ReaderAt.ReadAt(p, off)
+}
+
+// ctxReader fails every read once ctx has ended.
+type ctxReader struct {
+	io.Reader
+	ctx context.Context
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.Reader.Read(p)
 }
 
 // Reader reads an input from a stream (standard input, an HTTP body): its
 // first SniffSize bytes, then the rest up to the Limit of the format they
 // show. A stream in no known format is refused after SniffSize bytes, so
 // endless input costs that much; one longer than its format's limit is an
-// error.
-func Reader(r io.Reader) (*Input, error) {
+// error. ctx bounds the reading: once it ends, the stream is read no
+// further and its error is returned.
+func Reader(ctx context.Context, r io.Reader) (*Input, error) {
 	if r == nil {
 		return nil, errors.New("open: nil reader")
 	}
+	r = ctxReader{r, ctx}
 	head := make([]byte, SniffSize)
 	n, err := io.ReadFull(r, head)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {

@@ -2,6 +2,7 @@ package open
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ var committed = map[string]dump.Format{
 func TestOpenCommittedInputs(t *testing.T) {
 	for path, want := range committed {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			in, err := File(path)
+			in, err := File(context.Background(), path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -39,7 +40,7 @@ func TestOpenCommittedInputs(t *testing.T) {
 			data, _ := os.ReadFile(path)
 			for name, open := range map[string]func() (*Input, error){
 				"Bytes":  func() (*Input, error) { return Bytes(data) },
-				"Reader": func() (*Input, error) { return Reader(bytes.NewReader(data)) },
+				"Reader": func() (*Input, error) { return Reader(context.Background(), bytes.NewReader(data)) },
 			} {
 				in2, err := open()
 				if err != nil || in2.Format.Format != want || len(in2.Dumps) != len(in.Dumps) {
@@ -73,19 +74,19 @@ func TestUnrecognizedFormat(t *testing.T) {
 }
 
 func TestNilAndEmptyInput(t *testing.T) {
-	if in, err := ReaderAt(nil, 10); in != nil || err == nil {
+	if in, err := ReaderAt(context.Background(), nil, 10); in != nil || err == nil {
 		t.Errorf("ReaderAt(nil) = %v, %v; want an error", in, err)
 	}
 	if in, err := Bytes(nil); in != nil || err == nil {
 		t.Errorf("Bytes(nil) = %v, %v; want an error", in, err)
 	}
-	if in, err := Reader(nil); in != nil || err == nil {
+	if in, err := Reader(context.Background(), nil); in != nil || err == nil {
 		t.Errorf("Reader(nil) = %v, %v; want an error", in, err)
 	}
-	if in, err := Reader(strings.NewReader("")); in != nil || err == nil {
+	if in, err := Reader(context.Background(), strings.NewReader("")); in != nil || err == nil {
 		t.Errorf("Reader(empty) = %v, %v; want an error", in, err)
 	}
-	if in, err := File(""); in != nil || err == nil {
+	if in, err := File(context.Background(), ""); in != nil || err == nil {
 		t.Errorf("File(\"\") = %v, %v; want an error", in, err)
 	}
 	var in *Input
@@ -146,7 +147,7 @@ func TestSmallInputReadOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := &countingReaderAt{r: bytes.NewReader(data)}
-			in, err := ReaderAt(r, int64(len(data)))
+			in, err := ReaderAt(context.Background(), r, int64(len(data)))
 			if err != nil || len(in.Dumps) == 0 {
 				t.Fatalf("ReaderAt: %d dumps, %v", len(in.Dumps), err)
 			}

@@ -21,7 +21,7 @@ import (
 // and reads back as a .crash report with the walk's frames.
 func TestCrashLayoutOfWalkedDump(t *testing.T) {
 	z := fixtureSymbols(t)
-	in, err := open.File("../fixtures/snapshots/chain-x86_64-O1-deepest.json")
+	in, err := open.File(context.Background(), "../fixtures/snapshots/chain-x86_64-O1-deepest.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,14 +8,14 @@
 // Package open turns an input into dumps; a symbolize.Symbolizer names
 // their frames from symbol files. Together:
 //
-//	in, err := open.File("crash.ips")
+//	in, err := open.File(ctx, "crash.ips")
 //	if in == nil {
 //		return err
 //	}
 //	defer in.Close()
 //	syms := symstore.NewSymbols()
 //	defer syms.Close()
-//	syms.AddDir("dSYMs")
+//	syms.AddDir(ctx, "dSYMs")
 //	z := &symbolize.Symbolizer{Symbols: syms}
 //	err = report.Write(ctx, z, in, report.NewText(os.Stdout))
 //

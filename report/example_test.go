@@ -3,6 +3,7 @@ package report_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"strings"
@@ -17,7 +18,7 @@ import (
 // minidump or a core is opened the same way), symbolicate it against a
 // directory of binaries and dSYMs, and print the text summary.
 func Example() {
-	in, err := open.File("../fixtures/snapshots/chain-arm64-O1-deepest.json")
+	in, err := open.File(context.Background(), "../fixtures/snapshots/chain-arm64-O1-deepest.json")
 	if in == nil {
 		log.Fatal(err) // nothing could be read
 	}
@@ -28,7 +29,7 @@ func Example() {
 
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir("../fixtures/bin"); err != nil {
+	if err := syms.AddDir(context.Background(), "../fixtures/bin"); err != nil {
 		log.Fatal(err)
 	}
 	z := &symbolize.Symbolizer{Symbols: syms}
@@ -54,7 +55,7 @@ func Example() {
 // Symbolicate a dump into a report to use in code; WriteJSON writes it
 // as docs/json.md describes.
 func ExampleSymbolicate() {
-	in, err := open.File("../crashreport/testdata/arm64.ips")
+	in, err := open.File(context.Background(), "../crashreport/testdata/arm64.ips")
 	if in == nil {
 		log.Fatal(err)
 	}
@@ -72,4 +73,34 @@ func ExampleSymbolicate() {
 	}
 	// Output:
 	// crashed in crash at 0x100004008 in Sample
+}
+
+// Write one thread, or any set of them, in the JSON docs/json.md
+// documents: FilterThreads keeps the threads it is asked for and the
+// rest of the document (header, modules, warnings) whole.
+func ExampleFilterThreads() {
+	in, err := open.File(context.Background(), "../crashreport/testdata/arm64.ips")
+	if in == nil {
+		log.Fatal(err)
+	}
+	defer in.Close()
+	z := &symbolize.Symbolizer{Symbols: symstore.NewSymbols()}
+	var out strings.Builder
+	crashed := func(th symbolize.Thread) bool { return th.Crashed }
+	if err := report.Write(context.Background(), z, in, report.FilterThreads(report.NewJSON(&out), crashed)); err != nil {
+		log.Fatal(err)
+	}
+	var doc struct {
+		SchemaVersion int `json:"schema_version"`
+		Threads       []struct {
+			ID      int  `json:"id"`
+			Crashed bool `json:"crashed"`
+		} `json:"threads"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &doc); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("schema %d, %d thread: crashed %v\n", doc.SchemaVersion, len(doc.Threads), doc.Threads[0].Crashed)
+	// Output:
+	// schema 1, 1 thread: crashed true
 }

@@ -34,7 +34,7 @@ func fixtureSymbols(t *testing.T) *symbolize.Symbolizer {
 	t.Helper()
 	syms := symstore.NewSymbols()
 	t.Cleanup(func() { syms.Close() })
-	if err := syms.AddDir("../fixtures/bin"); err != nil {
+	if err := syms.AddDir(context.Background(), "../fixtures/bin"); err != nil {
 		t.Fatal(err)
 	}
 	return &symbolize.Symbolizer{Symbols: syms}
@@ -66,7 +66,7 @@ func readChain(t *testing.T, name string) []string {
 // signs them.
 func plcrashOf(t *testing.T, z *symbolize.Symbolizer, name string, slide, sig uint64) []byte {
 	t.Helper()
-	in, err := open.File("../fixtures/snapshots/" + name + ".json")
+	in, err := open.File(context.Background(), "../fixtures/snapshots/"+name+".json")
 	if in == nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestPLCrashFreshSlides(t *testing.T) {
 // address and name, the registers and the images survive.
 func TestCrashLayoutOfPLCrash(t *testing.T) {
 	z := fixtureSymbols(t)
-	in, err := open.File("../plcrash/testdata/chain-arm64-O1-deepest.plcrash")
+	in, err := open.File(context.Background(), "../plcrash/testdata/chain-arm64-O1-deepest.plcrash")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -218,3 +218,23 @@ func appendNew(list []string, items ...string) []string {
 	}
 	return list
 }
+
+// FilterThreads returns a Writer that writes through w only the threads
+// keep accepts: one thread (the crashed one, say) or any set of them, in
+// the same document, with the dump's header, modules, missing images and
+// warnings as w writes them for the whole dump. Closing it closes w.
+func FilterThreads(w Writer, keep func(symbolize.Thread) bool) Writer {
+	return &threadFilter{Writer: w, keep: keep}
+}
+
+type threadFilter struct {
+	Writer
+	keep func(symbolize.Thread) bool
+}
+
+func (f *threadFilter) Thread(th symbolize.Thread) error {
+	if !f.keep(th) {
+		return nil
+	}
+	return f.Writer.Thread(th)
+}

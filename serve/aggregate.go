@@ -15,6 +15,7 @@ import (
 
 	"github.com/stackimage/stackimage/aggregate"
 	"github.com/stackimage/stackimage/dump"
+	notfound "github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
@@ -335,7 +336,7 @@ func (c cacheLookup) LookupContext(ctx context.Context, id uuid.UUID) (*symstore
 		if l.err != nil {
 			return nil, l.err
 		}
-		return nil, fmt.Errorf("no symbols (%s)", l.status)
+		return nil, notfound.NotFound(fmt.Sprintf("no symbols (%s)", l.status))
 	}
 	// The entry holds its own reference to the index file: the cache
 	// may evict the index once it is released.

@@ -67,7 +67,7 @@ func BenchmarkSymbolicate30Frames5Images(b *testing.B) {
 	}
 	cfg := DefaultConfig("../fixtures/bin")
 	cfg.Cache.Dir = b.TempDir()
-	s, err := New(cfg)
+	s, err := New(context.Background(), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func BenchmarkSymbolicate100FramesGo(b *testing.B) {
 	}
 	cfg := DefaultConfig(bin)
 	cfg.Cache.Dir = b.TempDir()
-	s, err := New(cfg)
+	s, err := New(context.Background(), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

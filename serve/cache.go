@@ -333,7 +333,7 @@ func (c *indexCache) findMachO(ctx context.Context, u uuid.UUID, name string, so
 				continue
 			}
 			f, err := s.Open(ctx, u, kind, name)
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, notfound.ErrNotFound) {
 				continue
 			}
 			if err != nil {
@@ -557,7 +557,10 @@ func (c *indexCache) load(ctx context.Context, u uuid.UUID, name string, sources
 	failed := lookup{status: statusFetchingFailed}
 	for _, s := range sources {
 		l, err := c.build(ctx, u, name, s, path)
-		if errors.Is(err, ErrNotFound) {
+		// A source without the UUID; a file it has that cannot be read
+		// wraps lookup.ErrNotFound too ("no readable file") but is
+		// malformed, and said so.
+		if l.status == "" && errors.Is(err, notfound.ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -584,7 +587,7 @@ func (c *indexCache) load(ctx context.Context, u uuid.UUID, name string, sources
 		failed.err = errors.Join(fetchErrs...)
 		return c.remember(u, failed, c.missTTL)
 	}
-	return c.remember(u, lookup{status: statusMissing, err: fmt.Errorf("no source has symbols for %s", u)}, c.missTTL)
+	return c.remember(u, lookup{status: statusMissing, err: notfound.NotFound(fmt.Sprintf("no source has symbols for %s", u))}, c.missTTL)
 }
 
 // scrub removes the local cache's directory from an error's text.
@@ -639,7 +642,7 @@ func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
 }
 
 // build fetches the UUID's files from one source and writes its index at
-// path. The error wraps ErrNotFound when the source has nothing.
+// path. The error wraps lookup.ErrNotFound when the source has nothing.
 func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *source, path string) (lookup, error) {
 	l := lookup{source: s.cfg.Name}
 	var addErrs, fetchErrs []error
@@ -659,7 +662,7 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 	} else {
 		for _, k := range kinds {
 			f, err := s.Open(ctx, u, k, name)
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, notfound.ErrNotFound) {
 				continue
 			}
 			if err != nil {
@@ -685,7 +688,7 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 			}
 			// A file that cannot be read costs itself: the others of the
 			// UUID may still answer, and Lookup says what was wrong.
-			if err := syms.AddFile(f.Name()); err != nil {
+			if err := syms.AddFile(context.Background(), f.Name()); err != nil {
 				addErrs = append(addErrs, fmt.Errorf("%s: %w", f.Location, err))
 			}
 		}
@@ -693,13 +696,13 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 			return l, errors.Join(fetchErrs...)
 		}
 		if len(found) == 0 {
-			return l, ErrNotFound
+			return l, notfound.ErrNotFound
 		}
 	}
 	e, err := syms.Lookup(u)
 	if e == nil {
 		if s.scanned != nil && errors.Is(err, notfound.ErrNotFound) {
-			return l, ErrNotFound
+			return l, notfound.ErrNotFound
 		}
 		l.status = statusMalformed
 		if err == nil {
@@ -820,7 +823,7 @@ func (c *indexCache) open(u uuid.UUID, path, from, location string) (*index, err
 		return nil, err
 	}
 	syms := symstore.NewSymbols()
-	if err := syms.AddFile(path); err != nil {
+	if err := syms.AddFile(context.Background(), path); err != nil {
 		syms.Close()
 		return nil, err
 	}

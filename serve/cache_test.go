@@ -86,7 +86,7 @@ func TestLocalCacheByteCap(t *testing.T) {
 	var ids []string
 	for _, name := range []string{"chain-arm64-O1", "chain-x86_64-O1"} {
 		syms := symstore.NewSymbols()
-		syms.AddFile(filepath.Join("..", "fixtures", "bin", name))
+		syms.AddFile(context.Background(), filepath.Join("..", "fixtures", "bin", name))
 		ids = append(ids, simple(syms.UUIDs()[0]))
 		syms.Close()
 	}
@@ -148,7 +148,7 @@ func TestCacheDirTrimmedAtStart(t *testing.T) {
 	cfg := DefaultConfig("")
 	cfg.Cache.Dir = dir
 	cfg.Cache.MaxBytes = 1000
-	s, err := New(cfg)
+	s, err := New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestKeptFilesEvictedWithIndex(t *testing.T) {
 		bin := filepath.Join("..", "fixtures", "bin", name)
 		dsym := filepath.Join(bin+".dSYM", "Contents", "Resources", "DWARF", name)
 		syms := symstore.NewSymbols()
-		syms.AddFile(bin)
+		syms.AddFile(context.Background(), bin)
 		u := syms.UUIDs()[0]
 		syms.Close()
 		ids = append(ids, u)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,9 +14,11 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Config is the service's configuration: the YAML file of --config, with
-// the defaults of DefaultConfig for what it leaves out. docs/serve.md
-// documents every key.
+// Config is the service's configuration: the YAML file of --config.
+// docs/serve.md documents every key with its default, and the zero value
+// of every field means that default: New, Check and ParseConfig read a
+// zero Listen as 127.0.0.1:3021, a zero limit as its documented limit, and
+// so on (TestZeroValuesAreTheDocumentedDefaults).
 type Config struct {
 	// Listen is the address to listen on (host:port); the command's
 	// --listen overrides it.
@@ -218,7 +221,7 @@ func ParseConfig(data []byte) (Config, error) {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
 	c.setDefaults()
-	return c, c.Check()
+	return c, c.check()
 }
 
 // Defaults, named for docs/serve.md.
@@ -269,6 +272,11 @@ func (c *Config) setDefaults() {
 			s.Region = "us-east-1"
 		}
 	}
+	if s := c.sourceNamed(c.Store); s != nil && s.Type == "filesystem" && s.Layout.Type == "scan" {
+		// A store is written in the unified layout, so that it can be
+		// read back by UUID without scanning.
+		s.Layout.Type = "unified"
+	}
 	if c.Cache.MaxBytes == 0 {
 		c.Cache.MaxBytes = defaultCacheBytes
 	}
@@ -316,8 +324,29 @@ func (c *Config) setDefaults() {
 // layouts are the layout types a remote source may have.
 var layouts = map[string]bool{"unified": true, "native": true, "breakpad": true, "ssqp": true, "debuginfod": true}
 
-// Check reports the first thing wrong with the configuration.
+// sourceNamed returns the source named name, or nil.
+func (c *Config) sourceNamed(name string) *SourceConfig {
+	for i := range c.Sources {
+		if name != "" && c.Sources[i].Name == name {
+			return &c.Sources[i]
+		}
+	}
+	return nil
+}
+
+// Check reports the first thing wrong with the configuration, as New
+// would find it: a field left at its zero value stands for its documented
+// default (docs/serve.md), so the zero Config is valid (127.0.0.1:3021,
+// no sources). Check changes nothing in c.
 func (c *Config) Check() error {
+	d := *c
+	d.Sources = slices.Clone(c.Sources)
+	d.setDefaults()
+	return d.check()
+}
+
+// check is Check of a configuration whose defaults are set.
+func (c *Config) check() error {
 	names := map[string]*SourceConfig{}
 	for i := range c.Sources {
 		s := &c.Sources[i]
@@ -359,6 +388,9 @@ func (c *Config) Check() error {
 		default:
 			return fmt.Errorf("%s (%s): casing %q: want default, lowercase or uppercase", where, s.Name, s.Layout.Casing)
 		}
+		if s.MaxDownload < 0 || s.DownloadTimeout < 0 {
+			return fmt.Errorf("%s (%s): max_download and download_timeout must not be negative", where, s.Name)
+		}
 	}
 	if c.Store != "" {
 		s := names[c.Store]
@@ -368,20 +400,20 @@ func (c *Config) Check() error {
 		if s.Type == "http" {
 			return fmt.Errorf("config: store %q is an http source, which cannot be written", c.Store)
 		}
-		if s.Type == "filesystem" && s.Layout.Type == "scan" {
-			// A store is written in the unified layout, so that it can be
-			// read back by UUID without scanning.
-			s.Layout.Type = "unified"
-		}
 	}
 	for _, a := range c.AllowSources {
 		if names[a] == nil {
 			return fmt.Errorf("config: allow_sources: %q names no source", a)
 		}
 	}
-	if c.Limits.MaxConcurrent < 0 || c.Limits.MaxFrames < 0 || c.Limits.MaxPending < 0 || c.Limits.MaxFetches < 0 ||
-		c.Limits.MaxRequestFetches < 0 || c.Limits.MaxUploadInflateRatio < 0 || c.Limits.BodyTimeout < 0 {
+	l := c.Limits
+	if l.MaxConcurrent < 0 || l.MaxFrames < 0 || l.MaxPending < 0 || l.RequestTimeout < 0 ||
+		l.MaxSymbolicateBody < 0 || l.MaxDumpBody < 0 || l.MaxReportBody < 0 || l.MaxUploadBody < 0 ||
+		l.MaxFetches < 0 || l.MaxRequestFetches < 0 || l.MaxUploadInflateRatio < 0 || l.BodyTimeout < 0 {
 		return fmt.Errorf("config: limits must not be negative")
+	}
+	if c.Cache.MaxBytes < 0 || c.Cache.MissTTL < 0 || c.Cache.FailedTTL < 0 {
+		return fmt.Errorf("config: cache sizes and times must not be negative")
 	}
 	return c.CheckListen(c.Listen)
 }

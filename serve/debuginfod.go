@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/image"
+	notfound "github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 )
@@ -45,7 +46,7 @@ func (s *Server) handleBuildID(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		f, err := src.Open(ctx, u, kind, "")
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, notfound.ErrNotFound) {
 			continue
 		}
 		if err != nil {

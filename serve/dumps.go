@@ -73,11 +73,11 @@ func (s *Server) spoolRequest(w http.ResponseWriter, r *http.Request, max int64)
 // format told by content, every process it lists a dump. An input read
 // only in part comes back with the error that cut it, which the answer's
 // warnings carry.
-func openBody(body *spooled) (*open.Input, error) {
+func openBody(ctx context.Context, body *spooled) (*open.Input, error) {
 	if body.size == 0 {
 		return nil, errors.New("empty body: want a dump or report")
 	}
-	in, err := open.ReaderAt(body, body.size)
+	in, err := open.ReaderAt(ctx, body, body.size)
 	if in != nil && err == nil && in.Format.Format == dump.FormatMinidump {
 		// A minidump's format errors (a stream past the end of a cut
 		// file) come as the dump's warnings: they are what cut it.
@@ -177,7 +177,7 @@ func (s *Server) handleMultipart(w http.ResponseWriter, r *http.Request, field s
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	in, openErr := openBody(body)
+	in, openErr := openBody(r.Context(), body)
 	if in == nil {
 		body.Close()
 		writeError(w, http.StatusBadRequest, "%s: %v", field, openErr)
@@ -225,7 +225,7 @@ func (s *Server) handleNative(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer body.Close()
-	in, openErr := openBody(body)
+	in, openErr := openBody(r.Context(), body)
 	if in == nil {
 		writeError(w, http.StatusBadRequest, "%v", openErr)
 		return

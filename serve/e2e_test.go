@@ -4,8 +4,8 @@ package serve
 
 // The end-to-end test of a scaled-out deployment, run by `make e2e` (and
 // so by `make test`), which installs what it needs: versitygw, an S3
-// gateway, as the shared bucket; three `stackimage serve` processes (the
-// command runs stackimage-serve in its place, as users run it); nginx
+// gateway, as the shared bucket; three `stackimage serve` processes of the
+// command built as go install builds it; nginx
 // in front of them; Debian's debuginfod-find as a client. Everything runs
 // on loopback, in temporary directories, and is stopped when the test
 // ends.
@@ -191,12 +191,10 @@ func TestE2EScaleOut(t *testing.T) {
 	debuginfodFind := tool(t, "DEBUGINFOD_FIND", "debuginfod-find")
 	dir := t.TempDir()
 
-	// Both programs, side by side as go install and make build put them.
+	// The command, built alone as go install builds it.
 	bin := filepath.Join(dir, "stackimage")
-	for _, cmd := range []string{"stackimage", "stackimage-serve"} {
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, cmd), "../cmd/"+cmd).CombinedOutput(); err != nil {
-			t.Fatalf("go build ../cmd/%s: %v\n%s", cmd, err, out)
-		}
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/stackimage").CombinedOutput(); err != nil {
+		t.Fatalf("go build ../cmd/stackimage: %v\n%s", err, out)
 	}
 
 	// The bucket.
@@ -304,7 +302,7 @@ http {
 		bin := filepath.Join("..", "fixtures", "bin", name)
 		dsym := filepath.Join(bin+".dSYM", "Contents", "Resources", "DWARF", name)
 		syms := symstore.NewSymbols()
-		syms.AddFile(bin)
+		syms.AddFile(context.Background(), bin)
 		ids := syms.UUIDs()
 		syms.Close()
 		if len(ids) != 1 {
@@ -341,7 +339,7 @@ http {
 	var expects []expect
 	for i, f := range fixtures {
 		syms := symstore.NewSymbols()
-		syms.AddDir(filepath.Join("..", "fixtures", "bin", f.name+".dSYM"))
+		syms.AddDir(context.Background(), filepath.Join("..", "fixtures", "bin", f.name+".dSYM"))
 		base := uint64(0x200000000 + i*0x10000000)
 		// A function start of the image: the first address with a name.
 		var addr uint64

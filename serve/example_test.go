@@ -15,7 +15,7 @@ import (
 func Example() {
 	cfg := serve.DefaultConfig("/srv/dSYMs")
 	cfg.Limits.MaxConcurrent = 32
-	srv, err := serve.New(cfg)
+	srv, err := serve.New(context.Background(), cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -43,7 +43,7 @@ auth: {upload_token: secret}
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, err := serve.New(cfg)
+	srv, err := serve.New(context.Background(), cfg)
 	if err != nil {
 		log.Fatal(err)
 	}

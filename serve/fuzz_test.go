@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"net/http/httptest"
 	"testing"
 )
@@ -20,7 +21,7 @@ func FuzzSymbolicate(f *testing.F) {
 	}
 	cfg := DefaultConfig("../fixtures/bin")
 	cfg.Cache.Dir = f.TempDir()
-	s, err := New(cfg)
+	s, err := New(context.Background(), cfg)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -29,7 +30,7 @@ func fixtureUUID(t testing.TB) uuid.UUID {
 	t.Helper()
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddFile(fixtureBin); err != nil {
+	if err := syms.AddFile(context.Background(), fixtureBin); err != nil {
 		t.Fatal(err)
 	}
 	ids := syms.UUIDs()
@@ -45,7 +46,7 @@ func want(t testing.TB, u uuid.UUID, unslid uint64) []symstore.Frame {
 	t.Helper()
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir(filepath.Dir(fixtureBin)); err != nil {
+	if err := syms.AddDir(context.Background(), filepath.Dir(fixtureBin)); err != nil {
 		t.Fatal(err)
 	}
 	frames, err := syms.Resolve(u, nil, unslid)
@@ -66,7 +67,7 @@ func newTestServer(t testing.TB, cfg Config) (*Server, *httptest.Server) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	cfg.setDefaults()
-	s, err := New(cfg)
+	s, err := New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

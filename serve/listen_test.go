@@ -163,7 +163,7 @@ func serveFixtures(t *testing.T) (*Server, string) {
 	t.Helper()
 	cfg := DefaultConfig("../fixtures/bin")
 	cfg.Cache.Dir = t.TempDir()
-	s, err := New(cfg)
+	s, err := New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

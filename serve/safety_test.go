@@ -270,7 +270,7 @@ func TestGracefulShutdown(t *testing.T) {
 	cfg := DefaultConfig("")
 	cfg.Sources = []SourceConfig{sc}
 	cfg.Cache.Dir = t.TempDir()
-	s, err := New(cfg)
+	s, err := New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,10 +46,11 @@ type Server struct {
 }
 
 // New builds a Server from a checked configuration: it opens the sources
-// (a scanned directory is indexed now) and the local cache.
-func New(cfg Config) (*Server, error) {
+// (a scanned directory is indexed now, within ctx: once ctx ends New stops
+// and returns its error) and the local cache.
+func New(ctx context.Context, cfg Config) (*Server, error) {
 	cfg.setDefaults()
-	if err := cfg.Check(); err != nil {
+	if err := cfg.check(); err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, metrics: newMetrics(), byName: map[string]*source{},
@@ -67,7 +68,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	for _, sc := range cfg.Sources {
-		src, err := newSource(sc, tmp, s.metrics, cfg.Limits.MaxFetches)
+		src, err := newSource(ctx, sc, tmp, s.metrics, cfg.Limits.MaxFetches)
 		if err != nil {
 			s.Close()
 			return nil, err

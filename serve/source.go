@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	notfound "github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 )
@@ -16,15 +17,12 @@ import (
 // A Source finds symbol files by UUID. Open returns the file of one kind
 // for the UUID as an opened local file with its size (a remote file is
 // downloaded first, within the source's size and time limits), or an error
-// wrapping ErrNotFound. name is the image's file name when known, for
-// layouts that need it.
+// wrapping lookup.ErrNotFound. name is the image's file name when known,
+// for layouts that need it.
 type Source interface {
 	Name() string
 	Open(ctx context.Context, id uuid.UUID, kind FileKind, name string) (*SymbolFile, error)
 }
-
-// ErrNotFound is the error of Source.Open for a file the source lacks.
-var ErrNotFound = errNotFound
 
 // SymbolFile is a symbol file opened from a source: readable at any
 // offset, of known size. Close releases it (and deletes a download).
@@ -62,13 +60,13 @@ type source struct {
 
 // newSource opens a configured source. maxConns bounds its connections
 // to a remote store (limits.max_fetches): lookups beyond it wait.
-func newSource(cfg SourceConfig, tmpDir string, m *metrics, maxConns int) (*source, error) {
+func newSource(ctx context.Context, cfg SourceConfig, tmpDir string, m *metrics, maxConns int) (*source, error) {
 	s := &source{cfg: cfg, tmpDir: tmpDir, metrics: m}
 	switch cfg.Type {
 	case "filesystem":
 		if cfg.Layout.Type == "scan" {
 			s.scanned = symstore.NewSymbols()
-			if err := s.scanned.AddDir(cfg.Path); err != nil {
+			if err := s.scanned.AddDir(ctx, cfg.Path); err != nil {
 				return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
 			}
 			return s, nil
@@ -99,7 +97,7 @@ func (s *source) Name() string { return s.cfg.Name }
 // answers through entry instead.
 func (s *source) Open(ctx context.Context, id uuid.UUID, kind FileKind, name string) (*SymbolFile, error) {
 	if s.store == nil {
-		return nil, fmt.Errorf("source %s: %w", s.cfg.Name, ErrNotFound)
+		return nil, fmt.Errorf("source %s: %w", s.cfg.Name, notfound.ErrNotFound)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.DownloadTimeout)
 	defer cancel()
@@ -115,7 +113,7 @@ func (s *source) Open(ctx context.Context, id uuid.UUID, kind FileKind, name str
 		f.key = key
 		return f, nil
 	}
-	return nil, fmt.Errorf("source %s: %s of %s: %w", s.cfg.Name, kind, id, ErrNotFound)
+	return nil, fmt.Errorf("source %s: %s of %s: %w", s.cfg.Name, kind, id, notfound.ErrNotFound)
 }
 
 // openKey opens one key: a directory's file in place, anything else

@@ -17,10 +17,13 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	notfound "github.com/stackimage/stackimage/lookup"
 )
 
-// errNotFound is an object store's answer for a key it does not hold.
-var errNotFound = errors.New("not found")
+// errNotFound is an object store's answer for a key it does not hold:
+// lookup.ErrNotFound, the one "not found" of the module.
+var errNotFound = notfound.ErrNotFound
 
 // errExists is put's answer when the key was already written and
 // onlyIfAbsent was asked: the first write wins.

@@ -59,7 +59,7 @@ func libraryNames(t *testing.T, snap []byte, files ...string) []string {
 	syms := symstore.NewSymbols()
 	defer syms.Close()
 	for _, f := range files {
-		if err := syms.AddFile(f); err != nil {
+		if err := syms.AddFile(context.Background(), f); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -84,7 +84,7 @@ func nofpUUID(t *testing.T) uuid.UUID {
 	t.Helper()
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddFile(nofpBin); err != nil {
+	if err := syms.AddFile(context.Background(), nofpBin); err != nil {
 		t.Fatal(err)
 	}
 	return syms.UUIDs()[0]

@@ -3,6 +3,7 @@ package symbolize
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -69,7 +70,7 @@ func BenchmarkBreakpadResolve(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		s := symstore.NewSymbols()
-		if err := s.AddDir(dir); err != nil {
+		if err := s.AddDir(context.Background(), dir); err != nil {
 			b.Fatal(err)
 		}
 		for _, addr := range fx.rel {
@@ -109,7 +110,7 @@ func BenchmarkLLVMSymbolizerDSYM(b *testing.B) {
 	// write) or spells a name otherwise.
 	s := symstore.NewSymbols()
 	defer s.Close()
-	if err := s.AddFile(fx.symPath); err != nil {
+	if err := s.AddFile(context.Background(), fx.symPath); err != nil {
 		b.Fatal(err)
 	}
 	same := 0

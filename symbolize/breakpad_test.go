@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -72,7 +73,7 @@ func syntheticProcess(t *testing.T) (*symstore.Symbols, *Process) {
 	t.Helper()
 	dir := writeSymStore(t)
 	s := symstore.NewSymbols()
-	if err := s.AddDir(dir); err != nil {
+	if err := s.AddDir(context.Background(), dir); err != nil {
 		t.Fatalf("AddDir: %v", err)
 	}
 	if got := s.UUIDs(); !cmp.Equal(got, []uuid.UUID{syntheticUUID}) {
@@ -239,7 +240,7 @@ func TestBreakpadCFIWalk(t *testing.T) {
 func TestBreakpadConcurrentLoad(t *testing.T) {
 	s := symstore.NewSymbols()
 	defer s.Close()
-	if err := s.AddDir(writeSymStore(t)); err != nil {
+	if err := s.AddDir(context.Background(), writeSymStore(t)); err != nil {
 		t.Fatal(err)
 	}
 	const n = 8

@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sync"
@@ -82,7 +83,7 @@ func TestConcurrentSymbolicate(t *testing.T) {
 	}
 	newSymbolizer := func() *Symbolizer {
 		syms := symstore.NewSymbols()
-		if err := syms.AddDir(filepath.Join("..", "fixtures", "bin")); err != nil {
+		if err := syms.AddDir(context.Background(), filepath.Join("..", "fixtures", "bin")); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { syms.Close() })
@@ -135,7 +136,7 @@ func TestConcurrentSymbolicate(t *testing.T) {
 func TestCloseDuringSymbolicate(t *testing.T) {
 	dumps := fixtureDumps(t)
 	syms := symstore.NewSymbols()
-	if err := syms.AddDir(filepath.Join("..", "fixtures", "bin")); err != nil {
+	if err := syms.AddDir(context.Background(), filepath.Join("..", "fixtures", "bin")); err != nil {
 		t.Fatal(err)
 	}
 	defer syms.Close()

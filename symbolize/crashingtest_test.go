@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ func TestCrashingTestReports(t *testing.T) {
 	root := filepath.Join(corpusDir(t), "macsymbolicator", "MacSymbolicatorTests")
 	syms := symstore.NewSymbols()
 	for _, dir := range []string{"Binaries", filepath.Join("Resources", "dSYMs")} {
-		if err := syms.AddDir(filepath.Join(root, dir)); err != nil {
+		if err := syms.AddDir(context.Background(), filepath.Join(root, dir)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,7 +15,7 @@
 //
 //	syms := symstore.NewSymbols()
 //	defer syms.Close()
-//	syms.AddDir("dSYMs")
+//	syms.AddDir(ctx, "dSYMs")
 //	z := &symbolize.Symbolizer{Symbols: syms}
 //	rep, err := z.Symbolicate(d)
 package symbolize

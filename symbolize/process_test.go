@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func fixtureUUID(t testing.TB, name string) uuid.UUID {
 func fixtureSymbols(t *testing.T) *symstore.Symbols {
 	t.Helper()
 	syms := symstore.NewSymbols()
-	if err := syms.AddDir(filepath.Join("..", "fixtures", "bin")); err != nil {
+	if err := syms.AddDir(context.Background(), filepath.Join("..", "fixtures", "bin")); err != nil {
 		t.Fatal(err)
 	}
 	return syms

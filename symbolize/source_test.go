@@ -55,10 +55,10 @@ func TestMemorySource(t *testing.T) {
 	dir := filepath.Join("..", "fixtures", "bin")
 	onDisk := symstore.NewSymbols()
 	defer onDisk.Close()
-	if err := onDisk.AddDir(filepath.Join(dir, "chain-arm64-O1")); err != nil {
+	if err := onDisk.AddDir(context.Background(), filepath.Join(dir, "chain-arm64-O1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := onDisk.AddDir(filepath.Join(dir, "chain-arm64-O1.dSYM")); err != nil {
+	if err := onDisk.AddDir(context.Background(), filepath.Join(dir, "chain-arm64-O1.dSYM")); err != nil {
 		t.Fatal(err)
 	}
 	want := frameNames(t, onDisk)
@@ -103,7 +103,7 @@ func TestMemorySource(t *testing.T) {
 func TestSymbolsIsASource(t *testing.T) {
 	dir := symstore.NewSymbols()
 	defer dir.Close()
-	if err := dir.AddDir(filepath.Join("..", "fixtures", "bin")); err != nil {
+	if err := dir.AddDir(context.Background(), filepath.Join("..", "fixtures", "bin")); err != nil {
 		t.Fatal(err)
 	}
 	want := frameNames(t, dir)
@@ -171,7 +171,7 @@ func TestBreakpadFromSource(t *testing.T) {
 	}
 	onDisk := symstore.NewSymbols()
 	defer onDisk.Close()
-	if err := onDisk.AddDir(dir); err != nil {
+	if err := onDisk.AddDir(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
 	for name, src := range map[string]symstore.Source{"memory": mem, "store": onDisk} {
@@ -215,7 +215,7 @@ func TestIndexFromSource(t *testing.T) {
 	onDisk := symstore.NewSymbols()
 	defer onDisk.Close()
 	for _, p := range []string{"chain-arm64-O1", "chain-arm64-O1.dSYM"} {
-		if err := onDisk.AddDir(filepath.Join(dir, p)); err != nil {
+		if err := onDisk.AddDir(context.Background(), filepath.Join(dir, p)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -31,10 +32,10 @@ func BenchmarkSymbolicate100Threads(b *testing.B) {
 	syms := symstore.NewSymbols()
 	defer syms.Close()
 	bin := filepath.Join("..", "fixtures", "bin")
-	if err := syms.AddFile(filepath.Join(bin, "chain-arm64-O1")); err != nil {
+	if err := syms.AddFile(context.Background(), filepath.Join(bin, "chain-arm64-O1")); err != nil {
 		b.Fatal(err)
 	}
-	if err := syms.AddDir(filepath.Join(bin, "chain-arm64-O1.dSYM")); err != nil {
+	if err := syms.AddDir(context.Background(), filepath.Join(bin, "chain-arm64-O1.dSYM")); err != nil {
 		b.Fatal(err)
 	}
 	z := &Symbolizer{Symbols: syms}

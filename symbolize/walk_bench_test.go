@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"context"
 	"encoding/binary"
 	"testing"
 
@@ -47,7 +48,7 @@ func BenchmarkWalkUnwindTables(b *testing.B) {
 	)
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddFile("../fixtures/bin/chain-nofp-x86_64-O1"); err != nil {
+	if err := syms.AddFile(context.Background(), "../fixtures/bin/chain-nofp-x86_64-O1"); err != nil {
 		b.Fatal(err)
 	}
 	loaded := []*image.Loaded{{Name: "chain-nofp-x86_64-O1", UUID: fixtureUUID(b, "chain-nofp-x86_64-O1"), LoadAddress: 0x100000000}}

@@ -2,6 +2,7 @@ package symstore
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -109,7 +110,7 @@ func TestBCSymbolMap(t *testing.T) {
 			}
 		}
 		syms := NewSymbols()
-		if err := syms.AddDir(dir); err != nil {
+		if err := syms.AddDir(context.Background(), dir); err != nil {
 			t.Fatal(err)
 		}
 		e, err := syms.Lookup(u)
@@ -167,7 +168,7 @@ func TestBCSymbolMapDWARF(t *testing.T) {
 				}
 			}
 			syms := NewSymbols()
-			if err := syms.AddDir(dir); err != nil {
+			if err := syms.AddDir(context.Background(), dir); err != nil {
 				t.Fatal(err)
 			}
 			e, err := syms.Lookup(u)

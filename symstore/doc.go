@@ -19,7 +19,7 @@
 //
 //	syms := symstore.NewSymbols()
 //	defer syms.Close()
-//	if err := syms.AddDir("dSYMs"); err != nil {
+//	if err := syms.AddDir(ctx, "dSYMs"); err != nil {
 //		return err
 //	}
 //	frames, err := syms.Resolve(id, archregs.ARM64, 0x100003f3c)

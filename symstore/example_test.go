@@ -1,6 +1,7 @@
 package symstore_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"os"
@@ -18,7 +19,7 @@ import (
 func ExampleSymbols_Resolve() {
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir("../fixtures/bin/chain-arm64-O1.dSYM"); err != nil {
+	if err := syms.AddDir(context.Background(), "../fixtures/bin/chain-arm64-O1.dSYM"); err != nil {
 		log.Fatal(err)
 	}
 	u, err := uuid.Parse("4C4C444C-5555-3144-A117-3E15AF6B6CFF")

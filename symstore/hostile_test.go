@@ -2,6 +2,7 @@ package symstore
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -47,7 +48,7 @@ func TestDamagedSymbolFileStillAnswers(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "Damaged"), damagedMachO(id))
 	syms := NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir(dir); err != nil {
+	if err := syms.AddDir(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
 	e, err := syms.Lookup(id)
@@ -79,7 +80,7 @@ func TestFatWithOneBadSlice(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "Fat"), hostile.Fat([][]byte{good, bad}, []uint32{0, 2}))
 	syms := NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir(dir); err != nil {
+	if err := syms.AddDir(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
 	e, err := syms.Lookup(uuid.UUID{0xa1})

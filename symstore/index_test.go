@@ -1,6 +1,7 @@
 package symstore
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"sync"
@@ -25,7 +26,7 @@ func fixtureUUID(t testing.TB, name string) uuid.UUID {
 func fixtureSymbols(t *testing.T) *Symbols {
 	t.Helper()
 	syms := NewSymbols()
-	if err := syms.AddDir(filepath.Join("..", "fixtures", "bin")); err != nil {
+	if err := syms.AddDir(context.Background(), filepath.Join("..", "fixtures", "bin")); err != nil {
 		t.Fatal(err)
 	}
 	return syms

@@ -3,6 +3,7 @@
 package symstore
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,7 +49,7 @@ func TestSymbolsFollowLinks(t *testing.T) {
 	syms := NewSymbols()
 	defer syms.Close()
 	for _, dir := range []string{filepath.Join(root, "link-to-real"), tree} {
-		if err := syms.AddDir(dir); err != nil {
+		if err := syms.AddDir(context.Background(), dir); err != nil {
 			t.Fatalf("AddDir(%s): %v", dir, err)
 		}
 	}
@@ -76,7 +77,7 @@ func TestAddDirRefusesSpecialFiles(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := NewSymbols().AddDir(fifo)
+	err := NewSymbols().AddDir(context.Background(), fifo)
 	if err == nil || !strings.Contains(err.Error(), "not a regular file or directory (FIFO)") {
 		t.Errorf("AddDir(FIFO) = %v; want it refused as not a regular file or directory", err)
 	}

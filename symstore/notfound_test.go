@@ -2,6 +2,7 @@ package symstore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -53,7 +54,7 @@ func TestNotFoundIsOneError(t *testing.T) {
 	syms := NewSymbols()
 	defer syms.Close()
 	for _, p := range []string{bin, dsym} {
-		if err := syms.AddFile(p); err != nil {
+		if err := syms.AddFile(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 	}

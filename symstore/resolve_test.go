@@ -1,6 +1,7 @@
 package symstore
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -37,7 +38,7 @@ func TestAddFileErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{filepath.Join(dir, "absent"), bad} {
-		err := NewSymbols().AddFile(path)
+		err := NewSymbols().AddFile(context.Background(), path)
 		var fe *SymbolFileError
 		if !errors.As(err, &fe) || fe.Path != path {
 			t.Errorf("AddFile(%s) error = %v; want a *SymbolFileError naming it", path, err)

@@ -241,14 +241,20 @@ func NewSymbols() *Symbols {
 // loop, a broken link, a FIFO or device, an unreadable directory or file)
 // is listed in Skipped with the reason. dir itself must be a directory or a
 // regular file: anything else is refused before it is opened.
-func (s *Symbols) AddDir(dir string) error {
+//
+// ctx bounds the walk: once it ends, AddDir stops and returns its error
+// (wrapped); what was indexed until then stays.
+func (s *Symbols) AddDir(ctx context.Context, dir string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("symbols: %s: %w", dir, err)
+	}
 	info, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("symbols: %w", err)
 	}
 	switch {
 	case info.Mode().IsRegular():
-		return s.AddFile(dir)
+		return s.AddFile(ctx, dir)
 	case !info.IsDir():
 		return fmt.Errorf("symbols: %s: not a regular file or directory (%s)", dir, image.FileKind(info.Mode()))
 	}
@@ -267,6 +273,9 @@ func (s *Symbols) AddDir(dir string) error {
 		stack = stack[:len(stack)-1]
 		if !s.firstVisit(seen, d.path, d.real, "directory") {
 			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("symbols: %s: stopped at %s: %w", dir, d.path, err)
 		}
 		entries, err := os.ReadDir(d.path)
 		if err != nil {
@@ -297,7 +306,10 @@ func (s *Symbols) AddDir(dir string) error {
 				if !s.firstVisit(seen, p.path, p.real, "file") {
 					continue
 				}
-				if err := s.AddFile(p.path); err != nil {
+				if err := s.AddFile(ctx, p.path); err != nil {
+					if ctx.Err() != nil {
+						return fmt.Errorf("symbols: %s: stopped at %s: %w", dir, p.path, ctx.Err())
+					}
 					s.skip(p.path, err)
 				}
 			default:
@@ -334,7 +346,11 @@ func (s *Symbols) skip(path string, err error) {
 //
 // A file added for a UUID already loaded makes the next Lookup load it
 // again, with the new file; entries already handed out stay as they were.
-func (s *Symbols) AddFile(path string) error {
+// A file is not opened once ctx has ended: the error is then ctx's.
+func (s *Symbols) AddFile(ctx context.Context, path string) error {
+	if err := ctx.Err(); err != nil {
+		return &SymbolFileError{Path: path, Err: err}
+	}
 	if err := image.CheckRegular(path); err != nil {
 		return &SymbolFileError{Path: path, Err: err}
 	}

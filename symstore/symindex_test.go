@@ -2,6 +2,7 @@ package symstore
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,7 +22,7 @@ func TestIndexFiles(t *testing.T) {
 	dsym := filepath.Join(bin+".dSYM", "Contents", "Resources", "DWARF", "chain-arm64-O1")
 	files := NewSymbols()
 	for _, p := range []string{bin, dsym} {
-		if err := files.AddFile(p); err != nil {
+		if err := files.AddFile(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -45,7 +46,7 @@ func TestIndexFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored := NewSymbols()
-	if err := stored.AddDir(filepath.Dir(good)); err != nil {
+	if err := stored.AddDir(context.Background(), filepath.Dir(good)); err != nil {
 		t.Fatal(err)
 	}
 	e, err := stored.Lookup(u)
@@ -85,7 +86,7 @@ func TestIndexFiles(t *testing.T) {
 	both := NewSymbols()
 	defer both.Close()
 	for _, p := range []string{damaged, bin} {
-		if err := both.AddFile(p); err != nil {
+		if err := both.AddFile(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -110,7 +111,7 @@ func TestIndexResolveCPP(t *testing.T) {
 	dsym := filepath.Join(corpusDir(t), "symbolic/symbolic-testutils/fixtures/macos/crash.dSYM/Contents/Resources/DWARF/crash")
 	files := NewSymbols()
 	defer files.Close()
-	if err := files.AddFile(dsym); err != nil {
+	if err := files.AddFile(context.Background(), dsym); err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range files.UUIDs() {

@@ -3,6 +3,7 @@ package symstore
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -134,7 +135,7 @@ func TestZipArchive(t *testing.T) {
 
 	onDisk := NewSymbols()
 	for _, p := range []string{chainBinary, chainDWARF} {
-		if err := onDisk.AddFile(p); err != nil {
+		if err := onDisk.AddFile(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -146,7 +147,7 @@ func TestZipArchive(t *testing.T) {
 	}{{"archive", archive}, {"directory holding it", dir}} {
 		t.Run(add.name, func(t *testing.T) {
 			syms := NewSymbols()
-			if err := syms.AddDir(add.path); err != nil {
+			if err := syms.AddDir(context.Background(), add.path); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff([]uuid.UUID{u}, syms.UUIDs()); diff != "" {
@@ -179,7 +180,7 @@ func TestZipFatMember(t *testing.T) {
 	archive := filepath.Join(t.TempDir(), "fat.zip")
 	writeZip(t, archive, zipEntry{"chain", fat})
 	syms := NewSymbols()
-	if err := syms.AddDir(archive); err != nil {
+	if err := syms.AddDir(context.Background(), archive); err != nil {
 		t.Fatal(err)
 	}
 	for _, u := range want {
@@ -202,7 +203,7 @@ func TestZipHostile(t *testing.T) {
 	writeZip(t, bombZip, zipEntry{"bomb", bomb}, zipEntry{"chain", bin})
 
 	syms := NewSymbols()
-	if err := syms.AddDir(bombZip); err != nil {
+	if err := syms.AddDir(context.Background(), bombZip); err != nil {
 		t.Fatal(err)
 	}
 	if len(syms.Skipped) != 1 || !strings.Contains(syms.Skipped[0], "bomb") || !strings.Contains(syms.Skipped[0], "zip bomb") {
@@ -218,7 +219,7 @@ func TestZipHostile(t *testing.T) {
 		archive := filepath.Join(t.TempDir(), "many.zip")
 		writeZip(t, archive, zipEntry{"a", bin}, zipEntry{"b", bin})
 		syms := NewSymbols()
-		if err := syms.AddDir(archive); err != nil {
+		if err := syms.AddDir(context.Background(), archive); err != nil {
 			t.Fatal(err)
 		}
 		if len(syms.UUIDs()) != 0 || len(syms.Skipped) != 1 || !strings.Contains(syms.Skipped[0], "budget") {
@@ -231,7 +232,7 @@ func TestZipHostile(t *testing.T) {
 		syms := NewSymbols()
 		archive := filepath.Join(t.TempDir(), "one.zip")
 		writeZip(t, archive, zipEntry{"chain", bin})
-		if err := syms.AddDir(archive); err != nil {
+		if err := syms.AddDir(context.Background(), archive); err != nil {
 			t.Fatal(err)
 		}
 		maxZipMember = uint64(len(bin)) - 1

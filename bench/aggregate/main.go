@@ -1,6 +1,9 @@
 // Command aggregate generates the inputs of the aggregation benchmark and
-// times `stackimage aggregate` on them against `go tool pprof -proto`
-// merging the same stacks as per-device pprof files (docs/aggregate.md).
+// times `stackimage aggregate` on them against pprof's own program (the
+// one `go tool pprof` runs, built once) merging the same stacks as
+// per-device pprof files with -proto, the two taking turns pair by pair;
+// then it checks that pprof -top of the two profiles is the same
+// (docs/aggregate.md).
 //
 //	go run ./bench/aggregate -dir DIR -bin bin/stackimage [-stacks 1000000] [-runs 3]
 //
@@ -16,7 +19,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/stackimage/stackimage/bench/internal/benchkit"
 	"log"
 	"math/rand/v2"
 	"os"
@@ -29,6 +31,7 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/aggregate"
+	"github.com/stackimage/stackimage/bench/internal/benchkit"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
@@ -58,7 +61,7 @@ func main() {
 	flag.IntVar(&c.runs, "runs", 3, "runs of each program")
 	flag.Uint64Var(&c.seed, "seed", 1, "random seed")
 	flag.BoolVar(&c.skipIPS, "no-ips", false, "skip the .ips run")
-	flag.BoolVar(&c.skipPprofCmp, "no-pprof", false, "skip the go tool pprof comparison")
+	flag.BoolVar(&c.skipPprofCmp, "no-pprof", false, "skip the comparison with pprof")
 	flag.Parse()
 	if err := run(c); err != nil {
 		log.Fatal(err)
@@ -92,27 +95,125 @@ func run(c config) error {
 	fmt.Printf("input: %d stacks of %d frames over %d images, %d unique, %d devices; %s (%s)\n",
 		c.stacks, c.frames, c.images, c.unique, c.devices, stream, size(stream))
 	out := filepath.Join(c.dir, "out.pb.gz")
-	ours := measure(c.runs, c.bin, "aggregate", stream, "--symbols", c.symbols, "--format", "pprof", "-o", out, "--quiet")
-	report("stackimage aggregate, stream → pprof", ours, float64(c.stacks), "stacks/s")
-	if !c.skipIPS {
+	merged := filepath.Join(c.dir, "merged.pb.gz")
+	oursArgs := []string{"aggregate", stream, "--symbols", c.symbols, "--format", "pprof", "-o", out, "--quiet"}
+	ipsArgs := []string{"aggregate", filepath.Join(c.dir, "ips"), "--symbols", c.symbols, "--format", "pprof", "-o", filepath.Join(c.dir, "out-ips.pb.gz"), "--quiet",
 		// Every thread of the .ips files is a captured stack: all count,
 		// not the crashed thread alone, so that this run counts what the
 		// stream's does.
-		ips := measure(c.runs, c.bin, "aggregate", filepath.Join(c.dir, "ips"), "--symbols", c.symbols, "--format", "pprof", "-o", out, "--quiet", "--threads", "all")
-		report(fmt.Sprintf("stackimage aggregate, %d .ips files → pprof", c.ipsFiles), ips, float64(c.ipsFiles), "files/s")
-	}
+		"--threads", "all"}
+
+	// The peer is pprof's own program, built once by the go command (go
+	// tool -n prints where), not `go tool pprof`, whose go command would
+	// be timed with it.
+	var pprofBin string
+	var peerArgs []string
 	if !c.skipPprofCmp {
-		files, _ := filepath.Glob(filepath.Join(c.dir, "pprof", "*.pb.gz"))
-		sort.Strings(files)
-		goBin, err := exec.LookPath("go")
-		if err != nil {
+		var err error
+		if pprofBin, err = pprofProgram(); err != nil {
 			return err
 		}
-		args := append([]string{"tool", "pprof", "-proto", "-symbolize=none", "-output", filepath.Join(c.dir, "merged.pb.gz")}, files...)
-		peer := measure(c.runs, goBin, args...)
-		report(fmt.Sprintf("go tool pprof -proto, merging %d per-device profiles", len(files)), peer, float64(c.stacks), "stacks/s")
-		fmt.Printf("ratio (stream → pprof) / (go tool pprof -proto merge): %.2f× its wall time, %.2f× its CPU time (medians)\n",
-			median(ours.wall)/median(peer.wall), median(ours.cpu)/median(peer.cpu))
+		files, _ := filepath.Glob(filepath.Join(c.dir, "pprof", "*.pb.gz"))
+		sort.Strings(files)
+		peerArgs = append([]string{"-proto", "-symbolize=none", "-output", merged}, files...)
+		fmt.Printf("peer: %s %s (%d per-device profiles)\n", pprofBin, strings.Join(peerArgs[:4], " "), len(files))
+	}
+
+	// The programs take turns, pair by pair, the first of each pair
+	// alternating, so that a change in the machine's load falls on both.
+	var ours, ips, peer result
+	for i := range c.runs {
+		turns := []func(){func() { ours.run(c.bin, oursArgs...) }}
+		if pprofBin != "" {
+			turns = append(turns, func() { peer.run(pprofBin, peerArgs...) })
+		}
+		if i%2 == 1 {
+			slices.Reverse(turns)
+		}
+		if !c.skipIPS {
+			turns = append(turns, func() { ips.run(c.bin, ipsArgs...) })
+		}
+		for _, turn := range turns {
+			turn()
+		}
+	}
+	report("stackimage aggregate, stream → pprof", ours, float64(c.stacks), "stacks/s")
+	if !c.skipIPS {
+		report(fmt.Sprintf("stackimage aggregate, %d .ips files → pprof", c.ipsFiles), ips, float64(c.ipsFiles), "files/s")
+	}
+	if pprofBin == "" {
+		return nil
+	}
+	report("pprof -proto, merging the per-device profiles", peer, float64(c.stacks), "stacks/s")
+	fmt.Printf("ratio (stream → pprof) / (pprof -proto merge): %.2f× its wall time, %.2f× its CPU time (medians of %d pairs)\n",
+		median(ours.wall)/median(peer.wall), median(ours.cpu)/median(peer.cpu), c.runs)
+	// A faster program that wrote another profile would prove nothing:
+	// pprof's -top of both must be the same, line for line.
+	if err := sameTop(pprofBin, out, merged); err != nil {
+		return err
+	}
+	fmt.Printf("checked: pprof -top of our profile and of pprof's merge are the same\n")
+	if !c.skipIPS {
+		if err := sameTop(pprofBin, filepath.Join(c.dir, "out-ips.pb.gz"), merged); err != nil {
+			return fmt.Errorf(".ips run: %w", err)
+		}
+		fmt.Printf("checked: pprof -top of the .ips run's profile is the same too\n")
+	}
+	return nil
+}
+
+// pprofProgram returns the path of pprof's own program as the go command
+// builds it for go tool pprof (built once, then cached).
+func pprofProgram() (string, error) {
+	out, err := exec.Command("go", "tool", "-n", "pprof").Output()
+	if err != nil {
+		return "", fmt.Errorf("go tool -n pprof: %v", err)
+	}
+	path := strings.TrimSpace(string(out))
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("go tool -n pprof names %q: %v", path, err)
+	}
+	return path, nil
+}
+
+// sameTop compares pprof -top of two profiles, from the table's header
+// on (the lines before it name the file and its time).
+func sameTop(pprofBin, a, b string) error {
+	top := func(path string) ([]string, error) {
+		out, err := exec.Command(pprofBin, "-top", "-symbolize=none", path).Output()
+		if err != nil {
+			return nil, fmt.Errorf("pprof -top %s: %v", path, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, "Showing nodes") {
+				return lines[i:], nil
+			}
+		}
+		return nil, fmt.Errorf("pprof -top %s: no table in\n%s", path, out)
+	}
+	ta, err := top(a)
+	if err != nil {
+		return err
+	}
+	tb, err := top(b)
+	if err != nil {
+		return err
+	}
+	if len(ta) < 3 {
+		return fmt.Errorf("pprof -top %s: %d lines, no functions", a, len(ta))
+	}
+	for i := range max(len(ta), len(tb)) {
+		var la, lb string
+		if i < len(ta) {
+			la = ta[i]
+		}
+		if i < len(tb) {
+			lb = tb[i]
+		}
+		if la != lb {
+			return fmt.Errorf("pprof -top differs at line %d:\n  %s: %q\n  %s: %q", i+1, a, la, b, lb)
+		}
 	}
 	return nil
 }
@@ -269,7 +370,7 @@ func makeInputs(c config) error {
 	// running each device's stacks through a profiler's own tools.
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir(c.symbols); err != nil {
+	if err := syms.AddDir(context.Background(), c.symbols); err != nil {
 		return err
 	}
 	recImages := make([]aggregate.Image, len(images))
@@ -313,7 +414,7 @@ func pickImages(dir string, n int) ([]benchImage, error) {
 	}
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir(dir); err != nil {
+	if err := syms.AddDir(context.Background(), dir); err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
@@ -375,22 +476,18 @@ type result struct {
 	rss  []float64 // peak resident MB
 }
 
-// measure runs a program runs times, timing each run and taking its peak
-// memory from the kernel's accounting of the child.
-func measure(runs int, name string, args ...string) result {
-	var r result
-	for range runs {
-		cmd := exec.Command(name, args...)
-		cmd.Stderr = os.Stderr
-		start := time.Now()
-		if err := cmd.Run(); err != nil {
-			log.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
-		}
-		r.wall = append(r.wall, time.Since(start).Seconds())
-		r.rss = append(r.rss, float64(benchkit.PeakRSS(cmd.ProcessState))/1e6)
-		r.cpu = append(r.cpu, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds())
+// run runs a program once, timing it and taking its peak memory from
+// the kernel's accounting of the child.
+func (r *result) run(name string, args ...string) {
+	cmd := exec.Command(name, args...)
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		log.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
 	}
-	return r
+	r.wall = append(r.wall, time.Since(start).Seconds())
+	r.rss = append(r.rss, float64(benchkit.PeakRSS(cmd.ProcessState))/1e6)
+	r.cpu = append(r.cpu, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds())
 }
 
 func report(what string, r result, n float64, unit string) {

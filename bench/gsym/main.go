@@ -6,8 +6,10 @@
 // ("stackimage atos -i --no-demangle -o X.symindex" against
 // "llvm-gsymutil-16 --addresses-from-stdin", both printing linkage names;
 // atos's default, demangled names, is timed beside them) and a first answer from each file (one address,
-// whole process). It checks that the index answers as GSYM does (function
-// names, files and lines of every frame) at every address GSYM answers,
+// whole process). Every timed run of ours must print what the atos
+// library answers from the index, every run of GSYM what its first run
+// printed; and the index must answer as GSYM does (function names, files
+// and lines of every frame) at every address GSYM answers,
 // and prints the table with the ratios and the targets of issue 21. `make
 // bench` runs it on the darwin cmd/go and on the generated big dSYM.
 //
@@ -30,11 +32,10 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/stackimage/stackimage/bench/internal/benchkit"
-
 	"os"
 	"os/exec"
 	"path"
@@ -45,6 +46,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stackimage/stackimage/atos"
+	"github.com/stackimage/stackimage/bench/internal/benchkit"
 	"github.com/stackimage/stackimage/symindex"
 )
 
@@ -106,6 +109,11 @@ type runs struct {
 	wall, cpu []time.Duration // cpu: user + system
 	rss       int64
 	out       []byte
+	// want is what every run must print: set beforehand from the
+	// library's answers, or else from the first run, so that no run is
+	// timed that printed something else.
+	want []byte
+	what string // what want is, for the error
 }
 
 func (r *runs) median() time.Duration { return median(r.wall) }
@@ -211,6 +219,16 @@ func compare(bin, ours, gsymutil, tmp string, o options) error {
 	// figure held against it; atos's default, demangled C++, Rust and
 	// Swift names, is measured beside it.
 	var lookOurs, lookDemangled, lookGSYM runs
+	// Our timed processes must print what the atos library answers from
+	// the index, which sameAnswers then holds against GSYM's answers.
+	var err2 error
+	if lookOurs.want, err2 = atosAnswers(index, addrs, true); err2 != nil {
+		return err2
+	}
+	if lookDemangled.want, err2 = atosAnswers(index, addrs, false); err2 != nil {
+		return err2
+	}
+	lookOurs.what, lookDemangled.what = "the atos library's answers from the index (linkage names)", "the atos library's answers from the index (demangled)"
 	for i := 0; i < nruns; i++ {
 		if err := measure(&lookOurs, []string{ours, "atos", "-i", "--no-demangle", "-o", index}, inOurs.Bytes()); err != nil {
 			return err
@@ -231,6 +249,10 @@ func compare(bin, ours, gsymutil, tmp string, o options) error {
 	// First answers: one address, whole process.
 	first := fmt.Sprintf("%#x", addrs[0])
 	var firstOurs, firstGSYM runs
+	if firstOurs.want, err2 = atosAnswers(index, addrs[:1], false); err2 != nil {
+		return err2
+	}
+	firstOurs.what = "the atos library's answer from the index"
 	for i := 0; i < firstRuns; i++ {
 		if err := measureRSS(&firstOurs, []string{ours, "atos", "-i", "-o", index, first}, nil, false); err != nil {
 			return err
@@ -240,6 +262,8 @@ func compare(bin, ours, gsymutil, tmp string, o options) error {
 		}
 	}
 
+	fmt.Printf("checked: each timed run of stackimage atos printed the atos library's answers from the index (%d lookup runs, %d first answers); each GSYM run printed what its first did\n",
+		len(lookOurs.wall)+len(lookDemangled.wall), len(firstOurs.wall))
 	answered, frames, differ, differAddrs, differMine, err := sameAnswers(index, addrs, lookGSYM.out)
 	if err != nil {
 		return err
@@ -275,6 +299,31 @@ func compare(bin, ours, gsymutil, tmp string, o options) error {
 		return fmt.Errorf("the index differs from GSYM at %d addresses, %d of them not confirmed by %s", len(differ), len(differ)-confirmed, symbolizer)
 	}
 	return nil
+}
+
+// atosAnswers is what stackimage atos -i [--no-demangle] -o index prints
+// for addrs, as the atos library answers them.
+func atosAnswers(index string, addrs []uint64, noDemangle bool) ([]byte, error) {
+	a, err := atos.Open(context.Background(), index, atos.Options{Inlines: true, NoDemangle: noDemangle})
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	var out []byte
+	for _, addr := range addrs {
+		out = a.AppendAnswer(out, addr)
+	}
+	return out, nil
+}
+
+// firstDifference is the offset of the first byte where a and b differ.
+func firstDifference(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }
 
 // table prints the rows of a comparison and keeps their verdicts.
@@ -545,6 +594,12 @@ func measureRSS(r *runs, argv []string, stdin []byte, withTime bool) error {
 			return fmt.Errorf("%s wrote %q, want the peak RSS in KiB", gnuTime, b)
 		}
 		rss = kib * 1024
+	}
+	if r.want == nil {
+		r.want, r.what = slices.Clone(out.Bytes()), "the first run's output"
+	} else if !bytes.Equal(out.Bytes(), r.want) {
+		return fmt.Errorf("%s printed %d bytes that are not %s (%d bytes); first difference at byte %d",
+			strings.Join(argv, " "), out.Len(), r.what, len(r.want), firstDifference(out.Bytes(), r.want))
 	}
 	r.wall = append(r.wall, wall)
 	r.cpu = append(r.cpu, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())

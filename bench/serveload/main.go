@@ -2,7 +2,10 @@
 // throughput of one instance and its latency curve on stacks of 30 frames
 // over 5 images, with vegeta as the load generator; 100k addresses of the
 // darwin cmd/go build with DWARF as 1,000 requests of 100 frames, against
-// llvm-symbolizer as a long-running process on a pipe; and the first
+// llvm-symbolizer as a long-running process on a pipe, after checking
+// that every one of those answers, inlined frames included, is
+// llvm-symbolizer's (the same functions, files and lines at the address
+// the service looks up); and the first
 // answer for a cold UUID whose index (or only whose binary) is in an S3
 // bucket (versitygw), against `stackimage index` on the same file.
 // docs/serve.md gives the figures and how they were taken.
@@ -22,7 +25,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -32,12 +37,14 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/uuid"
+	"github.com/stackimage/stackimage/walker"
 )
 
 var (
-	binFlag      = flag.String("stackimage", "bin/stackimage", "the stackimage binary (stackimage-serve beside it)")
+	binFlag      = flag.String("stackimage", "bin/stackimage", "the stackimage binary")
 	fixturesFlag = flag.String("fixtures", "fixtures/bin", "the fixture binaries and dSYMs")
 	goBinFlag    = flag.String("gobin", filepath.Join(os.Getenv("HOME"), ".cache", "stackimage-bench", "go-darwin-arm64-dwarf"), "the darwin cmd/go build with DWARF")
 	llvmFlag     = flag.String("llvm", "llvm-symbolizer", "the llvm-symbolizer to compare with")
@@ -86,8 +93,7 @@ func run() error {
 	return nil
 }
 
-// server is one `stackimage serve` process: stackimage execs
-// stackimage-serve from beside itself, so the pid is the service's.
+// server is one `stackimage serve` process.
 type server struct {
 	cmd  *exec.Cmd
 	addr string
@@ -149,6 +155,7 @@ type module struct {
 	id    uuid.UUID
 	base  uint64 // where the request says it is loaded
 	text  uint64 // its __TEXT vmaddr
+	arch  *archregs.Arch
 	addrs []uint64
 }
 
@@ -160,7 +167,7 @@ func loadModule(path string, base uint64, n int, rng *rand.Rand) (module, error)
 	}
 	defer f.Close()
 	im := f.Images[0]
-	m := module{id: im.UUID, base: base}
+	m := module{id: im.UUID, base: base, arch: im.Arch}
 	if t, ok := im.TextSegment(); ok {
 		m.text = t.Addr
 	}
@@ -352,6 +359,22 @@ func versusLLVM(tmp string) error {
 		fmt.Printf("the two builds gave the same answers to the %d requests\n", len(bodies))
 	}
 	conns := max(*connsFlag, 1)
+	// Every answer checked against llvm-symbolizer's before any is timed:
+	// a fast wrong answer must not count.
+	// llvm-symbolizer is asked, in the check and in the timed runs, the
+	// addresses the service looks up: a caller frame's (every frame but
+	// the first) return address minus one instruction, as symbolicator
+	// does.
+	lookups := make([][]uint64, len(batches))
+	for i, b := range batches {
+		lookups[i] = slices.Clone(b)
+		for k := 1; k < len(b); k++ {
+			lookups[i][k] = walker.CallerLookupAddress(m.arch, b[k])
+		}
+	}
+	if err := checkAgainstLLVM(srv, bodies, batches, lookups); err != nil {
+		return err
+	}
 	client := newLoadClient(srv.addr, conns)
 	var vsClient *loadClient
 	if vs != nil {
@@ -359,7 +382,7 @@ func versusLLVM(tmp string) error {
 	}
 	llvms := make([]*llvmProcess, conns)
 	for i := range llvms {
-		if llvms[i], err = startLLVM(batches[0]); err != nil {
+		if llvms[i], err = startLLVM(lookups[0]); err != nil {
 			return err
 		}
 		defer llvms[i].stop()
@@ -402,7 +425,7 @@ func versusLLVM(tmp string) error {
 					w.vs, w.vsCPU = append(w.vs, d), append(w.vsCPU, c)
 				}
 			}
-			d, c, err := llvmRun(llvms[:w.conns], batches)
+			d, c, err := llvmRun(llvms[:w.conns], lookups)
 			if err != nil {
 				return err
 			}
@@ -501,6 +524,88 @@ func (c *loadClient) post(body []byte, buf *bytes.Buffer) error {
 	return nil
 }
 
+// checkAgainstLLVM asks the instance and one llvm-symbolizer every batch
+// and compares each address's frames, inlined ones included: the same
+// function names, file base names and lines, innermost first. Any
+// difference is an error naming the address. llvm-symbolizer is asked
+// lookups, the addresses the service looks up for batches.
+func checkAgainstLLVM(srv *server, bodies [][]byte, batches, lookups [][]uint64) error {
+	p, err := startLLVM(lookups[0])
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	checked, frames := 0, 0
+	for i, body := range bodies {
+		want, err := p.frames(lookups[i])
+		if err != nil {
+			return fmt.Errorf("llvm-symbolizer: %w", err)
+		}
+		out, err := srv.post(body)
+		if err != nil {
+			return err
+		}
+		got, err := answerFrames(out, len(batches[i]))
+		if err != nil {
+			return fmt.Errorf("request %d: %w", i, err)
+		}
+		for k, addr := range batches[i] {
+			if !slices.Equal(got[k], want[k]) {
+				return fmt.Errorf("%#x: the service answers %v, llvm-symbolizer %v", addr, got[k], want[k])
+			}
+			frames += len(want[k])
+		}
+		checked += len(batches[i])
+	}
+	fmt.Printf("checked: the service's answers for the %d addresses (%d frames, inlined included) are llvm-symbolizer's\n", checked, frames)
+	return nil
+}
+
+// symFrame is one frame of an answer as both sides can say it.
+type symFrame struct {
+	function, file string // file: the base name
+	line           int
+}
+
+func (f symFrame) String() string { return fmt.Sprintf("%s (%s:%d)", f.function, f.file, f.line) }
+
+// answerFrames reads a /symbolicate answer of one stack: each address's
+// frames, innermost first, by original_index. A frame the service could
+// not name is "??", as llvm-symbolizer prints it.
+func answerFrames(out []byte, n int) ([][]symFrame, error) {
+	var a struct {
+		Stacktraces []struct {
+			Frames []struct {
+				OriginalIndex int    `json:"original_index"`
+				Function      string `json:"function"`
+				AbsPath       string `json:"abs_path"`
+				Lineno        int    `json:"lineno"`
+			} `json:"frames"`
+		} `json:"stacktraces"`
+	}
+	if err := json.Unmarshal(out, &a); err != nil {
+		return nil, fmt.Errorf("answer %.200q: %v", out, err)
+	}
+	if len(a.Stacktraces) != 1 {
+		return nil, fmt.Errorf("%d stacks in the answer, want 1", len(a.Stacktraces))
+	}
+	frames := make([][]symFrame, n)
+	for _, f := range a.Stacktraces[0].Frames {
+		if f.OriginalIndex < 0 || f.OriginalIndex >= n {
+			return nil, fmt.Errorf("original_index %d of %d frames", f.OriginalIndex, n)
+		}
+		sf := symFrame{function: f.Function, file: filepath.Base(f.AbsPath), line: f.Lineno}
+		if f.Function == "" {
+			sf.function = "??"
+		}
+		if f.AbsPath == "" {
+			sf.file = "??"
+		}
+		frames[f.OriginalIndex] = append(frames[f.OriginalIndex], sf)
+	}
+	return frames, nil
+}
+
 // llvmProcess is llvm-symbolizer on the binary, reading addresses on its
 // stdin.
 type llvmProcess struct {
@@ -553,6 +658,47 @@ func (p *llvmProcess) ask(batch []uint64) error {
 		}
 	}
 	return nil
+}
+
+// frames asks a batch and reads each address's frames as llvm-symbolizer
+// prints them: a function line, then "file:line:column", innermost first.
+func (p *llvmProcess) frames(batch []uint64) ([][]symFrame, error) {
+	p.req.Reset()
+	for _, a := range batch {
+		fmt.Fprintf(&p.req, "%#x\n", a)
+	}
+	if _, err := p.stdin.Write(p.req.Bytes()); err != nil {
+		return nil, err
+	}
+	all := make([][]symFrame, len(batch))
+	for i := range batch {
+		for {
+			fn, err := p.out.ReadString('\n')
+			if err != nil {
+				return nil, err
+			}
+			fn = strings.TrimSuffix(fn, "\n")
+			if fn == "" {
+				break
+			}
+			loc, err := p.out.ReadString('\n')
+			if err != nil {
+				return nil, err
+			}
+			// file:line:column; the file may hold colons itself.
+			parts := strings.Split(strings.TrimSuffix(loc, "\n"), ":")
+			if len(parts) < 3 {
+				return nil, fmt.Errorf("%#x: location %q", batch[i], loc)
+			}
+			line, _ := strconv.Atoi(parts[len(parts)-2])
+			file := strings.Join(parts[:len(parts)-2], ":")
+			if file != "??" {
+				file = filepath.Base(file)
+			}
+			all[i] = append(all[i], symFrame{function: fn, file: file, line: line})
+		}
+	}
+	return all, nil
 }
 
 // llvmRun sends every batch to the processes at once, each process taking

@@ -26,7 +26,7 @@ const aggregateGCPercent = 400
 // by one; the rest are counted.
 const maxReportedErrors = 20
 
-func runAggregate(args []string, stdout, stderr io.Writer) error {
+func runAggregate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Aggregating allocates much and keeps little (the unique stacks and
 	// samples), so the collector runs at a quarter of its default pace
 	// unless GOGC says otherwise: 0.89x the wall time on a million
@@ -103,7 +103,7 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 	syms := symstore.NewSymbols()
 	defer syms.Close()
 	for _, d := range dirs {
-		if err := syms.AddDir(d); err != nil {
+		if err := syms.AddDir(ctx, d); err != nil {
 			return err
 		}
 	}
@@ -155,7 +155,6 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 			}
 		},
 	}
-	ctx := context.Background()
 	loadErr := loader.Load(ctx, inputs)
 	bar.finish()
 	if loadErr != nil {

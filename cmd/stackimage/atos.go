@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,7 +9,7 @@ import (
 	"github.com/stackimage/stackimage/atos"
 )
 
-func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func runAtos(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("atos", "atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]", stdout)
 	fs.notes = func(w io.Writer) {
 		var kinds [][2]string
@@ -40,7 +41,7 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		opts.HasLoadAddress = true
 	}
-	a, err := atos.Open(*binary, opts)
+	a, err := atos.Open(ctx, *binary, opts)
 	if errors.Is(err, atos.ErrNeedArch) {
 		return fmt.Errorf("%w: %v with -arch", errUsage, err)
 	}
@@ -58,8 +59,8 @@ func runAtos(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	// Like llvm-symbolizer (16), a token that is not an address is echoed
 	// and the exit status stays 0.
 	if len(addrs) > 0 {
-		return a.AnswerTokens(stdout, addrs)
+		return a.AnswerTokens(ctx, stdout, addrs)
 	}
 	// Like atos, read addresses from stdin.
-	return a.Answer(stdout, stdin)
+	return a.Answer(ctx, stdout, stdin)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -277,8 +278,8 @@ func TestEntryPointsNilAndEmpty(t *testing.T) {
 		{"symstore.NewIndexEntry(\"\")", true, func() error { return errIfNil(symstore.NewIndexEntry("")) }},
 		{"symstore.IsIndexFile(\"\")", false, noErr(func() { symstore.IsIndexFile("") })},
 		{"symstore.ParseSymbolMap(nil)", true, func() error { _, err := symstore.ParseSymbolMap(nil); return err }},
-		{"Symbols.AddDir(\"\")", true, func() error { return symstore.NewSymbols().AddDir("") }},
-		{"Symbols.AddFile(\"\")", true, func() error { return symstore.NewSymbols().AddFile("") }},
+		{"Symbols.AddDir(context.Background(), \"\")", true, func() error { return symstore.NewSymbols().AddDir(context.Background(), "") }},
+		{"Symbols.AddFile(context.Background(), \"\")", true, func() error { return symstore.NewSymbols().AddFile(context.Background(), "") }},
 		{"Symbols.Lookup(zero UUID)", false, noErr(func() { symstore.NewSymbols().Lookup(u) })},
 		{"Symbols.LookupNoUUID(\"\", nil)", false, noErr(func() { symstore.NewSymbols().LookupNoUUID("", nil) })},
 		{"Symbols.Resolve(zero UUID, nil arch)", true, func() error { _, err := symstore.NewSymbols().Resolve(u, nil, 0x1000); return err }},
@@ -354,7 +355,7 @@ func TestEntryPointsOverFiles(t *testing.T) {
 
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir(symbolsDir); err != nil {
+	if err := syms.AddDir(context.Background(), symbolsDir); err != nil {
 		t.Fatal(err)
 	}
 	z := &symbolize.Symbolizer{Symbols: syms}

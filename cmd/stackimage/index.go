@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -25,7 +26,7 @@ import (
 // (docs/symindex.md).
 const indexGCPercent = 300
 
-func runIndex(args []string, stdout, stderr io.Writer) error {
+func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	setGCPercent(indexGCPercent)
 	fs := newFlagSet("index", "index --symbols DIR [--symbols DIR]... --out STORE [--quiet]", stdout)
 	fs.notes = func(w io.Writer) {
@@ -49,7 +50,7 @@ func runIndex(args []string, stdout, stderr io.Writer) error {
 	syms := symstore.NewSymbols()
 	defer syms.Close()
 	for _, d := range dirs {
-		if err := syms.AddDir(d); err != nil {
+		if err := syms.AddDir(ctx, d); err != nil {
 			return err
 		}
 	}

@@ -10,12 +10,12 @@
 //	stackimage version
 //	stackimage aggregate INPUT... [--symbols DIR]... [--format summary|pprof|folded|speedscope|json]
 //
-// "stackimage serve" runs the service's own program, stackimage-serve
-// (cmd/stackimage-serve) of the same build, found beside this one or on
-// PATH: this command does not link the service's dependencies.
+// "stackimage serve" runs the service (package serve) in this process
+// until SIGTERM or SIGINT.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -50,8 +50,7 @@ Usage:
       --symbols STORE (and atos -o FILE.symindex) then answer from them.
   stackimage serve [--listen 127.0.0.1:3021] [--symbols DIR] [--config FILE]
       Run the symbolication service: Sentry symbolicator's API and our own,
-      over HTTP (docs/serve.md). It is a program of its own,
-      stackimage-serve, of the same build, installed beside stackimage.
+      over HTTP (docs/serve.md), until SIGTERM or SIGINT.
   stackimage version
       Print the module version, commit and Go version it was built from.
   stackimage aggregate INPUT... [--symbols DIR]... [--format summary|pprof|folded|speedscope|json] [-o FILE]
@@ -79,27 +78,33 @@ func main() {
 // run is main without the process: it returns the exit status, so that the
 // tests can drive the command in-process.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdin, stdout, stderr)
+}
+
+// runContext is run with a context that bounds the command's reading
+// and symbolication, and ends the service (serve stops when it ends, or
+// at SIGTERM or SIGINT).
+func runContext(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
-	if externalCommands[args[0]] {
-		return runExternal(args[0], args[1:], stderr)
-	}
 	var err error
 	switch args[0] {
+	case "serve":
+		err = runServe(ctx, args[1:], stdout, stderr)
 	case "symbolicate":
-		err = runSymbolicate(args[1:], stdin, stdout, stderr)
+		err = runSymbolicate(ctx, args[1:], stdin, stdout, stderr)
 	case "atos":
-		err = runAtos(args[1:], stdin, stdout, stderr)
+		err = runAtos(ctx, args[1:], stdin, stdout, stderr)
 	case "images":
 		err = runImages(args[1:], stdout, stderr)
 	case "index":
-		err = runIndex(args[1:], stdout, stderr)
+		err = runIndex(ctx, args[1:], stdout, stderr)
 	case "version", "-version", "--version":
 		err = runVersion(args[1:], stdout, stderr)
 	case "aggregate":
-		err = runAggregate(args[1:], stdout, stderr)
+		err = runAggregate(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"debug/macho"
 	"fmt"
 	"os"
@@ -154,7 +155,7 @@ func writeCFISym(t *testing.T, binary, skip, dir string) string {
 
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir(binary); err != nil {
+	if err := syms.AddDir(context.Background(), binary); err != nil {
 		t.Fatal(err)
 	}
 	img, err := image.Open(binary)

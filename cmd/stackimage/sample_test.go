@@ -41,10 +41,10 @@ func TestSampleMatchesMacSymbolicator(t *testing.T) {
 	}
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	if err := syms.AddDir(filepath.Join(res, "dSYMs", "SingleThreadHangingTest.dSYM")); err != nil {
+	if err := syms.AddDir(context.Background(), filepath.Join(res, "dSYMs", "SingleThreadHangingTest.dSYM")); err != nil {
 		t.Fatal(err)
 	}
-	in, err := open.File(sample)
+	in, err := open.File(context.Background(), sample)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,23 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/stackimage/stackimage/internal/testtool"
 	"github.com/stackimage/stackimage/serve"
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // TestServeAnswersWhatTheCommandPrints posts an input of each format the
@@ -22,7 +28,7 @@ func TestServeAnswersWhatTheCommandPrints(t *testing.T) {
 	dir := t.TempDir()
 	cfg := serve.DefaultConfig(symbolsDir)
 	cfg.Cache.Dir = filepath.Join(dir, "cache")
-	srv, err := serve.New(cfg)
+	srv, err := serve.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,5 +73,78 @@ func TestServeAnswersWhatTheCommandPrints(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestServeRefusesBadSetups: the service starts nothing without symbols
+// or a configuration, on a non-loopback address without a token, or with
+// a configuration it cannot read, and says why.
+func TestServeRefusesBadSetups(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("limits: {max_concurrnt: 3}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args   []string
+		status int
+		want   string
+	}{
+		{nil, 2, "stackimage serve: usage: needs --symbols DIR or --config FILE (docs/serve.md)\nrun 'stackimage serve -h' for usage\n"},
+		{[]string{"--symbols", dir, "--listen", "0.0.0.0:0"}, 1, "not a loopback address"},
+		{[]string{"--config", bad}, 1, "max_concurrnt"},
+		{[]string{"--config", filepath.Join(dir, "missing.yaml")}, 1, "missing.yaml"},
+		{[]string{"--symbols", dir, "extra"}, 2, "stackimage serve: usage: unexpected argument \"extra\"\n"},
+		{[]string{"--symbols", dir, "--no-such-flag=1"}, 2, "stackimage serve: flag provided but not defined: -no-such-flag\nrun 'stackimage serve -h' for usage\n"},
+	}
+	for _, tt := range tests {
+		status, stdout, stderr := runCmd(nil, append([]string{"serve"}, tt.args...)...)
+		if status != tt.status || !strings.Contains(stderr, tt.want) || stdout != "" {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want %d, nothing and %q", tt.args, status, stdout, stderr, tt.status, tt.want)
+		}
+	}
+}
+
+// TestServeHelp: -h prints the usage, the options, what --symbols serves
+// and an example to stdout, with status 0.
+func TestServeHelp(t *testing.T) {
+	want := []string{"-listen", "-symbols", "-config", "-cache", "Example:\n  stackimage serve "}
+	for _, k := range symstore.SymbolFileKinds {
+		want = append(want, k.Name, k.Example)
+	}
+	status, stdout, stderr := runCmd(nil, "serve", "-h")
+	if status != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage: stackimage serve ") {
+		t.Errorf("serve -h: status %d, stderr %q, stdout %.100q; want 0, nothing and the usage first", status, stderr, stdout)
+	}
+	for _, s := range want {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("serve -h does not mention %q:\n%s", s, stdout)
+		}
+	}
+}
+
+// TestServesUntilCancelled: the service says where it listens, answers
+// there, and returns 0 once its context ends (as at SIGTERM).
+func TestServesUntilCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	status := make(chan int, 1)
+	go func() {
+		status <- runContext(ctx, []string{"serve", "--symbols", symbolsDir, "--listen", "127.0.0.1:0", "--cache", t.TempDir()}, nil, io.Discard, pw)
+		pw.Close()
+	}()
+	lines := bufio.NewReader(pr)
+	url := testtool.ListeningURL(t, lines)
+	go io.Copy(io.Discard, lines) // an unread pipe would block the service's writes
+	testtool.Healthcheck(t, url)
+	cancel()
+	select {
+	case s := <-status:
+		if s != 0 {
+			t.Errorf("status %d after the context ended, want 0", s)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the service did not stop within 30 s of its context ending")
 	}
 }

@@ -56,7 +56,7 @@ func (o *outputFlags) chosen() (string, error) {
 	return o.format, nil
 }
 
-func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func runSymbolicate(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("symbolicate", "symbolicate DUMP|- [--symbols DIR]... [--format text|json|same|crash] [--exact-addresses]\n"+
 		"       stackimage symbolicate DUMP|DIR... --out DIR [--quiet] [options]", stdout)
 	fs.notes = func(w io.Writer) {
@@ -100,7 +100,7 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	syms := symstore.NewSymbols()
 	defer syms.Close()
 	for _, d := range dirs {
-		if err := syms.AddDir(d); err != nil {
+		if err := syms.AddDir(ctx, d); err != nil {
 			return err
 		}
 	}
@@ -112,7 +112,7 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	z := &symbolize.Symbolizer{Symbols: syms, MaxDepth: *depth, MaxTotalFrames: *total, NoDemangle: *noDemangle,
 		ExactAddresses: *exact, NoUnwindInfo: *noUnwind, Async: *async}
 	if *outDir == "" {
-		return symbolicateOne(z, files[0], stdin, stdout, format)
+		return symbolicateOne(ctx, z, files[0], stdin, stdout, format)
 	}
 	// Every input is tried: one that fails is named on stderr and the
 	// rest are written all the same.
@@ -122,7 +122,7 @@ func runSymbolicate(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	failed := 0
 	for i, in := range inputs {
 		bar.set(i)
-		err := symbolicateToFile(z, in, format)
+		err := symbolicateToFile(ctx, z, in, format)
 		switch {
 		case err == nil:
 		case in.found && errors.Is(err, open.ErrUnrecognizedFormat):
@@ -205,8 +205,8 @@ func isDir(path string) bool {
 
 // symbolicateToFile writes the report of one input to its file. An input
 // in no known format makes no file.
-func symbolicateToFile(z *symbolize.Symbolizer, in reportInput, format string) error {
-	input, parseErr := open.File(in.path)
+func symbolicateToFile(ctx context.Context, z *symbolize.Symbolizer, in reportInput, format string) error {
+	input, parseErr := open.File(ctx, in.path)
 	if input == nil {
 		return fmt.Errorf("%s: %w", in.path, parseErr)
 	}
@@ -218,7 +218,7 @@ func symbolicateToFile(z *symbolize.Symbolizer, in reportInput, format string) e
 	if err != nil {
 		return err
 	}
-	err = writeReport(z, in.path, input, parseErr, f, format)
+	err = writeReport(ctx, z, in.path, input, parseErr, f, format)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -227,26 +227,25 @@ func symbolicateToFile(z *symbolize.Symbolizer, in reportInput, format string) e
 
 // symbolicateOne writes the report of one input, a path or "-" for stdin,
 // to w.
-func symbolicateOne(z *symbolize.Symbolizer, name string, stdin io.Reader, w io.Writer, format string) error {
+func symbolicateOne(ctx context.Context, z *symbolize.Symbolizer, name string, stdin io.Reader, w io.Writer, format string) error {
 	var in *open.Input
 	var parseErr error
 	if name == "-" {
-		in, parseErr = open.Reader(stdin)
+		in, parseErr = open.Reader(ctx, stdin)
 		name = "stdin"
 	} else {
-		in, parseErr = open.File(name)
+		in, parseErr = open.File(ctx, name)
 	}
 	if in == nil {
 		return fmt.Errorf("%s: %w", name, parseErr)
 	}
 	defer in.Close()
-	return writeReport(z, name, in, parseErr, w, format)
+	return writeReport(ctx, z, name, in, parseErr, w, format)
 }
 
 // writeReport writes the report of an opened input to w; parseErr is why
 // it was read only in part.
-func writeReport(z *symbolize.Symbolizer, name string, in *open.Input, parseErr error, w io.Writer, format string) error {
-	ctx := context.Background()
+func writeReport(ctx context.Context, z *symbolize.Symbolizer, name string, in *open.Input, parseErr error, w io.Writer, format string) error {
 	// Each thread is written as soon as it is symbolicated, so that the
 	// memory a report takes is one thread's, however many it has.
 	out := bufio.NewWriter(w)

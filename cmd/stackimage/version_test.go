@@ -1,18 +1,28 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
-// TestVersionMatchesBuildInfo builds the command as go install would and
-// checks that "stackimage version" and "--version" print the module
-// version and the commit the toolchain recorded, as go version -m reads
-// them back from the binary: "(devel)" from a tree without version control
-// information, a pseudo-version and a revision from a git checkout.
-func TestVersionMatchesBuildInfo(t *testing.T) {
+// built is the command as go install builds it, once for the tests that
+// run the program itself.
+var built struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+	out  []byte
+}
+
+// builtCommand builds this command alone, as go install does, and returns
+// the binary's path; it is built once and removed by TestMain.
+func builtCommand(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the command with the go command")
 	}
@@ -20,11 +30,31 @@ func TestVersionMatchesBuildInfo(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command to build the command with")
 	}
-	bin := filepath.Join(t.TempDir(), "stackimage")
-	// -buildvcs=auto records the commit where the tree has one, whatever
-	// GOFLAGS says.
-	if out, err := exec.Command(goCmd, "build", "-buildvcs=auto", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "stackimage-built-"); built.err != nil {
+			return
+		}
+		built.path = filepath.Join(built.dir, "stackimage")
+		// -buildvcs=auto records the commit where the tree has one,
+		// whatever GOFLAGS says.
+		built.out, built.err = exec.Command(goCmd, "build", "-buildvcs=auto", "-o", built.path, ".").CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("go build: %v\n%s", built.err, built.out)
+	}
+	return built.path
+}
+
+// TestVersionMatchesBuildInfo builds the command as go install would and
+// checks that "stackimage version" and "--version" print the module
+// version and the commit the toolchain recorded, as go version -m reads
+// them back from the binary: "(devel)" from a tree without version control
+// information, a pseudo-version and a revision from a git checkout.
+func TestVersionMatchesBuildInfo(t *testing.T) {
+	bin := builtCommand(t)
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to read the build information with")
 	}
 	meta, err := exec.Command(goCmd, "version", "-m", bin).Output()
 	if err != nil {
@@ -62,4 +92,13 @@ func TestVersionMatchesBuildInfo(t *testing.T) {
 			t.Errorf("stackimage %s names a revision the binary does not record:\n%s", arg, got)
 		}
 	}
+}
+
+// TestMain removes the command builtCommand built.
+func TestMain(m *testing.M) {
+	status := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(status)
 }

@@ -68,8 +68,8 @@ func CaseBudget(tb testing.TB, inputSize int64, fn func()) (uint64, time.Duratio
 		tb.Errorf("allocated %d bytes reading %d bytes of input; the budget is %d (the lesser of %d × input + %d and %d)",
 			got, inputSize, limit, AllocPerByte, AllocSlack, CaseAlloc)
 	}
-	if took > CaseTime {
-		tb.Errorf("took %v reading %d bytes of input; a case has %v", took.Round(time.Millisecond), inputSize, CaseTime)
+	if limit := CaseTime * raceSlowdown; took > limit {
+		tb.Errorf("took %v reading %d bytes of input; a case has %v", took.Round(time.Millisecond), inputSize, limit)
 	}
 	return got, took
 }

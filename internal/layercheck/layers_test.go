@@ -21,7 +21,7 @@ var layers = map[string]int{
 	"metrickit": 1,
 	"symstore":  2, "symbolize": 2,
 	"open": 3, "report": 3, "atos": 3, "aggregate": 3,
-	"serve": 4, "cmd/stackimage": 4, "cmd/stackimage-serve": 4,
+	"serve": 4, "cmd/stackimage": 4,
 }
 
 // forbidden are the imports the doc rules out within a layer or by name.
@@ -38,9 +38,6 @@ var forbidden = map[string][]string{
 	"machocore":   {"snapshot", "crashreport", "hangreport", "minidump"},
 	"plcrash":     {"snapshot", "crashreport", "hangreport", "minidump", "machocore"},
 	"metrickit":   {"snapshot", "crashreport", "hangreport", "minidump", "machocore", "image"},
-	// The command runs the service as a program of its own: linking serve
-	// would load the service's libraries at every start of stackimage.
-	"cmd/stackimage": {"serve"},
 	// Names come from demangle alone: it stands on swiftdemangle and on no
 	// symbol-file reader, so that printing a name needs none of them.
 	"demangle": {"image", "debuginfo", "symtab", "symindex", "breakpadsym"},

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/internal/testcorpus"
+	"github.com/stackimage/stackimage/internal/testtool"
 	"github.com/stackimage/stackimage/unwind"
 )
 
@@ -367,7 +368,12 @@ func TestRegressionBins(t *testing.T) {
 	if err != nil || len(bins) == 0 {
 		t.Fatalf("no regression binaries in %s (%v)", dir, err)
 	}
+	// Without llvm-dwarfdump-16 the tables are still parsed and walked;
+	// under `make test` (testtool.RequireEnv) its absence is a failure.
 	dumper, lookErr := exec.LookPath("llvm-dwarfdump-16")
+	if lookErr != nil && os.Getenv(testtool.RequireEnv) != "" {
+		t.Fatalf("llvm-dwarfdump-16 is not installed (%s is set; apt-get install llvm-16): the rows are compared with its reading", testtool.RequireEnv)
+	}
 	for _, bin := range bins {
 		t.Run(filepath.Base(bin), func(t *testing.T) {
 			f, err := macho.Open(bin)

@@ -31,7 +31,7 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	in, err := open.File(flag.Arg(0))
+	in, err := open.File(ctx, flag.Arg(0))
 	if in == nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -40,7 +40,7 @@ func main() {
 	syms := symstore.NewSymbols()
 	defer syms.Close()
 	if *symbols != "" {
-		if err := syms.AddDir(*symbols); err != nil {
+		if err := syms.AddDir(ctx, *symbols); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
