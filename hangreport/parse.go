@@ -221,14 +221,10 @@ func (p *parser) line(line string, off int) {
 		p.sawGraph = true
 		p.sec = secThread
 		return
-	case strings.HasPrefix(line, "Process:") && p.r.Kind == KindSpindump:
-		p.proc = &Process{}
-		p.r.Processes = append(p.r.Processes, p.proc)
-		p.setThread(nil)
-		p.sec = secProcess
-		p.field(line)
-		return
-	case strings.HasPrefix(line, "Powerstats for:") && p.r.Kind == KindMicrostackshot:
+	case strings.HasPrefix(line, "Process:") && p.r.Kind == KindSpindump,
+		strings.HasPrefix(line, "Powerstats for:") && p.r.Kind == KindMicrostackshot:
+		// A process's section: a spindump's, or a microstackshot
+		// report's power statistics of one process.
 		p.proc = &Process{}
 		p.r.Processes = append(p.r.Processes, p.proc)
 		p.setThread(nil)

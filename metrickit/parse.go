@@ -562,17 +562,27 @@ func (r *reader) diagnostic(d *Diagnostic) {
 	}
 }
 
+// openObject steps into the object at the reader's place, or reports a
+// value of another kind as the field's error (want names what the field
+// should hold) and steps over it: false then.
+func (r *reader) openObject(want string) bool {
+	if r.peek() != '{' {
+		r.fieldError(r.s.I, "want %s, got %s", want, r.describe())
+		r.skip()
+		return false
+	}
+	r.s.I++
+	return true
+}
+
 // metadata reads diagnosticMetaData: every field kept, as text.
 func (r *reader) metadata(d *Diagnostic) {
 	if r.null() {
 		return
 	}
-	if r.peek() != '{' {
-		r.fieldError(r.s.I, "want an object, got %s", r.describe())
-		r.skip()
+	if !r.openObject("an object") {
 		return
 	}
-	r.s.I++
 	for first := true; ; first = false {
 		key, more := r.member(first)
 		if !more {
@@ -588,12 +598,9 @@ func (r *reader) tree(t *Tree) {
 	if r.null() {
 		return
 	}
-	if r.peek() != '{' {
-		r.fieldError(r.s.I, "want a call stack tree (an object), got %s", r.describe())
-		r.skip()
+	if !r.openObject("a call stack tree (an object)") {
 		return
 	}
-	r.s.I++
 	for first := true; ; first = false {
 		key, more := r.member(first)
 		if !more {
@@ -635,12 +642,9 @@ func (r *reader) treeMember(t *Tree, key string) {
 
 // callStack reads one call stack object.
 func (r *reader) callStack(st *Stack) {
-	if r.peek() != '{' {
-		r.fieldError(r.s.I, "want a call stack (an object), got %s", r.describe())
-		r.skip()
+	if !r.openObject("a call stack (an object)") {
 		return
 	}
-	r.s.I++
 	for first := true; ; first = false {
 		key, more := r.member(first)
 		if !more {
@@ -700,12 +704,9 @@ func (r *reader) frames(st *Stack, parent int32, depth int) {
 
 // frame reads one frame object and its subFrames.
 func (r *reader) frame(st *Stack, parent int32, depth int) {
-	if r.peek() != '{' {
-		r.fieldError(r.s.I, "want a frame (an object), got %s", r.describe())
-		r.skip()
+	if !r.openObject("a frame (an object)") {
 		return
 	}
-	r.s.I++
 	r.nframes++
 	idx := int32(len(st.Frames))
 	st.Frames = append(st.Frames, Frame{Binary: -1, Parent: parent})
