@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,6 +79,21 @@ func TestCallReturnMatchesDwarfdump(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// First questions, from goroutines beside lookups: the
+				// call sites are read apart from the lookups' parse
+				// (make race checks them concurrently).
+				var wg sync.WaitGroup
+				for range 4 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for _, a := range want {
+							ix.CallReturn(a)
+							ix.Lookup(a - 1)
+						}
+					}()
+				}
+				wg.Wait()
 				var got []uint64
 				for _, r := range complete {
 					for a := r[0]; a < r[1]; a++ {
