@@ -87,6 +87,11 @@ type Index struct {
 	// fastLineTables and slowLineTables count the line programs
 	// fastLines decoded and those it left to debug/dwarf.
 	fastLineTables, slowLineTables atomic.Int64
+
+	// calls holds the call sites of the units CallReturn read, by unit,
+	// apart from the lookups' cache: few units are asked for them.
+	callMu sync.Mutex
+	calls  map[int]*unitCallSites
 }
 
 // unitIndex is one parsed compile unit: its line table and the tree of its

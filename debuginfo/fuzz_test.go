@@ -57,6 +57,9 @@ func FuzzIndex(f *testing.F) {
 				if len(frames) > maxDepth {
 					t.Fatalf("Lookup(%#x) = %d frames, more than maxDepth", a, len(frames))
 				}
+				if known, isReturn := ix.CallReturn(a); isReturn && !known {
+					t.Fatalf("CallReturn(%#x) = a return not known", a)
+				}
 			}
 		})
 		if err != nil {

@@ -304,6 +304,21 @@ func (p *Process) KnowsFunctions(addr uint64) bool {
 	return e != nil && e.KnowsFunctions()
 }
 
+// CallReturn reports whether addr is the return address of a call that
+// the DWARF of its image describes (walker.CallSites): known is false
+// where the image's symbol files have no call sites for its function.
+func (p *Process) CallReturn(addr uint64) (known, isReturn bool) {
+	loc, err := p.List.Lookup(addr)
+	if err != nil {
+		return false, false
+	}
+	e := p.entries[loc.Loaded]
+	if e == nil {
+		return false, false
+	}
+	return e.CallReturn(loc.Unslid)
+}
+
 // SameImage reports whether a and b lie in one image (walker.SymbolCoverage).
 func (p *Process) SameImage(a, b uint64) bool {
 	la, err := p.List.Lookup(a)
@@ -396,5 +411,6 @@ var (
 	_ walker.CodeChecker     = (*Process)(nil)
 	_ walker.FunctionStarter = (*Process)(nil)
 	_ walker.SymbolCoverage  = (*Process)(nil)
+	_ walker.CallSites       = (*Process)(nil)
 	_ walker.Memory          = (*Process)(nil) // Options.Instructions
 )

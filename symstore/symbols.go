@@ -968,6 +968,24 @@ func (e *Entry) Debug() []*debuginfo.Index {
 	return e.debug
 }
 
+// CallReturn reports whether the unslid address addr is the return
+// address of a call the entry's DWARF describes (debuginfo's CallReturn:
+// a call site's DW_AT_call_return_pc), from the first of its DWARF indexes
+// that knows. known is false where no DWARF of the entry has call sites
+// for addr's function, and for an entry read from an index file, which
+// keeps no call sites.
+func (e *Entry) CallReturn(addr uint64) (known, isReturn bool) {
+	if e.stored != nil {
+		return false, false
+	}
+	for _, ix := range e.Debug() {
+		if known, isReturn = ix.CallReturn(addr); known {
+			return known, isReturn
+		}
+	}
+	return false, false
+}
+
 // Source returns the source-level frames at an unslid address, innermost
 // first, from the first of the entry's DWARF indexes that knows it.
 func (e *Entry) Source(addr uint64) []debuginfo.Frame {

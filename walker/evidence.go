@@ -18,6 +18,16 @@ type SymbolCoverage interface {
 	SameImage(a, b uint64) bool
 }
 
+// CallSites tells, from an image's DWARF call sites (DW_TAG_call_site's
+// DW_AT_call_return_pc), whether addr is the return address of a call:
+// known is false where the image's symbols describe no call site of
+// addr's function. Options.Symbols may implement it (symbolize.Process
+// does); withoutCode then takes an exact match and refuses any other word
+// of a function whose calls are all described.
+type CallSites interface {
+	CallReturn(addr uint64) (known, isReturn bool)
+}
+
 // FrameRecordKeeper tells whether the function holding addr keeps a frame
 // record (pushes FP and the return address and points FP at them), as its
 // unwind table shows: a rule whose CFA is FP's, or a frameless one. known
@@ -59,6 +69,18 @@ func (w *walk) withoutCode(raw, below, callee uint64, calleeKnown, rangeOK bool)
 		return wordEvidence{trust: TrustScan, rangeOnly: true}, rangeOK
 	}
 	if w.opts.Symbols.KnowsFunctions(ra) {
+		if cs, ok := w.opts.Symbols.(CallSites); ok {
+			if known, isReturn := cs.CallReturn(ra); known {
+				// The DWARF lists the function's calls: a word that is
+				// none of their returns is no return address, and one
+				// that is needs no more than the callee check.
+				siteStart, ok := w.functionStart(w.arch.CallSite(raw))
+				if !isReturn || calleeKnown && ok && siteStart == callee {
+					return wordEvidence{}, false
+				}
+				return wordEvidence{trust: TrustScanSymbols, strong: true}, true
+			}
+		}
 		start, ok := w.functionStart(ra)
 		if !ok || start == ra {
 			return wordEvidence{}, false

@@ -1,0 +1,86 @@
+package symstore
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stackimage/stackimage/emu/progen"
+	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/testtool"
+)
+
+// TestEntryCallReturn links a dSYM for a program generated from a fresh
+// seed, built at -O1 with -g for arm64 and x86_64, and checks that the
+// entry of the dSYM alone answers every return address llvm-dwarfdump
+// lists as a call's return, and the first address of every function whose
+// calls are all listed as known to be none.
+func TestEntryCallReturn(t *testing.T) {
+	cc := testtool.Path(t, "clang-16", "clang-16", "compiles the program with call sites")
+	ld := testtool.Path(t, "ld64.lld-16", "lld-16", "links it")
+	dsymutil := testtool.Path(t, "dsymutil-16", "llvm-16", "links its dSYM")
+	dwarfdump := testtool.Path(t, "llvm-dwarfdump-16", "llvm-16", "lists the call sites")
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "p.c")
+	if err := os.WriteFile(src, []byte(progen.Generate(seed).Source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(name string, args ...string) string {
+		out, err := exec.Command(name, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+		return string(out)
+	}
+	returnPC := regexp.MustCompile(`DW_AT_call_return_pc\s+\((0x[0-9a-f]+)\)`)
+	// A subprogram's low_pc followed, before the next DIE, by call_all_calls.
+	complete := regexp.MustCompile(`DW_AT_low_pc\s+\((0x[0-9a-f]+)\)\n(?:\s+DW_AT_[a-z_]+\s+\(.*\)\n)*?\s+DW_AT_call_all_calls\s+\(true\)`)
+	for _, tg := range []struct{ arch, triple, version string }{
+		{"arm64", "arm64-apple-macos11", "11.0"},
+		{"x86_64", "x86_64-apple-macos10.15", "10.15"},
+	} {
+		t.Run(tg.arch, func(t *testing.T) {
+			out := filepath.Join(dir, tg.arch)
+			run(cc, "-target", tg.triple, "-O1", "-gdwarf-4", "-ffreestanding", "-nostdlib", "-fno-stack-protector", "-fno-builtin", "-c", "-o", out+".o", src)
+			run(ld, "-arch", tg.arch, "-platform_version", "macos", tg.version, tg.version, "-e", "_start", "-o", out, out+".o")
+			run(dsymutil, out, "-o", out+".dSYM")
+			dump := run(dwarfdump, "--debug-info", out+".dSYM")
+			f, err := image.Open(out + ".dSYM")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			e, err := NewEntry(f.Images[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			returns := map[uint64]bool{}
+			for _, m := range returnPC.FindAllStringSubmatch(dump, -1) {
+				pc, _ := strconv.ParseUint(m[1][2:], 16, 64)
+				returns[pc] = true
+				if known, isReturn := e.CallReturn(pc); !known || !isReturn {
+					t.Errorf("%#x: call return %v %v, llvm-dwarfdump lists it", pc, known, isReturn)
+				}
+			}
+			starts := complete.FindAllStringSubmatch(dump, -1)
+			if len(returns) == 0 || len(starts) == 0 {
+				t.Fatalf("llvm-dwarfdump lists %d call sites, %d functions with all calls described", len(returns), len(starts))
+			}
+			for _, m := range starts {
+				pc, _ := strconv.ParseUint(m[1][2:], 16, 64)
+				if returns[pc] {
+					continue
+				}
+				if known, isReturn := e.CallReturn(pc); !known || isReturn {
+					t.Errorf("%#x, a function's first instruction: call return %v %v, want known, not a return", pc, known, isReturn)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,68 @@
+package walker
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// symbolsWithCallSites is symbolsOnly whose DWARF lists every call of the
+// program's functions: the return addresses in returns.
+type symbolsWithCallSites struct {
+	symbolsOnly
+	returns []uint64
+}
+
+func (s symbolsWithCallSites) CallReturn(addr uint64) (known, isReturn bool) {
+	if !s.KnowsFunctions(addr) {
+		return false, false
+	}
+	return true, slices.Contains(s.returns, addr)
+}
+
+// TestScanWithoutCodeCallSites walks scan_test.go's program with symbols
+// only, a word inside C below C's return address: an address past C's
+// first instruction, which symbols alone take for a return address into
+// C. With the DWARF's call sites it is refused, being no call's return,
+// and the call sites' returns are taken, trusted as scan_symbols.
+func TestScanWithoutCodeCallSites(t *testing.T) {
+	for _, ta := range scanArchs {
+		t.Run(ta.arch.Name, func(t *testing.T) {
+			raC, raB, raA := scanRA(ta, scanCallD), scanRA(ta, scanCallC), scanRA(ta, scanCallB)
+			inC := ta.pc(scanOffC + 0x10)
+			mem, sp, outer := scanStack(t, ta, []uint64{inC}, raC, raB, raA, ta.pc(evLibRA), ta.pc(evLibRA))
+			vals := map[string]uint64{"pc": ta.pc(scanBodyD + 4), "sp": sp, "fp": outer}
+			if ta.hasLR() {
+				vals["lr"] = 0
+			}
+			walk := func(s SymbolCoverage) Result {
+				return Walk(ta.regs(t, vals), mem, Options{Code: ta.codeRanges(), Functions: symbolsOnly{ta}, Symbols: s,
+					Instructions: &memory{base: 0, data: nil}, StackLow: ta.stack, StackHigh: ta.stack + 0x1000})
+			}
+
+			// Symbols alone take the word inside C.
+			before := walk(symbolsOnly{ta})
+			if len(before.Frames) < 2 || before.Frames[1].ReturnAddress != inC {
+				t.Fatalf("symbols alone: frame 1 returns to %#x, want the word inside C %#x (the case call sites settle)",
+					frameRA(before, 1), inC)
+			}
+
+			res := walk(symbolsWithCallSites{symbolsOnly{ta}, []uint64{raC, raB, raA}})
+			want := []string{"D/context/context", "C/scan/scan_symbols", "B/scan/scan_symbols", "A/scan/scan_symbols", "lib/scan/scan"}
+			if diff := cmp.Diff(want, evidenceNames(ta, res.Frames)); diff != "" {
+				t.Errorf("frames (-want +got):\n%s", diff)
+			}
+			if got := frameRA(res, 1); got != raC {
+				t.Errorf("frame 1 returns to %#x, want C's call site return %#x", got, raC)
+			}
+		})
+	}
+}
+
+func frameRA(res Result, i int) uint64 {
+	if i >= len(res.Frames) {
+		return 0
+	}
+	return res.Frames[i].ReturnAddress
+}
