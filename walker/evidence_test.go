@@ -237,3 +237,43 @@ func TestTrustOfEveryFoundBy(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkRegisterWithoutCodeOrSymbols: frame 0 in a library with neither
+// code bytes nor symbols, its record at FP holding evLibRA2 (the second
+// library). A link register at PC or an instruction before it is a stale
+// return address of frame 0's own call: it is refused and the record
+// gives the caller. One further before PC, or after it, may be a leaf's
+// caller and is kept.
+func TestLinkRegisterWithoutCodeOrSymbols(t *testing.T) {
+	for _, ta := range testArchs {
+		if !ta.hasLR() {
+			continue
+		}
+		s := symbolsOnly{ta}
+		opts := Options{Code: ta.codeRanges(), Functions: s, Symbols: s,
+			Instructions: &memory{base: 0, data: nil},
+			StackLow:     ta.stack, StackHigh: ta.stack + 0x1000}
+		pc := ta.pc(evLib + 0x200)
+		for _, tc := range []struct {
+			name string
+			lr   uint64
+			want []string
+		}{
+			{"LR at PC", pc, []string{"lib/context/context", "lib/frame pointer/frame_pointer"}},
+			{"LR an instruction before PC", pc - ta.callSize, []string{"lib/context/context", "lib/frame pointer/frame_pointer"}},
+			{"LR further before PC", pc - 0x40, []string{"lib/context/context", "lib/link register/code", "lib/frame pointer/frame_pointer"}},
+			{"LR after PC", ta.pc(evLibRA1b), []string{"lib/context/context", "lib/link register/code", "lib/frame pointer/frame_pointer"}},
+		} {
+			t.Run(ta.arch.Name+"/"+tc.name, func(t *testing.T) {
+				var rec label
+				st := newStack(t, ta.stack, ta.ptr)
+				st.Skip(2 * ta.ptr).Mark(&rec).Ptr(0).Ptr(ta.pc(evLibRA2)).Skip(8 * ta.ptr)
+				regs := ta.regs(t, map[string]uint64{"pc": pc, "sp": ta.stack, "fp": rec.addr, "lr": tc.lr})
+				res := Walk(regs, st.Memory(), opts)
+				if diff := cmp.Diff(tc.want, evidenceNames(ta, res.Frames)); diff != "" {
+					t.Errorf("frames (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}

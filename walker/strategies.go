@@ -306,6 +306,11 @@ func (w *walk) byUnwindRow() bool {
 	if !ok {
 		return false
 	}
+	if w.guessedOutsideImages(cur, caller.ReturnAddress, src) {
+		w.stop(StopPCNotInImage, "the unwind rule of frame %d, applied to registers its code could not confirm, gives %#x, in no known image: end of the walk",
+			cur.Index, caller.ReturnAddress)
+		return false
+	}
 	switch src {
 	case unwind.SourceCompactUnwind:
 		caller.FoundBy = FoundByCompactUnwind
@@ -320,6 +325,23 @@ func (w *walk) byUnwindRow() bool {
 		caller.FoundBy = FoundByCFI
 	}
 	return w.add(caller)
+}
+
+// guessedOutsideImages reports whether a caller at ra, in no known image,
+// came from a DWARF CFI or Breakpad rule applied to registers that are
+// guesses: frame 0's, where such a table need not hold at every
+// instruction, or those of a frame found in the link register (its SP is
+// frame 0's) or by a scan, in code that cannot be read to check them (a
+// dSYM alone). A caller outside every image is then more likely the rule
+// reading a wrong slot than the stack's outermost frame; the walk ends
+// instead of adding it. A compact unwind row, or one the code gave, is
+// valid where it is given.
+func (w *walk) guessedOutsideImages(cur *Frame, ra uint64, src unwind.Source) bool {
+	if w.opts.Code == nil || w.opts.Code.IsCode(ra) || src == unwind.SourceCompactUnwind || src == unwind.SourceCode {
+		return false
+	}
+	guessed := cur.Index == 0 || cur.FoundBy == FoundByLinkRegister || cur.FoundBy == FoundByScan
+	return guessed && !w.codeReadable(cur.LookupAddress)
 }
 
 // raFromRegister reports whether row leaves the return address in a

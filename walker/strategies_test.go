@@ -346,3 +346,41 @@ func TestWalkStopsOutsideImages(t *testing.T) {
 		t.Errorf("frame records only: %+v; want the record's caller %#x last", summarize(got.Frames, ta.arch), ta.pc(0x500))
 	}
 }
+
+// TestRuleOnUncheckedRegistersOutsideImages: x86_64 frame 0 whose code
+// cannot be read (a dSYM alone), with a __debug_frame row that reads the
+// word at SP, a value in no image. The row need not hold at every
+// instruction: the walk ends at frame 0 rather than add that caller. A
+// compact unwind row, valid where it is given, still adds it, and so does
+// the debug_frame row where the code can be read.
+func TestRuleOnUncheckedRegistersOutsideImages(t *testing.T) {
+	ta := testArchs[3]
+	pc, outside := ta.pc(0x100), uint64(0x600000050)
+	for _, tc := range []struct {
+		name      string
+		src       unwind.Source
+		readable  bool
+		wantDepth int
+		wantStop  StopReason
+	}{
+		{"debug_frame, no code", unwind.SourceDebugFrame, false, 1, StopPCNotInImage},
+		{"compact unwind, no code", unwind.SourceCompactUnwind, false, 2, StopPCNotInImage},
+		{"debug_frame, code", unwind.SourceDebugFrame, true, 2, StopPCNotInImage},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newStack(t, ta.stack, ta.ptr)
+			st.Ptr(outside).Skip(8 * ta.ptr)
+			table := rowTable{{start: ta.code, end: ta.code + 0x10000, row: x86Frameless(0), src: tc.src}}
+			code := &memory{}
+			if tc.readable {
+				code = &memory{base: ta.code, data: make([]byte, 0x10000)}
+			}
+			regs := ta.regs(t, map[string]uint64{"pc": pc, "sp": ta.stack, "fp": 0})
+			res := Walk(regs, st.Memory(), Options{Code: ta.codeRanges(), Unwinder: table, Instructions: code,
+				StackLow: ta.stack, StackHigh: ta.stack + 0x1000})
+			if len(res.Frames) != tc.wantDepth || res.Stop != tc.wantStop {
+				t.Errorf("%d frames, stop %v (%s); want %d, %v", len(res.Frames), res.Stop, res.StopDetail, tc.wantDepth, tc.wantStop)
+			}
+		})
+	}
+}

@@ -582,7 +582,8 @@ func (w *walk) linkRegister(regs *archregs.Registers, pc, lr, fp uint64) bool {
 		// (or again) the caller's: LR is the caller even when it equals the
 		// record's return address (direct recursion) or lies in PC's
 		// function (recursion, or a noreturn call ending the caller).
-	case w.lrIsRecorded(fp, stripped), w.lrCallInPCFunction(pc, stripped), w.lrContradicted(pc, raw, fp, state):
+	case w.lrIsRecorded(fp, stripped), w.lrCallInPCFunction(pc, stripped), w.lrContradicted(pc, raw, fp, state),
+		w.lrUnjudged(pc, stripped):
 		return true
 	}
 	f := Frame{ReturnAddress: stripped, FP: fp, FoundBy: FoundByLinkRegister}
@@ -598,6 +599,38 @@ func (w *walk) linkRegister(regs *archregs.Registers, pc, lr, fp uint64) bool {
 func (w *walk) lrIsRecorded(fp, lr uint64) bool {
 	ra, ok := w.recordReturnAddress(fp)
 	return ok && w.arch.CodeAddress(ra) == lr
+}
+
+// lrUnjudged reports whether LR must be refused because nothing else can
+// judge it: frame 0's image has neither code to read nor symbols
+// (Options.Symbols says so), and LR is PC or lies a few instructions
+// before it (staleLRReach). Frame 0 has then just come back from a call
+// it made, and LR is that call's stale return address: a caller's return
+// address so close before PC would need a call that ends the caller's
+// function right before frame 0's (a noreturn call) and PC at that
+// function's first instructions. Further from PC LR is kept: a frameless
+// leaf's caller is only there, and a leaf crashes as often as not.
+func (w *walk) lrUnjudged(pc, lr uint64) bool {
+	if w.opts.Symbols == nil || w.opts.Symbols.KnowsFunctions(pc) || w.codeReadable(pc) {
+		return false
+	}
+	pc = w.arch.CodeAddress(pc)
+	return lr <= pc && pc-lr < staleLRReach*w.arch.CallSize
+}
+
+// staleLRReach is how near before PC, in instructions, a link register is
+// taken for a stale return address of frame 0's own call when nothing
+// else can judge it (lrUnjudged): PC itself up to 3 instructions before.
+const staleLRReach = 4
+
+// codeReadable reports whether Options.Instructions can read the code at
+// addr.
+func (w *walk) codeReadable(addr uint64) bool {
+	if w.opts.Instructions == nil {
+		return false
+	}
+	_, ok := w.code32(w.arch.CodeAddress(addr))
+	return ok
 }
 
 // lrCallInPCFunction reports whether Options.Functions puts LR's call site
