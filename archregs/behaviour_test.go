@@ -225,3 +225,20 @@ var byCPU = map[uint32]int{archregs.CPUTypeARM: 1}
 		t.Errorf("justified = %q, want the site at line 19", justified)
 	}
 }
+
+func TestAddressMask(t *testing.T) {
+	cases := []struct{ top, want uint64 }{
+		{0, DefaultPACMask},
+		{1, 0},
+		{2, 1},
+		{0x1_0000_0000, 0xffff_ffff},
+		{0x1_0000_0001, 0x1_ffff_ffff},
+		{1 << 63, 1<<63 - 1},
+		{1<<63 + 1, ^uint64(0)},
+	}
+	for _, c := range cases {
+		if got := AddressMask(c.top); got != c.want {
+			t.Errorf("AddressMask(%#x) = %#x, want %#x", c.top, got, c.want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package plcrash
 
 import (
 	"fmt"
-	"math/bits"
 	"path"
 	"sort"
 	"strings"
@@ -113,10 +112,6 @@ func (r *Report) Arch() *archregs.Arch {
 	return nil
 }
 
-// defaultAddressBits is the user address space of macOS on Apple silicon;
-// iOS uses fewer bits, which only the images tell.
-const defaultAddressBits = 47
-
 // StripMask returns the mask that keeps the address bits of a frame's
 // address, as the walker derives it (docs/walker.md, "Pointer
 // authentication"): for an architecture with pointer authentication
@@ -135,13 +130,7 @@ func (r *Report) StripMask() uint64 {
 			end = e
 		}
 	}
-	if end == 0 {
-		return 1<<defaultAddressBits - 1
-	}
-	if n := bits.Len64(end - 1); n < 64 {
-		return 1<<n - 1
-	}
-	return ^uint64(0)
+	return archregs.AddressMask(end) // DefaultPACMask when no image is listed
 }
 
 // symbolPrefixStripped says the reporter's symbol names carry the Mach-O

@@ -21,7 +21,6 @@ package walker
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/unwind"
@@ -181,9 +180,6 @@ const scanWords = 40
 // minValidAddress is the lowest plausible code address: the first page is
 // never mapped, so a smaller return address is garbage or an end marker.
 const minValidAddress = 4096
-
-// defaultPACMask keeps the 47 address bits of Apple's arm64 user space.
-const defaultPACMask = 1<<47 - 1
 
 // asyncTagMask and asyncTag are the top bits of a saved frame pointer that
 // Swift's async functions tag: 0b0001 in bits 63:60 says the frame record
@@ -405,15 +401,11 @@ func pacMask(opts Options) uint64 {
 		return opts.PACMask
 	}
 	if opts.ImageEnd == 0 {
-		return defaultPACMask
+		return archregs.DefaultPACMask
 	}
 	// Every return address is below ImageEnd and every saved FP below
 	// StackHigh; keep all the bits either needs.
-	top := max(opts.ImageEnd, opts.StackHigh) - 1
-	if n := bits.Len64(top); n < 64 {
-		return 1<<n - 1
-	}
-	return ^uint64(0)
+	return archregs.AddressMask(max(opts.ImageEnd, opts.StackHigh))
 }
 
 func (w *walk) stop(reason StopReason, format string, args ...any) {
