@@ -42,8 +42,10 @@ func Detect(data []byte) (Format, bool) {
 		}
 		var meta map[string]json.RawMessage
 		if json.Unmarshal(line, &meta) == nil {
-			if _, ok := meta["bug_type"]; ok && len(bytes.TrimSpace(data[len(line):])) > 0 {
-				return FormatIPS, true
+			if _, ok := meta["bug_type"]; ok {
+				if body := bytes.TrimSpace(data[len(line):]); len(body) > 0 {
+					return ipsReportBody(body)
+				}
 			}
 		}
 		if isKSCrash(data) {
@@ -61,6 +63,25 @@ func Detect(data []byte) (Format, bool) {
 	}
 	if textMarkers.Match(window) && !hangMarkers.Match(window) {
 		return FormatCrash, true
+	}
+	return "", false
+}
+
+// ipsReportBody tells whether an .ips report's body, after its metadata line, is
+// a crash report's: JSON (iOS 15 and later) or the text of a .crash
+// (bug_type 109, before iOS 15). A microstackshot or spindump report
+// (bug_type 145, 202, 288) also puts text after the line, with the lines
+// of a call graph ("Data Source: Microstackshots"); package hangreport
+// reads those.
+func ipsReportBody(body []byte) (Format, bool) {
+	if body[0] == '{' {
+		return FormatIPS, true
+	}
+	if len(body) > detectWindow {
+		body = body[:detectWindow]
+	}
+	if textMarkers.Match(body) && !hangMarkers.Match(body) {
+		return FormatIPS, true
 	}
 	return "", false
 }

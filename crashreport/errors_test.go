@@ -276,6 +276,10 @@ func TestDetect(t *testing.T) {
 		{"sample", "Analysis of sampling T (pid 1) every 1 millisecond\nProcess:         T [1]\nCall graph:\n    1 Thread_1\nBinary Images:\n", "", false},
 		{"sample without its first lines", "Process:         T [1]\n\nCall graph:\n    1 Thread_1\n", "", false},
 		{"spindump", "Date/Time:        2024-01-01\nData Source:      Stackshots\nSteps:            1\n\nProcess:          T [1]\n", "", false},
+		{"ips with a text crash report", ipsHeader + "Incident Identifier: X\nException Type: EXC_CRASH\n", FormatIPS, true},
+		// A microstackshot .ips also has a text body with "Process:" and
+		// "Incident Identifier:", but is a call graph for package hangreport.
+		{"ips with a microstackshot report", ipsHeader + "Incident Identifier: X\nData Source:      Microstackshots\nProcess: T [1]\n", "", false},
 		{"other json", `{"crash":1}`, "", false},
 		{"other text", "hello\n", "", false},
 		{"empty", "", "", false},
