@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/stackimage/stackimage/symstore/objstore"
 	"io"
 	"log/slog"
 	"os"
@@ -852,9 +853,9 @@ func (c *indexCache) open(u uuid.UUID, path, from, location string) (*index, err
 func (c *indexCache) fetchShared(ctx context.Context, u uuid.UUID, name, path string) (*index, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.shared.cfg.DownloadTimeout)
 	defer cancel()
-	r, _, err := c.shared.store.get(ctx, sharedKey(u))
+	r, _, err := c.shared.store.Get(ctx, sharedKey(u))
 	if err != nil {
-		if !errors.Is(err, errNotFound) {
+		if !errors.Is(err, notfound.ErrNotFound) {
 			c.metrics.sourceErrors.WithLabelValues(c.shared.cfg.Name).Inc()
 			c.logFetch(ctx, c.shared.cfg.Name, u, err)
 		}
@@ -874,7 +875,7 @@ func (c *indexCache) fetchShared(ctx context.Context, u uuid.UUID, name, path st
 	}
 	defer os.Remove(f.Name())
 	sum := sha256.New()
-	_, err = limitedCopy(ctx, io.MultiWriter(f, sum), r, int64(c.shared.cfg.MaxDownload))
+	_, err = objstore.CopyAtMost(ctx, io.MultiWriter(f, sum), r, int64(c.shared.cfg.MaxDownload))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -888,7 +889,7 @@ func (c *indexCache) fetchShared(ctx context.Context, u uuid.UUID, name, path st
 	if err := os.Rename(f.Name(), path); err != nil {
 		return nil, err
 	}
-	ix, err := c.open(u, path, "shared cache", c.shared.store.describe(sharedKey(u)))
+	ix, err := c.open(u, path, "shared cache", c.shared.store.Describe(sharedKey(u)))
 	if err != nil {
 		os.Remove(path)
 		return nil, staleShared("%v", err)
@@ -914,14 +915,14 @@ func (c *indexCache) putShared(u uuid.UUID, path string, onlyIfAbsent bool, rec 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.shared.cfg.DownloadTimeout)
 	defer cancel()
-	err = c.shared.store.put(ctx, sharedKey(u), f, st.Size(), onlyIfAbsent)
+	err = c.shared.store.Put(ctx, sharedKey(u), f, st.Size(), onlyIfAbsent)
 	if err == nil {
 		err = c.putRecord(ctx, u, path, rec)
 	}
 	switch {
 	case err == nil:
 		c.metrics.sharedWrites.WithLabelValues("written").Inc()
-	case errors.Is(err, errExists):
+	case errors.Is(err, objstore.ErrExists):
 		c.metrics.sharedWrites.WithLabelValues("exists").Inc()
 	default:
 		c.metrics.sourceErrors.WithLabelValues(c.shared.cfg.Name).Inc()

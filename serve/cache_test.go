@@ -3,7 +3,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,34 +44,6 @@ func TestSharedIndexBuiltOnce(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(store, sharedKey(u))); err != nil {
 		t.Errorf("no shared index in the store: %v", err)
-	}
-}
-
-// TestFirstWriteWins: a second write of a key asked to be the first is
-// refused and leaves the first one's bytes.
-func TestFirstWriteWins(t *testing.T) {
-	d := dirStore{root: t.TempDir()}
-	ctx := context.Background()
-	if err := d.put(ctx, "_index/a.symindex", bytes.NewReader([]byte("first")), 5, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.put(ctx, "_index/a.symindex", bytes.NewReader([]byte("second")), 6, true); !errors.Is(err, errExists) {
-		t.Errorf("second write: %v, want errExists", err)
-	}
-	r, _, err := d.get(ctx, "_index/a.symindex")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var buf bytes.Buffer
-	buf.ReadFrom(r)
-	if buf.String() != "first" {
-		t.Errorf("the key holds %q, want the first write", buf.String())
-	}
-	for _, bad := range []string{"../x", "/etc/passwd", "a//b", "a/./b", `a\b`, ""} {
-		if err := d.put(ctx, bad, bytes.NewReader(nil), 0, false); err == nil {
-			t.Errorf("put(%q) accepted", bad)
-		}
 	}
 }
 

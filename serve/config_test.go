@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"github.com/stackimage/stackimage/symstore/objstore"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +136,7 @@ func TestLayoutPaths(t *testing.T) {
 			t.Errorf("layoutPaths(%+v, %s, %q) (-want +got):\n%s", tt.layout, tt.kind, tt.name, diff)
 		}
 		for _, p := range got {
-			if !validKey(p) {
+			if !objstore.ValidKey(p) {
 				t.Errorf("layoutPaths(%+v) = %q, not a valid key", tt.layout, p)
 			}
 		}

@@ -37,7 +37,7 @@ func TestMissesAreLookupErrNotFound(t *testing.T) {
 				t.Errorf("source %s: Open(%s, %s) = %v, %v; want lookup.ErrNotFound", src.Name(), missing, kind, f, err)
 			}
 		}
-		if _, _, err := src.store.get(ctx, "no/such/key"); !errors.Is(err, notfound.ErrNotFound) {
+		if _, _, err := src.store.Get(ctx, "no/such/key"); !errors.Is(err, notfound.ErrNotFound) {
 			t.Errorf("source %s: get of a missing key: %v, want lookup.ErrNotFound", src.Name(), err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	notfound "github.com/stackimage/stackimage/lookup"
 	"io"
 	"os"
 	"slices"
@@ -78,8 +79,8 @@ func staleShared(format string, args ...any) error {
 
 // readRecord reads a UUID's record from the shared cache.
 func (c *indexCache) readRecord(ctx context.Context, u uuid.UUID) (*indexRecord, error) {
-	r, _, err := c.shared.store.get(ctx, recordKey(u))
-	if errors.Is(err, errNotFound) {
+	r, _, err := c.shared.store.Get(ctx, recordKey(u))
+	if errors.Is(err, notfound.ErrNotFound) {
 		return nil, staleShared("no record of its inputs")
 	}
 	if err != nil {
@@ -113,14 +114,14 @@ func (c *indexCache) checkInputs(ctx context.Context, u uuid.UUID, name string, 
 		return nil // a source no longer configured, or a scanned directory
 	}
 	for _, in := range rec.Inputs {
-		size, tag, err := src.store.stat(ctx, in.Key)
+		size, tag, err := src.store.Stat(ctx, in.Key)
 		switch {
-		case errors.Is(err, errNotFound):
-			return staleShared("%s is gone", src.store.describe(in.Key))
+		case errors.Is(err, notfound.ErrNotFound):
+			return staleShared("%s is gone", src.store.Describe(in.Key))
 		case err != nil:
 			return err
 		case size >= 0 && size != in.Size || tag != in.Tag: // a HEAD may not give the size
-			return staleShared("%s has changed (%d bytes, tag %q; was %d, %q)", src.store.describe(in.Key), size, tag, in.Size, in.Tag)
+			return staleShared("%s has changed (%d bytes, tag %q; was %d, %q)", src.store.Describe(in.Key), size, tag, in.Size, in.Tag)
 		}
 	}
 	for _, k := range kinds {
@@ -128,8 +129,8 @@ func (c *indexCache) checkInputs(ctx context.Context, u uuid.UUID, name string, 
 			continue
 		}
 		for _, key := range layoutPaths(src.cfg.Layout, u, k, name) {
-			if _, _, err := src.store.stat(ctx, key); err == nil {
-				return staleShared("%s has appeared since", src.store.describe(key))
+			if _, _, err := src.store.Stat(ctx, key); err == nil {
+				return staleShared("%s has appeared since", src.store.Describe(key))
 			}
 		}
 	}
@@ -148,7 +149,7 @@ func (c *indexCache) putRecord(ctx context.Context, u uuid.UUID, path string, re
 	if err != nil {
 		return err
 	}
-	return c.shared.store.put(ctx, recordKey(u), bytes.NewReader(data), int64(len(data)), false)
+	return c.shared.store.Put(ctx, recordKey(u), bytes.NewReader(data), int64(len(data)), false)
 }
 
 func fileSHA256(path string) (string, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stackimage/stackimage/symstore/objstore"
 	"io"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ type SymbolFile struct {
 	Location string
 	temp     bool
 	// key and tag are the file's key in its store and its tag there
-	// (objectStore.stat), from the answer that gave the file: what an
+	// (objstore.Store.Stat), from the answer that gave the file: what an
 	// index records of its inputs.
 	key, tag string
 }
@@ -52,7 +53,7 @@ func (f *SymbolFile) Close() error {
 // found by symstore.Symbols rather than by path.
 type source struct {
 	cfg     SourceConfig
-	store   objectStore       // nil for a scanned directory
+	store   objstore.Store    // nil for a scanned directory
 	scanned *symstore.Symbols // a scanned directory's index
 	tmpDir  string
 	metrics *metrics
@@ -74,17 +75,18 @@ func newSource(ctx context.Context, cfg SourceConfig, tmpDir string, m *metrics,
 		if err := os.MkdirAll(cfg.Path, 0o755); err != nil {
 			return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
 		}
-		s.store = dirStore{root: cfg.Path}
+		s.store = objstore.Dir{Root: cfg.Path}
 	case "http":
-		h, err := newHTTPStore(cfg, maxConns)
+		h, err := objstore.NewHTTP(objstore.HTTPConfig{URL: cfg.URL, Headers: cfg.Headers, MaxConns: maxConns})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
 		}
 		s.store = h
 	case "s3":
-		b, err := newS3Store(cfg, maxConns)
+		b, err := objstore.NewS3(objstore.S3Config{Endpoint: cfg.Endpoint, Bucket: cfg.Bucket, Prefix: cfg.Prefix,
+			Region: cfg.Region, AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey, Secure: cfg.Secure, MaxConns: maxConns})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
 		}
 		s.store = b
 	}
@@ -103,12 +105,12 @@ func (s *source) Open(ctx context.Context, id uuid.UUID, kind FileKind, name str
 	defer cancel()
 	for _, key := range layoutPaths(s.cfg.Layout, id, kind, name) {
 		f, err := s.openKey(ctx, key, kind, name)
-		if errors.Is(err, errNotFound) {
+		if errors.Is(err, notfound.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			s.metrics.sourceErrors.WithLabelValues(s.cfg.Name).Inc()
-			return nil, fmt.Errorf("source %s: %s: %w", s.cfg.Name, s.store.describe(key), err)
+			return nil, fmt.Errorf("source %s: %s: %w", s.cfg.Name, s.store.Describe(key), err)
 		}
 		f.key = key
 		return f, nil
@@ -119,40 +121,25 @@ func (s *source) Open(ctx context.Context, id uuid.UUID, kind FileKind, name str
 // openKey opens one key: a directory's file in place, anything else
 // downloaded into a temporary file of the cache.
 func (s *source) openKey(ctx context.Context, key string, kind FileKind, name string) (*SymbolFile, error) {
-	if d, ok := s.store.(dirStore); ok {
-		p, err := d.path(key)
+	if d, ok := s.store.(objstore.Dir); ok {
+		f, st, err := d.Open(key)
 		if err != nil {
 			return nil, err
 		}
-		f, err := os.Open(p)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, errNotFound
-		}
-		if err != nil {
-			return nil, err
-		}
-		st, err := f.Stat()
-		if err != nil || !st.Mode().IsRegular() {
-			f.Close()
-			return nil, errNotFound
-		}
-		sf := &SymbolFile{File: f, Size: st.Size(), Location: p, tag: fileTag(st)}
-		if kind == KindBreakpad && !strings.HasSuffix(p, ".sym") {
+		sf := &SymbolFile{File: f, Size: st.Size(), Location: f.Name(), tag: objstore.FileTag(st)}
+		if kind == KindBreakpad && !strings.HasSuffix(f.Name(), ".sym") {
 			// The symbol loader tells a .sym file by its extension: give
 			// it one through a link in the cache.
 			return linkSym(sf, s.tmpDir)
 		}
 		return sf, nil
 	}
-	r, size, err := s.store.get(ctx, key)
+	r, size, err := s.store.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	tag := ""
-	if t, ok := r.(taggedBody); ok {
-		tag = t.tag
-	}
+	tag := objstore.TagOf(r)
 	if size > int64(s.cfg.MaxDownload) {
 		return nil, fmt.Errorf("%d bytes, above the download limit of %d", size, s.cfg.MaxDownload)
 	}
@@ -165,7 +152,7 @@ func (s *source) openKey(ctx context.Context, key string, kind FileKind, name st
 	if err != nil {
 		return nil, err
 	}
-	n, err := limitedCopy(ctx, f, r, int64(s.cfg.MaxDownload))
+	n, err := objstore.CopyAtMost(ctx, f, r, int64(s.cfg.MaxDownload))
 	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
@@ -173,7 +160,7 @@ func (s *source) openKey(ctx context.Context, key string, kind FileKind, name st
 	}
 	s.metrics.downloads.WithLabelValues(s.cfg.Name).Inc()
 	s.metrics.downloadBytes.WithLabelValues(s.cfg.Name).Add(float64(n))
-	return &SymbolFile{File: f, Size: n, Location: s.store.describe(key), temp: true, tag: tag}, nil
+	return &SymbolFile{File: f, Size: n, Location: s.store.Describe(key), temp: true, tag: tag}, nil
 }
 
 // put writes a file into the source's store at the layout's first path
@@ -186,7 +173,7 @@ func (s *source) put(ctx context.Context, id uuid.UUID, kind FileKind, name stri
 	if len(keys) == 0 {
 		return "", fmt.Errorf("source %s: layout %s has no place for a %s file", s.cfg.Name, s.cfg.Layout.Type, kind)
 	}
-	return s.store.describe(keys[0]), s.store.put(ctx, keys[0], r, size, false)
+	return s.store.Describe(keys[0]), s.store.Put(ctx, keys[0], r, size, false)
 }
 
 // linkSym reopens a Breakpad file through a symbolic link named *.sym in

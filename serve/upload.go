@@ -307,3 +307,16 @@ func (s *Server) rebuild(ctx context.Context, u uuid.UUID) string {
 	}
 	return "built"
 }
+
+// ctxReader stops reading once its context is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
