@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/stackimage/stackimage/symstore/objstore"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"io"
 	"log/slog"
 	"os"
@@ -202,14 +203,14 @@ func (c *indexCache) localPath(u uuid.UUID) string {
 }
 
 // localFilePath is where a downloaded symbol file of a kind is kept.
-func (c *indexCache) localFilePath(u uuid.UUID, kind FileKind) string {
+func (c *indexCache) localFilePath(u uuid.UUID, kind remote.Kind) string {
 	return filepath.Join(c.dir, u.String()+"."+kind.String())
 }
 
 // machOKinds are the files a walk reads beside an index: the
 // executable's compact unwind, __eh_frame and code, and the dSYM's
 // __debug_frame when the executable has none.
-var machOKinds = []FileKind{KindCode, KindDebug}
+var machOKinds = []remote.Kind{remote.KindCode, remote.KindDebug}
 
 // machOFiles returns the paths of the UUID's executable and debug file
 // for the walker, which reads their unwind tables and code: those kept
@@ -309,7 +310,7 @@ func (c *indexCache) attach(ix *index, kept keptFiles, ttl time.Duration) {
 // a fetch failed (not a file a source lacks): the look is worth another
 // after failed_ttl.
 func (c *indexCache) findMachO(ctx context.Context, u uuid.UUID, name string, sources []*source) (kept keptFiles, failed bool) {
-	have := map[FileKind]bool{}
+	have := map[remote.Kind]bool{}
 	for _, kind := range machOKinds {
 		local := c.localFilePath(u, kind)
 		if st, err := os.Stat(local); err == nil && st.Mode().IsRegular() {
@@ -355,16 +356,15 @@ func (c *indexCache) findMachO(ctx context.Context, u uuid.UUID, name string, so
 
 // keepFile keeps a symbol file a source gave: a download is moved into
 // the cache, a source's own file on disk is used in place. It closes f.
-func (c *indexCache) keepFile(u uuid.UUID, kind FileKind, f *SymbolFile) (path string, size int64, owned bool) {
+func (c *indexCache) keepFile(u uuid.UUID, kind remote.Kind, f *remote.File) (path string, size int64, owned bool) {
 	defer f.Close()
-	if !f.temp {
+	if !f.Downloaded() {
 		return f.File.Name(), f.Size, false
 	}
 	local := c.localFilePath(u, kind)
-	if err := os.Rename(f.File.Name(), local); err != nil {
+	if err := f.Keep(local); err != nil {
 		return "", 0, false
 	}
-	f.temp = false
 	return local, f.Size, true
 }
 
@@ -647,11 +647,11 @@ func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
 func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *source, path string) (lookup, error) {
 	l := lookup{source: s.cfg.Name}
 	var addErrs, fetchErrs []error
-	var breakpadFile *SymbolFile
+	var breakpadFile *remote.File
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	var found []*SymbolFile
-	var foundKinds []FileKind
+	var found []*remote.File
+	var foundKinds []remote.Kind
 	defer func() {
 		for _, f := range found {
 			f.Close()
@@ -661,7 +661,7 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 		syms = s.scanned
 		l.location = s.cfg.Path
 	} else {
-		for _, k := range kinds {
+		for _, k := range remote.Kinds {
 			f, err := s.Open(ctx, u, k, name)
 			if errors.Is(err, notfound.ErrNotFound) {
 				continue
@@ -681,7 +681,7 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 			}
 			found = append(found, f)
 			foundKinds = append(foundKinds, k)
-			if k == KindBreakpad {
+			if k == remote.KindBreakpad {
 				breakpadFile = f
 			}
 			if l.location == "" {
@@ -725,7 +725,7 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 	// completeness: a cut dSYM is read without error, its sections
 	// past the end are the entry's debug errors.
 	degraded := errors.Join(append(append(fetchErrs, addErrs...), e.DebugErrors()...)...)
-	if degraded == nil && slices.Contains(foundKinds, KindDebug) && !e.HasDebugInfo() {
+	if degraded == nil && slices.Contains(foundKinds, remote.KindDebug) && !e.HasDebugInfo() {
 		degraded = fmt.Errorf("%s: the debug file of %s gave no debug information", s.cfg.Name, u)
 	}
 	if degraded != nil {
@@ -748,7 +748,7 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 		kept.paths = scannedFiles(s.scanned, u)
 	}
 	for i, f := range found {
-		if foundKinds[i] != KindBreakpad {
+		if foundKinds[i] != remote.KindBreakpad {
 			kept.add(c.keepFile(u, foundKinds[i], f))
 		}
 	}
@@ -769,7 +769,7 @@ func (c *indexCache) localSymPath(u uuid.UUID) string {
 
 // keepSymFile copies a UUID's Breakpad file into the local cache and
 // opens it as the UUID's index.
-func (c *indexCache) keepSymFile(u uuid.UUID, s *source, l lookup, f *SymbolFile) (lookup, error) {
+func (c *indexCache) keepSymFile(u uuid.UUID, s *source, l lookup, f *remote.File) (lookup, error) {
 	l.status = statusMalformed
 	if f == nil {
 		return l, fmt.Errorf("%s: symbols of %s without a Mach-O image or a .sym file", s.cfg.Name, u)
@@ -988,5 +988,3 @@ func (c *indexCache) close() {
 		ix.syms.Close()
 	}
 }
-
-var _ io.Closer = (*SymbolFile)(nil)

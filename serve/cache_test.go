@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,7 +23,7 @@ import (
 func TestSharedIndexBuiltOnce(t *testing.T) {
 	u := fixtureUUID(t)
 	store := t.TempDir()
-	src := newSymbolServer(t, u, map[FileKind][]byte{KindCode: readFile(t, fixtureBin), KindDebug: readFile(t, fixtureDSYM)})
+	src := newSymbolServer(t, u, map[remote.Kind][]byte{remote.KindCode: readFile(t, fixtureBin), remote.KindDebug: readFile(t, fixtureDSYM)})
 	cfg := DefaultConfig("")
 	cfg.Sources = []SourceConfig{{Name: "store", Type: "filesystem", Path: store}, {Name: "http", Type: "http", URL: src.URL}}
 	cfg.Store = "store"
@@ -149,7 +150,7 @@ func TestKeptFilesEvictedWithIndex(t *testing.T) {
 		u := syms.UUIDs()[0]
 		syms.Close()
 		ids = append(ids, u)
-		src := newSymbolServer(t, u, map[FileKind][]byte{KindCode: readFile(t, bin), KindDebug: readFile(t, dsym)})
+		src := newSymbolServer(t, u, map[remote.Kind][]byte{remote.KindCode: readFile(t, bin), remote.KindDebug: readFile(t, dsym)})
 		cfg.Sources = append(cfg.Sources, SourceConfig{Name: name, Type: "http", URL: src.URL})
 	}
 	cfg.Cache.MaxBytes = 1

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"errors"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"net/http"
 	"os"
 	"time"
@@ -20,12 +21,12 @@ import (
 // (found through the scan's UUID → file map, never by a path the
 // request names).
 func (s *Server) handleBuildID(w http.ResponseWriter, r *http.Request) {
-	var kind FileKind
+	var kind remote.Kind
 	switch r.PathValue("kind") {
 	case "debuginfo":
-		kind = KindDebug
+		kind = remote.KindDebug
 	case "executable":
-		kind = KindCode
+		kind = remote.KindCode
 	default:
 		writeError(w, http.StatusNotFound, "%q: this server has debuginfo and executable files only", r.PathValue("kind"))
 		return
@@ -63,7 +64,7 @@ func (s *Server) handleBuildID(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveFile answers with a file of a scanned directory.
-func serveFile(w http.ResponseWriter, r *http.Request, kind FileKind, path string) {
+func serveFile(w http.ResponseWriter, r *http.Request, kind remote.Kind, path string) {
 	f, err := os.Open(path)
 	if err != nil {
 		writeError(w, http.StatusNotFound, "no %s: the scanned file is gone", kind)
@@ -81,9 +82,9 @@ func serveFile(w http.ResponseWriter, r *http.Request, kind FileKind, path strin
 }
 
 // scannedFile is the path of the file of a kind with the UUID that a
-// scanned directory indexed: a dSYM's DWARF file for KindDebug, any
-// other Mach-O file for KindCode; "" when it has none.
-func scannedFile(syms *symstore.Symbols, u uuid.UUID, kind FileKind) string {
+// scanned directory indexed: a dSYM's DWARF file for remote.KindDebug, any
+// other Mach-O file for remote.KindCode; "" when it has none.
+func scannedFile(syms *symstore.Symbols, u uuid.UUID, kind remote.Kind) string {
 	for _, path := range scannedFiles(syms, u) {
 		f, err := os.Open(path)
 		if err != nil {
@@ -95,7 +96,7 @@ func scannedFile(syms *symstore.Symbols, u uuid.UUID, kind FileKind) string {
 			continue
 		}
 		for _, im := range mf.Images {
-			if im.UUID == u && (im.Type == image.TypeDSYM) == (kind == KindDebug) {
+			if im.UUID == u && (im.Type == image.TypeDSYM) == (kind == remote.KindDebug) {
 				return path
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"io"
 	"net/http"
 	"os"
@@ -364,7 +365,7 @@ func (s *Server) findSymbols(ctx context.Context, dumps []*dump.Dump, only []*so
 			}
 			l := &imageLook{lookup: lookup{status: statusTimeout, err: errNotStarted}}
 			found.looks[im.UUID] = l
-			images = append(images, image{im.UUID, safeName(im.Name), l})
+			images = append(images, image{im.UUID, remote.SafeName(im.Name), l})
 		}
 	}
 	forEachBounded(ctx, len(images), s.cfg.Limits.MaxRequestFetches, func(i int) {

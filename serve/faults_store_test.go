@@ -10,6 +10,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -219,7 +220,7 @@ func TestFaultsDegradedIndex(t *testing.T) {
 	}
 	// The truncated dSYM lands in the bucket behind the service's back.
 	dsym := readFile(t, fixtureDSYM)
-	dsymKey := layoutPaths(LayoutConfig{Type: "unified", Casing: "default"}, u, KindDebug, "")[0]
+	dsymKey := remote.LayoutPaths(remote.Layout{Type: "unified", Casing: "default"}, u, remote.KindDebug, "")[0]
 	g.put(dsymKey, dsym[:len(dsym)/2])
 	g.client.RemoveObject(context.Background(), gwBucket, gwPrefix+"/"+sharedKey(u), minio.RemoveObjectOptions{})
 

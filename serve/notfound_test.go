@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -32,13 +33,13 @@ func TestMissesAreLookupErrNotFound(t *testing.T) {
 			continue
 		}
 		opened++
-		for _, kind := range kinds {
+		for _, kind := range remote.Kinds {
 			if f, err := src.Open(ctx, missing, kind, "app"); f != nil || !errors.Is(err, notfound.ErrNotFound) {
-				t.Errorf("source %s: Open(%s, %s) = %v, %v; want lookup.ErrNotFound", src.Name(), missing, kind, f, err)
+				t.Errorf("source %s: Open(%s, %s) = %v, %v; want lookup.ErrNotFound", src.cfg.Name, missing, kind, f, err)
 			}
 		}
 		if _, _, err := src.store.Get(ctx, "no/such/key"); !errors.Is(err, notfound.ErrNotFound) {
-			t.Errorf("source %s: get of a missing key: %v, want lookup.ErrNotFound", src.Name(), err)
+			t.Errorf("source %s: get of a missing key: %v, want lookup.ErrNotFound", src.cfg.Name, err)
 		}
 	}
 	if opened != 2 {

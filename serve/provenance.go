@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	notfound "github.com/stackimage/stackimage/lookup"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"io"
 	"os"
 	"slices"
@@ -53,15 +54,15 @@ func recordKey(u uuid.UUID) string { return "_index/" + simple(u) + ".inputs.jso
 // newRecord is the record of an index built from files of one source.
 // A scanned directory's files are not recorded: they are the instance's
 // own, not the store's.
-func newRecord(s *source, files []*SymbolFile, fileKinds []FileKind) *indexRecord {
+func newRecord(s *source, files []*remote.File, fileKinds []remote.Kind) *indexRecord {
 	rec := &indexRecord{Source: s.cfg.Name, Complete: true}
 	if s.scanned != nil {
 		return rec
 	}
 	for i, f := range files {
-		rec.Inputs = append(rec.Inputs, recordInput{Kind: fileKinds[i].String(), Key: f.key, Size: f.Size, Tag: f.tag})
+		rec.Inputs = append(rec.Inputs, recordInput{Kind: fileKinds[i].String(), Key: f.Key, Size: f.Size, Tag: f.Tag})
 	}
-	for _, k := range kinds {
+	for _, k := range remote.Kinds {
 		if !slices.Contains(fileKinds, k) {
 			rec.Absent = append(rec.Absent, k.String())
 		}
@@ -124,11 +125,11 @@ func (c *indexCache) checkInputs(ctx context.Context, u uuid.UUID, name string, 
 			return staleShared("%s has changed (%d bytes, tag %q; was %d, %q)", src.store.Describe(in.Key), size, tag, in.Size, in.Tag)
 		}
 	}
-	for _, k := range kinds {
+	for _, k := range remote.Kinds {
 		if !slices.Contains(rec.Absent, k.String()) {
 			continue
 		}
-		for _, key := range layoutPaths(src.cfg.Layout, u, k, name) {
+		for _, key := range src.remote.Keys(u, k, name) {
 			if _, _, err := src.store.Stat(ctx, key); err == nil {
 				return staleShared("%s has appeared since", src.store.Describe(key))
 			}

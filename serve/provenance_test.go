@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"github.com/stackimage/stackimage/symstore/remote"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,7 +38,7 @@ func TestSharedIndexProvenance(t *testing.T) {
 	if shared, built := fresh(); shared != 1 || built != 0 {
 		t.Fatalf("untouched: %v read from the shared cache, %v built; want 1, 0", shared, built)
 	}
-	dsymPath := filepath.Join(store, layoutPaths(LayoutConfig{Type: "unified", Casing: "default"}, u, KindDebug, "")[0])
+	dsymPath := filepath.Join(store, remote.LayoutPaths(remote.Layout{Type: "unified", Casing: "default"}, u, remote.KindDebug, "")[0])
 	indexPath := filepath.Join(store, sharedKey(u))
 	for _, c := range []struct {
 		name   string

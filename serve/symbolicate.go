@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"net/http"
 	"path"
 	"runtime"
@@ -554,7 +555,7 @@ func moduleName(m rawModule) string {
 	if name == "" {
 		name = m.DebugFile
 	}
-	return safeName(path.Base(strings.ReplaceAll(name, `\`, "/")))
+	return remote.SafeName(path.Base(strings.ReplaceAll(name, `\`, "/")))
 }
 
 // appendFrames appends the symbolicated frames of one request frame: the

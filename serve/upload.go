@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"io"
 	"net/http"
 	"os"
@@ -160,9 +161,9 @@ func (s *Server) storeMachO(ctx context.Context, f io.ReaderAt, size int64, name
 			ans.Skipped = append(ans.Skipped, fmt.Sprintf("%s (%s): no LC_UUID", name, im.ArchName()))
 			continue
 		}
-		kind := KindCode
+		kind := remote.KindCode
 		if im.Type == image.TypeDSYM {
-			kind = KindDebug
+			kind = remote.KindDebug
 		}
 		u := uploaded{UUID: im.UUID.String(), Arch: im.ArchName(), Kind: kind.String()}
 		if name != "" {
@@ -194,15 +195,15 @@ func (s *Server) storeSym(ctx context.Context, f io.ReaderAt, size int64, ans *u
 	if err != nil {
 		return fmt.Errorf("Breakpad file: MODULE line: %w", err)
 	}
-	name := safeName(strings.Join(fields[4:], " "))
+	name := remote.SafeName(strings.Join(fields[4:], " "))
 	if name == "" {
 		return fmt.Errorf("Breakpad file: MODULE line: no usable module name")
 	}
-	loc, err := s.store.put(ctx, u, KindBreakpad, name, io.NewSectionReader(f, 0, size), size)
+	loc, err := s.store.put(ctx, u, remote.KindBreakpad, name, io.NewSectionReader(f, 0, size), size)
 	if err != nil {
 		return &storeError{fmt.Errorf("storing %s: %w", u, err)}
 	}
-	ans.Stored = append(ans.Stored, uploaded{UUID: u.String(), Arch: fields[2], Kind: KindBreakpad.String(),
+	ans.Stored = append(ans.Stored, uploaded{UUID: u.String(), Arch: fields[2], Kind: remote.KindBreakpad.String(),
 		Name: name, Location: loc, Index: s.rebuild(ctx, u)})
 	return nil
 }

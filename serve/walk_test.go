@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,7 +116,7 @@ func TestNoFramePointerWalk(t *testing.T) {
 		}
 	})
 
-	src := newSymbolServer(t, u, map[FileKind][]byte{KindCode: readFile(t, nofpBin), KindDebug: readFile(t, nofpDSYM)})
+	src := newSymbolServer(t, u, map[remote.Kind][]byte{remote.KindCode: readFile(t, nofpBin), remote.KindDebug: readFile(t, nofpDSYM)})
 	store := t.TempDir()
 	cfg := DefaultConfig("")
 	cfg.Sources = []SourceConfig{{Name: "store", Type: "filesystem", Path: store}, {Name: "http", Type: "http", URL: src.URL}}
@@ -148,7 +149,7 @@ func TestNoFramePointerWalk(t *testing.T) {
 		}
 	})
 	t.Run("dSYM only", func(t *testing.T) {
-		dsymOnly := newSymbolServer(t, u, map[FileKind][]byte{KindDebug: readFile(t, nofpDSYM)})
+		dsymOnly := newSymbolServer(t, u, map[remote.Kind][]byte{remote.KindDebug: readFile(t, nofpDSYM)})
 		cfg := DefaultConfig("")
 		cfg.Sources = []SourceConfig{{Name: "http", Type: "http", URL: dsymOnly.URL}}
 		_, ts := newTestServer(t, cfg)
@@ -227,7 +228,7 @@ func TestNativeIncompleteInput(t *testing.T) {
 // same image then fetches, once.
 func TestReportsFetchNoBinaries(t *testing.T) {
 	u := fixtureUUID(t)
-	src := newSymbolServer(t, u, map[FileKind][]byte{KindCode: readFile(t, fixtureBin), KindDebug: readFile(t, fixtureDSYM)})
+	src := newSymbolServer(t, u, map[remote.Kind][]byte{remote.KindCode: readFile(t, fixtureBin), remote.KindDebug: readFile(t, fixtureDSYM)})
 	cfg := DefaultConfig("")
 	cfg.Sources = []SourceConfig{{Name: "store", Type: "filesystem", Path: t.TempDir()}, {Name: "http", Type: "http", URL: src.URL}}
 	cfg.Store = "store"
@@ -242,8 +243,8 @@ func TestReportsFetchNoBinaries(t *testing.T) {
 		src.mu.Lock()
 		defer src.mu.Unlock()
 		n := 0
-		for _, kind := range []FileKind{KindCode, KindDebug} {
-			n += src.hits["/"+layoutPaths(LayoutConfig{Type: "unified"}, u, kind, "")[0]]
+		for _, kind := range []remote.Kind{remote.KindCode, remote.KindDebug} {
+			n += src.hits["/"+remote.LayoutPaths(remote.Layout{Type: "unified"}, u, kind, "")[0]]
 		}
 		return n
 	}
