@@ -331,17 +331,17 @@ func (s *Server) readChunk(ctx context.Context, key string) (*aggregate.Chunk, e
 type cacheLookup struct{ s *Server }
 
 func (c cacheLookup) LookupContext(ctx context.Context, id uuid.UUID) (*symstore.Entry, error) {
-	l := c.s.cache.get(ctx, id, "", nil)
-	if l.index == nil {
-		if l.err != nil {
-			return nil, l.err
+	l := c.s.cache.Get(ctx, id, "", nil)
+	if l.Index == nil {
+		if l.Err != nil {
+			return nil, l.Err
 		}
-		return nil, notfound.NotFound(fmt.Sprintf("no symbols (%s)", l.status))
+		return nil, notfound.NotFound(fmt.Sprintf("no symbols (%s)", l.Status))
 	}
 	// The entry holds its own reference to the index file: the cache
 	// may evict the index once it is released.
-	defer c.s.cache.release(l.index)
-	return l.index.syms.LookupContext(ctx, id)
+	defer c.s.cache.Release(l.Index)
+	return l.Index.Symbols.LookupContext(ctx, id)
 }
 
 func (s *Server) handleGroups(w http.ResponseWriter, r *http.Request) {

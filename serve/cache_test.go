@@ -3,7 +3,7 @@ package serve
 import (
 	"bytes"
 	"context"
-	"fmt"
+	"github.com/stackimage/stackimage/symstore/indexcache"
 	"github.com/stackimage/stackimage/symstore/remote"
 	"os"
 	"path/filepath"
@@ -43,7 +43,7 @@ func TestSharedIndexBuiltOnce(t *testing.T) {
 	if got[0] != 1 || got[1] != 1 || got[2] != 0 || got[3] != 1 {
 		t.Errorf("A built %v and wrote %v, B built %v and read %v from the store; want 1, 1, 0, 1", got[0], got[1], got[2], got[3])
 	}
-	if _, err := os.Stat(filepath.Join(store, sharedKey(u))); err != nil {
+	if _, err := os.Stat(filepath.Join(store, indexcache.SharedKey(u))); err != nil {
 		t.Errorf("no shared index in the store: %v", err)
 	}
 }
@@ -74,33 +74,13 @@ func TestLocalCacheByteCap(t *testing.T) {
 	if e := metric(t, s, "stackimage_index_cache_evictions_total"); e != 1 {
 		t.Errorf("%v evictions, want 1", e)
 	}
-	files, _ := filepath.Glob(filepath.Join(s.cache.dir, "*"))
+	files, _ := filepath.Glob(filepath.Join(s.cacheDir, "index", "*"))
 	if len(files) != 1 {
 		t.Errorf("local cache holds %v, want one index", files)
 	}
 	ask(ids[0])
 	if b := metric(t, s, "stackimage_index_builds_total", "result", "ok"); b != 3 {
 		t.Errorf("%v builds, want 3: the evicted index is built again", b)
-	}
-}
-
-// TestRememberedMissesBounded: misses of UUIDs a client makes up are
-// remembered up to a bound, not without end.
-func TestRememberedMissesBounded(t *testing.T) {
-	s, ts := newTestServer(t, DefaultConfig("../fixtures/bin"))
-	s.cache.maxNegative = 50
-	for i := range 200 {
-		id := fmt.Sprintf("%032x", i+1)
-		_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(id, 0x100000000, 0x100000400, 0x100000484))
-		if st := decode(t, data).Modules[0].DebugStatus; st != "missing" {
-			t.Fatalf("%s: %s", id, st)
-		}
-	}
-	s.cache.mu.Lock()
-	n := len(s.cache.neg)
-	s.cache.mu.Unlock()
-	if n > 50 {
-		t.Errorf("%d misses remembered, want at most 50", n)
 	}
 }
 
@@ -156,7 +136,7 @@ func TestKeptFilesEvictedWithIndex(t *testing.T) {
 	cfg.Cache.MaxBytes = 1
 	s, ts := newTestServer(t, cfg)
 	cached := func() []string {
-		files, _ := filepath.Glob(filepath.Join(s.cache.dir, "*"))
+		files, _ := filepath.Glob(filepath.Join(s.cacheDir, "index", "*"))
 		var names []string
 		for _, f := range files {
 			names = append(names, filepath.Base(f))

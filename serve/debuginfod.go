@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"github.com/stackimage/stackimage/symstore/remote"
 	"net/http"
@@ -85,19 +86,29 @@ func serveFile(w http.ResponseWriter, r *http.Request, kind remote.Kind, path st
 // scanned directory indexed: a dSYM's DWARF file for remote.KindDebug, any
 // other Mach-O file for remote.KindCode; "" when it has none.
 func scannedFile(syms *symstore.Symbols, u uuid.UUID, kind remote.Kind) string {
-	for _, path := range scannedFiles(syms, u) {
-		f, err := os.Open(path)
-		if err != nil {
-			continue
+	files, err := syms.OpenSymbols(context.Background(), u, nil)
+	if err != nil {
+		return ""
+	}
+	defer func() {
+		for _, sf := range files {
+			if sf.Closer != nil {
+				sf.Closer.Close()
+			}
 		}
-		mf, err := image.NewFile(f, path)
-		f.Close()
+	}()
+	for _, sf := range files {
+		f, ok := sf.ReaderAt.(*os.File)
+		if !ok {
+			continue // a zip member, read into memory
+		}
+		mf, err := image.NewFile(f, f.Name())
 		if err != nil {
 			continue
 		}
 		for _, im := range mf.Images {
 			if im.UUID == u && (im.Type == image.TypeDSYM) == (kind == remote.KindDebug) {
-				return path
+				return f.Name()
 			}
 		}
 	}

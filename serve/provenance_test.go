@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"github.com/stackimage/stackimage/symstore/indexcache"
 	"github.com/stackimage/stackimage/symstore/remote"
 	"os"
 	"path/filepath"
@@ -39,7 +40,7 @@ func TestSharedIndexProvenance(t *testing.T) {
 		t.Fatalf("untouched: %v read from the shared cache, %v built; want 1, 0", shared, built)
 	}
 	dsymPath := filepath.Join(store, remote.LayoutPaths(remote.Layout{Type: "unified", Casing: "default"}, u, remote.KindDebug, "")[0])
-	indexPath := filepath.Join(store, sharedKey(u))
+	indexPath := filepath.Join(store, indexcache.SharedKey(u))
 	for _, c := range []struct {
 		name   string
 		damage func()
@@ -48,7 +49,7 @@ func TestSharedIndexProvenance(t *testing.T) {
 			data := readFile(t, fixtureDSYM)
 			os.WriteFile(dsymPath, append(data, make([]byte, 16)...), 0o644)
 		}},
-		{"record removed", func() { os.Remove(filepath.Join(store, recordKey(u))) }},
+		{"record removed", func() { os.Remove(filepath.Join(store, indexcache.RecordKey(u))) }},
 		{"index flipped", func() {
 			data := readFile(t, indexPath)
 			data[len(data)/2] ^= 0x55

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"fmt"
+	"github.com/stackimage/stackimage/symstore/indexcache"
 	"io"
 	"os"
 
@@ -13,6 +14,18 @@ import (
 	"github.com/stackimage/stackimage/uuid"
 )
 
+// Module statuses, as symbolicator names them: the index cache's, and
+// "unused" for a module no frame needed.
+const (
+	statusFound          = indexcache.StatusFound
+	statusUnused         = indexcache.StatusUnused
+	statusMissing        = indexcache.StatusMissing
+	statusMalformed      = indexcache.StatusMalformed
+	statusFetchingFailed = indexcache.StatusFetchingFailed
+	statusTimeout        = indexcache.StatusTimeout
+	statusTooLarge       = indexcache.StatusTooLarge
+)
+
 // source is one configured source: an object store read through a
 // layout (remote), or a directory scanned at start (layout "scan"), whose
 // files are found by symstore.Symbols rather than by path.
@@ -21,6 +34,21 @@ type source struct {
 	remote  *remote.Source    // nil for a scanned directory
 	store   objstore.Store    // remote's store, where the aggregates' chunks go too
 	scanned *symstore.Symbols // a scanned directory's index
+	// origin is the source as the index cache asks it.
+	origin *indexcache.Origin
+}
+
+// origins are the sources as the index cache asks them; nil for nil
+// (every source).
+func origins(sources []*source) []*indexcache.Origin {
+	if sources == nil {
+		return nil
+	}
+	out := make([]*indexcache.Origin, len(sources))
+	for i, s := range sources {
+		out[i] = s.origin
+	}
+	return out
 }
 
 // newSource opens a configured source. maxConns bounds its connections
@@ -34,6 +62,7 @@ func newSource(ctx context.Context, cfg SourceConfig, tmpDir string, m *metrics,
 			if err := s.scanned.AddDir(ctx, cfg.Path); err != nil {
 				return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
 			}
+			s.origin = &indexcache.Origin{Name: cfg.Name, Local: s.scanned, Location: cfg.Path}
 			return s, nil
 		}
 		if err := os.MkdirAll(cfg.Path, 0o755); err != nil {
@@ -63,6 +92,7 @@ func newSource(ctx context.Context, cfg SourceConfig, tmpDir string, m *metrics,
 		},
 		Failed: func() { m.sourceErrors.WithLabelValues(cfg.Name).Inc() },
 	})
+	s.origin = &indexcache.Origin{Name: cfg.Name, Remote: s.remote}
 	return s, nil
 }
 

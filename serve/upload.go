@@ -273,7 +273,7 @@ func (s *Server) storeZipMember(ctx context.Context, m *zip.File, ans *uploadAns
 		return err
 	}
 	defer rc.Close()
-	tmp, err := os.CreateTemp(s.cache.tmp, "member-*")
+	tmp, err := os.CreateTemp(s.tmpDir, "member-*")
 	if err != nil {
 		return err
 	}
@@ -303,7 +303,7 @@ func (s *Server) storeZipMember(ctx context.Context, m *zip.File, ans *uploadAns
 // the one this instance and the shared cache had: an upload (a dSYM after
 // its binary, say) changes what the index holds.
 func (s *Server) rebuild(ctx context.Context, u uuid.UUID) string {
-	if err := s.cache.rebuild(ctx, u); err != nil {
+	if err := s.cache.Rebuild(ctx, u); err != nil {
 		return err.Error()
 	}
 	return "built"

@@ -19,7 +19,7 @@ var layers = map[string]int{
 	"archregs": 1, "uuid": 1, "lookup": 1, "demangle": 1, "swiftdemangle": 1,
 	"plcrash":   1,
 	"metrickit": 1,
-	"symstore":  2, "symbolize": 2, "symstore/objstore": 2, "symstore/remote": 2,
+	"symstore":  2, "symbolize": 2, "symstore/objstore": 2, "symstore/remote": 2, "symstore/indexcache": 2,
 	"open": 3, "report": 3, "atos": 3, "aggregate": 3,
 	"serve": 4, "cmd/stackimage": 4,
 }
