@@ -81,6 +81,14 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.sources = append(s.sources, src)
 		s.byName[sc.Name] = src
 	}
+	for i, src := range cfg.InProcessSources {
+		if src == nil {
+			continue
+		}
+		name := fmt.Sprintf("in-process-%d", i+1)
+		s.sources = append(s.sources, &source{cfg: SourceConfig{Name: name},
+			origin: &indexcache.Origin{Name: name, Local: src, Location: "in process"}})
+	}
 	var shared *remote.Source
 	if cfg.Store != "" {
 		s.store = s.byName[cfg.Store]

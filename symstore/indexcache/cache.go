@@ -424,7 +424,7 @@ func (c *Cache) findMachO(ctx context.Context, u uuid.UUID, name string, sources
 	for _, s := range sources {
 		if s.Local != nil {
 			if len(kept.paths) == 0 {
-				if kept.paths = scannedFiles(s.Local, u); len(kept.paths) > 0 {
+				if kept = c.localFiles(ctx, s.Local, u); len(kept.paths) > 0 {
 					return kept, false
 				}
 			}
@@ -468,30 +468,76 @@ func (c *Cache) keepFile(u uuid.UUID, kind remote.Kind, f *remote.File) (path st
 	return local, f.Size, true
 }
 
-// scannedFiles returns the paths of the Mach-O files on disk with the UUID
-// that a scanned directory indexed, binaries first (a zip member is read
-// into memory, and not kept).
-func scannedFiles(syms symstore.Source, u uuid.UUID) []string {
-	files, err := syms.OpenSymbols(context.Background(), u, nil)
+// localFiles returns the Mach-O files with the UUID that a Local source
+// gives, binaries first: a file on disk in place (a scanned directory's),
+// any other (a Go program's bytes in memory) copied into the cache, which
+// owns the copy. A scanned directory's zip members are read into memory
+// and not kept, as before the walker needed them.
+func (c *Cache) localFiles(ctx context.Context, src symstore.Source, u uuid.UUID) keptFiles {
+	var kept keptFiles
+	files, err := src.OpenSymbols(ctx, u, nil)
 	if err != nil {
-		return nil
+		return kept
 	}
-	var paths []string
+	defer func() {
+		for _, sf := range files {
+			if sf.Closer != nil {
+				sf.Closer.Close()
+			}
+		}
+	}()
+	_, scanned := src.(*symstore.Symbols)
 	for _, sf := range files {
-		if f, ok := sf.ReaderAt.(*os.File); ok && image.Sniff(readHead(f)) != image.KindUnknown {
-			paths = append(paths, f.Name())
+		if sf.ReaderAt == nil || image.Sniff(readHead(sf.ReaderAt)) == image.KindUnknown {
+			continue
 		}
-		if sf.Closer != nil {
-			sf.Closer.Close()
+		if f, ok := sf.ReaderAt.(*os.File); ok {
+			kept.add(f.Name(), sf.Size, false)
+			continue
+		}
+		if !scanned {
+			kept.add(c.copyFile(u, sf))
 		}
 	}
-	return paths
+	return kept
+}
+
+// copyFile copies a Mach-O file a source gave into the cache, named for
+// its kind (a dSYM's DWARF file or an executable), and returns where.
+func (c *Cache) copyFile(u uuid.UUID, sf symstore.SymbolFile) (path string, size int64, owned bool) {
+	mf, err := image.NewFile(io.NewSectionReader(sf.ReaderAt, 0, sf.Size), sf.Name)
+	if err != nil {
+		return "", 0, false
+	}
+	im, err := mf.ByUUID(u)
+	mf.Close()
+	if err != nil {
+		return "", 0, false
+	}
+	kind := remote.KindCode
+	if im.Type == image.TypeDSYM {
+		kind = remote.KindDebug
+	}
+	tmp, err := os.CreateTemp(c.tmp, "copy-*")
+	if err != nil {
+		return "", 0, false
+	}
+	defer os.Remove(tmp.Name())
+	_, err = io.Copy(tmp, io.NewSectionReader(sf.ReaderAt, 0, sf.Size))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	local := c.localFilePath(u, kind)
+	if err != nil || os.Rename(tmp.Name(), local) != nil {
+		return "", 0, false
+	}
+	return local, sf.Size, true
 }
 
 // readHead returns a file's first four bytes, or fewer.
-func readHead(f *os.File) []byte {
+func readHead(r io.ReaderAt) []byte {
 	var b [4]byte
-	n, _ := f.ReadAt(b[:], 0)
+	n, _ := r.ReadAt(b[:], 0)
 	return b[:n]
 }
 
@@ -851,7 +897,7 @@ func (c *Cache) build(ctx context.Context, u uuid.UUID, name string, s *Origin, 
 	// The files the index was built from are kept for the walker.
 	var kept keptFiles
 	if s.Local != nil {
-		kept.paths = scannedFiles(s.Local, u)
+		kept = c.localFiles(ctx, s.Local, u)
 	}
 	for i, f := range found {
 		if foundKinds[i] != remote.KindBreakpad {
