@@ -435,3 +435,6 @@ func writeJSONBody(w http.ResponseWriter, v any) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// timeNow is time.Now, replaced by tests of expiry.
+var timeNow = time.Now
