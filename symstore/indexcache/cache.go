@@ -231,6 +231,11 @@ var now = time.Now
 // New makes a Cache, removing the downloads a previous instance left in
 // Dir and the oldest index files beyond MaxBytes.
 func New(cfg Config) (*Cache, error) {
+	for i, o := range cfg.Sources {
+		if o == nil || (o.Remote == nil) == (o.Local == nil) {
+			return nil, fmt.Errorf("index cache: source %d: want one of Remote and Local", i)
+		}
+	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = unregisteredMetrics()
 	}

@@ -93,3 +93,15 @@ func TestLocalSourceInMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestOriginNeedsOneSource: an Origin with neither a Remote nor a Local
+// source, or with both, is refused at New rather than failing a lookup.
+func TestOriginNeedsOneSource(t *testing.T) {
+	src := remote.New(remote.Config{Name: "dir", Store: objstore.Dir{Root: t.TempDir()}, Layout: remote.Layout{Type: "unified"}})
+	for _, o := range []*Origin{{Name: "none"}, {Name: "both", Remote: src, Local: &symstore.MemorySource{}}} {
+		if c, err := New(Config{Dir: t.TempDir(), Sources: []*Origin{o}}); err == nil {
+			c.Close()
+			t.Errorf("New with origin %q: no error", o.Name)
+		}
+	}
+}

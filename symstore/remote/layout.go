@@ -43,10 +43,10 @@ type Layout struct {
 	// Type is "unified", "native" (LLDB's UUID directories), "breakpad",
 	// "ssqp" (Microsoft's symbol server keys, as symbolicator's
 	// "symstore") or "debuginfod".
-	Type string `yaml:"type"`
+	Type string
 	// Casing is "default" (or ""), "lowercase" or "uppercase": how the
 	// path is cased after the layout built it.
-	Casing string `yaml:"casing"`
+	Casing string
 }
 
 // Layouts are the layout types LayoutPaths knows.
