@@ -3,8 +3,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"github.com/stackimage/stackimage/symstore/indexcache"
-	"github.com/stackimage/stackimage/symstore/remote"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +12,8 @@ import (
 
 	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/indexcache"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"github.com/stackimage/stackimage/symstore/objstore"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/aggregate"
+	"github.com/stackimage/stackimage/symstore/objstore"
 )
 
 // countingStore counts the chunks read from it.

@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/stackimage/stackimage/symstore/objstore"
 	"runtime"
 	"slices"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/aggregate"
+	"github.com/stackimage/stackimage/symstore/objstore"
 )
 
 // Compaction merges the chunks of an hour into one, so that a query

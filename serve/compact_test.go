@@ -3,12 +3,13 @@ package serve
 import (
 	"bytes"
 	"context"
-	"github.com/stackimage/stackimage/symstore/objstore"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stackimage/stackimage/symstore/objstore"
 )
 
 // postAt posts the docs' example stacks (3 records, weight 5) as if

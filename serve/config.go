@@ -3,7 +3,6 @@ package serve
 import (
 	"bytes"
 	"fmt"
-	"github.com/stackimage/stackimage/symstore"
 	"log/slog"
 	"net"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // Config is the service's configuration: the YAML file of --config.

@@ -3,7 +3,6 @@ package serve
 import (
 	"context"
 	"errors"
-	"github.com/stackimage/stackimage/symstore/remote"
 	"net/http"
 	"os"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/stackimage/stackimage/image"
 	notfound "github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 

@@ -10,8 +10,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"github.com/stackimage/stackimage/symstore/indexcache"
-	"github.com/stackimage/stackimage/symstore/remote"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,6 +21,8 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/stackimage/stackimage/symstore/indexcache"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 

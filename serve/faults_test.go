@@ -16,7 +16,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/stackimage/stackimage/symstore/remote"
 	"log/slog"
 	"net"
 	"net/http"
@@ -27,6 +26,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stackimage/stackimage/symstore/remote"
 )
 
 // faultSource is an in-test HTTP symbol server that answers every

@@ -3,6 +3,7 @@ package serve
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/stackimage/stackimage/symstore/indexcache"
 )
 

@@ -3,12 +3,12 @@ package serve
 import (
 	"context"
 	"errors"
-	"github.com/stackimage/stackimage/symstore/remote"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	notfound "github.com/stackimage/stackimage/lookup"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 

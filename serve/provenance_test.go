@@ -1,11 +1,12 @@
 package serve
 
 import (
-	"github.com/stackimage/stackimage/symstore/indexcache"
-	"github.com/stackimage/stackimage/symstore/remote"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stackimage/stackimage/symstore/indexcache"
+	"github.com/stackimage/stackimage/symstore/remote"
 )
 
 // TestSharedIndexProvenance: a fresh instance uses a shared index only

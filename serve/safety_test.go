@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/stackimage/stackimage/symstore/remote"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stackimage/stackimage/symstore/remote"
 )
 
 // TestAuth: with a token, every endpoint but /healthcheck needs it;

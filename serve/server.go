@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/stackimage/stackimage/symstore/indexcache"
-	"github.com/stackimage/stackimage/symstore/remote"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,6 +16,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/stackimage/stackimage/symstore/indexcache"
+	"github.com/stackimage/stackimage/symstore/remote"
 )
 
 // Server is the symbolication service: an http.Handler answering

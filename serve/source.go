@@ -3,12 +3,12 @@ package serve
 import (
 	"context"
 	"fmt"
-	"github.com/stackimage/stackimage/symstore/indexcache"
 	"io"
 	"os"
 
 	notfound "github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/indexcache"
 	"github.com/stackimage/stackimage/symstore/objstore"
 	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"

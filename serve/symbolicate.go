@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/stackimage/stackimage/symstore/indexcache"
-	"github.com/stackimage/stackimage/symstore/remote"
 	"net/http"
 	"path"
 	"runtime"
@@ -20,6 +18,8 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/indexcache"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
 )

@@ -3,7 +3,6 @@ package serve
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/stackimage/stackimage/symstore/remote"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/walker"
 )
 

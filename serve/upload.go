@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/stackimage/stackimage/symstore/remote"
 	"io"
 	"net/http"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/stackimage/stackimage/symstore/remote"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -111,6 +111,23 @@ func TestNoFramePointerWalk(t *testing.T) {
 
 	t.Run("scanned", func(t *testing.T) {
 		_, ts := newTestServer(t, DefaultConfig(filepath.Dir(nofpBin)))
+		if diff := cmp.Diff(want, walkNames(t, ts.URL, snap)); diff != "" {
+			t.Errorf("the service's walk differs from the library's (-library +service):\n%s", diff)
+		}
+	})
+
+	// A Go program's own source, its files in memory: the service keeps
+	// copies of them for the walker, which needs their unwind tables.
+	t.Run("in process", func(t *testing.T) {
+		var mem symstore.MemorySource
+		for _, path := range []string{nofpBin, nofpDSYM} {
+			if _, err := mem.Add(path, readFile(t, path)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg := DefaultConfig("")
+		cfg.InProcessSources = []symstore.Source{&mem}
+		_, ts := newTestServer(t, cfg)
 		if diff := cmp.Diff(want, walkNames(t, ts.URL, snap)); diff != "" {
 			t.Errorf("the service's walk differs from the library's (-library +service):\n%s", diff)
 		}

@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/stackimage/stackimage/symstore/objstore"
-	"github.com/stackimage/stackimage/symstore/remote"
 	"io"
 	"log/slog"
 	"os"
@@ -20,13 +18,16 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
+
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
 	notfound "github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/objstore"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
-	"golang.org/x/sync/singleflight"
 )
 
 // Module statuses, as symbolicator names them (ObjectFileStatus): a

@@ -8,12 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	notfound "github.com/stackimage/stackimage/lookup"
-	"github.com/stackimage/stackimage/symstore/remote"
 	"io"
 	"os"
 	"slices"
 
+	notfound "github.com/stackimage/stackimage/lookup"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 
