@@ -99,7 +99,7 @@ func (s *Server) handleStacks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := chunkKey(chunk, timeNow())
-	if err := s.store.store.put(ctx, key, bytes.NewReader(buf.Bytes()), int64(buf.Len()), true); err != nil {
+	if err := s.store.store.Put(ctx, key, bytes.NewReader(buf.Bytes()), int64(buf.Len()), true); err != nil {
 		writeError(w, storeStatus(w, err), "stacks: the store did not keep them: %v", err)
 		return
 	}
@@ -246,7 +246,7 @@ func (s *Server) loadAggregate(ctx context.Context, aq *aggregateQuery) (*aggreg
 	}
 	for attempt := 0; ; attempt++ {
 		agg, err := s.mergeAggregate(ctx, aq)
-		if errors.Is(err, errNotFound) && attempt < 3 {
+		if errors.Is(err, notfound.ErrNotFound) && attempt < 3 {
 			continue
 		}
 		if err != nil {
@@ -258,7 +258,7 @@ func (s *Server) loadAggregate(ctx context.Context, aq *aggregateQuery) (*aggreg
 
 // mergeAggregate lists the chunks and merges those the query may need.
 func (s *Server) mergeAggregate(ctx context.Context, aq *aggregateQuery) (*aggregate.Aggregator, error) {
-	keys, err := s.store.store.list(ctx, chunkPrefix)
+	keys, err := s.store.store.List(ctx, chunkPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +314,7 @@ func (s *Server) readChunk(ctx context.Context, key string) (*aggregate.Chunk, e
 	if c := s.chunks.get(key); c != nil {
 		return c, nil
 	}
-	rc, _, err := s.store.store.get(ctx, key)
+	rc, _, err := s.store.store.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -331,17 +331,17 @@ func (s *Server) readChunk(ctx context.Context, key string) (*aggregate.Chunk, e
 type cacheLookup struct{ s *Server }
 
 func (c cacheLookup) LookupContext(ctx context.Context, id uuid.UUID) (*symstore.Entry, error) {
-	l := c.s.cache.get(ctx, id, "", nil)
-	if l.index == nil {
-		if l.err != nil {
-			return nil, l.err
+	l := c.s.cache.Get(ctx, id, "", nil)
+	if l.Index == nil {
+		if l.Err != nil {
+			return nil, l.Err
 		}
-		return nil, notfound.NotFound(fmt.Sprintf("no symbols (%s)", l.status))
+		return nil, notfound.NotFound(fmt.Sprintf("no symbols (%s)", l.Status))
 	}
 	// The entry holds its own reference to the index file: the cache
 	// may evict the index once it is released.
-	defer c.s.cache.release(l.index)
-	return l.index.syms.LookupContext(ctx, id)
+	defer c.s.cache.Release(l.Index)
+	return l.Index.Symbols.LookupContext(ctx, id)
 }
 
 func (s *Server) handleGroups(w http.ResponseWriter, r *http.Request) {

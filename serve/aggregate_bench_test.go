@@ -116,7 +116,7 @@ func makeBenchChunks(b testing.TB) (chunks []*aggregate.Chunk, encoded [][]byte)
 func storeBenchChunks(b *testing.B, s *Server, when time.Time) {
 	chunks, encoded := benchChunks(b)
 	for i, chunk := range chunks {
-		if err := s.store.store.put(context.Background(), chunkKey(chunk, when), bytes.NewReader(encoded[i]), int64(len(encoded[i])), true); err != nil {
+		if err := s.store.store.Put(context.Background(), chunkKey(chunk, when), bytes.NewReader(encoded[i]), int64(len(encoded[i])), true); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -149,7 +149,7 @@ func BenchmarkAggregateQuery1M(b *testing.B) {
 	ctx := context.Background()
 	for i, chunk := range chunks {
 		key := chunkKey(chunk, time.Now())
-		if err := s.store.store.put(ctx, key, bytes.NewReader(encoded[i]), int64(len(encoded[i])), true); err != nil {
+		if err := s.store.store.Put(ctx, key, bytes.NewReader(encoded[i]), int64(len(encoded[i])), true); err != nil {
 			b.Fatal(err)
 		}
 		_, prefix, _ := chunkBucket(key)

@@ -3,8 +3,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +12,8 @@ import (
 
 	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/indexcache"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -23,7 +23,7 @@ import (
 func TestSharedIndexBuiltOnce(t *testing.T) {
 	u := fixtureUUID(t)
 	store := t.TempDir()
-	src := newSymbolServer(t, u, map[FileKind][]byte{KindCode: readFile(t, fixtureBin), KindDebug: readFile(t, fixtureDSYM)})
+	src := newSymbolServer(t, u, map[remote.Kind][]byte{remote.KindCode: readFile(t, fixtureBin), remote.KindDebug: readFile(t, fixtureDSYM)})
 	cfg := DefaultConfig("")
 	cfg.Sources = []SourceConfig{{Name: "store", Type: "filesystem", Path: store}, {Name: "http", Type: "http", URL: src.URL}}
 	cfg.Store = "store"
@@ -43,36 +43,8 @@ func TestSharedIndexBuiltOnce(t *testing.T) {
 	if got[0] != 1 || got[1] != 1 || got[2] != 0 || got[3] != 1 {
 		t.Errorf("A built %v and wrote %v, B built %v and read %v from the store; want 1, 1, 0, 1", got[0], got[1], got[2], got[3])
 	}
-	if _, err := os.Stat(filepath.Join(store, sharedKey(u))); err != nil {
+	if _, err := os.Stat(filepath.Join(store, indexcache.SharedKey(u))); err != nil {
 		t.Errorf("no shared index in the store: %v", err)
-	}
-}
-
-// TestFirstWriteWins: a second write of a key asked to be the first is
-// refused and leaves the first one's bytes.
-func TestFirstWriteWins(t *testing.T) {
-	d := dirStore{root: t.TempDir()}
-	ctx := context.Background()
-	if err := d.put(ctx, "_index/a.symindex", bytes.NewReader([]byte("first")), 5, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.put(ctx, "_index/a.symindex", bytes.NewReader([]byte("second")), 6, true); !errors.Is(err, errExists) {
-		t.Errorf("second write: %v, want errExists", err)
-	}
-	r, _, err := d.get(ctx, "_index/a.symindex")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var buf bytes.Buffer
-	buf.ReadFrom(r)
-	if buf.String() != "first" {
-		t.Errorf("the key holds %q, want the first write", buf.String())
-	}
-	for _, bad := range []string{"../x", "/etc/passwd", "a//b", "a/./b", `a\b`, ""} {
-		if err := d.put(ctx, bad, bytes.NewReader(nil), 0, false); err == nil {
-			t.Errorf("put(%q) accepted", bad)
-		}
 	}
 }
 
@@ -102,33 +74,13 @@ func TestLocalCacheByteCap(t *testing.T) {
 	if e := metric(t, s, "stackimage_index_cache_evictions_total"); e != 1 {
 		t.Errorf("%v evictions, want 1", e)
 	}
-	files, _ := filepath.Glob(filepath.Join(s.cache.dir, "*"))
+	files, _ := filepath.Glob(filepath.Join(s.cacheDir, "index", "*"))
 	if len(files) != 1 {
 		t.Errorf("local cache holds %v, want one index", files)
 	}
 	ask(ids[0])
 	if b := metric(t, s, "stackimage_index_builds_total", "result", "ok"); b != 3 {
 		t.Errorf("%v builds, want 3: the evicted index is built again", b)
-	}
-}
-
-// TestRememberedMissesBounded: misses of UUIDs a client makes up are
-// remembered up to a bound, not without end.
-func TestRememberedMissesBounded(t *testing.T) {
-	s, ts := newTestServer(t, DefaultConfig("../fixtures/bin"))
-	s.cache.maxNegative = 50
-	for i := range 200 {
-		id := fmt.Sprintf("%032x", i+1)
-		_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(id, 0x100000000, 0x100000400, 0x100000484))
-		if st := decode(t, data).Modules[0].DebugStatus; st != "missing" {
-			t.Fatalf("%s: %s", id, st)
-		}
-	}
-	s.cache.mu.Lock()
-	n := len(s.cache.neg)
-	s.cache.mu.Unlock()
-	if n > 50 {
-		t.Errorf("%d misses remembered, want at most 50", n)
 	}
 }
 
@@ -178,13 +130,13 @@ func TestKeptFilesEvictedWithIndex(t *testing.T) {
 		u := syms.UUIDs()[0]
 		syms.Close()
 		ids = append(ids, u)
-		src := newSymbolServer(t, u, map[FileKind][]byte{KindCode: readFile(t, bin), KindDebug: readFile(t, dsym)})
+		src := newSymbolServer(t, u, map[remote.Kind][]byte{remote.KindCode: readFile(t, bin), remote.KindDebug: readFile(t, dsym)})
 		cfg.Sources = append(cfg.Sources, SourceConfig{Name: name, Type: "http", URL: src.URL})
 	}
 	cfg.Cache.MaxBytes = 1
 	s, ts := newTestServer(t, cfg)
 	cached := func() []string {
-		files, _ := filepath.Glob(filepath.Join(s.cache.dir, "*"))
+		files, _ := filepath.Glob(filepath.Join(s.cacheDir, "index", "*"))
 		var names []string
 		for _, f := range files {
 			names = append(names, filepath.Base(f))

@@ -9,19 +9,20 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/aggregate"
+	"github.com/stackimage/stackimage/symstore/objstore"
 )
 
 // countingStore counts the chunks read from it.
 type countingStore struct {
-	objectStore
+	objstore.Store
 	gets atomic.Int64
 }
 
-func (c *countingStore) get(ctx context.Context, key string) (io.ReadCloser, int64, error) {
+func (c *countingStore) Get(ctx context.Context, key string) (io.ReadCloser, int64, error) {
 	if strings.HasPrefix(key, chunkPrefix) {
 		c.gets.Add(1)
 	}
-	return c.objectStore.get(ctx, key)
+	return c.Store.Get(ctx, key)
 }
 
 // A second query reads no chunk the first decoded, and answers the same.
@@ -37,7 +38,7 @@ func TestQueriesShareDecodedChunks(t *testing.T) {
 		t.Fatalf("writePartial = %q, %v", key, err)
 	}
 	postAt(t, ts.URL, time.Now())
-	counting := &countingStore{objectStore: s.store.store}
+	counting := &countingStore{Store: s.store.store}
 	s.store.store = counting
 	s.chunks = newChunkCache(decodedChunkBytes)
 	first := answers(t, ts.URL, "")

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/aggregate"
+	"github.com/stackimage/stackimage/symstore/objstore"
 )
 
 // Compaction merges the chunks of an hour into one, so that a query
@@ -425,7 +426,7 @@ func (s *Server) closedBuckets(keys []string, now time.Time) []string {
 // compactAggregates compacts every closed hour of the store that holds
 // more than one chunk.
 func (s *Server) compactAggregates(ctx context.Context, now time.Time) error {
-	keys, err := s.store.store.list(ctx, chunkPrefix)
+	keys, err := s.store.store.List(ctx, chunkPrefix)
 	if err != nil {
 		return err
 	}
@@ -447,7 +448,7 @@ func (s *Server) compactBucket(ctx context.Context, prefix string) (string, erro
 		return "", err
 	}
 	for _, old := range set.replaced {
-		if err := s.store.store.remove(ctx, old); err != nil {
+		if err := s.store.store.Remove(ctx, old); err != nil {
 			return key, err
 		}
 	}
@@ -498,8 +499,8 @@ func (s *Server) writeCompacted(ctx context.Context, prefix string) (string, *ch
 		return "", nil, err
 	}
 	key := compactKey(prefix, out, set.keys)
-	err = s.store.store.put(ctx, key, bytes.NewReader(buf), int64(len(buf)), true)
-	if err != nil && !errors.Is(err, errExists) { // exists: another instance merged the same chunks
+	err = s.store.store.Put(ctx, key, bytes.NewReader(buf), int64(len(buf)), true)
+	if err != nil && !errors.Is(err, objstore.ErrExists) { // exists: another instance merged the same chunks
 		return "", nil, err
 	}
 	for _, list := range [][]string{set.keys, set.covered, set.stale} {
@@ -512,7 +513,7 @@ func (s *Server) writeCompacted(ctx context.Context, prefix string) (string, *ch
 
 // resolveBucket lists the chunks under prefix and resolves them.
 func (s *Server) resolveBucket(ctx context.Context, prefix string) (*chunkSet, error) {
-	all, err := s.store.store.list(ctx, prefix)
+	all, err := s.store.store.List(ctx, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -663,7 +664,7 @@ func partialDue(keys []string) bool {
 // uses; now is when it begins, the time its key records. It returns the
 // new chunk's key, "" when it wrote none.
 func (s *Server) writePartial(ctx context.Context, prefix string, now time.Time) (string, error) {
-	all, err := s.store.store.list(ctx, prefix)
+	all, err := s.store.store.List(ctx, prefix)
 	if err != nil || !partialDue(all) {
 		return "", err
 	}
@@ -706,7 +707,7 @@ func (s *Server) writePartial(ctx context.Context, prefix string, now time.Time)
 		return "", err
 	}
 	key := partialKey(prefix, out, now)
-	if err := s.store.store.put(ctx, key, bytes.NewReader(buf), int64(len(buf)), true); err != nil {
+	if err := s.store.store.Put(ctx, key, bytes.NewReader(buf), int64(len(buf)), true); err != nil {
 		return "", err
 	}
 	return key, nil
@@ -724,7 +725,7 @@ func (s *Server) removeStalePartials(ctx context.Context, stale []string, best s
 		return
 	}
 	for _, key := range stale {
-		s.store.store.remove(ctx, key) // a failure leaves it to the next time or the final chunk
+		s.store.store.Remove(ctx, key) // a failure leaves it to the next time or the final chunk
 	}
 }
 

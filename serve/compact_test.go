@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stackimage/stackimage/symstore/objstore"
 )
 
 // postAt posts the docs' example stacks (3 records, weight 5) as if
@@ -24,7 +26,7 @@ func postAt(t *testing.T, url string, when time.Time) {
 
 func chunkKeys(t testing.TB, s *Server) []string {
 	t.Helper()
-	keys, err := s.store.store.list(context.Background(), chunkPrefix)
+	keys, err := s.store.store.List(context.Background(), chunkPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func TestCompactionCountsEveryStackOnce(t *testing.T) {
 	}
 	check("merged chunk written, none deleted", 12, 20)
 	// One old chunk deleted, then the crash.
-	if err := s.store.store.remove(ctx, set.replaced[0]); err != nil {
+	if err := s.store.store.Remove(ctx, set.replaced[0]); err != nil {
 		t.Fatal(err)
 	}
 	check("one old chunk deleted", 12, 20)
@@ -109,7 +111,7 @@ func TestCompactionCountsEveryStackOnce(t *testing.T) {
 	// Crash again before deleting: both merged chunks are listed.
 	check("two merged chunks listed", 15, 25)
 	for _, old := range set2.replaced {
-		if err := s.store.store.remove(ctx, old); err != nil {
+		if err := s.store.store.Remove(ctx, old); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,12 +169,12 @@ func TestConcurrentCompactionsMergeOnce(t *testing.T) {
 // vanishingStore lists, once, a chunk that is gone when read: a
 // compaction deleted it between a query's listing and its reading.
 type vanishingStore struct {
-	objectStore
+	objstore.Store
 	listed int
 }
 
-func (v *vanishingStore) list(ctx context.Context, prefix string) ([]string, error) {
-	keys, err := v.objectStore.list(ctx, prefix)
+func (v *vanishingStore) List(ctx context.Context, prefix string) ([]string, error) {
+	keys, err := v.Store.List(ctx, prefix)
 	v.listed++
 	if v.listed == 1 && len(keys) > 0 {
 		keys = append(keys, strings.TrimSuffix(keys[0], ".chunk")+"-gone.chunk")
@@ -185,7 +187,7 @@ func TestQueryListsAgainWhenAChunkIsGone(t *testing.T) {
 	s, ts := newTestServer(t, aggregateConfig(t.TempDir()))
 	s.writingPartials.Store(true) // their listings are not the query's
 	postAt(t, ts.URL, time.Now())
-	v := &vanishingStore{objectStore: s.store.store}
+	v := &vanishingStore{Store: s.store.store}
 	s.store.store = v
 	if doc := groupsOf(t, ts.URL+"/v1/groups"); doc.Records != 3 || v.listed != 2 {
 		t.Errorf("%d records after %d listings, want 3 after 2", doc.Records, v.listed)

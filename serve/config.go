@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/stackimage/stackimage/symstore"
 )
 
 // Config is the service's configuration: the YAML file of --config.
@@ -25,6 +27,13 @@ type Config struct {
 	Listen string `yaml:"listen"`
 	// Sources are the places symbol files are looked for, in order.
 	Sources []SourceConfig `yaml:"sources"`
+	// InProcessSources are a Go program's own sources (a
+	// *symstore.Symbols, a symstore.MemorySource, a SourceFunc, a
+	// remote.Source), asked after Sources. Their indexes are cached like
+	// any other's and never shared through the store; answers name them
+	// "in-process-1", "in-process-2"…, and a request's own "sources",
+	// which pick configured sources by name, leave them out.
+	InProcessSources []symstore.Source `yaml:"-"`
 	// Store names the source that PUT /v1/symbols writes into and that
 	// holds the shared cache of derived indexes; empty for none.
 	Store string `yaml:"store"`

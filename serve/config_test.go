@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/stackimage/stackimage/uuid"
 )
 
 // TestParseConfig reads a file with every key and checks each landed.
@@ -99,45 +97,6 @@ func TestConfigErrors(t *testing.T) {
 	for _, ok := range []string{"listen: 0.0.0.0:3021\nauth: {token: x}", "listen: '[::]:3021'\nauth: {disabled: true}", "listen: localhost:1"} {
 		if _, err := ParseConfig([]byte(ok)); err != nil {
 			t.Errorf("ParseConfig(%q) = %v, want ok", ok, err)
-		}
-	}
-}
-
-// TestLayoutPaths checks each layout's path for one UUID against the
-// layouts' own conventions (symbolicator's paths.rs, LLDB, Breakpad).
-func TestLayoutPaths(t *testing.T) {
-	u, _ := uuid.Parse("4C4C444C-5555-3144-A117-3E15AF6B6CFF")
-	tests := []struct {
-		layout LayoutConfig
-		kind   FileKind
-		name   string
-		want   []string
-	}{
-		{LayoutConfig{Type: "unified"}, KindDebug, "", []string{"4c/4c444c55553144a1173e15af6b6cff/debuginfo"}},
-		{LayoutConfig{Type: "unified"}, KindCode, "", []string{"4c/4c444c55553144a1173e15af6b6cff/executable"}},
-		{LayoutConfig{Type: "unified", Casing: "uppercase"}, KindBreakpad, "", []string{"4C/4C444C55553144A1173E15AF6B6CFF/BREAKPAD"}},
-		{LayoutConfig{Type: "debuginfod"}, KindDebug, "", []string{"buildid/4c4c444c55553144a1173e15af6b6cff/debuginfo"}},
-		{LayoutConfig{Type: "debuginfod"}, KindBreakpad, "", nil},
-		{LayoutConfig{Type: "native"}, KindDebug, "", []string{"4C4C/444C/5555/3144/A117/3E15AF6B6CFF"}},
-		{LayoutConfig{Type: "native"}, KindCode, "", []string{"4C4C/444C/5555/3144/A117/3E15AF6B6CFF.app"}},
-		{LayoutConfig{Type: "breakpad"}, KindBreakpad, "/usr/lib/App", []string{"App/4C4C444C55553144A1173E15AF6B6CFF0/App.sym"}},
-		{LayoutConfig{Type: "breakpad"}, KindBreakpad, "", nil},
-		{LayoutConfig{Type: "ssqp"}, KindDebug, "", []string{"_.dwarf/mach-uuid-sym-4c4c444c55553144a1173e15af6b6cff/_.dwarf"}},
-		{LayoutConfig{Type: "ssqp", Casing: "lowercase"}, KindCode, "App", []string{"app/mach-uuid-4c4c444c55553144a1173e15af6b6cff/app"}},
-		// A name that tries to climb out keeps its base name only, or nothing.
-		{LayoutConfig{Type: "breakpad"}, KindBreakpad, "../../etc/passwd", []string{"passwd/4C4C444C55553144A1173E15AF6B6CFF0/passwd.sym"}},
-		{LayoutConfig{Type: "breakpad"}, KindBreakpad, "x/..", nil},
-		{LayoutConfig{Type: "ssqp"}, KindCode, `C:\..\..`, nil},
-	}
-	for _, tt := range tests {
-		got := layoutPaths(tt.layout, u, tt.kind, tt.name)
-		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("layoutPaths(%+v, %s, %q) (-want +got):\n%s", tt.layout, tt.kind, tt.name, diff)
-		}
-		for _, p := range got {
-			if !validKey(p) {
-				t.Errorf("layoutPaths(%+v) = %q, not a valid key", tt.layout, p)
-			}
 		}
 	}
 }

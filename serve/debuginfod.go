@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"github.com/stackimage/stackimage/image"
 	notfound "github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -20,12 +22,12 @@ import (
 // (found through the scan's UUID → file map, never by a path the
 // request names).
 func (s *Server) handleBuildID(w http.ResponseWriter, r *http.Request) {
-	var kind FileKind
+	var kind remote.Kind
 	switch r.PathValue("kind") {
 	case "debuginfo":
-		kind = KindDebug
+		kind = remote.KindDebug
 	case "executable":
-		kind = KindCode
+		kind = remote.KindCode
 	default:
 		writeError(w, http.StatusNotFound, "%q: this server has debuginfo and executable files only", r.PathValue("kind"))
 		return
@@ -63,7 +65,7 @@ func (s *Server) handleBuildID(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveFile answers with a file of a scanned directory.
-func serveFile(w http.ResponseWriter, r *http.Request, kind FileKind, path string) {
+func serveFile(w http.ResponseWriter, r *http.Request, kind remote.Kind, path string) {
 	f, err := os.Open(path)
 	if err != nil {
 		writeError(w, http.StatusNotFound, "no %s: the scanned file is gone", kind)
@@ -81,22 +83,32 @@ func serveFile(w http.ResponseWriter, r *http.Request, kind FileKind, path strin
 }
 
 // scannedFile is the path of the file of a kind with the UUID that a
-// scanned directory indexed: a dSYM's DWARF file for KindDebug, any
-// other Mach-O file for KindCode; "" when it has none.
-func scannedFile(syms *symstore.Symbols, u uuid.UUID, kind FileKind) string {
-	for _, path := range scannedFiles(syms, u) {
-		f, err := os.Open(path)
-		if err != nil {
-			continue
+// scanned directory indexed: a dSYM's DWARF file for remote.KindDebug, any
+// other Mach-O file for remote.KindCode; "" when it has none.
+func scannedFile(syms *symstore.Symbols, u uuid.UUID, kind remote.Kind) string {
+	files, err := syms.OpenSymbols(context.Background(), u, nil)
+	if err != nil {
+		return ""
+	}
+	defer func() {
+		for _, sf := range files {
+			if sf.Closer != nil {
+				sf.Closer.Close()
+			}
 		}
-		mf, err := image.NewFile(f, path)
-		f.Close()
+	}()
+	for _, sf := range files {
+		f, ok := sf.ReaderAt.(*os.File)
+		if !ok {
+			continue // a zip member, read into memory
+		}
+		mf, err := image.NewFile(f, f.Name())
 		if err != nil {
 			continue
 		}
 		for _, im := range mf.Images {
-			if im.UUID == u && (im.Type == image.TypeDSYM) == (kind == KindDebug) {
-				return path
+			if im.UUID == u && (im.Type == image.TypeDSYM) == (kind == remote.KindDebug) {
+				return f.Name()
 			}
 		}
 	}

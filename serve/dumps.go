@@ -20,6 +20,8 @@ import (
 	"github.com/stackimage/stackimage/report"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/indexcache"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
 )
@@ -39,7 +41,7 @@ func (s *spooled) Close() error {
 
 // spool copies r, at most max bytes, into a temporary file of the cache.
 func (s *Server) spool(r io.Reader, max int64) (*spooled, error) {
-	f, err := os.CreateTemp(s.cache.tmp, "body-*")
+	f, err := os.CreateTemp(s.tmpDir, "body-*")
 	if err != nil {
 		return nil, err
 	}
@@ -325,13 +327,13 @@ func (s *Server) symbolizer(found *dumpSymbols, noDemangle bool) *symbolize.Symb
 // and code the walker reads), found before the walk. It is the
 // symstore.Source of the request's Symbols.
 type dumpSymbols struct {
-	cache *indexCache
+	cache *indexcache.Cache
 	looks map[uuid.UUID]*imageLook
 }
 
 // imageLook is what was found for one UUID.
 type imageLook struct {
-	lookup
+	indexcache.Lookup
 	machO []string // the executable and debug file, for the walker
 }
 
@@ -362,16 +364,16 @@ func (s *Server) findSymbols(ctx context.Context, dumps []*dump.Dump, only []*so
 			if im.UUID.IsZero() || found.looks[im.UUID] != nil {
 				continue
 			}
-			l := &imageLook{lookup: lookup{status: statusTimeout, err: errNotStarted}}
+			l := &imageLook{Lookup: indexcache.Lookup{Status: statusTimeout, Err: errNotStarted}}
 			found.looks[im.UUID] = l
-			images = append(images, image{im.UUID, safeName(im.Name), l})
+			images = append(images, image{im.UUID, remote.SafeName(im.Name), l})
 		}
 	}
 	forEachBounded(ctx, len(images), s.cfg.Limits.MaxRequestFetches, func(i int) {
 		im := images[i]
-		im.look.lookup = s.cache.get(ctx, im.id, im.name, only)
-		if im.look.index != nil && walks {
-			im.look.machO = s.cache.machOFiles(ctx, im.look.index, im.name, only)
+		im.look.Lookup = s.cache.Get(ctx, im.id, im.name, origins(only))
+		if im.look.Index != nil && walks {
+			im.look.machO = s.cache.MachOFiles(ctx, im.look.Index, im.name, origins(only))
 		}
 	})
 	return found
@@ -392,7 +394,7 @@ func walked(d *dump.Dump) bool {
 // close lets go of the indexes found.
 func (d *dumpSymbols) close() {
 	for _, l := range d.looks {
-		d.cache.release(l.index)
+		d.cache.Release(l.Index)
 	}
 }
 
@@ -403,14 +405,14 @@ func (d *dumpSymbols) close() {
 func (d *dumpSymbols) OpenSymbols(_ context.Context, id uuid.UUID, _ *archregs.Arch) ([]symstore.SymbolFile, error) {
 	l := d.looks[id]
 	switch {
-	case l == nil || l.index == nil && l.status == statusMissing:
+	case l == nil || l.Index == nil && l.Status == statusMissing:
 		return nil, fmt.Errorf("%w %s in the service's sources", symstore.ErrNoSymbols, id)
-	case l.index == nil && l.status == statusTimeout:
+	case l.Index == nil && l.Status == statusTimeout:
 		return nil, fmt.Errorf("not found before the request's deadline (%s)", statusTimeout)
-	case l.index == nil:
-		return nil, fmt.Errorf("%s: %v", l.status, l.err)
+	case l.Index == nil:
+		return nil, fmt.Errorf("%s: %v", l.Status, l.Err)
 	}
-	index, err := openSymbolFile(l.index.path)
+	index, err := openSymbolFile(l.Index.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -534,18 +536,18 @@ func dumpModules(d *dump.Dump, found *dumpSymbols) []completeModule {
 		case im.UUID.IsZero():
 			m.DebugStatus, m.Error = statusMissing, "the image has no UUID"
 		case l == nil:
-		case l.index != nil:
-			m.DebugStatus, m.Arch = statusFound, l.index.arch
-			m.Features = moduleFeatures{HasDebugInfo: l.index.hasDebug, HasSymbols: true, HasUnwindInfo: len(l.machO) > 0}
-			m.Error = l.index.degradedError()
+		case l.Index != nil:
+			m.DebugStatus, m.Arch = statusFound, l.Index.Arch
+			m.Features = moduleFeatures{HasDebugInfo: l.Index.HasDebug, HasSymbols: true, HasUnwindInfo: len(l.machO) > 0}
+			m.Error = l.Index.DegradedError()
 			m.UnwindStatus = statusMissing
 			if len(l.machO) > 0 {
 				m.UnwindStatus = statusFound
 			}
-		case l.status != "":
-			m.DebugStatus = l.status
-			if l.err != nil {
-				m.Error = l.err.Error()
+		case l.Status != "":
+			m.DebugStatus = l.Status
+			if l.Err != nil {
+				m.Error = l.Err.Error()
 			}
 		}
 		modules = append(modules, m)

@@ -268,7 +268,7 @@ func TestHeldAnswerSpooled(t *testing.T) {
 	// client has read it.
 	var left []string
 	for range 100 {
-		if left, _ = filepath.Glob(filepath.Join(s.cache.tmp, "answer-*")); len(left) == 0 {
+		if left, _ = filepath.Glob(filepath.Join(s.tmpDir, "answer-*")); len(left) == 0 {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -21,6 +21,8 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/stackimage/stackimage/symstore/indexcache"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -219,9 +221,9 @@ func TestFaultsDegradedIndex(t *testing.T) {
 	}
 	// The truncated dSYM lands in the bucket behind the service's back.
 	dsym := readFile(t, fixtureDSYM)
-	dsymKey := layoutPaths(LayoutConfig{Type: "unified", Casing: "default"}, u, KindDebug, "")[0]
+	dsymKey := remote.LayoutPaths(remote.Layout{Type: "unified", Casing: "default"}, u, remote.KindDebug, "")[0]
 	g.put(dsymKey, dsym[:len(dsym)/2])
-	g.client.RemoveObject(context.Background(), gwBucket, gwPrefix+"/"+sharedKey(u), minio.RemoveObjectOptions{})
+	g.client.RemoveObject(context.Background(), gwBucket, gwPrefix+"/"+indexcache.SharedKey(u), minio.RemoveObjectOptions{})
 
 	b := fresh()
 	n, moduleErr := linesOf(t, b, u)
@@ -229,7 +231,7 @@ func TestFaultsDegradedIndex(t *testing.T) {
 	if moduleErr == "" {
 		t.Errorf("an index from a truncated dSYM: the module's answer does not say it is degraded")
 	}
-	if g.exists(sharedKey(u)) {
+	if g.exists(indexcache.SharedKey(u)) {
 		t.Errorf("an index built from a truncated dSYM was written to the shared cache")
 	}
 
@@ -238,12 +240,12 @@ func TestFaultsDegradedIndex(t *testing.T) {
 	if n, moduleErr := linesOf(t, c, u); n == 0 || moduleErr != "" {
 		t.Errorf("a fresh instance after the dSYM is fixed: %d frames with file:line, module error %q; want lines and no error", n, moduleErr)
 	}
-	if !g.exists(sharedKey(u)) || !g.exists(recordKey(u)) {
+	if !g.exists(indexcache.SharedKey(u)) || !g.exists(indexcache.RecordKey(u)) {
 		t.Fatalf("the complete index or its record is not in the shared cache")
 	}
 
 	for _, damage := range []string{"flipped", "cut"} {
-		p := g.objectPath(sharedKey(u))
+		p := g.objectPath(indexcache.SharedKey(u))
 		data, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)

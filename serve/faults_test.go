@@ -26,6 +26,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stackimage/stackimage/symstore/remote"
 )
 
 // faultSource is an in-test HTTP symbol server that answers every
@@ -327,7 +329,7 @@ func TestFaultsSmallThings(t *testing.T) {
 		// A truncated binary from an HTTP source: its module's error names
 		// the source's URL, never the cache directory's download.
 		u := fixtureUUID(t)
-		src := newSymbolServer(t, u, map[FileKind][]byte{KindCode: readFile(t, fixtureBin)[:200]})
+		src := newSymbolServer(t, u, map[remote.Kind][]byte{remote.KindCode: readFile(t, fixtureBin)[:200]})
 		cfg := DefaultConfig("")
 		cfg.Cache.Dir = t.TempDir()
 		cfg.Sources = []SourceConfig{{Name: "http", Type: "http", URL: src.URL}}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -158,11 +159,11 @@ type symbolServer struct {
 	release chan struct{}
 }
 
-func newSymbolServer(t testing.TB, u uuid.UUID, files map[FileKind][]byte) *symbolServer {
+func newSymbolServer(t testing.TB, u uuid.UUID, files map[remote.Kind][]byte) *symbolServer {
 	t.Helper()
 	s := &symbolServer{files: map[string][]byte{}, hits: map[string]int{}}
 	for kind, data := range files {
-		s.files["/"+layoutPaths(LayoutConfig{Type: "unified"}, u, kind, "")[0]] = data
+		s.files["/"+remote.LayoutPaths(remote.Layout{Type: "unified"}, u, kind, "")[0]] = data
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()

@@ -3,6 +3,8 @@ package serve
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/stackimage/stackimage/symstore/indexcache"
 )
 
 // metrics are the service's Prometheus metrics, in a registry of the
@@ -91,4 +93,11 @@ func newMetrics() *metrics {
 		m.evictions, m.indexBuilds, m.sharedWrites, m.sourceErrors, m.downloads, m.downloadBytes, m.frames, m.compactions, m.partials,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// indexCache is the index cache's part of the metrics.
+func (m *metrics) indexCache() *indexcache.Metrics {
+	return &indexcache.Metrics{Lookups: m.cache, Builds: m.indexBuilds, SharedWrites: m.sharedWrites,
+		SourceErrors: m.sourceErrors, Evictions: m.evictions, Bytes: m.cacheBytes,
+		FetchesInFlight: m.fetchesInFlight, FetchesWaiting: m.fetchesWaiting}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	notfound "github.com/stackimage/stackimage/lookup"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -32,20 +33,20 @@ func TestMissesAreLookupErrNotFound(t *testing.T) {
 			continue
 		}
 		opened++
-		for _, kind := range kinds {
+		for _, kind := range remote.Kinds {
 			if f, err := src.Open(ctx, missing, kind, "app"); f != nil || !errors.Is(err, notfound.ErrNotFound) {
-				t.Errorf("source %s: Open(%s, %s) = %v, %v; want lookup.ErrNotFound", src.Name(), missing, kind, f, err)
+				t.Errorf("source %s: Open(%s, %s) = %v, %v; want lookup.ErrNotFound", src.cfg.Name, missing, kind, f, err)
 			}
 		}
-		if _, _, err := src.store.get(ctx, "no/such/key"); !errors.Is(err, notfound.ErrNotFound) {
-			t.Errorf("source %s: get of a missing key: %v, want lookup.ErrNotFound", src.Name(), err)
+		if _, _, err := src.store.Get(ctx, "no/such/key"); !errors.Is(err, notfound.ErrNotFound) {
+			t.Errorf("source %s: get of a missing key: %v, want lookup.ErrNotFound", src.cfg.Name, err)
 		}
 	}
 	if opened != 2 {
 		t.Fatalf("%d sources with a store, want the directory and the HTTP one", opened)
 	}
-	if l := s.cache.get(ctx, missing, "app", nil); l.index != nil || l.status != statusMissing || !errors.Is(l.err, notfound.ErrNotFound) {
-		t.Errorf("index cache: %q, %v; want %q and lookup.ErrNotFound", l.status, l.err, statusMissing)
+	if l := s.cache.Get(ctx, missing, "app", nil); l.Index != nil || l.Status != statusMissing || !errors.Is(l.Err, notfound.ErrNotFound) {
+		t.Errorf("index cache: %q, %v; want %q and lookup.ErrNotFound", l.Status, l.Err, statusMissing)
 	}
 	if e, err := (cacheLookup{s}).LookupContext(ctx, missing); e != nil || !errors.Is(err, notfound.ErrNotFound) {
 		t.Errorf("cacheLookup.LookupContext = %v, %v; want lookup.ErrNotFound", e, err)

@@ -38,7 +38,7 @@ func removePartials(t *testing.T, s *Server) {
 	t.Helper()
 	for _, key := range chunkKeys(t, s) {
 		if strings.HasSuffix(key, partialSuffix) {
-			if err := s.store.store.remove(context.Background(), key); err != nil {
+			if err := s.store.store.Remove(context.Background(), key); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -219,7 +219,7 @@ func TestPartialChunksLifeCycle(t *testing.T) {
 	late.Replaces = []string{"x"}
 	buf, _ := encodeMergedChunk(&late)
 	lateKey := partialKey(prefix, &late, now)
-	if err := s.store.store.put(ctx, lateKey, bytes.NewReader(buf), int64(len(buf)), true); err != nil {
+	if err := s.store.store.Put(ctx, lateKey, bytes.NewReader(buf), int64(len(buf)), true); err != nil {
 		t.Fatal(err)
 	}
 	check("a late partial chunk", 24, 1)

@@ -4,6 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stackimage/stackimage/symstore/indexcache"
+	"github.com/stackimage/stackimage/symstore/remote"
 )
 
 // TestSharedIndexProvenance: a fresh instance uses a shared index only
@@ -37,8 +40,8 @@ func TestSharedIndexProvenance(t *testing.T) {
 	if shared, built := fresh(); shared != 1 || built != 0 {
 		t.Fatalf("untouched: %v read from the shared cache, %v built; want 1, 0", shared, built)
 	}
-	dsymPath := filepath.Join(store, layoutPaths(LayoutConfig{Type: "unified", Casing: "default"}, u, KindDebug, "")[0])
-	indexPath := filepath.Join(store, sharedKey(u))
+	dsymPath := filepath.Join(store, remote.LayoutPaths(remote.Layout{Type: "unified", Casing: "default"}, u, remote.KindDebug, "")[0])
+	indexPath := filepath.Join(store, indexcache.SharedKey(u))
 	for _, c := range []struct {
 		name   string
 		damage func()
@@ -47,7 +50,7 @@ func TestSharedIndexProvenance(t *testing.T) {
 			data := readFile(t, fixtureDSYM)
 			os.WriteFile(dsymPath, append(data, make([]byte, 16)...), 0o644)
 		}},
-		{"record removed", func() { os.Remove(filepath.Join(store, recordKey(u))) }},
+		{"record removed", func() { os.Remove(filepath.Join(store, indexcache.RecordKey(u))) }},
 		{"index flipped", func() {
 			data := readFile(t, indexPath)
 			data[len(data)/2] ^= 0x55

@@ -103,7 +103,7 @@ func (s *Server) runStreamed(w http.ResponseWriter, r *http.Request, work func(c
 		return
 	}
 	s.runAsync(w, r, wait, func(ctx context.Context) (int, any) {
-		held := &heldAnswer{dir: s.cache.tmp}
+		held := &heldAnswer{dir: s.tmpDir}
 		work(ctx, held)
 		return http.StatusOK, held
 	})

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stackimage/stackimage/symstore/remote"
 )
 
 // TestAuth: with a token, every endpoint but /healthcheck needs it;
@@ -107,7 +109,7 @@ func TestNoPathOrURLFromRequests(t *testing.T) {
 // once release is closed.
 func slowSource(t *testing.T) (*symbolServer, SourceConfig) {
 	u := fixtureUUID(t)
-	src := newSymbolServer(t, u, map[FileKind][]byte{KindCode: readFile(t, fixtureBin), KindDebug: readFile(t, fixtureDSYM)})
+	src := newSymbolServer(t, u, map[remote.Kind][]byte{remote.KindCode: readFile(t, fixtureBin), remote.KindDebug: readFile(t, fixtureDSYM)})
 	src.release = make(chan struct{})
 	return src, SourceConfig{Name: "slow", Type: "http", URL: src.URL}
 }
@@ -311,7 +313,7 @@ func TestGracefulShutdown(t *testing.T) {
 // (fetching_failed); both say why.
 func TestDownloadCaps(t *testing.T) {
 	u := fixtureUUID(t)
-	big := newSymbolServer(t, u, map[FileKind][]byte{KindDebug: readFile(t, fixtureDSYM)})
+	big := newSymbolServer(t, u, map[remote.Kind][]byte{remote.KindDebug: readFile(t, fixtureDSYM)})
 	slow, slowCfg := slowSource(t)
 	defer close(slow.release)
 	for _, tt := range []struct {

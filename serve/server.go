@@ -16,17 +16,22 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/stackimage/stackimage/symstore/indexcache"
+	"github.com/stackimage/stackimage/symstore/remote"
 )
 
 // Server is the symbolication service: an http.Handler answering
 // symbolicator's endpoints and our own (see doc.go). Build it with New and
 // Close it when done.
 type Server struct {
-	cfg      Config
-	sources  []*source
-	byName   map[string]*source
-	store    *source
-	cache    *indexCache
+	cfg     Config
+	sources []*source
+	byName  map[string]*source
+	store   *source
+	cache   *indexcache.Cache
+	// tmpDir holds downloads, request bodies and held answers.
+	tmpDir   string
 	metrics  *metrics
 	mux      *http.ServeMux
 	slots    chan struct{}
@@ -67,6 +72,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return nil, err
 	}
+	s.tmpDir = tmp
 	for _, sc := range cfg.Sources {
 		src, err := newSource(ctx, sc, tmp, s.metrics, cfg.Limits.MaxFetches)
 		if err != nil {
@@ -76,14 +82,26 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		s.sources = append(s.sources, src)
 		s.byName[sc.Name] = src
 	}
-	var shared *source
+	for i, src := range cfg.InProcessSources {
+		if src == nil {
+			continue
+		}
+		name := fmt.Sprintf("in-process-%d", i+1)
+		s.sources = append(s.sources, &source{cfg: SourceConfig{Name: name},
+			origin: &indexcache.Origin{Name: name, Local: src, Location: "in process"}})
+	}
+	var shared *remote.Source
 	if cfg.Store != "" {
 		s.store = s.byName[cfg.Store]
 		if *cfg.Cache.Shared {
-			shared = s.store
+			shared = s.store.remote
 		}
 	}
-	cache, err := newIndexCache(s.cacheDir, cfg, s.sources, shared, s.metrics, s.logger())
+	cache, err := indexcache.New(indexcache.Config{
+		Dir: s.cacheDir, MaxBytes: int64(cfg.Cache.MaxBytes), MissTTL: cfg.Cache.MissTTL, FailedTTL: cfg.Cache.FailedTTL,
+		MaxFetches: cfg.Limits.MaxFetches, Sources: origins(s.sources), Shared: shared,
+		Metrics: s.metrics.indexCache(), Log: s.logger(), RequestID: requestIDOf,
+	})
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -100,7 +118,7 @@ func (s *Server) Close() error {
 	s.closed.Do(func() {
 		s.background.Wait()
 		if s.cache != nil {
-			s.cache.close()
+			s.cache.Close()
 		}
 		if s.ownsDir {
 			os.RemoveAll(s.cacheDir)
@@ -304,7 +322,7 @@ func (s *Server) readBodyFirst(w *statusWriter, r *http.Request, endpoint string
 		writeError(w, http.StatusRequestEntityTooLarge, "%s: a body of %d bytes, larger than the limit of %d bytes", endpoint, r.ContentLength, max)
 		return false
 	}
-	body, err := readBody(w, r, max, s.cfg.Limits.BodyTimeout, int64(s.cfg.Limits.MinBodyRate), s.cache.tmp)
+	body, err := readBody(w, r, max, s.cfg.Limits.BodyTimeout, int64(s.cfg.Limits.MinBodyRate), s.tmpDir)
 	switch {
 	case errors.Is(err, errBodyTimeout):
 		w.Header().Set("Connection", "close")
@@ -418,3 +436,6 @@ func writeJSONBody(w http.ResponseWriter, v any) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// timeNow is time.Now, replaced by tests of expiry.
+var timeNow = time.Now

@@ -2,66 +2,59 @@ package serve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	notfound "github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/indexcache"
+	"github.com/stackimage/stackimage/symstore/objstore"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 
-// A Source finds symbol files by UUID. Open returns the file of one kind
-// for the UUID as an opened local file with its size (a remote file is
-// downloaded first, within the source's size and time limits), or an error
-// wrapping lookup.ErrNotFound. name is the image's file name when known,
-// for layouts that need it.
-type Source interface {
-	Name() string
-	Open(ctx context.Context, id uuid.UUID, kind FileKind, name string) (*SymbolFile, error)
-}
-
-// SymbolFile is a symbol file opened from a source: readable at any
-// offset, of known size. Close releases it (and deletes a download).
-type SymbolFile struct {
-	*os.File
-	Size int64
-	// Location says where the file was found, for module candidates.
-	Location string
-	temp     bool
-	// key and tag are the file's key in its store and its tag there
-	// (objectStore.stat), from the answer that gave the file: what an
-	// index records of its inputs.
-	key, tag string
-}
-
-// Close closes the file and removes it when it was a download.
-func (f *SymbolFile) Close() error {
-	err := f.File.Close()
-	if f.temp {
-		os.Remove(f.File.Name())
-	}
-	return err
-}
+// Module statuses, as symbolicator names them: the index cache's, and
+// "unused" for a module no frame needed.
+const (
+	statusFound          = indexcache.StatusFound
+	statusUnused         = indexcache.StatusUnused
+	statusMissing        = indexcache.StatusMissing
+	statusMalformed      = indexcache.StatusMalformed
+	statusFetchingFailed = indexcache.StatusFetchingFailed
+	statusTimeout        = indexcache.StatusTimeout
+	statusTooLarge       = indexcache.StatusTooLarge
+)
 
 // source is one configured source: an object store read through a
-// layout, or a directory scanned at start (layout "scan"), whose files are
-// found by symstore.Symbols rather than by path.
+// layout (remote), or a directory scanned at start (layout "scan"), whose
+// files are found by symstore.Symbols rather than by path.
 type source struct {
 	cfg     SourceConfig
-	store   objectStore       // nil for a scanned directory
+	remote  *remote.Source    // nil for a scanned directory
+	store   objstore.Store    // remote's store, where the aggregates' chunks go too
 	scanned *symstore.Symbols // a scanned directory's index
-	tmpDir  string
-	metrics *metrics
+	// origin is the source as the index cache asks it.
+	origin *indexcache.Origin
+}
+
+// origins are the sources as the index cache asks them; nil for nil
+// (every source).
+func origins(sources []*source) []*indexcache.Origin {
+	if sources == nil {
+		return nil
+	}
+	out := make([]*indexcache.Origin, len(sources))
+	for i, s := range sources {
+		out[i] = s.origin
+	}
+	return out
 }
 
 // newSource opens a configured source. maxConns bounds its connections
 // to a remote store (limits.max_fetches): lookups beyond it wait.
 func newSource(ctx context.Context, cfg SourceConfig, tmpDir string, m *metrics, maxConns int) (*source, error) {
-	s := &source{cfg: cfg, tmpDir: tmpDir, metrics: m}
+	s := &source{cfg: cfg}
 	switch cfg.Type {
 	case "filesystem":
 		if cfg.Layout.Type == "scan" {
@@ -69,148 +62,54 @@ func newSource(ctx context.Context, cfg SourceConfig, tmpDir string, m *metrics,
 			if err := s.scanned.AddDir(ctx, cfg.Path); err != nil {
 				return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
 			}
+			s.origin = &indexcache.Origin{Name: cfg.Name, Local: s.scanned, Location: cfg.Path}
 			return s, nil
 		}
 		if err := os.MkdirAll(cfg.Path, 0o755); err != nil {
 			return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
 		}
-		s.store = dirStore{root: cfg.Path}
+		s.store = objstore.Dir{Root: cfg.Path}
 	case "http":
-		h, err := newHTTPStore(cfg, maxConns)
+		h, err := objstore.NewHTTP(objstore.HTTPConfig{URL: cfg.URL, Headers: cfg.Headers, MaxConns: maxConns})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
 		}
 		s.store = h
 	case "s3":
-		b, err := newS3Store(cfg, maxConns)
+		b, err := objstore.NewS3(objstore.S3Config{Endpoint: cfg.Endpoint, Bucket: cfg.Bucket, Prefix: cfg.Prefix,
+			Region: cfg.Region, AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey, Secure: cfg.Secure, MaxConns: maxConns})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
 		}
 		s.store = b
 	}
+	s.remote = remote.New(remote.Config{
+		Name: cfg.Name, Store: s.store, Layout: remote.Layout{Type: cfg.Layout.Type, Casing: cfg.Layout.Casing},
+		MaxDownload: int64(cfg.MaxDownload), DownloadTimeout: cfg.DownloadTimeout, TempDir: tmpDir,
+		Downloaded: func(n int64) {
+			m.downloads.WithLabelValues(cfg.Name).Inc()
+			m.downloadBytes.WithLabelValues(cfg.Name).Add(float64(n))
+		},
+		Failed: func() { m.sourceErrors.WithLabelValues(cfg.Name).Inc() },
+	})
+	s.origin = &indexcache.Origin{Name: cfg.Name, Remote: s.remote}
 	return s, nil
 }
 
-func (s *source) Name() string { return s.cfg.Name }
-
-// Open implements Source for sources with a layout; a scanned directory
-// answers through entry instead.
-func (s *source) Open(ctx context.Context, id uuid.UUID, kind FileKind, name string) (*SymbolFile, error) {
-	if s.store == nil {
+// Open is remote.Source.Open for sources with a layout; a scanned
+// directory has no file by kind (it answers through symstore.Symbols).
+func (s *source) Open(ctx context.Context, id uuid.UUID, kind remote.Kind, name string) (*remote.File, error) {
+	if s.remote == nil {
 		return nil, fmt.Errorf("source %s: %w", s.cfg.Name, notfound.ErrNotFound)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.DownloadTimeout)
-	defer cancel()
-	for _, key := range layoutPaths(s.cfg.Layout, id, kind, name) {
-		f, err := s.openKey(ctx, key, kind, name)
-		if errors.Is(err, errNotFound) {
-			continue
-		}
-		if err != nil {
-			s.metrics.sourceErrors.WithLabelValues(s.cfg.Name).Inc()
-			return nil, fmt.Errorf("source %s: %s: %w", s.cfg.Name, s.store.describe(key), err)
-		}
-		f.key = key
-		return f, nil
-	}
-	return nil, fmt.Errorf("source %s: %s of %s: %w", s.cfg.Name, kind, id, notfound.ErrNotFound)
-}
-
-// openKey opens one key: a directory's file in place, anything else
-// downloaded into a temporary file of the cache.
-func (s *source) openKey(ctx context.Context, key string, kind FileKind, name string) (*SymbolFile, error) {
-	if d, ok := s.store.(dirStore); ok {
-		p, err := d.path(key)
-		if err != nil {
-			return nil, err
-		}
-		f, err := os.Open(p)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, errNotFound
-		}
-		if err != nil {
-			return nil, err
-		}
-		st, err := f.Stat()
-		if err != nil || !st.Mode().IsRegular() {
-			f.Close()
-			return nil, errNotFound
-		}
-		sf := &SymbolFile{File: f, Size: st.Size(), Location: p, tag: fileTag(st)}
-		if kind == KindBreakpad && !strings.HasSuffix(p, ".sym") {
-			// The symbol loader tells a .sym file by its extension: give
-			// it one through a link in the cache.
-			return linkSym(sf, s.tmpDir)
-		}
-		return sf, nil
-	}
-	r, size, err := s.store.get(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	tag := ""
-	if t, ok := r.(taggedBody); ok {
-		tag = t.tag
-	}
-	if size > int64(s.cfg.MaxDownload) {
-		return nil, fmt.Errorf("%d bytes, above the download limit of %d", size, s.cfg.MaxDownload)
-	}
-	// The symbol loader tells a .sym file by its extension.
-	pattern := "fetch-*"
-	if kind == KindBreakpad {
-		pattern += ".sym"
-	}
-	f, err := os.CreateTemp(s.tmpDir, pattern)
-	if err != nil {
-		return nil, err
-	}
-	n, err := limitedCopy(ctx, f, r, int64(s.cfg.MaxDownload))
-	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, err
-	}
-	s.metrics.downloads.WithLabelValues(s.cfg.Name).Inc()
-	s.metrics.downloadBytes.WithLabelValues(s.cfg.Name).Add(float64(n))
-	return &SymbolFile{File: f, Size: n, Location: s.store.describe(key), temp: true, tag: tag}, nil
+	return s.remote.Open(ctx, id, kind, name)
 }
 
 // put writes a file into the source's store at the layout's first path
 // for the kind.
-func (s *source) put(ctx context.Context, id uuid.UUID, kind FileKind, name string, r io.Reader, size int64) (string, error) {
-	if s.store == nil {
+func (s *source) put(ctx context.Context, id uuid.UUID, kind remote.Kind, name string, r io.Reader, size int64) (string, error) {
+	if s.remote == nil {
 		return "", fmt.Errorf("source %s cannot be written", s.cfg.Name)
 	}
-	keys := layoutPaths(s.cfg.Layout, id, kind, name)
-	if len(keys) == 0 {
-		return "", fmt.Errorf("source %s: layout %s has no place for a %s file", s.cfg.Name, s.cfg.Layout.Type, kind)
-	}
-	return s.store.describe(keys[0]), s.store.put(ctx, keys[0], r, size, false)
-}
-
-// linkSym reopens a Breakpad file through a symbolic link named *.sym in
-// dir; closing the SymbolFile removes the link.
-func linkSym(sf *SymbolFile, dir string) (*SymbolFile, error) {
-	defer sf.File.Close()
-	tmp, err := os.CreateTemp(dir, "link-*.sym")
-	if err != nil {
-		return nil, err
-	}
-	name := tmp.Name()
-	tmp.Close()
-	os.Remove(name)
-	abs, err := filepath.Abs(sf.File.Name())
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Symlink(abs, name); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		os.Remove(name)
-		return nil, err
-	}
-	return &SymbolFile{File: f, Size: sf.Size, Location: sf.Location, temp: true}, nil
+	return s.remote.Write(ctx, id, kind, name, r, size)
 }

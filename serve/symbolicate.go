@@ -18,6 +18,8 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/indexcache"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
 )
@@ -260,7 +262,7 @@ type moduleState struct {
 	start    uint64
 	end      uint64 // 0 when unknown: up to the next module
 	used     bool
-	look     lookup
+	look     indexcache.Lookup
 	arch     *archregs.Arch
 	hasDebug bool
 	// entry is the module's symbols, held for the request.
@@ -331,7 +333,7 @@ func (s *Server) symbolicate(ctx context.Context, req *symbolicateRequest, only 
 			if m.entry != nil {
 				m.entry.Release()
 			}
-			s.cache.release(m.look.index)
+			s.cache.Release(m.look.Index)
 		}
 	}()
 
@@ -508,7 +510,7 @@ func (s *Server) fetchModules(ctx context.Context, mods []*moduleState, only []*
 		if !m.used || m.idErr != nil {
 			continue
 		}
-		if look, ok := s.cache.getHot(m.id); ok {
+		if look, ok := s.cache.GetHot(m.id); ok {
 			// A goroutine here would cost more than the lookup: its start
 			// wakes another thread, and the request waits for it.
 			m.found(look)
@@ -526,11 +528,11 @@ func (s *Server) fetchModules(ctx context.Context, mods []*moduleState, only []*
 // deadline say "timeout".
 func (s *Server) fetchCold(ctx context.Context, mods []*moduleState, only []*source) {
 	for _, m := range mods {
-		m.look = lookup{status: statusTimeout, err: errNotStarted}
+		m.look = indexcache.Lookup{Status: statusTimeout, Err: errNotStarted}
 	}
 	forEachBounded(ctx, len(mods), s.cfg.Limits.MaxRequestFetches, func(i int) {
 		m := mods[i]
-		m.found(s.cache.get(ctx, m.id, moduleName(m.raw), only))
+		m.found(s.cache.Get(ctx, m.id, moduleName(m.raw), origins(only)))
 	})
 }
 
@@ -539,12 +541,12 @@ func (s *Server) fetchCold(ctx context.Context, mods []*moduleState, only []*sou
 var errNotStarted = errors.New("not looked up before the request's deadline")
 
 // found takes the outcome of looking up the module's index.
-func (m *moduleState) found(look lookup) {
+func (m *moduleState) found(look indexcache.Lookup) {
 	m.look = look
-	if ix := look.index; ix != nil {
-		m.hasDebug = ix.hasDebug
-		m.arch = ix.archRegs
-		m.entry, _ = ix.syms.Lookup(m.id)
+	if ix := look.Index; ix != nil {
+		m.hasDebug = ix.HasDebug
+		m.arch = ix.ArchRegs
+		m.entry, _ = ix.Symbols.Lookup(m.id)
 	}
 }
 
@@ -554,7 +556,7 @@ func moduleName(m rawModule) string {
 	if name == "" {
 		name = m.DebugFile
 	}
-	return safeName(path.Base(strings.ReplaceAll(name, `\`, "/")))
+	return remote.SafeName(path.Base(strings.ReplaceAll(name, `\`, "/")))
 }
 
 // appendFrames appends the symbolicated frames of one request frame: the
@@ -567,7 +569,7 @@ func (s *Server) appendFrames(out []symbolicatedFrame, scratch *[]symstore.Frame
 		return append(out, base)
 	}
 	base.Package = m.raw.CodeFile
-	ix := m.look.index
+	ix := m.look.Index
 	if ix == nil {
 		base.Status = "missing"
 		if m.idErr != nil {
@@ -579,7 +581,7 @@ func (s *Server) appendFrames(out []symbolicatedFrame, scratch *[]symstore.Frame
 	if adjust {
 		lookupAddr = walker.CallerLookupAddress(m.arch, addr)
 	}
-	unslid := lookupAddr - m.start + ix.textAddr
+	unslid := lookupAddr - m.start + ix.TextAddr
 	if m.entry == nil {
 		base.Status = "missing"
 		return append(out, base)
@@ -587,8 +589,8 @@ func (s *Server) appendFrames(out []symbolicatedFrame, scratch *[]symstore.Frame
 	// The frame as Symbols.Resolve would make it, from the entry the
 	// request holds: no lookup of the UUID per frame.
 	rf := symstore.Frame{Address: unslid, LookupAddress: unslid}
-	if unslid >= ix.textAddr {
-		rf.ImageLoadAddress, rf.ImageOffset = ix.textAddr, unslid-ix.textAddr
+	if unslid >= ix.TextAddr {
+		rf.ImageLoadAddress, rf.ImageOffset = ix.TextAddr, unslid-ix.TextAddr
 	}
 	resolved := m.entry.AppendResolve((*scratch)[:0], rf, unslid, symstore.ResolveOptions{NoDemangle: noDemangle})
 	*scratch = resolved
@@ -653,23 +655,23 @@ func (m *moduleState) complete(withCandidates bool) completeModule {
 	case m.idErr != nil:
 		c.DebugStatus, c.Error = statusMalformed, m.idErr.Error()
 	case !m.used:
-	case m.look.index != nil:
-		ix := m.look.index
-		c.DebugStatus, c.Arch = statusFound, ix.arch
+	case m.look.Index != nil:
+		ix := m.look.Index
+		c.DebugStatus, c.Arch = statusFound, ix.Arch
 		c.UnwindStatus = statusUnused
-		c.Features = moduleFeatures{HasDebugInfo: ix.hasDebug, HasSymbols: true}
-		c.Error = ix.degradedError()
+		c.Features = moduleFeatures{HasDebugInfo: ix.HasDebug, HasSymbols: true}
+		c.Error = ix.DegradedError()
 		if withCandidates {
-			c.Candidates = []candidate{{Source: m.look.source, Location: m.look.location,
+			c.Candidates = []candidate{{Source: m.look.Source, Location: m.look.Location,
 				Download: map[string]string{"status": "ok"}}}
 		}
 	default:
-		c.DebugStatus = m.look.status
-		if m.look.err != nil {
-			c.Error = m.look.err.Error()
+		c.DebugStatus = m.look.Status
+		if m.look.Err != nil {
+			c.Error = m.look.Err.Error()
 		}
 		if withCandidates {
-			c.Candidates = []candidate{{Source: m.look.source, Location: m.look.location,
+			c.Candidates = []candidate{{Source: m.look.Source, Location: m.look.Location,
 				Download: map[string]string{"status": "notfound"}}}
 		}
 	}

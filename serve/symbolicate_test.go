@@ -10,6 +10,7 @@ import (
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -135,7 +136,7 @@ func TestSymbolicateMissingAndMalformedModules(t *testing.T) {
 // at once through an HTTP source: one download of each file, one build.
 func TestSymbolicateConcurrentOneBuild(t *testing.T) {
 	u := fixtureUUID(t)
-	src := newSymbolServer(t, u, map[FileKind][]byte{KindCode: readFile(t, fixtureBin), KindDebug: readFile(t, fixtureDSYM)})
+	src := newSymbolServer(t, u, map[remote.Kind][]byte{remote.KindCode: readFile(t, fixtureBin), remote.KindDebug: readFile(t, fixtureDSYM)})
 	src.release = make(chan struct{})
 	cfg := DefaultConfig("")
 	cfg.Sources = []SourceConfig{{Name: "http", Type: "http", URL: src.URL}}
@@ -177,7 +178,7 @@ func TestSymbolicateConcurrentOneBuild(t *testing.T) {
 // and built once within failed_ttl, and its module says "malformed".
 func TestMissesAndFailuresRemembered(t *testing.T) {
 	u := fixtureUUID(t)
-	src := newSymbolServer(t, u, map[FileKind][]byte{KindDebug: []byte("\xcf\xfa\xed\xfe garbage that is no Mach-O file")})
+	src := newSymbolServer(t, u, map[remote.Kind][]byte{remote.KindDebug: []byte("\xcf\xfa\xed\xfe garbage that is no Mach-O file")})
 	cfg := DefaultConfig("")
 	cfg.Sources = []SourceConfig{{Name: "http", Type: "http", URL: src.URL}}
 	s, ts := newTestServer(t, cfg)

@@ -17,6 +17,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -160,9 +161,9 @@ func (s *Server) storeMachO(ctx context.Context, f io.ReaderAt, size int64, name
 			ans.Skipped = append(ans.Skipped, fmt.Sprintf("%s (%s): no LC_UUID", name, im.ArchName()))
 			continue
 		}
-		kind := KindCode
+		kind := remote.KindCode
 		if im.Type == image.TypeDSYM {
-			kind = KindDebug
+			kind = remote.KindDebug
 		}
 		u := uploaded{UUID: im.UUID.String(), Arch: im.ArchName(), Kind: kind.String()}
 		if name != "" {
@@ -194,15 +195,15 @@ func (s *Server) storeSym(ctx context.Context, f io.ReaderAt, size int64, ans *u
 	if err != nil {
 		return fmt.Errorf("Breakpad file: MODULE line: %w", err)
 	}
-	name := safeName(strings.Join(fields[4:], " "))
+	name := remote.SafeName(strings.Join(fields[4:], " "))
 	if name == "" {
 		return fmt.Errorf("Breakpad file: MODULE line: no usable module name")
 	}
-	loc, err := s.store.put(ctx, u, KindBreakpad, name, io.NewSectionReader(f, 0, size), size)
+	loc, err := s.store.put(ctx, u, remote.KindBreakpad, name, io.NewSectionReader(f, 0, size), size)
 	if err != nil {
 		return &storeError{fmt.Errorf("storing %s: %w", u, err)}
 	}
-	ans.Stored = append(ans.Stored, uploaded{UUID: u.String(), Arch: fields[2], Kind: KindBreakpad.String(),
+	ans.Stored = append(ans.Stored, uploaded{UUID: u.String(), Arch: fields[2], Kind: remote.KindBreakpad.String(),
 		Name: name, Location: loc, Index: s.rebuild(ctx, u)})
 	return nil
 }
@@ -272,7 +273,7 @@ func (s *Server) storeZipMember(ctx context.Context, m *zip.File, ans *uploadAns
 		return err
 	}
 	defer rc.Close()
-	tmp, err := os.CreateTemp(s.cache.tmp, "member-*")
+	tmp, err := os.CreateTemp(s.tmpDir, "member-*")
 	if err != nil {
 		return err
 	}
@@ -302,8 +303,21 @@ func (s *Server) storeZipMember(ctx context.Context, m *zip.File, ans *uploadAns
 // the one this instance and the shared cache had: an upload (a dSYM after
 // its binary, say) changes what the index holds.
 func (s *Server) rebuild(ctx context.Context, u uuid.UUID) string {
-	if err := s.cache.rebuild(ctx, u); err != nil {
+	if err := s.cache.Rebuild(ctx, u); err != nil {
 		return err.Error()
 	}
 	return "built"
+}
+
+// ctxReader stops reading once its context is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

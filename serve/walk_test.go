@@ -17,6 +17,7 @@ import (
 	"github.com/stackimage/stackimage/snapshot"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -115,7 +116,24 @@ func TestNoFramePointerWalk(t *testing.T) {
 		}
 	})
 
-	src := newSymbolServer(t, u, map[FileKind][]byte{KindCode: readFile(t, nofpBin), KindDebug: readFile(t, nofpDSYM)})
+	// A Go program's own source, its files in memory: the service keeps
+	// copies of them for the walker, which needs their unwind tables.
+	t.Run("in process", func(t *testing.T) {
+		var mem symstore.MemorySource
+		for _, path := range []string{nofpBin, nofpDSYM} {
+			if _, err := mem.Add(path, readFile(t, path)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg := DefaultConfig("")
+		cfg.InProcessSources = []symstore.Source{&mem}
+		_, ts := newTestServer(t, cfg)
+		if diff := cmp.Diff(want, walkNames(t, ts.URL, snap)); diff != "" {
+			t.Errorf("the service's walk differs from the library's (-library +service):\n%s", diff)
+		}
+	})
+
+	src := newSymbolServer(t, u, map[remote.Kind][]byte{remote.KindCode: readFile(t, nofpBin), remote.KindDebug: readFile(t, nofpDSYM)})
 	store := t.TempDir()
 	cfg := DefaultConfig("")
 	cfg.Sources = []SourceConfig{{Name: "store", Type: "filesystem", Path: store}, {Name: "http", Type: "http", URL: src.URL}}
@@ -148,7 +166,7 @@ func TestNoFramePointerWalk(t *testing.T) {
 		}
 	})
 	t.Run("dSYM only", func(t *testing.T) {
-		dsymOnly := newSymbolServer(t, u, map[FileKind][]byte{KindDebug: readFile(t, nofpDSYM)})
+		dsymOnly := newSymbolServer(t, u, map[remote.Kind][]byte{remote.KindDebug: readFile(t, nofpDSYM)})
 		cfg := DefaultConfig("")
 		cfg.Sources = []SourceConfig{{Name: "http", Type: "http", URL: dsymOnly.URL}}
 		_, ts := newTestServer(t, cfg)
@@ -227,7 +245,7 @@ func TestNativeIncompleteInput(t *testing.T) {
 // same image then fetches, once.
 func TestReportsFetchNoBinaries(t *testing.T) {
 	u := fixtureUUID(t)
-	src := newSymbolServer(t, u, map[FileKind][]byte{KindCode: readFile(t, fixtureBin), KindDebug: readFile(t, fixtureDSYM)})
+	src := newSymbolServer(t, u, map[remote.Kind][]byte{remote.KindCode: readFile(t, fixtureBin), remote.KindDebug: readFile(t, fixtureDSYM)})
 	cfg := DefaultConfig("")
 	cfg.Sources = []SourceConfig{{Name: "store", Type: "filesystem", Path: t.TempDir()}, {Name: "http", Type: "http", URL: src.URL}}
 	cfg.Store = "store"
@@ -242,8 +260,8 @@ func TestReportsFetchNoBinaries(t *testing.T) {
 		src.mu.Lock()
 		defer src.mu.Unlock()
 		n := 0
-		for _, kind := range []FileKind{KindCode, KindDebug} {
-			n += src.hits["/"+layoutPaths(LayoutConfig{Type: "unified"}, u, kind, "")[0]]
+		for _, kind := range []remote.Kind{remote.KindCode, remote.KindDebug} {
+			n += src.hits["/"+remote.LayoutPaths(remote.Layout{Type: "unified"}, u, kind, "")[0]]
 		}
 		return n
 	}

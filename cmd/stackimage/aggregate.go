@@ -16,7 +16,7 @@ import (
 	"github.com/stackimage/stackimage/symstore"
 )
 
-const aggregateSynopsis = `aggregate INPUT... [--symbols DIR]... [--group-by frames|stack|label:KEY] [--frames N]
+const aggregateSynopsis = `aggregate INPUT... [--symbols DIR]... [--symbols-url URL]... [--group-by frames|stack|label:KEY] [--frames N]
        [--in-app PATTERN]... [--threads input|all] [--format summary|pprof|folded|speedscope|json] [-o FILE]`
 
 // aggregateGCPercent is the collector's GOGC while aggregating.
@@ -46,6 +46,7 @@ func runAggregate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	var dirs, inApp, labels stringList
 	fs.Var(&dirs, "symbols", "a directory (searched recursively) or file of binaries and dSYMs, matched by UUID; repeatable")
+	servers := addSymbolServerFlags(fs)
 	groupBy := fs.String("group-by", "frames", `how stacks are grouped: "frames" (the innermost in-app functions), "stack" (all functions), "label:KEY" (frames and a label's value)`)
 	frames := fs.Int("frames", aggregate.DefaultGroupFrames, "how many in-app functions make a group's fingerprint")
 	fs.Var(&inApp, "in-app", `an image name pattern ("MyKit*") or, with a "/", a path pattern ("/opt/app/"), of in-app images beyond the main executable and its .app bundle; repeatable`)
@@ -107,6 +108,11 @@ func runAggregate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 	}
+	removeDownloads, err := servers.addTo(syms)
+	if err != nil {
+		return err
+	}
+	defer removeDownloads()
 	for _, skipped := range syms.Skipped {
 		writeLine(stderr, "stackimage aggregate: skipped %s", skipped)
 	}

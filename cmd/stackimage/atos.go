@@ -7,10 +7,13 @@ import (
 	"io"
 
 	"github.com/stackimage/stackimage/atos"
+	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 func runAtos(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("atos", "atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]", stdout)
+	fs := newFlagSet("atos", "atos -o BINARY [-arch ARCH] [-l LOADADDR] [ADDR...]\n"+
+		"       stackimage atos --uuid UUID [--name NAME] --symbols-url URL [-l LOADADDR] [ADDR...]", stdout)
 	fs.notes = func(w io.Writer) {
 		var kinds [][2]string
 		for _, k := range atos.Kinds {
@@ -28,12 +31,15 @@ func runAtos(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs.BoolVar(&opts.NoDemangle, "no-demangle", false, "print C++ and Rust names as the binary spells them")
 	fs.BoolVar(&opts.FullPath, "fullPath", false, "print source files with their full path, as atos -fullPath does")
 	fs.BoolVar(&opts.NoDebugInfo, "no-debug-info", false, "answer from the symbol table alone, without reading DWARF (faster on big binaries)")
+	id := fs.String("uuid", "", "with --symbols-url instead of -o: the UUID of the binary to fetch")
+	name := fs.String("name", "", "with --uuid: the image's name in answers (default: the UUID; a symbol server's files are named after their kind)")
+	servers := addSymbolServerFlags(fs)
 	addrs, err := fs.parse(args)
 	if err != nil {
 		return err
 	}
-	if *binary == "" {
-		return fmt.Errorf("%w: -o BINARY is required", errUsage)
+	if (*binary == "") == (*id == "") || *id != "" && len(servers.urls) == 0 {
+		return fmt.Errorf("%w: -o BINARY is required (or --uuid UUID with --symbols-url URL)", errUsage)
 	}
 	if *loadAddr != "" {
 		if opts.LoadAddress, err = atos.ParseAddress(*loadAddr); err != nil {
@@ -41,7 +47,16 @@ func runAtos(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		opts.HasLoadAddress = true
 	}
-	a, err := atos.Open(ctx, *binary, opts)
+	var a *atos.Answerer
+	if *id != "" {
+		var done func()
+		a, done, err = fetchAnswerer(ctx, *id, *name, servers, opts)
+		if done != nil {
+			defer done()
+		}
+	} else {
+		a, err = atos.Open(ctx, *binary, opts)
+	}
 	if errors.Is(err, atos.ErrNeedArch) {
 		return fmt.Errorf("%w: %v with -arch", errUsage, err)
 	}
@@ -63,4 +78,30 @@ func runAtos(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	// Like atos, read addresses from stdin.
 	return a.Answer(ctx, stdout, stdin)
+}
+
+// fetchAnswerer answers for the binary with the UUID that the symbol
+// servers have, naming it name (the UUID when ""); done closes what it
+// opened and removes the downloads.
+func fetchAnswerer(ctx context.Context, id, name string, servers *symbolServers, opts atos.Options) (*atos.Answerer, func(), error) {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: --uuid: %v", errUsage, err)
+	}
+	syms := symstore.NewSymbols()
+	removeDownloads, err := servers.addTo(syms)
+	if err != nil {
+		syms.Close()
+		return nil, nil, err
+	}
+	done := func() { syms.Close(); removeDownloads() }
+	e, err := syms.LookupContext(ctx, u)
+	if err != nil {
+		return nil, done, err
+	}
+	e.NoDebugInfo = opts.NoDebugInfo
+	if name == "" {
+		name = u.String()
+	}
+	return atos.New(e, e.Image(), name, opts), done, nil
 }

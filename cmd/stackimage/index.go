@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/uuid"
 )
 
 // runIndex writes a symindex file for every binary and dSYM found under
@@ -28,13 +30,17 @@ const indexGCPercent = 300
 
 func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	setGCPercent(indexGCPercent)
-	fs := newFlagSet("index", "index --symbols DIR [--symbols DIR]... --out STORE [--quiet]", stdout)
+	fs := newFlagSet("index", "index --symbols DIR [--symbols DIR]... --out STORE [--quiet]\n"+
+		"       stackimage index --symbols-url URL --uuid UUID [--uuid UUID]... --out STORE", stdout)
 	fs.notes = func(w io.Writer) {
 		writeKinds(w, "--symbols finds, matched by UUID (Breakpad .sym files are used as they are, not indexed):", symbolFileKinds())
 		fmt.Fprint(w, "\nExample:\n  stackimage index --symbols build/ --out store/\n  stackimage symbolicate MyApp.ips --symbols store/\n")
 	}
 	var dirs stringList
 	fs.Var(&dirs, "symbols", "a binary, a dSYM or a directory of them (repeatable)")
+	servers := addSymbolServerFlags(fs)
+	var ids stringList
+	fs.Var(&ids, "uuid", "with --symbols-url: a UUID whose files to fetch and index (repeatable)")
 	out := fs.String("out", "", "the directory to write STORE/UUID/ARCH.symindex files into")
 	quiet := fs.Bool("quiet", false, "show no progress bar on a terminal")
 	rest, err := fs.parse(args)
@@ -44,8 +50,19 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(rest) > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, rest[0])
 	}
-	if len(dirs) == 0 || *out == "" {
-		return fmt.Errorf("%w: --symbols DIR and --out STORE are required", errUsage)
+	if len(dirs) == 0 && len(servers.urls) == 0 || *out == "" {
+		return fmt.Errorf("%w: --symbols DIR (or --symbols-url URL with --uuid UUID) and --out STORE are required", errUsage)
+	}
+	if (len(servers.urls) == 0) != (len(ids) == 0) {
+		return fmt.Errorf("%w: --symbols-url and --uuid go together: a symbol server cannot be listed", errUsage)
+	}
+	var fetched []uuid.UUID
+	for _, id := range ids {
+		u, err := uuid.Parse(id)
+		if err != nil {
+			return fmt.Errorf("%w: --uuid: %v", errUsage, err)
+		}
+		fetched = append(fetched, u)
 	}
 	syms := symstore.NewSymbols()
 	defer syms.Close()
@@ -54,11 +71,21 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	removeDownloads, err := servers.addTo(syms)
+	if err != nil {
+		return err
+	}
+	defer removeDownloads()
 	for _, s := range syms.Skipped {
 		writeLine(stderr, "stackimage index: skipped %s", s)
 	}
 	written := 0
 	uuids := syms.UUIDs()
+	for _, u := range fetched {
+		if !slices.Contains(uuids, u) {
+			uuids = append(uuids, u)
+		}
+	}
 	bar := newProgress(stderr, *quiet, len(uuids), "indexing")
 	defer bar.finish()
 	stdout, stderr = bar.writer(stdout), bar.writer(stderr)

@@ -57,7 +57,7 @@ func (o *outputFlags) chosen() (string, error) {
 }
 
 func runSymbolicate(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("symbolicate", "symbolicate DUMP|- [--symbols DIR]... [--format text|json|same|crash] [--exact-addresses]\n"+
+	fs := newFlagSet("symbolicate", "symbolicate DUMP|- [--symbols DIR]... [--symbols-url URL]... [--format text|json|same|crash] [--exact-addresses]\n"+
 		"       stackimage symbolicate DUMP|DIR... --out DIR [--quiet] [options]", stdout)
 	fs.notes = func(w io.Writer) {
 		var formats [][2]string
@@ -71,6 +71,7 @@ func runSymbolicate(ctx context.Context, args []string, stdin io.Reader, stdout,
 	}
 	var dirs stringList
 	fs.Var(&dirs, "symbols", "a directory (searched recursively) or file of binaries and dSYMs, matched by UUID; repeatable")
+	servers := addSymbolServerFlags(fs)
 	output := addOutputFlags(fs.FlagSet)
 	outDir := fs.String("out", "", "write one report per input into this directory (NAME.txt, NAME.json, NAME.crash, or NAME for --format same), for several inputs or directories of them")
 	quiet := fs.Bool("quiet", false, "show no progress bar on a terminal")
@@ -104,6 +105,11 @@ func runSymbolicate(ctx context.Context, args []string, stdin io.Reader, stdout,
 			return err
 		}
 	}
+	removeDownloads, err := servers.addTo(syms)
+	if err != nil {
+		return err
+	}
+	defer removeDownloads()
 	// A file that looks like Mach-O but cannot be read is why a user's
 	// dSYM may not be used: say so, and go on with the rest.
 	for _, skipped := range syms.Skipped {

@@ -19,25 +19,30 @@ var layers = map[string]int{
 	"archregs": 1, "uuid": 1, "lookup": 1, "demangle": 1, "swiftdemangle": 1,
 	"plcrash":   1,
 	"metrickit": 1,
-	"symstore":  2, "symbolize": 2,
+	"symstore":  2, "symbolize": 2, "symstore/objstore": 2, "symstore/remote": 2, "symstore/indexcache": 2,
 	"open": 3, "report": 3, "atos": 3, "aggregate": 3,
 	"serve": 4, "cmd/stackimage": 4,
 }
 
 // forbidden are the imports the doc rules out within a layer or by name.
 var forbidden = map[string][]string{
-	"symstore":    {"symbolize"},
-	"open":        {"report", "symbolize", "symstore"},
-	"atos":        {"open", "report"},
-	"dump":        {"snapshot", "crashreport", "hangreport", "minidump", "machocore", "image"},
-	"walker":      {"image", "symtab"},
-	"snapshot":    {"crashreport", "hangreport", "minidump", "machocore"},
-	"crashreport": {"snapshot", "hangreport", "minidump", "machocore"},
-	"hangreport":  {"snapshot", "crashreport", "minidump", "machocore"},
-	"minidump":    {"snapshot", "crashreport", "hangreport", "machocore"},
-	"machocore":   {"snapshot", "crashreport", "hangreport", "minidump"},
-	"plcrash":     {"snapshot", "crashreport", "hangreport", "minidump", "machocore"},
-	"metrickit":   {"snapshot", "crashreport", "hangreport", "minidump", "machocore", "image"},
+	// symstore stands on none of its subpackages: the library's symbol
+	// store needs no S3 client, Prometheus or the service's cache.
+	"symstore": {"symbolize", "symstore/objstore", "symstore/remote", "symstore/indexcache"},
+	// The object stores know keys and bytes, not symbol files.
+	"symstore/objstore": {"symstore", "symstore/remote", "symstore/indexcache", "symbolize"},
+	"symstore/remote":   {"symstore/indexcache", "symbolize"},
+	"open":              {"report", "symbolize", "symstore"},
+	"atos":              {"open", "report"},
+	"dump":              {"snapshot", "crashreport", "hangreport", "minidump", "machocore", "image"},
+	"walker":            {"image", "symtab"},
+	"snapshot":          {"crashreport", "hangreport", "minidump", "machocore"},
+	"crashreport":       {"snapshot", "hangreport", "minidump", "machocore"},
+	"hangreport":        {"snapshot", "crashreport", "minidump", "machocore"},
+	"minidump":          {"snapshot", "crashreport", "hangreport", "machocore"},
+	"machocore":         {"snapshot", "crashreport", "hangreport", "minidump"},
+	"plcrash":           {"snapshot", "crashreport", "hangreport", "minidump", "machocore"},
+	"metrickit":         {"snapshot", "crashreport", "hangreport", "minidump", "machocore", "image"},
 	// Names come from demangle alone: it stands on swiftdemangle and on no
 	// symbol-file reader, so that printing a name needs none of them.
 	"demangle": {"image", "debuginfo", "symtab", "symindex", "breakpadsym"},
@@ -89,6 +94,8 @@ func TestLayers(t *testing.T) {
 				t.Errorf("%s imports %s: nothing imports a command", pkg, imp)
 			case imp == "aggregate" && pkg != "serve" && !strings.HasPrefix(pkg, "cmd/") && !strings.HasPrefix(pkg, "bench/"):
 				t.Errorf("%s imports aggregate: only programs and serve do", pkg)
+			case imp == "symstore/indexcache" && pkg != "serve" && !strings.HasPrefix(pkg, "cmd/") && !strings.HasPrefix(pkg, "bench/"):
+				t.Errorf("%s imports symstore/indexcache, the service's cache: only programs and serve do", pkg)
 			}
 			from, ok := layers[pkg]
 			to, known := layers[imp]

@@ -1,4 +1,4 @@
-package serve
+package indexcache
 
 import (
 	"container/list"
@@ -18,39 +18,50 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
+
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
 	notfound "github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/objstore"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
-	"golang.org/x/sync/singleflight"
 )
 
-// Module statuses, as symbolicator names them (ObjectFileStatus).
+// Module statuses, as symbolicator names them (ObjectFileStatus): a
+// Lookup's Status.
 const (
-	statusFound          = "found"
-	statusUnused         = "unused"
-	statusMissing        = "missing"
-	statusMalformed      = "malformed"
-	statusFetchingFailed = "fetching_failed"
-	statusTimeout        = "timeout"
-	statusTooLarge       = "too_large"
+	StatusFound          = "found"
+	StatusUnused         = "unused"
+	StatusMissing        = "missing"
+	StatusMalformed      = "malformed"
+	StatusFetchingFailed = "fetching_failed"
+	StatusTimeout        = "timeout"
+	StatusTooLarge       = "too_large"
 )
 
-// index is one UUID's derived index, open and ready to answer.
-type index struct {
-	id   uuid.UUID
-	path string
+// Index is one UUID's derived index, open and ready to answer. Its
+// exported fields do not change once a Lookup gives it.
+type Index struct {
+	UUID uuid.UUID
+	// Path is the index file (or, for a UUID known from a Breakpad file
+	// alone, the .sym file).
+	Path string
+	// Symbols holds the index file open; entries are reference-counted,
+	// so closing it on eviction never breaks a lookup in flight.
+	Symbols *symstore.Symbols
+	// Arch and ArchRegs are the image's architecture, TextAddr its
+	// __TEXT segment's address, Name its file's base name; HasDebug says
+	// the index has debug information (lines, inlined functions).
+	Arch     string
+	ArchRegs *archregs.Arch
+	TextAddr uint64
+	HasDebug bool
+	Name     string
+
 	size int64
-	// syms holds the index file open; entries are reference-counted, so
-	// closing it on eviction never breaks a lookup in flight.
-	syms     *symstore.Symbols
-	arch     string
-	archRegs *archregs.Arch
-	textAddr uint64
-	hasDebug bool
-	name     string
 	// breakpadOnly marks a UUID known from a .sym file alone, kept as it
 	// is: it is not offered to the shared cache.
 	breakpadOnly bool
@@ -69,13 +80,13 @@ type index struct {
 	machODone bool
 	owned     []string
 	// machOUntil, when set, is when machO expires and is looked for
-	// again: a fetch failed (failed_ttl) or no source had the files
-	// (miss_ttl). ownedSize is the owned files' bytes, counted in size.
+	// again: a fetch failed (FailedTTL) or no source had the files
+	// (MissTTL). ownedSize is the owned files' bytes, counted in size.
 	machOUntil time.Time
 	ownedSize  int64
 	// degraded says why the index was built from part of its symbol
 	// files (a fetch failed, a file could not be read): such an index
-	// is never shared, and it expires at expires (failed_ttl) to be
+	// is never shared, and it expires at expires (FailedTTL) to be
 	// built again.
 	degraded string
 	expires  time.Time
@@ -83,51 +94,129 @@ type index struct {
 	record *indexRecord
 }
 
-// degradedError is what a module's answer says of a degraded index.
-func (ix *index) degradedError() string {
+// DegradedError is what a module's answer says of an index built from
+// part of its files; "" for a complete one.
+func (ix *Index) DegradedError() string {
 	if ix.degraded == "" {
 		return ""
 	}
 	return "symbols from part of the module's files (built again in failed_ttl): " + ix.degraded
 }
 
-// lookup is the outcome of finding a UUID's index.
-type lookup struct {
-	index  *index
-	status string
-	err    error
-	// location and source say where the symbol file was found, or
+// Lookup is the outcome of finding a UUID's index.
+type Lookup struct {
+	// Index is the index found, nil when none was; Status says which
+	// (symbolicator's module status), Err why not.
+	Index  *Index
+	Status string
+	Err    error
+	// Source and Location say where the symbol file was found, or
 	// where it was looked for.
-	source   string
-	location string
+	Source   string
+	Location string
 }
 
 // negative is a remembered miss or failure.
 type negative struct {
 	until time.Time
-	look  lookup
+	look  Lookup
 }
 
-// indexCache finds, builds and keeps derived indexes: in memory and on
+// Origin is one place the cache finds symbol files, by name: a store
+// read through a layout (Remote), or any other symstore.Source (Local: a
+// directory indexed at start, a Go program's own source). A Local
+// source's files on disk are used in place; its index is never shared
+// through the store.
+type Origin struct {
+	Name   string
+	Remote *remote.Source
+	Local  symstore.Source
+	// Location is where Local's files are, for answers (a directory).
+	Location string
+}
+
+// Config configures a Cache.
+type Config struct {
+	// Dir holds the index files (Dir/index) and downloads (Dir/tmp,
+	// emptied at start).
+	Dir string
+	// MaxBytes bounds the index files kept, with the downloads kept
+	// beside them for walks.
+	MaxBytes int64
+	// MissTTL is how long a UUID no source has is remembered as
+	// missing; FailedTTL how long a failed fetch or build is, and how
+	// long an index built from part of its files is kept.
+	MissTTL, FailedTTL time.Duration
+	// MaxFetches bounds the loads running at once (at least 1).
+	MaxFetches int
+	// Sources are asked in order for a UUID not cached.
+	Sources []*Origin
+	// Shared, when set, is the store indexes are shared through, under
+	// _index/: read before building, written after.
+	Shared *remote.Source
+	// Metrics, when set, counts what the cache does.
+	Metrics *Metrics
+	// Log receives failed fetches and replaced shared indexes (nil: none);
+	// RequestID, when set, names the request of a context in its lines.
+	Log       *slog.Logger
+	RequestID func(context.Context) string
+}
+
+// Metrics are the cache's Prometheus metrics, registered by the program
+// that owns them.
+type Metrics struct {
+	// Lookups counts index lookups by "result": memory, disk, shared,
+	// stale (a shared index replaced), negative or miss.
+	Lookups *prometheus.CounterVec
+	// Builds counts indexes built by "result": ok, failed or degraded.
+	Builds *prometheus.CounterVec
+	// SharedWrites counts indexes offered to the shared cache by
+	// "result": written or exists.
+	SharedWrites *prometheus.CounterVec
+	// SourceErrors counts failed fetches from the shared store by
+	// "source".
+	SourceErrors *prometheus.CounterVec
+	Evictions    prometheus.Counter
+	// Bytes is the bytes of index files cached.
+	Bytes prometheus.Gauge
+	// FetchesInFlight and FetchesWaiting are the loads fetching now and
+	// those waiting for one of MaxFetches.
+	FetchesInFlight, FetchesWaiting prometheus.Gauge
+}
+
+// unregisteredMetrics are metrics no one reads, for a Cache given none.
+func unregisteredMetrics() *Metrics {
+	counters := func(label string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: "unused"}, []string{label})
+	}
+	gauge := func() prometheus.Gauge { return prometheus.NewGauge(prometheus.GaugeOpts{Name: "unused"}) }
+	return &Metrics{Lookups: counters("result"), Builds: counters("result"), SharedWrites: counters("result"),
+		SourceErrors: counters("source"), Evictions: prometheus.NewCounter(prometheus.CounterOpts{Name: "unused"}),
+		Bytes: gauge(), FetchesInFlight: gauge(), FetchesWaiting: gauge()}
+}
+
+// Cache finds, builds and keeps derived indexes: in memory and on
 // local disk (an LRU bounded in bytes), and in the store's shared cache.
-type indexCache struct {
+// It is safe for concurrent use.
+type Cache struct {
 	dir, tmp  string
 	maxBytes  int64
-	sources   []*source
-	shared    *source // the store, when indexes are shared through it
+	sources   []*Origin
+	shared    *remote.Source // the store, when indexes are shared through it
 	missTTL   time.Duration
 	failedTTL time.Duration
-	metrics   *metrics
-	// fetches bounds the loads running at once (limits.max_fetches).
+	metrics   *Metrics
+	// fetches bounds the loads running at once (MaxFetches).
 	fetches *fetchLimiter
-	// memoryHits is metrics.cache's "memory" counter, looked up once.
+	// memoryHits is metrics.Lookups's "memory" counter, looked up once.
 	memoryHits prometheus.Counter
 	log        *slog.Logger
+	requestID  func(context.Context) string
 	group      singleflight.Group
 
 	mu   sync.Mutex
-	hot  map[uuid.UUID]*index
-	lru  *list.List // of *index, most recent first
+	hot  map[uuid.UUID]*Index
+	lru  *list.List // of *Index, most recent first
 	size int64
 	neg  map[uuid.UUID]negative
 	// maxNegative bounds neg.
@@ -137,15 +226,34 @@ type indexCache struct {
 // maxNegative is how many misses and failures are remembered at most.
 const maxNegative = 1 << 16
 
-func newIndexCache(dir string, cfg Config, sources []*source, shared *source, m *metrics, log *slog.Logger) (*indexCache, error) {
-	c := &indexCache{
-		dir: filepath.Join(dir, "index"), tmp: filepath.Join(dir, "tmp"),
-		maxBytes: int64(cfg.Cache.MaxBytes), sources: sources, shared: shared,
-		missTTL: cfg.Cache.MissTTL, failedTTL: cfg.Cache.FailedTTL, metrics: m,
-		hot: map[uuid.UUID]*index{}, lru: list.New(), neg: map[uuid.UUID]negative{}, maxNegative: maxNegative,
-		memoryHits: m.cache.WithLabelValues("memory"),
-		fetches:    newFetchLimiter(cfg.Limits.MaxFetches, m),
-		log:        log,
+// now is time.Now, replaced by tests of expiry.
+var now = time.Now
+
+// New makes a Cache, removing the downloads a previous instance left in
+// Dir and the oldest index files beyond MaxBytes.
+func New(cfg Config) (*Cache, error) {
+	for i, o := range cfg.Sources {
+		if o == nil || (o.Remote == nil) == (o.Local == nil) {
+			return nil, fmt.Errorf("index cache: source %d: want one of Remote and Local", i)
+		}
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = unregisteredMetrics()
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RequestID == nil {
+		cfg.RequestID = func(context.Context) string { return "" }
+	}
+	c := &Cache{
+		dir: filepath.Join(cfg.Dir, "index"), tmp: filepath.Join(cfg.Dir, "tmp"),
+		maxBytes: cfg.MaxBytes, sources: cfg.Sources, shared: cfg.Shared,
+		missTTL: cfg.MissTTL, failedTTL: cfg.FailedTTL, metrics: cfg.Metrics,
+		hot: map[uuid.UUID]*Index{}, lru: list.New(), neg: map[uuid.UUID]negative{}, maxNegative: maxNegative,
+		memoryHits: cfg.Metrics.Lookups.WithLabelValues("memory"),
+		fetches:    newFetchLimiter(max(cfg.MaxFetches, 1), cfg.Metrics),
+		log:        cfg.Log, requestID: cfg.RequestID,
 	}
 	// Downloads and half-written files of an instance that was killed
 	// are of no use to this one.
@@ -162,7 +270,7 @@ func newIndexCache(dir string, cfg Config, sources []*source, shared *source, m 
 // trimDir removes the oldest index files a previous run left until the
 // directory fits the byte cap: files are counted against it only once
 // loaded, so those never asked for again would otherwise stay for good.
-func (c *indexCache) trimDir() {
+func (c *Cache) trimDir() {
 	entries, err := os.ReadDir(c.dir)
 	if err != nil {
 		return
@@ -193,30 +301,30 @@ func (c *indexCache) trimDir() {
 	}
 }
 
-// sharedKey is the key of a UUID's index in the shared cache.
-func sharedKey(u uuid.UUID) string { return "_index/" + simple(u) + symindex.Extension }
+// SharedKey is the key of a UUID's index in the shared store.
+func SharedKey(u uuid.UUID) string { return "_index/" + hex.EncodeToString(u[:]) + symindex.Extension }
 
-func (c *indexCache) localPath(u uuid.UUID) string {
+func (c *Cache) localPath(u uuid.UUID) string {
 	return filepath.Join(c.dir, u.String()+symindex.Extension)
 }
 
 // localFilePath is where a downloaded symbol file of a kind is kept.
-func (c *indexCache) localFilePath(u uuid.UUID, kind FileKind) string {
+func (c *Cache) localFilePath(u uuid.UUID, kind remote.Kind) string {
 	return filepath.Join(c.dir, u.String()+"."+kind.String())
 }
 
-// machOKinds are the files a walk reads beside an index: the
+// machOKinds are the files a walk reads beside an Index: the
 // executable's compact unwind, __eh_frame and code, and the dSYM's
 // __debug_frame when the executable has none.
-var machOKinds = []FileKind{KindCode, KindDebug}
+var machOKinds = []remote.Kind{remote.KindCode, remote.KindDebug}
 
-// machOFiles returns the paths of the UUID's executable and debug file
+// MachOFiles returns the paths of the UUID's executable and debug file
 // for the walker, which reads their unwind tables and code: those kept
 // from the index's build, else those in the local cache, else those of
 // the first source that has any (downloads are kept in the cache with the
 // index). They are looked for once per index, however many requests ask
 // at the same time; none when no source has them, or when ctx ends first.
-func (c *indexCache) machOFiles(ctx context.Context, ix *index, name string, only []*source) []string {
+func (c *Cache) MachOFiles(ctx context.Context, ix *Index, name string, only []*Origin) []string {
 	if paths, ok := c.machOKnown(ix); ok || ix.breakpadOnly {
 		return paths
 	}
@@ -224,7 +332,7 @@ func (c *indexCache) machOFiles(ctx context.Context, ix *index, name string, onl
 	if only != nil {
 		sources = only
 	}
-	ch := c.group.DoChan("files/"+ix.id.String(), func() (any, error) {
+	ch := c.group.DoChan("files/"+ix.UUID.String(), func() (any, error) {
 		if paths, ok := c.machOKnown(ix); ok {
 			return paths, nil
 		}
@@ -232,7 +340,7 @@ func (c *indexCache) machOFiles(ctx context.Context, ix *index, name string, onl
 			return []string(nil), nil
 		}
 		defer c.fetches.release()
-		kept, failed := c.findMachO(context.WithoutCancel(ctx), ix.id, name, sources)
+		kept, failed := c.findMachO(context.WithoutCancel(ctx), ix.UUID, name, sources)
 		c.attach(ix, kept, c.machOTTL(kept, failed))
 		return kept.paths, nil
 	})
@@ -246,17 +354,17 @@ func (c *indexCache) machOFiles(ctx context.Context, ix *index, name string, onl
 
 // machOKnown returns an index's Mach-O files when they were looked for
 // and the outcome has not expired.
-func (c *indexCache) machOKnown(ix *index) ([]string, bool) {
+func (c *Cache) machOKnown(ix *Index) ([]string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	fresh := ix.machOUntil.IsZero() || timeNow().Before(ix.machOUntil)
+	fresh := ix.machOUntil.IsZero() || now().Before(ix.machOUntil)
 	return ix.machO, ix.machODone && fresh
 }
 
 // machOTTL is how long a look for an index's Mach-O files holds: for
-// good when both were found; failed_ttl when a fetch failed (a store
-// outage ends), miss_ttl when the sources lack one (it may be uploaded).
-func (c *indexCache) machOTTL(kept keptFiles, failed bool) time.Duration {
+// good when both were found; FailedTTL when a fetch failed (a store
+// outage ends), MissTTL when the sources lack one (it may be uploaded).
+func (c *Cache) machOTTL(kept keptFiles, failed bool) time.Duration {
 	switch {
 	case failed:
 		return c.failedTTL
@@ -286,18 +394,18 @@ func (k *keptFiles) add(path string, size int64, owned bool) {
 
 // attach records an index's Mach-O files for ttl (0: for good),
 // counting those of the cache's against its byte cap.
-func (c *indexCache) attach(ix *index, kept keptFiles, ttl time.Duration) {
+func (c *Cache) attach(ix *Index, kept keptFiles, ttl time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ix.machO, ix.machODone, ix.owned = kept.paths, true, kept.owned
 	ix.machOUntil = time.Time{}
 	if ttl > 0 {
-		ix.machOUntil = timeNow().Add(ttl)
+		ix.machOUntil = now().Add(ttl)
 	}
 	delta := kept.size - ix.ownedSize
 	ix.ownedSize = kept.size
 	ix.size += delta
-	if c.hot[ix.id] == ix {
+	if c.hot[ix.UUID] == ix {
 		c.size += delta
 		c.evictLocked()
 	}
@@ -306,9 +414,9 @@ func (c *indexCache) attach(ix *index, kept keptFiles, ttl time.Duration) {
 // findMachO finds the UUID's executable and debug file: each in the
 // local cache, else from the first source that has either. failed says
 // a fetch failed (not a file a source lacks): the look is worth another
-// after failed_ttl.
-func (c *indexCache) findMachO(ctx context.Context, u uuid.UUID, name string, sources []*source) (kept keptFiles, failed bool) {
-	have := map[FileKind]bool{}
+// after FailedTTL.
+func (c *Cache) findMachO(ctx context.Context, u uuid.UUID, name string, sources []*Origin) (kept keptFiles, failed bool) {
+	have := map[remote.Kind]bool{}
 	for _, kind := range machOKinds {
 		local := c.localFilePath(u, kind)
 		if st, err := os.Stat(local); err == nil && st.Mode().IsRegular() {
@@ -320,9 +428,9 @@ func (c *indexCache) findMachO(ctx context.Context, u uuid.UUID, name string, so
 		return kept, false
 	}
 	for _, s := range sources {
-		if s.scanned != nil {
+		if s.Local != nil {
 			if len(kept.paths) == 0 {
-				if kept.paths = scannedFiles(s.scanned, u); len(kept.paths) > 0 {
+				if kept = c.localFiles(ctx, s.Local, u); len(kept.paths) > 0 {
 					return kept, false
 				}
 			}
@@ -332,13 +440,13 @@ func (c *indexCache) findMachO(ctx context.Context, u uuid.UUID, name string, so
 			if have[kind] {
 				continue
 			}
-			f, err := s.Open(ctx, u, kind, name)
+			f, err := s.Remote.Open(ctx, u, kind, name)
 			if errors.Is(err, notfound.ErrNotFound) {
 				continue
 			}
 			if err != nil {
 				// The walk goes on without; the look is tried again.
-				c.logFetch(ctx, s.cfg.Name, u, err)
+				c.logFetch(ctx, s.Name, u, err)
 				failed = true
 				continue
 			}
@@ -354,81 +462,126 @@ func (c *indexCache) findMachO(ctx context.Context, u uuid.UUID, name string, so
 
 // keepFile keeps a symbol file a source gave: a download is moved into
 // the cache, a source's own file on disk is used in place. It closes f.
-func (c *indexCache) keepFile(u uuid.UUID, kind FileKind, f *SymbolFile) (path string, size int64, owned bool) {
+func (c *Cache) keepFile(u uuid.UUID, kind remote.Kind, f *remote.File) (path string, size int64, owned bool) {
 	defer f.Close()
-	if !f.temp {
+	if !f.Downloaded() {
 		return f.File.Name(), f.Size, false
 	}
 	local := c.localFilePath(u, kind)
-	if err := os.Rename(f.File.Name(), local); err != nil {
+	if err := f.Keep(local); err != nil {
 		return "", 0, false
 	}
-	f.temp = false
 	return local, f.Size, true
 }
 
-// scannedFiles returns the paths of the Mach-O files on disk with the UUID
-// that a scanned directory indexed, binaries first (a zip member is read
-// into memory, and not kept).
-func scannedFiles(syms *symstore.Symbols, u uuid.UUID) []string {
-	files, err := syms.OpenSymbols(context.Background(), u, nil)
+// localFiles returns the Mach-O files with the UUID that a Local source
+// gives, binaries first: a file on disk in place (a scanned directory's),
+// any other (a Go program's bytes in memory) copied into the cache, which
+// owns the copy. A scanned directory's zip members are read into memory
+// and not kept, as before the walker needed them.
+func (c *Cache) localFiles(ctx context.Context, src symstore.Source, u uuid.UUID) keptFiles {
+	var kept keptFiles
+	files, err := src.OpenSymbols(ctx, u, nil)
 	if err != nil {
-		return nil
+		return kept
 	}
-	var paths []string
+	defer func() {
+		for _, sf := range files {
+			if sf.Closer != nil {
+				sf.Closer.Close()
+			}
+		}
+	}()
+	_, scanned := src.(*symstore.Symbols)
 	for _, sf := range files {
-		if f, ok := sf.ReaderAt.(*os.File); ok && image.Sniff(readHead(f)) != image.KindUnknown {
-			paths = append(paths, f.Name())
+		if sf.ReaderAt == nil || image.Sniff(readHead(sf.ReaderAt)) == image.KindUnknown {
+			continue
 		}
-		if sf.Closer != nil {
-			sf.Closer.Close()
+		if f, ok := sf.ReaderAt.(*os.File); ok {
+			kept.add(f.Name(), sf.Size, false)
+			continue
+		}
+		if !scanned {
+			kept.add(c.copyFile(u, sf))
 		}
 	}
-	return paths
+	return kept
+}
+
+// copyFile copies a Mach-O file a source gave into the cache, named for
+// its kind (a dSYM's DWARF file or an executable), and returns where.
+func (c *Cache) copyFile(u uuid.UUID, sf symstore.SymbolFile) (path string, size int64, owned bool) {
+	mf, err := image.NewFile(io.NewSectionReader(sf.ReaderAt, 0, sf.Size), sf.Name)
+	if err != nil {
+		return "", 0, false
+	}
+	im, err := mf.ByUUID(u)
+	mf.Close()
+	if err != nil {
+		return "", 0, false
+	}
+	kind := remote.KindCode
+	if im.Type == image.TypeDSYM {
+		kind = remote.KindDebug
+	}
+	tmp, err := os.CreateTemp(c.tmp, "copy-*")
+	if err != nil {
+		return "", 0, false
+	}
+	defer os.Remove(tmp.Name())
+	_, err = io.Copy(tmp, io.NewSectionReader(sf.ReaderAt, 0, sf.Size))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	local := c.localFilePath(u, kind)
+	if err != nil || os.Rename(tmp.Name(), local) != nil {
+		return "", 0, false
+	}
+	return local, sf.Size, true
 }
 
 // readHead returns a file's first four bytes, or fewer.
-func readHead(f *os.File) []byte {
+func readHead(r io.ReaderAt) []byte {
 	var b [4]byte
-	n, _ := f.ReadAt(b[:], 0)
+	n, _ := r.ReadAt(b[:], 0)
 	return b[:n]
 }
 
-// getHot is get for an index open in memory, the usual case: it needs no
+// GetHot is get for an index open in memory, the usual case: it needs no
 // context, no wait and no goroutine. It reports false when the index is
 // not open.
-func (c *indexCache) getHot(u uuid.UUID) (lookup, bool) {
+func (c *Cache) GetHot(u uuid.UUID) (Lookup, bool) {
 	c.mu.Lock()
 	ix := c.hot[u]
-	if ix != nil && !ix.expires.IsZero() && !timeNow().Before(ix.expires) {
+	if ix != nil && !ix.expires.IsZero() && !now().Before(ix.expires) {
 		c.dropLocked(ix)
 		ix = nil
 	}
 	if ix == nil {
 		c.mu.Unlock()
-		return lookup{}, false
+		return Lookup{}, false
 	}
 	ix.refs++
 	c.lru.MoveToFront(ix.elem)
 	c.mu.Unlock()
 	c.memoryHits.Inc()
-	return lookup{index: ix, status: statusFound, source: ix.from, location: ix.location}, true
+	return Lookup{Index: ix, Status: StatusFound, Source: ix.from, Location: ix.location}, true
 }
 
-// get returns the UUID's index, finding or building it once however many
+// Get returns the UUID's index, finding or building it once however many
 // callers ask at the same time. A caller whose ctx ends first gets status
 // "timeout"; the work goes on, and a later request finds its result.
 // only, when not nil, restricts the sources searched on a miss. The index
 // returned is held: release it when done.
-func (c *indexCache) get(ctx context.Context, u uuid.UUID, name string, only []*source) lookup {
-	if l, ok := c.getHot(u); ok {
+func (c *Cache) Get(ctx context.Context, u uuid.UUID, name string, only []*Origin) Lookup {
+	if l, ok := c.GetHot(u); ok {
 		return l
 	}
 	c.mu.Lock()
 	if n, ok := c.neg[u]; ok {
-		if timeNow().Before(n.until) {
+		if now().Before(n.until) {
 			c.mu.Unlock()
-			c.metrics.cache.WithLabelValues("negative").Inc()
+			c.metrics.Lookups.WithLabelValues("negative").Inc()
 			return n.look
 		}
 		delete(c.neg, u)
@@ -440,35 +593,35 @@ func (c *indexCache) get(ctx context.Context, u uuid.UUID, name string, only []*
 	if only != nil {
 		sources = only
 		for _, s := range only {
-			key += "/" + s.cfg.Name
+			key += "/" + s.Name
 		}
 	}
 	for {
 		if ctx.Err() != nil {
 			// No load starts for a caller past its deadline.
-			return lookup{status: statusTimeout, err: ctx.Err()}
+			return Lookup{Status: StatusTimeout, Err: ctx.Err()}
 		}
 		ch := c.group.DoChan(key, func() (any, error) {
 			// The work is not the caller's once it has a slot: it
 			// outlives a request that gives up, bounded by the sources'
 			// own download limits, and a later request finds its result.
 			if err := c.fetches.acquire(ctx); err != nil {
-				return lookup{status: statusTimeout, err: err}, nil
+				return Lookup{Status: StatusTimeout, Err: err}, nil
 			}
 			defer c.fetches.release()
 			return c.load(context.WithoutCancel(ctx), u, name, sources, false), nil
 		})
 		select {
 		case <-ctx.Done():
-			return lookup{status: statusTimeout, err: ctx.Err()}
+			return Lookup{Status: StatusTimeout, Err: ctx.Err()}
 		case r := <-ch:
-			l := r.Val.(lookup)
-			if errors.Is(l.err, errNoFetchSlot) {
+			l := r.Val.(Lookup)
+			if errors.Is(l.Err, errNoFetchSlot) {
 				continue // the caller that started it gave up waiting; this one has time
 			}
-			if l.index != nil {
+			if l.Index != nil {
 				c.mu.Lock()
-				l.index.refs++
+				l.Index.refs++
 				c.mu.Unlock()
 			}
 			return l
@@ -476,8 +629,8 @@ func (c *indexCache) get(ctx context.Context, u uuid.UUID, name string, only []*
 	}
 }
 
-// release lets go of an index from get.
-func (c *indexCache) release(ix *index) {
+// Release lets go of an index from get.
+func (c *Cache) Release(ix *Index) {
 	if ix == nil {
 		return
 	}
@@ -487,9 +640,9 @@ func (c *indexCache) release(ix *index) {
 	c.mu.Unlock()
 }
 
-// rebuild drops what this instance knows of a UUID and builds its index
+// Rebuild drops what this instance knows of a UUID and builds its index
 // again from the sources, for an upload that changed them.
-func (c *indexCache) rebuild(ctx context.Context, u uuid.UUID) error {
+func (c *Cache) Rebuild(ctx context.Context, u uuid.UUID) error {
 	c.mu.Lock()
 	delete(c.neg, u)
 	if ix := c.hot[u]; ix != nil {
@@ -498,7 +651,7 @@ func (c *indexCache) rebuild(ctx context.Context, u uuid.UUID) error {
 	c.mu.Unlock()
 	ch := c.group.DoChan(u.String(), func() (any, error) {
 		if err := c.fetches.acquire(ctx); err != nil {
-			return lookup{status: statusTimeout, err: err}, nil
+			return Lookup{Status: StatusTimeout, Err: err}, nil
 		}
 		defer c.fetches.release()
 		return c.load(context.WithoutCancel(ctx), u, "", c.sources, true), nil
@@ -507,15 +660,15 @@ func (c *indexCache) rebuild(ctx context.Context, u uuid.UUID) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case r := <-ch:
-		l := r.Val.(lookup)
-		if l.index == nil {
-			return l.err
+		l := r.Val.(Lookup)
+		if l.Index == nil {
+			return l.Err
 		}
 		return nil
 	}
 }
 
-// load finds the UUID's index: in the local cache, the shared cache, or
+// load finds the UUID's Index: in the local cache, the shared cache, or
 // built from the first source that has a symbol file for it.
 //
 // With rebuild, the caches are skipped and the index built afresh
@@ -523,75 +676,75 @@ func (c *indexCache) rebuild(ctx context.Context, u uuid.UUID) error {
 //
 // ctx carries the request's values (its ID, for the log), not its
 // deadline: the work outlives a caller that gives up.
-func (c *indexCache) load(ctx context.Context, u uuid.UUID, name string, sources []*source, rebuild bool) lookup {
+func (c *Cache) load(ctx context.Context, u uuid.UUID, name string, sources []*Origin, rebuild bool) Lookup {
 	path := c.localPath(u)
 	if !rebuild {
 		c.mu.Lock()
 		if ix := c.hot[u]; ix != nil {
 			c.mu.Unlock()
-			return lookup{index: ix, status: statusFound, source: ix.from, location: ix.location}
+			return Lookup{Index: ix, Status: StatusFound, Source: ix.from, Location: ix.location}
 		}
 		c.mu.Unlock()
 		for _, p := range []string{path, c.localSymPath(u)} {
 			if ix, err := c.open(u, p, "local cache", p); err == nil {
-				c.metrics.cache.WithLabelValues("disk").Inc()
+				c.metrics.Lookups.WithLabelValues("disk").Inc()
 				return c.keep(ix)
 			}
 		}
 		if c.shared != nil {
 			ix, err := c.fetchShared(ctx, u, name, path)
 			if err == nil {
-				c.metrics.cache.WithLabelValues("shared").Inc()
+				c.metrics.Lookups.WithLabelValues("shared").Inc()
 				return c.keep(ix)
 			}
 			if errors.Is(err, errStaleShared) {
-				c.log.LogAttrs(ctx, slog.LevelInfo, "shared index replaced", slog.String("request_id", requestIDOf(ctx)),
+				c.log.LogAttrs(ctx, slog.LevelInfo, "shared index replaced", slog.String("request_id", c.requestID(ctx)),
 					slog.String("uuid", u.String()), slog.String("reason", err.Error()))
-				c.metrics.cache.WithLabelValues("stale").Inc()
+				c.metrics.Lookups.WithLabelValues("stale").Inc()
 				rebuild = true // what is built replaces the shared copy
 			}
 		}
-		c.metrics.cache.WithLabelValues("miss").Inc()
+		c.metrics.Lookups.WithLabelValues("miss").Inc()
 	}
 	var fetchErrs []error
-	failed := lookup{status: statusFetchingFailed}
+	failed := Lookup{Status: StatusFetchingFailed}
 	for _, s := range sources {
 		l, err := c.build(ctx, u, name, s, path)
 		// A source without the UUID; a file it has that cannot be read
 		// wraps lookup.ErrNotFound too ("no readable file") but is
 		// malformed, and said so.
-		if l.status == "" && errors.Is(err, notfound.ErrNotFound) {
+		if l.Status == "" && errors.Is(err, notfound.ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			if l.status == statusFetchingFailed || l.status == statusTooLarge {
+			if l.Status == StatusFetchingFailed || l.Status == StatusTooLarge {
 				// The next source may have it; if none does, the first
 				// failure names the status and source.
 				if len(fetchErrs) == 0 {
-					failed.status, failed.source, failed.location = l.status, l.source, l.location
+					failed.Status, failed.Source, failed.Location = l.Status, l.Source, l.Location
 				}
 				fetchErrs = append(fetchErrs, err)
 				continue
 			}
-			c.metrics.indexBuilds.WithLabelValues("failed").Inc()
-			l.err = err
+			c.metrics.Builds.WithLabelValues("failed").Inc()
+			l.Err = err
 			return c.remember(u, l, c.failedTTL)
 		}
-		c.metrics.indexBuilds.WithLabelValues("ok").Inc()
-		if c.shared != nil && !l.index.breakpadOnly && l.index.degraded == "" {
-			c.putShared(u, path, !rebuild, l.index.record)
+		c.metrics.Builds.WithLabelValues("ok").Inc()
+		if c.shared != nil && !l.Index.breakpadOnly && l.Index.degraded == "" {
+			c.putShared(u, path, !rebuild, l.Index.record)
 		}
-		return c.keep(l.index)
+		return c.keep(l.Index)
 	}
 	if len(fetchErrs) > 0 {
-		failed.err = errors.Join(fetchErrs...)
+		failed.Err = errors.Join(fetchErrs...)
 		return c.remember(u, failed, c.missTTL)
 	}
-	return c.remember(u, lookup{status: statusMissing, err: notfound.NotFound(fmt.Sprintf("no source has symbols for %s", u))}, c.missTTL)
+	return c.remember(u, Lookup{Status: StatusMissing, Err: notfound.NotFound(fmt.Sprintf("no source has symbols for %s", u))}, c.missTTL)
 }
 
 // scrub removes the local cache's directory from an error's text.
-func (c *indexCache) scrub(err error) error {
+func (c *Cache) scrub(err error) error {
 	root := filepath.Dir(c.dir)
 	if msg := err.Error(); strings.Contains(msg, root) {
 		return errors.New(strings.ReplaceAll(msg, root+string(filepath.Separator), "(cache)/"))
@@ -600,13 +753,13 @@ func (c *indexCache) scrub(err error) error {
 }
 
 // degradedPath is where an index built from part of its files is kept.
-func (c *indexCache) degradedPath(u uuid.UUID) string {
+func (c *Cache) degradedPath(u uuid.UUID) string {
 	return filepath.Join(c.tmp, u.String()+".degraded"+symindex.Extension)
 }
 
 // logFetch logs a failed fetch from a source (not a file it lacks).
-func (c *indexCache) logFetch(ctx context.Context, source string, u uuid.UUID, err error) {
-	c.log.LogAttrs(ctx, slog.LevelWarn, "fetch failed", slog.String("request_id", requestIDOf(ctx)),
+func (c *Cache) logFetch(ctx context.Context, source string, u uuid.UUID, err error) {
+	c.log.LogAttrs(ctx, slog.LevelWarn, "fetch failed", slog.String("request_id", c.requestID(ctx)),
 		slog.String("source", source), slog.String("uuid", u.String()), slog.String("error", err.Error()))
 }
 
@@ -614,9 +767,9 @@ func (c *indexCache) logFetch(ctx context.Context, source string, u uuid.UUID, e
 // answer carries, names no path of the local cache: a download is known
 // to clients by its source's location, and the cache's layout is the
 // operator's business.
-func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
-	if l.err != nil {
-		l.err = c.scrub(l.err)
+func (c *Cache) remember(u uuid.UUID, l Lookup, ttl time.Duration) Lookup {
+	if l.Err != nil {
+		l.Err = c.scrub(l.Err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -624,7 +777,7 @@ func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
 		// Requests choose the UUIDs: a client naming endless random ones
 		// must not grow this map without bound. Expired entries go
 		// first, then any, down to nine tenths of the cap.
-		now := timeNow()
+		now := now()
 		for k, n := range c.neg {
 			if now.After(n.until) {
 				delete(c.neg, k)
@@ -637,42 +790,48 @@ func (c *indexCache) remember(u uuid.UUID, l lookup, ttl time.Duration) lookup {
 			delete(c.neg, k)
 		}
 	}
-	c.neg[u] = negative{until: timeNow().Add(ttl), look: l}
+	c.neg[u] = negative{until: now().Add(ttl), look: l}
 	return l
 }
 
 // build fetches the UUID's files from one source and writes its index at
 // path. The error wraps lookup.ErrNotFound when the source has nothing.
-func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *source, path string) (lookup, error) {
-	l := lookup{source: s.cfg.Name}
+func (c *Cache) build(ctx context.Context, u uuid.UUID, name string, s *Origin, path string) (Lookup, error) {
+	l := Lookup{Source: s.Name}
 	var addErrs, fetchErrs []error
-	var breakpadFile *SymbolFile
+	var breakpadFile *remote.File
 	syms := symstore.NewSymbols()
 	defer syms.Close()
-	var found []*SymbolFile
-	var foundKinds []FileKind
+	var found []*remote.File
+	var foundKinds []remote.Kind
 	defer func() {
 		for _, f := range found {
 			f.Close()
 		}
 	}()
-	if s.scanned != nil {
-		syms = s.scanned
-		l.location = s.cfg.Path
+	if s.Local != nil {
+		// A directory indexed at start answers from its own index; any
+		// other source through a Symbols of this build's own.
+		if scanned, ok := s.Local.(*symstore.Symbols); ok {
+			syms = scanned
+		} else {
+			syms.AddSource(s.Local)
+		}
+		l.Location = s.Location
 	} else {
-		for _, k := range kinds {
-			f, err := s.Open(ctx, u, k, name)
+		for _, k := range remote.Kinds {
+			f, err := s.Remote.Open(ctx, u, k, name)
 			if errors.Is(err, notfound.ErrNotFound) {
 				continue
 			}
 			if err != nil {
 				// The other kinds may still give an index, degraded: it
-				// is not shared, and it expires (failed_ttl).
-				c.logFetch(ctx, s.cfg.Name, u, err)
+				// is not shared, and it expires (FailedTTL).
+				c.logFetch(ctx, s.Name, u, err)
 				if len(fetchErrs) == 0 {
-					l.status = statusFetchingFailed
+					l.Status = StatusFetchingFailed
 					if strings.Contains(err.Error(), "download limit") {
-						l.status = statusTooLarge
+						l.Status = StatusTooLarge
 					}
 				}
 				fetchErrs = append(fetchErrs, err)
@@ -680,11 +839,11 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 			}
 			found = append(found, f)
 			foundKinds = append(foundKinds, k)
-			if k == KindBreakpad {
+			if k == remote.KindBreakpad {
 				breakpadFile = f
 			}
-			if l.location == "" {
-				l.location = f.Location
+			if l.Location == "" {
+				l.Location = f.Location
 			}
 			// A file that cannot be read costs itself: the others of the
 			// UUID may still answer, and Lookup says what was wrong.
@@ -699,14 +858,14 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 			return l, notfound.ErrNotFound
 		}
 	}
-	e, err := syms.Lookup(u)
+	e, err := syms.LookupContext(ctx, u)
 	if e == nil {
-		if s.scanned != nil && errors.Is(err, notfound.ErrNotFound) {
+		if s.Local != nil && errors.Is(err, notfound.ErrNotFound) {
 			return l, notfound.ErrNotFound
 		}
-		l.status = statusMalformed
+		l.Status = StatusMalformed
 		if err == nil {
-			err = fmt.Errorf("%s: no readable symbol file with UUID %s", s.cfg.Name, u)
+			err = fmt.Errorf("%s: no readable symbol file with UUID %s", s.Name, u)
 		}
 		for _, w := range append(syms.Skipped, syms.Warnings()...) {
 			addErrs = append(addErrs, errors.New(w))
@@ -724,8 +883,8 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 	// completeness: a cut dSYM is read without error, its sections
 	// past the end are the entry's debug errors.
 	degraded := errors.Join(append(append(fetchErrs, addErrs...), e.DebugErrors()...)...)
-	if degraded == nil && slices.Contains(foundKinds, KindDebug) && !e.HasDebugInfo() {
-		degraded = fmt.Errorf("%s: the debug file of %s gave no debug information", s.cfg.Name, u)
+	if degraded == nil && slices.Contains(foundKinds, remote.KindDebug) && !e.HasDebugInfo() {
+		degraded = fmt.Errorf("%s: the debug file of %s gave no debug information", s.Name, u)
 	}
 	if degraded != nil {
 		// Kept apart, in the directory emptied at start, so that a
@@ -733,21 +892,21 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 		path = c.degradedPath(u)
 	}
 	if err := writeIndexFile(path, c.tmp, e); err != nil {
-		l.status = statusMalformed
-		return l, fmt.Errorf("%s: indexing %s: %w", s.cfg.Name, u, err)
+		l.Status = StatusMalformed
+		return l, fmt.Errorf("%s: indexing %s: %w", s.Name, u, err)
 	}
-	ix, err := c.open(u, path, s.cfg.Name, l.location)
+	ix, err := c.open(u, path, s.Name, l.Location)
 	if err != nil {
-		l.status = statusMalformed
+		l.Status = StatusMalformed
 		return l, err
 	}
 	// The files the index was built from are kept for the walker.
 	var kept keptFiles
-	if s.scanned != nil {
-		kept.paths = scannedFiles(s.scanned, u)
+	if s.Local != nil {
+		kept = c.localFiles(ctx, s.Local, u)
 	}
 	for i, f := range found {
-		if foundKinds[i] != KindBreakpad {
+		if foundKinds[i] != remote.KindBreakpad {
 			kept.add(c.keepFile(u, foundKinds[i], f))
 		}
 	}
@@ -755,23 +914,23 @@ func (c *indexCache) build(ctx context.Context, u uuid.UUID, name string, s *sou
 	ix.record = newRecord(s, found, foundKinds)
 	if degraded != nil {
 		ix.degraded = c.scrub(degraded).Error()
-		ix.expires = timeNow().Add(c.failedTTL)
-		c.metrics.indexBuilds.WithLabelValues("degraded").Inc()
+		ix.expires = now().Add(c.failedTTL)
+		c.metrics.Builds.WithLabelValues("degraded").Inc()
 	}
-	l.index, l.status = ix, statusFound
+	l.Index, l.Status = ix, StatusFound
 	return l, nil
 }
 
-func (c *indexCache) localSymPath(u uuid.UUID) string {
+func (c *Cache) localSymPath(u uuid.UUID) string {
 	return filepath.Join(c.dir, u.String()+".sym")
 }
 
 // keepSymFile copies a UUID's Breakpad file into the local cache and
 // opens it as the UUID's index.
-func (c *indexCache) keepSymFile(u uuid.UUID, s *source, l lookup, f *SymbolFile) (lookup, error) {
-	l.status = statusMalformed
+func (c *Cache) keepSymFile(u uuid.UUID, s *Origin, l Lookup, f *remote.File) (Lookup, error) {
+	l.Status = StatusMalformed
 	if f == nil {
-		return l, fmt.Errorf("%s: symbols of %s without a Mach-O image or a .sym file", s.cfg.Name, u)
+		return l, fmt.Errorf("%s: symbols of %s without a Mach-O image or a .sym file", s.Name, u)
 	}
 	tmp, err := os.CreateTemp(c.tmp, "sym-*")
 	if err != nil {
@@ -789,12 +948,12 @@ func (c *indexCache) keepSymFile(u uuid.UUID, s *source, l lookup, f *SymbolFile
 	if err != nil {
 		return l, err
 	}
-	ix, err := c.open(u, path, s.cfg.Name, l.location)
+	ix, err := c.open(u, path, s.Name, l.Location)
 	if err != nil {
 		return l, err
 	}
 	ix.breakpadOnly = true
-	l.index, l.status = ix, statusFound
+	l.Index, l.Status = ix, StatusFound
 	return l, nil
 }
 
@@ -817,7 +976,7 @@ func writeIndexFile(path, tmpDir string, e *symstore.Entry) error {
 }
 
 // open opens an index file as a UUID's index.
-func (c *indexCache) open(u uuid.UUID, path, from, location string) (*index, error) {
+func (c *Cache) open(u uuid.UUID, path, from, location string) (*Index, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -835,11 +994,11 @@ func (c *indexCache) open(u uuid.UUID, path, from, location string) (*index, err
 		}
 		return nil, err
 	}
-	ix := &index{id: u, path: path, size: st.Size(), syms: syms, hasDebug: e.HasDebugInfo(), from: from, location: location}
+	ix := &Index{UUID: u, Path: path, size: st.Size(), Symbols: syms, HasDebug: e.HasDebugInfo(), from: from, location: location}
 	if im := e.Image(); im != nil {
-		ix.arch, ix.archRegs, ix.name = im.ArchName(), im.Arch, filepath.Base(im.Name)
+		ix.Arch, ix.ArchRegs, ix.Name = im.ArchName(), im.Arch, filepath.Base(im.Name)
 		if text, ok := im.TextSegment(); ok {
-			ix.textAddr = text.Addr
+			ix.TextAddr = text.Addr
 		}
 	}
 	e.Release()
@@ -849,14 +1008,14 @@ func (c *indexCache) open(u uuid.UUID, path, from, location string) (*index, err
 // fetchShared downloads the UUID's index from the shared cache into
 // path, once its record (provenance.go) says it is complete, its bytes
 // are those recorded and its inputs unchanged; errStaleShared when not.
-func (c *indexCache) fetchShared(ctx context.Context, u uuid.UUID, name, path string) (*index, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.shared.cfg.DownloadTimeout)
+func (c *Cache) fetchShared(ctx context.Context, u uuid.UUID, name, path string) (*Index, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.shared.DownloadTimeout())
 	defer cancel()
-	r, _, err := c.shared.store.get(ctx, sharedKey(u))
+	r, _, err := c.shared.Store().Get(ctx, SharedKey(u))
 	if err != nil {
-		if !errors.Is(err, errNotFound) {
-			c.metrics.sourceErrors.WithLabelValues(c.shared.cfg.Name).Inc()
-			c.logFetch(ctx, c.shared.cfg.Name, u, err)
+		if !errors.Is(err, notfound.ErrNotFound) {
+			c.metrics.SourceErrors.WithLabelValues(c.shared.Name()).Inc()
+			c.logFetch(ctx, c.shared.Name(), u, err)
 		}
 		return nil, err
 	}
@@ -874,12 +1033,12 @@ func (c *indexCache) fetchShared(ctx context.Context, u uuid.UUID, name, path st
 	}
 	defer os.Remove(f.Name())
 	sum := sha256.New()
-	_, err = limitedCopy(ctx, io.MultiWriter(f, sum), r, int64(c.shared.cfg.MaxDownload))
+	_, err = objstore.CopyAtMost(ctx, io.MultiWriter(f, sum), r, c.shared.MaxDownload())
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		c.metrics.sourceErrors.WithLabelValues(c.shared.cfg.Name).Inc()
+		c.metrics.SourceErrors.WithLabelValues(c.shared.Name()).Inc()
 		return nil, err
 	}
 	if got := hex.EncodeToString(sum.Sum(nil)); got != rec.SHA256 {
@@ -888,7 +1047,7 @@ func (c *indexCache) fetchShared(ctx context.Context, u uuid.UUID, name, path st
 	if err := os.Rename(f.Name(), path); err != nil {
 		return nil, err
 	}
-	ix, err := c.open(u, path, "shared cache", c.shared.store.describe(sharedKey(u)))
+	ix, err := c.open(u, path, "shared cache", c.shared.Store().Describe(SharedKey(u)))
 	if err != nil {
 		os.Remove(path)
 		return nil, staleShared("%v", err)
@@ -902,7 +1061,7 @@ func (c *indexCache) fetchShared(ctx context.Context, u uuid.UUID, name, path st
 // meanwhile keeps its own copy, and every later instance reads the one
 // stored; without onlyIfAbsent (an upload, or a stale shared copy) the
 // index replaces the shared one.
-func (c *indexCache) putShared(u uuid.UUID, path string, onlyIfAbsent bool, rec *indexRecord) {
+func (c *Cache) putShared(u uuid.UUID, path string, onlyIfAbsent bool, rec *indexRecord) {
 	f, err := os.Open(path)
 	if err != nil {
 		return
@@ -912,80 +1071,78 @@ func (c *indexCache) putShared(u uuid.UUID, path string, onlyIfAbsent bool, rec 
 	if err != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.shared.cfg.DownloadTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.shared.DownloadTimeout())
 	defer cancel()
-	err = c.shared.store.put(ctx, sharedKey(u), f, st.Size(), onlyIfAbsent)
+	err = c.shared.Store().Put(ctx, SharedKey(u), f, st.Size(), onlyIfAbsent)
 	if err == nil {
 		err = c.putRecord(ctx, u, path, rec)
 	}
 	switch {
 	case err == nil:
-		c.metrics.sharedWrites.WithLabelValues("written").Inc()
-	case errors.Is(err, errExists):
-		c.metrics.sharedWrites.WithLabelValues("exists").Inc()
+		c.metrics.SharedWrites.WithLabelValues("written").Inc()
+	case errors.Is(err, objstore.ErrExists):
+		c.metrics.SharedWrites.WithLabelValues("exists").Inc()
 	default:
-		c.metrics.sourceErrors.WithLabelValues(c.shared.cfg.Name).Inc()
+		c.metrics.SourceErrors.WithLabelValues(c.shared.Name()).Inc()
 	}
 }
 
 // keep puts an index in memory and evicts the least recently used ones
 // beyond the byte cap.
-func (c *indexCache) keep(ix *index) lookup {
+func (c *Cache) keep(ix *Index) Lookup {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old := c.hot[ix.id]; old != nil {
-		ix.syms.Close()
-		return lookup{index: old, status: statusFound, source: old.from, location: old.location}
+	if old := c.hot[ix.UUID]; old != nil {
+		ix.Symbols.Close()
+		return Lookup{Index: old, Status: StatusFound, Source: old.from, Location: old.location}
 	}
-	c.hot[ix.id] = ix
+	c.hot[ix.UUID] = ix
 	ix.elem = c.lru.PushFront(ix)
 	c.size += ix.size
 	c.evictLocked()
-	return lookup{index: ix, status: statusFound, source: ix.from, location: ix.location}
+	return Lookup{Index: ix, Status: StatusFound, Source: ix.from, Location: ix.location}
 }
 
 // evictLocked drops least recently used indexes that no request holds
 // until the cache fits its cap; the newest index always stays.
-func (c *indexCache) evictLocked() {
+func (c *Cache) evictLocked() {
 	for e := c.lru.Back(); e != nil && c.size > c.maxBytes && c.lru.Len() > 1; {
-		ix := e.Value.(*index)
+		ix := e.Value.(*Index)
 		prev := e.Prev()
 		if ix.refs == 0 && e != c.lru.Front() {
 			c.lru.Remove(e)
-			delete(c.hot, ix.id)
+			delete(c.hot, ix.UUID)
 			c.size -= ix.size
-			ix.syms.Close()
-			os.Remove(ix.path)
+			ix.Symbols.Close()
+			os.Remove(ix.Path)
 			for _, p := range ix.owned {
 				os.Remove(p)
 			}
-			c.metrics.evictions.Inc()
+			c.metrics.Evictions.Inc()
 		}
 		e = prev
 	}
-	c.metrics.cacheBytes.Set(float64(c.size))
+	c.metrics.Bytes.Set(float64(c.size))
 }
 
 // dropLocked forgets an open index, for a rebuild or because it
 // expired. Lookups in flight keep their entries: Symbols counts
 // references. A degraded index's file goes with it.
-func (c *indexCache) dropLocked(ix *index) {
+func (c *Cache) dropLocked(ix *Index) {
 	c.lru.Remove(ix.elem)
-	delete(c.hot, ix.id)
+	delete(c.hot, ix.UUID)
 	c.size -= ix.size
-	ix.syms.Close()
+	ix.Symbols.Close()
 	if ix.degraded != "" {
-		os.Remove(ix.path)
+		os.Remove(ix.Path)
 	}
 }
 
-// close closes every open index.
-func (c *indexCache) close() {
+// Close closes every open index.
+func (c *Cache) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, ix := range c.hot {
-		ix.syms.Close()
+		ix.Symbols.Close()
 	}
 }
-
-var _ io.Closer = (*SymbolFile)(nil)

@@ -1,4 +1,4 @@
-package serve
+package indexcache
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"os"
 	"slices"
 
+	notfound "github.com/stackimage/stackimage/lookup"
+	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -19,7 +21,7 @@ import (
 // inputs.json) of what it was built from: the source, each file's key,
 // size and tag (ETag or modification time), the kinds the source lacked,
 // the index's own SHA-256, and whether it is complete. A reader checks
-// the record before it uses the shared index: an index without one, one
+// the record before it uses the shared Index: an index without one, one
 // whose bytes differ from the record (truncated or flipped in the
 // bucket), one whose inputs have changed or whose source now holds a
 // kind it lacked, is built again from the sources and replaces the
@@ -46,21 +48,22 @@ type recordInput struct {
 // maxRecordBytes bounds a record read from the store.
 const maxRecordBytes = 64 << 10
 
-// recordKey is the key of a UUID's record in the shared cache.
-func recordKey(u uuid.UUID) string { return "_index/" + simple(u) + ".inputs.json" }
+// RecordKey is the key of a UUID's record, beside its index in the
+// shared store.
+func RecordKey(u uuid.UUID) string { return "_index/" + hex.EncodeToString(u[:]) + ".inputs.json" }
 
 // newRecord is the record of an index built from files of one source.
 // A scanned directory's files are not recorded: they are the instance's
 // own, not the store's.
-func newRecord(s *source, files []*SymbolFile, fileKinds []FileKind) *indexRecord {
-	rec := &indexRecord{Source: s.cfg.Name, Complete: true}
-	if s.scanned != nil {
+func newRecord(s *Origin, files []*remote.File, fileKinds []remote.Kind) *indexRecord {
+	rec := &indexRecord{Source: s.Name, Complete: true}
+	if s.Local != nil {
 		return rec
 	}
 	for i, f := range files {
-		rec.Inputs = append(rec.Inputs, recordInput{Kind: fileKinds[i].String(), Key: f.key, Size: f.Size, Tag: f.tag})
+		rec.Inputs = append(rec.Inputs, recordInput{Kind: fileKinds[i].String(), Key: f.Key, Size: f.Size, Tag: f.Tag})
 	}
-	for _, k := range kinds {
+	for _, k := range remote.Kinds {
 		if !slices.Contains(fileKinds, k) {
 			rec.Absent = append(rec.Absent, k.String())
 		}
@@ -77,9 +80,9 @@ func staleShared(format string, args ...any) error {
 }
 
 // readRecord reads a UUID's record from the shared cache.
-func (c *indexCache) readRecord(ctx context.Context, u uuid.UUID) (*indexRecord, error) {
-	r, _, err := c.shared.store.get(ctx, recordKey(u))
-	if errors.Is(err, errNotFound) {
+func (c *Cache) readRecord(ctx context.Context, u uuid.UUID) (*indexRecord, error) {
+	r, _, err := c.shared.Store().Get(ctx, RecordKey(u))
+	if errors.Is(err, notfound.ErrNotFound) {
 		return nil, staleShared("no record of its inputs")
 	}
 	if err != nil {
@@ -102,34 +105,34 @@ func (c *indexCache) readRecord(ctx context.Context, u uuid.UUID) (*indexRecord,
 
 // checkInputs reports whether the source an index was built from still
 // holds the same files, and no kind it lacked then.
-func (c *indexCache) checkInputs(ctx context.Context, u uuid.UUID, name string, rec *indexRecord) error {
-	var src *source
+func (c *Cache) checkInputs(ctx context.Context, u uuid.UUID, name string, rec *indexRecord) error {
+	var src *Origin
 	for _, s := range c.sources {
-		if s.cfg.Name == rec.Source {
+		if s.Name == rec.Source {
 			src = s
 		}
 	}
-	if src == nil || src.store == nil {
+	if src == nil || src.Remote == nil {
 		return nil // a source no longer configured, or a scanned directory
 	}
 	for _, in := range rec.Inputs {
-		size, tag, err := src.store.stat(ctx, in.Key)
+		size, tag, err := src.Remote.Store().Stat(ctx, in.Key)
 		switch {
-		case errors.Is(err, errNotFound):
-			return staleShared("%s is gone", src.store.describe(in.Key))
+		case errors.Is(err, notfound.ErrNotFound):
+			return staleShared("%s is gone", src.Remote.Store().Describe(in.Key))
 		case err != nil:
 			return err
 		case size >= 0 && size != in.Size || tag != in.Tag: // a HEAD may not give the size
-			return staleShared("%s has changed (%d bytes, tag %q; was %d, %q)", src.store.describe(in.Key), size, tag, in.Size, in.Tag)
+			return staleShared("%s has changed (%d bytes, tag %q; was %d, %q)", src.Remote.Store().Describe(in.Key), size, tag, in.Size, in.Tag)
 		}
 	}
-	for _, k := range kinds {
+	for _, k := range remote.Kinds {
 		if !slices.Contains(rec.Absent, k.String()) {
 			continue
 		}
-		for _, key := range layoutPaths(src.cfg.Layout, u, k, name) {
-			if _, _, err := src.store.stat(ctx, key); err == nil {
-				return staleShared("%s has appeared since", src.store.describe(key))
+		for _, key := range src.Remote.Keys(u, k, name) {
+			if _, _, err := src.Remote.Store().Stat(ctx, key); err == nil {
+				return staleShared("%s has appeared since", src.Remote.Store().Describe(key))
 			}
 		}
 	}
@@ -137,7 +140,7 @@ func (c *indexCache) checkInputs(ctx context.Context, u uuid.UUID, name string, 
 }
 
 // putRecord writes an index's record beside it in the shared cache.
-func (c *indexCache) putRecord(ctx context.Context, u uuid.UUID, path string, rec *indexRecord) error {
+func (c *Cache) putRecord(ctx context.Context, u uuid.UUID, path string, rec *indexRecord) error {
 	sum, err := fileSHA256(path)
 	if err != nil {
 		return err
@@ -148,7 +151,7 @@ func (c *indexCache) putRecord(ctx context.Context, u uuid.UUID, path string, re
 	if err != nil {
 		return err
 	}
-	return c.shared.store.put(ctx, recordKey(u), bytes.NewReader(data), int64(len(data)), false)
+	return c.shared.Store().Put(ctx, RecordKey(u), bytes.NewReader(data), int64(len(data)), false)
 }
 
 func fileSHA256(path string) (string, error) {
