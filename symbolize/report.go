@@ -174,9 +174,22 @@ func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressR
 	var out []symstore.Frame
 	for i, rf := range frames {
 		index := i + skipped
-		lookup := reportedLookupAddress(p.Arch, rule, index, rf.Address)
-		if p.ExactAddresses {
-			lookup = exactLookupAddress(p.Arch, index, rf.Address)
+		arch := p.Arch
+		if arch == nil {
+			// A dump that does not state its architecture (a symbolicator
+			// request) is named by each image's own.
+			arch = p.imageArch(rf.Address)
+		}
+		var lookup uint64
+		switch {
+		case rf.Lookup == dump.LookupAsGiven:
+			lookup = rf.Address
+		case rf.Lookup == dump.LookupCaller:
+			lookup = walker.CallerLookupAddress(arch, rf.Address)
+		case p.ExactAddresses:
+			lookup = exactLookupAddress(arch, index, rf.Address)
+		default:
+			lookup = reportedLookupAddress(arch, rule, index, rf.Address)
 		}
 		fs := p.Frames(index, rf.Address, lookup, symstore.FoundByReport)
 		last := &fs[len(fs)-1]
@@ -198,6 +211,16 @@ func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressR
 		out = append(out, fs...)
 	}
 	return out
+}
+
+// imageArch returns the architecture of the known image holding addr, nil
+// when none does.
+func (p *Process) imageArch(addr uint64) *archregs.Arch {
+	loc, err := p.List.Lookup(addr)
+	if err != nil || loc.Loaded.Image == nil {
+		return nil
+	}
+	return loc.Loaded.Image.Arch
 }
 
 // walkReported walks a thread over its stack dump and compares the machine

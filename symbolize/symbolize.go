@@ -97,6 +97,12 @@ type Symbolizer struct {
 	// noreturn callee) is then named after the next function, as Apple's
 	// tools name it. Set it to compare output with theirs line for line.
 	ExactAddresses bool
+	// Entries, when set, is asked first for an image's symbols by UUID:
+	// an entry its caller holds open already (a service's cache of
+	// indexes), which spares a lookup in Symbols, its files' opening and
+	// the entry's lazily built tables. The entry returned is the
+	// process's to release (Close does); nil leaves the image to Symbols.
+	Entries func(id uuid.UUID) *symstore.Entry
 }
 
 // Process holds the images of one process with their symbols attached,
@@ -185,6 +191,12 @@ func (z *Symbolizer) entryFor(arch *archregs.Arch, l *image.Loaded) (e *symstore
 	case l.Image != nil:
 		e, err = symstore.NewEntry(l.Image)
 		return e, false, err
+	case z.Entries != nil && !l.UUID.IsZero():
+		if e := z.Entries(l.UUID); e != nil {
+			return e, true, nil
+		}
+	}
+	switch {
 	case z.Symbols == nil:
 		return nil, false, nil
 	case !l.UUID.IsZero():
