@@ -171,7 +171,7 @@ func exactLookupAddress(arch *archregs.Arch, index int, addr uint64) uint64 {
 // as reportedLookupAddress says. When the reporter skipped frames, even the
 // first frame given is a caller.
 func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressRule) []symstore.Frame {
-	var out []symstore.Frame
+	out := make([]symstore.Frame, 0, len(frames))
 	for i, rf := range frames {
 		index := i + skipped
 		arch := p.Arch
@@ -191,8 +191,8 @@ func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressR
 		default:
 			lookup = reportedLookupAddress(arch, rule, index, rf.Address)
 		}
-		fs := p.Frames(index, rf.Address, lookup, symstore.FoundByReport)
-		last := &fs[len(fs)-1]
+		out = p.appendFrames(out, index, rf.Address, lookup, symstore.FoundByReport)
+		last := &out[len(out)-1]
 		if last.Image == "" && rf.ImageName != "" {
 			// The report names an image our list cannot place (it gave no
 			// size, or its Binary Images lack it): keep the reporter's
@@ -208,7 +208,6 @@ func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressR
 				last.File, last.Line = rf.File, rf.Line
 			}
 		}
-		out = append(out, fs...)
 	}
 	return out
 }
