@@ -31,7 +31,6 @@ type Answer struct {
 	// is the one at its ImageLoadAddress, where symbolize placed it.
 	byLoad map[uint64]int
 	count  int // stack traces written
-	buf    []SymbolicatedFrame
 }
 
 // NewAnswer starts the answer to d, whose modules (one per image of d, in
@@ -64,13 +63,21 @@ func (a *Answer) AppendHead(b []byte) []byte {
 }
 
 // AppendThread appends the next thread's stack trace, with its comma.
+// Each frame is encoded as it is converted, never held.
 func (a *Answer) AppendThread(b []byte, th symbolize.Thread) []byte {
 	if a.count > 0 {
 		b = append(b, ',')
 	}
-	st := a.Stacktrace(th)
-	b = AppendStacktrace(b, &st)
-	a.buf = st.Frames[:0]
+	st, raw := a.stacktrace(th)
+	b = appendStacktraceHead(b, &st)
+	for i := range th.Frames {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		sf := a.frame(&th.Frames[i], raw)
+		b = AppendFrame(b, &sf)
+	}
+	b = appendStacktraceTail(b, &st)
 	a.count++
 	return b
 }
@@ -94,13 +101,22 @@ func (a *Answer) AppendTail(b []byte, warnings []string) []byte {
 }
 
 // Stacktrace turns the next symbolicated thread into an answer's stack
-// trace: a dump's thread with its ID, name and how each frame was found;
-// a request's stack trace with its registers and each frame's address,
-// mode and trust as the request gave them. Its frames are valid until the
-// next call.
+// trace, as AppendThread writes it.
 func (a *Answer) Stacktrace(th symbolize.Thread) SymbolicatedStacktrace {
-	st := SymbolicatedStacktrace{StopReason: th.StopReason, Frames: a.buf[:0]}
-	var raw *Stacktrace
+	st, raw := a.stacktrace(th)
+	st.Frames = make([]SymbolicatedFrame, len(th.Frames))
+	for i := range th.Frames {
+		st.Frames[i] = a.frame(&th.Frames[i], raw)
+	}
+	a.count++
+	return st
+}
+
+// stacktrace is the next stack trace without its frames: a dump's thread
+// with its ID and name; a request's stack trace with its registers. raw
+// is the request's stack trace, nil for a dump's.
+func (a *Answer) stacktrace(th symbolize.Thread) (st SymbolicatedStacktrace, raw *Stacktrace) {
+	st.StopReason = th.StopReason
 	if a.in != nil {
 		raw = &a.in.Request.Stacktraces[a.count]
 		st.Registers = raw.Registers
@@ -108,60 +124,62 @@ func (a *Answer) Stacktrace(th symbolize.Thread) SymbolicatedStacktrace {
 		id, crashed := th.ID, th.Crashed
 		st.ThreadID, st.ThreadName, st.IsRequesting = &id, th.Name, &crashed
 	}
-	for i := range th.Frames {
-		f := &th.Frames[i]
-		sf := SymbolicatedFrame{OriginalIndex: f.Index, Inlined: f.Inlined}
-		unplaced := false
-		if raw != nil {
-			rf := &raw.Frames[f.Index]
-			sf.InstructionAddr, sf.AddrMode, sf.Trust = rf.InstructionAddr, rf.AddrMode, rf.Trust
-			// A frame relative to a module the request lacks lies in none.
-			_, ok := relativeTo(rf.AddrMode, len(a.modules))
-			unplaced = !ok && strings.HasPrefix(rf.AddrMode, "rel:")
-		} else {
-			sf.InstructionAddr, sf.Trust, sf.FoundBy = Hex(f.Address), trustOf(f.FoundBy), f.FoundBy.String()
-		}
-		var mod *CompleteModule
-		if k, ok := a.byLoad[f.ImageLoadAddress]; ok && f.Image != "" && !unplaced {
-			mod = &a.modules[k]
-			sf.Package = mod.CodeFile
-		} else if !unplaced {
-			sf.Package = f.ImagePath
-			if sf.Package == "" {
-				sf.Package = f.Image
-			}
-		}
-		switch {
-		case unplaced:
-			sf.Status = "unknown_image"
-		case f.Symbol != "":
-			sf.Status = "symbolicated"
-			sf.Function, sf.Symbol = f.Symbol, f.Symbol
-			if f.MangledSymbol != "" {
-				sf.Symbol = f.MangledSymbol
-			}
-			if f.HasOffset {
-				sf.SymAddr = SomeHex(f.Address - f.SymbolOffset)
-			}
-			sf.Lang = langName(f.Lang)
-			sf.SymbolSource = f.SymbolSource.String()
-			if f.File != "" {
-				sf.AbsPath, sf.Filename = f.File, baseName(f.File)
-				sf.Lineno, sf.Column = f.Line, f.Column
-			}
-		case f.Image == "":
-			sf.Status = "unknown_image"
-		case mod == nil || mod.DebugStatus == StatusFound:
-			sf.Status = "missing_symbol"
-		case mod.DebugStatus == StatusMalformed:
-			sf.Status = "malformed"
-		default:
-			// The image's symbols were not found.
-			sf.Status = "missing"
-		}
-		st.Frames = append(st.Frames, sf)
+	return st, raw
+}
+
+// frame is a frame of the answer: how a dump's frame was found; a
+// request's frame's address, mode and trust as the request gave them.
+func (a *Answer) frame(f *symstore.Frame, raw *Stacktrace) SymbolicatedFrame {
+	sf := SymbolicatedFrame{OriginalIndex: f.Index, Inlined: f.Inlined}
+	unplaced := false
+	if raw != nil {
+		rf := &raw.Frames[f.Index]
+		sf.InstructionAddr, sf.AddrMode, sf.Trust = rf.InstructionAddr, rf.AddrMode, rf.Trust
+		// A frame relative to a module the request lacks lies in none.
+		_, ok := relativeTo(rf.AddrMode, len(a.modules))
+		unplaced = !ok && strings.HasPrefix(rf.AddrMode, "rel:")
+	} else {
+		sf.InstructionAddr, sf.Trust, sf.FoundBy = Hex(f.Address), trustOf(f.FoundBy), f.FoundBy.String()
 	}
-	return st
+	var mod *CompleteModule
+	if k, ok := a.byLoad[f.ImageLoadAddress]; ok && f.Image != "" && !unplaced {
+		mod = &a.modules[k]
+		sf.Package = mod.CodeFile
+	} else if !unplaced {
+		sf.Package = f.ImagePath
+		if sf.Package == "" {
+			sf.Package = f.Image
+		}
+	}
+	switch {
+	case unplaced:
+		sf.Status = "unknown_image"
+	case f.Symbol != "":
+		sf.Status = "symbolicated"
+		sf.Function, sf.Symbol = f.Symbol, f.Symbol
+		if f.MangledSymbol != "" {
+			sf.Symbol = f.MangledSymbol
+		}
+		if f.HasOffset {
+			sf.SymAddr = SomeHex(f.Address - f.SymbolOffset)
+		}
+		sf.Lang = langName(f.Lang)
+		sf.SymbolSource = f.SymbolSource.String()
+		if f.File != "" {
+			sf.AbsPath, sf.Filename = f.File, baseName(f.File)
+			sf.Lineno, sf.Column = f.Line, f.Column
+		}
+	case f.Image == "":
+		sf.Status = "unknown_image"
+	case mod == nil || mod.DebugStatus == StatusFound:
+		sf.Status = "missing_symbol"
+	case mod.DebugStatus == StatusMalformed:
+		sf.Status = "malformed"
+	default:
+		// The image's symbols were not found.
+		sf.Status = "missing"
+	}
+	return sf
 }
 
 // baseName is a path's last element, after a slash or a backslash.

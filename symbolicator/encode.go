@@ -216,6 +216,19 @@ func appendIntField(b []byte, prefix string, v int) []byte {
 
 // AppendStacktrace appends a stack trace's JSON object.
 func AppendStacktrace(b []byte, st *SymbolicatedStacktrace) []byte {
+	b = appendStacktraceHead(b, st)
+	for i := range st.Frames {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendFrame(b, &st.Frames[i])
+	}
+	return appendStacktraceTail(b, st)
+}
+
+// appendStacktraceHead appends a stack trace's JSON object up to its
+// frames' opening bracket.
+func appendStacktraceHead(b []byte, st *SymbolicatedStacktrace) []byte {
 	first := true
 	b = append(b, '{')
 	if st.ThreadID != nil {
@@ -229,14 +242,13 @@ func AppendStacktrace(b []byte, st *SymbolicatedStacktrace) []byte {
 		regs, _ := json.Marshal(st.Registers)
 		b = append(appendField(b, &first, "registers"), regs...)
 	}
-	b = append(appendField(b, &first, "frames"), '[')
-	for i := range st.Frames {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = AppendFrame(b, &st.Frames[i])
-	}
-	b = append(b, ']')
-	b = appendString(b, &first, "stop_reason", st.StopReason.String(), true)
+	return append(appendField(b, &first, "frames"), '[')
+}
+
+// appendStacktraceTail appends the rest of a stack trace's JSON object,
+// from its frames' closing bracket.
+func appendStacktraceTail(b []byte, st *SymbolicatedStacktrace) []byte {
+	first := false // the frames came before
+	b = appendString(append(b, ']'), &first, "stop_reason", st.StopReason.String(), true)
 	return append(b, '}')
 }
