@@ -13,6 +13,7 @@ import (
 // decimal string or a JSON number. It is written back as "0x…".
 type Hex uint64
 
+// UnmarshalJSON reads a "0x…" string, a decimal string or a number.
 func (h *Hex) UnmarshalJSON(b []byte) error {
 	s := strings.Trim(string(b), `"`)
 	var v uint64
@@ -29,6 +30,7 @@ func (h *Hex) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// MarshalJSON writes the address as a "0x…" string.
 func (h Hex) MarshalJSON() ([]byte, error) {
 	return []byte(`"0x` + strconv.FormatUint(uint64(h), 16) + `"`), nil
 }
@@ -40,13 +42,16 @@ type OptionalHex struct {
 	set  bool
 }
 
+// SomeHex is the address v, present.
 func SomeHex(v uint64) OptionalHex { return OptionalHex{Hex(v), true} }
 
 // IsZero tells encoding/json to omit an absent address (omitzero).
 func (o OptionalHex) IsZero() bool { return !o.set }
 
+// MarshalJSON writes a present address as Hex does.
 func (o OptionalHex) MarshalJSON() ([]byte, error) { return o.addr.MarshalJSON() }
 
+// UnmarshalJSON reads an address, or null for none.
 func (o *OptionalHex) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		*o = OptionalHex{}
@@ -72,11 +77,14 @@ type Request struct {
 	} `json:"options"`
 }
 
+// Stacktrace is a stack trace of a request: its frames, innermost first,
+// and the registers, which the answer echoes.
 type Stacktrace struct {
 	Registers map[string]Hex `json:"registers,omitempty"`
 	Frames    Frames         `json:"frames"`
 }
 
+// Frame is a frame of a request.
 type Frame struct {
 	InstructionAddr Hex    `json:"instruction_addr"`
 	AddrMode        string `json:"addr_mode,omitempty"`
@@ -121,6 +129,7 @@ type SymbolicatedFrame struct {
 	FoundBy         string      `json:"found_by,omitempty"`
 }
 
+// SymbolicatedStacktrace is a stack trace of the response.
 type SymbolicatedStacktrace struct {
 	// ThreadID, IsRequesting and ThreadName are set for dumps.
 	ThreadID     *uint64              `json:"thread_id,omitempty"`
@@ -131,6 +140,7 @@ type SymbolicatedStacktrace struct {
 	StopReason   symbolize.StopReason `json:"stop_reason,omitempty"`
 }
 
+// Features says what a module's symbols hold.
 type Features struct {
 	HasDebugInfo  bool `json:"has_debug_info"`
 	HasUnwindInfo bool `json:"has_unwind_info"`
@@ -138,6 +148,7 @@ type Features struct {
 	HasSources    bool `json:"has_sources"`
 }
 
+// Candidate is a place a module's symbols were looked for.
 type Candidate struct {
 	Source   string            `json:"source"`
 	Location string            `json:"location,omitempty"`
@@ -157,7 +168,8 @@ type CompleteModule struct {
 	Error string `json:"error,omitempty"`
 }
 
-// CompletedResponse is symbolicator's CompletedSymbolicationResponse.
+// CompletedResponse is symbolicator's CompletedSymbolicationResponse, as
+// Answer writes it (by hand, in the order its fields are known).
 type CompletedResponse struct {
 	Status      string                   `json:"status"`
 	Signal      *int                     `json:"signal,omitempty"`
