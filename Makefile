@@ -204,7 +204,7 @@ FUZZ_TARGETS := \
 	internal/jsonscan:FuzzValueEnd internal/leb128:FuzzDecode \
 	metrickit:FuzzParse \
 	symbolize:FuzzSymbolicateSnapshot symstore:FuzzSameThinImage report:FuzzStreamedJSON \
-	atos:FuzzScanWords serve:FuzzSymbolicate serve:FuzzRequest serve:FuzzFrames open:FuzzOpen
+	atos:FuzzScanWords serve:FuzzSymbolicate symbolicator:FuzzRequest symbolicator:FuzzFrames open:FuzzOpen
 fuzz: deps
 	@GO="$(GO)" TAGS="$(TAGS)" FUZZTIME="$(FUZZTIME)" FUZZJOBS="$(FUZZJOBS)" FUZZLOG="$(FUZZLOG)" \
 	  scripts/fuzz.sh $(FUZZ_TARGETS)

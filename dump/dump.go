@@ -32,6 +32,10 @@ const (
 	// FormatMicrostackshot: a macOS or iOS resource report (CPU usage,
 	// disk writes, wakeups) of microstackshots, .ips or .diag.
 	FormatMicrostackshot Format = "microstackshot"
+	// FormatSymbolicator: a request to Sentry symbolicator's
+	// POST /symbolicate, stack traces of addresses and the modules they
+	// lie in, without memory (package symbolicator).
+	FormatSymbolicator Format = "symbolicator"
 )
 
 // FormatMetricKit is a diagnostic of Apple's MetricKit (an
@@ -254,7 +258,25 @@ type Frame struct {
 	File    string
 	Line    int
 	Inlined bool
+	// Lookup says at which address the frame is named, when the input
+	// says (symbolicator's adjust_instruction_addr); the zero value lets
+	// the frame's place decide.
+	Lookup Lookup
 }
+
+// Lookup says at which address a reporter's frame is named.
+type Lookup int
+
+const (
+	// LookupByPlace: frame 0 (the PC) at its address, callers (return
+	// addresses) one instruction back, in the call.
+	LookupByPlace Lookup = iota
+	// LookupAsGiven: at the address itself, whatever the frame's place.
+	LookupAsGiven
+	// LookupCaller: one instruction back, as a return address, whatever
+	// the frame's place.
+	LookupCaller
+)
 
 // Annotation is one key/value pair a reporter attached, to the process or
 // to one module.
@@ -280,7 +302,7 @@ func (d *Dump) CrashedThread() int {
 // than a memory dump whose threads must be walked.
 func (f Format) IsReport() bool {
 	return f == FormatIPS || f == FormatCrash || f == FormatKSCrash || f == FormatPLCrash ||
-		f == FormatMetricKit || f.IsCallGraph()
+		f == FormatMetricKit || f == FormatSymbolicator || f.IsCallGraph()
 }
 
 // IsCallGraph reports whether the format's threads hold a call graph's

@@ -9,7 +9,6 @@ import (
 	"github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/symbolize"
-	"github.com/stackimage/stackimage/symstore"
 )
 
 // A Writer writes symbolicated dumps thread by thread: Begin before a
@@ -73,7 +72,7 @@ func SymbolicateBytes(ctx context.Context, z *symbolize.Symbolizer, data []byte)
 // each symbolicates d, handing each thread to fn, and stops when ctx is
 // done, after the thread being symbolicated.
 func each(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, fn func(symbolize.Thread) error) (*symbolize.Report, error) {
-	if err := load(ctx, z.Symbols, d); err != nil {
+	if err := load(ctx, z, d); err != nil {
 		rep := &symbolize.Report{Format: d.Format, Dump: d, Arch: d.Arch}
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("stopped before the first thread, loading symbol files: %v", err))
 		return rep, err
@@ -98,13 +97,21 @@ func each(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump, fn func(sy
 // load opens the symbol files of the dump's images, one image at a time,
 // stopping when ctx is done: the files are what can take long (a big
 // dSYM, a download from a source), and Symbolicate finds them loaded.
-func load(ctx context.Context, syms *symstore.Symbols, d *dump.Dump) error {
+// An image the Symbolizer's Entries holds open already needs no loading.
+func load(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump) error {
+	syms := z.Symbols
 	if err := ctx.Err(); err != nil || syms == nil {
 		return err
 	}
 	for _, im := range d.Images {
 		if im.UUID.IsZero() {
 			continue
+		}
+		if z.Entries != nil {
+			if e := z.Entries(im.UUID); e != nil {
+				e.Release()
+				continue
+			}
 		}
 		e, err := syms.LookupContext(ctx, im.UUID)
 		if errors.Is(err, lookup.ErrNotFound) {

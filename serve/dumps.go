@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"slices"
@@ -18,12 +19,12 @@ import (
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/report"
+	"github.com/stackimage/stackimage/symbolicator"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/symstore/indexcache"
 	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
-	"github.com/stackimage/stackimage/walker"
 )
 
 // spooled is a request body written to a temporary file, so that a large
@@ -192,7 +193,7 @@ func (s *Server) handleMultipart(w http.ResponseWriter, r *http.Request, field s
 	}
 	s.runStreamed(w, r, func(ctx context.Context, out answerOut) {
 		defer body.Close()
-		s.symbolicateDump(ctx, in.Dump(), openErr, only, out)
+		s.answerDump(ctx, in.Dump(), openErr, only, nil, out)
 	})
 }
 
@@ -318,7 +319,25 @@ func headerValue(s string) string {
 func (s *Server) symbolizer(found *dumpSymbols, noDemangle bool) *symbolize.Symbolizer {
 	syms := symstore.NewSymbols()
 	syms.AddSource(found)
-	return &symbolize.Symbolizer{Symbols: syms, MaxTotalFrames: s.cfg.Limits.MaxFrames, NoDemangle: noDemangle}
+	return &symbolize.Symbolizer{Symbols: syms, MaxTotalFrames: s.cfg.Limits.MaxFrames, NoDemangle: noDemangle,
+		Entries: found.openEntry}
+}
+
+// openEntry is the entry of a UUID whose index alone was found, as the
+// cache holds it open: its tables are built once for every request, not
+// again for each (its files opened, its names read) through OpenSymbols.
+// One found with its Mach-O files, for a walk, is left to OpenSymbols,
+// which gives the index and the files together.
+func (d *dumpSymbols) openEntry(id uuid.UUID) *symstore.Entry {
+	l := d.looks[id]
+	if l == nil || l.Index == nil || len(l.machO) > 0 {
+		return nil
+	}
+	e, err := l.Index.Symbols.Lookup(id)
+	if err != nil {
+		return nil
+	}
+	return e
 }
 
 // dumpSymbols is what one dump request sees of the service's symbols: for
@@ -447,20 +466,15 @@ func openSymbolFile(path string) (symstore.SymbolFile, error) {
 // is one thread's and a buffer's, however large the answer.
 type stacktraceWriter struct {
 	e      *answerEncoder
-	count  int // stack traces written
+	answer *symbolicator.Answer
 	frames int
 }
 
 func (w *stacktraceWriter) Begin(*dump.Dump) error { return nil }
 
 func (w *stacktraceWriter) Thread(th symbolize.Thread) error {
-	if w.count > 0 {
-		w.e.b = append(w.e.b, ',')
-	}
-	st := stacktraceOf(th)
-	w.e.b = appendStacktrace(w.e.b, &st)
+	w.e.b = w.answer.AppendThread(w.e.b, th)
 	w.e.passOn()
-	w.count++
 	w.frames += len(th.Frames)
 	// A client gone stops the walk.
 	return w.e.err
@@ -469,30 +483,44 @@ func (w *stacktraceWriter) Thread(th symbolize.Thread) error {
 func (w *stacktraceWriter) End(*symbolize.Report) error { return nil }
 func (w *stacktraceWriter) Close() error                { return nil }
 
-// symbolicateDump answers a dump in symbolicator's shape, written to out
-// stack trace by stack trace as the threads are symbolicated. The
-// answer's fields come in the order they are known: status, crashed and
-// arch, the stack traces, the modules, then the warnings (symbolicator's
-// clients read the object by key). Images whose symbols were not found by
-// the deadline are left without and say "timeout"; a deadline met during
-// the walk keeps the threads done, and the warnings say where it stopped.
-// openErr is what cut the input short, if anything.
-func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, openErr error, only []*source, out answerOut) {
-	found := s.findSymbols(ctx, []*dump.Dump{d}, only)
+// answerDump answers a dump in symbolicator's shape, written to out
+// stack trace by stack trace as the threads are symbolicated: a dump read
+// from a file (/minidump, /applecrashreport), or a /symbolicate request
+// made one (wire). The answer's fields come in the order they are known:
+// status, signal, crashed and arch, the stack traces, the modules, then
+// the warnings (symbolicator's clients read the object by key). Images
+// whose symbols were not found by the deadline are left without and say
+// "timeout"; a deadline met during the walk keeps the threads done, and
+// the warnings say where it stopped. openErr is what cut the input short,
+// if anything.
+func (s *Server) answerDump(ctx context.Context, d *dump.Dump, openErr error, only []*source, wire *symbolicator.Input, out answerOut) {
+	fetch := d
+	if wire != nil {
+		fetch = wire.Fetch
+	}
+	found := s.findSymbols(ctx, []*dump.Dump{fetch}, only)
 	defer found.close()
-	z := s.symbolizer(found, false)
+	z := s.symbolizer(found, wire != nil && wire.Request.Options.NoDemangle)
+	if wire != nil {
+		// The request's frames are bounded by limits.max_frames already;
+		// each names the functions inlined at it, as many as its symbols
+		// say.
+		z.MaxTotalFrames = math.MaxInt
+	}
 	defer z.Symbols.Close()
+	var modules []symbolicator.CompleteModule
+	if wire != nil {
+		modules = wire.Modules(func(m symbolicator.Module, id uuid.UUID) symbolicator.CompleteModule {
+			return foundModule(m, found.looks[id], false, wire.Request.Options.DIFCandidates)
+		})
+	} else {
+		modules = dumpModules(d, found)
+	}
+	answer := symbolicator.NewAnswer(d, wire, modules)
 	e := newAnswerEncoder(out)
 	defer e.close()
-	e.b = append(e.b, `{"status":"completed"`...)
-	if d.Crash != nil {
-		e.b = append(e.b, `,"crashed":true`...)
-	}
-	if d.Arch != nil {
-		e.b = appendStringField(e.b, `,"arch":`, d.Arch.Name)
-	}
-	e.b = append(e.b, `,"stacktraces":[`...)
-	sw := &stacktraceWriter{e: e}
+	e.b = answer.AppendHead(e.b)
+	sw := &stacktraceWriter{e: e, answer: answer}
 	rep, err := report.Stream(ctx, z, d, sw)
 	s.metrics.frames.Add(float64(sw.frames))
 	if e.err != nil {
@@ -507,118 +535,65 @@ func (s *Server) symbolicateDump(ctx context.Context, d *dump.Dump, openErr erro
 	} else if err != nil {
 		warnings = append(warnings, err.Error())
 	}
-	e.b = appendModules(append(e.b, `],"modules":[`...), dumpModules(d, found))
-	e.b = append(e.b, ']')
-	if len(warnings) > 0 {
-		list, _ := json.Marshal(warnings)
-		e.b = append(append(e.b, `,"warnings":`...), list...)
-	}
-	e.b = append(e.b, "}\n"...)
+	e.b = answer.AppendTail(e.b, warnings)
 	e.end()
 }
 
 // dumpModules lists a dump's images as symbolicator's modules, with what
 // was found for each.
-func dumpModules(d *dump.Dump, found *dumpSymbols) []completeModule {
-	var modules []completeModule
+func dumpModules(d *dump.Dump, found *dumpSymbols) []symbolicator.CompleteModule {
+	modules := make([]symbolicator.CompleteModule, 0, len(d.Images))
+	walks := walked(d)
 	for _, im := range d.Images {
-		m := completeModule{rawModule: rawModule{Type: "macho", DebugID: strings.ToLower(im.UUID.String()), CodeID: simple(im.UUID),
-			CodeFile: im.Path, DebugFile: im.Name, ImageAddr: hexValue(im.LoadAddress)}, DebugStatus: statusUnused, Arch: "unknown"}
-		if m.CodeFile == "" {
-			m.CodeFile = im.Name
+		raw := symbolicator.Module{Type: "macho", DebugID: strings.ToLower(im.UUID.String()), CodeID: simple(im.UUID),
+			CodeFile: im.Path, DebugFile: im.Name, ImageAddr: symbolicator.Hex(im.LoadAddress)}
+		if raw.CodeFile == "" {
+			raw.CodeFile = im.Name
 		}
 		if im.Size > 0 {
-			size := hexValue(im.Size)
-			m.ImageSize = &size
+			size := symbolicator.Hex(im.Size)
+			raw.ImageSize = &size
 		}
-		l := found.looks[im.UUID]
-		switch {
-		case im.UUID.IsZero():
-			m.DebugStatus, m.Error = statusMissing, "the image has no UUID"
-		case l == nil:
-		case l.Index != nil:
-			m.DebugStatus, m.Arch = statusFound, l.Index.Arch
-			m.Features = moduleFeatures{HasDebugInfo: l.Index.HasDebug, HasSymbols: true, HasUnwindInfo: len(l.machO) > 0}
-			m.Error = l.Index.DegradedError()
-			m.UnwindStatus = statusMissing
-			if len(l.machO) > 0 {
-				m.UnwindStatus = statusFound
-			}
-		case l.Status != "":
-			m.DebugStatus = l.Status
-			if l.Err != nil {
-				m.Error = l.Err.Error()
-			}
+		if im.UUID.IsZero() {
+			modules = append(modules, symbolicator.CompleteModule{Module: raw, DebugStatus: statusMissing, Arch: "unknown", Error: "the image has no UUID"})
+			continue
 		}
-		modules = append(modules, m)
+		modules = append(modules, foundModule(raw, found.looks[im.UUID], walks, false))
 	}
 	return modules
 }
 
-// stacktraceOf turns a symbolicated thread into a response stack trace.
-func stacktraceOf(th symbolize.Thread) symbolicatedStacktrace {
-	id := th.ID
-	crashed := th.Crashed
-	st := symbolicatedStacktrace{ThreadID: &id, ThreadName: th.Name, IsRequesting: &crashed,
-		StopReason: th.StopReason, Frames: make([]symbolicatedFrame, 0, len(th.Frames))}
-	for _, f := range th.Frames {
-		sf := symbolicatedFrame{OriginalIndex: f.Index, InstructionAddr: hexValue(f.Address), Package: f.ImagePath,
-			Trust: trustOf(f.FoundBy), FoundBy: f.FoundBy.String(), Inlined: f.Inlined}
-		if sf.Package == "" {
-			sf.Package = f.Image
+// foundModule is a module of the answer with what was found for it (l,
+// nil when it was not looked up); walks says the dump was walked, so
+// that its unwind tables were used; withCandidates lists where its
+// symbols were looked for.
+func foundModule(m symbolicator.Module, l *imageLook, walks, withCandidates bool) symbolicator.CompleteModule {
+	c := symbolicator.CompleteModule{Module: m, DebugStatus: statusUnused, Arch: "unknown"}
+	switch {
+	case l == nil:
+	case l.Index != nil:
+		ix := l.Index
+		c.DebugStatus, c.Arch = statusFound, ix.Arch
+		c.Features = symbolicator.Features{HasDebugInfo: ix.HasDebug, HasSymbols: true, HasUnwindInfo: len(l.machO) > 0}
+		c.Error = ix.DegradedError()
+		c.UnwindStatus = statusUnused
+		if walks {
+			c.UnwindStatus = statusMissing
+			if len(l.machO) > 0 {
+				c.UnwindStatus = statusFound
+			}
 		}
-		switch {
-		case f.Symbol != "":
-			sf.Status = "symbolicated"
-			sf.Function, sf.Symbol = f.Symbol, f.Symbol
-			if f.MangledSymbol != "" {
-				sf.Symbol = f.MangledSymbol
-			}
-			if f.HasOffset {
-				sf.SymAddr = someHex(f.Address - f.SymbolOffset)
-			}
-			sf.Lang = langName(f.Lang)
-			sf.SymbolSource = f.SymbolSource.String()
-			if f.File != "" {
-				sf.AbsPath, sf.Filename = f.File, baseName(f.File)
-				sf.Lineno, sf.Column = f.Line, f.Column
-			}
-		case f.Image == "":
-			sf.Status = "unknown_image"
-		default:
-			sf.Status = "missing_symbol"
+		if withCandidates {
+			c.Candidates = []symbolicator.Candidate{{Source: l.Source, Location: l.Location, Download: map[string]string{"status": "ok"}}}
 		}
-		st.Frames = append(st.Frames, sf)
+	case l.Status != "":
+		c.DebugStatus = l.Status
+		if l.Err != nil {
+			c.Error = l.Err.Error()
+		}
+		if withCandidates {
+			c.Candidates = []symbolicator.Candidate{{Source: l.Source, Location: l.Location, Download: map[string]string{"status": "notfound"}}}
+		}
 	}
-	return st
-}
-
-func baseName(p string) string {
-	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
-		return p[i+1:]
-	}
-	return p
-}
-
-// trustOf names how a frame was found in symbolicator's terms (FrameTrust).
-func trustOf(f symstore.FoundBy) string {
-	w, ok := f.Walker()
-	if !ok {
-		return "prewalked"
-	}
-	switch w {
-	case walker.FoundByContext:
-		return "context"
-	case walker.FoundByCompactUnwind, walker.FoundByCFI:
-		return "cfi"
-	case walker.FoundByCode:
-		// A rule read from the function's own instructions: the CFA and
-		// return-address slot an unwind table would give, so symbolicator's
-		// nearest trust is cfi's.
-		return "cfi"
-	case walker.FoundByScan:
-		return "scan"
-	default:
-		return "fp"
-	}
+	return c
 }

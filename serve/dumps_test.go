@@ -92,6 +92,7 @@ func TestAppleCrashReportEndpoint(t *testing.T) {
 	u := fixtureUUID(t)
 	w := want(t, u, 0x100000400)
 	_, ts := newTestServer(t, DefaultConfig("../fixtures/bin"))
+	missing := 0 // unnamed frames in the missing image, every report's
 	for _, tt := range []struct{ file, uuid, from, to string }{
 		{"arm64.crash", "aaaaaaaabbbbccccddddeeeeeeeeeeee", "0x100004008 crash + 8", "0x100000400 crash + 8"},
 		{"arm64.ips", "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", `"imageOffset" : 16392`, `"imageOffset" : 1024`},
@@ -130,7 +131,28 @@ func TestAppleCrashReportEndpoint(t *testing.T) {
 			if statuses[strings.ToLower(u.String())] != "found" || statuses["00112233-4455-6677-8899-aabbccddeeff"] != "missing" {
 				t.Errorf("module statuses %v, want the fixture found and libsystem_kernel missing", statuses)
 			}
+			// One conversion for every endpoint: a frame in an image whose
+			// symbols were not found says so as /symbolicate's do, and a
+			// report walked nowhere used no unwind tables.
+			for _, st := range a.Stacktraces {
+				for _, f := range st.Frames {
+					if strings.Contains(f.Package, "libsystem_kernel") && f.Function == "" {
+						missing++
+						if f.Status != "missing" {
+							t.Errorf("frame %s in libsystem_kernel, unnamed: status %q, want missing", f.InstructionAddr, f.Status)
+						}
+					}
+				}
+			}
+			for _, m := range a.Modules {
+				if m.DebugStatus == "found" && m.UnwindStatus != "unused" {
+					t.Errorf("module %s: unwind_status %q, want unused (nothing was walked)", m.DebugID, m.UnwindStatus)
+				}
+			}
 		})
+	}
+	if missing == 0 {
+		t.Error("no unnamed frame in libsystem_kernel in either report")
 	}
 }
 

@@ -125,14 +125,16 @@ type answer struct {
 			Lineno          int    `json:"lineno"`
 			Inlined         bool   `json:"inlined"`
 			Trust           string `json:"trust"`
+			Package         string `json:"package"`
 		} `json:"frames"`
 	} `json:"stacktraces"`
 	Modules []struct {
-		DebugStatus string `json:"debug_status"`
-		Arch        string `json:"arch"`
-		DebugID     string `json:"debug_id"`
-		Error       string `json:"error"`
-		Candidates  []struct {
+		DebugStatus  string `json:"debug_status"`
+		UnwindStatus string `json:"unwind_status"`
+		Arch         string `json:"arch"`
+		DebugID      string `json:"debug_id"`
+		Error        string `json:"error"`
+		Candidates   []struct {
 			Source string `json:"source"`
 		} `json:"candidates"`
 	} `json:"modules"`

@@ -2,9 +2,8 @@ package serve
 
 import (
 	"encoding/hex"
-	"fmt"
-	"strings"
 
+	"github.com/stackimage/stackimage/symbolicator"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -14,20 +13,7 @@ import (
 // code_id (32 hex digits). Only hex digits and dashes in those places are
 // accepted: the UUID is the only part of a request that ever reaches a
 // path or an object key.
-func parseDebugID(s string) (uuid.UUID, error) {
-	t := s
-	if len(t) == 38 && strings.HasSuffix(t, "-0") {
-		t = t[:36]
-	}
-	if len(t) == 33 && t[32] == '0' && !strings.Contains(t, "-") {
-		t = t[:32]
-	}
-	u, err := uuid.Parse(t)
-	if err != nil {
-		return uuid.UUID{}, fmt.Errorf("debug id %q: want a Mach-O UUID (32 hex digits, with or without dashes)", s)
-	}
-	return u, nil
-}
+func parseDebugID(s string) (uuid.UUID, error) { return symbolicator.ParseDebugID(s) }
 
 // simple is the UUID as 32 lower-case hex digits.
 func simple(u uuid.UUID) string { return hex.EncodeToString(u[:]) }

@@ -65,9 +65,6 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request, work func(ctx conte
 		defer cancel()
 		code, answer := work(ctx)
 		writeAnswer(w, r, code, answer)
-		if c, ok := answer.(*completedResponse); ok && c.release != nil {
-			c.release()
-		}
 		return
 	}
 	s.runAsync(w, r, wait, work)

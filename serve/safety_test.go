@@ -198,6 +198,8 @@ func TestPendingRequests(t *testing.T) {
 // which take the same buffers from the pool: it is handed out byte for
 // byte as the same request answered at once.
 func TestPendingLargeAnswerKeepsItsFrames(t *testing.T) {
+	// Enough frames that the answer is written in several pieces.
+	const largeFrames = 100
 	src, sc := slowSource(t)
 	cfg := DefaultConfig("")
 	cfg.Sources = []SourceConfig{sc}
@@ -207,7 +209,7 @@ func TestPendingLargeAnswerKeepsItsFrames(t *testing.T) {
 	large := func(shift uint64) map[string]any {
 		body := symbolicateBody(simple(u), base, 0, 0)
 		var frames []any
-		for k := range uint64(4 * framesPerResolver) {
+		for k := range uint64(largeFrames) {
 			frames = append(frames, map[string]any{"instruction_addr": fmt.Sprintf("0x%x", base+0x400+shift+4*(k%40))})
 		}
 		body["stacktraces"] = []any{map[string]any{"frames": frames}}
@@ -233,9 +235,9 @@ func TestPendingLargeAnswerKeepsItsFrames(t *testing.T) {
 	}
 	_, kept := do(t, "GET", ts.URL+"/requests/"+a.RequestID+"?timeout=10", nil, nil)
 	_, direct := postJSON(t, ts.URL+"/symbolicate", large(0))
-	if b := decode(t, direct); b.Status != "completed" || len(b.Stacktraces[0].Frames) < 4*framesPerResolver ||
+	if b := decode(t, direct); b.Status != "completed" || len(b.Stacktraces[0].Frames) < largeFrames ||
 		b.Stacktraces[0].Frames[0].Status != "symbolicated" {
-		t.Fatalf("direct answer %.300s: want %d symbolicated frames or more", direct, 4*framesPerResolver)
+		t.Fatalf("direct answer %.300s: want %d symbolicated frames or more", direct, largeFrames)
 	}
 	if !bytes.Equal(kept, direct) {
 		t.Errorf("kept answer differs from the direct one:\n%.500s\n%.500s", kept, direct)

@@ -418,9 +418,6 @@ func (s *Server) deadline(ctx context.Context) (context.Context, context.CancelF
 // symbolication by its own writer.
 func writeAnswer(w http.ResponseWriter, r *http.Request, code int, v any) {
 	switch a := v.(type) {
-	case *completedResponse:
-		writeCompleted(w, r, code, a)
-		return
 	case *heldAnswer:
 		a.writeTo(w, code)
 		return

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/stackimage/stackimage/archregs"
-	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/walker"
 )
@@ -200,42 +198,5 @@ func TestMissesAndFailuresRemembered(t *testing.T) {
 	}
 	if f := metric(t, s, "stackimage_index_builds_total", "result", "failed"); f != 1 {
 		t.Errorf("%v failed builds, want 1", f)
-	}
-}
-
-// TestResolveAllKeepsOrder: frames split among goroutines come back each
-// with its own symbolicated frames (one to three here, as inlined
-// functions make them) as JSON, in the request's order.
-func TestResolveAllKeepsOrder(t *testing.T) {
-	for _, n := range []int{0, 1, framesPerResolver - 1, framesPerResolver * 2, 1000} {
-		var frames []frameRef
-		for k := range n {
-			frames = append(frames, frameRef{k / 7, k % 7})
-		}
-		resolve := func(buf []symbolicatedFrame, _ *[]symstore.Frame, r frameRef) []symbolicatedFrame {
-			for i := range r.frame%3 + 1 {
-				buf = append(buf, symbolicatedFrame{OriginalIndex: r.stack*7 + r.frame, Lineno: i})
-			}
-			return buf
-		}
-		spans, release := resolveAll(frames, resolve)
-		if len(spans) != n {
-			t.Fatalf("%d frames: %d spans", n, len(spans))
-		}
-		for k, encoded := range spans {
-			var span []symbolicatedFrame
-			if err := json.Unmarshal([]byte("["+string(encoded)+"]"), &span); err != nil {
-				t.Fatalf("%d frames: frame %d's JSON %q: %v", n, k, encoded, err)
-			}
-			if len(span) != k%7%3+1 {
-				t.Fatalf("%d frames: frame %d has %d symbolicated frames, want %d", n, k, len(span), k%7%3+1)
-			}
-			for i, f := range span {
-				if f.OriginalIndex != k || f.Lineno != i {
-					t.Fatalf("%d frames: frame %d's span holds %+v at %d", n, k, f, i)
-				}
-			}
-		}
-		release()
 	}
 }

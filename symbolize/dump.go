@@ -94,6 +94,10 @@ func (z *Symbolizer) SymbolicateEach(d *dump.Dump, each func(Thread) error) (*Re
 		return nil, err
 	}
 	defer p.Close()
+	// Names are remembered across threads; one backtrace without memory
+	// names each address about once.
+	p.unnamedCache = len(d.Threads) == 1 && len(d.Threads[0].Frames) > 0 && d.Memory == nil &&
+		len(d.LastExceptionBacktrace) == 0 && d.RecrashThread == nil
 	rep := &Report{Format: d.Format, Dump: d, Arch: d.Arch, Missing: p.Missing}
 	s := &dumpSymbolizer{z: z, p: p, d: d, left: z.maxTotalFrames(), maxDepth: z.MaxDepth}
 	if s.maxDepth <= 0 {

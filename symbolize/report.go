@@ -2,6 +2,9 @@ package symbolize
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/demangle"
@@ -169,17 +172,90 @@ func exactLookupAddress(arch *archregs.Arch, index int, addr uint64) uint64 {
 
 // reportedFrames symbolicates a reporter's backtrace, looking each frame up
 // as reportedLookupAddress says. When the reporter skipped frames, even the
-// first frame given is a caller.
+// first frame given is a caller. A backtrace of many frames is named by
+// up to GOMAXPROCS goroutines (the process is safe for concurrent
+// lookups), so that one large backtrace (a symbolicator request's) uses
+// the cores an idle machine has; on a busy one the request's own
+// goroutine takes what the others have not started.
 func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressRule) []symstore.Frame {
-	var out []symstore.Frame
-	for i, rf := range frames {
-		index := i + skipped
-		lookup := reportedLookupAddress(p.Arch, rule, index, rf.Address)
-		if p.ExactAddresses {
-			lookup = exactLookupAddress(p.Arch, index, rf.Address)
+	workers := min(runtime.GOMAXPROCS(0), len(frames)/framesPerNamer)
+	if workers <= 1 {
+		return p.appendReported(nil, frames, skipped, rule)
+	}
+	chunks := (len(frames) + namerChunk - 1) / namerChunk
+	parts := make([][]symstore.Frame, chunks)
+	var next atomic.Int64
+	work := func() {
+		for {
+			c := int(next.Add(1)) - 1
+			if c >= chunks {
+				return
+			}
+			lo := c * namerChunk
+			parts[c] = p.appendReported(nil, frames[lo:min(lo+namerChunk, len(frames))], skipped+lo, rule)
 		}
-		fs := p.Frames(index, rf.Address, lookup, symstore.FoundByReport)
-		last := &fs[len(fs)-1]
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+	total := 0
+	for _, part := range parts {
+		total += len(part)
+	}
+	out := make([]symstore.Frame, 0, total)
+	for _, part := range parts {
+		out = append(out, part...)
+	}
+	return out
+}
+
+// framesPerNamer is the fewest frames worth another goroutine: naming one
+// takes microseconds, starting a goroutine far less.
+const framesPerNamer = 25
+
+// namerChunk is how many frames a goroutine takes at a time: small enough
+// that the goroutines finish together, large enough that taking them
+// costs nothing.
+const namerChunk = 8
+
+// appendReported appends the symbolicated frames of a reporter's frames,
+// the first of which is frame first of the backtrace.
+func (p *Process) appendReported(out []symstore.Frame, frames []dump.Frame, first int, rule AddressRule) []symstore.Frame {
+	if out == nil {
+		// Room for the functions inlined at some of the frames.
+		out = make([]symstore.Frame, 0, len(frames)+len(frames)/2)
+	}
+	for i, rf := range frames {
+		index := i + first
+		arch := p.Arch
+		if arch == nil {
+			// A dump that does not state its architecture (a symbolicator
+			// request) is named by each image's own.
+			arch = p.imagesArch
+			if arch == nil {
+				arch = p.imageArch(rf.Address)
+			}
+		}
+		var lookup uint64
+		switch {
+		case rf.Lookup == dump.LookupAsGiven:
+			lookup = rf.Address
+		case rf.Lookup == dump.LookupCaller:
+			lookup = walker.CallerLookupAddress(arch, rf.Address)
+		case p.ExactAddresses:
+			lookup = exactLookupAddress(arch, index, rf.Address)
+		default:
+			lookup = reportedLookupAddress(arch, rule, index, rf.Address)
+		}
+		out = p.appendFrames(out, index, rf.Address, lookup, symstore.FoundByReport)
+		last := &out[len(out)-1]
 		if last.Image == "" && rf.ImageName != "" {
 			// The report names an image our list cannot place (it gave no
 			// size, or its Binary Images lack it): keep the reporter's
@@ -195,9 +271,18 @@ func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressR
 				last.File, last.Line = rf.File, rf.Line
 			}
 		}
-		out = append(out, fs...)
 	}
 	return out
+}
+
+// imageArch returns the architecture of the known image holding addr, nil
+// when none does.
+func (p *Process) imageArch(addr uint64) *archregs.Arch {
+	loc, err := p.List.Lookup(addr)
+	if err != nil || loc.Loaded.Image == nil {
+		return nil
+	}
+	return loc.Loaded.Image.Arch
 }
 
 // walkReported walks a thread over its stack dump and compares the machine

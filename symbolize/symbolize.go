@@ -97,6 +97,12 @@ type Symbolizer struct {
 	// noreturn callee) is then named after the next function, as Apple's
 	// tools name it. Set it to compare output with theirs line for line.
 	ExactAddresses bool
+	// Entries, when set, is asked first for an image's symbols by UUID:
+	// an entry its caller holds open already (a service's cache of
+	// indexes), which spares a lookup in Symbols, its files' opening and
+	// the entry's lazily built tables. The entry returned is the
+	// process's to release (Close does); nil leaves the image to Symbols.
+	Entries func(id uuid.UUID) *symstore.Entry
 }
 
 // Process holds the images of one process with their symbols attached,
@@ -128,6 +134,13 @@ type Process struct {
 	// return addresses over and over (threads parked in the same calls).
 	namedMu sync.Mutex
 	named   map[namedKey][]symstore.Frame
+	// unnamedCache says Frames names every address afresh: set for a dump
+	// of one backtrace, whose addresses rarely repeat, where the cache
+	// would cost more than it saves.
+	unnamedCache bool
+	// imagesArch is the architecture of every image with symbols, when
+	// the process has none of its own and they agree.
+	imagesArch *archregs.Arch
 }
 
 // errNilSymbolizer is the error of a nil Symbolizer's methods.
@@ -173,7 +186,23 @@ func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*P
 	}
 	p.List = image.NewList(loaded)
 	p.imageEnd = p.ImageEnd()
+	if arch == nil {
+		p.imagesArch = soleArch(p.entries)
+	}
 	return p, nil
+}
+
+// soleArch returns the architecture every image with symbols has, nil
+// when they differ or none has one.
+func soleArch(entries map[*image.Loaded]*symstore.Entry) *archregs.Arch {
+	var arch *archregs.Arch
+	for l := range entries {
+		if l.Image == nil || l.Image.Arch == nil || arch != nil && l.Image.Arch != arch {
+			return nil
+		}
+		arch = l.Image.Arch
+	}
+	return arch
 }
 
 // entryFor finds the symbols of a loaded image: the image the caller
@@ -185,6 +214,12 @@ func (z *Symbolizer) entryFor(arch *archregs.Arch, l *image.Loaded) (e *symstore
 	case l.Image != nil:
 		e, err = symstore.NewEntry(l.Image)
 		return e, false, err
+	case z.Entries != nil && !l.UUID.IsZero():
+		if e := z.Entries(l.UUID); e != nil {
+			return e, true, nil
+		}
+	}
+	switch {
 	case z.Symbols == nil:
 		return nil, false, nil
 	case !l.UUID.IsZero():
@@ -228,6 +263,14 @@ func (p *Process) Frames(index int, addr, lookup uint64, foundBy symstore.FoundB
 
 // appendFrames appends Frames' answer to dst.
 func (p *Process) appendFrames(dst []symstore.Frame, index int, addr, lookup uint64, foundBy symstore.FoundBy) []symstore.Frame {
+	if p.unnamedCache {
+		n := len(dst)
+		dst = p.appendName(dst, addr, lookup)
+		for i := n; i < len(dst); i++ {
+			dst[i].Index, dst[i].FoundBy = index, foundBy
+		}
+		return dst
+	}
 	key := namedKey{addr, lookup}
 	p.namedMu.Lock()
 	cached, ok := p.named[key]
@@ -251,10 +294,15 @@ func (p *Process) appendFrames(dst []symstore.Frame, index int, addr, lookup uin
 // name symbolizes one address for Frames, with index and found-by left
 // zero: the frames are cached and shared, and must not be modified.
 func (p *Process) name(addr, lookup uint64) []symstore.Frame {
+	return p.appendName(nil, addr, lookup)
+}
+
+// appendName appends name's answer to dst.
+func (p *Process) appendName(dst []symstore.Frame, addr, lookup uint64) []symstore.Frame {
 	f := symstore.Frame{Address: addr, LookupAddress: lookup}
 	loc, err := p.List.Lookup(lookup)
 	if err != nil {
-		return []symstore.Frame{f}
+		return append(dst, f)
 	}
 	l := loc.Loaded
 	f.Image = path.Base(strings.ReplaceAll(l.Name, "\\", "/"))
@@ -263,9 +311,9 @@ func (p *Process) name(addr, lookup uint64) []symstore.Frame {
 	f.ImageOffset = addr - l.LoadAddress
 	e := p.entries[l]
 	if e == nil {
-		return []symstore.Frame{f}
+		return append(dst, f)
 	}
-	return e.Resolve(f, loc.Unslid, symstore.ResolveOptions{NoDemangle: p.NoDemangle})
+	return e.AppendResolve(dst, f, loc.Unslid, symstore.ResolveOptions{NoDemangle: p.NoDemangle})
 }
 
 // IsCode reports whether addr lies in code of a known image; it lets the

@@ -20,7 +20,7 @@ var layers = map[string]int{
 	"plcrash":   1,
 	"metrickit": 1,
 	"symstore":  2, "symbolize": 2, "symstore/objstore": 2, "symstore/remote": 2, "symstore/indexcache": 2,
-	"open": 3, "report": 3, "atos": 3, "aggregate": 3,
+	"open": 3, "report": 3, "atos": 3, "aggregate": 3, "symbolicator": 3,
 	"serve": 4, "cmd/stackimage": 4,
 }
 
@@ -34,15 +34,18 @@ var forbidden = map[string][]string{
 	"symstore/remote":   {"symstore/indexcache", "symbolize"},
 	"open":              {"report", "symbolize", "symstore"},
 	"atos":              {"open", "report"},
-	"dump":              {"snapshot", "crashreport", "hangreport", "minidump", "machocore", "image"},
-	"walker":            {"image", "symtab"},
-	"snapshot":          {"crashreport", "hangreport", "minidump", "machocore"},
-	"crashreport":       {"snapshot", "hangreport", "minidump", "machocore"},
-	"hangreport":        {"snapshot", "crashreport", "minidump", "machocore"},
-	"minidump":          {"snapshot", "crashreport", "hangreport", "machocore"},
-	"machocore":         {"snapshot", "crashreport", "hangreport", "minidump"},
-	"plcrash":           {"snapshot", "crashreport", "hangreport", "minidump", "machocore"},
-	"metrickit":         {"snapshot", "crashreport", "hangreport", "minidump", "machocore", "image"},
+	// symbolicator's wire format is a dump in and symbolize's threads out:
+	// what reads files and writes reports stays out of it.
+	"symbolicator": {"open", "report", "aggregate"},
+	"dump":         {"snapshot", "crashreport", "hangreport", "minidump", "machocore", "image"},
+	"walker":       {"image", "symtab"},
+	"snapshot":     {"crashreport", "hangreport", "minidump", "machocore"},
+	"crashreport":  {"snapshot", "hangreport", "minidump", "machocore"},
+	"hangreport":   {"snapshot", "crashreport", "minidump", "machocore"},
+	"minidump":     {"snapshot", "crashreport", "hangreport", "machocore"},
+	"machocore":    {"snapshot", "crashreport", "hangreport", "minidump"},
+	"plcrash":      {"snapshot", "crashreport", "hangreport", "minidump", "machocore"},
+	"metrickit":    {"snapshot", "crashreport", "hangreport", "minidump", "machocore", "image"},
 	// Names come from demangle alone: it stands on swiftdemangle and on no
 	// symbol-file reader, so that printing a name needs none of them.
 	"demangle": {"image", "debuginfo", "symtab", "symindex", "breakpadsym"},

@@ -1,4 +1,4 @@
-package serve
+package symbolicator
 
 import (
 	"bytes"
@@ -23,29 +23,29 @@ import (
 // Unlike the frames inside a body encoding/json has checked, a body read
 // here is checked by this reader alone: it accepts only valid JSON.
 
-// decodeRequest reads a POST /symbolicate body into req. As
+// DecodeRequest reads a POST /symbolicate body into req. As
 // json.Decoder.Decode does, it reads the first JSON value and ignores
 // whatever follows it. Nothing in req refers to body afterwards.
-func decodeRequest(body []byte, req *symbolicateRequest) error {
+func DecodeRequest(body []byte, req *Request) error {
 	r := newRequestReader(body)
 	if r.request(req) {
 		return nil
 	}
-	*req = symbolicateRequest{}
+	*req = Request{}
 	return json.NewDecoder(bytes.NewReader(body)).Decode(req)
 }
 
-// rawFrames are a stack trace's frames.
-type rawFrames []rawFrame
+// Frames are a stack trace's frames.
+type Frames []Frame
 
 // UnmarshalJSON reads the frames of a request encoding/json reads: by
 // hand when they have the usual shape.
-func (fs *rawFrames) UnmarshalJSON(b []byte) error {
+func (fs *Frames) UnmarshalJSON(b []byte) error {
 	if out, ok := parseFrames(b); ok {
 		*fs = out
 		return nil
 	}
-	var plain []rawFrame
+	var plain []Frame
 	if err := json.Unmarshal(b, &plain); err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func (fs *rawFrames) UnmarshalJSON(b []byte) error {
 
 // parseFrames reads a JSON array of frames and nothing after it; ok is
 // false when it holds anything but the usual shape.
-func parseFrames(b []byte) (rawFrames, bool) {
+func parseFrames(b []byte) (Frames, bool) {
 	r := newRequestReader(b)
 	r.Space()
 	out, ok := r.frames()
@@ -72,7 +72,7 @@ type requestReader struct {
 	// frames are read into it one after another, so that a request's
 	// frames take one allocation rather than a growing slice each. It is
 	// made at the first frame.
-	frameSlab rawFrames
+	frameSlab Frames
 }
 
 func newRequestReader(b []byte) requestReader {
@@ -80,12 +80,12 @@ func newRequestReader(b []byte) requestReader {
 }
 
 // slab returns a slice with room for the rest of the input's frames.
-func (r *requestReader) slab() rawFrames {
+func (r *requestReader) slab() Frames {
 	if r.frameSlab == nil {
 		// Every frame has its instruction_addr key, so the count is
 		// enough; where the key is not a frame's (a string holding it),
 		// it gives a few bytes of room per byte of input, no more.
-		r.frameSlab = make(rawFrames, 0, bytes.Count(r.B, []byte(`"instruction_addr"`)))
+		r.frameSlab = make(Frames, 0, bytes.Count(r.B, []byte(`"instruction_addr"`)))
 	}
 	return r.frameSlab[len(r.frameSlab):]
 }
@@ -188,16 +188,16 @@ func (r *requestReader) array(elem func() bool) bool {
 }
 
 // request reads a whole request.
-func (r *requestReader) request(req *symbolicateRequest) bool {
+func (r *requestReader) request(req *Request) bool {
 	r.Space()
 	return r.object(requestFields, false, func(i int) bool {
 		switch requestFields[i] {
 		case "stacktraces":
 			return r.stacktraces(&req.Stacktraces)
 		case "modules":
-			req.Modules = []rawModule{}
+			req.Modules = []Module{}
 			return r.array(func() bool {
-				var m rawModule
+				var m Module
 				ok := r.module(&m)
 				req.Modules = append(req.Modules, m)
 				return ok
@@ -217,10 +217,10 @@ func (r *requestReader) request(req *symbolicateRequest) bool {
 	})
 }
 
-func (r *requestReader) stacktraces(out *[]rawStacktrace) bool {
-	*out = []rawStacktrace{}
+func (r *requestReader) stacktraces(out *[]Stacktrace) bool {
+	*out = []Stacktrace{}
 	return r.array(func() bool {
-		var st rawStacktrace
+		var st Stacktrace
 		ok := r.object(stacktraceFields, false, func(i int) bool {
 			if i == 0 {
 				fs, ok := r.frames()
@@ -235,11 +235,11 @@ func (r *requestReader) stacktraces(out *[]rawStacktrace) bool {
 }
 
 // registers reads an object of register names and addresses.
-func (r *requestReader) registers(out *map[string]hexValue) bool {
+func (r *requestReader) registers(out *map[string]Hex) bool {
 	if !r.Eat('{') {
 		return false
 	}
-	regs := map[string]hexValue{}
+	regs := map[string]Hex{}
 	*out = regs
 	r.Space()
 	if r.Eat('}') {
@@ -259,7 +259,7 @@ func (r *requestReader) registers(out *map[string]hexValue) bool {
 		if !ok {
 			return false
 		}
-		regs[string(name)] = hexValue(v)
+		regs[string(name)] = Hex(v)
 		r.Space()
 		if r.Eat(',') {
 			r.Space()
@@ -270,13 +270,13 @@ func (r *requestReader) registers(out *map[string]hexValue) bool {
 }
 
 // frames reads a JSON array of frames.
-func (r *requestReader) frames() (rawFrames, bool) {
-	out := rawFrames{}
+func (r *requestReader) frames() (Frames, bool) {
+	out := Frames{}
 	ok := r.array(func() bool {
 		if len(out) == 0 {
 			out = r.slab()
 		}
-		var f rawFrame
+		var f Frame
 		ok := r.object(frameFields, true, func(i int) bool { return r.frameField(i, &f) })
 		out = append(out, f)
 		return ok
@@ -291,11 +291,11 @@ func (r *requestReader) frames() (rawFrames, bool) {
 	return out[:len(out):len(out)], ok
 }
 
-func (r *requestReader) frameField(i int, f *rawFrame) bool {
+func (r *requestReader) frameField(i int, f *Frame) bool {
 	switch i {
 	case 0: // instruction_addr
 		v, ok := r.address()
-		f.InstructionAddr = hexValue(v)
+		f.InstructionAddr = Hex(v)
 		return ok
 	case 1: // addr_mode
 		return r.text(&f.AddrMode)
@@ -319,7 +319,7 @@ func (r *requestReader) frameField(i int, f *rawFrame) bool {
 	return false
 }
 
-func (r *requestReader) module(m *rawModule) bool {
+func (r *requestReader) module(m *Module) bool {
 	return r.object(moduleFields, true, func(i int) bool {
 		switch i {
 		case 0:
@@ -334,7 +334,7 @@ func (r *requestReader) module(m *rawModule) bool {
 			return r.text(&m.CodeFile)
 		case 5:
 			v, ok := r.address()
-			m.ImageAddr = hexValue(v)
+			m.ImageAddr = Hex(v)
 			return ok
 		case 6:
 			if r.literal("null") {
@@ -342,7 +342,7 @@ func (r *requestReader) module(m *rawModule) bool {
 				return true
 			}
 			v, ok := r.address()
-			size := hexValue(v)
+			size := Hex(v)
 			m.ImageSize = &size
 			return ok
 		}
@@ -368,7 +368,7 @@ func (r *requestReader) literal(lit string) bool {
 	return true
 }
 
-// address reads an address as hexValue does: a string, "0x…" in hex,
+// address reads an address as Hex does: a string, "0x…" in hex,
 // else decimal, or a JSON number of digits alone.
 func (r *requestReader) address() (uint64, bool) {
 	if r.I < len(r.B) && r.B[r.I] == '"' {
@@ -399,7 +399,7 @@ func (r *requestReader) number() []byte {
 	return b[start:i]
 }
 
-// parseAddress reads an address as hexValue does: "0x…" in hex, else
+// parseAddress reads an address as Hex does: "0x…" in hex, else
 // decimal.
 func parseAddress(s []byte) (uint64, bool) {
 	base := 10

@@ -1,4 +1,4 @@
-package serve
+package symbolicator
 
 import (
 	"bytes"
@@ -57,9 +57,9 @@ func TestFramesDecodeAsJSON(t *testing.T) {
 
 func checkFramesDecode(t *testing.T, in []byte) {
 	t.Helper()
-	var want []rawFrame
+	var want []Frame
 	wantErr := json.Unmarshal(in, &want)
-	var got rawFrames
+	var got Frames
 	gotErr := json.Unmarshal(in, &got)
 	if (wantErr == nil) != (gotErr == nil) {
 		t.Fatalf("%s: error %v, encoding/json's %v", in, gotErr, wantErr)
@@ -67,7 +67,7 @@ func checkFramesDecode(t *testing.T, in []byte) {
 	if wantErr != nil {
 		return
 	}
-	if diff := cmp.Diff(want, []rawFrame(got)); diff != "" {
+	if diff := cmp.Diff(want, []Frame(got)); diff != "" {
 		t.Errorf("%s: frames differ from encoding/json's (-json +ours):\n%s", in, diff)
 	}
 }
@@ -92,7 +92,7 @@ func BenchmarkFramesDecode(b *testing.B) {
 	b.Run("encoding-json", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
-			var fs []rawFrame
+			var fs []Frame
 			if err := json.Unmarshal(in, &fs); err != nil {
 				b.Fatal(err)
 			}
@@ -101,7 +101,7 @@ func BenchmarkFramesDecode(b *testing.B) {
 	b.Run("by-hand", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
-			var fs rawFrames
+			var fs Frames
 			if err := json.Unmarshal(in, &fs); err != nil {
 				b.Fatal(err)
 			}
@@ -178,7 +178,7 @@ var requestInputs = []string{
 // usualRequests is how many of requestInputs have the usual shapes.
 const usualRequests = 9
 
-// plainRequest is symbolicateRequest without the hand-written frames
+// plainRequest is Request without the hand-written frames
 // reader, for encoding/json's own answer.
 type plainRequest struct {
 	Platform    string            `json:"platform,omitempty"`
@@ -186,7 +186,7 @@ type plainRequest struct {
 	Sources     []json.RawMessage `json:"sources,omitempty"`
 	Stacktraces []plainStacktrace `json:"stacktraces"`
 	Threads     []plainStacktrace `json:"threads,omitempty"`
-	Modules     []rawModule       `json:"modules"`
+	Modules     []Module          `json:"modules"`
 	Options     struct {
 		DIFCandidates bool `json:"dif_candidates"`
 		NoDemangle    bool `json:"no_demangle"`
@@ -194,22 +194,22 @@ type plainRequest struct {
 }
 
 type plainStacktrace struct {
-	Registers map[string]hexValue `json:"registers,omitempty"`
-	Frames    []rawFrame          `json:"frames"`
+	Registers map[string]Hex `json:"registers,omitempty"`
+	Frames    []Frame        `json:"frames"`
 }
 
-func (p *plainRequest) request() symbolicateRequest {
-	traces := func(in []plainStacktrace) []rawStacktrace {
+func (p *plainRequest) request() Request {
+	traces := func(in []plainStacktrace) []Stacktrace {
 		if in == nil {
 			return nil
 		}
-		out := []rawStacktrace{}
+		out := []Stacktrace{}
 		for _, st := range in {
-			out = append(out, rawStacktrace{Registers: st.Registers, Frames: rawFrames(st.Frames)})
+			out = append(out, Stacktrace{Registers: st.Registers, Frames: Frames(st.Frames)})
 		}
 		return out
 	}
-	req := symbolicateRequest{Platform: p.Platform, Signal: p.Signal, Sources: p.Sources,
+	req := Request{Platform: p.Platform, Signal: p.Signal, Sources: p.Sources,
 		Stacktraces: traces(p.Stacktraces), Threads: traces(p.Threads), Modules: p.Modules}
 	req.Options.DIFCandidates, req.Options.NoDemangle = p.Options.DIFCandidates, p.Options.NoDemangle
 	return req
@@ -226,18 +226,18 @@ func TestRequestDecodeAsJSON(t *testing.T) {
 	}
 }
 
-// checkRequestDecode compares decodeRequest with json.Decoder on in and
+// checkRequestDecode compares DecodeRequest with json.Decoder on in and
 // reports whether the hand-written reader read it.
 func checkRequestDecode(t *testing.T, in []byte) bool {
 	t.Helper()
 	var plain plainRequest
 	wantErr := json.NewDecoder(bytes.NewReader(in)).Decode(&plain)
-	var got symbolicateRequest
-	gotErr := decodeRequest(in, &got)
+	var got Request
+	gotErr := DecodeRequest(in, &got)
 	if (wantErr == nil) != (gotErr == nil) {
 		t.Fatalf("%q: error %v, encoding/json's %v", in, gotErr, wantErr)
 	}
-	var byHand symbolicateRequest
+	var byHand Request
 	r := newRequestReader(in)
 	read := r.request(&byHand)
 	if read && wantErr != nil {
@@ -280,7 +280,7 @@ func BenchmarkRequestDecode(b *testing.B) {
 	b.Run("encoding-json", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
-			var req symbolicateRequest
+			var req Request
 			if err := json.NewDecoder(bytes.NewReader(in)).Decode(&req); err != nil {
 				b.Fatal(err)
 			}
@@ -289,8 +289,8 @@ func BenchmarkRequestDecode(b *testing.B) {
 	b.Run("one-pass", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
-			var req symbolicateRequest
-			if err := decodeRequest(in, &req); err != nil {
+			var req Request
+			if err := DecodeRequest(in, &req); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -301,14 +301,14 @@ func BenchmarkRequestDecode(b *testing.B) {
 // frames are each their own: appending to one never changes the next.
 func TestFramesOfOneStackTraceOnly(t *testing.T) {
 	in := `{"stacktraces":[{"frames":[{"instruction_addr":"0x1"},{"instruction_addr":"0x2"}]},{"frames":[{"instruction_addr":"0x3"}]}]}`
-	var req symbolicateRequest
-	if err := decodeRequest([]byte(in), &req); err != nil {
+	var req Request
+	if err := DecodeRequest([]byte(in), &req); err != nil {
 		t.Fatal(err)
 	}
 	if len(req.Stacktraces) != 2 || len(req.Stacktraces[0].Frames) != 2 || len(req.Stacktraces[1].Frames) != 1 {
 		t.Fatalf("read %+v, want stack traces of 2 and 1 frames", req.Stacktraces)
 	}
-	req.Stacktraces[0].Frames = append(req.Stacktraces[0].Frames, rawFrame{InstructionAddr: 0xbad})
+	req.Stacktraces[0].Frames = append(req.Stacktraces[0].Frames, Frame{InstructionAddr: 0xbad})
 	if got := req.Stacktraces[1].Frames[0].InstructionAddr; got != 0x3 {
 		t.Errorf("second stack trace's frame is %#x after appending to the first's, want 0x3", uint64(got))
 	}

@@ -1,0 +1,72 @@
+package symbolicator
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/uuid"
+)
+
+// TestNewInput: a request's modules become images and its stack traces
+// threads; frames are placed by address or by "rel:N", only modules some
+// frame lies in are fetched, a malformed debug ID is kept apart, and
+// adjust_instruction_addr says how a frame is looked up.
+func TestNewInput(t *testing.T) {
+	size := Hex(0x1000)
+	yes, no := true, false
+	req := &Request{
+		Threads: []Stacktrace{{Frames: Frames{
+			{InstructionAddr: 0x10000400},                              // in module 0
+			{InstructionAddr: 0x20, AddrMode: "rel:1"},                 // module 1 + 0x20
+			{InstructionAddr: 0x10002000, AdjustInstructionAddr: &no},  // past module 0's size: in none
+			{InstructionAddr: 0x30000010, AdjustInstructionAddr: &yes}, // module 3 (malformed id)
+			{InstructionAddr: 0x40, AddrMode: "rel:9"},                 // no module 9
+		}}},
+		Modules: []Module{
+			{Type: "macho", DebugID: "4c4c444c-5555-3144-a117-3e15af6b6cff", CodeFile: `C:\x\App.exe`, ImageAddr: 0x10000000, ImageSize: &size},
+			{Type: "macho", CodeID: "00112233445566778899aabbccddeeff", DebugFile: "Lib.dSYM", ImageAddr: 0x20000000, ImageSize: &size},
+			{Type: "macho", DebugID: "00112233-4455-6677-8899-aabbccddeef0-0", ImageAddr: 0x28000000},
+			{Type: "macho", DebugID: "not-a-uuid", ImageAddr: 0x30000000},
+		},
+	}
+	in := NewInput(req)
+	if len(req.Stacktraces) != 1 || len(in.Dump.Threads) != 1 || len(in.Dump.Images) != 4 {
+		t.Fatalf("%d stack traces, %d threads, %d images; want the older \"threads\" taken, 1 and 4",
+			len(req.Stacktraces), len(in.Dump.Threads), len(in.Dump.Images))
+	}
+	if !in.Dump.Format.IsReport() || in.Dump.Memory != nil || in.Dump.Threads[0].Registers != nil {
+		t.Errorf("the dump is walkable: format %s, memory %v, registers %v", in.Dump.Format, in.Dump.Memory, in.Dump.Threads[0].Registers)
+	}
+	if got := in.Dump.Images[0].Name; got != "App.exe" {
+		t.Errorf("image 0 named %q, want the code file's base name", got)
+	}
+	if got := in.Dump.Images[1].Name; got != "Lib.dSYM" {
+		t.Errorf("image 1 named %q, want the debug file's", got)
+	}
+	frames := in.Dump.Threads[0].Frames
+	wantAddr := []uint64{0x10000400, 0x20000020, 0x10002000, 0x30000010, 0x40}
+	wantImage := []int{0, 1, -1, 3, -1}
+	wantLookup := []dump.Lookup{dump.LookupByPlace, dump.LookupByPlace, dump.LookupAsGiven, dump.LookupCaller, dump.LookupByPlace}
+	for i, f := range frames {
+		if f.Address != wantAddr[i] || f.ImageIndex != wantImage[i] || f.Lookup != wantLookup[i] {
+			t.Errorf("frame %d: address %#x, image %d, lookup %d; want %#x, %d, %d",
+				i, f.Address, f.ImageIndex, f.Lookup, wantAddr[i], wantImage[i], wantLookup[i])
+		}
+	}
+	if want := []bool{true, true, false, true}; !slices.Equal(in.Used, want) {
+		t.Errorf("used %v, want %v", in.Used, want)
+	}
+	if in.IDErrors[3] == nil || in.IDErrors[2] != nil || in.IDs[1].String() != "00112233-4455-6677-8899-AABBCCDDEEFF" {
+		t.Errorf("ids %v, errors %v: want module 3's malformed, module 1's from its code_id, module 2's with its age", in.IDs, in.IDErrors)
+	}
+	if len(in.Fetch.Images) != 2 || in.Fetch.Images[0].LoadAddress != 0x10000000 || in.Fetch.Images[1].LoadAddress != 0x20000000 {
+		t.Errorf("fetched %+v, want modules 0 and 1 alone", in.Fetch.Images)
+	}
+	mods := in.Modules(func(m Module, _ uuid.UUID) CompleteModule {
+		return CompleteModule{Module: m, DebugStatus: StatusFound}
+	})
+	if mods[0].DebugStatus != StatusFound || mods[2].DebugStatus != StatusUnused || mods[3].DebugStatus != StatusMalformed || mods[3].Error == "" {
+		t.Errorf("module statuses %s %s %s %s (%q)", mods[0].DebugStatus, mods[1].DebugStatus, mods[2].DebugStatus, mods[3].DebugStatus, mods[3].Error)
+	}
+}
