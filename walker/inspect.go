@@ -69,8 +69,11 @@ type inspectState struct {
 	// afterCall says the instruction before was a call (x86: a callee
 	// may pop words of its caller's, which the caller takes back).
 	afterCall bool
-	n         int
-	saved     [maxInspectSaves]savedReg
+	// getPC says the instruction before was i386's call to the next
+	// instruction, whose pushed word a pop takes into a register.
+	getPC bool
+	n     int
+	saved [maxInspectSaves]savedReg
 }
 
 // save records that reg's caller value is at CFA + off, unless an
@@ -242,10 +245,13 @@ func (w *walk) inFunction(addr, start uint64) bool {
 // inspectRow returns the unwind row of the innermost frame from its
 // function's code, or nil.
 func (w *walk) inspectRow(cur *Frame) *unwind.Row {
-	if w.ai.inspect == nil || w.opts.Instructions == nil || w.opts.Functions == nil || w.thumb && cur.Index == 0 {
+	if w.ai.inspect == nil || w.opts.Instructions == nil || w.opts.Functions == nil {
 		return nil
 	}
-	pc := cur.ReturnAddress
+	// armv7: a caller's return address says by its Thumb bit which
+	// instruction set its function runs, frame 0's CPSR.T.
+	pc := w.arch.CodeAddress(cur.ReturnAddress)
+	w.inspectThumb = cur.Index == 0 && w.thumb || cur.Index > 0 && w.arch.Thumb(cur.ReturnAddress)
 	start, ok := w.functionStart(cur.LookupAddress)
 	if !ok {
 		return nil
