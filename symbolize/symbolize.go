@@ -128,6 +128,9 @@ type Process struct {
 	// return addresses over and over (threads parked in the same calls).
 	namedMu sync.Mutex
 	named   map[namedKey][]symstore.Frame
+	// inspections keeps what the walker read from the functions' code,
+	// for every walk over this process's images.
+	inspections walker.InspectCache
 }
 
 // errNilSymbolizer is the error of a nil Symbolizer's methods.
@@ -367,6 +370,9 @@ func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.
 	}
 	if opts.ImageEnd == 0 {
 		opts.ImageEnd = p.imageEnd
+	}
+	if opts.Inspections == nil {
+		opts.Inspections = &p.inspections
 	}
 	if opts.Unwinder == nil && !p.NoUnwindInfo {
 		opts.Unwinder = p

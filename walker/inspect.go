@@ -150,7 +150,23 @@ type inspectTarget struct {
 // that starts at start up to pc (the state before the instruction at pc
 // executes). false when the code cannot be read or decoded, pc is not on
 // an instruction boundary of the straight-line decoding, or SP is lost.
+// With Options.Inspections the answer is looked up there first, and kept.
 func (w *walk) inspectFunction(start, pc uint64) (inspectState, bool) {
+	c := w.opts.Inspections
+	if c == nil {
+		return w.decodeFunction(start, pc)
+	}
+	key := inspectKey{arch: w.arch, start: start, thumb: w.inspectThumb}
+	if st, ok, hit := c.get(key, pc); hit {
+		return st, ok
+	}
+	st, ok := w.decodeFunction(start, pc)
+	c.put(key, pc, &st, ok)
+	return st, ok
+}
+
+// decodeFunction is inspectFunction without the cache.
+func (w *walk) decodeFunction(start, pc uint64) (inspectState, bool) {
 	if pc < start || pc-start > maxInspectBytes || w.ai.inspect == nil {
 		return inspectState{}, false
 	}

@@ -51,9 +51,14 @@ func inspectAt(t *testing.T, arch *archregs.Arch, code []byte, off uint64) *unwi
 // (armv7's CPSR.T).
 func inspectAtMode(t *testing.T, arch *archregs.Arch, code []byte, off uint64, thumb bool) *unwind.Row {
 	t.Helper()
+	return inspectWith(arch, code, off, thumb, nil)
+}
+
+// inspectWith is inspectAtMode with an InspectCache (nil for none).
+func inspectWith(arch *archregs.Arch, code []byte, off uint64, thumb bool, cache *InspectCache) *unwind.Row {
 	mem := &memory{base: inspectBase, data: append(append([]byte(nil), code...), make([]byte, 64)...)}
 	w := newWalk(arch, archInfos[arch.CPUType], nil, Options{Instructions: mem,
-		Functions: funcStarts{inspectBase, inspectBase + uint64(len(code))}})
+		Functions: funcStarts{inspectBase, inspectBase + uint64(len(code))}, Inspections: cache})
 	w.thumb = thumb
 	pc := inspectBase + off
 	return w.inspectRow(&Frame{ReturnAddress: pc, LookupAddress: pc})

@@ -230,6 +230,11 @@ type Options struct {
 	// frame-record chain in that function does not end the walk: a scan
 	// is tried first.
 	FrameRecords FrameRecordKeeper
+	// Inspections, when set, keeps what reading a function's code found
+	// (Instructions) across walks over the same images, per function:
+	// the threads of a dump return into the same functions at the same
+	// places. nil decodes the code again at every frame.
+	Inspections *InspectCache
 	// Unwinder, when set, gives unwind rules, tried before frame records
 	// for every frame. nil walks by frame records only.
 	Unwinder Unwinder
