@@ -124,3 +124,39 @@ func TestFreshProgramsStaleStacks(t *testing.T) {
 		}
 	}
 }
+
+// TestFreshCallSites walks programs the walker was not tuned on, without
+// frame pointers, with their dSYM alone (no binary: no code bytes, no
+// unwind tables), once taking the DWARF call sites as evidence for a
+// scanned word (debuginfo.Index.CallReturn) and once without them. The
+// call sites are evidence, not a guess: with them no cell may be less
+// exact or hold more junk than without. docs/accuracy.md gives the
+// figures ("DWARF call sites on dSYM-only walks").
+func TestFreshCallSites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds, links dSYMs for and single-steps programs twice over; not with -short")
+	}
+	seeds := freshSeeds(t, heldOutSeeds[:4], 1)
+	o := freshOptions(t, seeds, []string{GroupFreshDSYM, GroupFreshDSYMNoCallSites}, StaleNone)
+	o.DSYMUtil = testtool.Path(t, "dsymutil-16", "llvm-16", "the call-site sweep links dSYMs")
+	rep, err := SweepFresh(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("seeds %v\n%s", seeds, rep.Table())
+	for _, arch := range o.Archs {
+		for _, opt := range o.Opts {
+			with, without := rep.Cell(GroupFreshDSYM, arch, opt), rep.Cell(GroupFreshDSYMNoCallSites, arch, opt)
+			if with == nil || without == nil {
+				t.Fatalf("%s %s: no cell for one of the groups", arch, opt)
+			}
+			if with.Checked < 1000 || with.Checked != without.Checked {
+				t.Errorf("%s %s: %d and %d boundaries checked, want the same thousands", arch, opt, with.Checked, without.Checked)
+			}
+			if with.Exact < without.Exact || with.JunkPer100() > without.JunkPer100() {
+				t.Errorf("%s %s: with call sites %.2f%% exact, %.2f junk/100; without %.2f%%, %.2f: the call sites made it worse",
+					arch, opt, with.ExactPercent(), with.JunkPer100(), without.ExactPercent(), without.JunkPer100())
+			}
+		}
+	}
+}

@@ -23,13 +23,28 @@ const (
 	// GroupFreshBuiltNoTables: generated programs built without unwind
 	// tables at all (-ffreestanding without -funwind-tables).
 	GroupFreshBuiltNoTables = "fresh-nounwind"
+	// GroupFreshDSYM: generated programs built with -g, walked with
+	// their dSYM alone (no binary: neither code bytes nor unwind tables),
+	// as a crash pipeline walks an app whose dSYM was uploaded. Scanned
+	// words are checked by the dSYM's functions and its DWARF call sites
+	// (DW_AT_call_return_pc).
+	GroupFreshDSYM = "fresh-dsym"
+	// GroupFreshDSYMNoCallSites: the same walks with the DWARF call sites
+	// hidden from the walker (the dSYM's functions alone check a word):
+	// what the call sites change.
+	GroupFreshDSYMNoCallSites = "fresh-dsym-nocallsites"
 )
+
+// dsymOnly reports whether a group walks with the program's dSYM alone.
+func dsymOnly(group string) bool {
+	return group == GroupFreshDSYM || group == GroupFreshDSYMNoCallSites
+}
 
 // withholdsTables reports whether a group walks its programs without
 // unwind tables: withheld, or never built. Its truth then leaves out the
 // sentinel (see step).
 func withholdsTables(group string) bool {
-	return group == GroupNoFPNoTables || group == GroupFreshNoTables || group == GroupFreshBuiltNoTables
+	return group == GroupNoFPNoTables || group == GroupFreshNoTables || group == GroupFreshBuiltNoTables || dsymOnly(group)
 }
 
 // SweepProgram single-steps the executable at path from its entry, the
@@ -57,6 +72,9 @@ type FreshOptions struct {
 	// GroupFreshBuiltNoTables one built without.
 	Groups []string
 	Stale  StaleStack
+	// DSYMUtil is dsymutil-16, which GroupFreshDSYM and
+	// GroupFreshDSYMNoCallSites need.
+	DSYMUtil string
 }
 
 // SweepFresh generates a program for every seed, builds it for every
@@ -71,6 +89,12 @@ func SweepFresh(o FreshOptions) (*SweepReport, error) {
 			for _, opt := range o.Opts {
 				for _, group := range o.Groups {
 					b := progen.Build{Arch: arch, Opt: opt, Tables: group != GroupFreshBuiltNoTables}
+					if dsymOnly(group) {
+						if o.DSYMUtil == "" {
+							return nil, fmt.Errorf("emu: group %s needs dsymutil-16 (FreshOptions.DSYMUtil)", group)
+						}
+						b.DSYM = o.DSYMUtil
+					}
 					path, err := p.Compile(o.Dir, o.CC, o.LD, b)
 					if err != nil {
 						return nil, err

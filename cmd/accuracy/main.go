@@ -17,6 +17,13 @@
 // (fresh-notables) and built without them (fresh-nounwind):
 //
 //	go run -tags unicorn ./cmd/accuracy -fresh 20 [-seeds 1,2,3] [-stale replay]
+//
+// -group takes a comma-separated list there. The groups fresh-dsym and
+// fresh-dsym-nocallsites build the programs with -g and a dSYM
+// (dsymutil-16) and walk them with the dSYM alone, with its DWARF call
+// sites and without them:
+//
+//	go run -tags unicorn ./cmd/accuracy -fresh 10 -group fresh-dsym,fresh-dsym-nocallsites
 package main
 
 import (
@@ -37,7 +44,7 @@ import (
 func main() {
 	fixturesDir := flag.String("fixtures", "fixtures", "the fixtures directory (with MANIFEST.json and bin/)")
 	listMisses := flag.Bool("misses", false, "list every non-exact boundary after the table")
-	only := flag.String("group", "", "sweep only the fixtures of this group (and the groups that sweep them again with their unwind tables withheld)")
+	only := flag.String("group", "", "sweep only the fixtures of this group (and the groups that sweep them again with their unwind tables withheld); with -seeds or -fresh, the generated programs' groups, comma-separated")
 	fixture := flag.String("fixture", "", "sweep only this fixture (its name, as chain-nofp-x86_64-O1)")
 	staleFlag := flag.String("stale", "none", "what the stack holds before each run: none (zeroes, the table), replay (what a first run of the program left) or fill (the program's return addresses in every word)")
 	seeds := flag.String("seeds", "", "sweep programs generated from these seeds (comma-separated) instead of the fixtures")
@@ -100,12 +107,20 @@ func runFresh(w io.Writer, list string, n int, only string, stale emu.StaleStack
 	defer os.RemoveAll(dir)
 	groups := []string{emu.GroupFresh, emu.GroupFreshNoTables, emu.GroupFreshBuiltNoTables}
 	if only != "" {
-		groups = []string{only}
+		groups = strings.Split(only, ",")
+	}
+	var dsymutil string
+	for _, g := range groups {
+		if g == emu.GroupFreshDSYM || g == emu.GroupFreshDSYMNoCallSites {
+			if dsymutil, err = exec.LookPath("dsymutil-16"); err != nil {
+				return fmt.Errorf("%w (make fixture-deps installs it)", err)
+			}
+		}
 	}
 	fmt.Fprintf(w, "seeds %s\n\n", strings.Trim(fmt.Sprint(seeds), "[]"))
 	begin := time.Now()
 	rep, err := emu.SweepFresh(emu.FreshOptions{Dir: dir, CC: cc, LD: ld, Seeds: seeds,
-		Archs: []string{"arm64", "x86_64"}, Opts: []string{"O0", "O1", "O2"}, Groups: groups, Stale: stale})
+		Archs: []string{"arm64", "x86_64"}, Opts: []string{"O0", "O1", "O2"}, Groups: groups, Stale: stale, DSYMUtil: dsymutil})
 	if err != nil {
 		return err
 	}

@@ -17,14 +17,21 @@ type Build struct {
 	// whose compact encoder cannot express asynchronous epilogues);
 	// without it -ffreestanding leaves the program with none.
 	Tables bool
+	// DSYM, when set, is dsymutil-16's path: the program is compiled
+	// with -g and its dSYM linked beside the executable (NAME.dSYM), as
+	// a crash pipeline keeps it.
+	DSYM string
 }
 
 // Name is the executable's file name: "<prefix>-<arch>-<opt>", with
-// "-notables" when it has no unwind tables.
+// "-notables" when it has no unwind tables and "-g" when it has a dSYM.
 func (b Build) Name(prefix string) string {
 	n := fmt.Sprintf("%s-%s-%s", prefix, b.Arch, b.Opt)
 	if !b.Tables {
 		n += "-notables"
+	}
+	if b.DSYM != "" {
+		n += "-g"
 	}
 	return n
 }
@@ -42,8 +49,9 @@ var targets = map[string]target{
 		"-fasynchronous-unwind-tables"},
 }
 
-// Commands returns the compile and link commands of a build, as argument
-// lists: the source at src, the object and executable written beside it.
+// Commands returns the compile and link commands of a build (and
+// dsymutil's, with DSYM), as argument lists: the source at src, the
+// object and executable written beside it.
 // Every build omits frame pointers (-fomit-frame-pointer): only unwind
 // tables, or the code itself, describe its frames.
 func (b Build) Commands(cc, ld, src, out string) ([][]string, error) {
@@ -56,10 +64,16 @@ func (b Build) Commands(cc, ld, src, out string) ([][]string, error) {
 	if b.Tables {
 		compile = append(compile, t.unwind)
 	}
+	if b.DSYM != "" {
+		compile = append(compile, "-g")
+	}
 	obj := out + ".o"
 	compile = append(compile, "-ffreestanding", "-nostdlib", "-fno-stack-protector", "-fno-builtin", "-c", "-o", obj, src)
 	link := append([]string{ld}, t.link...)
 	link = append(link, "-e", "_start", "-o", out, obj)
+	if b.DSYM != "" {
+		return [][]string{compile, link, {b.DSYM, out, "-o", out + ".dSYM"}}, nil
+	}
 	return [][]string{compile, link}, nil
 }
 
