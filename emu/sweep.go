@@ -274,6 +274,11 @@ func sweepRun(dir string, prog fixtures.Program, out fixtures.Output, cell *Swee
 		if s.walkProc, err = newFrameSource(s.m, filepath.Join(dir, out.Path)+".dSYM"); err != nil {
 			return nil, 0, fmt.Errorf("emu: sweep %s: %w", out.Name(), err)
 		}
+		// dsymutil-16 copies the binary's __eh_frame into the dSYM (and
+		// __debug_frame is there without unwind tables): withheld, so
+		// that the dSYM's functions and call sites alone check the
+		// scan's words.
+		s.walkProc.NoUnwindInfo = true
 		s.noCallSites = s.group == GroupFreshDSYMNoCallSites
 	}
 	opts := RunOptions{OnStep: s.step}

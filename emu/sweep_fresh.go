@@ -24,10 +24,10 @@ const (
 	// tables at all (-ffreestanding without -funwind-tables).
 	GroupFreshBuiltNoTables = "fresh-nounwind"
 	// GroupFreshDSYM: generated programs built with -g, walked with
-	// their dSYM alone (no binary: neither code bytes nor unwind tables),
-	// as a crash pipeline walks an app whose dSYM was uploaded. Scanned
-	// words are checked by the dSYM's functions and its DWARF call sites
-	// (DW_AT_call_return_pc).
+	// their dSYM alone (no binary: no code bytes; and the unwind tables
+	// dsymutil copies into the dSYM withheld), as a crash pipeline walks
+	// an app whose dSYM was uploaded. Scanned words are checked by the
+	// dSYM's functions and its DWARF call sites (DW_AT_call_return_pc).
 	GroupFreshDSYM = "fresh-dsym"
 	// GroupFreshDSYMNoCallSites: the same walks with the DWARF call sites
 	// hidden from the walker (the dSYM's functions alone check a word):
