@@ -160,3 +160,40 @@ func TestFreshCallSites(t *testing.T) {
 		}
 	}
 }
+
+// TestFreshPrograms32Bit is TestFreshProgramsWithoutTables for armv7 and
+// i386, on the programs' portable text (progen: no function addresses,
+// no jump tables, no division), which ld64.lld-16 links for armv7 and the
+// emulator runs as an object file for i386: the walker reads their code
+// (walker/inspectarm.go, inspectx86.go) where no table is given.
+func TestFreshPrograms32Bit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and single-steps 60 programs; not with -short")
+	}
+	seeds := freshSeeds(t, heldOutSeeds, 2)
+	o := freshOptions(t, seeds, []string{GroupFreshNoTables}, StaleNone)
+	o.Archs = []string{"armv7", "i386"}
+	rep, err := SweepFresh(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("seeds %v\n%s", seeds, rep.Table())
+	if len(rep.Cells) != 6 {
+		t.Fatalf("%d cells, want 6 (2 architectures, 3 levels)", len(rep.Cells))
+	}
+	for _, c := range rep.Cells {
+		if c.Checked < 1000 {
+			t.Errorf("%s %s: only %d boundaries checked", c.Arch, c.Opt, c.Checked)
+		}
+		if c.ExactPercent() < 95 || c.JunkPer100() > 1 {
+			t.Errorf("%s %s: %.2f%% exact, %.2f junk frames per 100 walks; want at least 95%% and at most 1",
+				c.Arch, c.Opt, c.ExactPercent(), c.JunkPer100())
+		}
+	}
+	for i, m := range rep.Misses {
+		if i == 20 {
+			break
+		}
+		t.Logf("miss: %s step %d %s+%d: truth %v, walk %v (%s)", m.Fixture, m.Step, m.Function, m.Offset, m.Truth, m.Walk, m.Stop)
+	}
+}

@@ -84,7 +84,9 @@ func SweepFresh(o FreshOptions) (*SweepReport, error) {
 	rep := &SweepReport{}
 	for _, seed := range o.Seeds {
 		p := progen.Generate(seed)
-		var first *uint32
+		// first holds the value start returned, per source text (the
+		// portable one returns another).
+		first := map[bool]*uint32{}
 		for _, arch := range o.Archs {
 			for _, opt := range o.Opts {
 				for _, group := range o.Groups {
@@ -108,10 +110,10 @@ func SweepFresh(o FreshOptions) (*SweepReport, error) {
 					if err != nil {
 						return nil, fmt.Errorf("seed %d: %w", seed, err)
 					}
-					if first == nil {
-						first = &result
-					} else if result != *first {
-						return nil, fmt.Errorf("emu: seed %d: %s returned %#x, another build %#x: the run went wrong", seed, path, result, *first)
+					if f := first[b.Portable()]; f == nil {
+						first[b.Portable()] = &result
+					} else if result != *f {
+						return nil, fmt.Errorf("emu: seed %d: %s returned %#x, another build %#x: the run went wrong", seed, path, result, *f)
 					}
 					rep.Misses = append(rep.Misses, misses...)
 				}

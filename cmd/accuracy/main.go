@@ -24,6 +24,9 @@
 // sites and without them:
 //
 //	go run -tags unicorn ./cmd/accuracy -fresh 10 -group fresh-dsym,fresh-dsym-nocallsites
+//
+// -archs armv7,i386 builds the programs' portable text (progen) for the
+// 32-bit targets: armv7 linked by ld64.lld-16, i386 run as an object file.
 package main
 
 import (
@@ -49,10 +52,11 @@ func main() {
 	staleFlag := flag.String("stale", "none", "what the stack holds before each run: none (zeroes, the table), replay (what a first run of the program left) or fill (the program's return addresses in every word)")
 	seeds := flag.String("seeds", "", "sweep programs generated from these seeds (comma-separated) instead of the fixtures")
 	fresh := flag.Int("fresh", 0, "sweep this many programs generated from seeds drawn now (printed), besides -seeds")
+	archs := flag.String("archs", "arm64,x86_64", "with -seeds or -fresh, the architectures to build for (armv7 and i386 build the programs' portable text)")
 	flag.Parse()
 	stale, err := emu.ParseStaleStack(*staleFlag)
 	if err == nil && (*seeds != "" || *fresh > 0) {
-		err = runFresh(os.Stdout, *seeds, *fresh, *only, stale, *listMisses)
+		err = runFresh(os.Stdout, *seeds, *fresh, *only, strings.Split(*archs, ","), stale, *listMisses)
 	} else if err == nil {
 		err = run(os.Stdout, *fixturesDir, *only, *fixture, stale, *listMisses)
 	}
@@ -76,7 +80,7 @@ func run(w io.Writer, dir, only, fixture string, stale emu.StaleStack, listMisse
 }
 
 // runFresh sweeps generated programs: the seeds listed, and n drawn now.
-func runFresh(w io.Writer, list string, n int, only string, stale emu.StaleStack, listMisses bool) error {
+func runFresh(w io.Writer, list string, n int, only string, archs []string, stale emu.StaleStack, listMisses bool) error {
 	var seeds []int64
 	for _, f := range strings.Split(list, ",") {
 		if f = strings.TrimSpace(f); f == "" {
@@ -120,7 +124,7 @@ func runFresh(w io.Writer, list string, n int, only string, stale emu.StaleStack
 	fmt.Fprintf(w, "seeds %s\n\n", strings.Trim(fmt.Sprint(seeds), "[]"))
 	begin := time.Now()
 	rep, err := emu.SweepFresh(emu.FreshOptions{Dir: dir, CC: cc, LD: ld, Seeds: seeds,
-		Archs: []string{"arm64", "x86_64"}, Opts: []string{"O0", "O1", "O2"}, Groups: groups, Stale: stale, DSYMUtil: dsymutil})
+		Archs: archs, Opts: []string{"O0", "O1", "O2"}, Groups: groups, Stale: stale, DSYMUtil: dsymutil})
 	if err != nil {
 		return err
 	}
