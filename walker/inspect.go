@@ -72,8 +72,11 @@ type inspectState struct {
 	// getPC says the instruction before was i386's call to the next
 	// instruction, whose pushed word a pop takes into a register.
 	getPC bool
-	n     int
-	saved [maxInspectSaves]savedReg
+	// itLeft counts the Thumb instructions an IT block still makes
+	// conditional.
+	itLeft uint8
+	n      int
+	saved  [maxInspectSaves]savedReg
 }
 
 // save records that reg's caller value is at CFA + off, unless an

@@ -456,6 +456,36 @@ func TestInspectARMV7(t *testing.T) {
 			{off: 0x14, cfaReg: sp, raInLR: true},
 		}, true)
 	})
+	t.Run("Thumb-2: a conditional return in an IT block", func(t *testing.T) {
+		code := halfCode(
+			0xb510,         // 0x00 push {r4, lr}
+			0xb084,         // 0x02 sub sp, #16
+			0xf7ff, 0xfffe, // 0x04 bl
+			0xb004,         // 0x08 add sp, #16
+			0x2800,         // 0x0a cmp r0, #0
+			0xbf08,         // 0x0c it eq
+			0xbd10,         // 0x0e popeq {r4, pc}: the path on changes nothing
+			0xf7ff, 0xfffe, // 0x10 bl
+			0xbd10, // 0x14 pop {r4, pc}
+		)
+		s := map[unwind.Reg]int64{r4: -8}
+		checkRowsMode(t, archregs.ARMV7, code, []rowAt{
+			{off: 0x04, cfaReg: sp, cfaOff: 24, raOff: -4, saved: s},
+			{off: 0x0e, cfaReg: sp, cfaOff: 8, raOff: -4, saved: s},
+			{off: 0x10, cfaReg: sp, cfaOff: 8, raOff: -4, saved: s},
+			{off: 0x14, cfaReg: sp, cfaOff: 8, raOff: -4, saved: s},
+		}, true)
+	})
+	t.Run("ARM: a load with SP written back loses SP", func(t *testing.T) {
+		code := wordCode(
+			0xe92d4010, // 0x00 push {r4, lr}
+			0xe49d0008, // 0x04 ldr r0, [sp], #8: SP moves by a shape the decoder does not follow
+			0xebfffffe, // 0x08 bl
+		)
+		if row := inspectAt(t, archregs.ARMV7, code, 8); row != nil {
+			t.Errorf("after ldr r0, [sp], #8: row CFA r%d%+d, want none (SP lost)", row.CFA.Reg, row.CFA.Offset)
+		}
+	})
 }
 
 // TestInspectWalk walks a two-function x86_64 program without tables:

@@ -122,6 +122,9 @@ func armUnconditionalOK(insn uint32) bool {
 // `add pc, pc, r0, lsl #2`: the flow leaves), SP (lost), r7 while the
 // CFA follows it (the frame cannot be followed).
 func armOtherWrites(st *inspectState, insn uint32, step *inspectStep) bool {
+	if armWritesBackSP(insn) {
+		st.unknownSP() // a load or store with SP written back, of no shape above
+	}
 	rd, writes := armWrittenReg(insn)
 	if !writes {
 		return true
@@ -140,6 +143,18 @@ func armOtherWrites(st *inspectState, insn uint32, step *inspectStep) bool {
 		st.unknownSP() // LDM/STM with SP written back, of no shape above
 	}
 	return true
+}
+
+// armWritesBackSP reports a single or dual load or store (LDR, STR,
+// LDRD, STRD, ...) with SP as base that writes the address back: pre-
+// indexed with W, or post-indexed.
+func armWritesBackSP(insn uint32) bool {
+	if insn>>16&15 != 13 || insn&(1<<24) != 0 && insn&(1<<21) == 0 {
+		return false
+	}
+	single := insn&0x0c000000 == 0x04000000
+	extra := insn&0x0e000000 == 0 && insn&0x90 == 0x90 && insn&0x60 != 0
+	return single || extra
 }
 
 // armWrittenReg returns the register an ARM data-processing instruction
@@ -166,9 +181,6 @@ func armWrittenReg(insn uint32) (uint32, bool) {
 	case insn&0x0c000000 == 0x04000000: // LDR/STR (single)
 		if insn&(1<<20) != 0 {
 			return rd, true
-		}
-		if insn&(1<<25) == 0 && (insn&(1<<24) == 0 || insn&(1<<21) != 0) && insn>>16&15 == 13 {
-			return 13, true // a store with SP written back, of no shape above
 		}
 		return 0, false
 	case insn&0x0e000000 == 0x08000000: // LDM/STM
@@ -231,12 +243,36 @@ func armPop(w *walk, st *inspectState, list uint32) inspectFlow {
 //	mov sp, r7; sub.w sp, r7, #imm
 //	bx, b, b<cond>, b.w, cbz/cbnz, tbb/tbh, ldr.w pc    the flow
 //
-// Instructions in an IT block are taken as unconditional ones.
+// An instruction in an IT block changes nothing on the path that falls
+// through, as a conditional ARM instruction.
 func thumbInspect(w *walk, code []byte, at uint64, st *inspectState) (inspectStep, bool) {
 	if len(code) < 2 {
 		return inspectStep{}, false
 	}
 	hw1 := uint32(binary.LittleEndian.Uint16(code))
+	if st.itLeft > 0 {
+		// In an IT block: the instruction runs on one path only, and
+		// the other falls through with the frame as it was (`it eq;
+		// popeq {r7, pc}`). Its effects are decoded on a copy and
+		// dropped; leaving the function becomes a branch out of it.
+		st.itLeft--
+		scratch := *st
+		scratch.itLeft = 0
+		step, ok := thumbInspectOne(w, code, hw1, at, &scratch)
+		if step.flow == flowEnd || step.flow == flowJump {
+			step.flow = flowBranch
+		}
+		return step, ok
+	}
+	if hw1&0xff00 == 0xbf00 && hw1&0xf != 0 { // IT{x{y{z}}}: mask's lowest set bit says how many follow
+		st.itLeft = uint8(4 - bits.TrailingZeros32(hw1&0xf))
+		return inspectStep{size: 2}, true
+	}
+	return thumbInspectOne(w, code, hw1, at, st)
+}
+
+// thumbInspectOne is thumbInspect for one instruction outside an IT block.
+func thumbInspectOne(w *walk, code []byte, hw1 uint32, at uint64, st *inspectState) (inspectStep, bool) {
 	if hw1>>11 >= 0x1d {
 		if len(code) < 4 {
 			return inspectStep{}, false
