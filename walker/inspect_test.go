@@ -1,6 +1,7 @@
 package walker
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stackimage/stackimage/archregs"
@@ -540,6 +541,14 @@ func FuzzInspect(f *testing.F) {
 			if arch.ThumbBit != 0 {
 				if row := inspectAtMode(t, arch, code, off, true); row != nil && off > uint64(len(code))+64 {
 					t.Fatalf("%s Thumb: row at %#x, past the code's %d bytes", arch.Name, off, len(code))
+				}
+			}
+			// A cache answers as decoding does, kept or not.
+			var cache InspectCache
+			for range 2 {
+				got := inspectWith(arch, code, off, false, &cache)
+				if (got == nil) != (row == nil) || got != nil && !reflect.DeepEqual(cloneRow(got), cloneRow(row)) {
+					t.Fatalf("%s at %#x: cached row %v, uncached %v", arch.Name, off, got, row)
 				}
 			}
 		}
