@@ -124,3 +124,76 @@ func TestFreshProgramsStaleStacks(t *testing.T) {
 		}
 	}
 }
+
+// TestFreshCallSites walks programs the walker was not tuned on, without
+// frame pointers, with their dSYM alone (no binary: no code bytes, no
+// unwind tables), once taking the DWARF call sites as evidence for a
+// scanned word (debuginfo.Index.CallReturn) and once without them. The
+// call sites are evidence, not a guess: with them no cell may be less
+// exact or hold more junk than without. docs/accuracy.md gives the
+// figures ("DWARF call sites on dSYM-only walks").
+func TestFreshCallSites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds, links dSYMs for and single-steps programs twice over; not with -short")
+	}
+	seeds := freshSeeds(t, heldOutSeeds[:4], 1)
+	o := freshOptions(t, seeds, []string{GroupFreshDSYM, GroupFreshDSYMNoCallSites}, StaleNone)
+	o.DSYMUtil = testtool.Path(t, "dsymutil-16", "llvm-16", "the call-site sweep links dSYMs")
+	rep, err := SweepFresh(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("seeds %v\n%s", seeds, rep.Table())
+	for _, arch := range o.Archs {
+		for _, opt := range o.Opts {
+			with, without := rep.Cell(GroupFreshDSYM, arch, opt), rep.Cell(GroupFreshDSYMNoCallSites, arch, opt)
+			if with == nil || without == nil {
+				t.Fatalf("%s %s: no cell for one of the groups", arch, opt)
+			}
+			if with.Checked < 1000 || with.Checked != without.Checked {
+				t.Errorf("%s %s: %d and %d boundaries checked, want the same thousands", arch, opt, with.Checked, without.Checked)
+			}
+			if with.Exact < without.Exact || with.JunkPer100() > without.JunkPer100() {
+				t.Errorf("%s %s: with call sites %.2f%% exact, %.2f junk/100; without %.2f%%, %.2f: the call sites made it worse",
+					arch, opt, with.ExactPercent(), with.JunkPer100(), without.ExactPercent(), without.JunkPer100())
+			}
+		}
+	}
+}
+
+// TestFreshPrograms32Bit is TestFreshProgramsWithoutTables for armv7 and
+// i386, on the programs' portable text (progen: no function addresses,
+// no jump tables, no division), which ld64.lld-16 links for armv7 and the
+// emulator runs as an object file for i386: the walker reads their code
+// (walker/inspectarm.go, inspectx86.go) where no table is given.
+func TestFreshPrograms32Bit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and single-steps 60 programs; not with -short")
+	}
+	seeds := freshSeeds(t, heldOutSeeds, 2)
+	o := freshOptions(t, seeds, []string{GroupFreshNoTables}, StaleNone)
+	o.Archs = []string{"armv7", "i386"}
+	rep, err := SweepFresh(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("seeds %v\n%s", seeds, rep.Table())
+	if len(rep.Cells) != 6 {
+		t.Fatalf("%d cells, want 6 (2 architectures, 3 levels)", len(rep.Cells))
+	}
+	for _, c := range rep.Cells {
+		if c.Checked < 1000 {
+			t.Errorf("%s %s: only %d boundaries checked", c.Arch, c.Opt, c.Checked)
+		}
+		if c.ExactPercent() < 95 || c.JunkPer100() > 1 {
+			t.Errorf("%s %s: %.2f%% exact, %.2f junk frames per 100 walks; want at least 95%% and at most 1",
+				c.Arch, c.Opt, c.ExactPercent(), c.JunkPer100())
+		}
+	}
+	for i, m := range rep.Misses {
+		if i == 20 {
+			break
+		}
+		t.Logf("miss: %s step %d %s+%d: truth %v, walk %v (%s)", m.Fixture, m.Step, m.Function, m.Offset, m.Truth, m.Walk, m.Stop)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -269,6 +270,17 @@ func sweepRun(dir string, prog fixtures.Program, out fixtures.Output, cell *Swee
 		s.group = cell.Group
 	}
 	s.proc.NoUnwindInfo = withholdsTables(s.group)
+	if dsymOnly(s.group) {
+		if s.walkProc, err = newFrameSource(s.m, filepath.Join(dir, out.Path)+".dSYM"); err != nil {
+			return nil, 0, fmt.Errorf("emu: sweep %s: %w", out.Name(), err)
+		}
+		// dsymutil-16 copies the binary's __eh_frame into the dSYM (and
+		// __debug_frame is there without unwind tables): withheld, so
+		// that the dSYM's functions and call sites alone check the
+		// scan's words.
+		s.walkProc.NoUnwindInfo = true
+		s.noCallSites = s.group == GroupFreshDSYMNoCallSites
+	}
 	opts := RunOptions{OnStep: s.step}
 	if prog.End == fixtures.EndHalt {
 		halt, err := SymbolAddress(s.loaded.Image, fixtures.HaltFunction)
@@ -322,19 +334,24 @@ type activation struct {
 }
 
 type sweeper struct {
-	m       *Machine
-	loaded  *Loaded
-	proc    *symbolize.Process
-	name    string
-	group   string // SweepGroup of the fixture
-	cell    *SweepCell
-	misses  []SweepMiss
-	acts    []activation
-	names   map[uint64]string // truth names by address
-	scan    []byte            // scratch for findRecord
-	steps   int
-	ptrSize uint64
-	result  uint32 // what the entry returned (checkResult)
+	m      *Machine
+	loaded *Loaded
+	proc   *symbolize.Process
+	// walkProc, when set, walks instead of proc (which still names the
+	// truth): the dSYM alone (dsymOnly groups). noCallSites hides its
+	// DWARF call sites from the walker.
+	walkProc    *symbolize.Process
+	noCallSites bool
+	name        string
+	group       string // SweepGroup of the fixture
+	cell        *SweepCell
+	misses      []SweepMiss
+	acts        []activation
+	names       map[uint64]string // truth names by address
+	scan        []byte            // scratch for findRecord
+	steps       int
+	ptrSize     uint64
+	result      uint32 // what the entry returned (checkResult)
 }
 
 func newSweeper(dir string, prog fixtures.Program, out fixtures.Output, slide uint64) (*sweeper, error) {
@@ -373,11 +390,16 @@ func (s *sweeper) setup(path string, prog fixtures.Program, slide uint64) error 
 }
 
 // newFrameSource attaches symbols to the machine's images as the stackimage
-// command does: a symbolize.Process over an index of the fixture file,
-// matched by UUID, or by name for an i386 object file, which has none.
+// command does: a symbolize.Process over an index of the fixture file (or
+// a dSYM bundle), matched by UUID, or by name for an i386 object file,
+// which has none.
 func newFrameSource(m *Machine, path string) (*symbolize.Process, error) {
 	syms := symstore.NewSymbols()
-	if err := syms.AddFile(context.Background(), path); err != nil {
+	add := syms.AddFile
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		add = syms.AddDir
+	}
+	if err := add(context.Background(), path); err != nil {
 		return nil, err
 	}
 	loaded := make([]*image.Loaded, len(m.Images))
@@ -394,6 +416,14 @@ func newFrameSource(m *Machine, path string) (*symbolize.Process, error) {
 	}
 	return p, nil
 }
+
+// withoutCallSites is a process's symbol coverage (walker.SymbolCoverage)
+// without its DWARF call sites (walker.CallSites): a scanned word is then
+// checked by the functions the symbols list alone.
+type withoutCallSites struct{ p *symbolize.Process }
+
+func (s withoutCallSites) KnowsFunctions(addr uint64) bool { return s.p.KnowsFunctions(addr) }
+func (s withoutCallSites) SameImage(a, b uint64) bool      { return s.p.SameImage(a, b) }
 
 // checkResult checks that the entry returned the manifest's result: a run
 // that went wrong (a pointer landing elsewhere) is no ground truth.
@@ -424,7 +454,14 @@ func (s *sweeper) step(pc uint64) error {
 		return fmt.Errorf("capture at step %d (PC %#x): %w", s.steps, pc, err)
 	}
 	th := snap.Threads[0]
-	frames, res := s.proc.Walk(th.Registers, snap.Memory, walker.Options{StackLow: th.StackLow, StackHigh: th.StackHigh})
+	walkWith, wo := s.proc, walker.Options{StackLow: th.StackLow, StackHigh: th.StackHigh}
+	if s.walkProc != nil {
+		walkWith = s.walkProc
+		if s.noCallSites {
+			wo.Symbols = withoutCallSites{s.walkProc}
+		}
+	}
+	frames, res := walkWith.Walk(th.Registers, snap.Memory, wo)
 	got := MachineNames(frames)
 	truth := s.truthNames(pc)
 	if withholdsTables(s.group) && len(truth) > 1 {

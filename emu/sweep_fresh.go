@@ -23,13 +23,28 @@ const (
 	// GroupFreshBuiltNoTables: generated programs built without unwind
 	// tables at all (-ffreestanding without -funwind-tables).
 	GroupFreshBuiltNoTables = "fresh-nounwind"
+	// GroupFreshDSYM: generated programs built with -g, walked with
+	// their dSYM alone (no binary: no code bytes; and the unwind tables
+	// dsymutil copies into the dSYM withheld), as a crash pipeline walks
+	// an app whose dSYM was uploaded. Scanned words are checked by the
+	// dSYM's functions and its DWARF call sites (DW_AT_call_return_pc).
+	GroupFreshDSYM = "fresh-dsym"
+	// GroupFreshDSYMNoCallSites: the same walks with the DWARF call sites
+	// hidden from the walker (the dSYM's functions alone check a word):
+	// what the call sites change.
+	GroupFreshDSYMNoCallSites = "fresh-dsym-nocallsites"
 )
+
+// dsymOnly reports whether a group walks with the program's dSYM alone.
+func dsymOnly(group string) bool {
+	return group == GroupFreshDSYM || group == GroupFreshDSYMNoCallSites
+}
 
 // withholdsTables reports whether a group walks its programs without
 // unwind tables: withheld, or never built. Its truth then leaves out the
 // sentinel (see step).
 func withholdsTables(group string) bool {
-	return group == GroupNoFPNoTables || group == GroupFreshNoTables || group == GroupFreshBuiltNoTables
+	return group == GroupNoFPNoTables || group == GroupFreshNoTables || group == GroupFreshBuiltNoTables || dsymOnly(group)
 }
 
 // SweepProgram single-steps the executable at path from its entry, the
@@ -57,6 +72,9 @@ type FreshOptions struct {
 	// GroupFreshBuiltNoTables one built without.
 	Groups []string
 	Stale  StaleStack
+	// DSYMUtil is dsymutil-16, which GroupFreshDSYM and
+	// GroupFreshDSYMNoCallSites need.
+	DSYMUtil string
 }
 
 // SweepFresh generates a program for every seed, builds it for every
@@ -66,11 +84,19 @@ func SweepFresh(o FreshOptions) (*SweepReport, error) {
 	rep := &SweepReport{}
 	for _, seed := range o.Seeds {
 		p := progen.Generate(seed)
-		var first *uint32
+		// first holds the value start returned, per source text (the
+		// portable one returns another).
+		first := map[bool]*uint32{}
 		for _, arch := range o.Archs {
 			for _, opt := range o.Opts {
 				for _, group := range o.Groups {
 					b := progen.Build{Arch: arch, Opt: opt, Tables: group != GroupFreshBuiltNoTables}
+					if dsymOnly(group) {
+						if o.DSYMUtil == "" {
+							return nil, fmt.Errorf("emu: group %s needs dsymutil-16 (FreshOptions.DSYMUtil)", group)
+						}
+						b.DSYM = o.DSYMUtil
+					}
 					path, err := p.Compile(o.Dir, o.CC, o.LD, b)
 					if err != nil {
 						return nil, err
@@ -84,10 +110,10 @@ func SweepFresh(o FreshOptions) (*SweepReport, error) {
 					if err != nil {
 						return nil, fmt.Errorf("seed %d: %w", seed, err)
 					}
-					if first == nil {
-						first = &result
-					} else if result != *first {
-						return nil, fmt.Errorf("emu: seed %d: %s returned %#x, another build %#x: the run went wrong", seed, path, result, *first)
+					if f := first[b.Portable()]; f == nil {
+						first[b.Portable()] = &result
+					} else if result != *f {
+						return nil, fmt.Errorf("emu: seed %d: %s returned %#x, another build %#x: the run went wrong", seed, path, result, *f)
 					}
 					rep.Misses = append(rep.Misses, misses...)
 				}

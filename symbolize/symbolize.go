@@ -141,6 +141,9 @@ type Process struct {
 	// imagesArch is the architecture of every image with symbols, when
 	// the process has none of its own and they agree.
 	imagesArch *archregs.Arch
+	// inspections keeps what the walker read from the functions' code,
+	// for every walk over this process's images.
+	inspections walker.InspectCache
 }
 
 // errNilSymbolizer is the error of a nil Symbolizer's methods.
@@ -415,6 +418,9 @@ func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.
 	}
 	if opts.ImageEnd == 0 {
 		opts.ImageEnd = p.imageEnd
+	}
+	if opts.Inspections == nil {
+		opts.Inspections = &p.inspections
 	}
 	if opts.Unwinder == nil && !p.NoUnwindInfo {
 		opts.Unwinder = p

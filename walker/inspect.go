@@ -69,8 +69,14 @@ type inspectState struct {
 	// afterCall says the instruction before was a call (x86: a callee
 	// may pop words of its caller's, which the caller takes back).
 	afterCall bool
-	n         int
-	saved     [maxInspectSaves]savedReg
+	// getPC says the instruction before was i386's call to the next
+	// instruction, whose pushed word a pop takes into a register.
+	getPC bool
+	// itLeft counts the Thumb instructions an IT block still makes
+	// conditional.
+	itLeft uint8
+	n      int
+	saved  [maxInspectSaves]savedReg
 }
 
 // save records that reg's caller value is at CFA + off, unless an
@@ -147,7 +153,23 @@ type inspectTarget struct {
 // that starts at start up to pc (the state before the instruction at pc
 // executes). false when the code cannot be read or decoded, pc is not on
 // an instruction boundary of the straight-line decoding, or SP is lost.
+// With Options.Inspections the answer is looked up there first, and kept.
 func (w *walk) inspectFunction(start, pc uint64) (inspectState, bool) {
+	c := w.opts.Inspections
+	if c == nil {
+		return w.decodeFunction(start, pc)
+	}
+	key := inspectKey{arch: w.arch, start: start, thumb: w.inspectThumb}
+	if st, ok, hit := c.get(key, pc); hit {
+		return st, ok
+	}
+	st, ok := w.decodeFunction(start, pc)
+	c.put(key, pc, &st, ok)
+	return st, ok
+}
+
+// decodeFunction is inspectFunction without the cache.
+func (w *walk) decodeFunction(start, pc uint64) (inspectState, bool) {
 	if pc < start || pc-start > maxInspectBytes || w.ai.inspect == nil {
 		return inspectState{}, false
 	}
@@ -242,10 +264,13 @@ func (w *walk) inFunction(addr, start uint64) bool {
 // inspectRow returns the unwind row of the innermost frame from its
 // function's code, or nil.
 func (w *walk) inspectRow(cur *Frame) *unwind.Row {
-	if w.ai.inspect == nil || w.opts.Instructions == nil || w.opts.Functions == nil || w.thumb && cur.Index == 0 {
+	if w.ai.inspect == nil || w.opts.Instructions == nil || w.opts.Functions == nil {
 		return nil
 	}
-	pc := cur.ReturnAddress
+	// armv7: a caller's return address says by its Thumb bit which
+	// instruction set its function runs, frame 0's CPSR.T.
+	pc := w.arch.CodeAddress(cur.ReturnAddress)
+	w.inspectThumb = cur.Index == 0 && w.thumb || cur.Index > 0 && w.arch.Thumb(cur.ReturnAddress)
 	start, ok := w.functionStart(cur.LookupAddress)
 	if !ok {
 		return nil

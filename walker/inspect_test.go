@@ -1,6 +1,7 @@
 package walker
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stackimage/stackimage/archregs"
@@ -44,17 +45,35 @@ func wordCode(words ...uint32) []byte {
 // inspectAt returns the row inspectRow gives for frame 0 at off in code.
 func inspectAt(t *testing.T, arch *archregs.Arch, code []byte, off uint64) *unwind.Row {
 	t.Helper()
+	return inspectAtMode(t, arch, code, off, false)
+}
+
+// inspectAtMode is inspectAt with frame 0 in Thumb code when thumb is set
+// (armv7's CPSR.T).
+func inspectAtMode(t *testing.T, arch *archregs.Arch, code []byte, off uint64, thumb bool) *unwind.Row {
+	t.Helper()
+	return inspectWith(arch, code, off, thumb, nil)
+}
+
+// inspectWith is inspectAtMode with an InspectCache (nil for none).
+func inspectWith(arch *archregs.Arch, code []byte, off uint64, thumb bool, cache *InspectCache) *unwind.Row {
 	mem := &memory{base: inspectBase, data: append(append([]byte(nil), code...), make([]byte, 64)...)}
 	w := newWalk(arch, archInfos[arch.CPUType], nil, Options{Instructions: mem,
-		Functions: funcStarts{inspectBase, inspectBase + uint64(len(code))}})
+		Functions: funcStarts{inspectBase, inspectBase + uint64(len(code))}, Inspections: cache})
+	w.thumb = thumb
 	pc := inspectBase + off
 	return w.inspectRow(&Frame{ReturnAddress: pc, LookupAddress: pc})
 }
 
 func checkRows(t *testing.T, arch *archregs.Arch, code []byte, want []rowAt) {
 	t.Helper()
+	checkRowsMode(t, arch, code, want, false)
+}
+
+func checkRowsMode(t *testing.T, arch *archregs.Arch, code []byte, want []rowAt, thumb bool) {
+	t.Helper()
 	for _, tt := range want {
-		row := inspectAt(t, arch, code, tt.off)
+		row := inspectAtMode(t, arch, code, tt.off, thumb)
 		if row == nil {
 			t.Errorf("%s+%#x: no row", arch.Name, tt.off)
 			continue
@@ -289,6 +308,187 @@ func TestInspectX86_64(t *testing.T) {
 	})
 }
 
+func TestInspectI386(t *testing.T) {
+	// Darwin's i386 __eh_frame numbering: EBP 4, ESP 5, EIP 8.
+	const sp, fp, ebx, esi, edi = 5, 4, 3, 6, 7
+	t.Run("frame pointer, saves, get-PC idiom", func(t *testing.T) {
+		code := byteCode(
+			[]byte{0x55},             // 0x00 push ebp
+			[]byte{0x89, 0xe5},       // 0x01 mov ebp, esp
+			[]byte{0x57},             // 0x03 push edi
+			[]byte{0x56},             // 0x04 push esi
+			[]byte{0x83, 0xec, 0x10}, // 0x05 sub esp, 0x10
+			[]byte{0xe8, 0, 0, 0, 0}, // 0x08 call 0x0d
+			[]byte{0x58},             // 0x0d pop eax
+			[]byte{0xe8, 0, 0, 0, 0}, // 0x0e call
+			[]byte{0x83, 0xc4, 0x10}, // 0x13 add esp, 0x10
+			[]byte{0x5e},             // 0x16 pop esi
+			[]byte{0x5f},             // 0x17 pop edi
+			[]byte{0x5d},             // 0x18 pop ebp
+			[]byte{0xc3},             // 0x19 ret
+		)
+		s1 := map[unwind.Reg]int64{fp: -8}
+		s3 := map[unwind.Reg]int64{fp: -8, edi: -12, esi: -16}
+		checkRows(t, archregs.I386, code, []rowAt{
+			{off: 0x00, cfaReg: sp, cfaOff: 4, raOff: -4},
+			{off: 0x01, cfaReg: sp, cfaOff: 8, raOff: -4, saved: s1},
+			{off: 0x03, cfaReg: fp, cfaOff: 8, raOff: -4, saved: s1},
+			{off: 0x08, cfaReg: fp, cfaOff: 8, raOff: -4, saved: s3},
+			{off: 0x0e, cfaReg: fp, cfaOff: 8, raOff: -4, saved: s3},
+			{off: 0x16, cfaReg: fp, cfaOff: 8, raOff: -4, saved: s3},
+			{off: 0x18, cfaReg: fp, cfaOff: 8, raOff: -4, saved: s1},
+			{off: 0x19, cfaReg: sp, cfaOff: 4, raOff: -4},
+		})
+	})
+	t.Run("frameless, get-PC idiom followed by SP", func(t *testing.T) {
+		code := byteCode(
+			[]byte{0x53},             // 0x00 push ebx
+			[]byte{0x83, 0xec, 0x18}, // 0x01 sub esp, 0x18
+			[]byte{0xe8, 0, 0, 0, 0}, // 0x04 call 0x09
+			[]byte{0x5b},             // 0x09 pop ebx
+			[]byte{0xe8, 0, 0, 0, 0}, // 0x0a call
+			[]byte{0x83, 0xc4, 0x18}, // 0x0f add esp, 0x18
+			[]byte{0x5b},             // 0x12 pop ebx
+			[]byte{0xc3},             // 0x13 ret
+		)
+		s := map[unwind.Reg]int64{ebx: -8}
+		checkRows(t, archregs.I386, code, []rowAt{
+			{off: 0x01, cfaReg: sp, cfaOff: 8, raOff: -4, saved: s},
+			{off: 0x04, cfaReg: sp, cfaOff: 0x20, raOff: -4, saved: s},
+			{off: 0x09, cfaReg: sp, cfaOff: 0x24, raOff: -4, saved: s},
+			{off: 0x0a, cfaReg: sp, cfaOff: 0x20, raOff: -4, saved: s},
+			{off: 0x12, cfaReg: sp, cfaOff: 8, raOff: -4, saved: s},
+			{off: 0x13, cfaReg: sp, cfaOff: 4, raOff: -4},
+		})
+	})
+}
+
+func halfCode(halves ...uint16) []byte {
+	var b []byte
+	for _, h := range halves {
+		b = append(b, byte(h), byte(h>>8))
+	}
+	return b
+}
+
+func TestInspectARMV7(t *testing.T) {
+	const sp, fp, r4, r5, r6, r8, r10, r11 = 13, 7, 4, 5, 6, 8, 10, 11
+	record := map[unwind.Reg]int64{r4: -20, r5: -16, r6: -12, fp: -8}
+	all := map[unwind.Reg]int64{r4: -20, r5: -16, r6: -12, fp: -8, r8: -32, r10: -28, r11: -24}
+	t.Run("ARM: push, r7 frame, vpush, epilogue from r7", func(t *testing.T) {
+		code := wordCode(
+			0xe92d40f0, // 0x00 push {r4, r5, r6, r7, lr}
+			0xe28d700c, // 0x04 add r7, sp, #12
+			0xe92d0d00, // 0x08 push {r8, r10, r11}
+			0xed2d8b04, // 0x0c vpush {d8, d9}
+			0xe24dd010, // 0x10 sub sp, sp, #16
+			0xebfffffe, // 0x14 bl
+			0xe247d028, // 0x18 sub sp, r7, #40
+			0xecbd8b04, // 0x1c vpop {d8, d9}
+			0xe8bd0d00, // 0x20 pop {r8, r10, r11}
+			0xe8bd80f0, // 0x24 pop {r4, r5, r6, r7, pc}
+		)
+		checkRows(t, archregs.ARMV7, code, []rowAt{
+			{off: 0x00, cfaReg: sp, raInLR: true},
+			{off: 0x04, cfaReg: sp, cfaOff: 20, raOff: -4, saved: record},
+			{off: 0x08, cfaReg: fp, cfaOff: 8, raOff: -4, saved: record},
+			{off: 0x10, cfaReg: fp, cfaOff: 8, raOff: -4, saved: all},
+			{off: 0x18, cfaReg: fp, cfaOff: 8, raOff: -4, saved: all},
+			{off: 0x20, cfaReg: fp, cfaOff: 8, raOff: -4, saved: all},
+			{off: 0x24, cfaReg: fp, cfaOff: 8, raOff: -4, saved: record},
+		})
+	})
+	t.Run("ARM: conditional return, branch past it, frameless leaf", func(t *testing.T) {
+		code := wordCode(
+			0xe3500000, // 0x00 cmp r0, #0
+			0x012fff1e, // 0x04 bxeq lr: a conditional return changes nothing
+			0xe52de004, // 0x08 push {lr}
+			0xe24dd00c, // 0x0c sub sp, sp, #12
+			0x0a000001, // 0x10 beq 0x1c
+			0xebfffffe, // 0x14 bl
+			0xe28dd00c, // 0x18 add sp, sp, #12
+			0xe49df004, // 0x1c pop {pc}: reached from 0x10 with the frame built
+		)
+		checkRows(t, archregs.ARMV7, code, []rowAt{
+			{off: 0x08, cfaReg: sp, raInLR: true},
+			{off: 0x0c, cfaReg: sp, cfaOff: 4, raOff: -4},
+			{off: 0x14, cfaReg: sp, cfaOff: 16, raOff: -4},
+			{off: 0x18, cfaReg: sp, cfaOff: 16, raOff: -4},
+			{off: 0x1c, cfaReg: sp, cfaOff: 4, raOff: -4},
+		})
+	})
+	t.Run("Thumb-2: push, push.w, add r7, pop {pc}", func(t *testing.T) {
+		code := halfCode(
+			0xb5f0,         // 0x00 push {r4, r5, r6, r7, lr}
+			0xaf03,         // 0x02 add r7, sp, #12
+			0xe92d, 0x0d00, // 0x04 push.w {r8, r10, r11}
+			0xb084,         // 0x08 sub sp, #16
+			0xf7ff, 0xfffe, // 0x0a bl
+			0xb004,         // 0x0e add sp, #16
+			0xe8bd, 0x0d00, // 0x10 pop.w {r8, r10, r11}
+			0xbdf0, // 0x14 pop {r4, r5, r6, r7, pc}
+		)
+		checkRowsMode(t, archregs.ARMV7, code, []rowAt{
+			{off: 0x00, cfaReg: sp, raInLR: true},
+			{off: 0x02, cfaReg: sp, cfaOff: 20, raOff: -4, saved: record},
+			{off: 0x04, cfaReg: fp, cfaOff: 8, raOff: -4, saved: record},
+			{off: 0x08, cfaReg: fp, cfaOff: 8, raOff: -4, saved: all},
+			{off: 0x0e, cfaReg: fp, cfaOff: 8, raOff: -4, saved: all},
+			{off: 0x14, cfaReg: fp, cfaOff: 8, raOff: -4, saved: record},
+		}, true)
+	})
+	t.Run("Thumb-2: cbz early exit, sub.w sp, sub.w sp from r7", func(t *testing.T) {
+		code := halfCode(
+			0xb140,         // 0x00 cbz r0, 0x14
+			0xbf00,         // 0x02 nop
+			0xb580,         // 0x04 push {r7, lr}
+			0x466f,         // 0x06 mov r7, sp
+			0xf5ad, 0x7d00, // 0x08 sub.w sp, sp, #512
+			0xf7ff, 0xfffe, // 0x0c bl
+			0x46bd, // 0x10 mov sp, r7
+			0xbd80, // 0x12 pop {r7, pc}
+			0x4770, // 0x14 bx lr: reached from 0x00 only
+		)
+		checkRowsMode(t, archregs.ARMV7, code, []rowAt{
+			{off: 0x02, cfaReg: sp, raInLR: true},
+			{off: 0x06, cfaReg: sp, cfaOff: 8, raOff: -4, saved: map[unwind.Reg]int64{fp: -8}},
+			{off: 0x0c, cfaReg: fp, cfaOff: 8, raOff: -4, saved: map[unwind.Reg]int64{fp: -8}},
+			{off: 0x12, cfaReg: fp, cfaOff: 8, raOff: -4, saved: map[unwind.Reg]int64{fp: -8}},
+			{off: 0x14, cfaReg: sp, raInLR: true},
+		}, true)
+	})
+	t.Run("Thumb-2: a conditional return in an IT block", func(t *testing.T) {
+		code := halfCode(
+			0xb510,         // 0x00 push {r4, lr}
+			0xb084,         // 0x02 sub sp, #16
+			0xf7ff, 0xfffe, // 0x04 bl
+			0xb004,         // 0x08 add sp, #16
+			0x2800,         // 0x0a cmp r0, #0
+			0xbf08,         // 0x0c it eq
+			0xbd10,         // 0x0e popeq {r4, pc}: the path on changes nothing
+			0xf7ff, 0xfffe, // 0x10 bl
+			0xbd10, // 0x14 pop {r4, pc}
+		)
+		s := map[unwind.Reg]int64{r4: -8}
+		checkRowsMode(t, archregs.ARMV7, code, []rowAt{
+			{off: 0x04, cfaReg: sp, cfaOff: 24, raOff: -4, saved: s},
+			{off: 0x0e, cfaReg: sp, cfaOff: 8, raOff: -4, saved: s},
+			{off: 0x10, cfaReg: sp, cfaOff: 8, raOff: -4, saved: s},
+			{off: 0x14, cfaReg: sp, cfaOff: 8, raOff: -4, saved: s},
+		}, true)
+	})
+	t.Run("ARM: a load with SP written back loses SP", func(t *testing.T) {
+		code := wordCode(
+			0xe92d4010, // 0x00 push {r4, lr}
+			0xe49d0008, // 0x04 ldr r0, [sp], #8: SP moves by a shape the decoder does not follow
+			0xebfffffe, // 0x08 bl
+		)
+		if row := inspectAt(t, archregs.ARMV7, code, 8); row != nil {
+			t.Errorf("after ldr r0, [sp], #8: row CFA r%d%+d, want none (SP lost)", row.CFA.Reg, row.CFA.Offset)
+		}
+	})
+}
+
 // TestInspectWalk walks a two-function x86_64 program without tables:
 // frame 0 in a frameless function whose return address is 0x30 bytes
 // above SP, below a stale return address into the same caller. The code
@@ -322,7 +522,7 @@ func TestInspectWalk(t *testing.T) {
 }
 
 // FuzzInspect decodes arbitrary bytes as a function up to every PC in it,
-// as arm64 and x86_64: no panic, and no row from an offset the bytes do
+// as every architecture: no panic, and no row from an offset the bytes do
 // not reach.
 func FuzzInspect(f *testing.F) {
 	f.Add(wordCode(0xd10103ff, 0xa9024ff4, 0xa9037bfd, 0x9100c3fd, 0x94000000, 0xd65f03c0), uint16(0x10))
@@ -332,11 +532,24 @@ func FuzzInspect(f *testing.F) {
 		if len(code) > 1<<12 {
 			code = code[:1<<12]
 		}
-		for _, arch := range []*archregs.Arch{archregs.ARM64, archregs.X86_64} {
+		for _, arch := range []*archregs.Arch{archregs.ARM64, archregs.X86_64, archregs.I386, archregs.ARMV7} {
 			off := uint64(pcOff)
 			row := inspectAt(t, arch, code, off)
 			if row != nil && off > uint64(len(code))+64 {
 				t.Fatalf("%s: row at %#x, past the code's %d bytes", arch.Name, off, len(code))
+			}
+			if arch.ThumbBit != 0 {
+				if row := inspectAtMode(t, arch, code, off, true); row != nil && off > uint64(len(code))+64 {
+					t.Fatalf("%s Thumb: row at %#x, past the code's %d bytes", arch.Name, off, len(code))
+				}
+			}
+			// A cache answers as decoding does, kept or not.
+			var cache InspectCache
+			for range 2 {
+				got := inspectWith(arch, code, off, false, &cache)
+				if (got == nil) != (row == nil) || got != nil && !reflect.DeepEqual(cloneRow(got), cloneRow(row)) {
+					t.Fatalf("%s at %#x: cached row %v, uncached %v", arch.Name, off, got, row)
+				}
 			}
 		}
 	})

@@ -6,9 +6,10 @@ import (
 	"github.com/stackimage/stackimage/unwind"
 )
 
-// x86_64Inspect is the x86_64 decoder of the code inspection, after
-// lldb's x86AssemblyInspectionEngine: instructions are decoded whole
-// (golang.org/x/arch's x86asm gives their length and operands), and
+// x86Inspect is the x86 decoder of the code inspection (x86_64, and
+// i386 in 32-bit mode), after lldb's x86AssemblyInspectionEngine:
+// instructions are decoded whole (golang.org/x/arch's x86asm gives their
+// length and operands), and (rsp, rbp standing for esp, ebp on i386)
 //
 //	push reg / pop reg                 SP moves; a callee-saved register is saved or restored
 //	sub/add rsp, imm; lea rsp, [rsp+d] SP moves
@@ -17,22 +18,28 @@ import (
 //	leave                              both, and RBP restored
 //	other writes of RSP                SP is lost (alloca, alignment): only an FP-based CFA holds
 //	ret, jmp, jcc                      the flow
+//	call to the next instruction       SP moves (i386's get-PC idiom: call 1f; 1: pop eax)
 //
 // Every other instruction is taken to change none of RSP, RBP and the
 // stack slots the prologue saved.
-func x86_64Inspect(w *walk, code []byte, at uint64, st *inspectState) (inspectStep, bool) {
+func x86Inspect(w *walk, code []byte, at uint64, st *inspectState) (inspectStep, bool) {
 	if len(code) >= 2 && code[0] == 0 && code[1] == 0 {
 		// add [rax], al: zeros, where no code is (or not this function's)
 		return inspectStep{}, false
 	}
-	inst, err := x86asm.Decode(code, 64)
+	mode, sp, fp := 64, x86asm.RSP, x86asm.RBP
+	if w.ptrSize == 4 {
+		mode, sp, fp = 32, x86asm.ESP, x86asm.EBP
+	}
+	word := int64(w.ptrSize)
+	inst, err := x86asm.Decode(code, mode)
 	if err != nil || inst.Len == 0 {
 		return inspectStep{}, false
 	}
 	step := inspectStep{size: uint64(inst.Len)}
 	a0, a1 := inst.Args[0], inst.Args[1]
-	afterCall := st.afterCall
-	st.afterCall = inst.Op == x86asm.CALL
+	afterCall, getPC := st.afterCall, st.getPC
+	st.afterCall, st.getPC = inst.Op == x86asm.CALL, false
 	switch inst.Op {
 	case x86asm.RET, x86asm.LRET, x86asm.UD2, x86asm.HLT:
 		step.flow = flowEnd
@@ -45,26 +52,36 @@ func x86_64Inspect(w *walk, code []byte, at uint64, st *inspectState) (inspectSt
 		}
 		return step, true
 	case x86asm.CALL:
+		if rel, ok := a0.(x86asm.Rel); ok && rel == 0 && mode == 32 && len(code) > inst.Len && code[inst.Len]&0xf8 == 0x58 {
+			// call 1f; 1: pop reg: i386 code reading its own address
+			// (lldb's call_next_insn_pattern_p). The call pushes the
+			// address, which the pop takes into a register: SP moves
+			// and moves back, and the register saves nothing. An
+			// object's unrelocated call also reads 0, but is followed
+			// by no pop of the pushed word.
+			st.moveSP(word)
+			st.getPC = true
+		}
 		return step, true
 	case x86asm.PUSH:
-		st.moveSP(8)
-		if r, ok := x86_64DWARFReg(a0); ok && w.arch.IsCalleeSaved(r) {
+		st.moveSP(word)
+		if r, ok := x86DWARFReg(a0, mode); ok && w.arch.IsCalleeSaved(r) {
 			st.save(r, -st.spOff)
 		}
 		step.builds = true
 		return step, true
 	case x86asm.POP:
-		if r, ok := x86_64DWARFReg(a0); ok {
+		if r, ok := x86DWARFReg(a0, mode); ok && !getPC {
 			st.restore(r)
 			if r == w.arch.DWARFFP {
 				st.fpRestored()
 			}
 		}
-		st.moveSP(-8)
+		st.moveSP(-word)
 		return step, true
 	case x86asm.LEAVE:
 		st.spFromFP(0)
-		st.moveSP(-8)
+		st.moveSP(-word)
 		st.restore(w.arch.DWARFFP)
 		st.fpRestored()
 		return step, true
@@ -74,25 +91,26 @@ func x86_64Inspect(w *walk, code []byte, at uint64, st *inspectState) (inspectSt
 		return step, true
 	}
 	switch {
-	case a0 == x86asm.RSP:
+	case a0 == sp:
 		switch imm, isImm := a1.(x86asm.Imm); {
-		case inst.Op == x86asm.SUB && isImm && afterCall && int64(imm) == 8:
-			// A Swift async callee returns with `ret 8`, popping one
-			// word of its caller's, which the caller takes back right
-			// after the call: no move overall.
+		case inst.Op == x86asm.SUB && isImm && afterCall && int64(imm) == word:
+			// A Swift async callee returns with `ret 8` (an i386 callee
+			// returning a structure, `ret 4`), popping one word of its
+			// caller's, which the caller takes back right after the
+			// call: no move overall.
 		case inst.Op == x86asm.SUB && isImm:
 			st.moveSP(int64(imm))
 			step.builds = true
 		case inst.Op == x86asm.ADD && isImm:
 			st.moveSP(-int64(imm))
-		case inst.Op == x86asm.MOV && a1 == x86asm.RBP:
+		case inst.Op == x86asm.MOV && a1 == fp:
 			st.spFromFP(0)
 		case inst.Op == x86asm.LEA:
 			m, _ := a1.(x86asm.Mem)
 			switch {
-			case m.Base == x86asm.RBP && m.Index == 0:
+			case m.Base == fp && m.Index == 0:
 				st.spFromFP(m.Disp)
-			case m.Base == x86asm.RSP && m.Index == 0:
+			case m.Base == sp && m.Index == 0:
 				st.moveSP(-m.Disp)
 			default:
 				st.unknownSP()
@@ -101,15 +119,15 @@ func x86_64Inspect(w *walk, code []byte, at uint64, st *inspectState) (inspectSt
 			st.unknownSP()
 		}
 		return step, true
-	case a0 == x86asm.RBP && inst.Op == x86asm.MOV && a1 == x86asm.RSP:
+	case a0 == fp && inst.Op == x86asm.MOV && a1 == sp:
 		step.builds = true
 		return step, st.setFP(0)
-	case a0 == x86asm.RBP && inst.Op == x86asm.LEA && a1.(x86asm.Mem).Base == x86asm.RSP && a1.(x86asm.Mem).Index == 0:
+	case a0 == fp && inst.Op == x86asm.LEA && a1.(x86asm.Mem).Base == sp && a1.(x86asm.Mem).Index == 0:
 		// lea rbp, [rsp+d]: a Swift async frame points RBP at its record,
 		// above the async context it pushed.
 		step.builds = true
 		return step, st.setFP(a1.(x86asm.Mem).Disp)
-	case a0 == x86asm.RBP && st.fpSet && x86Writes(inst.Op):
+	case a0 == fp && st.fpSet && x86Writes(inst.Op):
 		// RBP takes another value while the CFA follows it: the frame
 		// cannot be followed.
 		return inspectStep{}, false
@@ -131,11 +149,23 @@ func x86Writes(op x86asm.Op) bool {
 	return false
 }
 
-// x86_64DWARFReg returns the DWARF number of a 64-bit general register
-// operand.
-func x86_64DWARFReg(a x86asm.Arg) (unwind.Reg, bool) {
+// x86DWARFReg returns the DWARF number of a general register operand of
+// the mode's width (64: x86_64's numbering; 32: Darwin i386's __eh_frame
+// numbering, which archregs.I386 uses).
+func x86DWARFReg(a x86asm.Arg, mode int) (unwind.Reg, bool) {
 	r, ok := a.(x86asm.Reg)
-	if !ok || r < x86asm.RAX || r > x86asm.R15 {
+	if !ok {
+		return 0, false
+	}
+	if mode == 32 {
+		if r < x86asm.EAX || r > x86asm.EDI {
+			return 0, false
+		}
+		// eax ecx edx ebx esp ebp esi edi, as instructions number them.
+		dwarf := [8]unwind.Reg{0, 1, 2, 3, 5, 4, 6, 7}
+		return dwarf[r-x86asm.EAX], true
+	}
+	if r < x86asm.RAX || r > x86asm.R15 {
 		return 0, false
 	}
 	// rax rcx rdx rbx rsp rbp rsi rdi r8-r15, as instructions number them.

@@ -230,6 +230,11 @@ type Options struct {
 	// frame-record chain in that function does not end the walk: a scan
 	// is tried first.
 	FrameRecords FrameRecordKeeper
+	// Inspections, when set, keeps what reading a function's code found
+	// (Instructions) across walks over the same images, per function:
+	// the threads of a dump return into the same functions at the same
+	// places. nil decodes the code again at every frame.
+	Inspections *InspectCache
 	// Unwinder, when set, gives unwind rules, tried before frame records
 	// for every frame. nil walks by frame records only.
 	Unwinder Unwinder
@@ -293,11 +298,11 @@ var archInfos = map[uint32]*archInfo{ // archcheck: instruction decoders keyed b
 	archregs.CPUTypeARM64: {callBefore: arm64CallBefore, frameState: arm64FrameState,
 		jumpsTo: arm64JumpsTo, jumpAlign: 4, wordISA: arm64ISA, storesLR: arm64StoresLR, inspect: arm64Inspect},
 	archregs.CPUTypeARM: {callBefore: armCallBefore, frameState: armFrameState,
-		jumpsTo: armJumpsTo, jumpAlign: 2, wordISA: armARMISA, storesLR: armStoresLR},
+		jumpsTo: armJumpsTo, jumpAlign: 2, wordISA: armARMISA, storesLR: armStoresLR, inspect: armInspect},
 	archregs.CPUTypeX86_64: {callBefore: x86CallBefore, returnOnStack: x86ReturnOnStack,
-		jumpsTo: x86JumpsTo, jumpAlign: 1, inspect: x86_64Inspect},
+		jumpsTo: x86JumpsTo, jumpAlign: 1, inspect: x86Inspect},
 	archregs.CPUTypeX86: {callBefore: x86CallBefore, returnOnStack: x86ReturnOnStack,
-		jumpsTo: x86JumpsTo, jumpAlign: 1},
+		jumpsTo: x86JumpsTo, jumpAlign: 1, inspect: x86Inspect},
 }
 
 // CallerLookupAddress returns the address to symbolize for a caller's
@@ -379,6 +384,8 @@ type walk struct {
 	inspectTargets            []inspectTarget
 	inspectRowBuf             unwind.Row
 	inspectState, inspectBody inspectState
+	// inspectThumb says the function inspected runs Thumb code (armv7).
+	inspectThumb bool
 }
 
 func newWalk(arch *archregs.Arch, ai *archInfo, mem Memory, opts Options) *walk {

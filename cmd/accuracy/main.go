@@ -17,6 +17,16 @@
 // (fresh-notables) and built without them (fresh-nounwind):
 //
 //	go run -tags unicorn ./cmd/accuracy -fresh 20 [-seeds 1,2,3] [-stale replay]
+//
+// -group takes a comma-separated list there. The groups fresh-dsym and
+// fresh-dsym-nocallsites build the programs with -g and a dSYM
+// (dsymutil-16) and walk them with the dSYM alone, with its DWARF call
+// sites and without them:
+//
+//	go run -tags unicorn ./cmd/accuracy -fresh 10 -group fresh-dsym,fresh-dsym-nocallsites
+//
+// -archs armv7,i386 builds the programs' portable text (progen) for the
+// 32-bit targets: armv7 linked by ld64.lld-16, i386 run as an object file.
 package main
 
 import (
@@ -37,15 +47,16 @@ import (
 func main() {
 	fixturesDir := flag.String("fixtures", "fixtures", "the fixtures directory (with MANIFEST.json and bin/)")
 	listMisses := flag.Bool("misses", false, "list every non-exact boundary after the table")
-	only := flag.String("group", "", "sweep only the fixtures of this group (and the groups that sweep them again with their unwind tables withheld)")
+	only := flag.String("group", "", "sweep only the fixtures of this group (and the groups that sweep them again with their unwind tables withheld); with -seeds or -fresh, the generated programs' groups, comma-separated")
 	fixture := flag.String("fixture", "", "sweep only this fixture (its name, as chain-nofp-x86_64-O1)")
 	staleFlag := flag.String("stale", "none", "what the stack holds before each run: none (zeroes, the table), replay (what a first run of the program left) or fill (the program's return addresses in every word)")
 	seeds := flag.String("seeds", "", "sweep programs generated from these seeds (comma-separated) instead of the fixtures")
 	fresh := flag.Int("fresh", 0, "sweep this many programs generated from seeds drawn now (printed), besides -seeds")
+	archs := flag.String("archs", "arm64,x86_64", "with -seeds or -fresh, the architectures to build for (armv7 and i386 build the programs' portable text)")
 	flag.Parse()
 	stale, err := emu.ParseStaleStack(*staleFlag)
 	if err == nil && (*seeds != "" || *fresh > 0) {
-		err = runFresh(os.Stdout, *seeds, *fresh, *only, stale, *listMisses)
+		err = runFresh(os.Stdout, *seeds, *fresh, *only, strings.Split(*archs, ","), stale, *listMisses)
 	} else if err == nil {
 		err = run(os.Stdout, *fixturesDir, *only, *fixture, stale, *listMisses)
 	}
@@ -69,7 +80,7 @@ func run(w io.Writer, dir, only, fixture string, stale emu.StaleStack, listMisse
 }
 
 // runFresh sweeps generated programs: the seeds listed, and n drawn now.
-func runFresh(w io.Writer, list string, n int, only string, stale emu.StaleStack, listMisses bool) error {
+func runFresh(w io.Writer, list string, n int, only string, archs []string, stale emu.StaleStack, listMisses bool) error {
 	var seeds []int64
 	for _, f := range strings.Split(list, ",") {
 		if f = strings.TrimSpace(f); f == "" {
@@ -100,12 +111,20 @@ func runFresh(w io.Writer, list string, n int, only string, stale emu.StaleStack
 	defer os.RemoveAll(dir)
 	groups := []string{emu.GroupFresh, emu.GroupFreshNoTables, emu.GroupFreshBuiltNoTables}
 	if only != "" {
-		groups = []string{only}
+		groups = strings.Split(only, ",")
+	}
+	var dsymutil string
+	for _, g := range groups {
+		if g == emu.GroupFreshDSYM || g == emu.GroupFreshDSYMNoCallSites {
+			if dsymutil, err = exec.LookPath("dsymutil-16"); err != nil {
+				return fmt.Errorf("%w (make fixture-deps installs it)", err)
+			}
+		}
 	}
 	fmt.Fprintf(w, "seeds %s\n\n", strings.Trim(fmt.Sprint(seeds), "[]"))
 	begin := time.Now()
 	rep, err := emu.SweepFresh(emu.FreshOptions{Dir: dir, CC: cc, LD: ld, Seeds: seeds,
-		Archs: []string{"arm64", "x86_64"}, Opts: []string{"O0", "O1", "O2"}, Groups: groups, Stale: stale})
+		Archs: archs, Opts: []string{"O0", "O1", "O2"}, Groups: groups, Stale: stale, DSYMUtil: dsymutil})
 	if err != nil {
 		return err
 	}

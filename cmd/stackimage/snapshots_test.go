@@ -32,24 +32,28 @@ const (
 // each was taken); in the others any way of finding it will do.
 //
 // Without tables the walker reads each function's code before its frame
-// records where it has a decoder for the instruction set (arm64,
-// x86_64): those callers are "code", frame 1 "link register" where its
-// return address is still in LR. armv7 and i386 are walked by frame
-// records and LR.
+// records (it has a decoder for every instruction set here): those
+// callers are "code", frame 1 "link register" where its return address
+// is still in LR.
 var frame1FoundBy = map[string]string{
 	"chain-arm64-O1-deepest":              "link register", // frameless leaf
 	"chain-armv7-O1-deepest":              "link register", // frameless leaf
 	"chain-x86_64-O1-deepest":             "code",
-	"chain-i386-O1-deepest":               "frame pointer",
+	"chain-i386-O1-deepest":               "code",
 	"chain-arm64-O1-big_frame-prologue":   "link register", // record not pushed yet
 	"chain-x86_64-O1-big_frame-prologue":  "code",          // first instruction
 	"chain-arm64-O2-with_alloca-epilogue": "link register", // record popped
 }
 
 // readsCode says whether the walker reads the code of the snapshot's
-// architecture (walker/inspect.go) before frame records.
+// architecture (walker/inspect.go) before frame records: arm64, arm64e,
+// armv7, x86_64 and i386 all have a decoder.
 func readsCode(snap *snapshot.Snapshot) bool {
-	return snap.Arch == archregs.ARM64 || snap.Arch == archregs.ARM64E || snap.Arch == archregs.X86_64
+	switch snap.Arch {
+	case archregs.ARM64, archregs.ARM64E, archregs.ARMV7, archregs.X86_64, archregs.I386:
+		return true
+	}
+	return false
 }
 
 // TestSnapshotsSymbolicate runs `stackimage symbolicate` on every committed
@@ -262,7 +266,7 @@ func checkFoundBy(t *testing.T, name string, snap *snapshot.Snapshot, frames []j
 // a table (compact unwind or CFI) or, for frame 1, from frame 0's decoded
 // prologue or epilogue; never by frame records or scanning. ld64.lld-16
 // writes no unwind tables for armv7, so the armv7 fixtures' callers come
-// from frame records and the link register.
+// from the functions' code and the link register.
 func checkFoundByTables(t *testing.T, snap *snapshot.Snapshot, frames []jsonFrame) {
 	t.Helper()
 	for _, f := range frames {
@@ -271,7 +275,7 @@ func checkFoundByTables(t *testing.T, snap *snapshot.Snapshot, frames []jsonFram
 		case f.Index == 0:
 			ok = f.FoundBy == "context"
 		case snap.Arch == archregs.ARMV7:
-			ok = f.FoundBy == "frame pointer" || f.Index == 1 && f.FoundBy == "link register"
+			ok = f.FoundBy == "code" || f.Index == 1 && f.FoundBy == "link register"
 		case f.Index == 1:
 			ok = f.FoundBy == "compact unwind" || f.FoundBy == "cfi" || f.FoundBy == "link register" || f.FoundBy == "stack pointer"
 		default:

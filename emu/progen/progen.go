@@ -15,6 +15,13 @@ type Program struct {
 	// Functions names every function, start first, then f1, f2, ... (a
 	// function may be inlined away by the compiler).
 	Functions []string
+	// PortableSource is Source for the 32-bit targets, whose programs
+	// here run without a linker's relocations (ld64.lld-16 links only
+	// branches for armv7; i386 runs as an object file): indirect calls
+	// are direct, switches select by a mask instead of `%` (armv7 has no
+	// division helpers here) and are built without jump tables. Its
+	// start returns another value than Source's.
+	PortableSource string
 }
 
 // Limits that keep one run short under a single-stepping emulator (a few
@@ -69,7 +76,11 @@ func Generate(seed int64) *Program {
 	for i := range fns {
 		p.Functions = append(p.Functions, fns[i].name)
 	}
-	p.Source = emit(r, seed, fns)
+	// The portable text draws its constants from the same stream as
+	// Source: both start from the state the shapes left.
+	state := *r
+	p.Source = emit(r, seed, fns, false)
+	p.PortableSource = emit(&state, seed, fns, true)
 	return p
 }
 
@@ -164,12 +175,13 @@ typedef unsigned (*fn10_t)(unsigned, unsigned, unsigned, unsigned, unsigned, uns
 
 `
 
-// emit writes the C text of fns, callees first.
-func emit(r *rand.Rand, seed int64, fns []function) string {
+// emit writes the C text of fns, callees first; portable as
+// Program.PortableSource says.
+func emit(r *rand.Rand, seed int64, fns []function, portable bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, header, seed)
 	for i := len(fns) - 1; i >= 0; i-- {
-		emitFunction(&b, r, fns, i)
+		emitFunction(&b, r, fns, i, portable)
 	}
 	return b.String()
 }
@@ -185,7 +197,7 @@ func args(r *rand.Rand, f function, k int) string {
 	return strings.Join(vals[:f.nargs], ", ")
 }
 
-func emitFunction(b *strings.Builder, r *rand.Rand, fns []function, i int) {
+func emitFunction(b *strings.Builder, r *rand.Rand, fns []function, i int, portable bool) {
 	f := fns[i]
 	if i == 0 {
 		fmt.Fprintf(b, "unsigned start(void) {\n\tunsigned x = %s;\n\tOPAQUE(x);\n", hex(r))
@@ -220,7 +232,11 @@ func emitFunction(b *strings.Builder, r *rand.Rand, fns []function, i int) {
 		fmt.Fprintf(b, "\tfor (unsigned i = 0; i < (x & 7u) + 1u; i++)\n\t\tr = r * 31u + (r >> 3) + i;\n")
 	}
 	if f.cases > 0 {
-		fmt.Fprintf(b, "\tswitch ((x >> 2) %% %du) {\n", f.cases+1)
+		if portable {
+			fmt.Fprintf(b, "\tswitch ((x >> 2) & 15u) {\n")
+		} else {
+			fmt.Fprintf(b, "\tswitch ((x >> 2) %% %du) {\n", f.cases+1)
+		}
 		for c := 0; c < f.cases; c++ {
 			fmt.Fprintf(b, "\tcase %d:\n", c)
 			switch {
@@ -248,8 +264,15 @@ func emitFunction(b *strings.Builder, r *rand.Rand, fns []function, i int) {
 		callee := fns[c.callee]
 		call := fmt.Sprintf("%s(%s)", callee.name, args(r, callee, k))
 		if c.indirect {
-			fmt.Fprintf(b, "\tfn%d_t p%d = %s;\n\tOPAQUE(p%d);\n", callee.nargs, k, callee.name, k)
-			call = fmt.Sprintf("p%d(%s)", k, args(r, callee, k))
+			// The portable text draws the arguments as the indirect call
+			// does, which keeps the constants of the rest of the text.
+			argList := args(r, callee, k)
+			if portable {
+				call = fmt.Sprintf("%s(%s)", callee.name, argList)
+			} else {
+				fmt.Fprintf(b, "\tfn%d_t p%d = %s;\n\tOPAQUE(p%d);\n", callee.nargs, k, callee.name, k)
+				call = fmt.Sprintf("p%d(%s)", k, argList)
+			}
 		}
 		stmt := fmt.Sprintf("r += %s;", call)
 		if c.trip > 1 {

@@ -82,7 +82,34 @@ func TestBuildCommands(t *testing.T) {
 	if got := strings.Join(cmds[0], " "); strings.Contains(got, "unwind-tables") {
 		t.Errorf("a build without tables asks for them: %q", got)
 	}
-	if _, err := (Build{Arch: "armv7", Opt: "O0"}).Commands("cc", "ld", "p.c", "out"); err == nil {
-		t.Error("armv7 build: no error")
+	if _, err := (Build{Arch: "ppc", Opt: "O0"}).Commands("cc", "ld", "p.c", "out"); err == nil {
+		t.Error("ppc build: no error")
+	}
+	cmds, _ = Build{Arch: "i386", Opt: "O1"}.Commands("cc", "ld", "p.c", "out")
+	if len(cmds) != 1 || !strings.Contains(strings.Join(cmds[0], " "), "-fno-jump-tables -ffreestanding") || cmds[0][len(cmds[0])-2] != "out" {
+		t.Errorf("i386 build %q: want one compile to the object out, without jump tables", cmds)
+	}
+	cmds, _ = Build{Arch: "armv7", Opt: "O1", DSYM: "dsymutil"}.Commands("cc", "ld", "p.c", "out")
+	if len(cmds) != 3 || !strings.Contains(strings.Join(cmds[0], " "), " -g ") || cmds[2][0] != "dsymutil" {
+		t.Errorf("armv7 build with a dSYM %q: want -g, a link and dsymutil", cmds)
+	}
+}
+
+// TestPortableSource: the portable text takes no function's address and
+// divides by nothing, and keeps every other line of Source.
+func TestPortableSource(t *testing.T) {
+	indirect := 0
+	for seed := int64(1); seed <= 40; seed++ {
+		p := Generate(seed)
+		if strings.Contains(p.PortableSource, "_t p") || strings.Contains(p.PortableSource, "%") {
+			t.Fatalf("seed %d: portable source takes an address or divides:\n%s", seed, p.PortableSource)
+		}
+		indirect += strings.Count(p.Source, "_t p")
+		if strings.Count(p.Source, "\treturn ") != strings.Count(p.PortableSource, "\treturn ") {
+			t.Errorf("seed %d: the portable source has other returns", seed)
+		}
+	}
+	if indirect == 0 {
+		t.Error("no indirect call in 40 programs: the portable source is not tested")
 	}
 }
