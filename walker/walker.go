@@ -359,6 +359,10 @@ type walk struct {
 	// innermost frame in code that may keep no record: the stack scan
 	// then takes only what the caller scan's checks confirm.
 	pastChainEnd bool
+	// rowUnusable says the innermost frame has an unwind table row that
+	// could not be applied: a scan that finds its caller is a CFI scan
+	// (TrustCFIScan).
+	rowUnusable bool
 	// fpChecked is set once the frame-0 check of FP against SP is done.
 	fpChecked bool
 	// thumb says frame 0 executes Thumb code (armv7 CPSR.T).
@@ -429,6 +433,10 @@ func (w *walk) add(f Frame) bool {
 	if f.Trust == TrustNone {
 		f.Trust = trustOf(f.FoundBy)
 	}
+	if w.rowUnusable && f.FoundBy == FoundByScan && (f.Trust == TrustScanCode || f.Trust == TrustScanSymbols) {
+		f.Trust = TrustCFIScan
+	}
+	w.rowUnusable = false
 	if f.Trust == TrustScan {
 		w.rangeRun++
 	} else {
