@@ -561,7 +561,7 @@ func stacktraceOf(th symbolize.Thread) symbolicatedStacktrace {
 		StopReason: th.StopReason, Frames: make([]symbolicatedFrame, 0, len(th.Frames))}
 	for _, f := range th.Frames {
 		sf := symbolicatedFrame{OriginalIndex: f.Index, InstructionAddr: hexValue(f.Address), Package: f.ImagePath,
-			Trust: trustOf(f.FoundBy), FoundBy: f.FoundBy.String(), Inlined: f.Inlined}
+			Trust: trustOf(f.FoundBy, f.Trust), FoundBy: f.FoundBy.String(), Inlined: f.Inlined}
 		if sf.Package == "" {
 			sf.Package = f.Image
 		}
@@ -598,8 +598,11 @@ func baseName(p string) string {
 	return p
 }
 
-// trustOf names how a frame was found in symbolicator's terms (FrameTrust).
-func trustOf(f symstore.FoundBy) string {
+// trustOf names how a frame was found in symbolicator's terms (FrameTrust):
+// by its finder, and for a scanned frame by the check it passed (a scan
+// for the caller of a frame whose unwind row could not be applied is
+// symbolicator's cfi_scan).
+func trustOf(f symstore.FoundBy, trust walker.Trust) string {
 	w, ok := f.Walker()
 	if !ok {
 		return "prewalked"
@@ -615,6 +618,9 @@ func trustOf(f symstore.FoundBy) string {
 		// nearest trust is cfi's.
 		return "cfi"
 	case walker.FoundByScan:
+		if trust == walker.TrustCFIScan {
+			return "cfi_scan"
+		}
 		return "scan"
 	default:
 		return "fp"
