@@ -635,16 +635,18 @@ const staleLRReach = 4
 // The one genuine caller refused is frame 0 at its own return, after it
 // popped the record it pushed (PC at `ret`, its record just below SP):
 // then the record at FP gives the caller's caller and the caller is
-// missed, a frame lost rather than a stale one added. Only a record of
-// the frame's FP is taken: a word equal to LR with another FP beside it
-// is some older call's. An LR after PC is not judged: no call of frame
-// 0's returns behind its PC except through a loop, and a leaf's caller
-// may lie anywhere.
+// missed, a frame lost rather than a stale one added; so is the caller
+// of a function called in a loop, at its first instructions, where the
+// previous call's record lies below SP (usedLRReach keeps most of them).
+// Only a record of the frame's FP is taken: a word equal to LR with
+// another FP beside it is some older call's. An LR after PC is not
+// judged: no call of frame 0's returns behind its PC except through a
+// loop, and a leaf's caller may lie anywhere.
 func (w *walk) lrUsedBelowSP(pc, lr, fp uint64) bool {
 	if w.opts.Symbols == nil || w.opts.Symbols.KnowsFunctions(pc) || w.codeReadable(pc) {
 		return false
 	}
-	if lr > w.arch.CodeAddress(pc) {
+	if pc = w.arch.CodeAddress(pc); lr > pc || pc-lr >= usedLRReach*w.arch.CallSize {
 		return false
 	}
 	sp, ok := w.last().Regs.Get(w.arch.DWARFSP)
@@ -671,6 +673,14 @@ func (w *walk) lrUsedBelowSP(pc, lr, fp uint64) bool {
 	}
 	return false
 }
+
+// usedLRReach is how far before PC, in instructions, lrUsedBelowSP
+// judges LR: a call frame 0 made lies in frame 0's own function, within
+// 512 bytes before PC in all but the largest functions. Further before
+// PC the record below SP is more often that of an earlier call of frame
+// 0's own function from the same call site (a call in a loop, PC at the
+// function's first instructions), whose LR is the genuine caller.
+const usedLRReach = 128
 
 // deadRecordReach is how far below SP, in bytes, lrUsedBelowSP looks for
 // the record of frame 0's returned call: the callee keeps its record at
