@@ -24,6 +24,14 @@ const freshSeedsEnv = "STACKIMAGE_FRESH_SEEDS"
 // programs of seeds drawn then, so that every run sees new ones.
 var heldOutSeeds = []int64{1758440536, 2014168881, 1804892768, 1700644049, 1886374824, 830895597, 500850, 2023455750}
 
+// shrinkWrappedSeeds give programs whose shrink-wrapped functions (an
+// early return before the frame is built) restore SP from FP after an
+// alloca, at arm64 and x86_64 -O1 and -O2: the frame-0 row there once
+// read the return address from a wrong slot (99.66% to 99.81% exact with
+// the tables, 0.17 junk frames per 100 walks at arm64 -O2). Found in a
+// sweep of 60 drawn seeds, the only ones of them that missed.
+var shrinkWrappedSeeds = []int64{1355038975, 1538271791, 1704379282}
+
 // freshSeeds returns the held-out seeds and n more drawn now (or given
 // in freshSeedsEnv).
 func freshSeeds(t *testing.T, held []int64, n int) []int64 {
@@ -87,6 +95,57 @@ func TestFreshProgramsWithoutTables(t *testing.T) {
 	}
 	for i, m := range rep.Misses {
 		if i == 20 {
+			break
+		}
+		t.Logf("miss: %s step %d %s+%d: truth %v, walk %v (%s)", m.Fixture, m.Step, m.Function, m.Offset, m.Truth, m.Walk, m.Stop)
+	}
+}
+
+// TestFreshProgramsWithTables sweeps programs the walker was not tuned
+// on, without frame pointers, with their unwind tables (compact unwind,
+// DWARF CFI, frame 0's prologue and epilogue read from its code): every
+// architecture and level must be at least 95% exact with at most one junk
+// frame per 100 walks, and the shrink-wrapped programs exact throughout.
+func TestFreshProgramsWithTables(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and single-steps 78 programs; not with -short")
+	}
+	seeds := freshSeeds(t, heldOutSeeds, 2)
+	rep, err := SweepFresh(freshOptions(t, seeds, []string{GroupFresh}, StaleNone))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("seeds %v\n%s", seeds, rep.Table())
+	if len(rep.Cells) != 6 {
+		t.Fatalf("%d cells, want 6 (2 architectures, 3 levels)", len(rep.Cells))
+	}
+	for _, c := range rep.Cells {
+		if c.Checked < 1000 {
+			t.Errorf("%s %s: only %d boundaries checked", c.Arch, c.Opt, c.Checked)
+		}
+		if c.ExactPercent() < 95 || c.JunkPer100() > 1 {
+			t.Errorf("%s %s: %.2f%% exact, %.2f junk frames per 100 walks; want at least 95%% and at most 1",
+				c.Arch, c.Opt, c.ExactPercent(), c.JunkPer100())
+		}
+	}
+	for i, m := range rep.Misses {
+		if i == 20 {
+			break
+		}
+		t.Logf("miss: %s step %d %s+%d: truth %v, walk %v (%s)", m.Fixture, m.Step, m.Function, m.Offset, m.Truth, m.Walk, m.Stop)
+	}
+
+	wrapped, err := SweepFresh(freshOptions(t, shrinkWrappedSeeds, []string{GroupFresh}, StaleNone))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range wrapped.Cells {
+		if c.Exact != c.Checked {
+			t.Errorf("shrink-wrapped programs %v, %s %s: %d of %d boundaries exact, want all", shrinkWrappedSeeds, c.Arch, c.Opt, c.Exact, c.Checked)
+		}
+	}
+	for i, m := range wrapped.Misses {
+		if i == 10 {
 			break
 		}
 		t.Logf("miss: %s step %d %s+%d: truth %v, walk %v (%s)", m.Fixture, m.Step, m.Function, m.Offset, m.Truth, m.Walk, m.Stop)

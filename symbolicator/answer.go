@@ -139,7 +139,7 @@ func (a *Answer) frame(f *symstore.Frame, raw *Stacktrace) SymbolicatedFrame {
 		_, ok := relativeTo(rf.AddrMode, len(a.modules))
 		unplaced = !ok && strings.HasPrefix(rf.AddrMode, "rel:")
 	} else {
-		sf.InstructionAddr, sf.Trust, sf.FoundBy = Hex(f.Address), trustOf(f.FoundBy), f.FoundBy.String()
+		sf.InstructionAddr, sf.Trust, sf.FoundBy = Hex(f.Address), trustOf(f.FoundBy, f.Trust), f.FoundBy.String()
 	}
 	var mod *CompleteModule
 	if k, ok := a.byLoad[f.ImageLoadAddress]; ok && f.Image != "" && !unplaced {
@@ -210,8 +210,11 @@ func langName(l string) string {
 	}
 }
 
-// trustOf names how a frame was found in symbolicator's terms (FrameTrust).
-func trustOf(f symstore.FoundBy) string {
+// trustOf names how a frame was found in symbolicator's terms (FrameTrust):
+// by its finder, and for a scanned frame by the check it passed (a scan
+// for the caller of a frame whose unwind row could not be applied is
+// symbolicator's cfi_scan).
+func trustOf(f symstore.FoundBy, trust walker.Trust) string {
 	w, ok := f.Walker()
 	if !ok {
 		return "prewalked"
@@ -227,6 +230,9 @@ func trustOf(f symstore.FoundBy) string {
 		// nearest trust is cfi's.
 		return "cfi"
 	case walker.FoundByScan:
+		if trust == walker.TrustCFIScan {
+			return "cfi_scan"
+		}
 		return "scan"
 	default:
 		return "fp"

@@ -277,3 +277,50 @@ func TestLinkRegisterWithoutCodeOrSymbols(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkRegisterUsedBelowSP: frame 0 in a library with neither code
+// bytes nor symbols, LR well before PC (as a leaf's caller may be), its
+// record at FP holding evLibRA2. When the memory just below SP holds a
+// frame record of FP and LR, a call frame 0 made has returned and left it
+// there: LR is that call's stale return address, refused, and the record
+// at FP gives the caller. A record of another FP, or LR after PC or
+// further before it than a function's calls lie (usedLRReach), leaves LR
+// as frame 1.
+func TestLinkRegisterUsedBelowSP(t *testing.T) {
+	for _, ta := range testArchs {
+		if !ta.hasLR() {
+			continue
+		}
+		s := symbolsOnly{ta}
+		opts := Options{Code: ta.codeRanges(), Functions: s, Symbols: s,
+			Instructions: &memory{base: 0, data: nil},
+			StackLow:     ta.stack - 0x100, StackHigh: ta.stack + 0x1000}
+		pc := ta.pc(evLib + 0x400)
+		rec := ta.stack + uint64(2*ta.ptr)
+		kept := []string{"lib/context/context", "lib/link register/code", "lib/frame pointer/frame_pointer"}
+		refused := []string{"lib/context/context", "lib/frame pointer/frame_pointer"}
+		for _, tc := range []struct {
+			name          string
+			lr            uint64
+			deadFP, deadR uint64 // the words at SP-2 and SP-1 pointers
+			want          []string
+		}{
+			{"no record below SP", pc - 0x40, 0, 0, kept},
+			{"FP and LR below SP", pc - 0x40, rec, pc - 0x40, refused},
+			{"another FP with LR below SP", pc - 0x40, rec + 0x40, pc - 0x40, kept},
+			{"FP and LR below SP, LR after PC", ta.pc(evLibRA1b), rec, ta.pc(evLibRA1b), kept},
+			{"FP and LR below SP, LR far before PC", pc - 0x200, rec, pc - 0x200, kept},
+		} {
+			t.Run(ta.arch.Name+"/"+tc.name, func(t *testing.T) {
+				st := newStack(t, ta.stack-0x100, ta.ptr)
+				st.Skip(0x100 - 2*ta.ptr).Ptr(tc.deadFP).Ptr(tc.deadR)
+				st.Skip(2 * ta.ptr).Ptr(0).Ptr(ta.pc(evLibRA2)).Skip(8 * ta.ptr)
+				regs := ta.regs(t, map[string]uint64{"pc": pc, "sp": ta.stack, "fp": rec, "lr": tc.lr})
+				res := Walk(regs, st.Memory(), opts)
+				if diff := cmp.Diff(tc.want, evidenceNames(ta, res.Frames)); diff != "" {
+					t.Errorf("frames (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}

@@ -304,6 +304,7 @@ func (w *walk) byUnwindRow() bool {
 	}
 	caller, ok := w.applyRow(cur, row)
 	if !ok {
+		w.rowUnusable = src != unwind.SourceCode
 		return false
 	}
 	if w.guessedOutsideImages(cur, caller.ReturnAddress, src) {

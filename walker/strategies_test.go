@@ -228,6 +228,40 @@ func TestWalkScan(t *testing.T) {
 	}
 }
 
+// TestWalkCFIScan: a scanned caller of a frame whose function has an
+// unwind table row that cannot be applied (its CFA is RBP-based, and the
+// context has no RBP) is a CFI scan; without the row it is a plain
+// scan_code frame.
+func TestWalkCFIScan(t *testing.T) {
+	ta := testArchs[3]
+	code := &memory{base: ta.code, data: make([]byte, 0x1000)}
+	copy(code.data[0x200:], []byte{0xe8, 0, 0, 0, 0})
+	s := newStack(t, ta.stack, 8)
+	s.Ptr(0x42).Ptr(ta.pc(0x205)).Skip(0x20)
+	regs := ta.regs(t, map[string]uint64{"pc": ta.pc(0x100), "sp": ta.stack})
+	rbpBased := unwind.Row{CFA: unwind.CFA{Reg: 6, Offset: 16}, RA: 16,
+		Regs: []unwind.RegRule{{Reg: 16, Rule: unwind.Rule{Kind: unwind.Offset, Offset: -8}}}}
+	for _, tc := range []struct {
+		name  string
+		table rowTable
+		want  Trust
+	}{
+		{"no row", rowTable{}, TrustScanCode},
+		{"a row that cannot be applied", rowTable{{start: ta.pc(0), end: ta.pc(0x180), row: rbpBased, src: unwind.SourceEHFrame}}, TrustCFIScan},
+		{"a row of another function", rowTable{{start: ta.pc(0x180), end: ta.pc(0x400), row: rbpBased, src: unwind.SourceEHFrame}}, TrustScanCode},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Walk(regs, s.Memory(), Options{Code: ta.codeRanges(), Instructions: code, Unwinder: tc.table})
+			if len(got.Frames) < 2 || got.Frames[1].ReturnAddress != ta.pc(0x205) || got.Frames[1].FoundBy != FoundByScan {
+				t.Fatalf("frames = %+v, want frame 1 %#x by scan", summarize(got.Frames, ta.arch), ta.pc(0x205))
+			}
+			if got.Frames[1].Trust != tc.want {
+				t.Errorf("frame 1 trust %v, want %v", got.Frames[1].Trust, tc.want)
+			}
+		})
+	}
+}
+
 // TestWalkScanRunLimit: scanning finds at most maxScanRun frames in a row.
 func TestWalkScanRunLimit(t *testing.T) {
 	ta := testArchs[3]

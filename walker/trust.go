@@ -24,6 +24,14 @@ const (
 	TrustCode
 	// TrustFramePointer: a frame record, or a Swift async context.
 	TrustFramePointer
+	// TrustCFIScan: a stack word found by scanning for the caller of a
+	// frame whose unwind table has a row for it that could not be applied
+	// (a register it reads is unknown, or its slot unreadable), and that
+	// the image's code or symbols confirm as scan_code or scan_symbols
+	// would: the table says a caller is there, the scan found where.
+	// rust-minidump's FrameTrust::CfiScan. A word only the image's range
+	// checks stays TrustScan.
+	TrustCFIScan
 	// TrustScanCode: a stack word the image's code confirms: the
 	// instruction before it is a call (docs/walker.md, "The caller scan").
 	TrustScanCode
@@ -42,14 +50,15 @@ var trustNames = [...]string{
 	TrustCFI:          "cfi",
 	TrustCode:         "code",
 	TrustFramePointer: "frame_pointer",
+	TrustCFIScan:      "cfi_scan",
 	TrustScanCode:     "scan_code",
 	TrustScanSymbols:  "scan_symbols",
 	TrustScan:         "scan",
 }
 
 // String returns a stable name: "context", "cfi", "code",
-// "frame_pointer", "scan_code", "scan_symbols", "scan", or "" for
-// TrustNone.
+// "frame_pointer", "cfi_scan", "scan_code", "scan_symbols", "scan", or ""
+// for TrustNone.
 func (t Trust) String() string {
 	if t >= 0 && int(t) < len(trustNames) {
 		return trustNames[t]

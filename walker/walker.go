@@ -364,6 +364,10 @@ type walk struct {
 	// innermost frame in code that may keep no record: the stack scan
 	// then takes only what the caller scan's checks confirm.
 	pastChainEnd bool
+	// rowUnusable says the innermost frame has an unwind table row that
+	// could not be applied: a scan that finds its caller is a CFI scan
+	// (TrustCFIScan).
+	rowUnusable bool
 	// fpChecked is set once the frame-0 check of FP against SP is done.
 	fpChecked bool
 	// thumb says frame 0 executes Thumb code (armv7 CPSR.T).
@@ -436,6 +440,10 @@ func (w *walk) add(f Frame) bool {
 	if f.Trust == TrustNone {
 		f.Trust = trustOf(f.FoundBy)
 	}
+	if w.rowUnusable && f.FoundBy == FoundByScan && (f.Trust == TrustScanCode || f.Trust == TrustScanSymbols) {
+		f.Trust = TrustCFIScan
+	}
+	w.rowUnusable = false
 	if f.Trust == TrustScan {
 		w.rangeRun++
 	} else {
@@ -582,7 +590,7 @@ func (w *walk) linkRegister(regs *archregs.Registers, pc, lr, fp uint64) bool {
 		// record's return address (direct recursion) or lies in PC's
 		// function (recursion, or a noreturn call ending the caller).
 	case w.lrIsRecorded(fp, stripped), w.lrCallInPCFunction(pc, stripped), w.lrContradicted(pc, raw, fp, state),
-		w.lrUnjudged(pc, stripped):
+		w.lrUnjudged(pc, stripped), w.lrUsedBelowSP(pc, stripped, fp):
 		return true
 	}
 	f := Frame{ReturnAddress: stripped, FP: fp, FoundBy: FoundByLinkRegister}
@@ -621,6 +629,71 @@ func (w *walk) lrUnjudged(pc, lr uint64) bool {
 // taken for a stale return address of frame 0's own call when nothing
 // else can judge it (lrUnjudged): PC itself up to 3 instructions before.
 const staleLRReach = 4
+
+// lrUsedBelowSP reports whether LR must be refused because the stack
+// shows it was already used, where nothing else can judge it (frame 0's
+// image has neither code to read nor symbols): just below SP, in memory
+// no live frame owns, lies a frame record holding FP and LR. That is the
+// record of a call frame 0 made, pushed by the callee on entry and left
+// behind when it returned: LR is that call's stale return address, and
+// the caller is in frame 0's own record. A frameless leaf pushes nothing,
+// so the record of its caller's call is never there, and LR is kept.
+//
+// The one genuine caller refused is frame 0 at its own return, after it
+// popped the record it pushed (PC at `ret`, its record just below SP):
+// then the record at FP gives the caller's caller and the caller is
+// missed, a frame lost rather than a stale one added; so is the caller
+// of a function called in a loop, at its first instructions, where the
+// previous call's record lies below SP (usedLRReach keeps most of them).
+// Only a record of the frame's FP is taken: a word equal to LR with
+// another FP beside it is some older call's. An LR after PC is not
+// judged: no call of frame 0's returns behind its PC except through a
+// loop, and a leaf's caller may lie anywhere.
+func (w *walk) lrUsedBelowSP(pc, lr, fp uint64) bool {
+	if w.opts.Symbols == nil || w.opts.Symbols.KnowsFunctions(pc) || w.codeReadable(pc) {
+		return false
+	}
+	if pc = w.arch.CodeAddress(pc); lr > pc || pc-lr >= usedLRReach*w.arch.CallSize {
+		return false
+	}
+	sp, ok := w.last().Regs.Get(w.arch.DWARFSP)
+	if !ok {
+		return false
+	}
+	record := 2 * w.ptrSize
+	for off := record; off <= deadRecordReach && off <= sp; off += w.ptrSize {
+		savedFP, err := w.readPtr(sp - off)
+		if err != nil {
+			return false
+		}
+		// A Swift async frame tags the FP it saves (asyncTag).
+		if savedFP&^asyncTagMask != fp&^asyncTagMask {
+			continue
+		}
+		ra, err := w.readPtr(sp - off + w.ptrSize)
+		if err != nil {
+			return false
+		}
+		if w.arch.CodeAddress(ra&w.pacMask) == lr {
+			return true
+		}
+	}
+	return false
+}
+
+// usedLRReach is how far before PC, in instructions, lrUsedBelowSP
+// judges LR: a call frame 0 made lies in frame 0's own function, within
+// 512 bytes before PC in all but the largest functions. Further before
+// PC the record below SP is more often that of an earlier call of frame
+// 0's own function from the same call site (a call in a loop, PC at the
+// function's first instructions), whose LR is the genuine caller.
+const usedLRReach = 128
+
+// deadRecordReach is how far below SP, in bytes, lrUsedBelowSP looks for
+// the record of frame 0's returned call: the callee keeps its record at
+// the top of its frame, right below the caller's SP, unless frame 0 has
+// since raised SP (freed an alloca, or popped its own frame).
+const deadRecordReach = 256
 
 // codeReadable reports whether Options.Instructions can read the code at
 // addr.

@@ -145,8 +145,10 @@ func Frame0(arch *archregs.Arch, e Entry, pc uint32, code CodeReader) (unwind.Ro
 	// the epilogue follows the prologue directly.
 	if epi, ok := readCode(code, pc, min(e.FuncEnd, pc+maxEpilogueBytes)); ok {
 		// When SP is restored from FP ahead, the body's FP-based row holds
-		// until then.
-		if row, ok, restoresSP := d.epilogue(epi, pc, e); ok && !(restoresSP && s.fpSet) {
+		// until then, whether or not the prologue was decoded: a
+		// shrink-wrapped function's is not at its start, and SP may sit
+		// anywhere below FP (an alloca) until the restore.
+		if row, ok, restoresSP := d.epilogue(epi, pc, e); ok && !restoresSP {
 			return row, PhaseEpilogue, true, nil
 		}
 	}

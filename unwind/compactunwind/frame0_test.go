@@ -289,6 +289,32 @@ func TestFrame0RowShapes(t *testing.T) {
 			{0xc, rowOf(archregs.ARM64, 31, 0, 30, 1)},
 		})
 	})
+	t.Run("arm64 shrink-wrapped, alloca, SP restored from FP", func(t *testing.T) {
+		// As clang -O1 builds a function with an early return and a
+		// variable-length array: at the SP restore the body's FP-based
+		// row holds (SP lies below the frame by the alloca), the
+		// epilogue's SP-based one only once SP is restored.
+		code := le(0x52800028, // 0x0 mov w8, #1
+			0x54000041, // 0x4 b.ne 0xc
+			0xD65F03C0, // 0x8 ret
+			0xA9BE4FF4, // 0xc stp x20, x19, [sp, #-0x20]!
+			0xA9017BFD, // 0x10 stp x29, x30, [sp, #0x10]
+			0x910043FD, // 0x14 add x29, sp, #0x10
+			0xD10803FF, // 0x18 sub sp, sp, #0x200
+			0x910001DF, // 0x1c mov sp, x14
+			0xD10043BF, // 0x20 sub sp, x29, #0x10
+			0xA9417BFD, // 0x24 ldp x29, x30, [sp, #0x10]
+			0xA8C24FF4, // 0x28 ldp x20, x19, [sp], #0x20
+			0xD65F03C0, // 0x2c ret
+		)
+		arm := archregs.ARM64
+		e := Entry{FuncStart: 0, FuncEnd: 0x30, Encoding: 0x04000001} // frame, x19/x20 saved
+		body := rowOf(arm, 29, 16, 29, -16, 30, -8, 19, -24, 20, -32)
+		checkFrame0(t, arm, e, codeAt{0, code}, []frame0Case{
+			{0x20, body},
+			{0x24, rowOf(arm, 31, 32, 29, -16, 30, -8, 19, -24, 20, -32)},
+		})
+	})
 	t.Run("unreadable", func(t *testing.T) {
 		e := Entry{FuncStart: 0x100, FuncEnd: 0x110, Encoding: 0x02010000}
 		for _, tt := range []struct {
