@@ -201,7 +201,7 @@ func (c *Chunks) merge(ctx context.Context, q *Query) (*aggregate.Aggregator, er
 // compactSoon starts compacting, in the background, the closed hours
 // among keys holding more than one chunk; one compaction at a time.
 func (c *Chunks) compactSoon(keys []string) {
-	clock := c.cfg.Now // read here: tests replace it while the work runs
+	clock := c.startClock()
 	if len(c.closedBuckets(keys, clock())) == 0 || !c.compacting.CompareAndSwap(false, true) {
 		return
 	}
@@ -218,6 +218,15 @@ func (c *Chunks) compactSoon(keys []string) {
 	if !started {
 		c.compacting.Store(false)
 	}
+}
+
+// startClock reads Config.Now once, on the calling goroutine, and
+// returns the clock of the background work it starts: that time, going
+// on. The work does not call Now itself, so a clock a test replaces
+// under it is read where the upload or query was.
+func (c *Chunks) startClock() func() time.Time {
+	start, began := c.cfg.Now(), time.Now()
+	return func() time.Time { return start.Add(time.Since(began)) }
 }
 
 // readChunk reads one chunk from the store, or from the chunks decoded

@@ -145,7 +145,7 @@ func (c *Chunks) removeStalePartials(ctx context.Context, stale []string, best s
 // of the open hours among keys that need one; one at a time per
 // instance.
 func (c *Chunks) writePartialsSoon(keys []string) {
-	clock := c.cfg.Now // read here: tests replace it while the work runs
+	clock := c.startClock()
 	if c.cfg.PartialStep < 0 {
 		return
 	}
