@@ -60,7 +60,7 @@ cross:
 # whole darwin cmd/go that take minutes without it (their concurrency is
 # the short tests'), and a longer timeout: the detector slows the rest
 # several times.
-RACE_PKGS := ./aggregate/ ./debuginfo/ ./image/ ./serve/ ./symbolize/ ./symindex/ ./symstore/ ./symtab/ \
+RACE_PKGS := ./aggregate/ ./aggregate/chunkstore/ ./debuginfo/ ./image/ ./serve/ ./symbolize/ ./symindex/ ./symstore/ ./symtab/ \
 	./swiftdemangle/ ./demangle/ ./unwind/compactunwind/ ./unwind/dwarfcfi/ ./internal/hostile/ ./internal/lazyregexp/ \
 	./internal/plcrashgen/ ./symstore/indexcache/ ./walker/
 

@@ -36,7 +36,7 @@ type Chunk struct {
 	// one.
 	First, Last time.Time
 	// Replaces names the stored chunks this one was merged from, and
-	// those they replaced in turn (a service compacting its chunks):
+	// those they replaced in turn (package chunkstore compacting them):
 	// a reader that sees this chunk skips them, so that no stack is
 	// counted twice while they are being deleted. Empty for a chunk of
 	// one upload.

@@ -33,7 +33,7 @@
 //	prof := res.Profile() // github.com/google/pprof/profile
 //
 // A Chunk is an aggregator's counts as data, to store and Merge later:
-// the service keeps one per upload.
+// package aggregate/chunkstore keeps one per upload in an object store.
 //
 // Grouping follows Sentry's native stack traces: only in-app frames count
 // when there are any, functions not addresses, recursion collapsed.

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stackimage/stackimage/aggregate"
+	"github.com/stackimage/stackimage/aggregate/chunkstore"
 	"github.com/stackimage/stackimage/internal/testtool"
 )
 
@@ -73,21 +73,20 @@ func BenchmarkStacksIngest(b *testing.B) {
 	b.ReportMetric(float64(1000*b.N)/time.Since(start).Seconds(), "stacks/s")
 }
 
-// benchChunks are 1,000,000 stacks as 1,000 encoded chunks of 1,000
-// (each upload's attributes vary, 50,000 unique stacks in all), made
-// once for the benchmarks that query them.
-func benchChunks(b *testing.B) ([]*aggregate.Chunk, [][]byte) {
-	benchChunksOnce.Do(func() { benchChunksMade, benchChunksEncoded = makeBenchChunks(b) })
-	return benchChunksMade, benchChunksEncoded
+// benchChunks are 1,000,000 stacks as 1,000 chunks of 1,000 (each
+// upload's attributes vary, 50,000 unique stacks in all), made once for
+// the benchmarks that query them.
+func benchChunks(b *testing.B) []*aggregate.Chunk {
+	benchChunksOnce.Do(func() { benchChunksMade = makeBenchChunks(b) })
+	return benchChunksMade
 }
 
 var (
-	benchChunksOnce    sync.Once
-	benchChunksMade    []*aggregate.Chunk
-	benchChunksEncoded [][]byte
+	benchChunksOnce sync.Once
+	benchChunksMade []*aggregate.Chunk
 )
 
-func makeBenchChunks(b testing.TB) (chunks []*aggregate.Chunk, encoded [][]byte) {
+func makeBenchChunks(b testing.TB) (chunks []*aggregate.Chunk) {
 	for c := range 1000 {
 		agg := aggregate.New()
 		rd, err := aggregate.NewReader(bytes.NewReader(benchStacks(b, 1000, 50_000, uint64(c))))
@@ -101,24 +100,22 @@ func makeBenchChunks(b testing.TB) (chunks []*aggregate.Chunk, encoded [][]byte)
 			}
 			agg.Add(rec)
 		}
-		chunk := agg.Chunk()
-		var buf bytes.Buffer
-		if err := aggregate.EncodeChunk(&buf, chunk); err != nil {
-			b.Fatal(err)
-		}
-		chunks = append(chunks, chunk)
-		encoded = append(encoded, buf.Bytes())
+		chunks = append(chunks, agg.Chunk())
 	}
-	return chunks, encoded
+	return chunks
 }
 
-// storeBenchChunks writes benchChunks to s's store as accepted at when.
+// storeBenchChunks writes benchChunks to s's store as accepted at when,
+// waiting after each for the partial chunk it may start.
 func storeBenchChunks(b *testing.B, s *Server, when time.Time) {
-	chunks, encoded := benchChunks(b)
-	for i, chunk := range chunks {
-		if err := s.store.store.Put(context.Background(), chunkKey(chunk, when), bytes.NewReader(encoded[i]), int64(len(encoded[i])), true); err != nil {
+	saved := timeNow
+	timeNow = func() time.Time { return when }
+	defer func() { timeNow = saved }()
+	for _, chunk := range benchChunks(b) {
+		if _, err := s.chunks.Write(context.Background(), chunk); err != nil {
 			b.Fatal(err)
 		}
+		s.chunks.Wait()
 	}
 }
 
@@ -145,29 +142,9 @@ func benchmarkQuery(b *testing.B, url string) {
 // instance writes them after each upload, when due); the target is 2 s.
 func BenchmarkAggregateQuery1M(b *testing.B) {
 	s, ts := newTestServer(b, aggregateConfig(b.TempDir()))
-	chunks, encoded := benchChunks(b)
-	ctx := context.Background()
-	for i, chunk := range chunks {
-		key := chunkKey(chunk, time.Now())
-		if err := s.store.store.Put(ctx, key, bytes.NewReader(encoded[i]), int64(len(encoded[i])), true); err != nil {
-			b.Fatal(err)
-		}
-		_, prefix, _ := chunkBucket(key)
-		if _, err := s.writePartial(ctx, prefix, time.Now()); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.Logf("%d chunks listed, %d of them partial", len(chunkKeys(b, s)), countSuffix(chunkKeys(b, s), partialSuffix))
+	storeBenchChunks(b, s, time.Now())
+	b.Logf("%d chunks listed, %d of them partial", len(chunkKeys(b, s)), countSuffix(chunkKeys(b, s), ".partial.chunk"))
 	benchmarkQuery(b, ts.URL)
-}
-
-func countSuffix(keys []string, suffix string) (n int) {
-	for _, k := range keys {
-		if strings.HasSuffix(k, suffix) {
-			n++
-		}
-	}
-	return n
 }
 
 // BenchmarkAggregateQuery1MUnmerged is BenchmarkAggregateQuery1M with no
@@ -175,7 +152,8 @@ func countSuffix(keys []string, suffix string) (n int) {
 // them all.
 func BenchmarkAggregateQuery1MUnmerged(b *testing.B) {
 	s, ts := newTestServer(b, aggregateConfig(b.TempDir()))
-	s.writingPartials.Store(true) // and the query writes none either
+	// Chunks that write no partial chunk, on the same store.
+	s.chunks = chunkstore.New(s.store.store, chunkstore.Config{PartialStep: -1})
 	storeBenchChunks(b, s, time.Now())
 	benchmarkQuery(b, ts.URL)
 }
@@ -185,8 +163,11 @@ func BenchmarkAggregateQuery1MUnmerged(b *testing.B) {
 func BenchmarkAggregateQuery1MCompacted(b *testing.B) {
 	s, ts := newTestServer(b, aggregateConfig(b.TempDir()))
 	storeBenchChunks(b, s, time.Now().Add(-2*time.Hour))
-	if _, err := s.compactBucket(context.Background(), chunkPrefix+time.Now().UTC().Add(-2*time.Hour).Format("2006-01-02T15")+"/"); err != nil {
+	if err := s.chunks.Compact(context.Background()); err != nil {
 		b.Fatal(err)
+	}
+	if keys := chunkKeys(b, s); len(keys) != 1 {
+		b.Fatalf("%d chunks after the compaction, want 1", len(keys))
 	}
 	benchmarkQuery(b, ts.URL)
 }

@@ -43,12 +43,9 @@
 // The aggregates live in the store (Config.Store), one chunk per upload
 // (package aggregate's Chunk), merged and symbolicated at query time: no
 // instance keeps them in memory, so every instance answers from the same
-// ones and nothing acknowledged is lost when one stops. The chunks of an
-// hour that has ended are compacted into one (compact.go), written before
-// the old ones are deleted and naming them, so that no stack is lost or
-// counted twice if an instance stops in between. Until then the hour's
-// uploads are merged in part as they land, into partial chunks that a
-// query reads in their stead and that delete nothing.
+// ones and nothing acknowledged is lost when one stops. The chunks, their
+// compaction and their cache are package aggregate/chunkstore's; the
+// service hands it the store (chunks.go) and keeps the routes.
 //
 // docs/serve.md documents the configuration, the endpoints, deployment
 // and the measured figures.

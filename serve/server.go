@@ -12,11 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/stackimage/stackimage/aggregate/chunkstore"
 	"github.com/stackimage/stackimage/symstore/indexcache"
 	"github.com/stackimage/stackimage/symstore/remote"
 )
@@ -39,15 +39,8 @@ type Server struct {
 	cacheDir string
 	ownsDir  bool
 	closed   sync.Once
-	// compacting is set while a compaction of the aggregates runs;
-	// background counts it, for Close to wait.
-	compacting atomic.Bool
-	// writingPartials is set while partial chunks of open hours are
-	// being written.
-	writingPartials atomic.Bool
-	background      sync.WaitGroup
-	// chunks are the aggregates' chunks decoded lately.
-	chunks *chunkCache
+	// chunks are the aggregates, kept in the store; nil without one.
+	chunks *chunkstore.Chunks
 }
 
 // New builds a Server from a checked configuration: it opens the sources
@@ -59,7 +52,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, metrics: newMetrics(), byName: map[string]*source{},
-		slots: make(chan struct{}, cfg.Limits.MaxConcurrent), chunks: newChunkCache(decodedChunkBytes)}
+		slots: make(chan struct{}, cfg.Limits.MaxConcurrent)}
 	s.cacheDir = cfg.Cache.Dir
 	if s.cacheDir == "" {
 		d, err := os.MkdirTemp("", "stackimage-serve-")
@@ -93,6 +86,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	var shared *remote.Source
 	if cfg.Store != "" {
 		s.store = s.byName[cfg.Store]
+		s.chunks = s.newChunks()
 		if *cfg.Cache.Shared {
 			shared = s.store.remote
 		}
@@ -116,7 +110,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 // made itself. Requests must have finished (http.Server.Shutdown).
 func (s *Server) Close() error {
 	s.closed.Do(func() {
-		s.background.Wait()
+		if s.chunks != nil {
+			s.chunks.Close()
+		}
 		if s.cache != nil {
 			s.cache.Close()
 		}

@@ -1,4 +1,4 @@
-package serve
+package chunkstore
 
 import (
 	"container/list"
@@ -6,10 +6,6 @@ import (
 
 	"github.com/stackimage/stackimage/aggregate"
 )
-
-// decodedChunkBytes bounds the decoded chunks an instance keeps: the
-// partial chunk of an hour of a million stacks takes some 40 MB.
-const decodedChunkBytes = 256 << 20
 
 // chunkCache keeps decoded chunks by key, dropping the least recently
 // used past its bound, so that a query does not decode again what the

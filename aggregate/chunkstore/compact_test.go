@@ -1,37 +1,14 @@
-package serve
+package chunkstore
 
 import (
-	"bytes"
 	"context"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/stackimage/stackimage/symstore/objstore"
+	"github.com/stackimage/stackimage/aggregate"
 )
-
-// postAt posts the docs' example stacks (3 records, weight 5) as if
-// accepted at when, so that their chunk lies under that hour.
-func postAt(t *testing.T, url string, when time.Time) {
-	t.Helper()
-	saved := timeNow
-	timeNow = func() time.Time { return when }
-	defer func() { timeNow = saved }()
-	if resp, body := do(t, "POST", url+"/v1/stacks", bytes.NewReader(exampleStacks(t)), nil); resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST /v1/stacks: %d %s", resp.StatusCode, body)
-	}
-}
-
-func chunkKeys(t testing.TB, s *Server) []string {
-	t.Helper()
-	keys, err := s.store.store.List(context.Background(), chunkPrefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return keys
-}
 
 // A compaction cut short at any step neither loses nor doubles a stack:
 // after its merged chunk is written the old chunks are skipped, however
@@ -39,67 +16,67 @@ func chunkKeys(t testing.TB, s *Server) []string {
 // deletes; an upload arriving late in a compacted hour is merged with it
 // later, still counted once.
 func TestCompactionCountsEveryStackOnce(t *testing.T) {
-	store := t.TempDir()
-	s, ts := newTestServer(t, aggregateConfig(store))
-	s.compacting.Store(true) // no compaction in the background: the test takes the steps
+	store := newMemStore()
+	c := newChunks(t, store, 0)
+	c.compacting.Store(true) // no compaction in the background: the test takes the steps
 	hour := time.Now().UTC().Add(-3 * time.Hour).Truncate(time.Hour)
 	for i := range 3 {
-		postAt(t, ts.URL, hour.Add(time.Duration(i)*time.Minute))
+		writeAt(t, c, hour.Add(time.Duration(i)*time.Minute))
 	}
 	// The current hour is not compacted: uploads may still be landing.
-	postAt(t, ts.URL, time.Now())
-	check := func(step string, records int64, weight int64) {
+	writeAt(t, c, time.Now())
+	check := func(step string, wantRecords, wantWeight int64) {
 		t.Helper()
-		doc := groupsOf(t, ts.URL+"/v1/groups")
-		if doc.Records != records || len(doc.Groups) != 1 || doc.Groups[0].Weight != weight {
-			t.Errorf("%s: %d records in %d groups, want %d of weight %d", step, doc.Records, len(doc.Groups), records, weight)
+		if records, weight := counts(t, c, Query{}); records != wantRecords || weight != wantWeight {
+			t.Errorf("%s: %d records of weight %d, want %d of weight %d", step, records, weight, wantRecords, wantWeight)
 		}
 		// The label filter goes through the merged samples' attributes.
-		if doc := groupsOf(t, ts.URL+"/v1/groups?label=api=UserDefaults"); doc.Records != records*2/3 {
-			t.Errorf("%s: %d records labelled, want %d", step, doc.Records, records*2/3)
+		labelled := Query{Labels: []aggregate.Label{{Key: "api", Value: "UserDefaults"}}}
+		if records, _ := counts(t, c, labelled); records != wantRecords*2/3 {
+			t.Errorf("%s: %d records labelled, want %d", step, records, wantRecords*2/3)
 		}
 	}
-	_, prefix, _ := chunkBucket(chunkKeys(t, s)[0])
+	_, prefix, _ := chunkBucket(chunkKeys(t, store)[0])
 	ctx := context.Background()
 
 	// Step 1 only: the merged chunk is written, the old ones not deleted.
-	key, set, err := s.writeCompacted(ctx, prefix)
+	key, set, err := c.writeCompacted(ctx, prefix)
 	if err != nil || !strings.HasSuffix(key, compactSuffix) || len(set.replaced) != 3 {
 		t.Fatalf("writeCompacted = %q, %+v, %v; want a merged chunk replacing 3", key, set, err)
 	}
-	if n := len(chunkKeys(t, s)); n != 5 {
+	if n := len(chunkKeys(t, store)); n != 5 {
 		t.Fatalf("%d chunks after step 1, want 5 (3 old, 1 merged, 1 of this hour)", n)
 	}
 	check("merged chunk written, none deleted", 12, 20)
 	// One old chunk deleted, then the crash.
-	if err := s.store.store.Remove(ctx, set.replaced[0]); err != nil {
+	if err := store.Remove(ctx, set.replaced[0]); err != nil {
 		t.Fatal(err)
 	}
 	check("one old chunk deleted", 12, 20)
 	// A second instance sees the same, and a compaction of its own
 	// finishes the deletes without merging again.
-	s2, ts2 := newTestServer(t, aggregateConfig(store))
-	s2.compacting.Store(true)
-	if again, err := s2.compactBucket(ctx, prefix); err != nil || again != "" {
+	c2 := newChunks(t, store, 0)
+	c2.compacting.Store(true)
+	if again, err := c2.compactBucket(ctx, prefix); err != nil || again != "" {
 		t.Errorf("compacting a compacted hour = %q, %v; want nothing merged", again, err)
 	}
-	keys := chunkKeys(t, s)
+	keys := chunkKeys(t, store)
 	if len(keys) != 2 || !slices.Contains(keys, key) {
 		t.Errorf("after the second compaction: %q, want the merged chunk and this hour's", keys)
 	}
-	if doc := groupsOf(t, ts2.URL+"/v1/groups"); doc.Records != 12 {
-		t.Errorf("second instance: %d records, want 12", doc.Records)
+	if records, _ := counts(t, c2, Query{}); records != 12 {
+		t.Errorf("second instance: %d records, want 12", records)
 	}
 	check("compaction finished", 12, 20)
 
 	// A late upload in the compacted hour is merged with the merged chunk.
-	postAt(t, ts.URL, hour.Add(59*time.Minute))
+	writeAt(t, c, hour.Add(59*time.Minute))
 	check("late upload", 15, 25)
-	key2, set2, err := s.writeCompacted(ctx, prefix)
+	key2, set2, err := c.writeCompacted(ctx, prefix)
 	if err != nil || key2 == key {
 		t.Fatalf("second merge = %q, %v", key2, err)
 	}
-	got, err := s.readChunk(ctx, key2)
+	got, err := c.readChunk(ctx, key2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +88,7 @@ func TestCompactionCountsEveryStackOnce(t *testing.T) {
 	// Crash again before deleting: both merged chunks are listed.
 	check("two merged chunks listed", 15, 25)
 	for _, old := range set2.replaced {
-		if err := s.store.store.Remove(ctx, old); err != nil {
+		if err := store.Remove(ctx, old); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,38 +98,44 @@ func TestCompactionCountsEveryStackOnce(t *testing.T) {
 // A query starts the compaction of closed hours in the background, and
 // the answer after it is the answer before.
 func TestQueryCompactsClosedHours(t *testing.T) {
-	s, ts := newTestServer(t, aggregateConfig(t.TempDir()))
+	store := newMemStore()
+	c := newChunks(t, store, 0)
+	var compactions []error
+	c.cfg.Compacted = func(err error) { compactions = append(compactions, err) }
 	hour := time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Hour)
 	for i := range 4 {
-		postAt(t, ts.URL, hour.Add(time.Duration(i)*time.Minute))
+		writeAt(t, c, hour.Add(time.Duration(i)*time.Minute))
 	}
-	if doc := groupsOf(t, ts.URL+"/v1/groups"); doc.Records != 12 {
-		t.Errorf("before: %d records, want 12", doc.Records)
+	if records, _ := counts(t, c, Query{}); records != 12 {
+		t.Errorf("before: %d records, want 12", records)
 	}
-	s.background.Wait()
-	keys := chunkKeys(t, s)
+	c.Wait()
+	keys := chunkKeys(t, store)
 	if len(keys) != 1 || !strings.HasSuffix(keys[0], compactSuffix) {
 		t.Errorf("after the query's compaction: %q, want one merged chunk", keys)
 	}
-	if doc := groupsOf(t, ts.URL+"/v1/groups"); doc.Records != 12 {
-		t.Errorf("after: %d records, want 12", doc.Records)
+	if len(compactions) != 1 || compactions[0] != nil {
+		t.Errorf("compactions told: %v, want one that succeeded", compactions)
+	}
+	if records, _ := counts(t, c, Query{}); records != 12 {
+		t.Errorf("after: %d records, want 12", records)
 	}
 }
 
 // Instances compacting the same hour at once merge it once.
 func TestConcurrentCompactionsMergeOnce(t *testing.T) {
-	store := t.TempDir()
-	a, ts := newTestServer(t, aggregateConfig(store))
-	b, _ := newTestServer(t, aggregateConfig(store))
+	store := newMemStore()
+	a, b := newChunks(t, store, 0), newChunks(t, store, 0)
 	a.compacting.Store(true)
+	b.compacting.Store(true)
 	hour := time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Hour)
 	for i := range 3 {
-		postAt(t, ts.URL, hour.Add(time.Duration(i)*time.Minute))
+		writeAt(t, a, hour.Add(time.Duration(i)*time.Minute))
 	}
-	_, prefix, _ := chunkBucket(chunkKeys(t, a)[0])
+	_, prefix, _ := chunkBucket(chunkKeys(t, store)[0])
 	errs := make(chan error, 2)
-	for _, s := range []*Server{a, b} {
-		go func() { _, err := s.compactBucket(context.Background(), prefix); errs <- err }()
+	for _, c := range []*Chunks{a, b} {
+		go func() { _, err := c.compactBucket(context.Background(), prefix); errs <- err }()
 	}
 	for range 2 {
 		// A compaction may find a chunk the other deleted under it: an
@@ -161,15 +144,40 @@ func TestConcurrentCompactionsMergeOnce(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if doc := groupsOf(t, ts.URL+"/v1/groups"); doc.Records != 9 {
-		t.Errorf("%d records, want 9", doc.Records)
+	if records, _ := counts(t, a, Query{}); records != 9 {
+		t.Errorf("%d records, want 9", records)
+	}
+	if n := countSuffix(chunkKeys(t, store), compactSuffix); n != 1 {
+		t.Errorf("%d merged chunks, want 1", n)
+	}
+}
+
+// Compact compacts the hours that have ended, and no other.
+func TestCompact(t *testing.T) {
+	store := newMemStore()
+	c := newChunks(t, store, -1)
+	c.compacting.Store(true)
+	old := time.Now().UTC().Add(-2 * time.Hour).Truncate(time.Hour)
+	for i := range 2 {
+		writeAt(t, c, old.Add(time.Duration(i)*time.Minute))
+		writeAt(t, c, time.Now())
+	}
+	if err := c.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	keys := chunkKeys(t, store)
+	if len(keys) != 3 || countSuffix(keys, compactSuffix) != 1 {
+		t.Errorf("after Compact: %q, want the ended hour's merged chunk and this hour's two uploads", keys)
+	}
+	if records, weight := counts(t, c, Query{}); records != 12 || weight != 20 {
+		t.Errorf("%d records of weight %d, want 12 of weight 20", records, weight)
 	}
 }
 
 // vanishingStore lists, once, a chunk that is gone when read: a
 // compaction deleted it between a query's listing and its reading.
 type vanishingStore struct {
-	objstore.Store
+	Store
 	listed int
 }
 
@@ -184,12 +192,10 @@ func (v *vanishingStore) List(ctx context.Context, prefix string) ([]string, err
 
 // A query that finds a listed chunk deleted lists again and answers.
 func TestQueryListsAgainWhenAChunkIsGone(t *testing.T) {
-	s, ts := newTestServer(t, aggregateConfig(t.TempDir()))
-	s.writingPartials.Store(true) // their listings are not the query's
-	postAt(t, ts.URL, time.Now())
-	v := &vanishingStore{Store: s.store.store}
-	s.store.store = v
-	if doc := groupsOf(t, ts.URL+"/v1/groups"); doc.Records != 3 || v.listed != 2 {
-		t.Errorf("%d records after %d listings, want 3 after 2", doc.Records, v.listed)
+	v := &vanishingStore{Store: newMemStore()}
+	c := newChunks(t, v, -1) // no partial chunk: its listings are not the query's
+	writeAt(t, c, time.Now())
+	if records, _ := counts(t, c, Query{}); records != 3 || v.listed != 2 {
+		t.Errorf("%d records after %d listings, want 3 after 2", records, v.listed)
 	}
 }

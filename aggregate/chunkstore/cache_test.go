@@ -1,4 +1,4 @@
-package serve
+package chunkstore
 
 import (
 	"context"
@@ -9,12 +9,11 @@ import (
 	"time"
 
 	"github.com/stackimage/stackimage/aggregate"
-	"github.com/stackimage/stackimage/symstore/objstore"
 )
 
 // countingStore counts the chunks read from it.
 type countingStore struct {
-	objstore.Store
+	Store
 	gets atomic.Int64
 }
 
@@ -27,25 +26,25 @@ func (c *countingStore) Get(ctx context.Context, key string) (io.ReadCloser, int
 
 // A second query reads no chunk the first decoded, and answers the same.
 func TestQueriesShareDecodedChunks(t *testing.T) {
-	lowPartialStep(t, 2)
-	s, ts := newTestServer(t, aggregateConfig(t.TempDir()))
-	s.writingPartials.Store(true)
+	store := newMemStore()
+	writer := newChunks(t, store, 2)
+	writer.writingPartials.Store(true)
 	for range 3 {
-		postAt(t, ts.URL, time.Now())
+		writeAt(t, writer, time.Now())
 	}
-	_, prefix, _ := chunkBucket(chunkKeys(t, s)[0])
-	if key, err := s.writePartial(context.Background(), prefix, time.Now()); err != nil || key == "" {
+	_, prefix, _ := chunkBucket(chunkKeys(t, store)[0])
+	if key, err := writer.writePartial(context.Background(), prefix, time.Now()); err != nil || key == "" {
 		t.Fatalf("writePartial = %q, %v", key, err)
 	}
-	postAt(t, ts.URL, time.Now())
-	counting := &countingStore{Store: s.store.store}
-	s.store.store = counting
-	s.chunks = newChunkCache(decodedChunkBytes)
-	first := answers(t, ts.URL, "")
+	writeAt(t, writer, time.Now())
+	counting := &countingStore{Store: store}
+	c := newChunks(t, counting, 2)
+	c.writingPartials.Store(true)
+	first := answer(t, c, Query{}, aggregate.GroupOptions{})
 	if n := counting.gets.Load(); n != 2 {
-		t.Errorf("first query (two formats): %d chunks read, want 2 (the partial chunk and the upload after it)", n)
+		t.Errorf("first query: %d chunks read, want 2 (the partial chunk and the upload after it)", n)
 	}
-	if again := answers(t, ts.URL, ""); again != first {
+	if again := answer(t, c, Query{}, aggregate.GroupOptions{}); again != first {
 		t.Errorf("second query answered\n%s\nwant\n%s", again, first)
 	}
 	if n := counting.gets.Load(); n != 2 {

@@ -1,44 +1,22 @@
-package serve
+package chunkstore
 
 import (
 	"bytes"
 	"context"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stackimage/stackimage/aggregate"
 )
 
-// lowPartialStep makes a partial chunk due after every step uploads, for
-// the test.
-func lowPartialStep(t *testing.T, step int) {
-	saved := minPartialStep
-	minPartialStep = step
-	t.Cleanup(func() { minPartialStep = saved })
-}
-
-// answers are a query's answers in the formats that show every stack:
-// the folded stacks and the groups.
-func answers(t *testing.T, url, query string) string {
+func removePartials(t *testing.T, store Store) {
 	t.Helper()
-	var out strings.Builder
-	for _, format := range []string{"folded", "json"} {
-		resp, body := do(t, "GET", url+"/v1/aggregate?format="+format+"&"+query, nil, nil)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET /v1/aggregate?format=%s&%s: %d %s", format, query, resp.StatusCode, body)
-		}
-		out.Write(body)
-	}
-	return out.String()
-}
-
-func removePartials(t *testing.T, s *Server) {
-	t.Helper()
-	for _, key := range chunkKeys(t, s) {
+	for _, key := range chunkKeys(t, store) {
 		if strings.HasSuffix(key, partialSuffix) {
-			if err := s.store.store.Remove(context.Background(), key); err != nil {
+			if err := store.Remove(context.Background(), key); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -50,23 +28,20 @@ func removePartials(t *testing.T, s *Server) {
 // every acknowledged upload once, and answers what merging the uploads
 // alone answers, filtered or not.
 func TestPartialChunksWithConcurrentUploadsAndInstances(t *testing.T) {
-	lowPartialStep(t, 3)
-	store := t.TempDir()
-	a, tsA := newTestServer(t, aggregateConfig(store))
-	b, tsB := newTestServer(t, aggregateConfig(store))
+	store := newMemStore()
+	a, b := newChunks(t, store, 3), newChunks(t, store, 3)
 	const uploads, perUpload = 40, 25
 	var posted sync.WaitGroup
 	for i := range uploads {
 		posted.Add(1)
-		url := tsA.URL
+		c := a
 		if i%2 == 1 {
-			url = tsB.URL
+			c = b
 		}
 		go func() {
 			defer posted.Done()
-			body := benchStacks(t, perUpload, 10, uint64(i))
-			if resp, msg := do(t, "POST", url+"/v1/stacks", bytes.NewReader(body), nil); resp.StatusCode != http.StatusOK {
-				t.Errorf("POST /v1/stacks: %d %s", resp.StatusCode, msg)
+			if _, err := c.Write(context.Background(), chunkOf(t, manyStacks(perUpload, 10, uint64(i)))); err != nil {
+				t.Errorf("Write: %v", err)
 			}
 		}()
 	}
@@ -75,7 +50,7 @@ func TestPartialChunksWithConcurrentUploadsAndInstances(t *testing.T) {
 	done := make(chan struct{})
 	var writers sync.WaitGroup
 	written := make([]int, 2)
-	for i, s := range []*Server{a, b} {
+	for i, c := range []*Chunks{a, b} {
 		writers.Add(1)
 		go func() {
 			defer writers.Done()
@@ -85,12 +60,12 @@ func TestPartialChunksWithConcurrentUploadsAndInstances(t *testing.T) {
 					return
 				default:
 				}
-				keys := chunkKeys(t, s)
+				keys := chunkKeys(t, store)
 				if len(keys) == 0 {
 					continue
 				}
 				_, prefix, _ := chunkBucket(keys[0])
-				key, err := s.writePartial(context.Background(), prefix, timeNow())
+				key, err := c.writePartial(context.Background(), prefix, time.Now())
 				if err != nil {
 					t.Errorf("writePartial: %v", err)
 				}
@@ -102,39 +77,51 @@ func TestPartialChunksWithConcurrentUploadsAndInstances(t *testing.T) {
 	}
 	var last int64
 	for range 20 {
-		doc := groupsOf(t, tsA.URL+"/v1/groups")
-		if doc.Records%perUpload != 0 || doc.Records < last || doc.Records > uploads*perUpload {
-			t.Errorf("%d records: not a whole number of uploads, fewer than before (%d), or more than posted", doc.Records, last)
+		records, _ := counts(t, a, Query{})
+		if records%perUpload != 0 || records < last || records > uploads*perUpload {
+			t.Errorf("%d records: not a whole number of uploads, fewer than before (%d), or more than posted", records, last)
 		}
-		last = doc.Records
+		last = records
 	}
 	posted.Wait()
 	close(done)
 	writers.Wait()
-	a.background.Wait()
-	b.background.Wait()
+	a.Wait()
+	b.Wait()
 	if written[0]+written[1] < 2 {
 		t.Errorf("partial chunks written: %v, want several", written)
 	}
-	keys := chunkKeys(t, a)
+	keys := chunkKeys(t, store)
 	if countSuffix(keys, partialSuffix) == 0 {
 		t.Fatalf("no partial chunk in %q", keys)
 	}
-	for _, ts := range []string{tsA.URL, tsB.URL} {
-		if doc := groupsOf(t, ts+"/v1/groups"); doc.Records != uploads*perUpload {
-			t.Errorf("%s: %d records, want %d", ts, doc.Records, uploads*perUpload)
+	for _, c := range []*Chunks{a, b} {
+		if records, _ := counts(t, c, Query{}); records != uploads*perUpload {
+			t.Errorf("%d records, want %d", records, uploads*perUpload)
 		}
 	}
-	queries := []string{"", "label=api=api1", "app_version=2.1", "from=2026-11-26T01:10:00Z&to=2026-11-26T01:20:00Z", "group_by=stack"}
+	from, _ := time.Parse(time.RFC3339, "2026-11-26T01:10:00Z")
+	to, _ := time.Parse(time.RFC3339, "2026-11-26T01:20:00Z")
+	queries := []struct {
+		name  string
+		query Query
+		group aggregate.GroupOptions
+	}{
+		{"all", Query{}, aggregate.GroupOptions{}},
+		{"label", Query{Labels: []aggregate.Label{{Key: "api", Value: "api1"}}}, aggregate.GroupOptions{}},
+		{"app version", Query{AppVersion: "2.1"}, aggregate.GroupOptions{}},
+		{"time range", Query{From: from, To: to}, aggregate.GroupOptions{}},
+		{"by stack", Query{}, aggregate.GroupOptions{Frames: -1}},
+	}
 	withPartials := map[string]string{}
 	for _, q := range queries {
-		withPartials[q] = answers(t, tsB.URL, q)
+		withPartials[q.name] = answer(t, b, q.query, q.group)
 	}
-	removePartials(t, a)
+	removePartials(t, store)
 	a.writingPartials.Store(true) // the queries below write none again
 	for _, q := range queries {
-		if got := answers(t, tsA.URL, q); got != withPartials[q] {
-			t.Errorf("query %q: the answer with partial chunks differs from the uploads' own:\n%s\nwant\n%s", q, withPartials[q], got)
+		if got := answer(t, a, q.query, q.group); got != withPartials[q.name] {
+			t.Errorf("query %s: the answer with partial chunks differs from the uploads' own:\n%s\nwant\n%s", q.name, withPartials[q.name], got)
 		}
 	}
 }
@@ -144,36 +131,34 @@ func TestPartialChunksWithConcurrentUploadsAndInstances(t *testing.T) {
 // once no query may still read them, and the hour's final chunk
 // replaces them all.
 func TestPartialChunksLifeCycle(t *testing.T) {
-	lowPartialStep(t, 2)
-	s, ts := newTestServer(t, aggregateConfig(t.TempDir()))
-	s.writingPartials.Store(true) // the test writes them
-	s.compacting.Store(true)
+	store := newMemStore()
+	c := newChunks(t, store, 2)
+	c.writingPartials.Store(true) // the test writes them
+	c.compacting.Store(true)
 	now := time.Now().UTC().Truncate(time.Hour).Add(10 * time.Minute)
-	saved := timeNow
-	timeNow = func() time.Time { return now }
-	t.Cleanup(func() { timeNow = saved })
+	c.cfg.Now = func() time.Time { return now }
 	ctx := context.Background()
 	post := func(n int) {
 		for range n {
-			postAt(t, ts.URL, now)
+			writeAt(t, c, now)
 		}
 	}
 	prefix := chunkPrefix + now.Format("2006-01-02T15") + "/"
 	check := func(step string, records int64, partials int) {
 		t.Helper()
-		if doc := groupsOf(t, ts.URL+"/v1/groups"); doc.Records != records {
-			t.Errorf("%s: %d records, want %d", step, doc.Records, records)
+		if got, _ := counts(t, c, Query{}); got != records {
+			t.Errorf("%s: %d records, want %d", step, got, records)
 		}
-		if n := countSuffix(chunkKeys(t, s), partialSuffix); n != partials {
+		if n := countSuffix(chunkKeys(t, store), partialSuffix); n != partials {
 			t.Errorf("%s: %d partial chunks, want %d", step, n, partials)
 		}
 	}
 	post(1)
-	if key, err := s.writePartial(ctx, prefix, now); key != "" || err != nil {
+	if key, err := c.writePartial(ctx, prefix, now); key != "" || err != nil {
 		t.Errorf("one upload: writePartial = %q, %v; want nothing due", key, err)
 	}
 	post(1)
-	first, err := s.writePartial(ctx, prefix, now)
+	first, err := c.writePartial(ctx, prefix, now)
 	if err != nil || first == "" {
 		t.Fatalf("two uploads: writePartial = %q, %v; want a partial chunk", first, err)
 	}
@@ -182,75 +167,83 @@ func TestPartialChunksLifeCycle(t *testing.T) {
 	}
 	check("first partial chunk", 6, 1)
 	post(3)
-	second, err := s.writePartial(ctx, prefix, now)
+	second, err := c.writePartial(ctx, prefix, now)
 	if err != nil || second == "" || partialOrder(second, first) <= 0 {
 		t.Fatalf("five uploads: writePartial = %q, %v; want one outranking %s", second, err, first)
 	}
-	got, err := s.readChunk(ctx, second)
+	got, err := c.readChunk(ctx, second)
 	if err != nil || len(got.Replaces) != 5 || got.Records != 15 {
 		t.Fatalf("second partial chunk: %v; %d uploads, %d records; want 5, 15", err, len(got.Replaces), got.Records)
 	}
 	check("two partial chunks", 15, 2)
 	// The outranked one stays while a query may read it.
 	post(2)
-	now = now.Add(s.cfg.Limits.RequestTimeout + time.Minute + time.Second)
-	if _, err := s.writePartial(ctx, prefix, now); err != nil {
+	now = now.Add(c.cfg.QueryTimeout + time.Minute + time.Second)
+	if _, err := c.writePartial(ctx, prefix, now); err != nil {
 		t.Fatal(err)
 	}
 	check("third partial chunk, the first deleted", 21, 2)
-	if slices.Contains(chunkKeys(t, s), first) {
+	if slices.Contains(chunkKeys(t, store), first) {
 		t.Errorf("%s still listed", first)
 	}
 
 	// A partial chunk written after the hour's final chunk (by a slow
 	// instance) is not counted, and the next compaction deletes it.
 	post(1)
-	now = now.Truncate(time.Hour).Add(time.Hour + s.compactionGrace() + time.Minute)
-	final, err := s.compactBucket(ctx, prefix)
+	now = now.Truncate(time.Hour).Add(time.Hour + c.compactionGrace() + time.Minute)
+	final, err := c.compactBucket(ctx, prefix)
 	if err != nil || !strings.HasSuffix(final, compactSuffix) {
 		t.Fatalf("compactBucket = %q, %v", final, err)
 	}
 	check("final chunk", 24, 0)
-	if keys := chunkKeys(t, s); len(keys) != 1 {
+	if keys := chunkKeys(t, store); len(keys) != 1 {
 		t.Errorf("after the final chunk: %q, want it alone", keys)
 	}
-	read, _ := s.readChunk(ctx, final)
+	read, _ := c.readChunk(ctx, final)
 	late := *read // read chunks are shared
 	late.Replaces = []string{"x"}
 	buf, _ := encodeMergedChunk(&late)
 	lateKey := partialKey(prefix, &late, now)
-	if err := s.store.store.Put(ctx, lateKey, bytes.NewReader(buf), int64(len(buf)), true); err != nil {
+	if err := store.Put(ctx, lateKey, bytes.NewReader(buf), int64(len(buf)), true); err != nil {
 		t.Fatal(err)
 	}
 	check("a late partial chunk", 24, 1)
-	if key, err := s.writePartial(ctx, prefix, now); key != "" || err != nil {
+	if key, err := c.writePartial(ctx, prefix, now); key != "" || err != nil {
 		t.Errorf("writePartial in an hour with a final chunk = %q, %v; want nothing", key, err)
 	}
-	if _, err := s.compactBucket(ctx, prefix); err != nil {
+	if _, err := c.compactBucket(ctx, prefix); err != nil {
 		t.Fatal(err)
 	}
 	check("the late partial chunk deleted", 24, 0)
 }
 
 // An upload starts writing the hour's partial chunk in the background
-// when one is due.
+// when one is due; a negative PartialStep writes none.
 func TestUploadsWritePartialChunks(t *testing.T) {
-	lowPartialStep(t, 3)
-	s, ts := newTestServer(t, aggregateConfig(t.TempDir()))
-	for i := range 3 {
-		if resp, body := do(t, "POST", ts.URL+"/v1/stacks", bytes.NewReader(exampleStacks(t)), nil); resp.StatusCode != http.StatusOK {
-			t.Fatalf("upload %d: %d %s", i, resp.StatusCode, body)
+	for _, step := range []int{3, -1} {
+		store := newMemStore()
+		c := newChunks(t, store, step)
+		var told []error
+		c.cfg.PartialWritten = func(err error) { told = append(told, err) }
+		for range 3 {
+			if _, err := c.Write(context.Background(), exampleChunk(t)); err != nil {
+				t.Fatal(err)
+			}
+			c.Wait()
 		}
-		s.background.Wait()
-	}
-	if n := countSuffix(chunkKeys(t, s), partialSuffix); n != 1 {
-		t.Errorf("%d partial chunks, want 1", n)
-	}
-	if v := metric(t, s, "stackimage_aggregate_partial_chunks_total", "result", "ok"); v != 1 {
-		t.Errorf("partial chunks counted: %v, want 1", v)
-	}
-	if doc := groupsOf(t, ts.URL+"/v1/groups"); doc.Records != 9 {
-		t.Errorf("%d records, want 9", doc.Records)
+		want := 1
+		if step < 0 {
+			want = 0
+		}
+		if n := countSuffix(chunkKeys(t, store), partialSuffix); n != want {
+			t.Errorf("step %d: %d partial chunks, want %d", step, n, want)
+		}
+		if len(told) != want || want == 1 && told[0] != nil {
+			t.Errorf("step %d: partial chunks told: %v, want %d written", step, told, want)
+		}
+		if records, _ := counts(t, c, Query{}); records != 9 {
+			t.Errorf("step %d: %d records, want 9", step, records)
+		}
 	}
 }
 
@@ -260,27 +253,23 @@ func TestUploadsWritePartialChunks(t *testing.T) {
 // clock ahead of the others'), and an upload accepted before but not
 // held (a late one) is read all the same.
 func TestReadAheadCountsEachUploadOnce(t *testing.T) {
-	lowPartialStep(t, 1)
-	s, ts := newTestServer(t, aggregateConfig(t.TempDir()))
-	s.writingPartials.Store(true)
+	store := newMemStore()
+	c := newChunks(t, store, 1)
+	c.writingPartials.Store(true)
 	base := time.Now().UTC().Truncate(time.Hour).Add(10 * time.Minute)
 	at := func(m int) time.Time { return base.Add(time.Duration(m) * time.Minute) }
-	postAt(t, ts.URL, at(0))
-	postAt(t, ts.URL, at(9)) // a clock ahead: accepted "after" the partial chunk, held by it
-	saved := timeNow
-	timeNow = func() time.Time { return at(5) }
+	writeAt(t, c, at(0))
+	writeAt(t, c, at(9)) // a clock ahead: accepted "after" the partial chunk, held by it
 	prefix := chunkPrefix + base.Format("2006-01-02T15") + "/"
-	partial, err := s.writePartial(context.Background(), prefix, at(5))
-	timeNow = saved
+	partial, err := c.writePartial(context.Background(), prefix, at(5))
 	if err != nil || partial == "" {
 		t.Fatalf("writePartial = %q, %v", partial, err)
 	}
-	postAt(t, ts.URL, at(3)) // late: accepted before the partial chunk, not held
-	postAt(t, ts.URL, at(7)) // after it
-	postAt(t, ts.URL, at(8)) // after it
-	keys := chunkKeys(t, s)
+	writeAt(t, c, at(3)) // late: accepted before the partial chunk, not held
+	writeAt(t, c, at(7)) // after it
+	writeAt(t, c, at(8)) // after it
 	var plain []string
-	for _, k := range keys {
+	for _, k := range chunkKeys(t, store) {
 		if !strings.HasSuffix(k, partialSuffix) {
 			plain = append(plain, k)
 		}
@@ -294,12 +283,12 @@ func TestReadAheadCountsEachUploadOnce(t *testing.T) {
 	if !slices.Equal(minutes, []int{9, 8, 7}) {
 		t.Errorf("read ahead the uploads of minutes %v, want 9, 8, 7", minutes)
 	}
-	r := s.readAhead(context.Background(), ahead)
+	r := c.readAhead(context.Background(), ahead)
 	r.done.Wait() // all read, unstopped
 	if got := r.stop(); len(got) != 3 {
 		t.Errorf("read ahead %d chunks, want 3", len(got))
 	}
-	set, err := s.resolveBucket(context.Background(), prefix)
+	set, err := c.resolveBucket(context.Background(), prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +302,7 @@ func TestReadAheadCountsEachUploadOnce(t *testing.T) {
 	if len(set.keys) != 4 || len(set.covered) != 2 {
 		t.Errorf("%d to count, %d covered; want 4 (the partial chunk and 3 uploads), 2", len(set.keys), len(set.covered))
 	}
-	if doc := groupsOf(t, ts.URL+"/v1/groups"); doc.Records != 15 {
-		t.Errorf("%d records, want 15", doc.Records)
+	if records, _ := counts(t, c, Query{}); records != 15 {
+		t.Errorf("%d records, want 15", records)
 	}
 }
