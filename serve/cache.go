@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	vm "github.com/VictoriaMetrics/metrics"
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
 	notfound "github.com/stackimage/stackimage/lookup"
@@ -121,7 +121,7 @@ type indexCache struct {
 	// fetches bounds the loads running at once (limits.max_fetches).
 	fetches *fetchLimiter
 	// memoryHits is metrics.cache's "memory" counter, looked up once.
-	memoryHits prometheus.Counter
+	memoryHits *vm.Counter
 	log        *slog.Logger
 	group      singleflight.Group
 

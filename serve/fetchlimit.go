@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
+	vm "github.com/VictoriaMetrics/metrics"
 )
 
 // fetchLimiter bounds the lookups that fetch symbols from the sources at
@@ -15,8 +15,8 @@ import (
 // deadlines do.
 type fetchLimiter struct {
 	slots    chan struct{}
-	inFlight prometheus.Gauge
-	waiting  prometheus.Gauge
+	inFlight *vm.Gauge
+	waiting  *vm.Gauge
 }
 
 // errNoFetchSlot is the outcome of a lookup whose caller's context ended
