@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	vm "github.com/VictoriaMetrics/metrics"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/image"
 	notfound "github.com/stackimage/stackimage/lookup"
@@ -121,7 +121,7 @@ type indexCache struct {
 	// fetches bounds the loads running at once (limits.max_fetches).
 	fetches *fetchLimiter
 	// memoryHits is metrics.cache's "memory" counter, looked up once.
-	memoryHits *vm.Counter
+	memoryHits prometheus.Counter
 	log        *slog.Logger
 	group      singleflight.Group
 

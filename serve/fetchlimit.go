@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sync"
 
-	vm "github.com/VictoriaMetrics/metrics"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // fetchLimiter bounds the lookups that fetch symbols from the sources at
@@ -15,8 +15,8 @@ import (
 // deadlines do.
 type fetchLimiter struct {
 	slots    chan struct{}
-	inFlight *vm.Gauge
-	waiting  *vm.Gauge
+	inFlight prometheus.Gauge
+	waiting  prometheus.Gauge
 }
 
 // errNoFetchSlot is the outcome of a lookup whose caller's context ended

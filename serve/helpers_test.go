@@ -10,8 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -203,33 +201,35 @@ func readFile(t testing.TB, path string) []byte {
 	return data
 }
 
-// metric reads one counter or gauge of the server's /metrics: the first
-// series of that name having every label given (name, value pairs), 0
-// when there is none.
+// metric reads one counter of the server's registry.
 func metric(t testing.TB, s *Server, name string, labels ...string) float64 {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	s.metrics.serveHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-next:
-	for _, line := range strings.Split(rec.Body.String(), "\n") {
-		series, value, ok := strings.Cut(line, " ")
-		if !ok || strings.HasPrefix(line, "#") {
+	mfs, err := s.metrics.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
 			continue
 		}
-		seriesName, seriesLabels, _ := strings.Cut(series, "{")
-		if seriesName != name {
-			continue
-		}
-		for i := 0; i+1 < len(labels); i += 2 {
-			if !strings.Contains(seriesLabels, labels[i]+"="+strconv.Quote(labels[i+1])) {
-				continue next
+	next:
+		for _, m := range mf.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				found := false
+				for _, lp := range m.GetLabel() {
+					if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
+						found = true
+					}
+				}
+				if !found {
+					continue next
+				}
 			}
+			if c := m.GetCounter(); c != nil {
+				return c.GetValue()
+			}
+			return m.GetGauge().GetValue()
 		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			t.Fatalf("/metrics: %q: %v", line, err)
-		}
-		return v
 	}
 	return 0
 }

@@ -1,114 +1,94 @@
 package serve
 
 import (
-	"net/http"
-	"strings"
-
-	vm "github.com/VictoriaMetrics/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// metrics are the service's Prometheus metrics, in a set of the Server's
-// own, so that several servers in one process (tests) do not share
-// counters. They are held by VictoriaMetrics/metrics rather than
-// Prometheus's client: every command of the one program pays for the
-// package initialisation of what it links, and Prometheus's client
-// (which registers its Go and process collectors at init and brings
-// protobuf) took about a third of `stackimage version`'s time
-// (docs/serve.md). The series and their meanings are listed in
-// docs/serve.md ("Metrics").
+// metrics are the service's Prometheus metrics, in a registry of the
+// Server's own, so that several servers in one process (tests) do not
+// share counters.
 type metrics struct {
-	set           *vm.Set
-	requests      family[*vm.Counter]             // endpoint, code
-	latency       family[*vm.PrometheusHistogram] // endpoint
-	inFlight      *vm.Gauge
-	rejected      *vm.Counter
-	cache         family[*vm.Counter] // result
-	cacheBytes    *vm.Gauge
-	evictions     *vm.Counter
-	indexBuilds   family[*vm.Counter]      // result
-	sharedWrites  family[*vm.Counter]      // result
-	sourceErrors  family[*vm.Counter]      // source
-	downloads     family[*vm.Counter]      // source
-	downloadBytes family[*vm.FloatCounter] // source
-	frames        *vm.FloatCounter
-	compactions   family[*vm.Counter] // result
-	partials      family[*vm.Counter] // result
+	registry      *prometheus.Registry
+	requests      *prometheus.CounterVec
+	latency       *prometheus.HistogramVec
+	inFlight      prometheus.Gauge
+	rejected      prometheus.Counter
+	cache         *prometheus.CounterVec
+	cacheBytes    prometheus.Gauge
+	evictions     prometheus.Counter
+	indexBuilds   *prometheus.CounterVec
+	sharedWrites  *prometheus.CounterVec
+	sourceErrors  *prometheus.CounterVec
+	downloads     *prometheus.CounterVec
+	downloadBytes *prometheus.CounterVec
+	frames        prometheus.Counter
+	compactions   *prometheus.CounterVec
+	partials      *prometheus.CounterVec
 	// fetchesInFlight and fetchesWaiting are the lookups fetching from
 	// the sources now, and those waiting for one of limits.max_fetches.
-	fetchesInFlight *vm.Gauge
-	fetchesWaiting  *vm.Gauge
+	fetchesInFlight prometheus.Gauge
+	fetchesWaiting  prometheus.Gauge
 }
-
-// latencyBuckets are the upper bounds of stackimage_request_duration_seconds.
-var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
 func newMetrics() *metrics {
-	set := vm.NewSet()
-	counters := func(name string, labels ...string) family[*vm.Counter] {
-		return family[*vm.Counter]{name, labels, set.GetOrCreateCounter}
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stackimage_requests_total", Help: "HTTP requests answered, by endpoint and status code.",
+		}, []string{"endpoint", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "stackimage_request_duration_seconds", Help: "Time to answer a request, by endpoint.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"endpoint"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "stackimage_requests_in_flight", Help: "Requests being served now.",
+		}),
+		rejected: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "stackimage_requests_rejected_total", Help: "Requests refused with 503 because limits.max_concurrent were being served.",
+		}),
+		cache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stackimage_index_cache_total", Help: "Index lookups by where they were answered: memory, disk, shared (the store), negative (a remembered miss) or miss.",
+		}, []string{"result"}),
+		cacheBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "stackimage_index_cache_bytes", Help: "Bytes of index files in the local cache.",
+		}),
+		evictions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "stackimage_index_cache_evictions_total", Help: "Index files evicted from the local cache.",
+		}),
+		indexBuilds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stackimage_index_builds_total", Help: "Indexes built from symbol files, by result (ok or failed).",
+		}, []string{"result"}),
+		sharedWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stackimage_shared_index_writes_total", Help: "Indexes offered to the shared cache: written, or exists (another instance wrote it first).",
+		}, []string{"result"}),
+		sourceErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stackimage_source_errors_total", Help: "Failed fetches from a source (not counting files it lacks).",
+		}, []string{"source"}),
+		downloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stackimage_source_downloads_total", Help: "Files downloaded from a source.",
+		}, []string{"source"}),
+		downloadBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stackimage_source_download_bytes_total", Help: "Bytes downloaded from a source.",
+		}, []string{"source"}),
+		frames: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "stackimage_frames_total", Help: "Frames symbolicated.",
+		}),
+		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stackimage_aggregate_compactions_total", Help: "Compactions of the aggregates' closed hours, by result (ok or failed).",
+		}, []string{"result"}),
+		partials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stackimage_aggregate_partial_chunks_total", Help: "Partial chunks written of the aggregates' open hours, by result (ok or failed).",
+		}, []string{"result"}),
+		fetchesInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "stackimage_fetches_in_flight", Help: "Symbol lookups fetching from the sources now (at most limits.max_fetches).",
+		}),
+		fetchesWaiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "stackimage_fetches_waiting", Help: "Symbol lookups waiting for one of limits.max_fetches.",
+		}),
 	}
-	return &metrics{
-		set:      set,
-		requests: counters("stackimage_requests_total", "endpoint", "code"),
-		latency: family[*vm.PrometheusHistogram]{"stackimage_request_duration_seconds", []string{"endpoint"},
-			func(series string) *vm.PrometheusHistogram {
-				return set.GetOrCreatePrometheusHistogramExt(series, latencyBuckets)
-			}},
-		inFlight:      set.NewGauge("stackimage_requests_in_flight", nil),
-		rejected:      set.NewCounter("stackimage_requests_rejected_total"),
-		cache:         counters("stackimage_index_cache_total", "result"),
-		cacheBytes:    set.NewGauge("stackimage_index_cache_bytes", nil),
-		evictions:     set.NewCounter("stackimage_index_cache_evictions_total"),
-		indexBuilds:   counters("stackimage_index_builds_total", "result"),
-		sharedWrites:  counters("stackimage_shared_index_writes_total", "result"),
-		sourceErrors:  counters("stackimage_source_errors_total", "source"),
-		downloads:     counters("stackimage_source_downloads_total", "source"),
-		downloadBytes: family[*vm.FloatCounter]{"stackimage_source_download_bytes_total", []string{"source"}, set.GetOrCreateFloatCounter},
-		frames:        set.NewFloatCounter("stackimage_frames_total"),
-		compactions:   counters("stackimage_aggregate_compactions_total", "result"),
-		partials:      counters("stackimage_aggregate_partial_chunks_total", "result"),
-
-		fetchesInFlight: set.NewGauge("stackimage_fetches_in_flight", nil),
-		fetchesWaiting:  set.NewGauge("stackimage_fetches_waiting", nil),
-	}
+	m.registry.MustRegister(m.fetchesInFlight, m.fetchesWaiting, m.requests, m.latency, m.inFlight, m.rejected, m.cache, m.cacheBytes,
+		m.evictions, m.indexBuilds, m.sharedWrites, m.sourceErrors, m.downloads, m.downloadBytes, m.frames, m.compactions, m.partials,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
 }
-
-// serveHTTP writes the metrics in Prometheus's text format, the
-// process's own (go_*, process_*) after the service's.
-func (m *metrics) serveHTTP(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	m.set.WritePrometheus(w)
-	vm.WriteProcessMetrics(w)
-}
-
-// family is one metric with labels: a series for each set of label
-// values, made on first use (get is the set's GetOrCreate method).
-type family[M any] struct {
-	name   string
-	labels []string
-	get    func(series string) M
-}
-
-// WithLabelValues returns the series of the given label values, one for
-// each label in order.
-func (f family[M]) WithLabelValues(values ...string) M {
-	var b strings.Builder
-	b.WriteString(f.name)
-	b.WriteByte('{')
-	for i, label := range f.labels {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(label)
-		b.WriteString(`="`)
-		labelEscaper.WriteString(&b, values[i])
-		b.WriteByte('"')
-	}
-	b.WriteByte('}')
-	return f.get(b.String())
-}
-
-// labelEscaper escapes a label value as Prometheus's text format does, so
-// that a source's name (any string of the configuration) makes a valid
-// series.
-var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Server is the symbolication service: an http.Handler answering
@@ -116,7 +118,7 @@ func (s *Server) routes() {
 		w.Header().Set("Content-Type", "text/plain")
 		fmt.Fprintln(w, "ok")
 	}, public, unlimited)
-	handle("GET /metrics", "metrics", s.metrics.serveHTTP, unlimited)
+	handle("GET /metrics", "metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}).ServeHTTP, unlimited)
 	handle("POST /symbolicate", "symbolicate", s.handleSymbolicate)
 	handle("POST /minidump", "minidump", s.handleMinidump)
 	handle("POST /applecrashreport", "applecrashreport", s.handleAppleCrashReport)
@@ -227,7 +229,7 @@ func (s *Server) wrap(endpoint string, h http.HandlerFunc, opts ...routeOption) 
 				code = http.StatusOK
 			}
 			s.metrics.requests.WithLabelValues(endpoint, strconv.Itoa(code)).Inc()
-			s.metrics.latency.WithLabelValues(endpoint).Update(time.Since(start).Seconds())
+			s.metrics.latency.WithLabelValues(endpoint).Observe(time.Since(start).Seconds())
 			s.logAnswer(r, endpoint, code, sw.message, time.Since(start))
 		}()
 		switch {
