@@ -193,7 +193,9 @@ func TestDumpDeadline(t *testing.T) {
 	for _, format := range []string{"json", "text"} {
 		start := time.Now()
 		resp, data := do(t, "POST", ts.URL+"/v1/symbolicate?format="+format, bytes.NewReader(snapData), nil)
-		if resp.StatusCode != 200 || time.Since(start) > 5*time.Second {
+		// The source answers only when the test ends: any answer before
+		// that is the deadline's. The bound is loose, for a loaded host.
+		if resp.StatusCode != 200 || time.Since(start) > 20*time.Second {
 			t.Fatalf("format=%s: status %d after %v: %s", format, resp.StatusCode, time.Since(start), data)
 		}
 		if !strings.Contains(string(data), u.String()) || !strings.Contains(string(data), "(timeout)") || !strings.Contains(string(data), "0x") {
