@@ -28,6 +28,19 @@ type CallSites interface {
 	CallReturn(addr uint64) (known, isReturn bool)
 }
 
+// CallTargets tells, from an image's DWARF call sites, what the call
+// returning to ret calls (DW_AT_call_origin, DW_AT_call_target,
+// DW_AT_call_tail_call): whether it can have entered the function
+// starting at entry, directly or through tail calls. known is false where
+// the symbols do not say (no call site returns to ret, a call through a
+// register). Options.Symbols may implement it (symbolize.Process does);
+// withoutCode then refuses a word whose call cannot reach the function
+// of the frame below: a stale return address of a call to another
+// function, which the other checks take.
+type CallTargets interface {
+	CallReaches(ret, entry uint64) (known, reaches bool)
+}
+
 // FrameRecordKeeper tells whether the function holding addr keeps a frame
 // record (pushes FP and the return address and points FP at them), as its
 // unwind table shows: a rule whose CFA is FP's, or a frameless one. known
@@ -69,6 +82,9 @@ func (w *walk) withoutCode(raw, below, callee uint64, calleeKnown, rangeOK bool)
 		return wordEvidence{trust: TrustScan, rangeOnly: true}, rangeOK
 	}
 	if w.opts.Symbols.KnowsFunctions(ra) {
+		if calleeKnown && w.callCannotReach(ra, callee) {
+			return wordEvidence{}, false
+		}
 		if cs, ok := w.opts.Symbols.(CallSites); ok {
 			if known, isReturn := cs.CallReturn(ra); known {
 				// The DWARF lists the function's calls: a word that is
@@ -97,6 +113,17 @@ func (w *walk) withoutCode(raw, below, callee uint64, calleeKnown, rangeOK bool)
 		return wordEvidence{}, false
 	}
 	return wordEvidence{trust: TrustScan, rangeOnly: true}, true
+}
+
+// callCannotReach reports whether the symbols say the call returning to ra
+// cannot have entered the function starting at callee (CallTargets).
+func (w *walk) callCannotReach(ra, callee uint64) bool {
+	ct, ok := w.opts.Symbols.(CallTargets)
+	if !ok {
+		return false
+	}
+	known, reaches := ct.CallReaches(ra, callee)
+	return known && !reaches
 }
 
 // holdsReturnAddress reports whether a caller found so far returns to ra.
