@@ -82,7 +82,8 @@ func (w *walk) withoutCode(raw, below, callee uint64, calleeKnown, rangeOK bool)
 		return wordEvidence{trust: TrustScan, rangeOnly: true}, rangeOK
 	}
 	if w.opts.Symbols.KnowsFunctions(ra) {
-		if calleeKnown && w.callCannotReach(ra, callee) {
+		reachKnown, reaches := w.callReaches(ra, callee, calleeKnown)
+		if reachKnown && !reaches {
 			return wordEvidence{}, false
 		}
 		if cs, ok := w.opts.Symbols.(CallSites); ok {
@@ -90,8 +91,12 @@ func (w *walk) withoutCode(raw, below, callee uint64, calleeKnown, rangeOK bool)
 				// The DWARF lists the function's calls: a word that is
 				// none of their returns is no return address, and one
 				// that is needs no more than the callee check.
+				// A word after a call in the frame's own function is a
+				// stale return address of a call it made, but where the
+				// call sites say that call is of the function itself (a
+				// recursive call).
 				siteStart, ok := w.functionStart(w.arch.CallSite(raw))
-				if !isReturn || calleeKnown && ok && siteStart == callee {
+				if !isReturn || calleeKnown && ok && siteStart == callee && !reaches {
 					return wordEvidence{}, false
 				}
 				return wordEvidence{trust: TrustScanSymbols, strong: true}, true
@@ -115,15 +120,15 @@ func (w *walk) withoutCode(raw, below, callee uint64, calleeKnown, rangeOK bool)
 	return wordEvidence{trust: TrustScan, rangeOnly: true}, true
 }
 
-// callCannotReach reports whether the symbols say the call returning to ra
-// cannot have entered the function starting at callee (CallTargets).
-func (w *walk) callCannotReach(ra, callee uint64) bool {
+// callReaches reports whether the symbols say the call returning to ra
+// can have entered the function starting at callee (CallTargets): known
+// is false where they do not say, or callee is not known.
+func (w *walk) callReaches(ra, callee uint64, calleeKnown bool) (known, reaches bool) {
 	ct, ok := w.opts.Symbols.(CallTargets)
-	if !ok {
-		return false
+	if !ok || !calleeKnown {
+		return false, false
 	}
-	known, reaches := ct.CallReaches(ra, callee)
-	return known && !reaches
+	return ct.CallReaches(ra, callee)
 }
 
 // holdsReturnAddress reports whether a caller found so far returns to ra.
