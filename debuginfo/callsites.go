@@ -12,6 +12,11 @@ const (
 	attrCallReturnPC    dwarf.Attr = 0x7d   // DW_AT_call_return_pc (DWARF 5)
 	attrCallAllCalls    dwarf.Attr = 0x7a   // DW_AT_call_all_calls (DWARF 5)
 	attrGNUAllCallSites dwarf.Attr = 0x2117 // DW_AT_GNU_all_call_sites
+	attrCallOrigin      dwarf.Attr = 0x7f   // DW_AT_call_origin (DWARF 5)
+	attrCallTailCall    dwarf.Attr = 0x82   // DW_AT_call_tail_call (DWARF 5)
+	attrCallTarget      dwarf.Attr = 0x83   // DW_AT_call_target (DWARF 5)
+	attrGNUCallTarget   dwarf.Attr = 0x2113 // DW_AT_GNU_call_site_target
+	attrGNUTailCall     dwarf.Attr = 0x2115 // DW_AT_GNU_tail_call
 	maxCallSitesPerUnit            = 1 << 20
 )
 
@@ -22,6 +27,26 @@ const (
 type unitCallSites struct {
 	returns  []uint64
 	complete [][2]uint64 // sorted by start
+	// calls holds what each call (not a tail call) calls, sorted by its
+	// return address; tails, per function entry, what its tail calls
+	// jump to.
+	calls []callTarget
+	tails map[uint64][]callee
+}
+
+// callee is what a call site calls: the entry of a function the DWARF
+// places (direct), or something it does not say (a call through a
+// register, DW_AT_call_target; a function only declared, in another
+// image or reached through a stub).
+type callee struct {
+	entry  uint64
+	direct bool
+}
+
+// callTarget is a call's return address and what it calls.
+type callTarget struct {
+	ret uint64
+	callee
 }
 
 // CallReturn reports whether addr (unslid) is the return address of a call
@@ -45,6 +70,12 @@ func (ix *Index) CallReturn(addr uint64) (known, isReturn bool) {
 	if _, found := slices.BinarySearch(cs.returns, addr); found {
 		return true, true
 	}
+	return cs.completeAt(addr), false
+}
+
+// completeAt reports whether addr lies in a function whose every call is
+// described.
+func (cs *unitCallSites) completeAt(addr uint64) bool {
 	// complete[i-1] is the last range starting at or below addr; the
 	// ranges of top-level functions do not overlap.
 	i, _ := slices.BinarySearchFunc(cs.complete, addr, func(r [2]uint64, a uint64) int {
@@ -53,10 +84,74 @@ func (ix *Index) CallReturn(addr uint64) (known, isReturn bool) {
 		}
 		return 1
 	})
-	if i > 0 && addr < cs.complete[i-1][1] {
-		return true, false
+	return i > 0 && addr < cs.complete[i-1][1]
+}
+
+// maxTailFunctions bounds the functions CallReaches follows tail calls
+// through: a longer chain is not known.
+const maxTailFunctions = 64
+
+// CallReaches reports whether the call returning to ret (unslid) can have
+// entered the function whose entry is entry, by what the DWARF's call
+// sites say it calls: a direct call of that function, or of a function
+// that tail-calls into it (DW_AT_call_tail_call, DW_AT_GNU_tail_call),
+// followed through at most maxTailFunctions functions. known is false
+// where the DWARF does not say: no call site returns to ret, the call
+// goes through a register (DW_AT_call_target) or to a function only
+// declared (in another image, through a stub), or a function on the way
+// may make tail calls it does not list (no DW_AT_call_all_calls) or makes
+// one whose target is not known. Otherwise the answer is the DWARF's: a
+// stale return address of a call to another function is refuted.
+func (ix *Index) CallReaches(ret, entry uint64) (known, reaches bool) {
+	u := findSeg(ix.byAddr, ret)
+	if u < 0 {
+		return false, false
 	}
-	return false, false
+	cs := ix.callSites(int(u))
+	i, found := slices.BinarySearchFunc(cs.calls, ret, func(c callTarget, a uint64) int { return cmpAddr(c.ret, a) })
+	if !found || !cs.calls[i].direct {
+		return false, false
+	}
+	from := cs.calls[i].entry
+	if from == entry {
+		return true, true
+	}
+	seen := map[uint64]bool{from: true}
+	queue := []uint64{from}
+	sure := true // every tail call on the way is listed and placed
+	for len(queue) > 0 {
+		h := queue[0]
+		queue = queue[1:]
+		tails, complete := ix.tailCalls(h)
+		sure = sure && complete
+		for _, t := range tails {
+			switch {
+			case !t.direct:
+				sure = false
+			case t.entry == entry:
+				return true, true
+			case !seen[t.entry]:
+				if len(seen) == maxTailFunctions {
+					return false, false
+				}
+				seen[t.entry] = true
+				queue = append(queue, t.entry)
+			}
+		}
+	}
+	return sure, false
+}
+
+// tailCalls returns what the function whose entry is entry tail-calls,
+// and whether that list is complete: the function's every call is
+// described (DW_AT_call_all_calls).
+func (ix *Index) tailCalls(entry uint64) (tails []callee, complete bool) {
+	u := findSeg(ix.byAddr, entry)
+	if u < 0 {
+		return nil, false
+	}
+	cs := ix.callSites(int(u))
+	return cs.tails[entry], cs.completeAt(entry)
 }
 
 // callSites returns unit u's call sites, reading them on first use.
@@ -78,19 +173,29 @@ func (ix *Index) callSites(u int) *unitCallSites {
 // A unit it cannot read to the end keeps what was read before the damage
 // (the lookups' parse warns of it).
 func (ix *Index) readCallSites(u int) (cs *unitCallSites) {
-	cs = &unitCallSites{}
+	cs = &unitCallSites{tails: map[uint64][]callee{}}
+	// entries holds the entry of each function the unit places, by the
+	// offset of its DIE and of the DIEs it completes (the abstract one an
+	// out-of-line copy of an inlined function names, the declaration a
+	// definition names): a call site names its callee by either.
+	entries := map[dwarf.Offset]uint64{}
+	var sites []pendingSite
 	defer func() {
 		if recover() != nil {
 			cs.sort()
 		}
 	}()
+	defer func() { ix.resolveSites(cs, sites, entries) }()
 	span := ix.units[u]
 	r := ix.d.Reader()
 	r.Seek(dwarf.Offset(span.first))
 	// funcDepth is the depth of the outermost function being read, and
 	// funcComplete whether its calls are all described; depth counts the
-	// open DIEs with children.
+	// open DIEs with children. funcEntry is that function's entry, when
+	// hasEntry.
 	depth, funcDepth := 0, -1
+	var funcEntry uint64
+	hasEntry := false
 	for {
 		e, err := r.Next()
 		if err != nil || e == nil || int64(e.Offset) >= span.end {
@@ -108,6 +213,20 @@ func (ix *Index) readCallSites(u int) (cs *unitCallSites) {
 		}
 		switch e.Tag {
 		case dwarf.TagSubprogram:
+			entry, ok := ix.subprogramEntry(e)
+			if ok && len(entries) < maxCallSitesPerUnit {
+				entries[e.Offset] = entry
+				for _, a := range []dwarf.Attr{dwarf.AttrAbstractOrigin, dwarf.AttrSpecification} {
+					if off, isRef := e.Val(a).(dwarf.Offset); isRef {
+						if _, seen := entries[off]; !seen {
+							entries[off] = entry
+						}
+					}
+				}
+			}
+			if funcDepth < 0 {
+				funcEntry, hasEntry = entry, ok
+			}
 			if funcDepth < 0 && (flagSet(e, attrCallAllCalls) || flagSet(e, attrGNUAllCallSites)) {
 				if rs, err := ix.d.Ranges(e); err == nil {
 					for _, rg := range rs {
@@ -121,23 +240,105 @@ func (ix *Index) readCallSites(u int) (cs *unitCallSites) {
 				funcDepth = depth
 			}
 		case tagCallSite, tagGNUCallSite:
-			attr := attrCallReturnPC
+			attr, originAttr, targetAttr, tailAttr := attrCallReturnPC, attrCallOrigin, attrCallTarget, attrCallTailCall
 			if e.Tag == tagGNUCallSite {
-				attr = dwarf.AttrLowpc
+				attr, originAttr, targetAttr, tailAttr = dwarf.AttrLowpc, dwarf.AttrAbstractOrigin, attrGNUCallTarget, attrGNUTailCall
 			}
-			if pc, ok := e.Val(attr).(uint64); ok && len(cs.returns) < maxCallSitesPerUnit {
+			pc, hasPC := e.Val(attr).(uint64)
+			if hasPC && len(cs.returns) < maxCallSitesPerUnit {
 				cs.returns = append(cs.returns, pc)
+			}
+			site := pendingSite{ret: pc, tail: flagSet(e, tailAttr), function: funcEntry}
+			origin, hasOrigin := e.Val(originAttr).(dwarf.Offset)
+			if !hasOrigin && e.Tag == tagCallSite {
+				// clang names the callee by DW_AT_call_origin; the DWARF
+				// 5 standard allows DW_AT_abstract_origin too.
+				origin, hasOrigin = e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+			}
+			site.origin, site.hasOrigin = origin, hasOrigin && e.Val(targetAttr) == nil
+			if (site.tail && funcDepth >= 0 && hasEntry || !site.tail && hasPC) && len(sites) < maxCallSitesPerUnit {
+				sites = append(sites, site)
 			}
 		}
 		if e.Children {
 			depth++
 		}
 	}
-	cs.sort()
 	return cs
 }
 
+// pendingSite is a call site read, its callee not yet placed: the DIE
+// that names it may come later in the unit, or lie in another.
+type pendingSite struct {
+	ret       uint64 // the return address, of a call that is no tail call
+	function  uint64 // the entry of the function holding a tail call
+	tail      bool
+	origin    dwarf.Offset // the callee's DIE, when hasOrigin
+	hasOrigin bool
+}
+
+// resolveSites places each call site's callee by entries, or, for a DIE
+// of another unit, by reading that DIE: a callee without an entry (only
+// declared, abstract without an out-of-line copy) is not direct. It
+// sorts cs.
+func (ix *Index) resolveSites(cs *unitCallSites, sites []pendingSite, entries map[dwarf.Offset]uint64) {
+	defer cs.sort()
+	for _, s := range sites {
+		var c callee
+		if s.hasOrigin {
+			entry, ok := entries[s.origin]
+			if !ok {
+				entry, ok = ix.entryAt(s.origin)
+			}
+			c = callee{entry: entry, direct: ok}
+		}
+		if s.tail {
+			cs.tails[s.function] = append(cs.tails[s.function], c)
+		} else {
+			cs.calls = append(cs.calls, callTarget{ret: s.ret, callee: c})
+		}
+	}
+}
+
+// entryAt returns the entry of the function whose DIE is at off, outside
+// the unit being read; ok is false where that DIE places no code.
+func (ix *Index) entryAt(off dwarf.Offset) (entry uint64, ok bool) {
+	defer func() {
+		if recover() != nil {
+			entry, ok = 0, false
+		}
+	}()
+	r := ix.d.Reader()
+	r.Seek(off)
+	e, err := r.Next()
+	if err != nil || e == nil || e.Offset != off || e.Tag != dwarf.TagSubprogram {
+		return 0, false
+	}
+	return ix.subprogramEntry(e)
+}
+
+// subprogramEntry returns a function DIE's entry: its DW_AT_low_pc, or
+// the lowest address of its ranges.
+func (ix *Index) subprogramEntry(e *dwarf.Entry) (uint64, bool) {
+	if lo, ok := e.Val(dwarf.AttrLowpc).(uint64); ok {
+		return lo, true
+	}
+	if e.Val(dwarf.AttrRanges) == nil {
+		return 0, false
+	}
+	rs, err := ix.d.Ranges(e)
+	if err != nil || len(rs) == 0 {
+		return 0, false
+	}
+	lo := rs[0][0]
+	for _, rg := range rs[1:] {
+		lo = min(lo, rg[0])
+	}
+	return lo, true
+}
+
 func (cs *unitCallSites) sort() {
+	slices.SortFunc(cs.calls, func(a, b callTarget) int { return cmpAddr(a.ret, b.ret) })
 	slices.Sort(cs.returns)
 	cs.returns = slices.Compact(cs.returns)
 	slices.SortFunc(cs.complete, func(a, b [2]uint64) int { return cmpAddr(a[0], b[0]) })

@@ -123,6 +123,7 @@ func TestCallReturnMatchesDwarfdump(t *testing.T) {
 				if known, _ := ix.CallReturn(1 << 62); known {
 					t.Errorf("an address no unit covers is known")
 				}
+				checkCallReaches(t, ix, dwarfdumpCallGraph(t, runTool(t, dwarfdump, "--debug-info", file)))
 			})
 		}
 	}
@@ -182,4 +183,166 @@ func dwarfdumpCallSites(t *testing.T, dump string) (returns []uint64, complete [
 	}
 	slices.Sort(returns)
 	return slices.Compact(returns), complete
+}
+
+// callGraph is what llvm-dwarfdump lists of a program's calls: per return
+// address, the callee's entry (0 and false for a call through a register
+// or to a function without code); per function entry, its tail calls'
+// targets the same way, and whether its calls are all described.
+type callGraph struct {
+	calls    map[uint64]dumpCallee
+	tails    map[uint64][]dumpCallee
+	complete map[uint64]bool
+	entries  []uint64
+}
+
+type dumpCallee struct {
+	entry  uint64
+	direct bool
+}
+
+// reaches is the answer CallReaches must give for the call returning to
+// ret and the function at entry, by a search over g's tail calls.
+func (g callGraph) reaches(ret, entry uint64) (known, reaches bool) {
+	c, ok := g.calls[ret]
+	if !ok || !c.direct {
+		return false, false
+	}
+	seen := map[uint64]bool{c.entry: true}
+	queue := []uint64{c.entry}
+	sure := true
+	for len(queue) > 0 {
+		h := queue[0]
+		queue = queue[1:]
+		if h == entry {
+			return true, true
+		}
+		sure = sure && g.complete[h]
+		for _, t := range g.tails[h] {
+			if !t.direct {
+				sure = false
+			} else if !seen[t.entry] {
+				seen[t.entry] = true
+				queue = append(queue, t.entry)
+			}
+		}
+	}
+	return sure, false
+}
+
+// checkCallReaches asks CallReaches of every listed call and every
+// function, and of the calls' return addresses past the last one, and
+// wants g's answers; the program's calls must give some of each.
+func checkCallReaches(t *testing.T, ix *Index, g callGraph) {
+	t.Helper()
+	var yes, no, unknown int
+	for ret := range g.calls {
+		for _, entry := range g.entries {
+			wantKnown, wantReaches := g.reaches(ret, entry)
+			known, reaches := ix.CallReaches(ret, entry)
+			if known != wantKnown || reaches != wantReaches {
+				t.Errorf("CallReaches(%#x, %#x) = %v, %v; llvm-dwarfdump's call sites say %v, %v", ret, entry, known, reaches, wantKnown, wantReaches)
+			}
+			switch {
+			case !wantKnown:
+				unknown++
+			case wantReaches:
+				yes++
+			default:
+				no++
+			}
+		}
+		if known, _ := ix.CallReaches(ret+1, g.calls[ret].entry); known {
+			if _, listed := g.calls[ret+1]; !listed {
+				t.Errorf("CallReaches(%#x): no call returns there, but the answer is known", ret+1)
+			}
+		}
+	}
+	t.Logf("%d calls, %d functions: %d reach, %d refuted, %d not known", len(g.calls), len(g.entries), yes, no, unknown)
+	if yes == 0 || no == 0 {
+		t.Errorf("the program's calls gave %d reaching and %d refuted answers: want some of each", yes, no)
+	}
+}
+
+var dumpIndent = regexp.MustCompile(`^0x([0-9a-f]+):( +)(DW_TAG_\w+|NULL)`)
+
+// dwarfdumpCallGraph reads llvm-dwarfdump --debug-info's text into a
+// callGraph, placing callees by their DIE offset: the DIE's low_pc, or
+// that of the out-of-line copy or definition naming it
+// (DW_AT_abstract_origin, DW_AT_specification).
+func dwarfdumpCallGraph(t *testing.T, dump string) callGraph {
+	type die struct {
+		off, depth int
+		tag        string
+		attrs      map[string]string
+	}
+	var dies []*die
+	for line := range strings.SplitSeq(dump, "\n") {
+		if m := dumpIndent.FindStringSubmatch(line); m != nil {
+			off, _ := strconv.ParseUint(m[1], 16, 64)
+			dies = append(dies, &die{int(off), len(m[2]), m[3], map[string]string{}})
+		} else if m := dumpAttr.FindStringSubmatch(line); m != nil && len(dies) > 0 {
+			dies[len(dies)-1].attrs[m[1]] = m[2]
+		}
+	}
+	num := func(s string) uint64 {
+		v, err := strconv.ParseUint(strings.TrimPrefix(strings.Fields(s)[0], "0x"), 16, 64)
+		if err != nil {
+			t.Fatalf("llvm-dwarfdump: number %q: %v", s, err)
+		}
+		return v
+	}
+	entryOf := map[uint64]uint64{}
+	for _, d := range dies {
+		if d.tag != "DW_TAG_subprogram" || d.attrs["DW_AT_low_pc"] == "" {
+			continue
+		}
+		lo := num(d.attrs["DW_AT_low_pc"])
+		entryOf[uint64(d.off)] = lo
+		for _, a := range []string{"DW_AT_abstract_origin", "DW_AT_specification"} {
+			if v := d.attrs[a]; v != "" {
+				if _, seen := entryOf[num(v)]; !seen {
+					entryOf[num(v)] = lo
+				}
+			}
+		}
+	}
+	g := callGraph{calls: map[uint64]dumpCallee{}, tails: map[uint64][]dumpCallee{}, complete: map[uint64]bool{}}
+	var fn uint64 // the entry of the top-level function being read
+	fnDepth := -1
+	for _, d := range dies {
+		if d.tag == "NULL" {
+			continue
+		}
+		if d.depth <= fnDepth {
+			fnDepth = -1
+		}
+		switch d.tag {
+		case "DW_TAG_subprogram":
+			if fnDepth >= 0 || d.attrs["DW_AT_low_pc"] == "" {
+				continue
+			}
+			fn, fnDepth = num(d.attrs["DW_AT_low_pc"]), d.depth
+			g.entries = append(g.entries, fn)
+			g.complete[fn] = d.attrs["DW_AT_call_all_calls"] == "true" || d.attrs["DW_AT_GNU_all_call_sites"] == "true"
+		case "DW_TAG_call_site", "DW_TAG_GNU_call_site":
+			var c dumpCallee
+			origin := d.attrs["DW_AT_call_origin"] + d.attrs["DW_AT_abstract_origin"]
+			if origin != "" && d.attrs["DW_AT_call_target"]+d.attrs["DW_AT_GNU_call_site_target"] == "" {
+				c.entry, c.direct = entryOf[num(origin)]
+			}
+			switch {
+			case d.attrs["DW_AT_call_tail_call"] == "true" || d.attrs["DW_AT_GNU_tail_call"] == "true":
+				if fnDepth < 0 {
+					t.Fatalf("llvm-dwarfdump: a tail call at %#x outside every function", d.off)
+				}
+				g.tails[fn] = append(g.tails[fn], c)
+			case d.attrs["DW_AT_call_return_pc"] != "":
+				g.calls[num(d.attrs["DW_AT_call_return_pc"])] = c
+			case d.attrs["DW_AT_low_pc"] != "":
+				g.calls[num(d.attrs["DW_AT_low_pc"])] = c
+			}
+		}
+	}
+	return g
 }

@@ -60,6 +60,9 @@ func FuzzIndex(f *testing.F) {
 				if known, isReturn := ix.CallReturn(a); isReturn && !known {
 					t.Fatalf("CallReturn(%#x) = a return not known", a)
 				}
+				if known, reaches := ix.CallReaches(a, addr); reaches && !known {
+					t.Fatalf("CallReaches(%#x, %#x) = reaches, not known", a, addr)
+				}
 			}
 		})
 		if err != nil {

@@ -187,10 +187,14 @@ func TestFreshProgramsStaleStacks(t *testing.T) {
 // TestFreshCallSites walks programs the walker was not tuned on, without
 // frame pointers, with their dSYM alone (no binary: no code bytes, no
 // unwind tables), once taking the DWARF call sites as evidence for a
-// scanned word (debuginfo.Index.CallReturn) and once without them. The
-// call sites are evidence, not a guess: with them no cell may be less
-// exact or hold more junk than without. docs/accuracy.md gives the
-// figures ("DWARF call sites on dSYM-only walks").
+// scanned word (debuginfo.Index.CallReturn, and what each call calls,
+// CallReaches) and once without them. The call sites are evidence, not a
+// guess: with them no cell may be less exact or hold more junk than
+// without. Where clang lists them (-O1, -O2; not -O0) they must cut the
+// junk frames of those cells together to three quarters at most: a stale
+// return address of a call to another function than the frame's is
+// refuted. docs/accuracy.md gives the figures ("DWARF
+// call sites on dSYM-only walks").
 func TestFreshCallSites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds, links dSYMs for and single-steps programs twice over; not with -short")
@@ -203,6 +207,7 @@ func TestFreshCallSites(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("seeds %v\n%s", seeds, rep.Table())
+	var junkWith, junkWithout float64 // junk frames at -O1 and -O2
 	for _, arch := range o.Archs {
 		for _, opt := range o.Opts {
 			with, without := rep.Cell(GroupFreshDSYM, arch, opt), rep.Cell(GroupFreshDSYMNoCallSites, arch, opt)
@@ -216,7 +221,17 @@ func TestFreshCallSites(t *testing.T) {
 				t.Errorf("%s %s: with call sites %.2f%% exact, %.2f junk/100; without %.2f%%, %.2f: the call sites made it worse",
 					arch, opt, with.ExactPercent(), with.JunkPer100(), without.ExactPercent(), without.JunkPer100())
 			}
+			if opt != "O0" {
+				junkWith += with.JunkPer100() * float64(with.Checked) / 100
+				junkWithout += without.JunkPer100() * float64(without.Checked) / 100
+			}
 		}
+	}
+	// The held-out seeds alone cut the junk below a tenth; a drawn program
+	// whose junk follows calls through registers (which call sites cannot
+	// refute) may hold much, hence the margin.
+	if junkWithout == 0 || junkWith > junkWithout*3/4 {
+		t.Errorf("at -O1 and -O2: %.0f junk frames with call sites, %.0f without: want at most three quarters, and some without", junkWith, junkWithout)
 	}
 }
 

@@ -370,6 +370,27 @@ func (p *Process) CallReturn(addr uint64) (known, isReturn bool) {
 	return e.CallReturn(loc.Unslid)
 }
 
+// CallReaches reports whether the call returning to ret can have entered
+// the function starting at entry, by what the DWARF call sites of ret's
+// image say it calls (walker.CallTargets). known is false where they do
+// not say, and where entry lies in another image (a call there goes
+// through a stub, which the call sites do not follow).
+func (p *Process) CallReaches(ret, entry uint64) (known, reaches bool) {
+	lr, err := p.List.Lookup(ret)
+	if err != nil {
+		return false, false
+	}
+	le, err := p.List.Lookup(entry)
+	if err != nil || le.Loaded != lr.Loaded {
+		return false, false
+	}
+	e := p.entries[lr.Loaded]
+	if e == nil {
+		return false, false
+	}
+	return e.CallReaches(lr.Unslid, le.Unslid)
+}
+
 // SameImage reports whether a and b lie in one image (walker.SymbolCoverage).
 func (p *Process) SameImage(a, b uint64) bool {
 	la, err := p.List.Lookup(a)

@@ -18,7 +18,8 @@ import (
 // seed, built at -O1 with -g for arm64 and x86_64, and checks that the
 // entry of the dSYM alone answers every return address llvm-dwarfdump
 // lists as a call's return, and the first address of every function whose
-// calls are all listed as known to be none.
+// calls are all listed as known to be none, and that every direct call it
+// lists reaches its callee (CallReaches).
 func TestEntryCallReturn(t *testing.T) {
 	cc := testtool.Path(t, "clang-16", "clang-16", "compiles the program with call sites")
 	ld := testtool.Path(t, "ld64.lld-16", "lld-16", "links it")
@@ -38,6 +39,9 @@ func TestEntryCallReturn(t *testing.T) {
 		}
 		return string(out)
 	}
+	// A subprogram's offset and low_pc; a call site's callee and return pc.
+	dieLowPC := regexp.MustCompile(`(0x[0-9a-f]+):\s+DW_TAG_subprogram\n\s+DW_AT_low_pc\s+\((0x[0-9a-f]+)\)`)
+	callOrigin := regexp.MustCompile(`DW_AT_call_origin\s+\((0x[0-9a-f]+)[^)]*\)\n\s+DW_AT_call_return_pc\s+\((0x[0-9a-f]+)\)`)
 	returnPC := regexp.MustCompile(`DW_AT_call_return_pc\s+\((0x[0-9a-f]+)\)`)
 	// A subprogram's low_pc followed, before the next DIE, by call_all_calls.
 	complete := regexp.MustCompile(`DW_AT_low_pc\s+\((0x[0-9a-f]+)\)\n(?:\s+DW_AT_[a-z_]+\s+\(.*\)\n)*?\s+DW_AT_call_all_calls\s+\(true\)`)
@@ -80,6 +84,27 @@ func TestEntryCallReturn(t *testing.T) {
 				if known, isReturn := e.CallReturn(pc); !known || isReturn {
 					t.Errorf("%#x, a function's first instruction: call return %v %v, want known, not a return", pc, known, isReturn)
 				}
+			}
+			// Every direct call reaches its callee's entry (the low_pc of
+			// the DIE its DW_AT_call_origin names).
+			entries := map[string]uint64{}
+			for _, m := range dieLowPC.FindAllStringSubmatch(dump, -1) {
+				entries[m[1]], _ = strconv.ParseUint(m[2][2:], 16, 64)
+			}
+			direct := 0
+			for _, m := range callOrigin.FindAllStringSubmatch(dump, -1) {
+				entry, ok := entries[m[1]]
+				if !ok {
+					continue
+				}
+				direct++
+				ret, _ := strconv.ParseUint(m[2][2:], 16, 64)
+				if known, reaches := e.CallReaches(ret, entry); !known || !reaches {
+					t.Errorf("the call returning to %#x: reaches its callee at %#x %v %v, want known, reaches", ret, entry, known, reaches)
+				}
+			}
+			if direct == 0 {
+				t.Errorf("llvm-dwarfdump lists no direct call of a function with code")
 			}
 		})
 	}

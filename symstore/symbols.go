@@ -986,6 +986,23 @@ func (e *Entry) CallReturn(addr uint64) (known, isReturn bool) {
 	return false, false
 }
 
+// CallReaches reports whether the call returning to the unslid address
+// ret can have entered the function whose unslid entry is entry, by what
+// the entry's DWARF call sites say it calls (debuginfo's CallReaches),
+// from the first of its DWARF indexes that knows. known is false where no
+// DWARF of the entry says, and for an entry read from an index file.
+func (e *Entry) CallReaches(ret, entry uint64) (known, reaches bool) {
+	if e.stored != nil {
+		return false, false
+	}
+	for _, ix := range e.Debug() {
+		if known, reaches = ix.CallReaches(ret, entry); known {
+			return known, reaches
+		}
+	}
+	return false, false
+}
+
 // Source returns the source-level frames at an unslid address, innermost
 // first, from the first of the entry's DWARF indexes that knows it.
 func (e *Entry) Source(addr uint64) []debuginfo.Frame {

@@ -66,3 +66,91 @@ func frameRA(res Result, i int) uint64 {
 	}
 	return res.Frames[i].ReturnAddress
 }
+
+// symbolsWithCallTargets is symbolsWithCallSites whose call sites also say
+// what each call calls (calls, by return address: the callee's start) and
+// what each function tail-calls (tails, by start).
+type symbolsWithCallTargets struct {
+	symbolsWithCallSites
+	calls map[uint64]uint64
+	tails map[uint64][]uint64
+}
+
+func (s symbolsWithCallTargets) CallReaches(ret, entry uint64) (known, reaches bool) {
+	callee, ok := s.calls[ret]
+	if !ok {
+		return false, false
+	}
+	for seen := 0; seen < 8; seen++ {
+		if callee == entry {
+			return true, true
+		}
+		next := s.tails[callee]
+		if len(next) == 0 {
+			return true, false
+		}
+		callee = next[0]
+	}
+	return false, false
+}
+
+// TestScanWithoutCodeCallTargets walks scan_test.go's program with symbols
+// only, below C's return address a stale one of E's call of X: a listed
+// call's return inside a known function, which symbols and call sites
+// alone take for D's caller. With the call sites' targets it is refused
+// (E's call enters X, which cannot reach D), and C is found; a return
+// into U, whose call enters T, which tail-calls D, is taken; and R's
+// calls of itself are R's callers.
+func TestScanWithoutCodeCallTargets(t *testing.T) {
+	for _, ta := range scanArchs {
+		t.Run(ta.arch.Name, func(t *testing.T) {
+			raC, raB, raA := scanRA(ta, scanCallD), scanRA(ta, scanCallC), scanRA(ta, scanCallB)
+			raX, raT, raR := scanRA(ta, scanCallX), scanRA(ta, scanCallT), scanRA(ta, scanCallR)
+			sites := symbolsWithCallSites{symbolsOnly{ta}, []uint64{raC, raB, raA, raX, raT, raR}}
+			targets := symbolsWithCallTargets{sites,
+				map[uint64]uint64{raC: ta.pc(scanOffD), raB: ta.pc(scanOffC), raA: ta.pc(scanOffB), raX: ta.pc(scanOffX), raT: ta.pc(scanOffT), raR: ta.pc(scanOffR)},
+				map[uint64][]uint64{ta.pc(scanOffT): {ta.pc(scanOffD)}}}
+			walkAt := func(s SymbolCoverage, pc uint64, junk []uint64, ras ...uint64) Result {
+				mem, sp, outer := scanStack(t, ta, junk, ras...)
+				vals := map[string]uint64{"pc": pc, "sp": sp, "fp": outer}
+				if ta.hasLR() {
+					vals["lr"] = 0
+				}
+				return Walk(ta.regs(t, vals), mem, Options{Code: ta.codeRanges(), Functions: symbolsOnly{ta}, Symbols: s,
+					Instructions: &memory{base: 0, data: nil}, StackLow: ta.stack, StackHigh: ta.stack + 0x1000})
+			}
+			walk := func(s SymbolCoverage, junk uint64) Result {
+				return walkAt(s, ta.pc(scanBodyD+4), []uint64{junk}, raC, raB, raA, ta.pc(evLibRA), ta.pc(evLibRA))
+			}
+
+			// Call sites alone take the stale word: it is a listed return.
+			if before := walk(sites, raX); frameRA(before, 1) != raX {
+				t.Fatalf("call sites alone: frame 1 returns to %#x, want the stale word %#x (the case call targets settle)",
+					frameRA(before, 1), raX)
+			}
+			res := walk(targets, raX)
+			want := []string{"D/context/context", "C/scan/scan_symbols", "B/scan/scan_symbols", "A/scan/scan_symbols", "lib/scan/scan"}
+			if diff := cmp.Diff(want, evidenceNames(ta, res.Frames)); diff != "" {
+				t.Errorf("stale return of a call of X: frames (-want +got):\n%s", diff)
+			}
+
+			// A call of T, which tail-calls D, can have entered D.
+			if res := walk(targets, raT); frameRA(res, 1) != raT {
+				t.Errorf("a call of T, which tail-calls D: frame 1 returns to %#x, want %#x", frameRA(res, 1), raT)
+			}
+
+			// R calls itself: a word after R's call of R is a caller of a
+			// frame in R where the call sites say what the call calls,
+			// and a stale word of R's own otherwise.
+			inR := ta.pc(scanOffR + 0x30)
+			recursion := []uint64{raR, raR, ta.pc(evLibRA), ta.pc(evLibRA)}
+			if diff := cmp.Diff([]string{"R/context/context", "lib/scan/scan"}, evidenceNames(ta, walkAt(sites, inR, nil, recursion...).Frames)); diff != "" {
+				t.Errorf("recursion, call sites alone: frames (-want +got):\n%s", diff)
+			}
+			want = []string{"R/context/context", "R/scan/scan_symbols", "R/scan/scan_symbols", "lib/scan/scan"}
+			if diff := cmp.Diff(want, evidenceNames(ta, walkAt(targets, inR, nil, recursion...).Frames)); diff != "" {
+				t.Errorf("recursion, with call targets: frames (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -28,6 +28,19 @@ type CallSites interface {
 	CallReturn(addr uint64) (known, isReturn bool)
 }
 
+// CallTargets tells, from an image's DWARF call sites, what the call
+// returning to ret calls (DW_AT_call_origin, DW_AT_call_target,
+// DW_AT_call_tail_call): whether it can have entered the function
+// starting at entry, directly or through tail calls. known is false where
+// the symbols do not say (no call site returns to ret, a call through a
+// register). Options.Symbols may implement it (symbolize.Process does);
+// withoutCode then refuses a word whose call cannot reach the function
+// of the frame below: a stale return address of a call to another
+// function, which the other checks take.
+type CallTargets interface {
+	CallReaches(ret, entry uint64) (known, reaches bool)
+}
+
 // FrameRecordKeeper tells whether the function holding addr keeps a frame
 // record (pushes FP and the return address and points FP at them), as its
 // unwind table shows: a rule whose CFA is FP's, or a frameless one. known
@@ -69,13 +82,21 @@ func (w *walk) withoutCode(raw, below, callee uint64, calleeKnown, rangeOK bool)
 		return wordEvidence{trust: TrustScan, rangeOnly: true}, rangeOK
 	}
 	if w.opts.Symbols.KnowsFunctions(ra) {
+		reachKnown, reaches := w.callReaches(ra, callee, calleeKnown)
+		if reachKnown && !reaches {
+			return wordEvidence{}, false
+		}
 		if cs, ok := w.opts.Symbols.(CallSites); ok {
 			if known, isReturn := cs.CallReturn(ra); known {
 				// The DWARF lists the function's calls: a word that is
 				// none of their returns is no return address, and one
 				// that is needs no more than the callee check.
+				// A word after a call in the frame's own function is a
+				// stale return address of a call it made, but where the
+				// call sites say that call is of the function itself (a
+				// recursive call).
 				siteStart, ok := w.functionStart(w.arch.CallSite(raw))
-				if !isReturn || calleeKnown && ok && siteStart == callee {
+				if !isReturn || calleeKnown && ok && siteStart == callee && !reaches {
 					return wordEvidence{}, false
 				}
 				return wordEvidence{trust: TrustScanSymbols, strong: true}, true
@@ -97,6 +118,17 @@ func (w *walk) withoutCode(raw, below, callee uint64, calleeKnown, rangeOK bool)
 		return wordEvidence{}, false
 	}
 	return wordEvidence{trust: TrustScan, rangeOnly: true}, true
+}
+
+// callReaches reports whether the symbols say the call returning to ra
+// can have entered the function starting at callee (CallTargets): known
+// is false where they do not say, or callee is not known.
+func (w *walk) callReaches(ra, callee uint64, calleeKnown bool) (known, reaches bool) {
+	ct, ok := w.opts.Symbols.(CallTargets)
+	if !ok || !calleeKnown {
+		return false, false
+	}
+	return ct.CallReaches(ra, callee)
 }
 
 // holdsReturnAddress reports whether a caller found so far returns to ra.
