@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 
-	notfound "github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/symstore/indexcache"
 	"github.com/stackimage/stackimage/symstore/objstore"
@@ -96,11 +95,15 @@ func newSource(ctx context.Context, cfg SourceConfig, tmpDir string, m *metrics,
 	return s, nil
 }
 
-// Open is remote.Source.Open for sources with a layout; a scanned
-// directory has no file by kind (it answers through symstore.Symbols).
+// Open is remote.Source.Open for sources with a layout, remote.OpenLocal
+// for the others (a scanned directory, a Go program's own source).
 func (s *source) Open(ctx context.Context, id uuid.UUID, kind remote.Kind, name string) (*remote.File, error) {
 	if s.remote == nil {
-		return nil, fmt.Errorf("source %s: %w", s.cfg.Name, notfound.ErrNotFound)
+		f, err := remote.OpenLocal(ctx, s.origin.Local, id, kind)
+		if err != nil {
+			return nil, fmt.Errorf("source %s: %w", s.cfg.Name, err)
+		}
+		return f, nil
 	}
 	return s.remote.Open(ctx, id, kind, name)
 }

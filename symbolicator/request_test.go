@@ -70,3 +70,21 @@ func TestNewInput(t *testing.T) {
 		t.Errorf("module statuses %s %s %s %s (%q)", mods[0].DebugStatus, mods[1].DebugStatus, mods[2].DebugStatus, mods[3].DebugStatus, mods[3].Error)
 	}
 }
+
+// TestParseDebugID accepts symbolicator's spellings of a Mach-O UUID and
+// nothing that could become a path.
+func TestParseDebugID(t *testing.T) {
+	for _, ok := range []string{"4c4c444c-5555-3144-a117-3e15af6b6cff", "4C4C444C-5555-3144-A117-3E15AF6B6CFF-0",
+		"4c4c444c55553144a1173e15af6b6cff", "4C4C444C55553144A1173E15AF6B6CFF0"} {
+		if _, err := ParseDebugID(ok); err != nil {
+			t.Errorf("ParseDebugID(%q) = %v, want ok", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "../../../etc/passwd", "4c4c444c-5555-3144-a117-3e15af6b6cff-1",
+		"4c4c444c%2f5555-3144-a117-3e15af6b6cff", "/4c4c444c55553144a1173e15af6b6cf", "4c4c444c55553144a1173e15af6b6cff/..",
+		"4C4C444C55553144A1173E15AF6B6CFF1"} {
+		if _, err := ParseDebugID(bad); err == nil {
+			t.Errorf("ParseDebugID(%q) accepted", bad)
+		}
+	}
+}
