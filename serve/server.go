@@ -100,7 +100,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	cache, err := indexcache.New(indexcache.Config{
 		Dir: s.cacheDir, MaxBytes: int64(cfg.Cache.MaxBytes), MissTTL: cfg.Cache.MissTTL, FailedTTL: cfg.Cache.FailedTTL,
 		MaxFetches: cfg.Limits.MaxFetches, Sources: origins(s.sources), Shared: shared,
-		Metrics: s.metrics.indexCache(), Log: s.logger(), RequestID: requestIDOf,
+		Metrics: s.metrics.cache, Log: s.logger(), RequestID: requestIDOf,
 	})
 	if err != nil {
 		s.Close()

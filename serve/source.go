@@ -73,7 +73,7 @@ func newSource(ctx context.Context, cfg SourceConfig, tmpDir string, m *metrics,
 			m.downloads.WithLabelValues(cfg.Name).Inc()
 			m.downloadBytes.WithLabelValues(cfg.Name).Add(float64(n))
 		},
-		Failed: func() { m.sourceErrors.WithLabelValues(cfg.Name).Inc() },
+		Failed: func() { m.cache.SourceErrors.WithLabelValues(cfg.Name).Inc() },
 	})
 	s.origin = &indexcache.Origin{Name: cfg.Name, Remote: s.remote}
 	return s, nil
