@@ -336,7 +336,7 @@ func (d *dumpSymbols) found(id uuid.UUID) *symbolicator.Found {
 		out.Err = f.Err.Error()
 	}
 	if ix := f.Index; ix != nil {
-		out.Status, out.Arch, out.HasDebug, out.HasUnwind = statusFound, ix.Arch, ix.HasDebug, len(f.MachO) > 0
+		out.Status, out.Arch, out.HasDebug, out.HasUnwind = symbolicator.StatusFound, ix.Arch, ix.HasDebug, len(f.MachO) > 0
 		out.Err = ix.DegradedError()
 	}
 	return out

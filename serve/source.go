@@ -11,18 +11,6 @@ import (
 	"github.com/stackimage/stackimage/uuid"
 )
 
-// Module statuses, as symbolicator names them: the index cache's, and
-// "unused" for a module no frame needed.
-const (
-	statusFound          = indexcache.StatusFound
-	statusUnused         = indexcache.StatusUnused
-	statusMissing        = indexcache.StatusMissing
-	statusMalformed      = indexcache.StatusMalformed
-	statusFetchingFailed = indexcache.StatusFetchingFailed
-	statusTimeout        = indexcache.StatusTimeout
-	statusTooLarge       = indexcache.StatusTooLarge
-)
-
 // source is one configured source: an object store read through a
 // layout (remote), or a directory scanned at start (layout "scan"), whose
 // files are found by symstore.Symbols rather than by path.
