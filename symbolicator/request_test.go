@@ -1,7 +1,9 @@
 package symbolicator
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stackimage/stackimage/dump"
@@ -85,6 +87,30 @@ func TestParseDebugID(t *testing.T) {
 		"4C4C444C55553144A1173E15AF6B6CFF1"} {
 		if _, err := ParseDebugID(bad); err == nil {
 			t.Errorf("ParseDebugID(%q) accepted", bad)
+		}
+	}
+}
+
+// TestSourceIDs: a request names sources by id alone; any setting of a
+// source's own is refused, with the index of the one that has it.
+func TestSourceIDs(t *testing.T) {
+	raw := func(s ...string) []json.RawMessage {
+		var out []json.RawMessage
+		for _, x := range s {
+			out = append(out, json.RawMessage(x))
+		}
+		return out
+	}
+	if ids, err := SourceIDs(nil); ids != nil || err != nil {
+		t.Errorf("SourceIDs(nil) = %v, %v; want nil, nil (every source)", ids, err)
+	}
+	ids, err := SourceIDs(raw(`{"id":"a"}`, `{"id":"b","type":"s3"}`))
+	if err != nil || len(ids) != 2 || ids[0] != "a" || ids[1] != "b" {
+		t.Errorf("SourceIDs = %q, %v; want [a b]", ids, err)
+	}
+	for _, bad := range [][]json.RawMessage{raw(`{"id":"a"}`, `{"id":"b","url":"http://x/"}`), raw(`[1]`)} {
+		if _, err := SourceIDs(bad); err == nil || !strings.Contains(err.Error(), "sources[") {
+			t.Errorf("SourceIDs(%s) = %v; want an error naming the source", bad, err)
 		}
 	}
 }
