@@ -397,14 +397,7 @@ func (s *Server) answerDump(ctx context.Context, d *dump.Dump, openErr error, on
 		z.MaxTotalFrames = math.MaxInt
 	}
 	defer z.Symbols.Close()
-	var modules []symbolicator.CompleteModule
-	if wire != nil {
-		modules = wire.Modules(func(m symbolicator.Module, id uuid.UUID) symbolicator.CompleteModule {
-			return symbolicator.FoundModule(m, found.found(id), false, wire.Request.Options.DIFCandidates)
-		})
-	} else {
-		modules = symbolicator.DumpModules(d, found.found, indexcache.Walked(d))
-	}
+	modules := symbolicator.AnswerModules(d, wire, found.found, indexcache.Walked(d))
 	answer := symbolicator.NewAnswer(d, wire, modules)
 	e := newAnswerEncoder(out)
 	defer e.close()

@@ -81,3 +81,16 @@ func DumpModules(d *dump.Dump, found func(uuid.UUID) *Found, walks bool) []Compl
 	}
 	return modules
 }
+
+// AnswerModules lists the modules of the answer to d: the request's own
+// when a request (wire) made d, each with where its symbols were looked
+// for when the request asks (options.dif_candidates), else d's images.
+// found gives what was found for a UUID; walks says d was walked.
+func AnswerModules(d *dump.Dump, wire *Input, found func(uuid.UUID) *Found, walks bool) []CompleteModule {
+	if wire == nil {
+		return DumpModules(d, found, walks)
+	}
+	return wire.Modules(func(m Module, id uuid.UUID) CompleteModule {
+		return FoundModule(m, found(id), false, wire.Request.Options.DIFCandidates)
+	})
+}
