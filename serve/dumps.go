@@ -10,10 +10,10 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/internal/spill"
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/report"
 	"github.com/stackimage/stackimage/symbolicator"
@@ -23,47 +23,34 @@ import (
 	"github.com/stackimage/stackimage/uuid"
 )
 
-// spooled is a request body written to a temporary file, so that a large
-// minidump costs disk, not memory: its parser reads it in place.
-type spooled struct {
-	*os.File
-	size int64
-}
-
-func (s *spooled) Close() error {
-	err := s.File.Close()
-	os.Remove(s.File.Name())
-	return err
-}
-
-// spool copies r, at most max bytes, into a temporary file of the cache.
-func (s *Server) spool(r io.Reader, max int64) (*spooled, error) {
-	f, err := os.CreateTemp(s.tmpDir, "body-*")
-	if err != nil {
-		return nil, err
-	}
-	n, err := io.Copy(f, io.LimitReader(r, max+1))
+// spool copies r, at most max bytes, into memory or, when larger than
+// memoryBodyBytes, a temporary file of the cache: a large minidump costs
+// disk, not memory, and its parser reads it in place.
+func (s *Server) spool(r io.Reader, max int64) (*spill.Buffer, error) {
+	buf := spill.New(s.tmpDir, memoryBodyBytes)
+	n, err := io.Copy(buf, io.LimitReader(r, max+1))
 	if err == nil && n > max {
 		err = &http.MaxBytesError{Limit: max}
 	}
 	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
+		buf.Close()
 		return nil, err
 	}
-	return &spooled{File: f, size: n}, nil
+	return buf, nil
 }
 
-// spoolRequest is spool for a request's whole body: the file its body was
-// read ahead into (body.go) when there is one, else a copy.
-func (s *Server) spoolRequest(w http.ResponseWriter, r *http.Request, max int64) (*spooled, error) {
+// spoolRequest is spool for a request's whole body: the buffer its body
+// was read ahead into (body.go) when there is one, else a copy.
+func (s *Server) spoolRequest(w http.ResponseWriter, r *http.Request, max int64) (*spill.Buffer, error) {
 	if rb, ok := r.Body.(*readBodyResult); ok {
-		if rb.size > max {
+		if rb.buf.Size() > max {
 			return nil, &http.MaxBytesError{Limit: max}
 		}
-		if f := rb.takeFile(); f != nil {
-			return &spooled{File: f, size: rb.size}, nil
-		}
+		// The handler closes the buffer; the Body, closed too, is left
+		// with nothing.
+		buf := rb.buf
+		rb.buf = spill.New("", 0)
+		return buf, nil
 	}
 	return s.spool(http.MaxBytesReader(w, r.Body, max+1), max)
 }
@@ -72,11 +59,11 @@ func (s *Server) spoolRequest(w http.ResponseWriter, r *http.Request, max int64)
 // format told by content, every process it lists a dump. An input read
 // only in part comes back with the error that cut it, which the answer's
 // warnings carry.
-func openBody(ctx context.Context, body *spooled) (*open.Input, error) {
-	if body.size == 0 {
+func openBody(ctx context.Context, body *spill.Buffer) (*open.Input, error) {
+	if body.Size() == 0 {
 		return nil, errors.New("empty body: want a dump or report")
 	}
-	in, err := open.ReaderAt(ctx, body, body.size)
+	in, err := open.ReaderAt(ctx, body, body.Size())
 	if in != nil && err == nil && in.Format.Format == dump.FormatMinidump {
 		// A minidump's format errors (a stream past the end of a cut
 		// file) come as the dump's warnings: they are what cut it.
@@ -104,14 +91,14 @@ func nothingRead(in *open.Input) bool {
 
 // multipartDump reads a multipart body: the file in field, and the
 // optional "sources" field.
-func (s *Server) multipartDump(w http.ResponseWriter, r *http.Request, field string, max int64) (*spooled, []json.RawMessage, bool) {
+func (s *Server) multipartDump(w http.ResponseWriter, r *http.Request, field string, max int64) (*spill.Buffer, []json.RawMessage, bool) {
 	r.Body = http.MaxBytesReader(w, r.Body, max+1<<20)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "want a multipart/form-data body with the field %q: %v", field, err)
 		return nil, nil, false
 	}
-	var body *spooled
+	var body *spill.Buffer
 	var sources []json.RawMessage
 	for {
 		part, err := mr.NextPart()

@@ -61,7 +61,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 			}
 			return "built"
 		}}
-	res, err := up.Store(ctx, body, body.size)
+	res, err := up.Store(ctx, body, body.Size())
 	var storeErr *remote.StoreError
 	switch {
 	case errors.Is(err, remote.ErrNotSymbols):
