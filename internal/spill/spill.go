@@ -11,8 +11,9 @@ import (
 
 // Buffer is bytes written in order and read back at any offset: in
 // memory while they fit within its bound, in a temporary file once they
-// do not. Close removes the file. A Buffer is not safe for concurrent
-// use.
+// do not. Close removes the file. Writes are not safe for concurrent
+// use; once they are done, ReadAt is (a parser may read at several
+// offsets at once).
 type Buffer struct {
 	dir       string
 	maxMemory int
