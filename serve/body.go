@@ -1,12 +1,13 @@
 package serve
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/stackimage/stackimage/internal/spill"
 )
 
 // A request's body is read whole before the request takes one of the
@@ -24,34 +25,10 @@ const memoryBodyBytes = 1 << 20
 // the handler; Close removes the file.
 type readBodyResult struct {
 	io.Reader
-	file *os.File
-	size int64
+	buf *spill.Buffer
 }
 
-func (b *readBodyResult) Close() error {
-	if b.file == nil {
-		return nil
-	}
-	err := b.file.Close()
-	os.Remove(b.file.Name())
-	b.file = nil
-	return err
-}
-
-// takeFile hands the body's file over to the caller (who removes it),
-// rewound; nil when the body is in memory.
-func (b *readBodyResult) takeFile() *os.File {
-	f := b.file
-	if f != nil {
-		b.file = nil
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			return nil
-		}
-	}
-	return f
-}
+func (b *readBodyResult) Close() error { return b.buf.Close() }
 
 // bodyDeadline is the deadline for reading a body: limits.body_timeout
 // from its start, pushed later by each limits.min_body_rate bytes that
@@ -102,33 +79,12 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 	d := &bodyDeadline{rc: http.NewResponseController(w), start: time.Now(), timeout: timeout, rate: rate}
 	defer d.rc.SetReadDeadline(time.Time{})
 	src := &deadlineReader{r: http.MaxBytesReader(w, r.Body, max), d: d}
-	var mem bytes.Buffer
-	n, err := io.Copy(&mem, io.LimitReader(src, memoryBodyBytes+1))
-	if err == nil && n <= memoryBodyBytes {
-		return &readBodyResult{Reader: bytes.NewReader(mem.Bytes()), size: n}, nil
-	}
-	if err != nil {
+	buf := spill.New(tmpDir, memoryBodyBytes)
+	if _, err := io.Copy(buf, src); err != nil {
+		buf.Close()
 		return nil, bodyReadError(err)
 	}
-	f, err := os.CreateTemp(tmpDir, "body-*")
-	if err != nil {
-		return nil, err
-	}
-	b := &readBodyResult{file: f}
-	if _, err := f.Write(mem.Bytes()); err != nil {
-		b.Close()
-		return nil, err
-	}
-	rest, err := io.Copy(f, src)
-	if err == nil {
-		_, err = f.Seek(0, io.SeekStart)
-	}
-	if err != nil {
-		b.Close()
-		return nil, bodyReadError(err)
-	}
-	b.Reader, b.size = f, n+rest
-	return b, nil
+	return &readBodyResult{Reader: buf.Reader(), buf: buf}, nil
 }
 
 // bodyReadError names a body read that hit its deadline.

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/stackimage/stackimage/symstore"
+	"github.com/stackimage/stackimage/symstore/remote"
 )
 
 // Config is the service's configuration: the YAML file of --config.
@@ -235,8 +236,8 @@ func ParseConfig(data []byte) (Config, error) {
 
 // Defaults, named for docs/serve.md.
 const (
-	defaultMaxDownload        = 4 << 30
-	defaultDownloadTimeout    = 5 * time.Minute
+	defaultMaxDownload        = remote.DefaultMaxDownload
+	defaultDownloadTimeout    = remote.DefaultDownloadTimeout
 	defaultCacheBytes         = 10 << 30
 	defaultMissTTL            = time.Minute
 	defaultFailedTTL          = 10 * time.Minute
@@ -330,9 +331,6 @@ func (c *Config) setDefaults() {
 	setSize(&l.MaxUploadBody, defaultMaxUploadBody)
 }
 
-// layouts are the layout types a remote source may have.
-var layouts = map[string]bool{"unified": true, "native": true, "breakpad": true, "ssqp": true, "debuginfod": true}
-
 // sourceNamed returns the source named name, or nil.
 func (c *Config) sourceNamed(name string) *SourceConfig {
 	for i := range c.Sources {
@@ -367,38 +365,9 @@ func (c *Config) check() error {
 			return fmt.Errorf("%s: name %q used twice", where, s.Name)
 		}
 		names[s.Name] = s
-		switch s.Type {
-		case "filesystem":
-			if s.Path == "" {
-				return fmt.Errorf("%s (%s): a filesystem source needs a path", where, s.Name)
-			}
-			if s.Layout.Type != "scan" && !layouts[s.Layout.Type] {
-				return fmt.Errorf("%s (%s): unknown layout %q", where, s.Name, s.Layout.Type)
-			}
-		case "http":
-			if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
-				return fmt.Errorf("%s (%s): an http source needs an http:// or https:// url", where, s.Name)
-			}
-			if !layouts[s.Layout.Type] {
-				return fmt.Errorf("%s (%s): unknown layout %q for an http source", where, s.Name, s.Layout.Type)
-			}
-		case "s3":
-			if s.Endpoint == "" || s.Bucket == "" {
-				return fmt.Errorf("%s (%s): an s3 source needs an endpoint and a bucket", where, s.Name)
-			}
-			if !layouts[s.Layout.Type] {
-				return fmt.Errorf("%s (%s): unknown layout %q for an s3 source", where, s.Name, s.Layout.Type)
-			}
-		default:
-			return fmt.Errorf("%s (%s): type %q: want filesystem, http or s3", where, s.Name, s.Type)
-		}
-		switch s.Layout.Casing {
-		case "default", "lowercase", "uppercase":
-		default:
-			return fmt.Errorf("%s (%s): casing %q: want default, lowercase or uppercase", where, s.Name, s.Layout.Casing)
-		}
-		if s.MaxDownload < 0 || s.DownloadTimeout < 0 {
-			return fmt.Errorf("%s (%s): max_download and download_timeout must not be negative", where, s.Name)
+		sc := s.storeConfig()
+		if err := sc.Check(); err != nil {
+			return fmt.Errorf("%s (%s): %w", where, s.Name, err)
 		}
 	}
 	if c.Store != "" {

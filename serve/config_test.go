@@ -100,21 +100,3 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
-
-// TestParseDebugID accepts symbolicator's spellings of a Mach-O UUID and
-// nothing that could become a path.
-func TestParseDebugID(t *testing.T) {
-	for _, ok := range []string{"4c4c444c-5555-3144-a117-3e15af6b6cff", "4C4C444C-5555-3144-A117-3E15AF6B6CFF-0",
-		"4c4c444c55553144a1173e15af6b6cff", "4C4C444C55553144A1173E15AF6B6CFF0"} {
-		if _, err := parseDebugID(ok); err != nil {
-			t.Errorf("parseDebugID(%q) = %v, want ok", ok, err)
-		}
-	}
-	for _, bad := range []string{"", "../../../etc/passwd", "4c4c444c-5555-3144-a117-3e15af6b6cff-1",
-		"4c4c444c%2f5555-3144-a117-3e15af6b6cff", "/4c4c444c55553144a1173e15af6b6cf", "4c4c444c55553144a1173e15af6b6cff/..",
-		"4C4C444C55553144A1173E15AF6B6CFF1"} {
-		if _, err := parseDebugID(bad); err == nil {
-			t.Errorf("parseDebugID(%q) accepted", bad)
-		}
-	}
-}

@@ -33,12 +33,15 @@
 // one UUID wait for one fetch and one build; misses and failed builds are
 // remembered for a configured time.
 //
-// Dumps and reports are read by the library's front door (package open)
-// and written by its writers (package report). Their symbols reach the
-// library through a symstore.Source: each image's index names the
-// frames, and the executable and dSYM kept beside it give the walker
-// their unwind tables and code, so a dump walks as it does with the files
-// on disk.
+// The package keeps routes, limits, auth and encoding; the work is the
+// library's. Dumps and reports are read by its front door (package open)
+// and written by its writers (package report), or as symbolicator's
+// answer (package symbolicator). Their symbols are found and held per
+// request by the index cache (indexcache.Cache.Find) and reach the
+// symbolizer as a symstore.Source: each image's index names the frames,
+// and the executable and dSYM kept beside it give the walker their unwind
+// tables and code, so a dump walks as it does with the files on disk.
+// Sources are configured and uploads stored by package symstore/remote.
 //
 // The aggregates live in the store (Config.Store), one chunk per upload
 // (package aggregate's Chunk), merged and symbolicated at query time: no

@@ -10,64 +10,47 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"os"
-	"slices"
 	"strings"
-	"time"
 
-	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/internal/spill"
 	"github.com/stackimage/stackimage/open"
 	"github.com/stackimage/stackimage/report"
 	"github.com/stackimage/stackimage/symbolicator"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/symstore/indexcache"
-	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
 
-// spooled is a request body written to a temporary file, so that a large
-// minidump costs disk, not memory: its parser reads it in place.
-type spooled struct {
-	*os.File
-	size int64
-}
-
-func (s *spooled) Close() error {
-	err := s.File.Close()
-	os.Remove(s.File.Name())
-	return err
-}
-
-// spool copies r, at most max bytes, into a temporary file of the cache.
-func (s *Server) spool(r io.Reader, max int64) (*spooled, error) {
-	f, err := os.CreateTemp(s.tmpDir, "body-*")
-	if err != nil {
-		return nil, err
-	}
-	n, err := io.Copy(f, io.LimitReader(r, max+1))
+// spool copies r, at most max bytes, into memory or, when larger than
+// memoryBodyBytes, a temporary file of the cache: a large minidump costs
+// disk, not memory, and its parser reads it in place.
+func (s *Server) spool(r io.Reader, max int64) (*spill.Buffer, error) {
+	buf := spill.New(s.tmpDir, memoryBodyBytes)
+	n, err := io.Copy(buf, io.LimitReader(r, max+1))
 	if err == nil && n > max {
 		err = &http.MaxBytesError{Limit: max}
 	}
 	if err != nil {
-		f.Close()
-		os.Remove(f.Name())
+		buf.Close()
 		return nil, err
 	}
-	return &spooled{File: f, size: n}, nil
+	return buf, nil
 }
 
-// spoolRequest is spool for a request's whole body: the file its body was
-// read ahead into (body.go) when there is one, else a copy.
-func (s *Server) spoolRequest(w http.ResponseWriter, r *http.Request, max int64) (*spooled, error) {
+// spoolRequest is spool for a request's whole body: the buffer its body
+// was read ahead into (body.go) when there is one, else a copy.
+func (s *Server) spoolRequest(w http.ResponseWriter, r *http.Request, max int64) (*spill.Buffer, error) {
 	if rb, ok := r.Body.(*readBodyResult); ok {
-		if rb.size > max {
+		if rb.buf.Size() > max {
 			return nil, &http.MaxBytesError{Limit: max}
 		}
-		if f := rb.takeFile(); f != nil {
-			return &spooled{File: f, size: rb.size}, nil
-		}
+		// The handler closes the buffer; the Body, closed too, is left
+		// with nothing.
+		buf := rb.buf
+		rb.buf = spill.New("", 0)
+		return buf, nil
 	}
 	return s.spool(http.MaxBytesReader(w, r.Body, max+1), max)
 }
@@ -76,11 +59,11 @@ func (s *Server) spoolRequest(w http.ResponseWriter, r *http.Request, max int64)
 // format told by content, every process it lists a dump. An input read
 // only in part comes back with the error that cut it, which the answer's
 // warnings carry.
-func openBody(ctx context.Context, body *spooled) (*open.Input, error) {
-	if body.size == 0 {
+func openBody(ctx context.Context, body *spill.Buffer) (*open.Input, error) {
+	if body.Size() == 0 {
 		return nil, errors.New("empty body: want a dump or report")
 	}
-	in, err := open.ReaderAt(ctx, body, body.size)
+	in, err := open.ReaderAt(ctx, body, body.Size())
 	if in != nil && err == nil && in.Format.Format == dump.FormatMinidump {
 		// A minidump's format errors (a stream past the end of a cut
 		// file) come as the dump's warnings: they are what cut it.
@@ -108,14 +91,14 @@ func nothingRead(in *open.Input) bool {
 
 // multipartDump reads a multipart body: the file in field, and the
 // optional "sources" field.
-func (s *Server) multipartDump(w http.ResponseWriter, r *http.Request, field string, max int64) (*spooled, []json.RawMessage, bool) {
+func (s *Server) multipartDump(w http.ResponseWriter, r *http.Request, field string, max int64) (*spill.Buffer, []json.RawMessage, bool) {
 	r.Body = http.MaxBytesReader(w, r.Body, max+1<<20)
 	mr, err := r.MultipartReader()
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "want a multipart/form-data body with the field %q: %v", field, err)
 		return nil, nil, false
 	}
-	var body *spooled
+	var body *spill.Buffer
 	var sources []json.RawMessage
 	for {
 		part, err := mr.NextPart()
@@ -320,144 +303,37 @@ func (s *Server) symbolizer(found *dumpSymbols, noDemangle bool) *symbolize.Symb
 	syms := symstore.NewSymbols()
 	syms.AddSource(found)
 	return &symbolize.Symbolizer{Symbols: syms, MaxTotalFrames: s.cfg.Limits.MaxFrames, NoDemangle: noDemangle,
-		Entries: found.openEntry}
+		Entries: found.Entry}
 }
 
-// openEntry is the entry of a UUID whose index alone was found, as the
-// cache holds it open: its tables are built once for every request, not
-// again for each (its files opened, its names read) through OpenSymbols.
-// One found with its Mach-O files, for a walk, is left to OpenSymbols,
-// which gives the index and the files together.
-func (d *dumpSymbols) openEntry(id uuid.UUID) *symstore.Entry {
-	l := d.looks[id]
-	if l == nil || l.Index == nil || len(l.machO) > 0 {
+// dumpSymbols is what one dump request sees of the service's symbols,
+// found before the walk (indexcache.Request).
+type dumpSymbols struct{ *indexcache.Request }
+
+func (d *dumpSymbols) close() { d.Request.Close() }
+
+// found is what was found for a UUID, as symbolicator's answer says it.
+func (d *dumpSymbols) found(id uuid.UUID) *symbolicator.Found {
+	f := d.Found(id)
+	if f == nil {
 		return nil
 	}
-	e, err := l.Index.Symbols.Lookup(id)
-	if err != nil {
-		return nil
+	out := &symbolicator.Found{Status: f.Status, Source: f.Source, Location: f.Location}
+	if f.Err != nil {
+		out.Err = f.Err.Error()
 	}
-	return e
+	if ix := f.Index; ix != nil {
+		out.Status, out.Arch, out.HasDebug, out.HasUnwind = symbolicator.StatusFound, ix.Arch, ix.HasDebug, len(f.MachO) > 0
+		out.Err = ix.DegradedError()
+	}
+	return out
 }
-
-// dumpSymbols is what one dump request sees of the service's symbols: for
-// each UUID of its images, the index (names, lines, inlined functions) and
-// the executable and debug file when a source has them (the unwind tables
-// and code the walker reads), found before the walk. It is the
-// symstore.Source of the request's Symbols.
-type dumpSymbols struct {
-	cache *indexcache.Cache
-	looks map[uuid.UUID]*imageLook
-}
-
-// imageLook is what was found for one UUID.
-type imageLook struct {
-	indexcache.Lookup
-	machO []string // the executable and debug file, for the walker
-}
-
-// fetchShare is the part of a request's time left that its symbol
-// lookups may take, in tenths: the walk of what was found keeps the rest.
-const fetchShare = 9
 
 // findSymbols finds the index and Mach-O files of every image of the
-// dumps, at most limits.max_request_fetches at a time. Lookups not done
-// when nine tenths of ctx's time are gone say "timeout", and the dumps
-// are symbolicated without them.
+// dumps, from the sources only (nil: every source), at most
+// limits.max_request_fetches at a time (indexcache.Cache.Find).
 func (s *Server) findSymbols(ctx context.Context, dumps []*dump.Dump, only []*source) *dumpSymbols {
-	if dl, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)*fetchShare/10))
-		defer cancel()
-	}
-	found := &dumpSymbols{cache: s.cache, looks: map[uuid.UUID]*imageLook{}}
-	walks := slices.ContainsFunc(dumps, walked)
-	type image struct {
-		id   uuid.UUID
-		name string
-		look *imageLook
-	}
-	var images []image
-	for _, d := range dumps {
-		for _, im := range d.Images {
-			if im.UUID.IsZero() || found.looks[im.UUID] != nil {
-				continue
-			}
-			l := &imageLook{Lookup: indexcache.Lookup{Status: statusTimeout, Err: errNotStarted}}
-			found.looks[im.UUID] = l
-			images = append(images, image{im.UUID, remote.SafeName(im.Name), l})
-		}
-	}
-	forEachBounded(ctx, len(images), s.cfg.Limits.MaxRequestFetches, func(i int) {
-		im := images[i]
-		im.look.Lookup = s.cache.Get(ctx, im.id, im.name, origins(only))
-		if im.look.Index != nil && walks {
-			im.look.machO = s.cache.MachOFiles(ctx, im.look.Index, im.name, origins(only))
-		}
-	})
-	return found
-}
-
-// walked reports whether symbolizing d walks a stack, reading unwind
-// tables and code: a dump's threads are walked, a report's only when it
-// holds stack memory. A report without (most .crash and .ips files)
-// needs names alone, and its images' binaries and dSYMs, which can be
-// large, are not fetched for it.
-func walked(d *dump.Dump) bool {
-	if !d.Format.IsReport() || d.Memory != nil {
-		return true
-	}
-	return slices.ContainsFunc(d.Threads, func(th dump.Thread) bool { return th.Stack != nil })
-}
-
-// close lets go of the indexes found.
-func (d *dumpSymbols) close() {
-	for _, l := range d.looks {
-		d.cache.Release(l.Index)
-	}
-}
-
-// OpenSymbols implements symstore.Source: the UUID's index file, then
-// its executable and debug file. A UUID no source has is
-// symstore.ErrNoSymbols (the image is listed as missing); one whose lookup
-// failed or timed out is an error the answer's warnings carry.
-func (d *dumpSymbols) OpenSymbols(_ context.Context, id uuid.UUID, _ *archregs.Arch) ([]symstore.SymbolFile, error) {
-	l := d.looks[id]
-	switch {
-	case l == nil || l.Index == nil && l.Status == statusMissing:
-		return nil, fmt.Errorf("%w %s in the service's sources", symstore.ErrNoSymbols, id)
-	case l.Index == nil && l.Status == statusTimeout:
-		return nil, fmt.Errorf("not found before the request's deadline (%s)", statusTimeout)
-	case l.Index == nil:
-		return nil, fmt.Errorf("%s: %v", l.Status, l.Err)
-	}
-	index, err := openSymbolFile(l.Index.Path)
-	if err != nil {
-		return nil, err
-	}
-	files := []symstore.SymbolFile{index}
-	for _, p := range l.machO {
-		// A source's file gone since it was found costs the walk its
-		// tables, not the frames their names.
-		if f, err := openSymbolFile(p); err == nil {
-			files = append(files, f)
-		}
-	}
-	return files, nil
-}
-
-// openSymbolFile opens a file on disk as a symstore.SymbolFile.
-func openSymbolFile(path string) (symstore.SymbolFile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return symstore.SymbolFile{}, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return symstore.SymbolFile{}, err
-	}
-	return symstore.SymbolFile{Name: path, ReaderAt: f, Size: st.Size(), Closer: f}, nil
+	return &dumpSymbols{s.cache.Find(ctx, dumps, origins(only), s.cfg.Limits.MaxRequestFetches)}
 }
 
 // stacktraceWriter is a report.Writer that encodes a dump's threads as
@@ -508,14 +384,7 @@ func (s *Server) answerDump(ctx context.Context, d *dump.Dump, openErr error, on
 		z.MaxTotalFrames = math.MaxInt
 	}
 	defer z.Symbols.Close()
-	var modules []symbolicator.CompleteModule
-	if wire != nil {
-		modules = wire.Modules(func(m symbolicator.Module, id uuid.UUID) symbolicator.CompleteModule {
-			return foundModule(m, found.looks[id], false, wire.Request.Options.DIFCandidates)
-		})
-	} else {
-		modules = dumpModules(d, found)
-	}
+	modules := symbolicator.AnswerModules(d, wire, found.found, indexcache.Walked(d))
 	answer := symbolicator.NewAnswer(d, wire, modules)
 	e := newAnswerEncoder(out)
 	defer e.close()
@@ -537,63 +406,4 @@ func (s *Server) answerDump(ctx context.Context, d *dump.Dump, openErr error, on
 	}
 	e.b = answer.AppendTail(e.b, warnings)
 	e.end()
-}
-
-// dumpModules lists a dump's images as symbolicator's modules, with what
-// was found for each.
-func dumpModules(d *dump.Dump, found *dumpSymbols) []symbolicator.CompleteModule {
-	modules := make([]symbolicator.CompleteModule, 0, len(d.Images))
-	walks := walked(d)
-	for _, im := range d.Images {
-		raw := symbolicator.Module{Type: "macho", DebugID: strings.ToLower(im.UUID.String()), CodeID: simple(im.UUID),
-			CodeFile: im.Path, DebugFile: im.Name, ImageAddr: symbolicator.Hex(im.LoadAddress)}
-		if raw.CodeFile == "" {
-			raw.CodeFile = im.Name
-		}
-		if im.Size > 0 {
-			size := symbolicator.Hex(im.Size)
-			raw.ImageSize = &size
-		}
-		if im.UUID.IsZero() {
-			modules = append(modules, symbolicator.CompleteModule{Module: raw, DebugStatus: statusMissing, Arch: "unknown", Error: "the image has no UUID"})
-			continue
-		}
-		modules = append(modules, foundModule(raw, found.looks[im.UUID], walks, false))
-	}
-	return modules
-}
-
-// foundModule is a module of the answer with what was found for it (l,
-// nil when it was not looked up); walks says the dump was walked, so
-// that its unwind tables were used; withCandidates lists where its
-// symbols were looked for.
-func foundModule(m symbolicator.Module, l *imageLook, walks, withCandidates bool) symbolicator.CompleteModule {
-	c := symbolicator.CompleteModule{Module: m, DebugStatus: statusUnused, Arch: "unknown"}
-	switch {
-	case l == nil:
-	case l.Index != nil:
-		ix := l.Index
-		c.DebugStatus, c.Arch = statusFound, ix.Arch
-		c.Features = symbolicator.Features{HasDebugInfo: ix.HasDebug, HasSymbols: true, HasUnwindInfo: len(l.machO) > 0}
-		c.Error = ix.DegradedError()
-		c.UnwindStatus = statusUnused
-		if walks {
-			c.UnwindStatus = statusMissing
-			if len(l.machO) > 0 {
-				c.UnwindStatus = statusFound
-			}
-		}
-		if withCandidates {
-			c.Candidates = []symbolicator.Candidate{{Source: l.Source, Location: l.Location, Download: map[string]string{"status": "ok"}}}
-		}
-	case l.Status != "":
-		c.DebugStatus = l.Status
-		if l.Err != nil {
-			c.Error = l.Err.Error()
-		}
-		if withCandidates {
-			c.Candidates = []symbolicator.Candidate{{Source: l.Source, Location: l.Location, Download: map[string]string{"status": "notfound"}}}
-		}
-	}
-	return c
 }

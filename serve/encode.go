@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+
+	"github.com/stackimage/stackimage/internal/heldconn"
 )
 
 // maxBufferedAnswer is the largest answer written whole, with its
@@ -96,7 +98,7 @@ func (c *clientAnswer) last(b []byte) error {
 	}
 	c.w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	c.start()
-	release := holdWrites(c.r)
+	release := heldconn.Hold(c.r.Context())
 	_, err := c.w.Write(b)
 	release()
 	return err

@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stackimage/stackimage/symstore/indexcache"
 	"github.com/stackimage/stackimage/symstore/remote"
 )
 
@@ -141,8 +142,8 @@ func TestFaultsFanOut(t *testing.T) {
 	if took > cfg.Limits.RequestTimeout+3*time.Second { // reading and decoding 3 MB of JSON on a busy machine
 		t.Errorf("answered after %v, want within the request timeout of %v", took, cfg.Limits.RequestTimeout)
 	}
-	if statuses[statusTimeout] == 0 {
-		t.Errorf("no module says %q: every lookup was done in 2 s?", statusTimeout)
+	if statuses[indexcache.StatusTimeout] == 0 {
+		t.Errorf("no module says %q: every lookup was done in 2 s?", indexcache.StatusTimeout)
 	}
 	if p := src.peakOpen.Load(); p > maxFetches {
 		t.Errorf("%d connections open at once to the source, want at most limits.max_fetches = %d", p, maxFetches)
@@ -174,8 +175,8 @@ func TestFaultsDeadSource(t *testing.T) {
 		t.Fatalf("status %d: %s", resp.StatusCode, data)
 	}
 	for _, m := range decode(t, data).Modules {
-		if m.DebugStatus != statusFetchingFailed {
-			t.Errorf("module %s: status %q, want %q (%s)", m.DebugID, m.DebugStatus, statusFetchingFailed, m.Error)
+		if m.DebugStatus != indexcache.StatusFetchingFailed {
+			t.Errorf("module %s: status %q, want %q (%s)", m.DebugID, m.DebugStatus, indexcache.StatusFetchingFailed, m.Error)
 		}
 	}
 	if got := logs.String(); !strings.Contains(got, `"msg":"fetch failed"`) || !strings.Contains(got, `"request_id":"dead-source-1"`) {

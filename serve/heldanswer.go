@@ -1,13 +1,13 @@
 package serve
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"sync"
+
+	"github.com/stackimage/stackimage/internal/spill"
 )
 
 // maxHeldInMemory is the largest answer kept in memory for GET
@@ -17,15 +17,11 @@ var maxHeldInMemory = 1 << 20
 
 // heldAnswer is an answer kept for GET /requests/{id}, written as it is
 // encoded: in memory up to maxHeldInMemory bytes, in a temporary file
-// past that, so that an answer kept costs a bounded amount of memory
-// whatever its size. It is handed out, then discarded.
+// past that (spill), so that an answer kept costs a bounded amount of
+// memory whatever its size. It is handed out, then discarded.
 type heldAnswer struct {
-	dir string // where the file goes
-
 	mu   sync.Mutex
-	mem  bytes.Buffer
-	file *os.File
-	size int64
+	buf  *spill.Buffer
 	err  error // the first error writing it
 	gone bool  // discarded
 }
@@ -38,25 +34,8 @@ func (h *heldAnswer) Write(b []byte) (int, error) {
 	if h.err != nil {
 		return 0, h.err
 	}
-	if h.file == nil && h.mem.Len()+len(b) > maxHeldInMemory {
-		f, err := os.CreateTemp(h.dir, "answer-*")
-		if err == nil {
-			_, err = f.Write(h.mem.Bytes())
-			h.file = f
-		}
-		h.mem = bytes.Buffer{}
-		if err != nil {
-			h.err = err
-			return 0, err
-		}
-	}
 	var n int
-	if h.file != nil {
-		n, h.err = h.file.Write(b)
-	} else {
-		n, _ = h.mem.Write(b)
-	}
-	h.size += int64(n)
+	n, h.err = h.buf.Write(b)
 	return n, h.err
 }
 
@@ -78,13 +57,9 @@ func (h *heldAnswer) writeTo(w http.ResponseWriter, code int) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.FormatInt(h.size, 10))
+	w.Header().Set("Content-Length", strconv.FormatInt(h.buf.Size(), 10))
 	w.WriteHeader(code)
-	if h.file != nil {
-		io.Copy(w, io.NewSectionReader(h.file, 0, h.size))
-	} else {
-		w.Write(h.mem.Bytes())
-	}
+	io.Copy(w, h.buf.Reader())
 }
 
 // discard lets go of the answer and removes its file.
@@ -92,12 +67,7 @@ func (h *heldAnswer) discard() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.gone = true
-	h.mem = bytes.Buffer{}
-	if h.file != nil {
-		h.file.Close()
-		os.Remove(h.file.Name())
-		h.file = nil
-	}
+	h.buf.Close()
 }
 
 // discardAnswer discards a job's answer once it is handed out or

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	notfound "github.com/stackimage/stackimage/lookup"
+	"github.com/stackimage/stackimage/symstore/indexcache"
 	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
 )
@@ -45,8 +46,8 @@ func TestMissesAreLookupErrNotFound(t *testing.T) {
 	if opened != 2 {
 		t.Fatalf("%d sources with a store, want the directory and the HTTP one", opened)
 	}
-	if l := s.cache.Get(ctx, missing, "app", nil); l.Index != nil || l.Status != statusMissing || !errors.Is(l.Err, notfound.ErrNotFound) {
-		t.Errorf("index cache: %q, %v; want %q and lookup.ErrNotFound", l.Status, l.Err, statusMissing)
+	if l := s.cache.Get(ctx, missing, "app", nil); l.Index != nil || l.Status != indexcache.StatusMissing || !errors.Is(l.Err, notfound.ErrNotFound) {
+		t.Errorf("index cache: %q, %v; want %q and lookup.ErrNotFound", l.Status, l.Err, indexcache.StatusMissing)
 	}
 	if e, err := (cacheLookup{s}).LookupContext(ctx, missing); e != nil || !errors.Is(err, notfound.ErrNotFound) {
 		t.Errorf("cacheLookup.LookupContext = %v, %v; want lookup.ErrNotFound", e, err)

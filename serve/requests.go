@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/stackimage/stackimage/internal/spill"
 )
 
 // pendingRequests keeps the answers of requests that outlived their
@@ -100,7 +102,7 @@ func (s *Server) runStreamed(w http.ResponseWriter, r *http.Request, work func(c
 		return
 	}
 	s.runAsync(w, r, wait, func(ctx context.Context) (int, any) {
-		held := &heldAnswer{dir: s.tmpDir}
+		held := &heldAnswer{buf: spill.New(s.tmpDir, maxHeldInMemory)}
 		work(ctx, held)
 		return http.StatusOK, held
 	})

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/stackimage/stackimage/aggregate/chunkstore"
+	"github.com/stackimage/stackimage/symbolicator"
 	"github.com/stackimage/stackimage/symstore/indexcache"
 	"github.com/stackimage/stackimage/symstore/remote"
 )
@@ -94,7 +96,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	cache, err := indexcache.New(indexcache.Config{
 		Dir: s.cacheDir, MaxBytes: int64(cfg.Cache.MaxBytes), MissTTL: cfg.Cache.MissTTL, FailedTTL: cfg.Cache.FailedTTL,
 		MaxFetches: cfg.Limits.MaxFetches, Sources: origins(s.sources), Shared: shared,
-		Metrics: s.metrics.indexCache(), Log: s.logger(), RequestID: requestIDOf,
+		Metrics: s.metrics.cache, Log: s.logger(), RequestID: requestIDOf,
 	})
 	if err != nil {
 		s.Close()
@@ -365,44 +367,23 @@ func bodyError(w http.ResponseWriter, err error, what string) {
 	writeError(w, http.StatusBadRequest, "%s: %v", what, err)
 }
 
-// requestSources picks the configured sources a request names: only
-// names of configured sources (in allow_sources, when set) are accepted,
-// never a URL or a path. nil means every configured source.
+// requestSources picks the configured sources a request names
+// (symbolicator.SourceIDs): only names of configured sources (in
+// allow_sources, when set) are accepted, never a URL or a path. nil means
+// every configured source.
 func (s *Server) requestSources(raw []json.RawMessage) ([]*source, error) {
-	if len(raw) == 0 {
-		return nil, nil
+	ids, err := symbolicator.SourceIDs(raw)
+	if err != nil || ids == nil {
+		return nil, err
 	}
-	out := []*source{}
-	for i, m := range raw {
-		var ref map[string]any
-		if err := json.Unmarshal(m, &ref); err != nil {
-			return nil, fmt.Errorf("sources[%d]: %v", i, err)
-		}
-		id, _ := ref["id"].(string)
-		src := s.byName[id]
-		if src == nil || !s.allowed(id) {
+	out := make([]*source, len(ids))
+	for i, id := range ids {
+		out[i] = s.byName[id]
+		if out[i] == nil || len(s.cfg.AllowSources) > 0 && !slices.Contains(s.cfg.AllowSources, id) {
 			return nil, fmt.Errorf("sources[%d]: %q is not a configured source this service lets requests pick; a request cannot add sources of its own", i, id)
 		}
-		for k := range ref {
-			if k != "id" && k != "type" {
-				return nil, fmt.Errorf("sources[%d] (%s): only \"id\" (and \"type\") may be given; the source's settings are the service's", i, id)
-			}
-		}
-		out = append(out, src)
 	}
 	return out, nil
-}
-
-func (s *Server) allowed(name string) bool {
-	if len(s.cfg.AllowSources) == 0 {
-		return true
-	}
-	for _, a := range s.cfg.AllowSources {
-		if a == name {
-			return true
-		}
-	}
-	return false
 }
 
 // deadline returns the context a request's work runs under.

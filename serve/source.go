@@ -3,27 +3,12 @@ package serve
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
 
-	notfound "github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/symstore/indexcache"
 	"github.com/stackimage/stackimage/symstore/objstore"
 	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
-)
-
-// Module statuses, as symbolicator names them: the index cache's, and
-// "unused" for a module no frame needed.
-const (
-	statusFound          = indexcache.StatusFound
-	statusUnused         = indexcache.StatusUnused
-	statusMissing        = indexcache.StatusMissing
-	statusMalformed      = indexcache.StatusMalformed
-	statusFetchingFailed = indexcache.StatusFetchingFailed
-	statusTimeout        = indexcache.StatusTimeout
-	statusTooLarge       = indexcache.StatusTooLarge
 )
 
 // source is one configured source: an object store read through a
@@ -55,61 +40,51 @@ func origins(sources []*source) []*indexcache.Origin {
 // to a remote store (limits.max_fetches): lookups beyond it wait.
 func newSource(ctx context.Context, cfg SourceConfig, tmpDir string, m *metrics, maxConns int) (*source, error) {
 	s := &source{cfg: cfg}
-	switch cfg.Type {
-	case "filesystem":
-		if cfg.Layout.Type == "scan" {
-			s.scanned = symstore.NewSymbols()
-			if err := s.scanned.AddDir(ctx, cfg.Path); err != nil {
-				return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
-			}
-			s.origin = &indexcache.Origin{Name: cfg.Name, Local: s.scanned, Location: cfg.Path}
-			return s, nil
-		}
-		if err := os.MkdirAll(cfg.Path, 0o755); err != nil {
+	sc := cfg.storeConfig()
+	if sc.Scanned() {
+		s.scanned = symstore.NewSymbols()
+		if err := s.scanned.AddDir(ctx, cfg.Path); err != nil {
 			return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
 		}
-		s.store = objstore.Dir{Root: cfg.Path}
-	case "http":
-		h, err := objstore.NewHTTP(objstore.HTTPConfig{URL: cfg.URL, Headers: cfg.Headers, MaxConns: maxConns})
-		if err != nil {
-			return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
-		}
-		s.store = h
-	case "s3":
-		b, err := objstore.NewS3(objstore.S3Config{Endpoint: cfg.Endpoint, Bucket: cfg.Bucket, Prefix: cfg.Prefix,
-			Region: cfg.Region, AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey, Secure: cfg.Secure, MaxConns: maxConns})
-		if err != nil {
-			return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
-		}
-		s.store = b
+		s.origin = &indexcache.Origin{Name: cfg.Name, Local: s.scanned, Location: cfg.Path}
+		return s, nil
 	}
+	store, err := sc.OpenStore(maxConns)
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", cfg.Name, err)
+	}
+	s.store = store
 	s.remote = remote.New(remote.Config{
-		Name: cfg.Name, Store: s.store, Layout: remote.Layout{Type: cfg.Layout.Type, Casing: cfg.Layout.Casing},
-		MaxDownload: int64(cfg.MaxDownload), DownloadTimeout: cfg.DownloadTimeout, TempDir: tmpDir,
+		Name: cfg.Name, Store: s.store, Layout: sc.Layout,
+		MaxDownload: sc.MaxDownload, DownloadTimeout: sc.DownloadTimeout, TempDir: tmpDir,
 		Downloaded: func(n int64) {
 			m.downloads.WithLabelValues(cfg.Name).Inc()
 			m.downloadBytes.WithLabelValues(cfg.Name).Add(float64(n))
 		},
-		Failed: func() { m.sourceErrors.WithLabelValues(cfg.Name).Inc() },
+		Failed: func() { m.cache.SourceErrors.WithLabelValues(cfg.Name).Inc() },
 	})
 	s.origin = &indexcache.Origin{Name: cfg.Name, Remote: s.remote}
 	return s, nil
 }
 
-// Open is remote.Source.Open for sources with a layout; a scanned
-// directory has no file by kind (it answers through symstore.Symbols).
-func (s *source) Open(ctx context.Context, id uuid.UUID, kind remote.Kind, name string) (*remote.File, error) {
-	if s.remote == nil {
-		return nil, fmt.Errorf("source %s: %w", s.cfg.Name, notfound.ErrNotFound)
-	}
-	return s.remote.Open(ctx, id, kind, name)
+// storeConfig is the source's configuration as remote reads it.
+func (c *SourceConfig) storeConfig() remote.StoreConfig {
+	return remote.StoreConfig{Type: c.Type, Path: c.Path, URL: c.URL, Headers: c.Headers,
+		Endpoint: c.Endpoint, Bucket: c.Bucket, Prefix: c.Prefix, Region: c.Region,
+		AccessKey: c.AccessKey, SecretKey: c.SecretKey, Secure: c.Secure,
+		Layout:      remote.Layout{Type: c.Layout.Type, Casing: c.Layout.Casing},
+		MaxDownload: int64(c.MaxDownload), DownloadTimeout: c.DownloadTimeout}
 }
 
-// put writes a file into the source's store at the layout's first path
-// for the kind.
-func (s *source) put(ctx context.Context, id uuid.UUID, kind remote.Kind, name string, r io.Reader, size int64) (string, error) {
+// Open is remote.Source.Open for sources with a layout, remote.OpenLocal
+// for the others (a scanned directory, a Go program's own source).
+func (s *source) Open(ctx context.Context, id uuid.UUID, kind remote.Kind, name string) (*remote.File, error) {
 	if s.remote == nil {
-		return "", fmt.Errorf("source %s cannot be written", s.cfg.Name)
+		f, err := remote.OpenLocal(ctx, s.origin.Local, id, kind)
+		if err != nil {
+			return nil, fmt.Errorf("source %s: %w", s.cfg.Name, err)
+		}
+		return f, nil
 	}
-	return s.remote.Write(ctx, id, kind, name, r, size)
+	return s.remote.Open(ctx, id, kind, name)
 }

@@ -3,7 +3,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
 	"sync"
 
@@ -57,7 +56,3 @@ func putBody(b *bytes.Buffer) {
 		bodyPool.Put(b)
 	}
 }
-
-// errNotStarted is the error of a lookup the request's deadline came
-// before.
-var errNotStarted = errors.New("not looked up before the request's deadline")

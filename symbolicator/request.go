@@ -1,6 +1,7 @@
 package symbolicator
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"strconv"
@@ -163,4 +164,28 @@ func ParseDebugID(s string) (uuid.UUID, error) {
 		return uuid.UUID{}, fmt.Errorf("debug id %q: want a Mach-O UUID (32 hex digits, with or without dashes)", s)
 	}
 	return u, nil
+}
+
+// SourceIDs reads a request's "sources" as the names of sources the
+// service has: each an object of "id" (and "type") alone, never a
+// source's own settings (a URL, a path, credentials), which are the
+// service's. nil means every source.
+func SourceIDs(raw []json.RawMessage) ([]string, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(raw))
+	for i, m := range raw {
+		var ref map[string]any
+		if err := json.Unmarshal(m, &ref); err != nil {
+			return nil, fmt.Errorf("sources[%d]: %v", i, err)
+		}
+		ids[i], _ = ref["id"].(string)
+		for k := range ref {
+			if k != "id" && k != "type" {
+				return nil, fmt.Errorf("sources[%d] (%s): only \"id\" (and \"type\") may be given; the source's settings are the service's", i, ids[i])
+			}
+		}
+	}
+	return ids, nil
 }

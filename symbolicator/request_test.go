@@ -1,7 +1,9 @@
 package symbolicator
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stackimage/stackimage/dump"
@@ -68,5 +70,47 @@ func TestNewInput(t *testing.T) {
 	})
 	if mods[0].DebugStatus != StatusFound || mods[2].DebugStatus != StatusUnused || mods[3].DebugStatus != StatusMalformed || mods[3].Error == "" {
 		t.Errorf("module statuses %s %s %s %s (%q)", mods[0].DebugStatus, mods[1].DebugStatus, mods[2].DebugStatus, mods[3].DebugStatus, mods[3].Error)
+	}
+}
+
+// TestParseDebugID accepts symbolicator's spellings of a Mach-O UUID and
+// nothing that could become a path.
+func TestParseDebugID(t *testing.T) {
+	for _, ok := range []string{"4c4c444c-5555-3144-a117-3e15af6b6cff", "4C4C444C-5555-3144-A117-3E15AF6B6CFF-0",
+		"4c4c444c55553144a1173e15af6b6cff", "4C4C444C55553144A1173E15AF6B6CFF0"} {
+		if _, err := ParseDebugID(ok); err != nil {
+			t.Errorf("ParseDebugID(%q) = %v, want ok", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "../../../etc/passwd", "4c4c444c-5555-3144-a117-3e15af6b6cff-1",
+		"4c4c444c%2f5555-3144-a117-3e15af6b6cff", "/4c4c444c55553144a1173e15af6b6cf", "4c4c444c55553144a1173e15af6b6cff/..",
+		"4C4C444C55553144A1173E15AF6B6CFF1"} {
+		if _, err := ParseDebugID(bad); err == nil {
+			t.Errorf("ParseDebugID(%q) accepted", bad)
+		}
+	}
+}
+
+// TestSourceIDs: a request names sources by id alone; any setting of a
+// source's own is refused, with the index of the one that has it.
+func TestSourceIDs(t *testing.T) {
+	raw := func(s ...string) []json.RawMessage {
+		var out []json.RawMessage
+		for _, x := range s {
+			out = append(out, json.RawMessage(x))
+		}
+		return out
+	}
+	if ids, err := SourceIDs(nil); ids != nil || err != nil {
+		t.Errorf("SourceIDs(nil) = %v, %v; want nil, nil (every source)", ids, err)
+	}
+	ids, err := SourceIDs(raw(`{"id":"a"}`, `{"id":"b","type":"s3"}`))
+	if err != nil || len(ids) != 2 || ids[0] != "a" || ids[1] != "b" {
+		t.Errorf("SourceIDs = %q, %v; want [a b]", ids, err)
+	}
+	for _, bad := range [][]json.RawMessage{raw(`{"id":"a"}`, `{"id":"b","url":"http://x/"}`), raw(`[1]`)} {
+		if _, err := SourceIDs(bad); err == nil || !strings.Contains(err.Error(), "sources[") {
+			t.Errorf("SourceIDs(%s) = %v; want an error naming the source", bad, err)
+		}
 	}
 }

@@ -36,7 +36,8 @@ var forbidden = map[string][]string{
 	"atos":              {"open", "report"},
 	// symbolicator's wire format is a dump in and symbolize's threads out:
 	// what reads files and writes reports stays out of it.
-	"symbolicator": {"open", "report", "aggregate"},
+	// It writes modules from a neutral Found, not the service's cache.
+	"symbolicator": {"open", "report", "aggregate", "symstore/indexcache"},
 	"dump":         {"snapshot", "crashreport", "hangreport", "minidump", "machocore", "image"},
 	"walker":       {"image", "symtab"},
 	"snapshot":     {"crashreport", "hangreport", "minidump", "machocore"},

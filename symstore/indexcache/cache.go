@@ -184,15 +184,34 @@ type Metrics struct {
 	FetchesInFlight, FetchesWaiting prometheus.Gauge
 }
 
-// unregisteredMetrics are metrics no one reads, for a Cache given none.
-func unregisteredMetrics() *Metrics {
-	counters := func(label string) *prometheus.CounterVec {
-		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: "unused"}, []string{label})
+// NewMetrics makes the cache's metrics under their stackimage_ names,
+// for the caller to register (Collectors).
+func NewMetrics() *Metrics {
+	counters := func(name, help, label string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{label})
 	}
-	gauge := func() prometheus.Gauge { return prometheus.NewGauge(prometheus.GaugeOpts{Name: "unused"}) }
-	return &Metrics{Lookups: counters("result"), Builds: counters("result"), SharedWrites: counters("result"),
-		SourceErrors: counters("source"), Evictions: prometheus.NewCounter(prometheus.CounterOpts{Name: "unused"}),
-		Bytes: gauge(), FetchesInFlight: gauge(), FetchesWaiting: gauge()}
+	gauge := func(name, help string) prometheus.Gauge {
+		return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+	}
+	return &Metrics{
+		Lookups: counters("stackimage_index_cache_total", "Index lookups by where they were answered: memory, disk, shared (the store), negative (a remembered miss) or miss.", "result"),
+		Builds:  counters("stackimage_index_builds_total", "Indexes built from symbol files, by result (ok or failed).", "result"),
+		SharedWrites: counters("stackimage_shared_index_writes_total",
+			"Indexes offered to the shared cache: written, or exists (another instance wrote it first).", "result"),
+		SourceErrors: counters("stackimage_source_errors_total", "Failed fetches from a source (not counting files it lacks).", "source"),
+		Evictions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "stackimage_index_cache_evictions_total", Help: "Index files evicted from the local cache.",
+		}),
+		Bytes:           gauge("stackimage_index_cache_bytes", "Bytes of index files in the local cache."),
+		FetchesInFlight: gauge("stackimage_fetches_in_flight", "Symbol lookups fetching from the sources now (at most limits.max_fetches)."),
+		FetchesWaiting:  gauge("stackimage_fetches_waiting", "Symbol lookups waiting for one of limits.max_fetches."),
+	}
+}
+
+// Collectors are the metrics, to register.
+func (m *Metrics) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.Lookups, m.Builds, m.SharedWrites, m.SourceErrors, m.Evictions, m.Bytes,
+		m.FetchesInFlight, m.FetchesWaiting}
 }
 
 // Cache finds, builds and keeps derived indexes: in memory and on
@@ -238,7 +257,7 @@ func New(cfg Config) (*Cache, error) {
 		}
 	}
 	if cfg.Metrics == nil {
-		cfg.Metrics = unregisteredMetrics()
+		cfg.Metrics = NewMetrics()
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)

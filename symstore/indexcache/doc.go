@@ -18,6 +18,8 @@
 // Get gives a UUID's index with symbolicator's module status; Release
 // lets go of it; MachOFiles gives the executable and debug file a walk
 // reads; Rebuild builds an index again after an upload; Close closes
-// every index. The counters are the caller's (Metrics): the package
+// every index. Find gives what one request's dumps need, held until the
+// request closes it, as a symstore.Source (Request). The counters are
+// the caller's (NewMetrics makes them under their names): the package
 // registers nothing.
 package indexcache
