@@ -4,19 +4,13 @@ import (
 	"context"
 	_ "embed"
 	"errors"
-	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/stackimage/stackimage/aggregate"
 	"github.com/stackimage/stackimage/aggregate/chunkstore"
 	"github.com/stackimage/stackimage/dump"
-	notfound "github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symbolize"
-	"github.com/stackimage/stackimage/symstore"
-	"github.com/stackimage/stackimage/uuid"
 )
 
 // maxReportedRecordErrors bounds the bad records an upload's answer
@@ -103,52 +97,8 @@ type aggregateQuery struct {
 }
 
 func parseAggregateQuery(r *http.Request) (aggregateQuery, error) {
-	q := r.URL.Query()
-	var aq aggregateQuery
-	for _, f := range []struct {
-		name string
-		dst  *time.Time
-	}{{"from", &aq.filter.From}, {"to", &aq.filter.To}} {
-		if v := q.Get(f.name); v != "" {
-			t, err := time.Parse(time.RFC3339, v)
-			if err != nil {
-				return aq, fmt.Errorf("%s=%q: want an RFC 3339 time", f.name, v)
-			}
-			*f.dst = t
-		}
-	}
-	aq.filter.AppVersion, aq.filter.OSVersion, aq.filter.Device = q.Get("app_version"), q.Get("os_version"), q.Get("device")
-	for _, kv := range q["label"] {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return aq, fmt.Errorf("label=%q: want KEY=VALUE", kv)
-		}
-		aq.filter.Labels = append(aq.filter.Labels, aggregate.Label{Key: k, Value: v})
-	}
-	if v := q.Get("frames"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return aq, fmt.Errorf("frames=%q: want 1 to 1000", v)
-		}
-		aq.group.Frames = n
-	}
-	switch g := q.Get("group_by"); {
-	case g == "" || g == "frames":
-	case g == "stack":
-		aq.group.Frames = -1
-	case strings.HasPrefix(g, "label:") && len(g) > len("label:"):
-		aq.group.Label = strings.TrimPrefix(g, "label:")
-	default:
-		return aq, fmt.Errorf("group_by=%q: want frames, stack or label:KEY", g)
-	}
-	for _, p := range q["in_app"] {
-		if strings.Contains(p, "/") {
-			aq.group.InApp.Paths = append(aq.group.InApp.Paths, p)
-		} else {
-			aq.group.InApp.Names = append(aq.group.InApp.Names, p)
-		}
-	}
-	return aq, nil
+	filter, group, err := chunkstore.ParseQuery(r.URL.Query())
+	return aggregateQuery{filter, group}, err
 }
 
 // loadAggregate merges the stored chunks the query may need and
@@ -161,24 +111,7 @@ func (s *Server) loadAggregate(ctx context.Context, aq *aggregateQuery) (*aggreg
 	if err != nil {
 		return nil, err
 	}
-	return agg.Symbolicate(ctx, cacheLookup{s})
-}
-
-// cacheLookup finds symbols through the server's index cache and sources.
-type cacheLookup struct{ s *Server }
-
-func (c cacheLookup) LookupContext(ctx context.Context, id uuid.UUID) (*symstore.Entry, error) {
-	l := c.s.cache.Get(ctx, id, "", nil)
-	if l.Index == nil {
-		if l.Err != nil {
-			return nil, l.Err
-		}
-		return nil, notfound.NotFound(fmt.Sprintf("no symbols (%s)", l.Status))
-	}
-	// The entry holds its own reference to the index file: the cache
-	// may evict the index once it is released.
-	defer c.s.cache.Release(l.Index)
-	return l.Index.Symbols.LookupContext(ctx, id)
+	return agg.Symbolicate(ctx, s.cache)
 }
 
 func (s *Server) handleGroups(w http.ResponseWriter, r *http.Request) {

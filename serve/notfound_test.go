@@ -49,12 +49,12 @@ func TestMissesAreLookupErrNotFound(t *testing.T) {
 	if l := s.cache.Get(ctx, missing, "app", nil); l.Index != nil || l.Status != indexcache.StatusMissing || !errors.Is(l.Err, notfound.ErrNotFound) {
 		t.Errorf("index cache: %q, %v; want %q and lookup.ErrNotFound", l.Status, l.Err, indexcache.StatusMissing)
 	}
-	if e, err := (cacheLookup{s}).LookupContext(ctx, missing); e != nil || !errors.Is(err, notfound.ErrNotFound) {
-		t.Errorf("cacheLookup.LookupContext = %v, %v; want lookup.ErrNotFound", e, err)
+	if e, err := s.cache.LookupContext(ctx, missing); e != nil || !errors.Is(err, notfound.ErrNotFound) {
+		t.Errorf("Cache.LookupContext = %v, %v; want lookup.ErrNotFound", e, err)
 	}
 	// A hit is not an error.
-	if e, err := (cacheLookup{s}).LookupContext(ctx, fixtureUUID(t)); e == nil || err != nil {
-		t.Errorf("cacheLookup.LookupContext of the fixture = %v, %v; want its entry", e, err)
+	if e, err := s.cache.LookupContext(ctx, fixtureUUID(t)); e == nil || err != nil {
+		t.Errorf("Cache.LookupContext of the fixture = %v, %v; want its entry", e, err)
 	} else {
 		e.Release()
 	}

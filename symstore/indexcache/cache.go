@@ -587,6 +587,24 @@ func (c *Cache) GetHot(u uuid.UUID) (Lookup, bool) {
 	return Lookup{Index: ix, Status: StatusFound, Source: ix.from, Location: ix.location}, true
 }
 
+// LookupContext returns the UUID's symbols from its index, found or built
+// as Get finds it, from every source: the cache as a lookup of symbols by
+// UUID (the aggregates name their frames through it). A UUID without an
+// index is an error wrapping lookup.ErrNotFound, or the failure's own.
+func (c *Cache) LookupContext(ctx context.Context, u uuid.UUID) (*symstore.Entry, error) {
+	l := c.Get(ctx, u, "", nil)
+	if l.Index == nil {
+		if l.Err != nil {
+			return nil, l.Err
+		}
+		return nil, notfound.NotFound(fmt.Sprintf("no symbols (%s)", l.Status))
+	}
+	// The entry holds its own reference to the index file: the cache may
+	// evict the index once it is released.
+	defer c.Release(l.Index)
+	return l.Index.Symbols.LookupContext(ctx, u)
+}
+
 // Get returns the UUID's index, finding or building it once however many
 // callers ask at the same time. A caller whose ctx ends first gets status
 // "timeout"; the work goes on, and a later request finds its result.
