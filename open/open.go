@@ -14,6 +14,7 @@ import (
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/hangreport"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/ctxio"
 	"github.com/stackimage/stackimage/machocore"
 	"github.com/stackimage/stackimage/metrickit"
 	"github.com/stackimage/stackimage/minidump"
@@ -292,19 +293,6 @@ func (c *ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	return c.ReaderAt.ReadAt(p, off)
 }
 
-// ctxReader fails every read once ctx has ended.
-type ctxReader struct {
-	io.Reader
-	ctx context.Context
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.Reader.Read(p)
-}
-
 // Reader reads an input from a stream (standard input, an HTTP body): its
 // first SniffSize bytes, then the rest up to the Limit of the format they
 // show. A stream in no known format is refused after SniffSize bytes, so
@@ -315,7 +303,7 @@ func Reader(ctx context.Context, r io.Reader) (*Input, error) {
 	if r == nil {
 		return nil, errors.New("open: nil reader")
 	}
-	r = ctxReader{r, ctx}
+	r = ctxio.Reader(ctx, r)
 	head := make([]byte, SniffSize)
 	n, err := io.ReadFull(r, head)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {

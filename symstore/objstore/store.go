@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/stackimage/stackimage/internal/ctxio"
 	"github.com/stackimage/stackimage/lookup"
 )
 
@@ -83,7 +84,7 @@ func httpTag(h http.Header) string {
 // more, and gives up once ctx is done. The error of a copy cut at max
 // says "larger than the download limit".
 func CopyAtMost(ctx context.Context, w io.Writer, r io.Reader, max int64) (int64, error) {
-	n, err := io.Copy(w, &ctxReader{ctx: ctx, r: io.LimitReader(r, max+1)})
+	n, err := io.Copy(w, ctxio.Reader(ctx, io.LimitReader(r, max+1)))
 	if err != nil {
 		return n, err
 	}
@@ -91,19 +92,6 @@ func CopyAtMost(ctx context.Context, w io.Writer, r io.Reader, max int64) (int64
 		return n, fmt.Errorf("larger than the download limit of %d bytes", max)
 	}
 	return n, nil
-}
-
-// ctxReader stops reading once its context is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // errNotFound is a store's answer for a key it does not hold.

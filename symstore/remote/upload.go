@@ -15,6 +15,7 @@ import (
 
 	"github.com/stackimage/stackimage/breakpadsym"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/ctxio"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -257,7 +258,7 @@ func (u *Upload) storeZipMember(ctx context.Context, m *zip.File, res *UploadRes
 	defer func() { tmp.Close(); os.Remove(tmp.Name()) }()
 	// The zip reader checks the declared size and CRC as it inflates.
 	limit := min(int64(m.UncompressedSize64), *left)
-	n, err := io.Copy(tmp, &ctxReader{ctx: ctx, r: io.LimitReader(rc, limit+1)})
+	n, err := io.Copy(tmp, ctxio.Reader(ctx, io.LimitReader(rc, limit+1)))
 	*left -= n
 	if err != nil {
 		return err
@@ -274,17 +275,4 @@ func (u *Upload) storeZipMember(ctx context.Context, m *zip.File, res *UploadRes
 		return u.storeSym(ctx, tmp, n, res)
 	}
 	return nil
-}
-
-// ctxReader stops reading once its context is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
