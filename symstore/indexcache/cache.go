@@ -218,7 +218,12 @@ func (m *Metrics) Collectors() []prometheus.Collector {
 // local disk (an LRU bounded in bytes), and in the store's shared cache.
 // It is safe for concurrent use.
 type Cache struct {
-	dir, tmp  string
+	dir, tmp string
+	// closing ends with Close: the loads that outlive their request
+	// (detached) stop then, and work counts them for Close to wait.
+	closing   context.Context
+	closeWork context.CancelFunc
+	work      sync.WaitGroup
 	maxBytes  int64
 	sources   []*Origin
 	shared    *remote.Source // the store, when indexes are shared through it
@@ -282,8 +287,23 @@ func New(cfg Config) (*Cache, error) {
 			return nil, err
 		}
 	}
+	c.closing, c.closeWork = context.WithCancel(context.Background())
 	c.trimDir()
 	return c, nil
+}
+
+// detached is the context of work that outlives the request that started
+// it (a load a later request will find): ctx's values without its
+// deadline, ended only by Close. done must be called when the work ends.
+func (c *Cache) detached(ctx context.Context) (work context.Context, done func()) {
+	c.work.Add(1)
+	work, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(c.closing, cancel)
+	return work, func() {
+		stop()
+		cancel()
+		c.work.Done()
+	}
 }
 
 // trimDir removes the oldest index files a previous run left until the
@@ -359,7 +379,9 @@ func (c *Cache) MachOFiles(ctx context.Context, ix *Index, name string, only []*
 			return []string(nil), nil
 		}
 		defer c.fetches.release()
-		kept, failed := c.findMachO(context.WithoutCancel(ctx), ix.UUID, name, sources)
+		work, done := c.detached(ctx)
+		defer done()
+		kept, failed := c.findMachO(work, ix.UUID, name, sources)
 		c.attach(ix, kept, c.machOTTL(kept, failed))
 		return kept.paths, nil
 	})
@@ -646,7 +668,9 @@ func (c *Cache) Get(ctx context.Context, u uuid.UUID, name string, only []*Origi
 				return Lookup{Status: StatusTimeout, Err: err}, nil
 			}
 			defer c.fetches.release()
-			return c.load(context.WithoutCancel(ctx), u, name, sources, false), nil
+			work, done := c.detached(ctx)
+			defer done()
+			return c.load(work, u, name, sources, false), nil
 		})
 		select {
 		case <-ctx.Done():
@@ -691,7 +715,9 @@ func (c *Cache) Rebuild(ctx context.Context, u uuid.UUID) error {
 			return Lookup{Status: StatusTimeout, Err: err}, nil
 		}
 		defer c.fetches.release()
-		return c.load(context.WithoutCancel(ctx), u, "", c.sources, true), nil
+		work, done := c.detached(ctx)
+		defer done()
+		return c.load(work, u, "", c.sources, true), nil
 	})
 	select {
 	case <-ctx.Done():
@@ -1175,8 +1201,14 @@ func (c *Cache) dropLocked(ix *Index) {
 	}
 }
 
-// Close closes every open index.
+// Close stops the loads still running for requests that gave up, waits
+// for them, and closes every open index. Requests must have finished.
 func (c *Cache) Close() {
+	// Loads still running for requests that gave up stop, and are
+	// waited for: none writes into the cache's directory once Close
+	// returns.
+	c.closeWork()
+	c.work.Wait()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, ix := range c.hot {
