@@ -1,14 +1,14 @@
 package symbolize
 
 import (
+	"context"
 	"fmt"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/demangle"
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/internal/parallel"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
 )
@@ -184,27 +184,10 @@ func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressR
 	}
 	chunks := (len(frames) + namerChunk - 1) / namerChunk
 	parts := make([][]symstore.Frame, chunks)
-	var next atomic.Int64
-	work := func() {
-		for {
-			c := int(next.Add(1)) - 1
-			if c >= chunks {
-				return
-			}
-			lo := c * namerChunk
-			parts[c] = p.appendReported(nil, frames[lo:min(lo+namerChunk, len(frames))], skipped+lo, rule)
-		}
-	}
-	var wg sync.WaitGroup
-	for range workers - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
-	}
-	work()
-	wg.Wait()
+	parallel.ForEach(context.Background(), chunks, workers, func(c int) {
+		lo := c * namerChunk
+		parts[c] = p.appendReported(nil, frames[lo:min(lo+namerChunk, len(frames))], skipped+lo, rule)
+	})
 	total := 0
 	for _, part := range parts {
 		total += len(part)

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/internal/parallel"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/symstore/remote"
 	"github.com/stackimage/stackimage/uuid"
@@ -69,7 +69,7 @@ func (c *Cache) Find(ctx context.Context, dumps []*dump.Dump, only []*Origin, ma
 			images = append(images, image{im.UUID, remote.SafeName(im.Name), f})
 		}
 	}
-	forEachBounded(ctx, len(images), maxFetches, func(i int) {
+	parallel.ForEach(ctx, len(images), maxFetches, func(i int) {
 		im := images[i]
 		im.found.Lookup = c.Get(ctx, im.id, im.name, only)
 		if im.found.Index != nil && walks {
@@ -160,40 +160,4 @@ func openSymbolFile(path string) (symstore.SymbolFile, error) {
 		return symstore.SymbolFile{}, err
 	}
 	return symstore.SymbolFile{Name: path, ReaderAt: f, Size: st.Size(), Closer: f}, nil
-}
-
-// forEachBounded calls fn for each of n items with at most limit running
-// at once, from at most limit goroutines, and starts none once ctx is
-// done: the items not started are left as they are, for the caller to
-// report. The caller's goroutine is one of them: an item found in memory
-// (nearly always, and often the only one) takes less than waking another
-// thread for it would.
-func forEachBounded(ctx context.Context, n, limit int, fn func(i int)) {
-	if n == 0 {
-		return
-	}
-	var next int
-	var mu sync.Mutex
-	work := func() {
-		for ctx.Err() == nil {
-			mu.Lock()
-			i := next
-			next++
-			mu.Unlock()
-			if i >= n {
-				return
-			}
-			fn(i)
-		}
-	}
-	var wg sync.WaitGroup
-	for range max(min(limit, n)-1, 0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
-	}
-	work()
-	wg.Wait()
 }
