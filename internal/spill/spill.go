@@ -4,9 +4,10 @@
 package spill
 
 import (
-	"bytes"
+	"errors"
 	"io"
 	"os"
+	"slices"
 )
 
 // Buffer is bytes written in order and read back at any offset: in
@@ -32,14 +33,7 @@ func New(dir string, maxMemory int) *Buffer {
 // write past the bound.
 func (b *Buffer) Write(p []byte) (int, error) {
 	if b.file == nil && len(b.mem)+len(p) > b.maxMemory {
-		f, err := os.CreateTemp(b.dir, "spill-*")
-		if err != nil {
-			return 0, err
-		}
-		b.file = f
-		_, err = f.Write(b.mem)
-		b.mem = nil
-		if err != nil {
+		if err := b.spill(); err != nil {
 			return 0, err
 		}
 	}
@@ -53,6 +47,51 @@ func (b *Buffer) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// ReadFrom appends what r holds until it ends, reading straight into
+// memory while the bytes fit (io.Copy would allocate a buffer of its own
+// for every body) and into the file once they do not.
+func (b *Buffer) ReadFrom(r io.Reader) (int64, error) {
+	var total int64
+	for b.file == nil {
+		if cap(b.mem)-len(b.mem) < minRead {
+			b.mem = slices.Grow(b.mem, max(len(b.mem), 4*minRead))
+		}
+		n, err := r.Read(b.mem[len(b.mem):cap(b.mem)])
+		b.mem = b.mem[:len(b.mem)+n]
+		b.size += int64(n)
+		total += int64(n)
+		if len(b.mem) > b.maxMemory {
+			if err := b.spill(); err != nil {
+				return total, err
+			}
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+	n, err := io.Copy(b.file, r)
+	b.size += n
+	return total + n, err
+}
+
+// minRead is the least room ReadFrom reads into.
+const minRead = 512
+
+// spill moves what memory holds into a new file.
+func (b *Buffer) spill() error {
+	f, err := os.CreateTemp(b.dir, "spill-*")
+	if err != nil {
+		return err
+	}
+	b.file = f
+	_, err = f.Write(b.mem)
+	b.mem = nil
+	return err
+}
+
 // Size is the bytes written.
 func (b *Buffer) Size() int64 { return b.size }
 
@@ -61,7 +100,17 @@ func (b *Buffer) ReadAt(p []byte, off int64) (int, error) {
 	if b.file != nil {
 		return b.file.ReadAt(p, off)
 	}
-	return bytes.NewReader(b.mem).ReadAt(p, off)
+	if off < 0 {
+		return 0, errors.New("spill: negative offset")
+	}
+	if off >= int64(len(b.mem)) {
+		return 0, io.EOF
+	}
+	n := copy(p, b.mem[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
 }
 
 // Reader reads the bytes written from the start.

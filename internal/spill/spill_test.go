@@ -2,6 +2,7 @@ package spill
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"testing"
@@ -58,3 +59,60 @@ func TestBuffer(t *testing.T) {
 		})
 	}
 }
+
+// TestReadFrom: a stream read whole, in memory within the bound and into
+// a file past it, equal to what Write would keep, at every size around
+// the bound and with reads of any length; a reader's error is returned
+// with what was read before it.
+func TestReadFrom(t *testing.T) {
+	const bound = 4096
+	for _, size := range []int{0, 1, 511, 512, bound - 1, bound, bound + 1, 3 * bound, 100_000} {
+		for _, chunk := range []int{1, 7, 512, 1 << 20} {
+			dir := t.TempDir()
+			want := make([]byte, size)
+			for i := range want {
+				want[i] = byte(i * 7)
+			}
+			b := New(dir, bound)
+			n, err := b.ReadFrom(&chunked{data: want, chunk: chunk})
+			if n != int64(size) || err != nil || b.Size() != int64(size) {
+				t.Fatalf("size %d, reads of %d: ReadFrom = %d, %v, Size %d", size, chunk, n, err, b.Size())
+			}
+			got, err := io.ReadAll(b.Reader())
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("size %d, reads of %d: read back %d bytes, %v", size, chunk, len(got), err)
+			}
+			files, _ := os.ReadDir(dir)
+			if (len(files) == 1) != (size > bound) {
+				t.Errorf("size %d: %d files, want one only past the bound", size, len(files))
+			}
+			b.Close()
+		}
+	}
+	failing := errors.New("connection reset")
+	b := New(t.TempDir(), bound)
+	defer b.Close()
+	n, err := b.ReadFrom(io.MultiReader(bytes.NewReader(make([]byte, 100)), &erring{failing}))
+	if n != 100 || !errors.Is(err, failing) {
+		t.Errorf("ReadFrom of a failing stream = %d, %v; want 100 and its error", n, err)
+	}
+}
+
+// chunked reads its data at most chunk bytes at a time.
+type chunked struct {
+	data  []byte
+	chunk int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), c.chunk)], c.data)
+	c.data = c.data[n:]
+	return n, nil
+}
+
+type erring struct{ err error }
+
+func (e *erring) Read([]byte) (int, error) { return 0, e.err }
