@@ -1,6 +1,9 @@
 package addrspan
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // MaxOpenRange bounds the range of an image whose extent is unknown (no
 // size): it reaches up to the next image's load address but no further
@@ -29,7 +32,7 @@ func Images(n int, image func(i int) (load, size uint64)) []Span {
 	for i := range n {
 		loads[i], _ = image(i)
 	}
-	sort.Slice(loads, func(a, b int) bool { return loads[a] < loads[b] })
+	slices.Sort(loads)
 	spans := make([]Span, 0, n)
 	for i := range n {
 		load, size := image(i)

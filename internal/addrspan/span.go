@@ -1,8 +1,9 @@
 package addrspan
 
 import (
-	"container/heap"
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -27,39 +28,45 @@ func ClipEnd(start, size uint64) uint64 {
 
 // Flatten resolves overlaps once, so that lookups are a binary search: it
 // returns disjoint spans sorted by start, each piece carrying the ref of the
-// input span that wins there. Empty spans are dropped. It sweeps the
-// boundaries with a heap of the open spans: O(n log n).
+// input span that wins there. Empty spans are dropped. Spans that do not
+// overlap (a process's images, nearly always) are returned sorted as they
+// are; otherwise it sweeps the boundaries with a heap of the open spans:
+// O(n log n).
 func Flatten(in []Span) []Span {
-	var spans []Span
-	var bounds []uint64
+	spans := make([]Span, 0, len(in))
 	for _, s := range in {
 		if s.Start < s.End {
 			spans = append(spans, s)
-			bounds = append(bounds, s.Start, s.End)
 		}
 	}
 	if len(spans) == 0 {
 		return nil
 	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].Start < spans[j].Start })
-	sort.Slice(bounds, func(i, j int) bool { return bounds[i] < bounds[j] })
-	uniq := bounds[:1]
-	for _, b := range bounds[1:] {
-		if b != uniq[len(uniq)-1] {
-			uniq = append(uniq, b)
-		}
+	slices.SortStableFunc(spans, func(a, b Span) int { return cmp.Compare(a.Start, b.Start) })
+	disjoint := true
+	for i := 1; i < len(spans) && disjoint; i++ {
+		disjoint = spans[i-1].End <= spans[i].Start
 	}
-	var out []Span
-	var open spanHeap
+	if disjoint {
+		return spans
+	}
+	bounds := make([]uint64, 0, 2*len(spans))
+	for _, s := range spans {
+		bounds = append(bounds, s.Start, s.End)
+	}
+	slices.Sort(bounds)
+	uniq := slices.Compact(bounds)
+	out := make([]Span, 0, len(spans))
+	open := make(spanHeap, 0, len(spans))
 	next := 0
 	for i := 0; i+1 < len(uniq); i++ {
 		b, end := uniq[i], uniq[i+1]
 		for next < len(spans) && spans[next].Start == b {
-			heap.Push(&open, spans[next])
+			open.push(spans[next])
 			next++
 		}
 		for len(open) > 0 && open[0].End <= b {
-			heap.Pop(&open)
+			open.pop()
 		}
 		if len(open) == 0 {
 			continue
@@ -83,21 +90,49 @@ func Find(spans []Span, addr uint64) (Span, bool) {
 	return Span{}, false
 }
 
-// spanHeap keeps the winning open span on top.
+// spanHeap keeps the winning open span on top: a binary heap over Span
+// values, without container/heap's boxing of each value pushed.
 type spanHeap []Span
 
-func (h spanHeap) Len() int { return len(h) }
-func (h spanHeap) Less(i, j int) bool {
-	if h[i].Prio != h[j].Prio {
-		return h[i].Prio > h[j].Prio
+// wins reports whether a is the span to show where a and b overlap.
+func wins(a, b Span) bool {
+	if a.Prio != b.Prio {
+		return a.Prio > b.Prio
 	}
-	return h[i].Order < h[j].Order
+	return a.Order < b.Order
 }
-func (h spanHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *spanHeap) Push(x any)   { *h = append(*h, x.(Span)) }
-func (h *spanHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h *spanHeap) push(s Span) {
+	*h = append(*h, s)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !wins(q[i], q[parent]) {
+			break
+		}
+		q[i], q[parent] = q[parent], q[i]
+		i = parent
+	}
+}
+
+func (h *spanHeap) pop() {
+	q := *h
+	last := len(q) - 1
+	q[0] = q[last]
+	q = q[:last]
+	for i := 0; ; {
+		best, l, r := i, 2*i+1, 2*i+2
+		if l < len(q) && wins(q[l], q[best]) {
+			best = l
+		}
+		if r < len(q) && wins(q[r], q[best]) {
+			best = r
+		}
+		if best == i {
+			break
+		}
+		q[i], q[best] = q[best], q[i]
+		i = best
+	}
+	*h = q
 }
