@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/image"
@@ -103,6 +104,16 @@ func (z *Symbolizer) SymbolicateEach(d *dump.Dump, each func(Thread) error) (*Re
 	if s.maxDepth <= 0 {
 		s.maxDepth = walker.DefaultMaxDepth
 	}
+	if z.ReuseFrames {
+		kept := scratchFrames.Get().(*[]symstore.Frame)
+		s.scratch = *kept
+		defer func() {
+			if cap(s.scratch) <= maxScratchFrames {
+				*kept = s.scratch[:0]
+				scratchFrames.Put(kept)
+			}
+		}()
+	}
 	err = s.each(each)
 	rep.Warnings = append(append([]string(nil), d.Warnings...), p.Warnings()...)
 	if s.cut > 0 {
@@ -133,7 +144,17 @@ type dumpSymbolizer struct {
 	walks       map[string]rememberedWalk
 	walksFrames int
 	key         []byte
+	// scratch holds a reporter's backtrace named, reused from thread to
+	// thread and call to call when the Symbolizer's ReuseFrames says the
+	// writer keeps no frames.
+	scratch []symstore.Frame
 }
+
+// scratchFrames keeps the frame slices of ReuseFrames calls between
+// calls; maxScratchFrames bounds the slices it keeps.
+var scratchFrames = sync.Pool{New: func() any { return new([]symstore.Frame) }}
+
+const maxScratchFrames = 4096
 
 // rememberedWalk is a walk's outcome, shared by the threads of one state.
 // budgetCut says the walk was shortened to what was left of the report's
@@ -181,7 +202,13 @@ func (s *dumpSymbolizer) thread(th dump.Thread, name string) Thread {
 	switch {
 	case len(th.Frames) > 0:
 		rule := addressRuleOf(d, th)
-		t.Frames = p.reportedFrames(th.Frames, th.SkippedFrames, rule)
+		if s.z.ReuseFrames {
+			// The writer is done with the last thread's frames.
+			s.scratch = p.reportedFrames(s.scratch[:0], th.Frames, th.SkippedFrames, rule)
+			t.Frames = s.scratch
+		} else {
+			t.Frames = p.reportedFrames(nil, th.Frames, th.SkippedFrames, rule)
+		}
 		if s.bound(&t.Frames, false) {
 			t.StopReason, t.StopDetail = StopMaxTotalFrames, s.cutDetail(len(t.Frames))
 		}

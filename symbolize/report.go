@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/demangle"
@@ -177,10 +178,10 @@ func exactLookupAddress(arch *archregs.Arch, index int, addr uint64) uint64 {
 // lookups), so that one large backtrace (a symbolicator request's) uses
 // the cores an idle machine has; on a busy one the request's own
 // goroutine takes what the others have not started.
-func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressRule) []symstore.Frame {
+func (p *Process) reportedFrames(dst []symstore.Frame, frames []dump.Frame, skipped int, rule AddressRule) []symstore.Frame {
 	workers := min(runtime.GOMAXPROCS(0), len(frames)/framesPerNamer)
 	if workers <= 1 {
-		return p.appendReported(nil, frames, skipped, rule)
+		return p.appendReported(dst, frames, skipped, rule)
 	}
 	chunks := (len(frames) + namerChunk - 1) / namerChunk
 	parts := make([][]symstore.Frame, chunks)
@@ -192,7 +193,7 @@ func (p *Process) reportedFrames(frames []dump.Frame, skipped int, rule AddressR
 	for _, part := range parts {
 		total += len(part)
 	}
-	out := make([]symstore.Frame, 0, total)
+	out := slices.Grow(dst, total)
 	for _, part := range parts {
 		out = append(out, part...)
 	}

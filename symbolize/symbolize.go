@@ -81,6 +81,11 @@ type Symbolizer struct {
 	// are cut with StopReason StopMaxTotalFrames and the report says so
 	// in a warning (see SymbolicateEach).
 	MaxTotalFrames int
+	// ReuseFrames lets SymbolicateEach hand each thread's named frames
+	// in a slice it reuses for the next thread and the next call: set it
+	// when the function given takes what it needs from a Thread before it
+	// returns and keeps no Frames (a writer answering thread by thread).
+	ReuseFrames bool
 	// NoDemangle keeps C++ and Rust names as the binary spells them.
 	NoDemangle bool
 	// NoUnwindInfo walks by the functions' code, frame records, link
