@@ -383,6 +383,9 @@ func (s *Server) answerDump(ctx context.Context, d *dump.Dump, openErr error, on
 		// say.
 		z.MaxTotalFrames = math.MaxInt
 	}
+	// stacktraceWriter encodes each thread's frames as they come and
+	// keeps none.
+	z.ReuseFrames = true
 	defer z.Symbols.Close()
 	modules := symbolicator.AnswerModules(d, wire, found.found, indexcache.Walked(d))
 	answer := symbolicator.NewAnswer(d, wire, modules)

@@ -19,6 +19,12 @@ func ForEach(ctx context.Context, n, workers int, fn func(i int)) {
 	if n <= 0 {
 		return
 	}
+	if workers <= 1 || n == 1 {
+		for i := 0; i < n && ctx.Err() == nil; i++ {
+			fn(i)
+		}
+		return
+	}
 	var next atomic.Int64
 	work := func() {
 		for ctx.Err() == nil {

@@ -69,8 +69,27 @@ func (c *Cache) Find(ctx context.Context, dumps []*dump.Dump, only []*Origin, ma
 			images = append(images, image{im.UUID, remote.SafeName(im.Name), f})
 		}
 	}
-	parallel.ForEach(ctx, len(images), maxFetches, func(i int) {
-		im := images[i]
+	// An index in memory is taken here, without a goroutine: nearly
+	// every image of a warm service's request; the rest are looked up
+	// maxFetches at a time.
+	cold := images[:0]
+	for _, im := range images {
+		if l, ok := c.GetHot(im.id); ok {
+			im.found.Lookup = l
+			if !walks {
+				continue
+			}
+			if paths, known := c.machOKnown(l.Index); known {
+				im.found.MachO = paths
+				continue
+			}
+			c.Release(l.Index)
+			im.found.Lookup = Lookup{Status: StatusTimeout, Err: ErrNotStarted}
+		}
+		cold = append(cold, im)
+	}
+	parallel.ForEach(ctx, len(cold), maxFetches, func(i int) {
+		im := cold[i]
 		im.found.Lookup = c.Get(ctx, im.id, im.name, only)
 		if im.found.Index != nil && walks {
 			im.found.MachO = c.MachOFiles(ctx, im.found.Index, im.name, only)
