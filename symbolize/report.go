@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/demangle"
@@ -184,21 +185,29 @@ func (p *Process) reportedFrames(dst []symstore.Frame, frames []dump.Frame, skip
 		return p.appendReported(dst, frames, skipped, rule)
 	}
 	chunks := (len(frames) + namerChunk - 1) / namerChunk
-	parts := make([][]symstore.Frame, chunks)
+	parts := make([]*[]symstore.Frame, chunks)
 	parallel.ForEach(context.Background(), chunks, workers, func(c int) {
 		lo := c * namerChunk
-		parts[c] = p.appendReported(nil, frames[lo:min(lo+namerChunk, len(frames))], skipped+lo, rule)
+		part := namedParts.Get().(*[]symstore.Frame)
+		*part = p.appendReported((*part)[:0], frames[lo:min(lo+namerChunk, len(frames))], skipped+lo, rule)
+		parts[c] = part
 	})
 	total := 0
 	for _, part := range parts {
-		total += len(part)
+		total += len(*part)
 	}
 	out := slices.Grow(dst, total)
 	for _, part := range parts {
-		out = append(out, part...)
+		out = append(out, *part...)
+		clear(*part) // let go of the names' strings
+		namedParts.Put(part)
 	}
 	return out
 }
+
+// namedParts keeps the slices the namers of a long backtrace fill, each
+// copied into the backtrace's frames once all are done.
+var namedParts = sync.Pool{New: func() any { return new([]symstore.Frame) }}
 
 // framesPerNamer is the fewest frames worth another goroutine: naming one
 // takes microseconds, starting a goroutine far less.
