@@ -32,6 +32,20 @@ type unitCallSites struct {
 	// jump to.
 	calls []callTarget
 	tails map[uint64][]callee
+	// locals holds, per top-level function whose frame base is a
+	// register, how far above that register its variables reach.
+	locals []frameLocals
+}
+
+// frameLocals is a function's range, its frame base register
+// (DW_AT_frame_base DW_OP_regN) and the highest DW_OP_fbreg offset of its
+// variables, plus one: the least size of its frame above the register.
+// Parameters are left out: one passed on the stack lies in the caller's
+// frame, above the return address.
+type frameLocals struct {
+	lo, hi uint64
+	reg    int
+	end    int64
 }
 
 // callee is what a call site calls: the entry of a function the DWARF
@@ -196,6 +210,7 @@ func (ix *Index) readCallSites(u int) (cs *unitCallSites) {
 	depth, funcDepth := 0, -1
 	var funcEntry uint64
 	hasEntry := false
+	curLocals := -1
 	for {
 		e, err := r.Next()
 		if err != nil || e == nil || int64(e.Offset) >= span.end {
@@ -238,6 +253,19 @@ func (ix *Index) readCallSites(u int) (cs *unitCallSites) {
 			}
 			if funcDepth < 0 && e.Children {
 				funcDepth = depth
+				curLocals = -1
+				if reg, ok := registerLocation(e.Val(dwarf.AttrFrameBase)); ok {
+					if rs, err := ix.d.Ranges(e); err == nil && len(rs) == 1 && len(cs.locals) < maxCallSitesPerUnit {
+						cs.locals = append(cs.locals, frameLocals{lo: rs[0][0], hi: rs[0][1], reg: reg})
+						curLocals = len(cs.locals) - 1
+					}
+				}
+			}
+		case dwarf.TagVariable:
+			if funcDepth >= 0 && curLocals >= 0 {
+				if off, ok := fbregLocation(e.Val(dwarf.AttrLocation)); ok && off+1 > cs.locals[curLocals].end {
+					cs.locals[curLocals].end = off + 1
+				}
 			}
 		case tagCallSite, tagGNUCallSite:
 			attr, originAttr, targetAttr, tailAttr := attrCallReturnPC, attrCallOrigin, attrCallTarget, attrCallTailCall
@@ -342,10 +370,71 @@ func (cs *unitCallSites) sort() {
 	slices.Sort(cs.returns)
 	cs.returns = slices.Compact(cs.returns)
 	slices.SortFunc(cs.complete, func(a, b [2]uint64) int { return cmpAddr(a[0], b[0]) })
+	slices.SortFunc(cs.locals, func(a, b frameLocals) int { return cmpAddr(a.lo, b.lo) })
 }
 
 // flagSet reports whether e has the flag attribute a set.
 func flagSet(e *dwarf.Entry, a dwarf.Attr) bool {
 	v, ok := e.Val(a).(bool)
 	return ok && v
+}
+
+// registerLocation returns N of a location that is DW_OP_regN alone.
+func registerLocation(v any) (int, bool) {
+	b, ok := v.([]byte)
+	if !ok || len(b) != 1 || b[0] < 0x50 || b[0] > 0x6f {
+		return 0, false
+	}
+	return int(b[0] - 0x50), true
+}
+
+// fbregLocation returns the offset of a location that is DW_OP_fbreg
+// alone.
+func fbregLocation(v any) (int64, bool) {
+	b, ok := v.([]byte)
+	if !ok || len(b) < 2 || b[0] != 0x91 {
+		return 0, false
+	}
+	var off int64
+	var shift uint
+	for i, c := range b[1:] {
+		if shift > 56 {
+			return 0, false
+		}
+		off |= int64(c&0x7f) << shift
+		shift += 7
+		if c&0x80 == 0 {
+			if c&0x40 != 0 && shift < 64 {
+				off |= -1 << shift
+			}
+			return off, i+2 == len(b)
+		}
+	}
+	return 0, false
+}
+
+// FrameLocals reports, for the function holding pc (unslid), the DWARF
+// register its frame base is (DW_AT_frame_base DW_OP_regN) and how many
+// bytes above that register its variables reach at least (the highest
+// DW_OP_fbreg offset, plus one). known is false where the function's
+// frame base is no register or none of its variables lies in the frame.
+func (ix *Index) FrameLocals(pc uint64) (reg int, end int64, known bool) {
+	u := findSeg(ix.byAddr, pc)
+	if u < 0 {
+		return 0, 0, false
+	}
+	cs := ix.callSites(int(u))
+	// locals[i-1] is the last function starting at or below pc; the
+	// ranges of top-level functions do not overlap.
+	i, _ := slices.BinarySearchFunc(cs.locals, pc, func(l frameLocals, a uint64) int {
+		if l.lo <= a {
+			return -1
+		}
+		return 1
+	})
+	if i == 0 || pc >= cs.locals[i-1].hi {
+		return 0, 0, false
+	}
+	l := cs.locals[i-1]
+	return l.reg, l.end, l.end > 0
 }

@@ -418,12 +418,16 @@ func newFrameSource(m *Machine, path string) (*symbolize.Process, error) {
 }
 
 // withoutCallSites is a process's symbol coverage (walker.SymbolCoverage)
-// without its DWARF call sites (walker.CallSites): a scanned word is then
-// checked by the functions the symbols list alone.
+// without its DWARF call sites (walker.CallSites, walker.CallTargets): a
+// scanned word is then checked by the functions the symbols list and the
+// frames their variables take (walker.FrameLocals) alone.
 type withoutCallSites struct{ p *symbolize.Process }
 
 func (s withoutCallSites) KnowsFunctions(addr uint64) bool { return s.p.KnowsFunctions(addr) }
 func (s withoutCallSites) SameImage(a, b uint64) bool      { return s.p.SameImage(a, b) }
+func (s withoutCallSites) FrameLocals(pc uint64) (reg int, end int64, known bool) {
+	return s.p.FrameLocals(pc)
+}
 
 // checkResult checks that the entry returned the manifest's result: a run
 // that went wrong (a pointer landing elsewhere) is no ground truth.

@@ -396,6 +396,21 @@ func (p *Process) CallReaches(ret, entry uint64) (known, reaches bool) {
 	return e.CallReaches(lr.Unslid, le.Unslid)
 }
 
+// FrameLocals reports the frame base register of the function holding pc
+// and how far above it the function's variables reach, by its image's
+// DWARF (walker.FrameLocals).
+func (p *Process) FrameLocals(pc uint64) (reg int, end int64, known bool) {
+	loc, err := p.List.Lookup(pc)
+	if err != nil {
+		return 0, 0, false
+	}
+	e := p.entries[loc.Loaded]
+	if e == nil {
+		return 0, 0, false
+	}
+	return e.FrameLocals(loc.Unslid)
+}
+
 // SameImage reports whether a and b lie in one image (walker.SymbolCoverage).
 func (p *Process) SameImage(a, b uint64) bool {
 	la, err := p.List.Lookup(a)

@@ -1003,6 +1003,21 @@ func (e *Entry) CallReaches(ret, entry uint64) (known, reaches bool) {
 	return false, false
 }
 
+// FrameLocals reports the frame base register of the function holding
+// the unslid pc and how far above it the function's variables reach
+// (debuginfo's FrameLocals), from the first DWARF index that knows.
+func (e *Entry) FrameLocals(pc uint64) (reg int, end int64, known bool) {
+	if e.stored != nil {
+		return 0, 0, false
+	}
+	for _, ix := range e.Debug() {
+		if reg, end, known = ix.FrameLocals(pc); known {
+			return reg, end, known
+		}
+	}
+	return 0, 0, false
+}
+
 // Source returns the source-level frames at an unslid address, innermost
 // first, from the first of the entry's DWARF indexes that knows it.
 func (e *Entry) Source(addr uint64) []debuginfo.Frame {

@@ -154,3 +154,68 @@ func TestScanWithoutCodeCallTargets(t *testing.T) {
 		})
 	}
 }
+
+// symbolsWithLocals is symbolsWithCallSites whose DWARF places the
+// variables of the functions in localsEnd (by start) that many bytes
+// above SP, the frame base (walker.FrameLocals).
+type symbolsWithLocals struct {
+	symbolsWithCallSites
+	localsEnd map[uint64]int64
+}
+
+func (s symbolsWithLocals) FrameLocals(pc uint64) (reg int, end int64, known bool) {
+	start, ok := s.FunctionStart(pc)
+	if !ok || s.localsEnd[start] == 0 {
+		return 0, 0, false
+	}
+	return int(s.ta.arch.DWARFSP), s.localsEnd[start], true
+}
+
+// TestScanWithoutCodeFrameLocals walks scan_test.go's program with symbols
+// and call sites only, a stale return into U (a listed call's return, of
+// a call whose target the symbols do not say) just above C's return
+// address: in C's frame, where the call sites alone take it for C's
+// caller. Where the DWARF places a variable of C two words above C's SP,
+// the word lies among C's locals and is skipped, and B is found; frame 0
+// (D) is left alone, its SP perhaps not yet the one its variables are
+// placed from.
+func TestScanWithoutCodeFrameLocals(t *testing.T) {
+	for _, ta := range scanArchs {
+		t.Run(ta.arch.Name, func(t *testing.T) {
+			raC, raB, raA, raT := scanRA(ta, scanCallD), scanRA(ta, scanCallC), scanRA(ta, scanCallB), scanRA(ta, scanCallT)
+			s := newStack(t, ta.stack, ta.ptr)
+			s.Skip(scanFrameBytes - ta.ptr).Ptr(raC)
+			s.Ptr(raT).Skip(scanFrameBytes - 2*ta.ptr).Ptr(raB)
+			s.Skip(scanFrameBytes - ta.ptr).Ptr(raA)
+			s.Skip(scanFrameBytes - ta.ptr).Ptr(ta.pc(evLibRA))
+			s.Skip(scanFrameBytes - ta.ptr).Ptr(ta.pc(evLibRA))
+			var rec label
+			s.Mark(&rec).Ptr(0).Ptr(0).Skip(64)
+			mem := s.Memory()
+			vals := map[string]uint64{"pc": ta.pc(scanBodyD + 4), "sp": ta.stack, "fp": rec.addr}
+			if ta.hasLR() {
+				vals["lr"] = 0
+			}
+			walk := func(s SymbolCoverage) Result {
+				return Walk(ta.regs(t, vals), mem, Options{Code: ta.codeRanges(), Functions: symbolsOnly{ta}, Symbols: s,
+					Instructions: &memory{base: 0, data: nil}, StackLow: ta.stack, StackHigh: ta.stack + 0x1000})
+			}
+			sites := symbolsWithCallSites{symbolsOnly{ta}, []uint64{raC, raB, raA, raT}}
+			if before := walk(sites); frameRA(before, 2) != raT {
+				t.Fatalf("call sites alone: frame 2 returns to %#x, want the stale word %#x (the case frame locals settle)",
+					frameRA(before, 2), raT)
+			}
+			// D's variables reach past the stale word too: frame 0's scan
+			// ignores them.
+			locals := symbolsWithLocals{sites, map[uint64]int64{
+				ta.pc(scanOffC): int64(2 * ta.ptr),
+				ta.pc(scanOffD): int64(scanFrameBytes + 2*ta.ptr),
+			}}
+			res := walk(locals)
+			want := []string{"D/context/context", "C/scan/scan_symbols", "B/scan/scan_symbols", "A/scan/scan_symbols", "lib/scan/scan"}
+			if diff := cmp.Diff(want, evidenceNames(ta, res.Frames)); diff != "" {
+				t.Errorf("frames (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

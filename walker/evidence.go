@@ -41,6 +41,16 @@ type CallTargets interface {
 	CallReaches(ret, entry uint64) (known, reaches bool)
 }
 
+// FrameLocals tells, from an image's DWARF, the register a function's
+// frame base is (DW_AT_frame_base, as a DWARF register number) and how
+// many bytes above it the function's variables reach at least (their
+// DW_OP_fbreg offsets). Where the frame base is SP, no return address of
+// the function's caller lies below SP plus that many bytes: the words
+// there are its own locals.
+type FrameLocals interface {
+	FrameLocals(pc uint64) (reg int, end int64, known bool)
+}
+
 // FrameRecordKeeper tells whether the function holding addr keeps a frame
 // record (pushes FP and the return address and points FP at them), as its
 // unwind table shows: a rule whose CFA is FP's, or a frameless one. known
@@ -211,4 +221,21 @@ func (w *walk) prologueKeepsRecord(addr uint64) (keeps, known bool) {
 	// armv7 mixes ARM and Thumb, which the function start does not say:
 	// where its code can be read, its records are trusted as before.
 	return true, true
+}
+
+// localsEnd returns the lowest stack address at which the return address
+// of cur's caller may lie, by the DWARF's locations of cur's variables
+// relative to SP (FrameLocals), or sp where they do not say. Frame 0 is
+// left alone: its PC may lie in the prologue or epilogue, where SP is not
+// the SP the locations are relative to.
+func (w *walk) localsEnd(cur *Frame, sp uint64) uint64 {
+	fl, ok := w.opts.Symbols.(FrameLocals)
+	if !ok || len(w.res.Frames) < 2 {
+		return sp
+	}
+	reg, end, known := fl.FrameLocals(cur.LookupAddress)
+	if !known || reg != int(w.arch.DWARFSP) || end <= 0 || sp+uint64(end) < sp {
+		return sp
+	}
+	return sp + uint64(end)
 }

@@ -686,8 +686,12 @@ func (w *walk) byCallerScan() bool {
 	// better one lies in the stretch: the first such is kept meanwhile.
 	var rangeAt, rangeRA uint64
 	var rangeEv wordEvidence
+	start := sp
+	if w.opts.Symbols != nil {
+		start = w.localsEnd(cur, sp)
+	}
 scan:
-	for base := (sp + p - 1) &^ (p - 1); base < end && base >= sp; base += uint64(len(buf)) {
+	for base := (start + p - 1) &^ (p - 1); base < end && base >= sp; base += uint64(len(buf)) {
 		chunk := buf[:min(uint64(len(buf)), end-base)&^(p-1)]
 		if len(chunk) == 0 {
 			break

@@ -1,0 +1,129 @@
+package debuginfo
+
+import (
+	"debug/macho"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stackimage/stackimage/emu/progen"
+	"github.com/stackimage/stackimage/internal/testtool"
+)
+
+// TestFrameLocalsMatchesDwarfdump builds a program generated from a fresh
+// seed at -O0 without frame pointers for arm64 and x86_64, and checks that
+// FrameLocals gives, at the first and last address of every function whose
+// frame base is a register, that register and the highest DW_OP_fbreg
+// offset of its variables plus one, as llvm-dwarfdump lists them.
+func TestFrameLocalsMatchesDwarfdump(t *testing.T) {
+	cc := testtool.Path(t, "clang-16", "clang-16", "compiles the program")
+	dwarfdump := testtool.Path(t, "llvm-dwarfdump-16", "llvm-16", "lists the variables' locations")
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "p.c")
+	if err := os.WriteFile(src, []byte(progen.Generate(seed).Source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range []struct {
+		arch, triple string
+		cpu          macho.Cpu
+		sp           int
+	}{
+		{"arm64", "arm64-apple-macos11", macho.CpuArm64, 31},
+		{"x86_64", "x86_64-apple-macos10.15", macho.CpuAmd64, 7},
+	} {
+		t.Run(tg.arch, func(t *testing.T) {
+			obj := filepath.Join(dir, tg.arch+".o")
+			runTool(t, cc, "-target", tg.triple, "-O0", "-gdwarf-4", "-fomit-frame-pointer", "-ffreestanding", "-nostdlib",
+				"-fno-stack-protector", "-fno-builtin", "-c", "-o", obj, src)
+			want := dwarfdumpFrameLocals(t, runTool(t, dwarfdump, "--debug-info", obj))
+			ix, err := New(dwarfSections(t, obj, tg.cpu))
+			if err != nil {
+				t.Fatal(err)
+			}
+			withLocals := 0
+			for _, f := range want {
+				if f.reg == tg.sp && f.end > 0 {
+					withLocals++
+				}
+				for _, pc := range []uint64{f.lo, f.hi - 1} {
+					reg, end, known := ix.FrameLocals(pc)
+					if known != (f.end > 0) || known && (reg != f.reg || end != f.end) {
+						t.Errorf("%#x: FrameLocals = reg %d, end %d, known %v; llvm-dwarfdump: reg %d, end %d",
+							pc, reg, end, known, f.reg, f.end)
+					}
+				}
+			}
+			if withLocals == 0 {
+				t.Fatalf("no function has a variable placed from SP: %+v", want)
+			}
+			if _, _, known := ix.FrameLocals(1 << 62); known {
+				t.Errorf("an address no unit covers is known")
+			}
+		})
+	}
+}
+
+type dumpFrameLocals struct {
+	lo, hi uint64
+	reg    int
+	end    int64
+}
+
+var (
+	dumpRegister = regexp.MustCompile(`^DW_OP_reg(\d+)\b`)
+	dumpFbreg    = regexp.MustCompile(`^DW_OP_fbreg ([+-]\d+)$`)
+)
+
+// dwarfdumpFrameLocals reads llvm-dwarfdump --debug-info's text: each
+// subprogram with a range and a frame base that is a register, and the
+// highest DW_OP_fbreg offset of the variables after it, plus one.
+func dwarfdumpFrameLocals(t *testing.T, dump string) []dumpFrameLocals {
+	var out []dumpFrameLocals
+	tag, cur := "", -1
+	var lo, hi uint64
+	for line := range strings.SplitSeq(dump, "\n") {
+		if m := dumpDIE.FindStringSubmatch(line); m != nil {
+			tag = m[1]
+			if tag == "DW_TAG_subprogram" {
+				cur, lo, hi = -1, 0, 0
+			}
+			continue
+		}
+		m := dumpAttr.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		switch {
+		case tag == "DW_TAG_subprogram" && m[1] == "DW_AT_low_pc":
+			lo = parseHex(t, m[2])
+		case tag == "DW_TAG_subprogram" && m[1] == "DW_AT_high_pc":
+			hi = parseHex(t, m[2])
+		case tag == "DW_TAG_subprogram" && m[1] == "DW_AT_frame_base":
+			if r := dumpRegister.FindStringSubmatch(m[2]); r != nil && lo < hi {
+				reg, _ := strconv.Atoi(r[1])
+				out = append(out, dumpFrameLocals{lo: lo, hi: hi, reg: reg})
+				cur = len(out) - 1
+			}
+		case tag == "DW_TAG_variable" && m[1] == "DW_AT_location" && cur >= 0:
+			if f := dumpFbreg.FindStringSubmatch(m[2]); f != nil {
+				off, _ := strconv.ParseInt(f[1], 10, 64)
+				out[cur].end = max(out[cur].end, off+1)
+			}
+		}
+	}
+	return out
+}
+
+func parseHex(t *testing.T, s string) uint64 {
+	v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 64)
+	if err != nil {
+		t.Fatalf("llvm-dwarfdump: address %q: %v", s, err)
+	}
+	return v
+}
