@@ -1,10 +1,14 @@
 package symbolicator
 
 import (
+	"context"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/internal/parallel"
 	"github.com/stackimage/stackimage/symbolize"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
@@ -70,15 +74,59 @@ func (a *Answer) AppendThread(b []byte, th symbolize.Thread) []byte {
 	}
 	st, raw := a.stacktrace(th)
 	b = appendStacktraceHead(b, &st)
-	for i := range th.Frames {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		sf := a.frame(&th.Frames[i], raw)
-		b = AppendFrame(b, &sf)
+	if workers := min(runtime.GOMAXPROCS(0), len(th.Frames)/framesPerEncoder); workers > 1 {
+		b = a.appendFramesParallel(b, th.Frames, raw, workers)
+	} else {
+		b = a.appendFrames(b, th.Frames, raw)
 	}
 	b = appendStacktraceTail(b, &st)
 	a.count++
+	return b
+}
+
+// appendFrames appends frames' JSON objects, joined by commas.
+func (a *Answer) appendFrames(b []byte, frames []symstore.Frame, raw *Stacktrace) []byte {
+	for i := range frames {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		sf := a.frame(&frames[i], raw)
+		b = AppendFrame(b, &sf)
+	}
+	return b
+}
+
+// framesPerEncoder is the fewest frames worth another goroutine encoding
+// them, encodeChunk how many one takes at a time: a long backtrace is
+// written by the cores an idle service has, as it was named.
+const (
+	framesPerEncoder = 32
+	encodeChunk      = 16
+)
+
+// encodedParts keeps the buffers the encoders of a long backtrace fill.
+var encodedParts = sync.Pool{New: func() any { return new([]byte) }}
+
+// appendFramesParallel is appendFrames on several goroutines, each
+// encoding chunks of frames into a buffer of its own, appended in order.
+func (a *Answer) appendFramesParallel(b []byte, frames []symstore.Frame, raw *Stacktrace, workers int) []byte {
+	chunks := (len(frames) + encodeChunk - 1) / encodeChunk
+	parts := make([]*[]byte, chunks)
+	parallel.ForEach(context.Background(), chunks, workers, func(c int) {
+		lo := c * encodeChunk
+		part := encodedParts.Get().(*[]byte)
+		*part = a.appendFrames((*part)[:0], frames[lo:min(lo+encodeChunk, len(frames))], raw)
+		parts[c] = part
+	})
+	for c, part := range parts {
+		if c > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, *part...)
+		if cap(*part) <= 64<<10 {
+			encodedParts.Put(part)
+		}
+	}
 	return b
 }
 
