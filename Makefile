@@ -62,7 +62,7 @@ cross:
 # several times.
 RACE_PKGS := ./aggregate/ ./aggregate/chunkstore/ ./debuginfo/ ./image/ ./serve/ ./symbolize/ ./symindex/ ./symstore/ ./symtab/ \
 	./swiftdemangle/ ./demangle/ ./unwind/compactunwind/ ./unwind/dwarfcfi/ ./internal/hostile/ ./internal/lazyregexp/ \
-	./internal/plcrashgen/ ./internal/parallel/ ./symstore/indexcache/ ./walker/
+	./internal/plcrashgen/ ./internal/parallel/ ./symbolicator/ ./symstore/indexcache/ ./walker/
 
 # test has installed what the tests compare with (deps), so a test that
 # needs one fails rather than skips when it is missing (internal/testtool).
