@@ -47,6 +47,9 @@ type List struct {
 	images []*Loaded
 	spans  []addrspan.Span // disjoint, sorted; Span.Ref indexes refs
 	refs   []rangeRef      // what each range of NewList stands for
+	// slides are the images' slides (Image.Slide), once: naming a frame
+	// asks for one.
+	slides []uint64
 }
 
 // rangeRef is an image of List.images and its segment, -1 for a range that
@@ -80,10 +83,12 @@ func NewList(images []*Loaded) *List {
 		spans = append(spans, addrspan.Span{Start: start, End: end, Prio: l.images[i].LoadAddress, Order: i, Ref: len(l.refs)})
 		l.refs = append(l.refs, rangeRef{i, seg})
 	}
+	l.slides = make([]uint64, len(l.images))
 	for i, im := range l.images {
 		before := len(spans)
 		if im.Image != nil {
 			slide := im.Image.Slide(im.LoadAddress)
+			l.slides[i] = slide
 			for j, s := range im.Image.Segments {
 				if s.Name == "__PAGEZERO" || s.Size == 0 {
 					continue
@@ -117,6 +122,21 @@ func (l *List) Lookup(addr uint64) (Location, error) {
 // ErrNotFound is List.Lookup's error for an address in no image:
 // lookup.ErrNotFound, the one "not found" of every Lookup and Resolve.
 var ErrNotFound = lookup.ErrNotFound
+
+// Locate returns the image holding addr and addr unslid: Lookup without
+// the segment and section, for naming a frame.
+func (l *List) Locate(addr uint64) (im *Loaded, unslid uint64, ok bool) {
+	sp, ok := addrspan.Find(l.spans, addr)
+	if !ok {
+		return nil, 0, false
+	}
+	ref := l.refs[sp.Ref]
+	im = l.images[ref.img]
+	if ref.seg < 0 {
+		return im, addr - im.LoadAddress, true
+	}
+	return im, addr - l.slides[ref.img], true
+}
 
 func (l *List) lookup(addr uint64) (Location, bool) {
 	sp, ok := addrspan.Find(l.spans, addr)

@@ -188,3 +188,26 @@ func BenchmarkListLookup(b *testing.B) {
 		}
 	}
 }
+
+// TestLocateAgreesWithLookup: Locate gives Lookup's image and unslid
+// address for every address, in images with segments and without.
+func TestLocateAgreesWithLookup(t *testing.T) {
+	f, err := Open("../fixtures/bin/chain-arm64-O1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	im := f.Images[0]
+	text, _ := im.TextSegment()
+	l := NewList([]*Loaded{
+		{Name: "/App", LoadAddress: 0x200000000, Image: im},
+		{Name: "/Other", LoadAddress: 0x300000000, Size: 0x1000},
+	})
+	for _, addr := range []uint64{0x1ff000000, 0x200000000, 0x200000000 + text.Size/2, 0x200000000 + text.Size + 0x100000000, 0x300000000, 0x300000fff, 0x300001000} {
+		loc, err := l.Lookup(addr)
+		got, unslid, ok := l.Locate(addr)
+		if ok != (err == nil) || ok && (got != loc.Loaded || unslid != loc.Unslid) {
+			t.Errorf("%#x: Locate = %v, %#x, %v; Lookup = %+v, %v", addr, got, unslid, ok, loc, err)
+		}
+	}
+}

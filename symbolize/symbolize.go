@@ -308,11 +308,10 @@ func (p *Process) name(addr, lookup uint64) []symstore.Frame {
 // appendName appends name's answer to dst.
 func (p *Process) appendName(dst []symstore.Frame, addr, lookup uint64) []symstore.Frame {
 	f := symstore.Frame{Address: addr, LookupAddress: lookup}
-	loc, err := p.List.Lookup(lookup)
-	if err != nil {
+	l, unslid, ok := p.List.Locate(lookup)
+	if !ok {
 		return append(dst, f)
 	}
-	l := loc.Loaded
 	f.Image = path.Base(strings.ReplaceAll(l.Name, "\\", "/"))
 	f.ImagePath = l.Name
 	f.ImageLoadAddress = l.LoadAddress
@@ -321,7 +320,7 @@ func (p *Process) appendName(dst []symstore.Frame, addr, lookup uint64) []symsto
 	if e == nil {
 		return append(dst, f)
 	}
-	return e.AppendResolve(dst, f, loc.Unslid, symstore.ResolveOptions{NoDemangle: p.NoDemangle})
+	return e.AppendResolve(dst, f, unslid, symstore.ResolveOptions{NoDemangle: p.NoDemangle})
 }
 
 // IsCode reports whether addr lies in code of a known image; it lets the
