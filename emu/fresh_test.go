@@ -66,20 +66,12 @@ func freshOptions(t *testing.T, seeds []int64, groups []string, stale StaleStack
 		Opts: []string{"O0", "O1", "O2"}, Groups: groups, Stale: stale}
 }
 
-// TestFreshProgramsWithoutTables sweeps programs the walker was not tuned
-// on, without frame pointers and with their unwind tables withheld (the
-// command's --no-unwind-info): only the functions' code, frame records
-// and scanning find the callers. Every architecture and level must be at
-// least 95% exact, with at most one junk frame per 100 walks.
-func TestFreshProgramsWithoutTables(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and single-steps 60 programs; not with -short")
-	}
-	seeds := freshSeeds(t, heldOutSeeds, 2)
-	rep, err := SweepFresh(freshOptions(t, seeds, []string{GroupFreshNoTables}, StaleNone))
-	if err != nil {
-		t.Fatal(err)
-	}
+// checkFreshTargets holds a sweep of 2 architectures at 3 levels to the
+// targets: at least 95% exact and at most one junk frame per 100 walks in
+// every cell, each of at least 1,000 boundaries; it logs the table and
+// the first misses.
+func checkFreshTargets(t *testing.T, seeds []int64, rep *SweepReport) {
+	t.Helper()
 	t.Logf("seeds %v\n%s", seeds, rep.Table())
 	if len(rep.Cells) != 6 {
 		t.Fatalf("%d cells, want 6 (2 architectures, 3 levels)", len(rep.Cells))
@@ -101,6 +93,23 @@ func TestFreshProgramsWithoutTables(t *testing.T) {
 	}
 }
 
+// TestFreshProgramsWithoutTables sweeps programs the walker was not tuned
+// on, without frame pointers and with their unwind tables withheld (the
+// command's --no-unwind-info): only the functions' code, frame records
+// and scanning find the callers. Every architecture and level must be at
+// least 95% exact, with at most one junk frame per 100 walks.
+func TestFreshProgramsWithoutTables(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and single-steps 60 programs; not with -short")
+	}
+	seeds := freshSeeds(t, heldOutSeeds, 2)
+	rep, err := SweepFresh(freshOptions(t, seeds, []string{GroupFreshNoTables}, StaleNone))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFreshTargets(t, seeds, rep)
+}
+
 // TestFreshProgramsWithTables sweeps programs the walker was not tuned
 // on, without frame pointers, with their unwind tables (compact unwind,
 // DWARF CFI, frame 0's prologue and epilogue read from its code): every
@@ -115,25 +124,7 @@ func TestFreshProgramsWithTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("seeds %v\n%s", seeds, rep.Table())
-	if len(rep.Cells) != 6 {
-		t.Fatalf("%d cells, want 6 (2 architectures, 3 levels)", len(rep.Cells))
-	}
-	for _, c := range rep.Cells {
-		if c.Checked < 1000 {
-			t.Errorf("%s %s: only %d boundaries checked", c.Arch, c.Opt, c.Checked)
-		}
-		if c.ExactPercent() < 95 || c.JunkPer100() > 1 {
-			t.Errorf("%s %s: %.2f%% exact, %.2f junk frames per 100 walks; want at least 95%% and at most 1",
-				c.Arch, c.Opt, c.ExactPercent(), c.JunkPer100())
-		}
-	}
-	for i, m := range rep.Misses {
-		if i == 20 {
-			break
-		}
-		t.Logf("miss: %s step %d %s+%d: truth %v, walk %v (%s)", m.Fixture, m.Step, m.Function, m.Offset, m.Truth, m.Walk, m.Stop)
-	}
+	checkFreshTargets(t, seeds, rep)
 
 	wrapped, err := SweepFresh(freshOptions(t, shrinkWrappedSeeds, []string{GroupFresh}, StaleNone))
 	if err != nil {
@@ -251,23 +242,5 @@ func TestFreshPrograms32Bit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("seeds %v\n%s", seeds, rep.Table())
-	if len(rep.Cells) != 6 {
-		t.Fatalf("%d cells, want 6 (2 architectures, 3 levels)", len(rep.Cells))
-	}
-	for _, c := range rep.Cells {
-		if c.Checked < 1000 {
-			t.Errorf("%s %s: only %d boundaries checked", c.Arch, c.Opt, c.Checked)
-		}
-		if c.ExactPercent() < 95 || c.JunkPer100() > 1 {
-			t.Errorf("%s %s: %.2f%% exact, %.2f junk frames per 100 walks; want at least 95%% and at most 1",
-				c.Arch, c.Opt, c.ExactPercent(), c.JunkPer100())
-		}
-	}
-	for i, m := range rep.Misses {
-		if i == 20 {
-			break
-		}
-		t.Logf("miss: %s step %d %s+%d: truth %v, walk %v (%s)", m.Fixture, m.Step, m.Function, m.Offset, m.Truth, m.Walk, m.Stop)
-	}
+	checkFreshTargets(t, seeds, rep)
 }
