@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/stackimage/stackimage/breakpadsym"
 	"github.com/stackimage/stackimage/demangle"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/pathbase"
 	"github.com/stackimage/stackimage/internal/textesc"
 	"github.com/stackimage/stackimage/symstore"
 )
@@ -188,7 +188,7 @@ func (a *Answerer) appendFrame(buf []byte, f symstore.Frame, addr uint64) []byte
 		if f.File != a.lastFile || a.lastFileText == nil {
 			file := f.File
 			if !a.opts.FullPath {
-				file = path.Base(strings.ReplaceAll(file, "\\", "/"))
+				file = pathbase.Base(file)
 			}
 			a.lastFile, a.lastFileText = f.File, textesc.Append(a.lastFileText[:0], file)
 		}

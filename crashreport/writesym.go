@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/stackimage/stackimage/internal/pathbase"
 )
 
 // Thread numbers of a FrameRef that are not indexes into Report.Threads.
@@ -219,7 +220,7 @@ func sourceLocation(n FrameName) string {
 }
 
 func sourceFile(file string) string {
-	return path.Base(strings.ReplaceAll(file, "\\", "/"))
+	return pathbase.Base(file)
 }
 
 // oneLine keeps a name from breaking a text report's line structure.

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/stackimage/stackimage/internal/pathbase"
 )
 
 // Name is what a symbolizer found for one address.
@@ -121,7 +122,7 @@ func (r *Report) spell(f *Frame, n Name, style Style) string {
 	var b strings.Builder
 	file := ""
 	if n.File != "" && n.Line > 0 {
-		file = path.Base(strings.ReplaceAll(n.File, "\\", "/")) + ":" + strconv.Itoa(n.Line)
+		file = pathbase.Base(n.File) + ":" + strconv.Itoa(n.Line)
 	}
 	offset := func() {
 		if n.HasOffset {

@@ -3,12 +3,12 @@ package symbolicator
 import (
 	"encoding/json"
 	"fmt"
-	"path"
 	"strconv"
 	"strings"
 
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/internal/addrspan"
+	"github.com/stackimage/stackimage/internal/pathbase"
 	"github.com/stackimage/stackimage/uuid"
 )
 
@@ -146,7 +146,7 @@ func moduleName(m Module) string {
 	if name == "" {
 		name = m.DebugFile
 	}
-	return path.Base(strings.ReplaceAll(name, `\`, "/"))
+	return pathbase.Base(name)
 }
 
 // ParseDebugID reads a module's debug ID as a Mach-O UUID: 32 hex digits,

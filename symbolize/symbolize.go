@@ -2,14 +2,13 @@ package symbolize
 
 import (
 	"errors"
-	"path"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/pathbase"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/uuid"
 	"github.com/stackimage/stackimage/walker"
@@ -312,7 +311,7 @@ func (p *Process) appendName(dst []symstore.Frame, addr, lookup uint64) []symsto
 	if !ok {
 		return append(dst, f)
 	}
-	f.Image = path.Base(strings.ReplaceAll(l.Name, "\\", "/"))
+	f.Image = pathbase.Base(l.Name)
 	f.ImagePath = l.Name
 	f.ImageLoadAddress = l.LoadAddress
 	f.ImageOffset = addr - l.LoadAddress

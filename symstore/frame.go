@@ -2,13 +2,13 @@ package symstore
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/demangle"
+	"github.com/stackimage/stackimage/internal/pathbase"
 	"github.com/stackimage/stackimage/symtab"
 	"github.com/stackimage/stackimage/walker"
 )
@@ -393,5 +393,5 @@ func (f Frame) SourceLocation() string {
 	if f.File == "" || f.Line == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s:%d", path.Base(strings.ReplaceAll(f.File, "\\", "/")), f.Line)
+	return fmt.Sprintf("%s:%d", pathbase.Base(f.File), f.Line)
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/debuginfo"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/pathbase"
 	"github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/symtab"
@@ -624,7 +624,7 @@ func (s *Symbols) Warnings() []string {
 // exactly. As with Lookup, damage is a warning, never an error, loads run
 // without holding up other lookups, and the entry must be released.
 func (s *Symbols) LookupNoUUID(name string, arch *archregs.Arch) (*Entry, error) {
-	base := path.Base(strings.ReplaceAll(name, "\\", "/"))
+	base := pathbase.Base(name)
 	key := base
 	if arch != nil {
 		key += "\x00" + arch.Name
