@@ -29,7 +29,7 @@ func TestSharedIndexBuiltOnce(t *testing.T) {
 	cfg.Store = "store"
 	a, tsA := newTestServer(t, cfg)
 	b, tsB := newTestServer(t, cfg)
-	body := symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484)
+	body := symbolicateBody(u.Hex(), 0x100000000, 0x100000400, 0x100000484)
 	delete(body, "options") // candidates name where each instance found the index
 	_, first := postJSON(t, tsA.URL+"/symbolicate", body)
 	_, second := postJSON(t, tsB.URL+"/symbolicate", body)
@@ -59,7 +59,7 @@ func TestLocalCacheByteCap(t *testing.T) {
 	for _, name := range []string{"chain-arm64-O1", "chain-x86_64-O1"} {
 		syms := symstore.NewSymbols()
 		syms.AddFile(context.Background(), filepath.Join("..", "fixtures", "bin", name))
-		ids = append(ids, simple(syms.UUIDs()[0]))
+		ids = append(ids, syms.UUIDs()[0].Hex())
 		syms.Close()
 	}
 	ask := func(id string) {
@@ -144,7 +144,7 @@ func TestKeptFilesEvictedWithIndex(t *testing.T) {
 		return names
 	}
 	for i, u := range ids {
-		_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484))
+		_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(u.Hex(), 0x100000000, 0x100000400, 0x100000484))
 		if st := decode(t, data).Modules[0].DebugStatus; st != "found" {
 			t.Fatalf("%s: %s", u, data)
 		}

@@ -21,11 +21,11 @@ func TestDebuginfodScannedDir(t *testing.T) {
 	u := fixtureUUID(t)
 	cache := t.TempDir()
 	for _, c := range []struct{ kind, want string }{{"executable", fixtureBin}, {"debuginfo", fixtureDSYM}} {
-		cmd := exec.Command(find, c.kind, simple(u))
+		cmd := exec.Command(find, c.kind, u.Hex())
 		cmd.Env = append(os.Environ(), "DEBUGINFOD_URLS="+ts.URL, "DEBUGINFOD_CACHE_PATH="+filepath.Join(cache, c.kind), "DEBUGINFOD_TIMEOUT=30")
 		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("debuginfod-find %s %s: %v\n%s", c.kind, simple(u), err, out)
+			t.Fatalf("debuginfod-find %s %s: %v\n%s", c.kind, u.Hex(), err, out)
 		}
 		if got := readFile(t, strings.TrimSpace(string(out))); !bytes.Equal(got, readFile(t, c.want)) {
 			t.Errorf("debuginfod-find %s: %d bytes that are not %s", c.kind, len(got), c.want)

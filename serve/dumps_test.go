@@ -102,7 +102,7 @@ func TestAppleCrashReportEndpoint(t *testing.T) {
 			if !strings.Contains(data, tt.uuid) || !strings.Contains(data, tt.from) {
 				t.Fatalf("sample %s changed", tt.file)
 			}
-			id := simple(u)
+			id := u.Hex()
 			if strings.Contains(tt.uuid, "-") {
 				id = strings.ToLower(u.String())
 			}

@@ -319,15 +319,15 @@ http {
 
 	// debuginfod-find fetches a dSYM through the balancer.
 	for _, f := range fixtures[:2] {
-		cmd := exec.Command(debuginfodFind, "debuginfo", simple(f.id))
+		cmd := exec.Command(debuginfodFind, "debuginfo", f.id.Hex())
 		cmd.Env = append(os.Environ(), "DEBUGINFOD_URLS="+lb, "DEBUGINFOD_CACHE_PATH="+filepath.Join(dir, "debuginfod-cache"), "DEBUGINFOD_TIMEOUT=30")
 		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("debuginfod-find debuginfo %s: %v\n%s", simple(f.id), err, out)
+			t.Fatalf("debuginfod-find debuginfo %s: %v\n%s", f.id.Hex(), err, out)
 		}
 		got := readFile(t, strings.TrimSpace(string(out)))
 		if !bytes.Equal(got, readFile(t, f.dsym)) {
-			t.Errorf("debuginfod-find %s: %d bytes that are not the dSYM's %s", simple(f.id), len(got), f.dsym)
+			t.Errorf("debuginfod-find %s: %d bytes that are not the dSYM's %s", f.id.Hex(), len(got), f.dsym)
 		}
 	}
 

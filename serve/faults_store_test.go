@@ -124,7 +124,7 @@ func TestFaultsStoreOutageWalk(t *testing.T) {
 	cfg.Cache.Dir = t.TempDir()
 	_, b := newTestServer(t, cfg)
 	u := nofpUUID(t)
-	if _, data := postJSON(t, b.URL+"/symbolicate", symbolicateBody(simple(u), 0x100000000, 0x100003f00, 0x100003f40)); decode(t, data).Modules[0].DebugStatus != indexcache.StatusFound {
+	if _, data := postJSON(t, b.URL+"/symbolicate", symbolicateBody(u.Hex(), 0x100000000, 0x100003f00, 0x100003f40)); decode(t, data).Modules[0].DebugStatus != indexcache.StatusFound {
 		t.Fatalf("B before the outage: %s", data)
 	}
 
@@ -185,7 +185,7 @@ func TestFaultsStoreOutageUpload(t *testing.T) {
 // line, and returns the module's error.
 func linesOf(t *testing.T, url string, u uuid.UUID) (int, string) {
 	t.Helper()
-	_, data := postJSON(t, url+"/symbolicate", symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484))
+	_, data := postJSON(t, url+"/symbolicate", symbolicateBody(u.Hex(), 0x100000000, 0x100000400, 0x100000484))
 	a := decode(t, data)
 	if len(a.Modules) != 1 || a.Modules[0].DebugStatus != indexcache.StatusFound {
 		t.Fatalf("answer %s", data)

@@ -13,9 +13,9 @@ import (
 func FuzzSymbolicate(f *testing.F) {
 	u := fixtureUUID(f)
 	for _, seed := range []string{
-		`{"stacktraces":[{"frames":[{"instruction_addr":"0x104000400"},{"instruction_addr":"0x104000484","addr_mode":"rel:0"}]}],"modules":[{"type":"macho","debug_id":"` + simple(u) + `","image_addr":"0x104000000","image_size":16384}]}`,
+		`{"stacktraces":[{"frames":[{"instruction_addr":"0x104000400"},{"instruction_addr":"0x104000484","addr_mode":"rel:0"}]}],"modules":[{"type":"macho","debug_id":"` + u.Hex() + `","image_addr":"0x104000000","image_size":16384}]}`,
 		`{"threads":[{"registers":{"pc":"0x1"},"frames":[{"instruction_addr":1}]}],"modules":[{"debug_id":"../x","image_addr":"0x0"}],"sources":[{"id":"local"}]}`,
-		`{"stacktraces":[{"frames":[{"instruction_addr":"0xffffffffffffffff","adjust_instruction_addr":true}]}],"modules":[{"code_id":"` + simple(u) + `","image_addr":"0xfffffffffffff000"}]}`,
+		`{"stacktraces":[{"frames":[{"instruction_addr":"0xffffffffffffffff","adjust_instruction_addr":true}]}],"modules":[{"code_id":"` + u.Hex() + `","image_addr":"0xfffffffffffff000"}]}`,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -3,7 +3,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -245,6 +244,3 @@ func upload(t *testing.T, url string, data []byte) (*http.Response, []byte) {
 	t.Helper()
 	return do(t, "PUT", url+"/v1/symbols", bytes.NewReader(data), map[string]string{"Authorization": "Bearer up"})
 }
-
-// simple is a UUID as symbolicator's code_id spells it: 32 hex digits.
-func simple(u uuid.UUID) string { return hex.EncodeToString(u[:]) }

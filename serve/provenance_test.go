@@ -27,7 +27,7 @@ func TestSharedIndexProvenance(t *testing.T) {
 			t.Fatalf("upload %s: %d %s", f, resp.StatusCode, data)
 		}
 	}
-	body := symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484)
+	body := symbolicateBody(u.Hex(), 0x100000000, 0x100000400, 0x100000484)
 	// fresh answers through a new instance and says where its index came
 	// from: read from the shared cache, or built.
 	fresh := func() (shared, built float64) {

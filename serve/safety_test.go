@@ -71,7 +71,7 @@ func TestNoPathOrURLFromRequests(t *testing.T) {
 	u := fixtureUUID(t)
 	body := func(sources string) []byte {
 		return []byte(`{"sources":` + sources + `,"stacktraces":[{"frames":[{"instruction_addr":"0x100000400"}]}],"modules":[{"type":"macho","debug_id":"` +
-			simple(u) + `","image_addr":"0x100000000","image_size":16384}]}`)
+			u.Hex() + `","image_addr":"0x100000000","image_size":16384}]}`)
 	}
 	for _, tt := range []struct {
 		sources string
@@ -94,8 +94,8 @@ func TestNoPathOrURLFromRequests(t *testing.T) {
 		"/buildid/..%2fsecret/debuginfo",
 		"/buildid/%2e%2e%2f%2e%2e%2fsecret/debuginfo",
 		"/buildid/%2Fetc%2Fpasswd/debuginfo",
-		"/buildid/" + simple(u) + "/..%2f..%2f..%2fsecret",
-		"/buildid/" + simple(u) + "/source",
+		"/buildid/" + u.Hex() + "/..%2f..%2f..%2fsecret",
+		"/buildid/" + u.Hex() + "/source",
 		"/buildid//etc/passwd/executable",
 	} {
 		resp, data := do(t, "GET", ts.URL+p, nil, nil)
@@ -125,13 +125,13 @@ func TestConcurrencyCap(t *testing.T) {
 	u := fixtureUUID(t)
 	done := make(chan answer)
 	go func() {
-		_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484))
+		_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(u.Hex(), 0x100000000, 0x100000400, 0x100000484))
 		done <- decode(t, data)
 	}()
 	for metric(t, s, "stackimage_requests_in_flight") < 1 {
 		runtimeGosched()
 	}
-	resp, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484))
+	resp, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(u.Hex(), 0x100000000, 0x100000400, 0x100000484))
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("second request: status %d, Retry-After %q, want 503 with Retry-After: %s", resp.StatusCode, resp.Header.Get("Retry-After"), data)
 	}
@@ -173,7 +173,7 @@ func TestPendingRequests(t *testing.T) {
 	cfg.Sources = []SourceConfig{sc}
 	_, ts := newTestServer(t, cfg)
 	u := fixtureUUID(t)
-	_, data := postJSON(t, ts.URL+"/symbolicate?timeout=0.05", symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484))
+	_, data := postJSON(t, ts.URL+"/symbolicate?timeout=0.05", symbolicateBody(u.Hex(), 0x100000000, 0x100000400, 0x100000484))
 	a := decode(t, data)
 	if a.Status != "pending" || a.RequestID == "" {
 		t.Fatalf("answer %s, want pending with a request id", data)
@@ -207,7 +207,7 @@ func TestPendingLargeAnswerKeepsItsFrames(t *testing.T) {
 	u := fixtureUUID(t)
 	const base = 0x100000000
 	large := func(shift uint64) map[string]any {
-		body := symbolicateBody(simple(u), base, 0, 0)
+		body := symbolicateBody(u.Hex(), base, 0, 0)
 		var frames []any
 		for k := range uint64(largeFrames) {
 			frames = append(frames, map[string]any{"instruction_addr": fmt.Sprintf("0x%x", base+0x400+shift+4*(k%40))})
@@ -254,7 +254,7 @@ func TestRequestDeadline(t *testing.T) {
 	cfg.Limits.RequestTimeout = 200 * time.Millisecond
 	_, ts := newTestServer(t, cfg)
 	u := fixtureUUID(t)
-	body := symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484)
+	body := symbolicateBody(u.Hex(), 0x100000000, 0x100000400, 0x100000484)
 	start := time.Now()
 	resp, data := postJSON(t, ts.URL+"/symbolicate", body)
 	if resp.StatusCode != 200 || time.Since(start) > 5*time.Second {
@@ -290,7 +290,7 @@ func TestGracefulShutdown(t *testing.T) {
 	u := fixtureUUID(t)
 	got := make(chan int)
 	go func() {
-		resp, _ := postJSON(t, url+"/symbolicate", symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484))
+		resp, _ := postJSON(t, url+"/symbolicate", symbolicateBody(u.Hex(), 0x100000000, 0x100000400, 0x100000484))
 		got <- resp.StatusCode
 	}()
 	for metric(t, s, "stackimage_requests_in_flight") < 1 {
@@ -331,7 +331,7 @@ func TestDownloadCaps(t *testing.T) {
 			cfg := DefaultConfig("")
 			cfg.Sources = []SourceConfig{tt.source}
 			_, ts := newTestServer(t, cfg)
-			_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484))
+			_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(u.Hex(), 0x100000000, 0x100000400, 0x100000484))
 			m := decode(t, data).Modules[0]
 			if m.DebugStatus != tt.status || !strings.Contains(m.Error, tt.why) {
 				t.Errorf("module %+v, want %s saying %q", m, tt.status, tt.why)

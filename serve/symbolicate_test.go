@@ -40,7 +40,7 @@ func TestSymbolicateMatchesLibrary(t *testing.T) {
 	const text = 0x100000000 // the fixture's __TEXT vmaddr
 	const base = 0x104000000
 	pc, ret := uint64(base+0x400), uint64(base+0x484)
-	for _, id := range []string{strings.ToLower(u.String()), strings.ToLower(u.String()) + "-0", simple(u)} {
+	for _, id := range []string{strings.ToLower(u.String()), strings.ToLower(u.String()) + "-0", u.Hex()} {
 		t.Run(id, func(t *testing.T) {
 			resp, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(id, base, pc, ret))
 			if resp.StatusCode != http.StatusOK {
@@ -92,7 +92,7 @@ func TestSymbolicateRelativeAddresses(t *testing.T) {
 			map[string]any{"instruction_addr": "0x0", "addr_mode": "abs"},
 			map[string]any{"instruction_addr": "0x480", "addr_mode": "rel:0", "adjust_instruction_addr": false},
 		}}},
-		"modules": []any{map[string]any{"type": "macho", "code_id": simple(u), "image_addr": "0x200000000"}},
+		"modules": []any{map[string]any{"type": "macho", "code_id": u.Hex(), "image_addr": "0x200000000"}},
 	}
 	_, data := postJSON(t, ts.URL+"/symbolicate", body)
 	a := decode(t, data)
@@ -146,7 +146,7 @@ func TestSymbolicateConcurrentOneBuild(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484))
+			_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(u.Hex(), 0x100000000, 0x100000400, 0x100000484))
 			answers[i] = decode(t, data)
 		}()
 	}
@@ -181,7 +181,7 @@ func TestMissesAndFailuresRemembered(t *testing.T) {
 	cfg.Sources = []SourceConfig{{Name: "http", Type: "http", URL: src.URL}}
 	s, ts := newTestServer(t, cfg)
 	missing := symbolicateBody("00000000-1111-2222-3333-444444444444", 0x100000000, 0x100000400, 0x100000484)
-	broken := symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484)
+	broken := symbolicateBody(u.Hex(), 0x100000000, 0x100000400, 0x100000484)
 	for range 3 {
 		_, data := postJSON(t, ts.URL+"/symbolicate", missing)
 		if st := decode(t, data).Modules[0].DebugStatus; st != "missing" {

@@ -70,14 +70,14 @@ func TestUploadThenServe(t *testing.T) {
 	if !strings.HasPrefix(a.Stored[0].Location, store) {
 		t.Errorf("stored at %s, want under the store %s", a.Stored[0].Location, store)
 	}
-	resp, got := do(t, "GET", ts.URL+"/buildid/"+simple(u)+"/debuginfo", nil, nil)
+	resp, got := do(t, "GET", ts.URL+"/buildid/"+u.Hex()+"/debuginfo", nil, nil)
 	if resp.StatusCode != 200 || !bytes.Equal(got, readFile(t, fixtureDSYM)) {
-		t.Errorf("GET /buildid/%s/debuginfo: status %d, %d bytes, want the dSYM's DWARF file", simple(u), resp.StatusCode, len(got))
+		t.Errorf("GET /buildid/%s/debuginfo: status %d, %d bytes, want the dSYM's DWARF file", u.Hex(), resp.StatusCode, len(got))
 	}
-	if resp, _ := do(t, "GET", ts.URL+"/buildid/"+simple(u)+"/executable", nil, nil); resp.StatusCode != 404 {
+	if resp, _ := do(t, "GET", ts.URL+"/buildid/"+u.Hex()+"/executable", nil, nil); resp.StatusCode != 404 {
 		t.Errorf("executable before it was uploaded: status %d, want 404", resp.StatusCode)
 	}
-	_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(simple(u), 0x100000000, 0x100000400, 0x100000484))
+	_, data := postJSON(t, ts.URL+"/symbolicate", symbolicateBody(u.Hex(), 0x100000000, 0x100000400, 0x100000484))
 	w := want(t, u, 0x100000400)
 	if f := decode(t, data).Stacktraces[0].Frames; f[len(w)-1].Function != w[len(w)-1].Symbol {
 		t.Errorf("after the upload: %s, want %s", data, w[len(w)-1].Symbol)
@@ -90,7 +90,7 @@ func TestUploadThenServe(t *testing.T) {
 	if b := metric(t, s, "stackimage_index_builds_total", "result", "ok"); b != builds+1 {
 		t.Errorf("%v builds after the binary's upload, want %v: the index is rebuilt with both files", b, builds+1)
 	}
-	if resp, got := do(t, "GET", ts.URL+"/buildid/"+strings.ToUpper(simple(u))+"/executable", nil, nil); resp.StatusCode != 200 || !bytes.Equal(got, readFile(t, fixtureBin)) {
+	if resp, got := do(t, "GET", ts.URL+"/buildid/"+strings.ToUpper(u.Hex())+"/executable", nil, nil); resp.StatusCode != 200 || !bytes.Equal(got, readFile(t, fixtureBin)) {
 		t.Errorf("executable: status %d, %d bytes", resp.StatusCode, len(got))
 	}
 
@@ -109,7 +109,7 @@ func TestUploadThenServe(t *testing.T) {
 	if f := decode(t, data).Stacktraces[0].Frames[0]; f.Function != "app_main" || f.Lineno != 7 {
 		t.Errorf("Breakpad frame %+v, want app_main at line 7: %s", f, data)
 	}
-	if _, err := os.Stat(filepath.Join(store, "_index", simple(u)+".symindex")); err != nil {
+	if _, err := os.Stat(filepath.Join(store, "_index", u.Hex()+".symindex")); err != nil {
 		t.Errorf("the shared index is not in the store: %v", err)
 	}
 

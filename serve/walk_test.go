@@ -255,7 +255,7 @@ func TestReportsFetchNoBinaries(t *testing.T) {
 	snap := readFile(t, "../fixtures/snapshots/chain-arm64-O1-deepest.json")
 	walkNames(t, builder.URL, snap) // builds the index and shares it
 	crash := strings.ReplaceAll(strings.ReplaceAll(string(readFile(t, "../crashreport/testdata/arm64.crash")),
-		"aaaaaaaabbbbccccddddeeeeeeeeeeee", simple(u)), "0x100004008 crash + 8", "0x100000400 crash + 8")
+		"aaaaaaaabbbbccccddddeeeeeeeeeeee", u.Hex()), "0x100004008 crash + 8", "0x100000400 crash + 8")
 
 	_, ts := newTestServer(t, cfg)
 	fetched := func() int {

@@ -1,7 +1,6 @@
 package symbolicator
 
 import (
-	"encoding/hex"
 	"strings"
 
 	"github.com/stackimage/stackimage/dump"
@@ -64,7 +63,7 @@ func FoundModule(m Module, f *Found, walks, withCandidates bool) CompleteModule 
 func DumpModules(d *dump.Dump, found func(uuid.UUID) *Found, walks bool) []CompleteModule {
 	modules := make([]CompleteModule, 0, len(d.Images))
 	for _, im := range d.Images {
-		raw := Module{Type: "macho", DebugID: strings.ToLower(im.UUID.String()), CodeID: hex.EncodeToString(im.UUID[:]),
+		raw := Module{Type: "macho", DebugID: strings.ToLower(im.UUID.String()), CodeID: im.UUID.Hex(),
 			CodeFile: im.Path, DebugFile: im.Name, ImageAddr: Hex(im.LoadAddress)}
 		if raw.CodeFile == "" {
 			raw.CodeFile = im.Name

@@ -28,6 +28,11 @@ func (u UUID) String() string {
 	return string(b[:])
 }
 
+// Hex formats the UUID as 32 lower-case hex digits without dashes: the
+// code_id symbolicator's modules carry and the form symbol stores' keys
+// (symbolicator's layouts, the shared index cache) are made of.
+func (u UUID) Hex() string { return hex.EncodeToString(u[:]) }
+
 // IsZero reports whether the UUID is all zero (an image without LC_UUID).
 func (u UUID) IsZero() bool { return u == UUID{} }
 

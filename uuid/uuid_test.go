@@ -27,3 +27,13 @@ func TestParseAndString(t *testing.T) {
 		t.Error("zero UUID not IsZero")
 	}
 }
+
+func TestHex(t *testing.T) {
+	u := UUID{0x37, 0x2c, 0xf4, 0xba, 0x9c, 0x07, 0x3c, 0x9b, 0xe5, 0xaf, 0x67, 0x10, 0xdc, 0xf0, 0x86, 0x07}
+	if got, want := u.Hex(), "372cf4ba9c073c9be5af6710dcf08607"; got != want {
+		t.Errorf("Hex = %q, want %q", got, want)
+	}
+	if back, err := Parse(u.Hex()); err != nil || back != u {
+		t.Errorf("Parse(Hex) = %v, %v; want %v", back, err, u)
+	}
+}

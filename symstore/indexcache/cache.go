@@ -341,7 +341,7 @@ func (c *Cache) trimDir() {
 }
 
 // SharedKey is the key of a UUID's index in the shared store.
-func SharedKey(u uuid.UUID) string { return "_index/" + hex.EncodeToString(u[:]) + symindex.Extension }
+func SharedKey(u uuid.UUID) string { return "_index/" + u.Hex() + symindex.Extension }
 
 func (c *Cache) localPath(u uuid.UUID) string {
 	return filepath.Join(c.dir, u.String()+symindex.Extension)

@@ -50,7 +50,7 @@ const maxRecordBytes = 64 << 10
 
 // RecordKey is the key of a UUID's record, beside its index in the
 // shared store.
-func RecordKey(u uuid.UUID) string { return "_index/" + hex.EncodeToString(u[:]) + ".inputs.json" }
+func RecordKey(u uuid.UUID) string { return "_index/" + u.Hex() + ".inputs.json" }
 
 // newRecord is the record of an index built from files of one source.
 // A scanned directory's files are not recorded: they are the instance's

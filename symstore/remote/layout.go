@@ -1,7 +1,6 @@
 package remote
 
 import (
-	"encoding/hex"
 	"strings"
 
 	"github.com/stackimage/stackimage/uuid"
@@ -35,9 +34,6 @@ func (k Kind) String() string {
 	}
 }
 
-// simple is the UUID as 32 lower-case hex digits.
-func simple(u uuid.UUID) string { return hex.EncodeToString(u[:]) }
-
 // Layout is a source's directory layout, as symbolicator names them.
 type Layout struct {
 	// Type is "unified", "native" (LLDB's UUID directories), "breakpad",
@@ -59,7 +55,7 @@ var Layouts = []string{"unified", "native", "breakpad", "ssqp", "debuginfod"}
 // name reduced to its base, so nothing a request sends can climb out of a
 // source.
 func LayoutPaths(l Layout, u uuid.UUID, kind Kind, name string) []string {
-	id := simple(u)
+	id := u.Hex()
 	name = SafeName(name)
 	var out []string
 	switch l.Type {
