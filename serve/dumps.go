@@ -389,6 +389,7 @@ func (s *Server) answerDump(ctx context.Context, d *dump.Dump, openErr error, on
 	defer z.Symbols.Close()
 	modules := symbolicator.AnswerModules(d, wire, found.found, indexcache.Walked(d))
 	answer := symbolicator.NewAnswer(d, wire, modules)
+	z.EncodeFrames = answer.EncodeFrames
 	e := newAnswerEncoder(out)
 	defer e.close()
 	e.b = answer.AppendHead(e.b)

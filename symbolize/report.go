@@ -179,35 +179,73 @@ func exactLookupAddress(arch *archregs.Arch, index int, addr uint64) uint64 {
 // lookups), so that one large backtrace (a symbolicator request's) uses
 // the cores an idle machine has; on a busy one the request's own
 // goroutine takes what the others have not started.
-func (p *Process) reportedFrames(dst []symstore.Frame, frames []dump.Frame, skipped int, rule AddressRule) []symstore.Frame {
+func (p *Process) reportedFrames(dst []symstore.Frame, frames []dump.Frame, skipped int, rule AddressRule, enc *encodedRuns) []symstore.Frame {
 	workers := min(runtime.GOMAXPROCS(0), len(frames)/framesPerNamer)
 	if workers <= 1 {
 		return p.appendReported(dst, frames, skipped, rule)
 	}
 	chunks := (len(frames) + namerChunk - 1) / namerChunk
-	parts := make([]*[]symstore.Frame, chunks)
+	parts := make([]*namedPart, chunks)
 	parallel.ForEach(context.Background(), chunks, workers, func(c int) {
 		lo := c * namerChunk
-		part := namedParts.Get().(*[]symstore.Frame)
-		*part = p.appendReported((*part)[:0], frames[lo:min(lo+namerChunk, len(frames))], skipped+lo, rule)
+		part := namedParts.Get().(*namedPart)
+		part.frames = p.appendReported(part.frames[:0], frames[lo:min(lo+namerChunk, len(frames))], skipped+lo, rule)
+		if enc != nil {
+			part.encoded = enc.encode(part.encoded[:0], enc.thread, part.frames, c == 0)
+		}
 		parts[c] = part
 	})
-	total := 0
+	total, encoded := 0, 0
 	for _, part := range parts {
-		total += len(*part)
+		total += len(part.frames)
+		encoded += len(part.encoded)
 	}
 	out := slices.Grow(dst, total)
+	if enc != nil {
+		enc.out = slices.Grow(enc.out[:0], encoded)
+	}
 	for _, part := range parts {
-		out = append(out, *part...)
-		clear(*part) // let go of the names' strings
-		namedParts.Put(part)
+		out = append(out, part.frames...)
+		if enc != nil {
+			enc.out = append(enc.out, part.encoded...)
+		}
+		part.put()
+	}
+	if enc != nil {
+		enc.done = true
 	}
 	return out
 }
 
+// encodedRuns asks reportedFrames to encode a thread's frames where they
+// are named (Symbolizer.EncodeFrames); out is the encoding, done says it
+// was made.
+type encodedRuns struct {
+	encode FrameEncoder
+	thread int
+	out    []byte
+	done   bool
+}
+
+// namedPart is one goroutine's run of a long backtrace: its named frames,
+// and their encoding when the Symbolizer encodes frames.
+type namedPart struct {
+	frames  []symstore.Frame
+	encoded []byte
+}
+
+// put lets go of the names' strings and keeps the part for the next
+// backtrace, unless its encoding grew huge.
+func (part *namedPart) put() {
+	clear(part.frames)
+	if cap(part.encoded) <= 64<<10 {
+		namedParts.Put(part)
+	}
+}
+
 // namedParts keeps the slices the namers of a long backtrace fill, each
 // copied into the backtrace's frames once all are done.
-var namedParts = sync.Pool{New: func() any { return new([]symstore.Frame) }}
+var namedParts = sync.Pool{New: func() any { return new(namedPart) }}
 
 // framesPerNamer is the fewest frames worth another goroutine: naming one
 // takes microseconds, starting a goroutine far less.

@@ -36,7 +36,19 @@ type Thread struct {
 	// LastException marks the backtrace of where an uncaught exception was
 	// thrown (Apple's "Last Exception Backtrace").
 	LastException bool
+	// Encoded is Frames as the Symbolizer's EncodeFrames wrote them, when
+	// it has one and the frames were named by several goroutines; nil
+	// otherwise, and the writer encodes Frames itself. Under ReuseFrames
+	// it is reused for the next thread, as Frames is.
+	Encoded []byte
 }
+
+// A FrameEncoder appends a run of a thread's named frames to dst as a
+// writer of the report writes them. thread is the thread's index in the
+// dump (dump.Thread.Index); opens says the run is the first of the
+// thread's frames (the encoder writes what separates it from the run
+// before otherwise).
+type FrameEncoder func(dst []byte, thread int, frames []symstore.Frame, opens bool) []byte
 
 // Report is a symbolicated dump. Symbolicate makes a new one per call and
 // does not touch it afterwards: readers may share it freely, and a writer
@@ -85,6 +97,13 @@ type Symbolizer struct {
 	// when the function given takes what it needs from a Thread before it
 	// returns and keeps no Frames (a writer answering thread by thread).
 	ReuseFrames bool
+	// EncodeFrames, when set, is called on the goroutines that name a
+	// reporter's long backtrace, each with the run of frames it named,
+	// so that a writer's encoding of them takes the cores the naming
+	// takes instead of following it; the runs' encodings, in order, are
+	// the thread's Encoded. It is called from several goroutines at
+	// once.
+	EncodeFrames FrameEncoder
 	// NoDemangle keeps C++ and Rust names as the binary spells them.
 	NoDemangle bool
 	// NoUnwindInfo walks by the functions' code, frame records, link
