@@ -114,6 +114,16 @@ func (z *Symbolizer) SymbolicateEach(d *dump.Dump, each func(Thread) error) (*Re
 				scratchFrames.Put(kept)
 			}
 		}()
+		if z.EncodeFrames != nil {
+			keptBytes := scratchEncoded.Get().(*[]byte)
+			s.encoded.out = *keptBytes
+			defer func() {
+				if cap(s.encoded.out) <= maxScratchEncoded {
+					*keptBytes = s.encoded.out[:0]
+					scratchEncoded.Put(keptBytes)
+				}
+			}()
+		}
 	}
 	err = s.each(each)
 	rep.Warnings = append(append([]string(nil), d.Warnings...), p.Warnings()...)
@@ -158,6 +168,12 @@ type dumpSymbolizer struct {
 var scratchFrames = sync.Pool{New: func() any { return new([]symstore.Frame) }}
 
 const maxScratchFrames = 4096
+
+// scratchEncoded keeps the encodings of ReuseFrames calls' threads
+// (Thread.Encoded) between calls, up to maxScratchEncoded bytes each.
+var scratchEncoded = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxScratchEncoded = 1 << 20
 
 // rememberedWalk is a walk's outcome, shared by the threads of one state.
 // budgetCut says the walk was shortened to what was left of the report's
