@@ -88,6 +88,23 @@ func TestEncodedFramesMatchFrames(t *testing.T) {
 			t.Error("no inlined frame among the backtraces: the runs' lengths were not put to the test")
 		}
 	}
+	// One worker (a busy service's): named and left to the writer to
+	// encode, the frames the same.
+	one := &Symbolizer{Symbols: syms, EncodeFrames: encode, Workers: 1}
+	all := &Symbolizer{Symbols: syms}
+	long := &dump.Dump{Format: d.Format, Images: d.Images, Threads: d.Threads[len(d.Threads)-1:]}
+	got, err := one.Symbolicate(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := all.Symbolicate(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th := got.Threads[0]; th.Encoded != nil || len(th.Frames) != len(want.Threads[0].Frames) {
+		t.Errorf("Workers 1: %d bytes encoded, %d frames; want none encoded and the %d frames of GOMAXPROCS workers",
+			len(th.Encoded), len(th.Frames), len(want.Threads[0].Frames))
+	}
 	// Cut by the report's bound: the encoding of frames cut off is not
 	// handed over.
 	z := &Symbolizer{Symbols: syms, EncodeFrames: encode, MaxTotalFrames: 600}

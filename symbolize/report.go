@@ -10,6 +10,7 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/demangle"
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/parallel"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
@@ -180,7 +181,11 @@ func exactLookupAddress(arch *archregs.Arch, index int, addr uint64) uint64 {
 // the cores an idle machine has; on a busy one the request's own
 // goroutine takes what the others have not started.
 func (p *Process) reportedFrames(dst []symstore.Frame, frames []dump.Frame, skipped int, rule AddressRule, enc *encodedRuns) []symstore.Frame {
-	workers := min(runtime.GOMAXPROCS(0), len(frames)/framesPerNamer)
+	workers := p.workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(frames)/framesPerNamer)
 	if workers <= 1 {
 		return p.appendReported(dst, frames, skipped, rule)
 	}
@@ -263,6 +268,9 @@ func (p *Process) appendReported(out []symstore.Frame, frames []dump.Frame, firs
 		// Room for the functions inlined at some of the frames.
 		out = make([]symstore.Frame, 0, len(frames)+len(frames)/2)
 	}
+	// A backtrace's frames lie mostly in one image: the last one's
+	// placement is checked first.
+	var last image.Placement
 	for i, rf := range frames {
 		index := i + first
 		arch := p.Arch
@@ -285,7 +293,7 @@ func (p *Process) appendReported(out []symstore.Frame, frames []dump.Frame, firs
 		default:
 			lookup = reportedLookupAddress(arch, rule, index, rf.Address)
 		}
-		out = p.appendFrames(out, index, rf.Address, lookup, symstore.FoundByReport)
+		out = p.appendFramesNear(out, index, rf.Address, lookup, symstore.FoundByReport, &last)
 		last := &out[len(out)-1]
 		if last.Image == "" && rf.ImageName != "" {
 			// The report names an image our list cannot place (it gave no

@@ -97,6 +97,11 @@ type Symbolizer struct {
 	// when the function given takes what it needs from a Thread before it
 	// returns and keeps no Frames (a writer answering thread by thread).
 	ReuseFrames bool
+	// Workers bounds the goroutines that name one long backtrace (a
+	// symbolicator request's); zero means GOMAXPROCS. A service whose
+	// cores are taken by other requests sets 1: a backtrace's runs handed
+	// to other goroutines would only add their hand-offs.
+	Workers int
 	// EncodeFrames, when set, is called on the goroutines that name a
 	// reporter's long backtrace, each with the run of frames it named,
 	// so that a writer's encoding of them takes the cores the naming
@@ -146,7 +151,9 @@ type Process struct {
 	NoUnwindInfo   bool
 	Async          bool
 	ExactAddresses bool
-	entries        map[*image.Loaded]*symstore.Entry
+	// workers is the Symbolizer's Workers.
+	workers int
+	entries map[*image.Loaded]*symstore.Entry
 	// held lists the entries taken from Symbols, one per Lookup, for Close
 	// to release.
 	held     []*symstore.Entry
@@ -191,7 +198,7 @@ func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*P
 		loaded = slices.DeleteFunc(slices.Clone(loaded), func(l *image.Loaded) bool { return l == nil })
 	}
 	p := &Process{Arch: arch, entries: map[*image.Loaded]*symstore.Entry{}, NoDemangle: z.NoDemangle,
-		NoUnwindInfo: z.NoUnwindInfo, Async: z.Async, ExactAddresses: z.ExactAddresses}
+		NoUnwindInfo: z.NoUnwindInfo, Async: z.Async, ExactAddresses: z.ExactAddresses, workers: z.Workers}
 	for _, l := range loaded {
 		e, fromSymbols, err := z.entryFor(arch, l)
 		if err != nil {
@@ -289,9 +296,14 @@ func (p *Process) Frames(index int, addr, lookup uint64, foundBy symstore.FoundB
 
 // appendFrames appends Frames' answer to dst.
 func (p *Process) appendFrames(dst []symstore.Frame, index int, addr, lookup uint64, foundBy symstore.FoundBy) []symstore.Frame {
+	return p.appendFramesNear(dst, index, addr, lookup, foundBy, nil)
+}
+
+// appendFramesNear is appendFrames with appendNameNear's last placement.
+func (p *Process) appendFramesNear(dst []symstore.Frame, index int, addr, lookup uint64, foundBy symstore.FoundBy, last *image.Placement) []symstore.Frame {
 	if p.unnamedCache {
 		n := len(dst)
-		dst = p.appendName(dst, addr, lookup)
+		dst = p.appendNameNear(dst, addr, lookup, last)
 		for i := n; i < len(dst); i++ {
 			dst[i].Index, dst[i].FoundBy = index, foundBy
 		}
@@ -325,11 +337,26 @@ func (p *Process) name(addr, lookup uint64) []symstore.Frame {
 
 // appendName appends name's answer to dst.
 func (p *Process) appendName(dst []symstore.Frame, addr, lookup uint64) []symstore.Frame {
+	return p.appendNameNear(dst, addr, lookup, nil)
+}
+
+// appendNameNear is appendName, checking the placement last (when not
+// nil) before the image list and keeping the new one there.
+func (p *Process) appendNameNear(dst []symstore.Frame, addr, lookup uint64, last *image.Placement) []symstore.Frame {
 	f := symstore.Frame{Address: addr, LookupAddress: lookup}
-	l, unslid, ok := p.List.Locate(lookup)
-	if !ok {
-		return append(dst, f)
+	var place image.Placement
+	if last != nil && last.Contains(lookup) {
+		place = *last
+	} else {
+		var ok bool
+		if place, ok = p.List.Place(lookup); !ok {
+			return append(dst, f)
+		}
+		if last != nil {
+			*last = place
+		}
 	}
+	l, unslid := place.Image, lookup-place.Slide
 	f.Image = pathbase.Base(l.Name)
 	f.ImagePath = l.Name
 	f.ImageLoadAddress = l.LoadAddress
