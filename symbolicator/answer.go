@@ -76,7 +76,9 @@ func (a *Answer) AppendThread(b []byte, th symbolize.Thread) []byte {
 	b = appendStacktraceHead(b, &st)
 	if th.Encoded != nil {
 		// Encoded where they were named (EncodeFrames).
-		b = append(b, th.Encoded...)
+		for _, run := range th.Encoded {
+			b = append(b, run...)
+		}
 	} else if workers := min(runtime.GOMAXPROCS(0), len(th.Frames)/framesPerEncoder); workers > 1 {
 		b = a.appendFramesParallel(b, th.Frames, raw, workers)
 	} else {

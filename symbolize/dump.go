@@ -115,14 +115,7 @@ func (z *Symbolizer) SymbolicateEach(d *dump.Dump, each func(Thread) error) (*Re
 			}
 		}()
 		if z.EncodeFrames != nil {
-			keptBytes := scratchEncoded.Get().(*[]byte)
-			s.encoded.out = *keptBytes
-			defer func() {
-				if cap(s.encoded.out) <= maxScratchEncoded {
-					*keptBytes = s.encoded.out[:0]
-					scratchEncoded.Put(keptBytes)
-				}
-			}()
+			defer s.encoded.release(true)
 		}
 	}
 	err = s.each(each)
@@ -159,7 +152,8 @@ type dumpSymbolizer struct {
 	// thread and call to call when the Symbolizer's ReuseFrames says the
 	// writer keeps no frames.
 	scratch []symstore.Frame
-	// encoded holds a thread's frames as EncodeFrames wrote them.
+	// encoded holds a thread's frames as EncodeFrames wrote them, run by
+	// run.
 	encoded encodedRuns
 }
 
@@ -168,12 +162,6 @@ type dumpSymbolizer struct {
 var scratchFrames = sync.Pool{New: func() any { return new([]symstore.Frame) }}
 
 const maxScratchFrames = 4096
-
-// scratchEncoded keeps the encodings of ReuseFrames calls' threads
-// (Thread.Encoded) between calls, up to maxScratchEncoded bytes each.
-var scratchEncoded = sync.Pool{New: func() any { return new([]byte) }}
-
-const maxScratchEncoded = 1 << 20
 
 // rememberedWalk is a walk's outcome, shared by the threads of one state.
 // budgetCut says the walk was shortened to what was left of the report's
@@ -223,11 +211,10 @@ func (s *dumpSymbolizer) thread(th dump.Thread, name string) Thread {
 		rule := addressRuleOf(d, th)
 		var enc *encodedRuns
 		if s.z.EncodeFrames != nil {
+			// The writer is done with the last thread's runs.
 			enc = &s.encoded
-			enc.thread, enc.done = th.Index, false
-			if !s.z.ReuseFrames {
-				enc.out = nil // the writer may keep the last thread's
-			}
+			enc.release(s.z.ReuseFrames)
+			enc.thread = th.Index
 		}
 		if s.z.ReuseFrames {
 			// The writer is done with the last thread's frames.
@@ -236,8 +223,8 @@ func (s *dumpSymbolizer) thread(th dump.Thread, name string) Thread {
 		} else {
 			t.Frames = p.reportedFrames(nil, th.Frames, th.SkippedFrames, rule, enc)
 		}
-		if enc != nil && enc.done {
-			t.Encoded = enc.out
+		if enc != nil && len(enc.runs) > 0 {
+			t.Encoded = enc.runs
 		}
 		if s.bound(&t.Frames, false) {
 			t.StopReason, t.StopDetail = StopMaxTotalFrames, s.cutDetail(len(t.Frames))

@@ -200,52 +200,62 @@ func (p *Process) reportedFrames(dst []symstore.Frame, frames []dump.Frame, skip
 		}
 		parts[c] = part
 	})
-	total, encoded := 0, 0
+	total := 0
 	for _, part := range parts {
 		total += len(part.frames)
-		encoded += len(part.encoded)
 	}
 	out := slices.Grow(dst, total)
-	if enc != nil {
-		enc.out = slices.Grow(enc.out[:0], encoded)
-	}
 	for _, part := range parts {
 		out = append(out, part.frames...)
 		if enc != nil {
-			enc.out = append(enc.out, part.encoded...)
+			enc.runs = append(enc.runs, part.encoded)
 		}
-		part.put()
 	}
 	if enc != nil {
-		enc.done = true
+		// The runs' encodings are the thread's until the writer is done
+		// with it (encodedRuns.release).
+		enc.held = append(enc.held, parts...)
+	} else {
+		for _, part := range parts {
+			namedParts.Put(part)
+		}
 	}
 	return out
 }
 
 // encodedRuns asks reportedFrames to encode a thread's frames where they
-// are named (Symbolizer.EncodeFrames); out is the encoding, done says it
-// was made.
+// are named (Symbolizer.EncodeFrames): runs are the encodings, in order,
+// and held the parts that hold them.
 type encodedRuns struct {
 	encode FrameEncoder
 	thread int
-	out    []byte
-	done   bool
+	runs   [][]byte
+	held   []*namedPart
+}
+
+// release lets go of the last thread's runs: back to the pool when the
+// writer keeps nothing of a thread (reuse), else to the writer.
+func (e *encodedRuns) release(reuse bool) {
+	for _, part := range e.held {
+		if reuse && cap(part.encoded) <= 64<<10 {
+			namedParts.Put(part)
+		}
+	}
+	clear(e.held)
+	e.held, e.runs = e.held[:0], e.runs[:0]
+	if !reuse {
+		e.runs = nil // the writer may keep the last thread's
+	}
 }
 
 // namedPart is one goroutine's run of a long backtrace: its named frames,
-// and their encoding when the Symbolizer encodes frames.
+// and their encoding when the Symbolizer encodes frames. A part kept in
+// namedParts still refers to the names it held until it is reused or the
+// pool is emptied at a collection: clearing each would cost more than
+// naming takes.
 type namedPart struct {
 	frames  []symstore.Frame
 	encoded []byte
-}
-
-// put lets go of the names' strings and keeps the part for the next
-// backtrace, unless its encoding grew huge.
-func (part *namedPart) put() {
-	clear(part.frames)
-	if cap(part.encoded) <= 64<<10 {
-		namedParts.Put(part)
-	}
 }
 
 // namedParts keeps the slices the namers of a long backtrace fill, each

@@ -36,11 +36,12 @@ type Thread struct {
 	// LastException marks the backtrace of where an uncaught exception was
 	// thrown (Apple's "Last Exception Backtrace").
 	LastException bool
-	// Encoded is Frames as the Symbolizer's EncodeFrames wrote them, when
-	// it has one and the frames were named by several goroutines; nil
-	// otherwise, and the writer encodes Frames itself. Under ReuseFrames
-	// it is reused for the next thread, as Frames is.
-	Encoded []byte
+	// Encoded is Frames as the Symbolizer's EncodeFrames wrote them, run
+	// by run in order, when it has one and the frames were named by
+	// several goroutines; nil otherwise, and the writer encodes Frames
+	// itself. Under ReuseFrames it is reused for the next thread, as
+	// Frames is.
+	Encoded [][]byte
 }
 
 // A FrameEncoder appends a run of a thread's named frames to dst as a
@@ -105,8 +106,8 @@ type Symbolizer struct {
 	// EncodeFrames, when set, is called on the goroutines that name a
 	// reporter's long backtrace, each with the run of frames it named,
 	// so that a writer's encoding of them takes the cores the naming
-	// takes instead of following it; the runs' encodings, in order, are
-	// the thread's Encoded. It is called from several goroutines at
+	// takes instead of following it; the runs' encodings are the
+	// thread's Encoded. It is called from several goroutines at
 	// once.
 	EncodeFrames FrameEncoder
 	// NoDemangle keeps C++ and Rust names as the binary spells them.
