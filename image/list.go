@@ -126,16 +126,41 @@ var ErrNotFound = lookup.ErrNotFound
 // Locate returns the image holding addr and addr unslid: Lookup without
 // the segment and section, for naming a frame.
 func (l *List) Locate(addr uint64) (im *Loaded, unslid uint64, ok bool) {
-	sp, ok := addrspan.Find(l.spans, addr)
+	p, ok := l.Place(addr)
 	if !ok {
 		return nil, 0, false
 	}
-	ref := l.refs[sp.Ref]
-	im = l.images[ref.img]
-	if ref.seg < 0 {
-		return im, addr - im.LoadAddress, true
+	return p.Image, addr - p.Slide, true
+}
+
+// Placement is where Place put an address: its image, the slide that
+// unslides it (addr - Slide), and the range [Start, End) of addresses
+// placed alike.
+type Placement struct {
+	Image      *Loaded
+	Slide      uint64
+	Start, End uint64
+}
+
+// Contains reports whether addr is placed as p says: a caller naming
+// many addresses (a backtrace's, mostly in one image) checks the last
+// placement before asking the list again.
+func (p *Placement) Contains(addr uint64) bool {
+	return p.Image != nil && addr >= p.Start && addr < p.End
+}
+
+// Place is Locate with the range of addresses placed alike.
+func (l *List) Place(addr uint64) (Placement, bool) {
+	sp, ok := addrspan.Find(l.spans, addr)
+	if !ok {
+		return Placement{}, false
 	}
-	return im, addr - l.slides[ref.img], true
+	ref := l.refs[sp.Ref]
+	p := Placement{Image: l.images[ref.img], Slide: l.slides[ref.img], Start: sp.Start, End: sp.End}
+	if ref.seg < 0 {
+		p.Slide = p.Image.LoadAddress
+	}
+	return p, true
 }
 
 func (l *List) lookup(addr uint64) (Location, bool) {

@@ -2,6 +2,7 @@ package image
 
 import (
 	"math/rand"
+	randv2 "math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -209,5 +210,53 @@ func TestLocateAgreesWithLookup(t *testing.T) {
 		if ok != (err == nil) || ok && (got != loc.Loaded || unslid != loc.Unslid) {
 			t.Errorf("%#x: Locate = %v, %#x, %v; Lookup = %+v, %v", addr, got, unslid, ok, loc, err)
 		}
+	}
+}
+
+// TestPlaceMatchesLookup: Place puts every address where Lookup does,
+// and every address of the range it returns is placed alike, over images
+// known by segments, by range only, overlapping and open-ended.
+func TestPlaceMatchesLookup(t *testing.T) {
+	l := NewList([]*Loaded{
+		{Name: "App", LoadAddress: 0x104cc8000, Image: exeImage()},
+		{Name: "libA", LoadAddress: 0x180000000, Size: 0x10000},
+		{Name: "libB", LoadAddress: 0x180008000, Size: 0x10000},
+		{Name: "libC", LoadAddress: 0x190000000},
+		{Name: "Low", LoadAddress: 0x4000, Image: exeImage()},
+	})
+	rng := randv2.New(randv2.NewPCG(11, 12))
+	var addrs []uint64
+	for _, im := range l.Images() {
+		for range 200 {
+			addrs = append(addrs, im.LoadAddress-0x100+rng.Uint64N(0x40000))
+		}
+	}
+	placed := 0
+	for _, a := range addrs {
+		p, ok := l.Place(a)
+		loc, err := l.Lookup(a)
+		if ok != (err == nil) {
+			t.Fatalf("%#x: Place ok %v, Lookup error %v", a, ok, err)
+		}
+		if !ok {
+			continue
+		}
+		placed++
+		if p.Image != loc.Loaded || a-p.Slide != loc.Unslid || !p.Contains(a) {
+			t.Fatalf("%#x: placed in %s unslid %#x (range %#x-%#x); Lookup says %s unslid %#x",
+				a, p.Image.Name, a-p.Slide, p.Start, p.End, loc.Loaded.Name, loc.Unslid)
+		}
+		for _, b := range []uint64{p.Start, p.End - 1, p.Start + rng.Uint64N(p.End-p.Start)} {
+			q, ok := l.Place(b)
+			if !ok || q != p {
+				t.Fatalf("%#x lies in %#x's range %#x-%#x but is placed %+v, %v", b, a, p.Start, p.End, q, ok)
+			}
+		}
+	}
+	if placed < len(addrs)/4 {
+		t.Errorf("only %d of %d addresses placed: the test misses the images", placed, len(addrs))
+	}
+	if (&Placement{}).Contains(0) {
+		t.Error("the zero Placement contains an address")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"runtime"
 	"strings"
 
 	"github.com/stackimage/stackimage/dump"
@@ -359,6 +360,14 @@ func (w *stacktraceWriter) Thread(th symbolize.Thread) error {
 func (w *stacktraceWriter) End(*symbolize.Report) error { return nil }
 func (w *stacktraceWriter) Close() error                { return nil }
 
+// spareCores is how many cores a request may take to name a long
+// backtrace: its own and those no other request in flight holds, so that
+// a busy service names each backtrace on one goroutine, without the
+// hand-offs that only pay on idle cores.
+func (s *Server) spareCores() int {
+	return max(1, runtime.GOMAXPROCS(0)-(len(s.slots)-1))
+}
+
 // answerDump answers a dump in symbolicator's shape, written to out
 // stack trace by stack trace as the threads are symbolicated: a dump read
 // from a file (/minidump, /applecrashreport), or a /symbolicate request
@@ -389,6 +398,8 @@ func (s *Server) answerDump(ctx context.Context, d *dump.Dump, openErr error, on
 	defer z.Symbols.Close()
 	modules := symbolicator.AnswerModules(d, wire, found.found, indexcache.Walked(d))
 	answer := symbolicator.NewAnswer(d, wire, modules)
+	z.EncodeFrames = answer.EncodeFrames
+	z.Workers = s.spareCores()
 	e := newAnswerEncoder(out)
 	defer e.close()
 	e.b = answer.AppendHead(e.b)

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -372,5 +373,22 @@ func TestParallelLookupsBounded(t *testing.T) {
 	}
 	if p := peak.Load(); p > int64(defaultMaxRequestFetches) {
 		t.Errorf("%d requests to the source at once, want at most %d", p, int64(defaultMaxRequestFetches))
+	}
+}
+
+// TestSpareCores: a request alone may name its backtrace on every core;
+// with as many requests in flight as cores, each names on its own.
+func TestSpareCores(t *testing.T) {
+	s := &Server{slots: make(chan struct{}, 64)}
+	procs := runtime.GOMAXPROCS(0)
+	s.slots <- struct{}{} // the request asking
+	if got := s.spareCores(); got != procs {
+		t.Errorf("one request in flight: %d cores; want GOMAXPROCS (%d)", got, procs)
+	}
+	for range procs + 3 {
+		s.slots <- struct{}{}
+	}
+	if got := s.spareCores(); got != 1 {
+		t.Errorf("%d requests in flight on %d cores: %d cores; want 1", len(s.slots), procs, got)
 	}
 }

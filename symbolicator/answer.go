@@ -74,7 +74,12 @@ func (a *Answer) AppendThread(b []byte, th symbolize.Thread) []byte {
 	}
 	st, raw := a.stacktrace(th)
 	b = appendStacktraceHead(b, &st)
-	if workers := min(runtime.GOMAXPROCS(0), len(th.Frames)/framesPerEncoder); workers > 1 {
+	if th.Encoded != nil {
+		// Encoded where they were named (EncodeFrames).
+		for _, run := range th.Encoded {
+			b = append(b, run...)
+		}
+	} else if workers := min(runtime.GOMAXPROCS(0), len(th.Frames)/framesPerEncoder); workers > 1 {
 		b = a.appendFramesParallel(b, th.Frames, raw, workers)
 	} else {
 		b = a.appendFrames(b, th.Frames, raw)
@@ -82,6 +87,20 @@ func (a *Answer) AppendThread(b []byte, th symbolize.Thread) []byte {
 	b = appendStacktraceTail(b, &st)
 	a.count++
 	return b
+}
+
+// EncodeFrames is a symbolize.FrameEncoder of this answer's frames: set
+// it as the Symbolizer's, and a long backtrace is encoded where it is
+// named, its runs in parallel.
+func (a *Answer) EncodeFrames(dst []byte, thread int, frames []symstore.Frame, opens bool) []byte {
+	var raw *Stacktrace
+	if a.in != nil && thread >= 0 && thread < len(a.in.Request.Stacktraces) {
+		raw = &a.in.Request.Stacktraces[thread]
+	}
+	if !opens {
+		dst = append(dst, ',')
+	}
+	return a.appendFrames(dst, frames, raw)
 }
 
 // appendFrames appends frames' JSON objects, joined by commas.
@@ -230,10 +249,14 @@ func (a *Answer) frame(f *symstore.Frame, raw *Stacktrace) SymbolicatedFrame {
 	return sf
 }
 
-// baseName is a path's last element, after a slash or a backslash.
+// baseName is a path's last element, after a slash or a backslash. (A
+// loop from the end: strings.LastIndexAny takes several times as long on
+// a path whose name is short.)
 func baseName(p string) string {
-	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
-		return p[i+1:]
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' || p[i] == '\\' {
+			return p[i+1:]
+		}
 	}
 	return p
 }

@@ -34,5 +34,15 @@ func TestLongThreadEncodedInParallelAlike(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("%d frames: the answer differs from one written frame by frame:\n got %.300s\nwant %.300s", n, got, want)
 		}
+		// Encoded where named (symbolize's EncodeFrames), in runs of 7.
+		if n > 0 {
+			encoder := NewAnswer(d, nil, modules)
+			for lo := 0; lo < n; lo += 7 {
+				th.Encoded = append(th.Encoded, encoder.EncodeFrames(nil, 0, frames[lo:min(lo+7, n)], lo == 0))
+			}
+			if got := NewAnswer(d, nil, modules).AppendThread(nil, th); !bytes.Equal(got, want) {
+				t.Errorf("%d frames encoded in runs: the answer differs from one written frame by frame:\n got %.300s\nwant %.300s", n, got, want)
+			}
+		}
 	}
 }

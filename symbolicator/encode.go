@@ -123,11 +123,27 @@ var plainJSON = func() (t [256]bool) {
 	return t
 }()
 
+// appendHex appends v as a quoted "0x…" in lowercase hex. Every frame has
+// an address or two, and strconv's general formatting took a tenth of an
+// answer's encoding.
 func appendHex(b []byte, v uint64) []byte {
-	b = append(b, `"0x`...)
-	b = strconv.AppendUint(b, v, 16)
-	return append(b, '"')
+	var buf [20]byte // a quote, "0x", 16 digits and a quote
+	i := len(buf) - 1
+	buf[i] = '"'
+	for {
+		i--
+		buf[i] = hexDigits[v&0xf]
+		v >>= 4
+		if v == 0 {
+			break
+		}
+	}
+	i -= 3
+	buf[i], buf[i+1], buf[i+2] = '"', '0', 'x'
+	return append(b, buf[i:]...)
 }
+
+const hexDigits = "0123456789abcdef"
 
 // appendField appends ,"key": (or "key": for the first field).
 func appendField(b []byte, first *bool, key string) []byte {

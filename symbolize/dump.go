@@ -101,6 +101,7 @@ func (z *Symbolizer) SymbolicateEach(d *dump.Dump, each func(Thread) error) (*Re
 		len(d.LastExceptionBacktrace) == 0 && d.RecrashThread == nil
 	rep := &Report{Format: d.Format, Dump: d, Arch: d.Arch, Missing: p.Missing}
 	s := &dumpSymbolizer{z: z, p: p, d: d, left: z.maxTotalFrames(), maxDepth: z.MaxDepth}
+	s.encoded.encode = z.EncodeFrames
 	if s.maxDepth <= 0 {
 		s.maxDepth = walker.DefaultMaxDepth
 	}
@@ -113,6 +114,9 @@ func (z *Symbolizer) SymbolicateEach(d *dump.Dump, each func(Thread) error) (*Re
 				scratchFrames.Put(kept)
 			}
 		}()
+		if z.EncodeFrames != nil {
+			defer s.encoded.release(true)
+		}
 	}
 	err = s.each(each)
 	rep.Warnings = append(append([]string(nil), d.Warnings...), p.Warnings()...)
@@ -148,6 +152,9 @@ type dumpSymbolizer struct {
 	// thread and call to call when the Symbolizer's ReuseFrames says the
 	// writer keeps no frames.
 	scratch []symstore.Frame
+	// encoded holds a thread's frames as EncodeFrames wrote them, run by
+	// run.
+	encoded encodedRuns
 }
 
 // scratchFrames keeps the frame slices of ReuseFrames calls between
@@ -202,15 +209,26 @@ func (s *dumpSymbolizer) thread(th dump.Thread, name string) Thread {
 	switch {
 	case len(th.Frames) > 0:
 		rule := addressRuleOf(d, th)
+		var enc *encodedRuns
+		if s.z.EncodeFrames != nil {
+			// The writer is done with the last thread's runs.
+			enc = &s.encoded
+			enc.release(s.z.ReuseFrames)
+			enc.thread = th.Index
+		}
 		if s.z.ReuseFrames {
 			// The writer is done with the last thread's frames.
-			s.scratch = p.reportedFrames(s.scratch[:0], th.Frames, th.SkippedFrames, rule)
+			s.scratch = p.reportedFrames(s.scratch[:0], th.Frames, th.SkippedFrames, rule, enc)
 			t.Frames = s.scratch
 		} else {
-			t.Frames = p.reportedFrames(nil, th.Frames, th.SkippedFrames, rule)
+			t.Frames = p.reportedFrames(nil, th.Frames, th.SkippedFrames, rule, enc)
+		}
+		if enc != nil && len(enc.runs) > 0 {
+			t.Encoded = enc.runs
 		}
 		if s.bound(&t.Frames, false) {
 			t.StopReason, t.StopDetail = StopMaxTotalFrames, s.cutDetail(len(t.Frames))
+			t.Encoded = nil // of frames cut off too
 		}
 		switch {
 		case th.Registers == nil || mem == nil:

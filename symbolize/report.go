@@ -10,6 +10,7 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/demangle"
 	"github.com/stackimage/stackimage/dump"
+	"github.com/stackimage/stackimage/image"
 	"github.com/stackimage/stackimage/internal/parallel"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
@@ -179,35 +180,87 @@ func exactLookupAddress(arch *archregs.Arch, index int, addr uint64) uint64 {
 // lookups), so that one large backtrace (a symbolicator request's) uses
 // the cores an idle machine has; on a busy one the request's own
 // goroutine takes what the others have not started.
-func (p *Process) reportedFrames(dst []symstore.Frame, frames []dump.Frame, skipped int, rule AddressRule) []symstore.Frame {
-	workers := min(runtime.GOMAXPROCS(0), len(frames)/framesPerNamer)
+func (p *Process) reportedFrames(dst []symstore.Frame, frames []dump.Frame, skipped int, rule AddressRule, enc *encodedRuns) []symstore.Frame {
+	workers := p.workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(frames)/framesPerNamer)
 	if workers <= 1 {
 		return p.appendReported(dst, frames, skipped, rule)
 	}
 	chunks := (len(frames) + namerChunk - 1) / namerChunk
-	parts := make([]*[]symstore.Frame, chunks)
+	parts := make([]*namedPart, chunks)
 	parallel.ForEach(context.Background(), chunks, workers, func(c int) {
 		lo := c * namerChunk
-		part := namedParts.Get().(*[]symstore.Frame)
-		*part = p.appendReported((*part)[:0], frames[lo:min(lo+namerChunk, len(frames))], skipped+lo, rule)
+		part := namedParts.Get().(*namedPart)
+		part.frames = p.appendReported(part.frames[:0], frames[lo:min(lo+namerChunk, len(frames))], skipped+lo, rule)
+		if enc != nil {
+			part.encoded = enc.encode(part.encoded[:0], enc.thread, part.frames, c == 0)
+		}
 		parts[c] = part
 	})
 	total := 0
 	for _, part := range parts {
-		total += len(*part)
+		total += len(part.frames)
 	}
 	out := slices.Grow(dst, total)
 	for _, part := range parts {
-		out = append(out, *part...)
-		clear(*part) // let go of the names' strings
-		namedParts.Put(part)
+		out = append(out, part.frames...)
+		if enc != nil {
+			enc.runs = append(enc.runs, part.encoded)
+		}
+	}
+	if enc != nil {
+		// The runs' encodings are the thread's until the writer is done
+		// with it (encodedRuns.release).
+		enc.held = append(enc.held, parts...)
+	} else {
+		for _, part := range parts {
+			namedParts.Put(part)
+		}
 	}
 	return out
 }
 
+// encodedRuns asks reportedFrames to encode a thread's frames where they
+// are named (Symbolizer.EncodeFrames): runs are the encodings, in order,
+// and held the parts that hold them.
+type encodedRuns struct {
+	encode FrameEncoder
+	thread int
+	runs   [][]byte
+	held   []*namedPart
+}
+
+// release lets go of the last thread's runs: back to the pool when the
+// writer keeps nothing of a thread (reuse), else to the writer.
+func (e *encodedRuns) release(reuse bool) {
+	for _, part := range e.held {
+		if reuse && cap(part.encoded) <= 64<<10 {
+			namedParts.Put(part)
+		}
+	}
+	clear(e.held)
+	e.held, e.runs = e.held[:0], e.runs[:0]
+	if !reuse {
+		e.runs = nil // the writer may keep the last thread's
+	}
+}
+
+// namedPart is one goroutine's run of a long backtrace: its named frames,
+// and their encoding when the Symbolizer encodes frames. A part kept in
+// namedParts still refers to the names it held until it is reused or the
+// pool is emptied at a collection: clearing each would cost more than
+// naming takes.
+type namedPart struct {
+	frames  []symstore.Frame
+	encoded []byte
+}
+
 // namedParts keeps the slices the namers of a long backtrace fill, each
 // copied into the backtrace's frames once all are done.
-var namedParts = sync.Pool{New: func() any { return new([]symstore.Frame) }}
+var namedParts = sync.Pool{New: func() any { return new(namedPart) }}
 
 // framesPerNamer is the fewest frames worth another goroutine: naming one
 // takes microseconds, starting a goroutine far less.
@@ -225,6 +278,9 @@ func (p *Process) appendReported(out []symstore.Frame, frames []dump.Frame, firs
 		// Room for the functions inlined at some of the frames.
 		out = make([]symstore.Frame, 0, len(frames)+len(frames)/2)
 	}
+	// A backtrace's frames lie mostly in one image: the last one's
+	// placement is checked first.
+	var last image.Placement
 	for i, rf := range frames {
 		index := i + first
 		arch := p.Arch
@@ -247,7 +303,7 @@ func (p *Process) appendReported(out []symstore.Frame, frames []dump.Frame, firs
 		default:
 			lookup = reportedLookupAddress(arch, rule, index, rf.Address)
 		}
-		out = p.appendFrames(out, index, rf.Address, lookup, symstore.FoundByReport)
+		out = p.appendFramesNear(out, index, rf.Address, lookup, symstore.FoundByReport, &last)
 		last := &out[len(out)-1]
 		if last.Image == "" && rf.ImageName != "" {
 			// The report names an image our list cannot place (it gave no

@@ -36,7 +36,20 @@ type Thread struct {
 	// LastException marks the backtrace of where an uncaught exception was
 	// thrown (Apple's "Last Exception Backtrace").
 	LastException bool
+	// Encoded is Frames as the Symbolizer's EncodeFrames wrote them, run
+	// by run in order, when it has one and the frames were named by
+	// several goroutines; nil otherwise, and the writer encodes Frames
+	// itself. Under ReuseFrames it is reused for the next thread, as
+	// Frames is.
+	Encoded [][]byte
 }
+
+// A FrameEncoder appends a run of a thread's named frames to dst as a
+// writer of the report writes them. thread is the thread's index in the
+// dump (dump.Thread.Index); opens says the run is the first of the
+// thread's frames (the encoder writes what separates it from the run
+// before otherwise).
+type FrameEncoder func(dst []byte, thread int, frames []symstore.Frame, opens bool) []byte
 
 // Report is a symbolicated dump. Symbolicate makes a new one per call and
 // does not touch it afterwards: readers may share it freely, and a writer
@@ -85,6 +98,18 @@ type Symbolizer struct {
 	// when the function given takes what it needs from a Thread before it
 	// returns and keeps no Frames (a writer answering thread by thread).
 	ReuseFrames bool
+	// Workers bounds the goroutines that name one long backtrace (a
+	// symbolicator request's); zero means GOMAXPROCS. A service whose
+	// cores are taken by other requests sets 1: a backtrace's runs handed
+	// to other goroutines would only add their hand-offs.
+	Workers int
+	// EncodeFrames, when set, is called on the goroutines that name a
+	// reporter's long backtrace, each with the run of frames it named,
+	// so that a writer's encoding of them takes the cores the naming
+	// takes instead of following it; the runs' encodings are the
+	// thread's Encoded. It is called from several goroutines at
+	// once.
+	EncodeFrames FrameEncoder
 	// NoDemangle keeps C++ and Rust names as the binary spells them.
 	NoDemangle bool
 	// NoUnwindInfo walks by the functions' code, frame records, link
@@ -127,7 +152,9 @@ type Process struct {
 	NoUnwindInfo   bool
 	Async          bool
 	ExactAddresses bool
-	entries        map[*image.Loaded]*symstore.Entry
+	// workers is the Symbolizer's Workers.
+	workers int
+	entries map[*image.Loaded]*symstore.Entry
 	// held lists the entries taken from Symbols, one per Lookup, for Close
 	// to release.
 	held     []*symstore.Entry
@@ -172,7 +199,7 @@ func (z *Symbolizer) NewProcess(arch *archregs.Arch, loaded []*image.Loaded) (*P
 		loaded = slices.DeleteFunc(slices.Clone(loaded), func(l *image.Loaded) bool { return l == nil })
 	}
 	p := &Process{Arch: arch, entries: map[*image.Loaded]*symstore.Entry{}, NoDemangle: z.NoDemangle,
-		NoUnwindInfo: z.NoUnwindInfo, Async: z.Async, ExactAddresses: z.ExactAddresses}
+		NoUnwindInfo: z.NoUnwindInfo, Async: z.Async, ExactAddresses: z.ExactAddresses, workers: z.Workers}
 	for _, l := range loaded {
 		e, fromSymbols, err := z.entryFor(arch, l)
 		if err != nil {
@@ -270,9 +297,14 @@ func (p *Process) Frames(index int, addr, lookup uint64, foundBy symstore.FoundB
 
 // appendFrames appends Frames' answer to dst.
 func (p *Process) appendFrames(dst []symstore.Frame, index int, addr, lookup uint64, foundBy symstore.FoundBy) []symstore.Frame {
+	return p.appendFramesNear(dst, index, addr, lookup, foundBy, nil)
+}
+
+// appendFramesNear is appendFrames with appendNameNear's last placement.
+func (p *Process) appendFramesNear(dst []symstore.Frame, index int, addr, lookup uint64, foundBy symstore.FoundBy, last *image.Placement) []symstore.Frame {
 	if p.unnamedCache {
 		n := len(dst)
-		dst = p.appendName(dst, addr, lookup)
+		dst = p.appendNameNear(dst, addr, lookup, last)
 		for i := n; i < len(dst); i++ {
 			dst[i].Index, dst[i].FoundBy = index, foundBy
 		}
@@ -306,11 +338,26 @@ func (p *Process) name(addr, lookup uint64) []symstore.Frame {
 
 // appendName appends name's answer to dst.
 func (p *Process) appendName(dst []symstore.Frame, addr, lookup uint64) []symstore.Frame {
+	return p.appendNameNear(dst, addr, lookup, nil)
+}
+
+// appendNameNear is appendName, checking the placement last (when not
+// nil) before the image list and keeping the new one there.
+func (p *Process) appendNameNear(dst []symstore.Frame, addr, lookup uint64, last *image.Placement) []symstore.Frame {
 	f := symstore.Frame{Address: addr, LookupAddress: lookup}
-	l, unslid, ok := p.List.Locate(lookup)
-	if !ok {
-		return append(dst, f)
+	var place image.Placement
+	if last != nil && last.Contains(lookup) {
+		place = *last
+	} else {
+		var ok bool
+		if place, ok = p.List.Place(lookup); !ok {
+			return append(dst, f)
+		}
+		if last != nil {
+			*last = place
+		}
 	}
+	l, unslid := place.Image, lookup-place.Slide
 	f.Image = pathbase.Base(l.Name)
 	f.ImagePath = l.Name
 	f.ImageLoadAddress = l.LoadAddress

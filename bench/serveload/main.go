@@ -55,6 +55,7 @@ var (
 	onlyFlag     = flag.String("only", "curve,llvm,cold", "which measurements to run")
 	connsFlag    = flag.Int("conns", 4, "connections (and llvm-symbolizer processes) of the comparison's concurrent way")
 	vsFlag       = flag.String("vs", "", "another stackimage build (an older one, say) whose instance takes turns with the first in the comparison with llvm-symbolizer, once both are checked to answer alike")
+	startsFlag   = flag.Int("starts", 1, "with -vs: how many times both builds' instances are started (the later starts on the index the first built), each start's ratio and their median reported: where a process's memory lands moves its times by up to a tenth")
 )
 
 // images are the fixtures a stack's 30 frames are spread over.
@@ -451,7 +452,79 @@ func versusLLVM(tmp string) error {
 		}
 	}
 	fmt.Printf("(load average after the runs: %s)\n", strings.TrimSpace(string(load)))
+	if vs == nil || *startsFlag <= 1 {
+		return nil
+	}
+	// More starts of both builds: the first start's ratio, then each
+	// later one's, and their median.
+	wall := make([][]float64, len(ways))
+	cpu := make([][]float64, len(ways))
+	for i, w := range ways {
+		wall[i] = append(wall[i], float64(median(w.ours))/float64(median(w.vs)))
+		cpu[i] = append(cpu[i], float64(median(w.oursCPU))/float64(median(w.vsCPU)))
+	}
+	for range *startsFlag - 1 {
+		srv.stop()
+		vs.stop()
+		if srv, err = startServer(nil, "--symbols", *goBinFlag, "--cache", filepath.Join(tmp, "llvm-cache")); err != nil {
+			return err
+		}
+		if vs, err = startBuild(*vsFlag, nil, "--symbols", *goBinFlag, "--cache", filepath.Join(tmp, "llvm-cache-vs")); err != nil {
+			return err
+		}
+		client, vsClient = newLoadClient(srv.addr, conns), newLoadClient(vs.addr, conns)
+		for _, b := range []*server{srv, vs} {
+			if _, err := b.post(bodies[0]); err != nil {
+				return err
+			}
+		}
+		for i, w := range ways {
+			var ours, oursCPU, theirs, theirsCPU []time.Duration
+			for run := range *runsFlag {
+				for turn := range 2 {
+					if turn == run%2 {
+						d, c, err := timeRun(srv, client, w.conns)
+						if err != nil {
+							return err
+						}
+						ours, oursCPU = append(ours, d), append(oursCPU, c)
+					} else {
+						d, c, err := timeRun(vs, vsClient, w.conns)
+						if err != nil {
+							return fmt.Errorf("-vs build: %w", err)
+						}
+						theirs, theirsCPU = append(theirs, d), append(theirsCPU, c)
+					}
+				}
+			}
+			wall[i] = append(wall[i], float64(median(ours))/float64(median(theirs)))
+			cpu[i] = append(cpu[i], float64(median(oursCPU))/float64(median(theirsCPU)))
+		}
+	}
+	defer srv.stop()
+	defer vs.stop()
+	fmt.Printf("== the first build against the -vs build over %d starts of both (medians of %d alternating runs each)\n", *startsFlag, *runsFlag)
+	for i, w := range ways {
+		fmt.Printf("-- %s\nwall %s: median %.2f×; server CPU %s: median %.2f×\n", w.name,
+			ratios(wall[i]), medianFloat(wall[i]), ratios(cpu[i]), medianFloat(cpu[i]))
+	}
+	load, _ = os.ReadFile("/proc/loadavg")
+	fmt.Printf("(load average after the starts: %s)\n", strings.TrimSpace(string(load)))
 	return nil
+}
+
+func ratios(rs []float64) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%.2f×", r)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func medianFloat(rs []float64) float64 {
+	s := slices.Clone(rs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func rounded(ds []time.Duration) []time.Duration {

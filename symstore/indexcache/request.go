@@ -46,11 +46,6 @@ const FetchShare = 9
 // time. Lookups not done when nine tenths of ctx's time are gone say
 // StatusTimeout, and the dumps are symbolicated without them.
 func (c *Cache) Find(ctx context.Context, dumps []*dump.Dump, only []*Origin, maxFetches int) *Request {
-	if dl, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)*FetchShare/10))
-		defer cancel()
-	}
 	req := &Request{cache: c, found: map[uuid.UUID]*Found{}}
 	walks := slices.ContainsFunc(dumps, Walked)
 	type image struct {
@@ -87,6 +82,16 @@ func (c *Cache) Find(ctx context.Context, dumps []*dump.Dump, only []*Origin, ma
 			im.found.Lookup = Lookup{Status: StatusTimeout, Err: ErrNotStarted}
 		}
 		cold = append(cold, im)
+	}
+	if len(cold) == 0 {
+		return req
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		// The fetches' share of the time left (a timer, taken only when
+		// something is fetched).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)*FetchShare/10))
+		defer cancel()
 	}
 	parallel.ForEach(ctx, len(cold), maxFetches, func(i int) {
 		im := cold[i]
