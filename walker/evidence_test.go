@@ -240,10 +240,12 @@ func TestTrustOfEveryFoundBy(t *testing.T) {
 
 // TestLinkRegisterWithoutCodeOrSymbols: frame 0 in a library with neither
 // code bytes nor symbols, its record at FP holding evLibRA2 (the second
-// library). A link register at PC or an instruction before it is a stale
-// return address of frame 0's own call: it is refused and the record
-// gives the caller. One further before PC, or after it, may be a leaf's
-// caller and is kept.
+// library). A link register in the same library near PC, before or after
+// it, may be a stale return address of frame 0's own call as well as a
+// frameless leaf's caller: it is set aside (Result.AmbiguousLR) and the
+// record gives the caller, whether or not the record of a returned call
+// lies below SP. Further from PC, or in another library however near,
+// no stale LR lies: it is kept.
 func TestLinkRegisterWithoutCodeOrSymbols(t *testing.T) {
 	for _, ta := range testArchs {
 		if !ta.hasLR() {
@@ -252,73 +254,47 @@ func TestLinkRegisterWithoutCodeOrSymbols(t *testing.T) {
 		s := symbolsOnly{ta}
 		opts := Options{Code: ta.codeRanges(), Functions: s, Symbols: s,
 			Instructions: &memory{base: 0, data: nil},
-			StackLow:     ta.stack, StackHigh: ta.stack + 0x1000}
-		pc := ta.pc(evLib + 0x200)
+			StackLow:     ta.stack - 0x100, StackHigh: ta.stack + 0x1000}
+		pc := ta.pc(evLib + 0x800)
+		next := ta.pc(evLib + 0x1000 + ta.callSize) // the second library's second instruction
+		near, far := 0x10*ta.callSize, 0x100*ta.callSize
+		kept := []string{"lib/context/context", "lib/link register/code", "lib/frame pointer/frame_pointer"}
+		setAside := []string{"lib/context/context", "lib/frame pointer/frame_pointer"}
 		for _, tc := range []struct {
-			name string
-			lr   uint64
-			want []string
+			name   string
+			pc, lr uint64
+			record bool // the record (FP, LR) of a returned call just below SP
+			want   []string
 		}{
-			{"LR at PC", pc, []string{"lib/context/context", "lib/frame pointer/frame_pointer"}},
-			{"LR an instruction before PC", pc - ta.callSize, []string{"lib/context/context", "lib/frame pointer/frame_pointer"}},
-			{"LR further before PC", pc - 0x40, []string{"lib/context/context", "lib/link register/code", "lib/frame pointer/frame_pointer"}},
-			{"LR after PC", ta.pc(evLibRA1b), []string{"lib/context/context", "lib/link register/code", "lib/frame pointer/frame_pointer"}},
+			{"LR at PC", pc, pc, false, setAside},
+			{"LR an instruction before PC", pc, pc - ta.callSize, false, setAside},
+			{"LR further before PC", pc, pc - near, false, setAside},
+			{"LR further before PC, its record below SP", pc, pc - near, true, setAside},
+			{"LR after PC", pc, pc + near, false, setAside},
+			{"LR far before PC", pc, pc - far, false, kept},
+			{"LR far after PC", pc, pc + far, false, kept},
+			{"LR in the library before, just before PC", next, next - 2*ta.callSize, false, kept},
 		} {
 			t.Run(ta.arch.Name+"/"+tc.name, func(t *testing.T) {
-				var rec label
-				st := newStack(t, ta.stack, ta.ptr)
-				st.Skip(2 * ta.ptr).Mark(&rec).Ptr(0).Ptr(ta.pc(evLibRA2)).Skip(8 * ta.ptr)
-				regs := ta.regs(t, map[string]uint64{"pc": pc, "sp": ta.stack, "fp": rec.addr, "lr": tc.lr})
+				rec := ta.stack + uint64(2*ta.ptr)
+				st := newStack(t, ta.stack-0x100, ta.ptr)
+				var deadFP, deadLR uint64
+				if tc.record {
+					deadFP, deadLR = rec, tc.lr
+				}
+				st.Skip(0x100 - 2*ta.ptr).Ptr(deadFP).Ptr(deadLR)
+				st.Skip(2 * ta.ptr).Ptr(0).Ptr(ta.pc(evLibRA2)).Skip(8 * ta.ptr)
+				regs := ta.regs(t, map[string]uint64{"pc": tc.pc, "sp": ta.stack, "fp": rec, "lr": tc.lr})
 				res := Walk(regs, st.Memory(), opts)
 				if diff := cmp.Diff(tc.want, evidenceNames(ta, res.Frames)); diff != "" {
 					t.Errorf("frames (-want +got):\n%s", diff)
 				}
-			})
-		}
-	}
-}
-
-// TestLinkRegisterUsedBelowSP: frame 0 in a library with neither code
-// bytes nor symbols, LR well before PC (as a leaf's caller may be), its
-// record at FP holding evLibRA2. When the memory just below SP holds a
-// frame record of FP and LR, a call frame 0 made has returned and left it
-// there: LR is that call's stale return address, refused, and the record
-// at FP gives the caller. A record of another FP, or LR after PC or
-// further before it than a function's calls lie (usedLRReach), leaves LR
-// as frame 1.
-func TestLinkRegisterUsedBelowSP(t *testing.T) {
-	for _, ta := range testArchs {
-		if !ta.hasLR() {
-			continue
-		}
-		s := symbolsOnly{ta}
-		opts := Options{Code: ta.codeRanges(), Functions: s, Symbols: s,
-			Instructions: &memory{base: 0, data: nil},
-			StackLow:     ta.stack - 0x100, StackHigh: ta.stack + 0x1000}
-		pc := ta.pc(evLib + 0x400)
-		rec := ta.stack + uint64(2*ta.ptr)
-		kept := []string{"lib/context/context", "lib/link register/code", "lib/frame pointer/frame_pointer"}
-		refused := []string{"lib/context/context", "lib/frame pointer/frame_pointer"}
-		for _, tc := range []struct {
-			name          string
-			lr            uint64
-			deadFP, deadR uint64 // the words at SP-2 and SP-1 pointers
-			want          []string
-		}{
-			{"no record below SP", pc - 0x40, 0, 0, kept},
-			{"FP and LR below SP", pc - 0x40, rec, pc - 0x40, refused},
-			{"another FP with LR below SP", pc - 0x40, rec + 0x40, pc - 0x40, kept},
-			{"FP and LR below SP, LR after PC", ta.pc(evLibRA1b), rec, ta.pc(evLibRA1b), kept},
-			{"FP and LR below SP, LR far before PC", pc - 0x200, rec, pc - 0x200, kept},
-		} {
-			t.Run(ta.arch.Name+"/"+tc.name, func(t *testing.T) {
-				st := newStack(t, ta.stack-0x100, ta.ptr)
-				st.Skip(0x100 - 2*ta.ptr).Ptr(tc.deadFP).Ptr(tc.deadR)
-				st.Skip(2 * ta.ptr).Ptr(0).Ptr(ta.pc(evLibRA2)).Skip(8 * ta.ptr)
-				regs := ta.regs(t, map[string]uint64{"pc": pc, "sp": ta.stack, "fp": rec, "lr": tc.lr})
-				res := Walk(regs, st.Memory(), opts)
-				if diff := cmp.Diff(tc.want, evidenceNames(ta, res.Frames)); diff != "" {
-					t.Errorf("frames (-want +got):\n%s", diff)
+				wantAside := uint64(0)
+				if len(tc.want) == len(setAside) {
+					wantAside = tc.lr
+				}
+				if res.AmbiguousLR != wantAside {
+					t.Errorf("AmbiguousLR = %#x, want %#x", res.AmbiguousLR, wantAside)
 				}
 			})
 		}

@@ -256,6 +256,13 @@ type Result struct {
 	// StopDetail explains the stop with addresses ("FP 0x16fdff0e1 not
 	// 8-byte aligned at frame 3").
 	StopDetail string
+	// AmbiguousLR is frame 0's link register (PAC bits and the Thumb bit
+	// cleared) when the walk set it aside as neither shown to be frame
+	// 0's caller nor shown to be stale: in frame 0's image, near its PC,
+	// where that image has neither code nor symbols (docs/walker.md,
+	// "What it cannot know without unwind info"). It may be frame 0's
+	// caller, missing between frames 0 and 1. Zero otherwise.
+	AmbiguousLR uint64
 }
 
 // stopped reports whether a strategy has ended the walk (or stopped it for
@@ -589,8 +596,10 @@ func (w *walk) linkRegister(regs *archregs.Registers, pc, lr, fp uint64) bool {
 		// (or again) the caller's: LR is the caller even when it equals the
 		// record's return address (direct recursion) or lies in PC's
 		// function (recursion, or a noreturn call ending the caller).
-	case w.lrIsRecorded(fp, stripped), w.lrCallInPCFunction(pc, stripped), w.lrContradicted(pc, raw, fp, state),
-		w.lrUnjudged(pc, stripped), w.lrUsedBelowSP(pc, stripped, fp):
+	case w.lrIsRecorded(fp, stripped), w.lrCallInPCFunction(pc, stripped), w.lrContradicted(pc, raw, fp, state):
+		return true
+	case w.lrAmbiguous(pc, stripped):
+		w.res.AmbiguousLR = stripped
 		return true
 	}
 	f := Frame{ReturnAddress: stripped, FP: fp, FoundBy: FoundByLinkRegister}
@@ -608,92 +617,40 @@ func (w *walk) lrIsRecorded(fp, lr uint64) bool {
 	return ok && w.arch.CodeAddress(ra) == lr
 }
 
-// lrUnjudged reports whether LR must be refused because nothing else can
-// judge it: frame 0's image has neither code to read nor symbols
-// (Options.Symbols says so), and LR is PC or lies a few instructions
-// before it (staleLRReach). Frame 0 has then just come back from a call
-// it made, and LR is that call's stale return address: a caller's return
-// address so close before PC would need a call that ends the caller's
-// function right before frame 0's (a noreturn call) and PC at that
-// function's first instructions. Further from PC LR is kept: a frameless
-// leaf's caller is only there, and a leaf crashes as often as not.
-func (w *walk) lrUnjudged(pc, lr uint64) bool {
+// lrAmbiguous reports whether LR must be set aside because nothing can
+// tell it from a stale return address: frame 0's image has neither code
+// to read nor symbols (Options.Symbols says so), LR lies in that same
+// image, and within ambiguousLRReach instructions of PC, before or after
+// it. A stale LR, left by a call frame 0 made and that returned, lies in
+// frame 0's own function, so near PC and always in its image; a frameless
+// leaf's caller near PC in the same image is byte for byte the same
+// registers and stack (the leaf pushed nothing, and neither did the
+// returned callee when it was a leaf itself). The walk then continues
+// from the frame record, as a frame-pointer walker that never reads LR
+// does: a leaf's caller is lost rather than a stale frame added, and
+// Result.AmbiguousLR keeps LR for whoever reads the walk. An LR in
+// another image, or further from PC, is kept: no stale LR lies there.
+func (w *walk) lrAmbiguous(pc, lr uint64) bool {
 	if w.opts.Symbols == nil || w.opts.Symbols.KnowsFunctions(pc) || w.codeReadable(pc) {
+		return false
+	}
+	if !w.opts.Symbols.SameImage(pc, lr) {
 		return false
 	}
 	pc = w.arch.CodeAddress(pc)
-	return lr <= pc && pc-lr < staleLRReach*w.arch.CallSize
+	d := max(pc, lr) - min(pc, lr)
+	return d < ambiguousLRReach*w.arch.CallSize
 }
 
-// staleLRReach is how near before PC, in instructions, a link register is
-// taken for a stale return address of frame 0's own call when nothing
-// else can judge it (lrUnjudged): PC itself up to 3 instructions before.
-const staleLRReach = 4
-
-// lrUsedBelowSP reports whether LR must be refused because the stack
-// shows it was already used, where nothing else can judge it (frame 0's
-// image has neither code to read nor symbols): just below SP, in memory
-// no live frame owns, lies a frame record holding FP and LR. That is the
-// record of a call frame 0 made, pushed by the callee on entry and left
-// behind when it returned: LR is that call's stale return address, and
-// the caller is in frame 0's own record. A frameless leaf pushes nothing,
-// so the record of its caller's call is never there, and LR is kept.
-//
-// The one genuine caller refused is frame 0 at its own return, after it
-// popped the record it pushed (PC at `ret`, its record just below SP):
-// then the record at FP gives the caller's caller and the caller is
-// missed, a frame lost rather than a stale one added; so is the caller
-// of a function called in a loop, at its first instructions, where the
-// previous call's record lies below SP (usedLRReach keeps most of them).
-// Only a record of the frame's FP is taken: a word equal to LR with
-// another FP beside it is some older call's. An LR after PC is not
-// judged: no call of frame 0's returns behind its PC except through a
-// loop, and a leaf's caller may lie anywhere.
-func (w *walk) lrUsedBelowSP(pc, lr, fp uint64) bool {
-	if w.opts.Symbols == nil || w.opts.Symbols.KnowsFunctions(pc) || w.codeReadable(pc) {
-		return false
-	}
-	if pc = w.arch.CodeAddress(pc); lr > pc || pc-lr >= usedLRReach*w.arch.CallSize {
-		return false
-	}
-	sp, ok := w.last().Regs.Get(w.arch.DWARFSP)
-	if !ok {
-		return false
-	}
-	record := 2 * w.ptrSize
-	for off := record; off <= deadRecordReach && off <= sp; off += w.ptrSize {
-		savedFP, err := w.readPtr(sp - off)
-		if err != nil {
-			return false
-		}
-		// A Swift async frame tags the FP it saves (asyncTag).
-		if savedFP&^asyncTagMask != fp&^asyncTagMask {
-			continue
-		}
-		ra, err := w.readPtr(sp - off + w.ptrSize)
-		if err != nil {
-			return false
-		}
-		if w.arch.CodeAddress(ra&w.pacMask) == lr {
-			return true
-		}
-	}
-	return false
-}
-
-// usedLRReach is how far before PC, in instructions, lrUsedBelowSP
-// judges LR: a call frame 0 made lies in frame 0's own function, within
-// 512 bytes before PC in all but the largest functions. Further before
-// PC the record below SP is more often that of an earlier call of frame
-// 0's own function from the same call site (a call in a loop, PC at the
-// function's first instructions), whose LR is the genuine caller.
-const usedLRReach = 128
-
-// deadRecordReach is how far below SP, in bytes, lrUsedBelowSP looks for
-// the record of frame 0's returned call: the callee keeps its record at
-// the top of its frame, right below the caller's SP, unless frame 0 has
-// since raised SP (freed an alloca, or popped its own frame).
-const deadRecordReach = 256
+// ambiguousLRReach is how near PC, in instructions, lrAmbiguous sets LR
+// aside: a call frame 0 made lies in frame 0's own function, within 512
+// bytes of PC in all but the largest functions (after PC too, when frame
+// 0 loops back). It is the bound of the rule it replaced (LR refused
+// where the record of frame 0's returned call lay below SP), not tuned
+// again: a smaller one keeps more leaf callers on the generated programs
+// but leaves stale LRs of larger functions (docs/walker.md, "Fewer symbol
+// files, fewer frames").
+const ambiguousLRReach = 128
 
 // codeReadable reports whether Options.Instructions can read the code at
 // addr.
