@@ -105,14 +105,19 @@ type JSONThread struct {
 	LastException bool                 `json:"last_exception,omitempty"`
 	StopReason    symbolize.StopReason `json:"stop_reason,omitempty"`
 	StopDetail    string               `json:"stop_detail,omitempty"`
-	Frames        []JSONFrame          `json:"frames"`
-	Walk          *JSONWalk            `json:"walk,omitempty"`
+	// SetAsideLR is symbolize.Thread's SetAsideLR, hex: frame 0's link
+	// register the walk set aside, a caller perhaps missing between
+	// frames 0 and 1; omitted when none was.
+	SetAsideLR string      `json:"set_aside_lr,omitempty"`
+	Frames     []JSONFrame `json:"frames"`
+	Walk       *JSONWalk   `json:"walk,omitempty"`
 }
 
 // JSONWalk is our walk of a reported thread beside the reporter's frames.
 type JSONWalk struct {
 	StopReason  symbolize.StopReason `json:"stop_reason"`
 	StopDetail  string               `json:"stop_detail,omitempty"`
+	SetAsideLR  string               `json:"set_aside_lr,omitempty"` // as JSONThread's
 	AddressRule string               `json:"address_rule"`
 	Compared    int                  `json:"compared"`
 	Agrees      bool                 `json:"agrees"`
@@ -154,6 +159,14 @@ type JSONFrame struct {
 }
 
 func hex(v uint64) string { return fmt.Sprintf("%#x", v) }
+
+// hexOrEmpty is hex, but empty for zero: for a field omitted when empty.
+func hexOrEmpty(v uint64) string {
+	if v == 0 {
+		return ""
+	}
+	return hex(v)
+}
 
 // jsonHeaderOf returns the header of d, nil for a snapshot.
 func jsonHeaderOf(d *dump.Dump) *JSONHeader {
@@ -318,11 +331,11 @@ func (j *jsonWriter) Begin(d *dump.Dump) error {
 func (j *jsonWriter) Thread(th symbolize.Thread) error {
 	j.frames = jsonFrames(j.frames[:0], th.Frames)
 	jt := JSONThread{ID: th.ID, KernelID: th.KernelID, Name: th.Name, Crashed: th.Crashed, LastException: th.LastException,
-		StopReason: th.StopReason, StopDetail: th.StopDetail, Frames: j.frames}
+		StopReason: th.StopReason, StopDetail: th.StopDetail, SetAsideLR: hexOrEmpty(th.SetAsideLR), Frames: j.frames}
 	if wk := th.Walk; wk != nil {
 		j.walkFrames = jsonFrames(j.walkFrames[:0], wk.Frames)
-		jt.Walk = &JSONWalk{StopReason: wk.StopReason, StopDetail: wk.StopDetail, AddressRule: string(wk.AddressRule),
-			Compared: wk.Compared, Agrees: wk.Agrees, Differences: jsonDifferences(wk.Differences), Frames: j.walkFrames}
+		jt.Walk = &JSONWalk{StopReason: wk.StopReason, StopDetail: wk.StopDetail, SetAsideLR: hexOrEmpty(wk.SetAsideLR),
+			AddressRule: string(wk.AddressRule), Compared: wk.Compared, Agrees: wk.Agrees, Differences: jsonDifferences(wk.Differences), Frames: j.walkFrames}
 	}
 	j.buf.Reset()
 	if err := j.enc.Encode(jt); err != nil {

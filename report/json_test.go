@@ -34,9 +34,9 @@ func wholeProcess(rep *symbolize.Report) JSONProcess {
 	out := JSONProcess{Header: jsonHeaderOf(rep.Dump), Threads: []JSONThread{}, Modules: jsonModulesOf(rep)}
 	for _, th := range rep.Threads {
 		jt := JSONThread{ID: th.ID, KernelID: th.KernelID, Name: th.Name, Crashed: th.Crashed, LastException: th.LastException,
-			StopReason: th.StopReason, StopDetail: th.StopDetail, Frames: jsonFrames(nil, th.Frames)}
+			StopReason: th.StopReason, StopDetail: th.StopDetail, SetAsideLR: hexOrEmpty(th.SetAsideLR), Frames: jsonFrames(nil, th.Frames)}
 		if wk := th.Walk; wk != nil {
-			jt.Walk = &JSONWalk{StopReason: wk.StopReason, StopDetail: wk.StopDetail, AddressRule: string(wk.AddressRule),
+			jt.Walk = &JSONWalk{StopReason: wk.StopReason, StopDetail: wk.StopDetail, SetAsideLR: hexOrEmpty(wk.SetAsideLR), AddressRule: string(wk.AddressRule),
 				Compared: wk.Compared, Agrees: wk.Agrees, Differences: jsonDifferences(wk.Differences), Frames: jsonFrames(nil, wk.Frames)}
 		}
 		out.Threads = append(out.Threads, jt)
@@ -70,6 +70,11 @@ func TestStreamedJSONIsTheWholeDocument(t *testing.T) {
 		Walk: &symbolize.Walk{Frames: []symstore.Frame{frame}, StopReason: symbolize.StopReason(walker.StopMaxDepth), AddressRule: symbolize.RuleReturnAddress,
 			Compared: 1, Agrees: true, Differences: []symbolize.Difference{{Kind: symbolize.DiffReportExtraFrame, WalkIndex: -1, ReportIndex: 1, Report: 0x10}}}}
 	missing := []symbolize.MissingImage{{Name: "/usr/lib/dyld", UUID: uuid.UUID{1}}}
+	aside, reportedAside := walked, reported
+	aside.ID, aside.SetAsideLR, aside.SetAsideLRName = 5, 0x100000fc0, "App<&> + 0xfc0"
+	reportedAside.ID, reportedAside.Walk = 6, &symbolize.Walk{}
+	*reportedAside.Walk = *reported.Walk
+	reportedAside.Walk.SetAsideLR = 0x100000fc0
 	tests := []struct {
 		name string
 		rep  symbolize.Report
@@ -79,6 +84,7 @@ func TestStreamedJSONIsTheWholeDocument(t *testing.T) {
 		{"threads", symbolize.Report{Format: dump.FormatIPS, Threads: []symbolize.Thread{walked, reported, {ID: 4, LastException: true}}}},
 		{"missing", symbolize.Report{Format: dump.FormatSnapshot, Threads: []symbolize.Thread{walked}, Missing: missing}},
 		{"warnings", symbolize.Report{Format: dump.FormatSnapshot, Warnings: []string{"a <warning>"}}},
+		{"set-aside LR", symbolize.Report{Format: dump.FormatSnapshot, Threads: []symbolize.Thread{aside, reportedAside}}},
 		{"all", symbolize.Report{Format: dump.FormatCrash, Threads: []symbolize.Thread{reported, walked}, Missing: missing,
 			Warnings: []string{"one", "two"}}},
 	}

@@ -70,12 +70,18 @@ func (t *textWriter) Thread(th symbolize.Thread) error {
 	if th.StopReason != symbolize.StopNone {
 		writeLine(w, "%s", stopLine(th.StopReason, th.StopDetail))
 	}
+	if th.SetAsideLR != 0 {
+		writeLine(w, "%s", setAsideLine(th.SetAsideLR, th.SetAsideLRName))
+	}
 	if wk := th.Walk; wk != nil {
 		fmt.Fprintf(w, "\nOur walk of this thread from its registers and stack dump:\n")
 		for _, f := range wk.Frames {
 			writeLine(w, "%s", frameLine(f, ptrSize))
 		}
 		writeLine(w, "%s", stopLine(wk.StopReason, wk.StopDetail))
+		if wk.SetAsideLR != 0 {
+			writeLine(w, "%s", setAsideLine(wk.SetAsideLR, wk.SetAsideLRName))
+		}
 		writeComparison(w, wk)
 	}
 	return nil
@@ -168,6 +174,18 @@ func stopLine(reason symbolize.StopReason, detail string) string {
 		return "Walk stopped: " + reason.String()
 	}
 	return fmt.Sprintf("Walk stopped: %s (%s)", reason, detail)
+}
+
+// setAsideLine says that the walk set frame 0's link register aside
+// (symbolize.Thread.SetAsideLR): a reader learns that a frame may be
+// missing between frames 0 and 1, and at which address.
+func setAsideLine(lr uint64, name string) string {
+	if name != "" {
+		name = " (" + name + ")"
+	}
+	return fmt.Sprintf("Link register %#x%s set aside: in frame 0's image near PC, "+
+		"without code or symbols to tell a caller from a stale return address; "+
+		"a frame may be missing between frames 0 and 1", lr, name)
 }
 
 // callGraphOrder says in what order a sample's or spindump's frames are

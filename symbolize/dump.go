@@ -167,10 +167,12 @@ const maxScratchFrames = 4096
 // budgetCut says the walk was shortened to what was left of the report's
 // bound, so that its stop reason is StopMaxTotalFrames.
 type rememberedWalk struct {
-	frames    []symstore.Frame
-	stop      StopReason
-	detail    string
-	budgetCut bool
+	frames         []symstore.Frame
+	stop           StopReason
+	detail         string
+	setAsideLR     uint64
+	setAsideLRName string
+	budgetCut      bool
 }
 
 func (s *dumpSymbolizer) each(each func(Thread) error) error {
@@ -245,6 +247,10 @@ func (s *dumpSymbolizer) thread(th dump.Thread, name string) Thread {
 			if s.bound(&t.Walk.Frames, opts.MaxDepth < s.maxDepth && t.Walk.StopReason == StopReason(walker.StopMaxDepth)) {
 				t.Walk.StopReason, t.Walk.StopDetail = StopMaxTotalFrames, s.cutDetail(len(t.Walk.Frames))
 			}
+			if len(t.Walk.Frames) == 0 {
+				// No frame 0 is shown to have a caller missing after it.
+				t.Walk.SetAsideLR, t.Walk.SetAsideLRName = 0, ""
+			}
 		}
 	case th.Registers != nil && (mem != nil || !d.Format.IsReport()):
 		// A report's thread without a backtrace is walked only when
@@ -253,6 +259,10 @@ func (s *dumpSymbolizer) thread(th dump.Thread, name string) Thread {
 		t.Frames, t.StopReason, t.StopDetail = w.frames, w.stop, w.detail
 		if s.bound(&t.Frames, w.budgetCut) {
 			t.StopReason, t.StopDetail = StopMaxTotalFrames, s.cutDetail(len(t.Frames))
+		}
+		if len(t.Frames) > 0 {
+			// No frame 0 left by the bound, no caller missing after it.
+			t.SetAsideLR, t.SetAsideLRName = w.setAsideLR, w.setAsideLRName
 		}
 	}
 	return t
@@ -301,6 +311,7 @@ func (s *dumpSymbolizer) walk(th dump.Thread, mem walker.Memory, opts walker.Opt
 	opts.MaxDepth = min(opts.MaxDepth, s.left)
 	frames, res := s.p.Walk(th.Registers, mem, opts)
 	w := rememberedWalk{frames: frames[:len(frames):len(frames)], stop: StopReason(res.Stop), detail: res.StopDetail,
+		setAsideLR: res.AmbiguousLR, setAsideLRName: s.p.setAsideLRName(res.AmbiguousLR),
 		budgetCut: opts.MaxDepth < s.maxDepth && res.Stop == walker.StopMaxDepth}
 	if key != "" {
 		if s.walks == nil || len(s.walks) >= maxRememberedWalks || s.walksFrames+len(frames) > maxRememberedFrames {

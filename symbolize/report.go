@@ -33,6 +33,11 @@ type Walk struct {
 	Frames     []symstore.Frame
 	StopReason StopReason
 	StopDetail string
+	// SetAsideLR and SetAsideLRName are frame 0's link register set
+	// aside by this walk and its name, as Thread's are: a frame of ours
+	// may be missing between frames 0 and 1 at that return address.
+	SetAsideLR     uint64
+	SetAsideLRName string
 	// AddressRule says how the reporter wrote its callers' addresses and
 	// so how ours were compared with them (see docs/crashreports.md).
 	AddressRule AddressRule
@@ -344,7 +349,8 @@ func (p *Process) walkReported(th dump.Thread, mem walker.Memory, rule AddressRu
 	// and tables do.
 	opts.NoScan = true
 	frames, res := p.Walk(th.Registers, mem, opts)
-	w := &Walk{Frames: frames, StopReason: StopReason(res.Stop), StopDetail: res.StopDetail, AddressRule: rule}
+	w := &Walk{Frames: frames, StopReason: StopReason(res.Stop), StopDetail: res.StopDetail, AddressRule: rule,
+		SetAsideLR: res.AmbiguousLR, SetAsideLRName: p.setAsideLRName(res.AmbiguousLR)}
 	c := compareBacktraces(p.Arch, rule, res.Frames, th.Frames, th.SkippedFrames)
 	w.Compared, w.Differences, w.Agrees = c.compared, c.diffs, true
 	lr, _ := th.Registers.LR()

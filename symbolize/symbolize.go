@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -29,7 +30,21 @@ type Thread struct {
 	// report's bound cut it (StopMaxTotalFrames).
 	StopReason StopReason
 	StopDetail string
-	Frames     []symstore.Frame
+	// SetAsideLR is frame 0's link register when the walk set it aside
+	// (walker.Result.AmbiguousLR): it lies in frame 0's image near PC,
+	// and that image has neither code nor symbols to tell a frameless
+	// leaf's caller from a stale return address, so the walk went on from
+	// the frame record instead. A frame may be missing between frames 0
+	// and 1, and this is its return address. Zero otherwise, for a
+	// reporter's backtrace (see Walk.SetAsideLR), and when the report's
+	// bound left the thread no frames.
+	SetAsideLR uint64
+	// SetAsideLRName names SetAsideLR as the process places it: its
+	// symbol and image ("f + 12 in libfoo.dylib") or its image and offset
+	// there ("libfoo.dylib + 0x1234"); empty when SetAsideLR is zero or in
+	// no known image.
+	SetAsideLRName string
+	Frames         []symstore.Frame
 	// Walk is our own walk of a reported thread, when the report held its
 	// registers and stack.
 	Walk *Walk
@@ -526,6 +541,35 @@ func (p *Process) Walk(regs *archregs.Registers, mem walker.Memory, opts walker.
 		}
 	}
 	return frames, res
+}
+
+// setAsideLRName names a link register the walker set aside
+// (Thread.SetAsideLRName), looked up as a caller's return address is: at
+// its call site. Empty for zero, and for an address in no known image.
+func (p *Process) setAsideLRName(lr uint64) string {
+	if lr == 0 {
+		return ""
+	}
+	lookup := lr
+	if p.Arch != nil && !p.ExactAddresses && lr > p.Arch.CallSize {
+		lookup = p.Arch.CallSite(lr)
+	}
+	f := p.name(lr, lookup)
+	if len(f) == 0 {
+		return ""
+	}
+	// The machine frame is the last: the functions inlined at the call
+	// site come before it.
+	m := f[len(f)-1]
+	switch {
+	case m.Image == "":
+		return ""
+	case m.Symbol != "" && m.HasOffset:
+		return fmt.Sprintf("%s + %d in %s", m.Symbol, m.SymbolOffset, m.Image)
+	case m.Symbol != "":
+		return m.Symbol + " in " + m.Image
+	}
+	return fmt.Sprintf("%s + %#x", m.Image, m.ImageOffset)
 }
 
 // Warnings returns what the symbol files used so far could not give: DWARF
