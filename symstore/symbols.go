@@ -70,6 +70,11 @@ type load struct {
 	entry *Entry  // nil when no file could be read
 	errs  []error // *SymbolFileError for each file that could not be read
 	refs  *fileRefs
+	// name is the image name the sources were asked with (Want.Name);
+	// missed is set once they had nothing, so that a lookup under
+	// another name asks them again.
+	name   string
+	missed atomic.Bool
 }
 
 func newLoad() *load { return &load{refs: &fileRefs{n: 1}} }
@@ -515,18 +520,19 @@ func (s *Symbols) Lookup(u uuid.UUID) (*Entry, error) {
 
 // lookup is Lookup, also returning why no entry could be made.
 func (s *Symbols) lookup(u uuid.UUID) (*Entry, []error) {
-	return s.lookupContext(context.Background(), u)
+	return s.lookupContext(context.Background(), u, "")
 }
 
-// lookupContext is lookup with the context the sources are asked under.
-func (s *Symbols) lookupContext(ctx context.Context, u uuid.UUID) (*Entry, []error) {
+// lookupContext is lookup with the context the sources are asked under
+// and the image's base name they are told ("" when unknown).
+func (s *Symbols) lookupContext(ctx context.Context, u uuid.UUID, name string) (*Entry, []error) {
 	s.mu.Lock()
 	paths := s.byUUID[u]
 	indexPaths := append([]string(nil), s.indexes[u]...)
 	symPaths := append([]string(nil), s.side.symFiles[u]...)
 	if len(paths) == 0 && len(indexPaths) == 0 && len(symPaths) == 0 {
 		if len(s.sources) > 0 {
-			return s.lookupSources(ctx, u) // releases s.mu
+			return s.lookupSources(ctx, u, name) // releases s.mu
 		}
 		s.mu.Unlock()
 		return nil, nil
