@@ -256,10 +256,11 @@ func (s *Symbols) lookupSources(ctx context.Context, u uuid.UUID, name string) (
 	sources := append([]Source(nil), s.sources...)
 	ld := s.loads[u]
 	var stale *load
-	if ld != nil && name != "" && ld.name != name && ld.missed.Load() {
-		// The sources had nothing when asked without this name: the
-		// name may be what a store's layout needs (a Breakpad symbol
-		// server's <name>/<ID>/<name>.sym), so ask again.
+	if ld != nil && name != "" && ld.name == "" && ld.missed.Load() && len(ld.needName) > 0 {
+		// Asked without the name, some sources could not look (a
+		// Breakpad symbol server's <name>/<ID>/<name>.sym): ask those
+		// with it. The others had nothing already.
+		sources = ld.needName
 		stale, ld = ld, nil
 		delete(s.loads, u)
 	}
@@ -286,6 +287,9 @@ func (s *Symbols) lookupSources(ctx context.Context, u uuid.UUID, name string) (
 				break
 			}
 			files, err := src.OpenSymbols(ctx, Want{UUID: u, Name: ld.name})
+			if ld.name == "" && errors.Is(err, ErrNeedName) {
+				ld.needName = append(ld.needName, src)
+			}
 			if err != nil && !errors.Is(err, ErrNoSymbols) {
 				ld.errs = append(ld.errs, &SymbolFileError{UUID: u, Err: err})
 				warnings = append(warnings, fmt.Sprintf("symbols for %s: %v", u, err))
@@ -458,8 +462,9 @@ func (s *Symbols) LookupContext(ctx context.Context, u uuid.UUID) (*Entry, error
 // known: the sources are told its base name (Want.Name), which a store
 // keeping files under the debug file's name needs (a Breakpad symbol
 // server's <name>/<ID>/<name>.sym). The files on disk are found by UUID
-// alone, as by Lookup. A miss of the sources asked without the name, or
-// under another, does not keep them from being asked under this one.
+// alone, as by Lookup. After a miss asked without the name, the sources
+// that could not look without it (ErrNeedName) are asked again with it;
+// a UUID is otherwise asked of a source once, whatever the name.
 func (s *Symbols) LookupImage(ctx context.Context, u uuid.UUID, name string) (*Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

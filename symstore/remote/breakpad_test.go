@@ -71,11 +71,11 @@ func TestBreakpadLayoutByName(t *testing.T) {
 		}
 
 		_, err = src.OpenSymbols(ctx, symstore.Want{UUID: u})
-		if !errors.Is(err, symstore.ErrNoSymbols) || !strings.Contains(err.Error(), "image's name") {
-			t.Errorf("%s: OpenSymbols(%s) without a name = %v; want symstore.ErrNoSymbols saying the layout needs the name", where, u, err)
+		if !errors.Is(err, symstore.ErrNeedName) || !errors.Is(err, symstore.ErrNoSymbols) || !strings.Contains(err.Error(), "breakpad layout") {
+			t.Errorf("%s: OpenSymbols(%s) without a name = %v; want symstore.ErrNeedName saying the breakpad layout needs the name", where, u, err)
 		}
 		for _, bad := range []string{"other.dylib", "../" + name + "/../x", "%2e%2e"} {
-			if files, err := src.OpenSymbols(ctx, symstore.Want{UUID: u, Name: bad}); !errors.Is(err, symstore.ErrNoSymbols) {
+			if files, err := src.OpenSymbols(ctx, symstore.Want{UUID: u, Name: bad}); !errors.Is(err, symstore.ErrNoSymbols) || errors.Is(err, symstore.ErrNeedName) {
 				t.Errorf("%s: OpenSymbols(%s, %q) = %d files, %v; want symstore.ErrNoSymbols", where, u, bad, len(files), err)
 			}
 		}

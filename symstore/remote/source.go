@@ -201,7 +201,7 @@ func (s *Source) Write(ctx context.Context, id uuid.UUID, kind Kind, name string
 // the layout has a place for, dSYM first. want.Name, the image's file
 // name, is what the Breakpad layout (<name>/<ID>/<name>.sym) and the
 // ssqp layout's binaries are found by; without it those layouts have no
-// place to look, and the UUID is symstore.ErrNoSymbols. The name is
+// place to look, and a miss is symstore.ErrNeedName. The name is
 // reduced to a safe base name (SafeName) before it goes into a path. A
 // fetch that failed is an error only when no file was found.
 func (s *Source) OpenSymbols(ctx context.Context, want symstore.Want) ([]symstore.SymbolFile, error) {
@@ -223,8 +223,11 @@ func (s *Source) OpenSymbols(ctx context.Context, want symstore.Want) ([]symstor
 		if len(errs) > 0 {
 			return nil, errors.Join(errs...)
 		}
-		if SafeName(want.Name) == "" && s.needsName() {
-			return nil, fmt.Errorf("%w %s in source %s: its %s layout finds some files only by the image's name, and none was given", symstore.ErrNoSymbols, id, s.cfg.Name, s.cfg.Layout.Type)
+		switch {
+		case want.Name == "" && s.needsName():
+			return nil, fmt.Errorf("%s in source %s (its %s layout finds some files only by the image's name, and none was given): %w", id, s.cfg.Name, s.cfg.Layout.Type, symstore.ErrNeedName)
+		case want.Name != "" && SafeName(want.Name) == "" && s.needsName():
+			return nil, fmt.Errorf("%w %s in source %s: the image's name %q is not one a path may hold", symstore.ErrNoSymbols, id, s.cfg.Name, want.Name)
 		}
 		return nil, fmt.Errorf("%w %s in source %s", symstore.ErrNoSymbols, id, s.cfg.Name)
 	}
