@@ -14,8 +14,30 @@ import (
 
 // SymbolLookup finds the symbols of an image by UUID; *symstore.Symbols
 // is one. A nil entry with a nil error means the symbols are not known.
+// One that has LookupImage too, as *symstore.Symbols has, is asked
+// through it, with the image's file name.
 type SymbolLookup interface {
 	LookupContext(ctx context.Context, id uuid.UUID) (*symstore.Entry, error)
+}
+
+// imageLookup is a SymbolLookup that can be told the image's name too
+// (*symstore.Symbols.LookupImage): a symbol store whose paths hold the
+// image's name (a Breakpad symbol server's) is found through it.
+type imageLookup interface {
+	LookupImage(ctx context.Context, id uuid.UUID, name string) (*symstore.Entry, error)
+}
+
+// lookupImage looks an image up through syms, with its file name (its
+// path's base, else its name) when syms takes one.
+func lookupImage(ctx context.Context, syms SymbolLookup, info *ImageInfo) (*symstore.Entry, error) {
+	if il, ok := syms.(imageLookup); ok {
+		name := info.Path
+		if name == "" {
+			name = info.Name
+		}
+		return il.LookupImage(ctx, info.UUID, name)
+	}
+	return syms.LookupContext(ctx, info.UUID)
 }
 
 // Result is an aggregate with every unique address symbolicated: what the
@@ -156,7 +178,7 @@ func (a *Aggregator) Symbolicate(ctx context.Context, syms SymbolLookup) (*Resul
 		if syms == nil || info.UUID.IsZero() {
 			continue
 		}
-		e, err := syms.LookupContext(ctx, info.UUID)
+		e, err := lookupImage(ctx, syms, info)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, err

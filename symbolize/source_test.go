@@ -76,7 +76,7 @@ func TestMemorySource(t *testing.T) {
 	var asked atomic.Int32
 	counting := symstore.SourceFunc(func(ctx context.Context, id uuid.UUID, arch *archregs.Arch) ([]symstore.SymbolFile, error) {
 		asked.Add(1)
-		return mem.OpenSymbols(ctx, id, arch)
+		return mem.OpenSymbols(ctx, symstore.Want{UUID: id, Arch: arch})
 	})
 	syms := symstore.NewSymbols()
 	defer syms.Close()
@@ -113,7 +113,7 @@ func TestSymbolsIsASource(t *testing.T) {
 	if diff := cmp.Diff(want, frameNames(t, front)); diff != "" {
 		t.Errorf("frames through the source differ (-want +got):\n%s", diff)
 	}
-	if _, err := dir.OpenSymbols(context.Background(), uuid.UUID{9}, nil); err == nil {
+	if _, err := dir.OpenSymbols(context.Background(), symstore.Want{UUID: uuid.UUID{9}}); err == nil {
 		t.Errorf("OpenSymbols of an unknown UUID did not fail")
 	}
 }

@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -273,8 +274,9 @@ func (z *Symbolizer) entryFor(arch *archregs.Arch, l *image.Loaded) (e *symstore
 		return nil, false, nil
 	case !l.UUID.IsZero():
 		// No entry is a missing image, not a failure: Warnings says why
-		// files could not be read.
-		e, _ = z.Symbols.Lookup(l.UUID)
+		// files could not be read. The name is for sources that find
+		// files by it (a Breakpad symbol server).
+		e, _ = z.Symbols.LookupImage(context.Background(), l.UUID, l.Name)
 		return e, true, nil
 	case l.Name != "":
 		e, _ = z.Symbols.LookupNoUUID(l.Name, arch)

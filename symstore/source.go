@@ -12,6 +12,7 @@ import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/breakpadsym"
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/pathbase"
 	"github.com/stackimage/stackimage/symindex"
 	"github.com/stackimage/stackimage/uuid"
 )
@@ -21,18 +22,33 @@ import (
 // Symbols.AddSource makes Lookup consult it for UUIDs no file added by
 // AddDir or AddFile has.
 type Source interface {
-	// OpenSymbols returns the symbol files for the UUID: Mach-O binaries
+	// OpenSymbols returns the symbol files for want.UUID: Mach-O binaries
 	// or dSYM DWARF files, thin or fat, each holding a slice with the
 	// UUID, Breakpad .sym files whose MODULE line has it, or an index
 	// file (Entry.WriteIndex) of the UUID. An index names the frames;
 	// Mach-O files given with it add what an index lacks, the unwind
 	// tables and code bytes the walker reads, so a source that keeps
-	// indexes returns the binary beside one. arch, when not nil, is the
-	// architecture wanted; a source may ignore it (the UUID decides). No files and an error wrapping
-	// ErrNoSymbols mean the source has none; any other error is reported
-	// as a warning and the next source is asked. ctx bounds the work
-	// (a download, say).
-	OpenSymbols(ctx context.Context, id uuid.UUID, arch *archregs.Arch) ([]SymbolFile, error)
+	// indexes returns the binary beside one. want.Arch and want.Name
+	// are hints a source may ignore (the UUID decides). No files and an
+	// error wrapping ErrNoSymbols mean the source has none; any other
+	// error is reported as a warning and the next source is asked. ctx
+	// bounds the work (a download, say).
+	OpenSymbols(ctx context.Context, want Want) ([]SymbolFile, error)
+}
+
+// Want is what a Source is asked for: the files of one image.
+type Want struct {
+	// UUID is the image's UUID, which the files must have.
+	UUID uuid.UUID
+	// Arch, when not nil, is the architecture wanted.
+	Arch *archregs.Arch
+	// Name, when not "", is the image's file name, reduced to its base
+	// name ("libfoo.dylib", not a path on the device): a store whose
+	// paths hold the debug file's name (a Breakpad symbol server's
+	// <name>/<ID>/<name>.sym) needs it to find the file. It comes from
+	// a dump or a request, so a source builds no path from it without
+	// checking it first.
+	Name string
 }
 
 // SymbolFile is one symbol file a Source supplies, read through an
@@ -47,12 +63,13 @@ type SymbolFile struct {
 	Closer io.Closer
 }
 
-// SourceFunc makes a function a Source.
+// SourceFunc makes a function of the UUID and architecture a Source, for
+// a source that has no use for the image's name.
 type SourceFunc func(ctx context.Context, id uuid.UUID, arch *archregs.Arch) ([]SymbolFile, error)
 
-// OpenSymbols calls f.
-func (f SourceFunc) OpenSymbols(ctx context.Context, id uuid.UUID, arch *archregs.Arch) ([]SymbolFile, error) {
-	return f(ctx, id, arch)
+// OpenSymbols calls f with want's UUID and architecture.
+func (f SourceFunc) OpenSymbols(ctx context.Context, want Want) ([]SymbolFile, error) {
+	return f(ctx, want.UUID, want.Arch)
 }
 
 // MemorySource is a Source of symbol files held in memory, by UUID: for
@@ -138,7 +155,8 @@ func breakpadUUID(r io.Reader) (uuid.UUID, error) {
 }
 
 // OpenSymbols returns the files added with the UUID.
-func (m *MemorySource) OpenSymbols(ctx context.Context, id uuid.UUID, _ *archregs.Arch) ([]SymbolFile, error) {
+func (m *MemorySource) OpenSymbols(ctx context.Context, want Want) ([]SymbolFile, error) {
+	id := want.UUID
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []SymbolFile
@@ -156,7 +174,8 @@ func (m *MemorySource) OpenSymbols(ctx context.Context, id uuid.UUID, _ *archreg
 // members, the files inside bundles, binaries first; then Breakpad .sym
 // files, of a symbol store's layout too). Index files are not returned:
 // only Lookup reads them.
-func (s *Symbols) OpenSymbols(ctx context.Context, id uuid.UUID, _ *archregs.Arch) ([]SymbolFile, error) {
+func (s *Symbols) OpenSymbols(ctx context.Context, want Want) ([]SymbolFile, error) {
+	id := want.UUID
 	s.mu.Lock()
 	paths := append([]string(nil), s.byUUID[id]...)
 	members := s.side.membersOf(paths)
@@ -231,16 +250,30 @@ func (s *Symbols) AddSource(src Source) {
 }
 
 // lookupSources is lookup for a UUID only the sources may have, asking
-// them under ctx. The caller holds s.mu, which lookupSources releases.
-func (s *Symbols) lookupSources(ctx context.Context, u uuid.UUID) (*Entry, []error) {
+// them under ctx for the image named name ("" when unknown). The caller
+// holds s.mu, which lookupSources releases.
+func (s *Symbols) lookupSources(ctx context.Context, u uuid.UUID, name string) (*Entry, []error) {
 	sources := append([]Source(nil), s.sources...)
 	ld := s.loads[u]
+	var stale *load
+	if ld != nil && name != "" && ld.name == "" && ld.missed.Load() && len(ld.needName) > 0 {
+		// Asked without the name, some sources could not look (a
+		// Breakpad symbol server's <name>/<ID>/<name>.sym): ask those
+		// with it. The others had nothing already.
+		sources = ld.needName
+		stale, ld = ld, nil
+		delete(s.loads, u)
+	}
 	if ld == nil {
 		ld = newLoad()
+		ld.name = name
 		s.loads[u] = ld
 	}
 	ld.refs.acquire()
 	s.mu.Unlock()
+	if stale != nil {
+		stale.refs.release()
+	}
 	ld.once.Do(func() {
 		var images []*image.Image
 		var sym *breakpadsym.File
@@ -253,7 +286,10 @@ func (s *Symbols) lookupSources(ctx context.Context, u uuid.UUID) (*Entry, []err
 				// the next lookup asks the sources again.
 				break
 			}
-			files, err := src.OpenSymbols(ctx, u, nil)
+			files, err := src.OpenSymbols(ctx, Want{UUID: u, Name: ld.name})
+			if ld.name == "" && errors.Is(err, ErrNeedName) {
+				ld.needName = append(ld.needName, src)
+			}
 			if err != nil && !errors.Is(err, ErrNoSymbols) {
 				ld.errs = append(ld.errs, &SymbolFileError{UUID: u, Err: err})
 				warnings = append(warnings, fmt.Sprintf("symbols for %s: %v", u, err))
@@ -317,6 +353,7 @@ func (s *Symbols) lookupSources(ctx context.Context, u uuid.UUID) (*Entry, []err
 			}
 			ld.entry.sym.setParsed(symName, sym)
 		}
+		ld.missed.Store(ld.entry == nil)
 	})
 	if ld.entry == nil {
 		if ctx.Err() != nil {
@@ -418,10 +455,24 @@ func (b *breakpadSource) setParsed(name string, f *breakpadsym.File) {
 // lookup.ErrNotFound as Lookup's is. A lookup a cancel cut short is not
 // remembered: the next asks the sources again.
 func (s *Symbols) LookupContext(ctx context.Context, u uuid.UUID) (*Entry, error) {
+	return s.LookupImage(ctx, u, "")
+}
+
+// LookupImage is LookupContext for an image whose file name or path is
+// known: the sources are told its base name (Want.Name), which a store
+// keeping files under the debug file's name needs (a Breakpad symbol
+// server's <name>/<ID>/<name>.sym). The files on disk are found by UUID
+// alone, as by Lookup. After a miss asked without the name, the sources
+// that could not look without it (ErrNeedName) are asked again with it;
+// a UUID is otherwise asked of a source once, whatever the name.
+func (s *Symbols) LookupImage(ctx context.Context, u uuid.UUID, name string) (*Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e, errs := s.lookupContext(ctx, u)
+	if name != "" {
+		name = pathbase.Base(name)
+	}
+	e, errs := s.lookupContext(ctx, u, name)
 	if e == nil {
 		if err := ctx.Err(); err != nil {
 			return nil, err

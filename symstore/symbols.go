@@ -70,6 +70,13 @@ type load struct {
 	entry *Entry  // nil when no file could be read
 	errs  []error // *SymbolFileError for each file that could not be read
 	refs  *fileRefs
+	// name is the image name the sources were asked with (Want.Name).
+	// needName are the sources that could not look without it
+	// (ErrNeedName), written before missed is set, once the sources had
+	// nothing: a lookup with the name asks those again.
+	name     string
+	needName []Source
+	missed   atomic.Bool
 }
 
 func newLoad() *load { return &load{refs: &fileRefs{n: 1}} }
@@ -154,6 +161,13 @@ var ErrNotFound = lookup.ErrNotFound
 // ErrNoSymbols is wrapped by the error of Lookup and Resolve for a UUID no
 // indexed file has. errors.Is counts it as ErrNotFound too.
 var ErrNoSymbols = lookup.NotFound("symbols: no symbol file with the UUID")
+
+// ErrNeedName is wrapped by the error of a Source that could not look
+// for the files because it was not told the image's name (Want.Name): a
+// store whose paths hold the name, as a Breakpad symbol server's do. It
+// wraps ErrNoSymbols. Symbols asks such a source again when the image is
+// looked up with its name (LookupImage), and only such a source.
+var ErrNeedName = fmt.Errorf("%w: the image's name is needed to find them", ErrNoSymbols)
 
 // notFound is the error of Lookup and Resolve when no entry could be made
 // for key: ErrNoSymbols when no file has it; when files have it but none
@@ -515,18 +529,19 @@ func (s *Symbols) Lookup(u uuid.UUID) (*Entry, error) {
 
 // lookup is Lookup, also returning why no entry could be made.
 func (s *Symbols) lookup(u uuid.UUID) (*Entry, []error) {
-	return s.lookupContext(context.Background(), u)
+	return s.lookupContext(context.Background(), u, "")
 }
 
-// lookupContext is lookup with the context the sources are asked under.
-func (s *Symbols) lookupContext(ctx context.Context, u uuid.UUID) (*Entry, []error) {
+// lookupContext is lookup with the context the sources are asked under
+// and the image's base name they are told ("" when unknown).
+func (s *Symbols) lookupContext(ctx context.Context, u uuid.UUID, name string) (*Entry, []error) {
 	s.mu.Lock()
 	paths := s.byUUID[u]
 	indexPaths := append([]string(nil), s.indexes[u]...)
 	symPaths := append([]string(nil), s.side.symFiles[u]...)
 	if len(paths) == 0 && len(indexPaths) == 0 && len(symPaths) == 0 {
 		if len(s.sources) > 0 {
-			return s.lookupSources(ctx, u) // releases s.mu
+			return s.lookupSources(ctx, u, name) // releases s.mu
 		}
 		s.mu.Unlock()
 		return nil, nil

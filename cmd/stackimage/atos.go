@@ -32,7 +32,7 @@ func runAtos(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	fs.BoolVar(&opts.FullPath, "fullPath", false, "print source files with their full path, as atos -fullPath does")
 	fs.BoolVar(&opts.NoDebugInfo, "no-debug-info", false, "answer from the symbol table alone, without reading DWARF (faster on big binaries)")
 	id := fs.String("uuid", "", "with --symbols-url instead of -o: the UUID of the binary to fetch")
-	name := fs.String("name", "", "with --uuid: the image's name in answers (default: the UUID; a symbol server's files are named after their kind)")
+	name := fs.String("name", "", "with --uuid: the image's file name, which a breakpad-layout server's paths need, and its name in answers (default: the UUID)")
 	servers := addSymbolServerFlags(fs)
 	addrs, err := fs.parse(args)
 	if err != nil {
@@ -95,7 +95,9 @@ func fetchAnswerer(ctx context.Context, id, name string, servers *symbolServers,
 		return nil, nil, err
 	}
 	done := func() { syms.Close(); removeDownloads() }
-	e, err := syms.LookupContext(ctx, u)
+	// The name finds the file on a server whose paths hold it (the
+	// breakpad layout's).
+	e, err := syms.LookupImage(ctx, u, name)
 	if err != nil {
 		return nil, done, err
 	}

@@ -522,7 +522,7 @@ func (c *Cache) keepFile(u uuid.UUID, kind remote.Kind, f *remote.File) (path st
 // and not kept, as before the walker needed them.
 func (c *Cache) localFiles(ctx context.Context, src symstore.Source, u uuid.UUID) keptFiles {
 	var kept keptFiles
-	files, err := src.OpenSymbols(ctx, u, nil)
+	files, err := src.OpenSymbols(ctx, symstore.Want{UUID: u})
 	if err != nil {
 		return kept
 	}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/dump"
 	"github.com/stackimage/stackimage/internal/parallel"
 	"github.com/stackimage/stackimage/symstore"
@@ -147,7 +146,8 @@ func (r *Request) Entry(id uuid.UUID) *symstore.Entry {
 // its executable and debug file. A UUID no source has is
 // symstore.ErrNoSymbols (the image is listed as missing); one whose lookup
 // failed or timed out is an error the answer's warnings carry.
-func (r *Request) OpenSymbols(_ context.Context, id uuid.UUID, _ *archregs.Arch) ([]symstore.SymbolFile, error) {
+func (r *Request) OpenSymbols(_ context.Context, want symstore.Want) ([]symstore.SymbolFile, error) {
+	id := want.UUID
 	f := r.found[id]
 	switch {
 	case f == nil || f.Index == nil && f.Status == StatusMissing:

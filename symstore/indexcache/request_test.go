@@ -64,14 +64,14 @@ func TestFind(t *testing.T) {
 			if req.Found(uuid.UUID{}) != nil {
 				t.Error("an image without a UUID was looked up")
 			}
-			files, err := req.OpenSymbols(ctx, u, nil)
+			files, err := req.OpenSymbols(ctx, symstore.Want{UUID: u})
 			if err != nil || len(files) != 1+tt.machO {
 				t.Fatalf("OpenSymbols(%s) = %d files, %v; want the index and %d", u, len(files), err, tt.machO)
 			}
 			for _, sf := range files {
 				sf.Closer.Close()
 			}
-			if _, err := req.OpenSymbols(ctx, missing, nil); !errors.Is(err, symstore.ErrNoSymbols) {
+			if _, err := req.OpenSymbols(ctx, symstore.Want{UUID: missing}); !errors.Is(err, symstore.ErrNoSymbols) {
 				t.Errorf("OpenSymbols(missing) = %v, want symstore.ErrNoSymbols", err)
 			}
 			if e := req.Entry(u); (e != nil) != (tt.machO == 0) {

@@ -18,7 +18,7 @@ import (
 // place. One it lacks (or holds only in memory, as a zip member) is
 // lookup.ErrNotFound.
 func OpenLocal(ctx context.Context, src symstore.Source, id uuid.UUID, kind Kind) (*File, error) {
-	files, err := src.OpenSymbols(ctx, id, nil)
+	files, err := src.OpenSymbols(ctx, symstore.Want{UUID: id})
 	if err != nil {
 		return nil, fmt.Errorf("%s of %s: %w", kind, id, lookup.ErrNotFound)
 	}

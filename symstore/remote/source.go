@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/symstore/objstore"
@@ -199,13 +198,18 @@ func (s *Source) Write(ctx context.Context, id uuid.UUID, kind Kind, name string
 }
 
 // OpenSymbols implements symstore.Source: the UUID's files of every kind
-// the layout has a place for without the image's name, dSYM first. A
+// the layout has a place for, dSYM first. want.Name, the image's file
+// name, is what the Breakpad layout (<name>/<ID>/<name>.sym) and the
+// ssqp layout's binaries are found by; without it those layouts have no
+// place to look, and a miss is symstore.ErrNeedName. The name is
+// reduced to a safe base name (SafeName) before it goes into a path. A
 // fetch that failed is an error only when no file was found.
-func (s *Source) OpenSymbols(ctx context.Context, id uuid.UUID, _ *archregs.Arch) ([]symstore.SymbolFile, error) {
+func (s *Source) OpenSymbols(ctx context.Context, want symstore.Want) ([]symstore.SymbolFile, error) {
+	id := want.UUID
 	var out []symstore.SymbolFile
 	var errs []error
 	for _, kind := range Kinds {
-		f, err := s.Open(ctx, id, kind, "")
+		f, err := s.Open(ctx, id, kind, want.Name)
 		if errors.Is(err, lookup.ErrNotFound) {
 			continue
 		}
@@ -219,9 +223,27 @@ func (s *Source) OpenSymbols(ctx context.Context, id uuid.UUID, _ *archregs.Arch
 		if len(errs) > 0 {
 			return nil, errors.Join(errs...)
 		}
+		switch {
+		case want.Name == "" && s.needsName():
+			return nil, fmt.Errorf("%s in source %s (its %s layout finds some files only by the image's name, and none was given): %w", id, s.cfg.Name, s.cfg.Layout.Type, symstore.ErrNeedName)
+		case want.Name != "" && SafeName(want.Name) == "" && s.needsName():
+			return nil, fmt.Errorf("%w %s in source %s: the image's name %q is not one a path may hold", symstore.ErrNoSymbols, id, s.cfg.Name, want.Name)
+		}
 		return nil, fmt.Errorf("%w %s in source %s", symstore.ErrNoSymbols, id, s.cfg.Name)
 	}
 	return out, nil
+}
+
+// needsName reports whether the layout has a kind of file it finds only
+// by the image's name.
+func (s *Source) needsName() bool {
+	var u uuid.UUID
+	for _, kind := range Kinds {
+		if len(s.Keys(u, kind, "")) == 0 && len(s.Keys(u, kind, "name")) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // linkSym reopens a Breakpad file through a symbolic link named *.sym in

@@ -79,7 +79,7 @@ func TestSourceNamesFrames(t *testing.T) {
 		}
 		e.Release()
 		syms.Close()
-		if _, err := src.OpenSymbols(context.Background(), uuid.UUID{0xde, 0xad}, nil); !errors.Is(err, lookup.ErrNotFound) {
+		if _, err := src.OpenSymbols(context.Background(), symstore.Want{UUID: uuid.UUID{0xde, 0xad}}); !errors.Is(err, lookup.ErrNotFound) {
 			t.Errorf("%s: OpenSymbols of a UUID it lacks: %v, want lookup.ErrNotFound", store.Describe(""), err)
 		}
 	}
