@@ -113,7 +113,13 @@ func load(ctx context.Context, z *symbolize.Symbolizer, d *dump.Dump) error {
 				continue
 			}
 		}
-		e, err := syms.LookupContext(ctx, im.UUID)
+		// With the image's name, as symbolize asks: a store whose paths
+		// hold it (Breakpad's) is asked here, within ctx.
+		name := im.Path
+		if name == "" {
+			name = im.Name
+		}
+		e, err := syms.LookupImage(ctx, im.UUID, name)
 		if errors.Is(err, lookup.ErrNotFound) {
 			continue // reported as a missing image when the frames are named
 		}
