@@ -290,7 +290,9 @@ func (w *walk) inspectRow(cur *Frame) *unwind.Row {
 		return nil
 	}
 	for i := 0; i < st.n; i++ {
-		row.SetRule(st.saved[i].reg, unwind.Rule{Kind: unwind.Offset, Offset: st.saved[i].off})
+		if sv := st.saved[i]; w.keepsSave(&st, sv) {
+			row.SetRule(sv.reg, unwind.Rule{Kind: unwind.Offset, Offset: sv.off})
+		}
 	}
 	if w.arch.LR == "" {
 		row.SetRule(w.arch.DWARFRA, unwind.Rule{Kind: unwind.Offset, Offset: -int64(w.ptrSize)})
@@ -303,6 +305,20 @@ func (w *walk) inspectRow(cur *Frame) *unwind.Row {
 		row.SetRule(w.arch.DWARFRA, unwind.Rule{Kind: unwind.SameValue})
 	}
 	return row
+}
+
+// keepsSave reports whether a store the code made of a register is a
+// rule of the row: the register is one a function keeps for its caller
+// (callee-saved, FP, the return address), and its slot is still on the
+// stack. A store of another register is a spill of a value the function
+// computed (`str x11, [sp, #0x28]` in a body), not its caller's value;
+// and once an epilogue has moved SP above a slot, the slot is dead and
+// need not be readable (a walk of a stale stack finds anything there).
+func (w *walk) keepsSave(st *inspectState, sv savedReg) bool {
+	if sv.reg != w.arch.DWARFRA && sv.reg != w.arch.DWARFFP && !w.arch.IsCalleeSaved(sv.reg) {
+		return false
+	}
+	return !st.spKnown || sv.off >= -st.spOff
 }
 
 // tryInspect is the strategy that finds the caller from the function's

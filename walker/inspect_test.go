@@ -190,6 +190,44 @@ func TestInspectARM64(t *testing.T) {
 			t.Errorf("SP lost without FP: row %+v, want none", row.CFA)
 		}
 	})
+	t.Run("a body's spill is no save; FP and LR restored first", func(t *testing.T) {
+		// As clang -O1 -fomit-frame-pointer laid out a generated program
+		// (gen237719483's f11): the walk from the instructions after
+		// `ldp x29, x30` stopped at the caller, x11's spill giving a rule
+		// whose slot lay below SP.
+		code := wordCode(
+			0xa9ba6ffc, // 0x00 stp x28, x27, [sp, #-0x60]!
+			0xa9044ff4, // 0x04 stp x20, x19, [sp, #0x40]
+			0xa9057bfd, // 0x08 stp x29, x30, [sp, #0x50]
+			0xd11103ff, // 0x0c sub sp, sp, #0x440
+			0xf90017eb, // 0x10 str x11, [sp, #0x28]: a temporary spilled
+			0x94000000, // 0x14 bl
+			0x911103ff, // 0x18 add sp, sp, #0x440
+			0xa9457bfd, // 0x1c ldp x29, x30, [sp, #0x50]
+			0xa9444ff4, // 0x20 ldp x20, x19, [sp, #0x40]
+			0xa8c66ffc, // 0x24 ldp x28, x27, [sp], #0x60
+			0xd65f03c0, // 0x28 ret
+		)
+		outer := map[unwind.Reg]int64{28: -0x60, 27: -0x58}
+		inner := map[unwind.Reg]int64{28: -0x60, 27: -0x58, 20: -0x20, 19: -0x18}
+		all := map[unwind.Reg]int64{28: -0x60, 27: -0x58, 20: -0x20, 19: -0x18, fp: -0x10}
+		checkRows(t, archregs.ARM64, code, []rowAt{
+			{off: 0x14, cfaReg: sp, cfaOff: 0x4a0, raOff: -8, saved: all},
+			{off: 0x1c, cfaReg: sp, cfaOff: 0x60, raOff: -8, saved: all},
+			{off: 0x20, cfaReg: sp, cfaOff: 0x60, raInLR: true, saved: inner},
+			{off: 0x24, cfaReg: sp, cfaOff: 0x60, raInLR: true, saved: outer},
+			{off: 0x28, cfaReg: sp, raInLR: true},
+		})
+		// A callee-saved register stored in the body and never restored:
+		// once the epilogue moved SP above its slot, the slot is dead.
+		dead := append(wordCode(0xa9ba6ffc, 0xa9057bfd, 0xd11103ff,
+			0xf90007f5, // str x21, [sp, #0x8]
+			0x911103ff), code[0x1c:]...)
+		checkRows(t, archregs.ARM64, dead, []rowAt{
+			{off: 0x10, cfaReg: sp, cfaOff: 0x4a0, raOff: -8, saved: map[unwind.Reg]int64{28: -0x60, 27: -0x58, fp: -0x10, 21: -0x498}},
+			{off: 0x14, cfaReg: sp, cfaOff: 0x60, raOff: -8, saved: map[unwind.Reg]int64{28: -0x60, 27: -0x58, fp: -0x10}},
+		})
+	})
 	t.Run("no code", func(t *testing.T) {
 		if row := inspectAt(t, archregs.ARM64, wordCode(0, 0xd65f03c0), 4); row != nil {
 			t.Errorf("udf before the PC: row %+v, want none", row.CFA)
