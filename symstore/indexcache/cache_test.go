@@ -51,22 +51,10 @@ func TestRememberedMissesBounded(t *testing.T) {
 // binary and its dSYM in memory, gives an index with debug information,
 // and the two files copied into the cache for the walker.
 func TestLocalSourceInMemory(t *testing.T) {
-	var mem symstore.MemorySource
-	var u uuid.UUID
-	for _, path := range []string{"../../fixtures/bin/chain-arm64-O1", "../../fixtures/bin/chain-arm64-O1.dSYM/Contents/Resources/DWARF/chain-arm64-O1"} {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids, err := mem.Add(path, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u = ids[0]
-	}
+	mem, u := chainInMemory(t)
 	dir := t.TempDir()
 	c, err := New(Config{Dir: dir, MaxBytes: 1 << 30, MissTTL: time.Minute, FailedTTL: time.Minute, MaxFetches: 1,
-		Sources: []*Origin{{Name: "memory", Local: &mem}}})
+		Sources: []*Origin{{Name: "memory", Local: mem}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,4 +92,24 @@ func TestOriginNeedsOneSource(t *testing.T) {
 			t.Errorf("New with origin %q: no error", o.Name)
 		}
 	}
+}
+
+// chainInMemory is a source of the test's own holding the chain-arm64-O1
+// fixture's binary and dSYM in memory, and their UUID.
+func chainInMemory(t *testing.T) (*symstore.MemorySource, uuid.UUID) {
+	t.Helper()
+	mem := new(symstore.MemorySource)
+	var u uuid.UUID
+	for _, path := range []string{"../../fixtures/bin/chain-arm64-O1", "../../fixtures/bin/chain-arm64-O1.dSYM/Contents/Resources/DWARF/chain-arm64-O1"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := mem.Add(path, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u = ids[0]
+	}
+	return mem, u
 }

@@ -3,7 +3,6 @@ package indexcache
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
@@ -18,21 +17,9 @@ import (
 // (symstore.ErrNoSymbols through OpenSymbols), and an image without a
 // UUID is not looked up.
 func TestFind(t *testing.T) {
-	var mem symstore.MemorySource
-	var u uuid.UUID
-	for _, path := range []string{"../../fixtures/bin/chain-arm64-O1", "../../fixtures/bin/chain-arm64-O1.dSYM/Contents/Resources/DWARF/chain-arm64-O1"} {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids, err := mem.Add(path, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u = ids[0]
-	}
+	mem, u := chainInMemory(t)
 	c, err := New(Config{Dir: t.TempDir(), MaxBytes: 1 << 30, MissTTL: time.Minute, FailedTTL: time.Minute, MaxFetches: 2,
-		Sources: []*Origin{{Name: "memory", Local: &mem}}})
+		Sources: []*Origin{{Name: "memory", Local: mem}}})
 	if err != nil {
 		t.Fatal(err)
 	}
