@@ -400,6 +400,7 @@ func (s *Server) answerDump(ctx context.Context, d *dump.Dump, openErr error, on
 	answer := symbolicator.NewAnswer(d, wire, modules)
 	z.EncodeFrames = answer.EncodeFrames
 	z.Workers = s.spareCores()
+	answer.Workers = z.Workers
 	e := newAnswerEncoder(out)
 	defer e.close()
 	e.b = answer.AppendHead(e.b)

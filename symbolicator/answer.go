@@ -35,6 +35,10 @@ type Answer struct {
 	// is the one at its ImageLoadAddress, where symbolize placed it.
 	byLoad map[uint64]int
 	count  int // stack traces written
+	// Workers bounds the goroutines that encode one long backtrace the
+	// Symbolizer did not encode (a walk's); zero means GOMAXPROCS. A
+	// service sets it as it sets the Symbolizer's Workers.
+	Workers int
 }
 
 // NewAnswer starts the answer to d, whose modules (one per image of d, in
@@ -79,7 +83,7 @@ func (a *Answer) AppendThread(b []byte, th symbolize.Thread) []byte {
 		for _, run := range th.Encoded {
 			b = append(b, run...)
 		}
-	} else if workers := min(runtime.GOMAXPROCS(0), len(th.Frames)/framesPerEncoder); workers > 1 {
+	} else if workers := min(a.workers(), len(th.Frames)/framesPerEncoder); workers > 1 {
 		b = a.appendFramesParallel(b, th.Frames, raw, workers)
 	} else {
 		b = a.appendFrames(b, th.Frames, raw)
@@ -87,6 +91,14 @@ func (a *Answer) AppendThread(b []byte, th symbolize.Thread) []byte {
 	b = appendStacktraceTail(b, &st)
 	a.count++
 	return b
+}
+
+// workers is Workers, or GOMAXPROCS when it is zero.
+func (a *Answer) workers() int {
+	if a.Workers > 0 {
+		return a.Workers
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // EncodeFrames is a symbolize.FrameEncoder of this answer's frames: set

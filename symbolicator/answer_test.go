@@ -46,3 +46,33 @@ func TestLongThreadEncodedInParallelAlike(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerWorkersBound: an answer whose Workers is 1 (a busy
+// service's) encodes a long walked backtrace on the caller's goroutine,
+// starting none, as the encoders of more workers do.
+func TestAnswerWorkersBound(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	d := &dump.Dump{Images: []dump.Image{{Name: "App", LoadAddress: 0x100000000, Size: 0x100000}}}
+	modules := []CompleteModule{{Module: Module{Type: "macho", CodeFile: "/App"}, DebugStatus: StatusFound}}
+	frames := make([]symstore.Frame, 8*framesPerEncoder)
+	for i := range frames {
+		frames[i] = symstore.Frame{Index: i, Address: 0x100000000 + uint64(i)*4, Image: "App", ImageLoadAddress: 0x100000000, Symbol: "f"}
+	}
+	th := symbolize.Thread{ID: 1, Frames: frames}
+	buf := make([]byte, 0, 1<<20)
+	allocs := func(workers int) float64 {
+		a := NewAnswer(d, nil, modules)
+		a.Workers = workers
+		return testing.AllocsPerRun(20, func() {
+			a.count = 0
+			a.AppendThread(buf[:0], th)
+		})
+	}
+	// The stack trace's head takes one allocation either way; the
+	// encoders of two workers take their goroutine and buffers besides.
+	if one, two := allocs(1), allocs(2); one >= two {
+		t.Errorf("allocations per backtrace: %v with one worker, %v with two; want fewer with one (no goroutine started)", one, two)
+	}
+}
