@@ -273,10 +273,13 @@ func (ix *Index) readCallSites(u int) (cs *unitCallSites) {
 				attr, originAttr, targetAttr, tailAttr = dwarf.AttrLowpc, dwarf.AttrAbstractOrigin, attrGNUCallTarget, attrGNUTailCall
 			}
 			pc, hasPC := e.Val(attr).(uint64)
-			if hasPC && len(cs.returns) < maxCallSitesPerUnit {
+			site := pendingSite{ret: pc, tail: flagSet(e, tailAttr), function: funcEntry}
+			// A GNU tail call's DW_AT_low_pc is the address after its
+			// jump, often the next function's entry: nothing returns
+			// there.
+			if hasPC && !site.tail && len(cs.returns) < maxCallSitesPerUnit {
 				cs.returns = append(cs.returns, pc)
 			}
-			site := pendingSite{ret: pc, tail: flagSet(e, tailAttr), function: funcEntry}
 			origin, hasOrigin := e.Val(originAttr).(dwarf.Offset)
 			if !hasOrigin && e.Tag == tagCallSite {
 				// clang names the callee by DW_AT_call_origin; the DWARF
