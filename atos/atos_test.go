@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/stackimage/stackimage/image"
+	"github.com/stackimage/stackimage/internal/hexnum"
 	"github.com/stackimage/stackimage/internal/hostile"
 	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/symtab"
@@ -183,21 +185,6 @@ func splitAll(t *testing.T, in string, split bufio.SplitFunc, bufSize int) []str
 		t.Fatalf("scanning %q: %v", in, err)
 	}
 	return words
-}
-
-// TestParseHex checks the table-driven parser against strconv.ParseUint.
-func TestParseHex(t *testing.T) {
-	for _, in := range []string{
-		"0", "0x0", "0X1f", "0x100001000", "DEADbeef", "ffffffffffffffff", "0xffffffffffffffff",
-		"", "0x", "x1", "0xg", "1 2", "0x10000000000000000", "-1", "+1", "0x0x1", "é",
-	} {
-		want, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(in, "0x"), "0X"), 16, 64)
-		wantOK := err == nil && !strings.HasPrefix(in, "+")
-		got, ok := parseHex([]byte(in))
-		if ok != wantOK || ok && got != want {
-			t.Errorf("parseHex(%q) = %#x, %v; want %#x, %v", in, got, ok, want, wantOK)
-		}
-	}
 }
 
 // failingWriter fails every write after the first n bytes.
@@ -371,9 +358,9 @@ func FuzzScanWords(f *testing.F) {
 				digits = digits[2:]
 			}
 			want, err := strconv.ParseUint(digits, 16, 64)
-			wantOK := err == nil && len(digits) <= 16
-			if got, ok := parseHex([]byte(w)); ok != wantOK || ok && got != want {
-				t.Fatalf("parseHex(%q) = %#x, %v; strconv says %#x, %v", w, got, ok, want, wantOK)
+			wantOK := err == nil
+			if got, ok := hexnum.ParseOptionalPrefix([]byte(w)); ok != wantOK || ok && got != want {
+				t.Fatalf("ParseOptionalPrefix(%q) = %#x, %v; strconv says %#x, %v", w, got, ok, want, wantOK)
 			}
 		}
 	})

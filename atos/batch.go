@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/bits"
 
+	"github.com/stackimage/stackimage/internal/hexnum"
 	"github.com/stackimage/stackimage/internal/textesc"
 )
 
@@ -52,7 +53,7 @@ func (a *Answerer) Answer(ctx context.Context, w io.Writer, r io.Reader) error {
 }
 
 func (a *Answerer) answerToken(out *batchWriter, text []byte) error {
-	if addr, ok := parseHex(text); ok {
+	if addr, ok := hexnum.ParseOptionalPrefix(text); ok {
 		out.buf = a.AppendAnswer(out.buf, addr)
 	} else {
 		out.buf = append(textesc.Append(out.buf, string(text)), '\n')
@@ -149,39 +150,3 @@ func notWordBytes8(w uint64) uint64 { return textesc.OutsideASCII8(w, 0x21) }
 func isASCIISpace(c byte) bool {
 	return c == ' ' || c >= '\t' && c <= '\r'
 }
-
-// parseHex reads a hex address, with or without 0x, without allocating.
-func parseHex(b []byte) (uint64, bool) {
-	if len(b) > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X') {
-		b = b[2:]
-	}
-	if len(b) == 0 || len(b) > 16 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		d := hexDigits[c]
-		if d == notHex {
-			return 0, false
-		}
-		v = v<<4 | uint64(d)
-	}
-	return v, true
-}
-
-// hexDigits maps a byte to its value as a hex digit, or notHex.
-var hexDigits = func() (t [256]byte) {
-	for i := range t {
-		t[i] = notHex
-	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = byte(c - '0')
-	}
-	for c := 'a'; c <= 'f'; c++ {
-		t[c] = byte(c - 'a' + 10)
-		t[c-'a'+'A'] = byte(c - 'a' + 10)
-	}
-	return t
-}()
-
-const notHex = 0xff

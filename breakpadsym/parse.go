@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/stackimage/stackimage/internal/hexnum"
 )
 
 // FormatError describes a malformed record: the 1-based line it is on,
@@ -363,9 +365,9 @@ func (p *parser) funcRecord(rest string) {
 	addrText, rest := cut(rest)
 	sizeText, rest := cut(rest)
 	paramText, name := cut(rest)
-	addr, ok1 := parseHex(addrText)
-	size, ok2 := parseHex(sizeText)
-	param, ok3 := parseHex(paramText)
+	addr, ok1 := hexnum.Parse(addrText)
+	size, ok2 := hexnum.Parse(sizeText)
+	param, ok3 := hexnum.Parse(paramText)
 	switch {
 	case !ok1 || !ok2 || !ok3:
 		// The line records that follow have no FUNC: skip them too, or
@@ -386,8 +388,8 @@ func (p *parser) lineRecord(line string) {
 	sizeText, rest := cut(rest)
 	lineText, rest := cut(rest)
 	fileText, extra := cut(rest)
-	addr, ok1 := parseHex(addrText)
-	size, ok2 := parseHex(sizeText)
+	addr, ok1 := hexnum.Parse(addrText)
+	size, ok2 := hexnum.Parse(sizeText)
 	num, ok3 := parseDec32(lineText)
 	file, ok4 := parseDec32(fileText)
 	switch {
@@ -433,8 +435,8 @@ func (p *parser) inlineRecord(rest string) {
 		var addrText, sizeText string
 		addrText, rest = cut(rest)
 		sizeText, rest = cut(rest)
-		addr, ok1 := parseHex(addrText)
-		size, ok2 := parseHex(sizeText)
+		addr, ok1 := hexnum.Parse(addrText)
+		size, ok2 := hexnum.Parse(sizeText)
 		if !ok1 || !ok2 || addr+size < addr {
 			p.inlBuf = p.inlBuf[:start]
 			p.warn("INLINE", "range %q %q is not a hex address and size", addrText, sizeText)
@@ -457,8 +459,8 @@ func (p *parser) publicRecord(rest string) {
 	}
 	addrText, rest := cut(rest)
 	paramText, name := cut(rest)
-	addr, ok1 := parseHex(addrText)
-	param, ok2 := parseHex(paramText)
+	addr, ok1 := hexnum.Parse(addrText)
+	param, ok2 := hexnum.Parse(paramText)
 	if !ok1 || !ok2 {
 		p.warn("PUBLIC", "address %q or parameter size %q is not a hex number", addrText, paramText)
 		return
@@ -483,8 +485,8 @@ func (p *parser) stackRecord(rest string) {
 		p.endCFI()
 		addrText, rest := cut(rest)
 		sizeText, rules := cut(rest)
-		addr, ok1 := parseHex(addrText)
-		size, ok2 := parseHex(sizeText)
+		addr, ok1 := hexnum.Parse(addrText)
+		size, ok2 := hexnum.Parse(sizeText)
 		switch {
 		case !ok1 || !ok2:
 			p.warn("STACK CFI INIT", "address %q or size %q is not a hex number", addrText, sizeText)
@@ -501,7 +503,7 @@ func (p *parser) stackRecord(rest string) {
 		}
 		return
 	}
-	addr, ok := parseHex(first)
+	addr, ok := hexnum.Parse(first)
 	switch {
 	case !ok:
 		p.warn("STACK CFI", "address %q is not a hex number", first)
@@ -661,29 +663,6 @@ func trimEOL(s string) string {
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// parseHex parses 1 to 16 hex digits, without a prefix.
-func parseHex(s string) (uint64, bool) {
-	if len(s) == 0 || len(s) > 16 {
-		return 0, false
-	}
-	var v uint64
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		v = v<<4 | uint64(c)
-	}
-	return v, true
 }
 
 // parseDec32 parses a decimal number that fits in 32 bits.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/stackimage/stackimage/internal/hexnum"
 	"github.com/stackimage/stackimage/internal/jsonscan"
 )
 
@@ -405,7 +406,7 @@ func (r *requestReader) number() []byte {
 // decimal.
 func parseAddress(s []byte) (uint64, bool) {
 	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
-		return parseHex(s[2:])
+		return hexnum.Parse(s[2:])
 	}
 	if len(s) == 0 {
 		return 0, false
@@ -425,35 +426,3 @@ func parseAddress(s []byte) (uint64, bool) {
 }
 
 const maxUint64 = ^uint64(0)
-
-// parseHex reads hex digits: one table look-up and one shift a digit,
-// for every frame of a request.
-func parseHex(s []byte) (uint64, bool) {
-	if len(s) == 0 {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range s {
-		d := hexValue[c]
-		if d > 0xf || v>>60 != 0 {
-			return 0, false // not a digit, or overflow
-		}
-		v = v<<4 | uint64(d)
-	}
-	return v, true
-}
-
-// hexValue is each byte's value as a hex digit, 0xff for a byte that is
-// none.
-var hexValue = func() (t [256]byte) {
-	for i := range t {
-		t[i] = 0xff
-	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = byte(c - '0')
-	}
-	for c := 'a'; c <= 'f'; c++ {
-		t[c], t[c-'a'+'A'] = byte(c-'a'+10), byte(c-'a'+10)
-	}
-	return t
-}()
