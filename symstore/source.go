@@ -370,6 +370,15 @@ func (s *Symbols) lookupSources(ctx context.Context, u uuid.UUID, name string) (
 			}
 		}
 		ld.refs.release()
+		if name != "" && ld.name == "" && len(ld.needName) > 0 && ctx.Err() == nil {
+			// This lookup joined one that was in flight without the
+			// name, and some sources could not look without it: ask
+			// them with it now. The load just ended is nameless and
+			// missed, so lookupSources replaces it (or joins a named
+			// one another lookup began): this retries once.
+			s.mu.Lock()
+			return s.lookupSources(ctx, u, name) // releases s.mu
+		}
 		return nil, ld.errs
 	}
 	return ld.entry, nil
@@ -463,8 +472,10 @@ func (s *Symbols) LookupContext(ctx context.Context, u uuid.UUID) (*Entry, error
 // keeping files under the debug file's name needs (a Breakpad symbol
 // server's <name>/<ID>/<name>.sym). The files on disk are found by UUID
 // alone, as by Lookup. After a miss asked without the name, the sources
-// that could not look without it (ErrNeedName) are asked again with it;
-// a UUID is otherwise asked of a source once, whatever the name.
+// that could not look without it (ErrNeedName) are asked again with it,
+// also by a lookup with the name that joined the nameless one while it
+// was in flight; a UUID is otherwise asked of a source once, whatever
+// the name.
 func (s *Symbols) LookupImage(ctx context.Context, u uuid.UUID, name string) (*Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

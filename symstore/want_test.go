@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/lookup"
 	"github.com/stackimage/stackimage/uuid"
@@ -104,4 +106,82 @@ func TestLookupImageTellsSourcesTheName(t *testing.T) {
 			t.Errorf("%s: the sources were asked (-want +got):\n%s", st.name, diff)
 		}
 	}
+}
+
+// gatedSource is a namedSource whose asks without a name wait until
+// release is closed, after telling asked: a lookup with the name can
+// join the nameless one while it is in flight.
+type gatedSource struct {
+	namedSource
+	asked, release chan struct{}
+}
+
+func (s *gatedSource) OpenSymbols(ctx context.Context, want Want) ([]SymbolFile, error) {
+	if want.Name == "" {
+		close(s.asked)
+		<-s.release
+	}
+	return s.namedSource.OpenSymbols(ctx, want)
+}
+
+// TestLookupImageJoiningANamelessLoad: a lookup with the image's name
+// that arrives while one without it is asking the sources does not take
+// that lookup's miss: the source that needed the name is asked with it,
+// and the named lookup finds the file.
+func TestLookupImageJoiningANamelessLoad(t *testing.T) {
+	a := uuid.UUID{0xa}
+	log := &askLog{}
+	src := &gatedSource{namedSource{syms: map[uuid.UUID]string{a: "libA.dylib"}, log: log}, make(chan struct{}), make(chan struct{})}
+	syms := NewSymbols()
+	defer syms.Close()
+	syms.AddSource(src)
+	ctx := context.Background()
+
+	nameless := make(chan error, 1)
+	go func() {
+		e, err := syms.LookupContext(ctx, a)
+		if e != nil {
+			e.Release()
+		}
+		nameless <- err
+	}()
+	<-src.asked // the nameless load is in flight
+	named := make(chan *Entry, 1)
+	namedErr := make(chan error, 1)
+	go func() {
+		e, err := syms.LookupImage(ctx, a, "libA.dylib")
+		named <- e
+		namedErr <- err
+	}()
+	// The named lookup joins the load before the nameless ask ends.
+	for syms.lookupsWaiting(a) < 2 {
+		runtime.Gosched()
+	}
+	close(src.release)
+	if err := <-nameless; !errors.Is(err, lookup.ErrNotFound) {
+		t.Errorf("the lookup without a name: %v; want lookup.ErrNotFound", err)
+	}
+	e, err := <-named, <-namedErr
+	if err != nil || e == nil || len(e.BreakpadFiles()) != 1 {
+		t.Fatalf("the lookup with the name, joined to the nameless one: %v, %v; want the .sym file", e, err)
+	}
+	e.Release()
+	want := []string{"named " + a.String() + ` ""`, "named " + a.String() + ` "libA.dylib"`}
+	if diff := cmp.Diff(want, log.take()); diff != "" {
+		t.Errorf("the source was asked (-want +got):\n%s", diff)
+	}
+}
+
+// lookupsWaiting is how many lookups hold the load of u now (its refs,
+// less the index's own hold).
+func (s *Symbols) lookupsWaiting(u uuid.UUID) int {
+	s.mu.Lock()
+	ld := s.loads[u]
+	s.mu.Unlock()
+	if ld == nil {
+		return 0
+	}
+	ld.refs.mu.Lock()
+	defer ld.refs.mu.Unlock()
+	return ld.refs.n - 1
 }
