@@ -57,7 +57,8 @@ type chunkSet struct {
 }
 
 // resolveChunks reads the final and partial chunks among keys and keeps,
-// of each hour, the final chunks and the uploads they do not replace;
+// of each hour, the final chunks no other final chunk subsumes
+// (subsumedFinals) and the uploads they do not replace;
 // or, in an hour without a final chunk, the partial chunk that holds the
 // most uploads and the uploads it does not hold.
 //
@@ -91,6 +92,9 @@ func (c *Chunks) resolveChunks(ctx context.Context, keys []string) (*chunkSet, e
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, key := range subsumedFinals(finalKeys, set.merged) {
+		replaced[key] = true
 	}
 	// The partial chunk of each hour without a final one: the one
 	// holding the most uploads, the latest of those.
@@ -153,6 +157,58 @@ func (c *Chunks) resolveChunks(ctx context.Context, keys []string) (*chunkSet, e
 		}
 	}
 	return set, nil
+}
+
+// subsumedFinals returns the final chunks among keys whose sources
+// another final chunk of the same hour replaces too: that one counts
+// them. Two instances compacting one hour at once, one having listed an
+// upload that landed after the hour's grace and one not, write two final
+// chunks, the later listing's replacing all that the other's does. Of
+// two that replace the same, the one with the greater key is subsumed.
+func subsumedFinals(keys []string, chunks map[string]*aggregate.Chunk) []string {
+	byHour := map[string][]string{}
+	for _, key := range keys {
+		if _, prefix, ok := chunkBucket(key); ok && chunks[key] != nil {
+			byHour[prefix] = append(byHour[prefix], key)
+		}
+	}
+	var out []string
+	for _, hour := range byHour {
+		if len(hour) < 2 {
+			continue
+		}
+		sets := make(map[string]map[string]bool, len(hour))
+		for _, key := range hour {
+			set := make(map[string]bool, len(chunks[key].Replaces))
+			for _, r := range chunks[key].Replaces {
+				set[r] = true
+			}
+			sets[key] = set
+		}
+		for _, a := range hour {
+			for _, b := range hour {
+				if a == b || len(sets[a]) > len(sets[b]) || len(sets[a]) == len(sets[b]) && a < b {
+					continue
+				}
+				if holdsAll(sets[b], sets[a]) {
+					out = append(out, a)
+					break
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// holdsAll reports whether every key of sub is in set.
+func holdsAll(set, sub map[string]bool) bool {
+	for k := range sub {
+		if !set[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeInto merges the set's chunks into agg, keeping the samples keep

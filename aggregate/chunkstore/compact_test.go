@@ -199,3 +199,76 @@ func TestQueryListsAgainWhenAChunkIsGone(t *testing.T) {
 		t.Errorf("%d records after %d listings, want 3 after 2", records, v.listed)
 	}
 }
+
+// listedBefore is a view of a store whose List shows only the keys it
+// held when the view was made (and still holds): an instance that listed
+// an hour just before an upload landed.
+type listedBefore struct {
+	*memStore
+	seen map[string]bool
+}
+
+func newListedBefore(m *memStore) *listedBefore {
+	keys, _ := m.List(context.Background(), "")
+	seen := map[string]bool{}
+	for _, k := range keys {
+		seen[k] = true
+	}
+	return &listedBefore{m, seen}
+}
+
+func (v *listedBefore) List(ctx context.Context, prefix string) ([]string, error) {
+	keys, err := v.memStore.List(ctx, prefix)
+	return slices.DeleteFunc(keys, func(k string) bool { return !v.seen[k] }), err
+}
+
+// An upload landing in an hour after its grace while two instances
+// compact that hour, one having listed it and one not, makes two final
+// chunks, one holding the other's uploads: a reader counts the larger
+// only, and the next compaction removes the smaller, counting nothing
+// twice.
+func TestLateUploadDuringTwoCompactions(t *testing.T) {
+	store := newMemStore()
+	hour := time.Now().UTC().Add(-3 * time.Hour).Truncate(time.Hour)
+	c := newChunks(t, store, 0)
+	c.compacting.Store(true)
+	for i := range 2 {
+		writeAt(t, c, hour.Add(time.Duration(i)*time.Minute))
+	}
+	_, prefix, _ := chunkBucket(chunkKeys(t, store)[0])
+	early := newChunks(t, newListedBefore(store), 0) // listed before the late upload
+	early.compacting.Store(true)
+	writeAt(t, c, hour.Add(59*time.Minute)) // the late upload
+	wantRecords, wantWeight := counts(t, c, Query{})
+	if wantRecords == 0 {
+		t.Fatal("no records before compaction")
+	}
+	ctx := context.Background()
+	late := newChunks(t, store, 0) // listed after it
+	late.compacting.Store(true)
+	bigger, _, err := late.writeCompacted(ctx, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smaller, _, err := early.writeCompacted(ctx, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(bigger, compactSuffix) || !strings.HasSuffix(smaller, compactSuffix) || bigger == smaller {
+		t.Fatalf("two compactions wrote %q and %q: want two different final chunks", bigger, smaller)
+	}
+	reader := newChunks(t, store, 0)
+	reader.compacting.Store(true)
+	if records, weight := counts(t, reader, Query{}); records != wantRecords || weight != wantWeight {
+		t.Errorf("with both final chunks: %d records of weight %d, want %d of weight %d", records, weight, wantRecords, wantWeight)
+	}
+	if _, err := reader.compactBucket(ctx, prefix); err != nil {
+		t.Fatal(err)
+	}
+	if keys := chunkKeys(t, store); !slices.Equal(keys, []string{bigger}) {
+		t.Errorf("after the next compaction the hour holds %q, want only %q", keys, bigger)
+	}
+	if records, weight := counts(t, reader, Query{}); records != wantRecords || weight != wantWeight {
+		t.Errorf("after the next compaction: %d records of weight %d, want %d of weight %d", records, weight, wantRecords, wantWeight)
+	}
+}
