@@ -20,12 +20,14 @@ import (
 // TestJunkWordsDSYMOnly runs emu/testdata/junkwords.c, built without frame
 // pointers, and walks its stack with its dSYM alone (no binary: no code
 // bytes; the unwind tables dsymutil copies withheld), as a crash pipeline
-// walks an app whose dSYM was uploaded. The program leaves on its real stack the three words a
-// Breakpad-style scan takes for frames: a function pointer at a
-// function's first instruction and a __TEXT constant below the return
-// address into start, and a second copy of that return address above it.
-// Inside leaf, where all three are on the stack, the walk must find
-// exactly leaf, middle and start, and none of the three words, with the
+// walks an app whose dSYM was uploaded. The program leaves on its real
+// stack the words a Breakpad-style scan takes for frames: a function
+// pointer at a function's first instruction, a __TEXT constant and a
+// pointer into it (past the table's symbol, which the symbol table lists
+// as it lists functions) below the return address into start, and a
+// second copy of that return address above it. Inside leaf, where all
+// are on the stack, the walk must find exactly leaf, middle and start,
+// and none of those words, with the
 // dSYM's DWARF call sites and without them (its functions alone refuse
 // each word); at every instruction boundary of the run, no walk may hold
 // a frame the truth lacks.
@@ -108,7 +110,8 @@ func checkJunkWordsInLeaf(t *testing.T, path, arch, opt string) {
 		words := stackWords(t, snap.Memory, sp, th.StackHigh, s.ptrSize)
 		raStart := chain[2]
 		for what, n := range map[string]int{"leaf's first instruction": count(words, leaf), "the __TEXT constant": count(words, table),
-			"the return address into start": count(words, raStart)} {
+			"the pointer into the __TEXT constant": count(words, table+20),
+			"the return address into start":        count(words, raStart)} {
 			want := 1
 			if what == "the return address into start" {
 				want = 2

@@ -19,6 +19,20 @@ func (im *Image) Section(segment, name string) (Section, bool) {
 	return Section{}, false
 }
 
+// Section attributes that mark code (<mach-o/loader.h>): a section with
+// neither holds data, as __TEXT,__const and __TEXT,__cstring do.
+const (
+	sAttrPureInstructions = 0x80000000 // S_ATTR_PURE_INSTRUCTIONS
+	sAttrSomeInstructions = 0x400      // S_ATTR_SOME_INSTRUCTIONS
+)
+
+// HoldsInstructions reports whether the section's attributes say it holds
+// machine instructions (__text, __stubs, __stub_helper), as a dSYM's copy
+// of the binary's section headers says too.
+func (s Section) HoldsInstructions() bool {
+	return s.Flags&(sAttrPureInstructions|sAttrSomeInstructions) != 0
+}
+
 var (
 	// ErrNoFileData is the error of ReadSection (tested with errors.Is)
 	// for a section whose bytes the file does not hold by design: a

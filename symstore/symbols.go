@@ -813,8 +813,14 @@ func (e *Entry) LazyWarnings() []string {
 // FunctionOffset returns how far the unslid address lies past the start of
 // its function, from the symbol tables, else, for an entry with only a
 // Breakpad .sym file, from its FUNC records at moduleOffset (the address's
-// offset from the load address, as .sym addresses count).
+// offset from the load address, as .sym addresses count). An address in a
+// section that holds no instructions (a table in __TEXT,__const, whose
+// symbol the symbol table lists as it lists functions) lies in no
+// function.
 func (e *Entry) FunctionOffset(unslid, moduleOffset uint64) (uint64, bool) {
+	if e.inDataSection(unslid) {
+		return 0, false
+	}
 	if sym, ok := e.Symbol(unslid); ok {
 		return sym.Offset, true
 	}
@@ -824,6 +830,17 @@ func (e *Entry) FunctionOffset(unslid, moduleOffset uint64) (uint64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// inDataSection reports whether the entry's Mach-O files place the
+// unslid address in a section that holds no instructions.
+func (e *Entry) inDataSection(unslid uint64) bool {
+	for _, im := range e.Images {
+		if sec, ok := im.SectionFor(unslid); ok {
+			return !sec.HoldsInstructions()
+		}
+	}
+	return false
 }
 
 // KnowsFunctions reports whether the entry's symbol files list the image's

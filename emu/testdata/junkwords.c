@@ -1,7 +1,8 @@
-// junkwords leaves, on a stack without frame pointers, the three kinds of
-// word a stack scan must refuse when only a dSYM checks it (emu's
-// TestJunkWordsDSYMOnly): a function pointer (leaf's first instruction)
-// and a __TEXT constant in middle's frame, below the return address into
+// junkwords leaves, on a stack without frame pointers, the kinds of word
+// a stack scan must refuse when only a dSYM checks it (emu's
+// TestJunkWordsDSYMOnly): a function pointer (leaf's first instruction),
+// a __TEXT constant and a pointer into it (a table's symbol is listed as
+// a function's is) in middle's frame, below the return address into
 // start, and a second copy of that return address in start's frame,
 // above it (as a crash reporter's stack holds a second copy of dyld's
 // start). Built with -fomit-frame-pointer; freestanding, no globals but
@@ -20,9 +21,10 @@ __attribute__((noinline)) unsigned leaf(unsigned x) {
 }
 
 __attribute__((noinline)) unsigned middle(unsigned x, volatile word *outer) {
-	volatile word junk[2];
-	junk[0] = (word)&leaf;  // a function pointer: leaf's first instruction
-	junk[1] = (word)table;  // a __TEXT constant
+	volatile word junk[3];
+	junk[0] = (word)&leaf;     // a function pointer: leaf's first instruction
+	junk[1] = (word)table;     // a __TEXT constant
+	junk[2] = (word)&table[5]; // a pointer into it, past its symbol
 	// A second copy of the return address into start, in start's frame.
 	// On arm64 __builtin_return_address strips a signature with XPACI,
 	// which the emulator does not run: LR is read as it is (no call has
@@ -35,7 +37,7 @@ __attribute__((noinline)) unsigned middle(unsigned x, volatile word *outer) {
 	*outer = (word)__builtin_return_address(0);
 #endif
 	unsigned r = leaf(x + (unsigned)(junk[0] & 1));
-	return r + (unsigned)(junk[1] & 1);
+	return r + (unsigned)(junk[1] & 1) + (unsigned)(junk[2] & 1);
 }
 
 unsigned start(void) {
