@@ -3,7 +3,10 @@
 package emu
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -14,6 +17,8 @@ import (
 	"github.com/stackimage/stackimage/fixtures"
 	"github.com/stackimage/stackimage/internal/testtool"
 	"github.com/stackimage/stackimage/symbolize"
+	"github.com/stackimage/stackimage/symindex"
+	"github.com/stackimage/stackimage/symstore"
 	"github.com/stackimage/stackimage/walker"
 )
 
@@ -91,6 +96,15 @@ func checkJunkWordsInLeaf(t *testing.T, path, arch, opt string) {
 	leaf, table := slid("leaf"), slid("table")
 	dsym := processWith(t, s.m, path+".dSYM")
 	dsym.NoUnwindInfo = true // the __eh_frame dsymutil copies: the scan alone finds the callers
+	// The index made of the dSYM (stackimage index) holds its symbols and
+	// section ranges, without the Mach-O headers: it must refuse the same
+	// words.
+	index := processWith(t, s.m, indexStore(t, path+".dSYM"))
+	index.NoUnwindInfo = true
+	symbols := []struct {
+		name string
+		proc *symbolize.Process
+	}{{"the dSYM", dsym}, {"the dSYM's index", index}}
 	walks := 0
 	_, err = s.m.Run(RunOptions{OnStep: func(pc uint64) error {
 		if fn, ok := s.proc.FunctionStart(pc); !ok || fn != leaf {
@@ -120,12 +134,14 @@ func checkJunkWordsInLeaf(t *testing.T, path, arch, opt string) {
 				t.Fatalf("PC %#x: %s is %d times on the stack, want at least %d: the program does not leave its junk words", pc, what, n, want)
 			}
 		}
-		for _, callSites := range []bool{true, false} {
-			opts := walker.Options{StackLow: th.StackLow, StackHigh: th.StackHigh}
-			if !callSites {
-				opts.Symbols = withoutCallSites{dsym}
+		for _, sym := range symbols {
+			for _, callSites := range []bool{true, false} {
+				opts := walker.Options{StackLow: th.StackLow, StackHigh: th.StackHigh}
+				if !callSites {
+					opts.Symbols = withoutCallSites{sym.proc}
+				}
+				checkJunkWalk(t, sym.name, sym.proc, th.Registers, snap.Memory, opts, pc, leaf, chain, s.m.Sentinel, callSites)
 			}
-			checkJunkWalk(t, dsym, th.Registers, snap.Memory, opts, pc, leaf, chain, s.m.Sentinel, callSites)
 		}
 		walks++
 		return nil
@@ -138,25 +154,26 @@ func checkJunkWordsInLeaf(t *testing.T, path, arch, opt string) {
 	}
 }
 
-// checkJunkWalk walks with the dSYM alone (opts hiding its call sites or
-// not) and checks the frames are chain's, leaf's PC, middle and start.
-func checkJunkWalk(t *testing.T, dsym *symbolize.Process, regs *archregs.Registers, mem walker.Memory, opts walker.Options,
+// checkJunkWalk walks with the symbols named name alone (opts hiding
+// their call sites or not) and checks the frames are chain's, leaf's PC,
+// middle and start.
+func checkJunkWalk(t *testing.T, name string, syms *symbolize.Process, regs *archregs.Registers, mem walker.Memory, opts walker.Options,
 	pc, leaf uint64, chain []uint64, sentinel uint64, callSites bool) {
 	t.Helper()
-	frames, res := dsym.Walk(regs, mem, opts)
+	frames, res := syms.Walk(regs, mem, opts)
 	got := returnAddresses(res.Frames)
 	if n := len(got); n > 3 && got[n-1] == sentinel {
 		got = got[:n-1] // start's caller: the emulator's sentinel, in no image
 	}
 	if !slices.Equal(got, chain) {
-		t.Errorf("PC %#x (leaf+%d), call sites used %v: walk %#x %v (%s), want %#x: leaf, middle, start and no junk word",
-			pc, pc-leaf, callSites, got, MachineNames(frames), res.StopDetail, chain)
+		t.Errorf("%s, PC %#x (leaf+%d), call sites used %v: walk %#x %v (%s), want %#x: leaf, middle, start and no junk word",
+			name, pc, pc-leaf, callSites, got, MachineNames(frames), res.StopDetail, chain)
 	}
 	// start, middle's caller, lies above the function pointer and the
 	// constant: only a scan the dSYM checks finds it.
 	if f := res.Frames[min(2, len(res.Frames)-1)]; f.FoundBy != walker.FoundByScan || f.Trust != walker.TrustScanSymbols {
-		t.Errorf("PC %#x, call sites used %v: frame %d at %#x found by %s, trust %s: want start found by a scan the dSYM checked",
-			pc, callSites, f.Index, f.ReturnAddress, f.FoundBy, f.Trust)
+		t.Errorf("%s, PC %#x, call sites used %v: frame %d at %#x found by %s, trust %s: want start found by a scan the symbols checked",
+			name, pc, callSites, f.Index, f.ReturnAddress, f.FoundBy, f.Trust)
 	}
 }
 
@@ -184,4 +201,38 @@ func count(words []uint64, v uint64) int {
 		}
 	}
 	return n
+}
+
+// indexStore writes the index of each image of the dSYM at path into a
+// new store directory (STORE/UUID/ARCH.symindex, as stackimage index
+// writes it) and returns the directory.
+func indexStore(t *testing.T, path string) string {
+	t.Helper()
+	syms := symstore.NewSymbols()
+	defer syms.Close()
+	if err := syms.AddDir(context.Background(), path); err != nil {
+		t.Fatal(err)
+	}
+	store := t.TempDir()
+	for _, u := range syms.UUIDs() {
+		e, err := syms.Lookup(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(store, u.String())
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		err = e.WriteIndex(&buf)
+		name := e.Image().ArchName() + symindex.Extension
+		e.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return store
 }

@@ -87,10 +87,15 @@ const (
 // Record sizes.
 const (
 	segmentSize   = 24 // name id u32, prot u32, addr u64, size u64
-	rangeSize     = 24 // start u64, end u64, index u8, 7 bytes padding
+	rangeSize     = 24 // start u64, end u64, index u8, flags u8, 6 bytes padding
 	symBlockSize  = 16 // first address u64, stream offset u32, entry count u32
 	lineBlockSize = 16 // first address u64, stream offset u32, count u32
 )
+
+// rangeData is the flag of a section range whose section holds no
+// instructions (symtab.SectionRange.Data). Files written before it have 0
+// there: every section is then taken for code, as it was.
+const rangeData = 1
 
 // blockSize is the number of symbols a symbol block in code holds at
 // least (more when the next entries share the last one's address: equal

@@ -207,14 +207,47 @@ func (ix *Index) find(t *table, addr uint64, cached bool) (symtab.Entry, bool) {
 	return out, true
 }
 
+// InDataSection reports whether a symbol table of the index places addr
+// in a section that holds no instructions (symtab.Table.InDataSection):
+// a symbol there names data, not a function.
+func (ix *Index) InDataSection(addr uint64) bool {
+	for i := range ix.tables {
+		if flags, ok := ix.tables[i].rangeFlags(addr); ok {
+			return flags&rangeData != 0
+		}
+	}
+	return false
+}
+
+// rangeFlags returns the flags of the section range holding addr; ok is
+// false when the table has no sections or none holds addr.
+func (t *table) rangeFlags(addr uint64) (flags byte, ok bool) {
+	k, ok := t.rangeAt(addr)
+	if !ok {
+		return 0, false
+	}
+	return t.ranges.b[rangeSize*k+17], true
+}
+
 // section returns the section holding addr (the last starting at or
 // below it) and its start; sectioned is false when the table has no
 // sections, and ok false when addr lies in none of them.
 func (t *table) section(addr uint64) (start uint64, sect uint8, sectioned, ok bool) {
-	n := len(t.ranges.b) / rangeSize
-	if n == 0 {
+	if len(t.ranges.b) < rangeSize {
 		return 0, 0, false, true
 	}
+	k, ok := t.rangeAt(addr)
+	if !ok {
+		return 0, 0, true, false
+	}
+	r := t.ranges.b[rangeSize*k:]
+	return le.Uint64(r), r[16], true, true
+}
+
+// rangeAt returns the index of the section range holding addr: the last
+// starting at or below it, if addr lies before its end.
+func (t *table) rangeAt(addr uint64) (int, bool) {
+	n := len(t.ranges.b) / rangeSize
 	k := n - 1
 	if t.rangesSorted {
 		// The first starting above addr, less one.
@@ -233,14 +266,10 @@ func (t *table) section(addr uint64) (start uint64, sect uint8, sectioned, ok bo
 			k--
 		}
 	}
-	if k < 0 {
-		return 0, 0, true, false
+	if k < 0 || addr >= le.Uint64(t.ranges.b[rangeSize*k+8:]) {
+		return 0, false
 	}
-	r := t.ranges.b[rangeSize*k:]
-	if addr >= le.Uint64(r[8:]) {
-		return 0, 0, true, false
-	}
-	return le.Uint64(r), r[16], true, true
+	return k, true
 }
 
 // symBlock is a symbol block in code decoded once and kept (table.cache):

@@ -83,6 +83,16 @@ func compareAt(t *testing.T, e *symstore.Entry, ix *symindex.Index, addr uint64)
 		t.Errorf("SymbolUncached(%#x) = %+v, %v; Symbol gave %+v, %v", addr, sym, ok, gotSym, gotOK)
 		return false
 	}
+	// The section's flags survive: a symbol in a data section names no
+	// function.
+	wantData := false
+	for _, tb := range e.Tables {
+		wantData = wantData || tb.InDataSection(addr)
+	}
+	if got := ix.InDataSection(addr); got != wantData {
+		t.Errorf("InDataSection(%#x) = %v; the symbol tables say %v", addr, got, wantData)
+		return false
+	}
 	want := e.Source(addr)
 	got, sourceOK := ix.Source(addr)
 	if !slices.Equal(want, got) || (want == nil) != (got == nil) {
@@ -110,7 +120,7 @@ func TestFixtures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tested := 0
+	tested, inData := 0, 0
 	for _, n := range names {
 		if n.IsDir() || !(strings.HasSuffix(n.Name(), ".o") || !strings.Contains(n.Name(), ".")) {
 			continue
@@ -138,6 +148,9 @@ func TestFixtures(t *testing.T) {
 						if !compareAt(t, e, ix, a) {
 							return
 						}
+						if ix.InDataSection(a) {
+							inData++
+						}
 					}
 				}
 				tested++
@@ -146,6 +159,9 @@ func TestFixtures(t *testing.T) {
 	}
 	if tested < 20 {
 		t.Errorf("compared %d fixture images, want at least 20", tested)
+	}
+	if inData == 0 {
+		t.Errorf("no address of the fixtures lies in a data section (__unwind_info, __eh_frame): the flag was not compared where it is set")
 	}
 }
 

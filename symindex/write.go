@@ -112,7 +112,11 @@ func (b *builder) write(w io.Writer, in Input, lines func([]*debuginfo.Index) *l
 		for _, r := range t.Sections() {
 			sranges = le.AppendUint64(sranges, r.Start)
 			sranges = le.AppendUint64(sranges, r.End)
-			sranges = append(sranges, r.Index, 0, 0, 0, 0, 0, 0, 0)
+			var flags byte
+			if r.Data {
+				flags |= rangeData
+			}
+			sranges = append(sranges, r.Index, flags, 0, 0, 0, 0, 0, 0)
 		}
 		blocks, stream, err := symbolBlocks(t, code)
 		if err != nil {

@@ -832,9 +832,13 @@ func (e *Entry) FunctionOffset(unslid, moduleOffset uint64) (uint64, bool) {
 	return 0, false
 }
 
-// inDataSection reports whether the entry's Mach-O files place the
-// unslid address in a section that holds no instructions.
+// inDataSection reports whether the entry's Mach-O files, or the index
+// made of them, place the unslid address in a section that holds no
+// instructions.
 func (e *Entry) inDataSection(unslid uint64) bool {
+	if e.stored != nil && e.stored.InDataSection(unslid) {
+		return true
+	}
 	for _, im := range e.Images {
 		if sec, ok := im.SectionFor(unslid); ok {
 			return !sec.HoldsInstructions()

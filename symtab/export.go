@@ -20,6 +20,10 @@ type Entry struct {
 type SectionRange struct {
 	Start, End uint64
 	Index      uint8 // 1-based section index
+	// Data is true for a section whose headers mark no instructions
+	// (__TEXT,__const, __TEXT,__cstring): a symbol there names data, not
+	// a function, although __TEXT is executable.
+	Data bool
 }
 
 // Entry returns entry i, 0 <= i < Len(), in address order.
@@ -41,9 +45,17 @@ func (t *Table) Sections() []SectionRange {
 	}
 	out := make([]SectionRange, len(t.sections))
 	for i, s := range t.sections {
-		out[i] = SectionRange{Start: s.start, End: s.end, Index: s.index}
+		out[i] = SectionRange{Start: s.start, End: s.end, Index: s.index, Data: s.data}
 	}
 	return out
+}
+
+// InDataSection reports whether the table's sections place addr in one
+// that holds no instructions (SectionRange.Data): false for an address in
+// no section, and for a table built without sections.
+func (t *Table) InDataSection(addr uint64) bool {
+	s, ok := t.spanOf(addr)
+	return ok && s.data
 }
 
 // SymbolAt returns the answer a lookup of addr gives when it lands on

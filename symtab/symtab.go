@@ -176,10 +176,12 @@ type addrRange struct{ start, size uint64 }
 // contains reports whether addr is in the range, with one comparison.
 func (r *addrRange) contains(addr uint64) bool { return addr-r.start < r.size }
 
-// span is one section's half-open address range.
+// span is one section's half-open address range; data when its headers
+// mark no instructions.
 type span struct {
 	start, end uint64
 	index      uint8
+	data       bool
 }
 
 // compareEntries orders entries by address, then section, source and name
@@ -593,7 +595,7 @@ func makeSpans(sections []image.Section) []span {
 		if s.Size == 0 || s.Index <= 0 || s.Index > 255 || s.Addr+s.Size < s.Addr {
 			continue
 		}
-		spans = append(spans, span{start: s.Addr, end: s.Addr + s.Size, index: uint8(s.Index)})
+		spans = append(spans, span{start: s.Addr, end: s.Addr + s.Size, index: uint8(s.Index), data: !s.HoldsInstructions()})
 	}
 	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.start, b.start) })
 	return spans

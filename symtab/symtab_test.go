@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/stackimage/stackimage/image"
 )
 
@@ -513,5 +514,43 @@ func TestNamesPrintable(t *testing.T) {
 				t.Errorf("NamesPrintable() = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestInDataSection: an address in a section whose flags mark no
+// instructions is in data; one in a code section, between sections, or
+// in a table built without sections is not. Of two overlapping sections,
+// the later one decides, as lookups bound by it.
+func TestInDataSection(t *testing.T) {
+	const code, none = 0x80000400, 0
+	sections := []image.Section{
+		{Index: 1, Segment: "__TEXT", Name: "__text", Addr: 0x1000, Size: 0x100, Flags: code},
+		{Index: 2, Segment: "__TEXT", Name: "__stubs", Addr: 0x1100, Size: 0x20, Flags: 0x80000408},
+		{Index: 3, Segment: "__TEXT", Name: "__const", Addr: 0x1120, Size: 0x40, Flags: none},
+		{Index: 4, Segment: "__TEXT", Name: "__cstring", Addr: 0x1160, Size: 0x20, Flags: 0x2},
+		{Index: 5, Segment: "__TEXT", Name: "__late", Addr: 0x1170, Size: 0x20, Flags: code},
+	}
+	tb, err := NewFromParts(image.RawSymtab{}, sections, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		addr uint64
+		want bool
+	}{
+		{0xfff, false}, {0x1000, false}, {0x10ff, false}, {0x1100, false}, {0x111f, false},
+		{0x1120, true}, {0x115f, true}, {0x1160, true}, {0x116f, true},
+		{0x1170, false}, {0x118f, false}, {0x1190, false},
+	} {
+		if got := tb.InDataSection(c.addr); got != c.want {
+			t.Errorf("InDataSection(%#x) = %v, want %v", c.addr, got, c.want)
+		}
+	}
+	bare, err := NewFromParts(image.RawSymtab{}, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bare.InDataSection(0x1120) {
+		t.Error("a table without sections puts an address in data")
 	}
 }
