@@ -69,7 +69,8 @@ func TestQueryCompactsClosedHours(t *testing.T) {
 }
 
 // Uploads start writing the hour's partial chunk in the background once
-// 50 of them are not in one, counted in the metrics.
+// 50 of them are not in one, at the next of the checks an instance makes
+// every 6 uploads (an eighth of the step), counted in the metrics.
 func TestUploadsWritePartialChunks(t *testing.T) {
 	// All in one hour, whenever the test runs; put back once the server
 	// (and its background work) is closed.
@@ -78,7 +79,8 @@ func TestUploadsWritePartialChunks(t *testing.T) {
 	timeNow = func() time.Time { return now }
 	t.Cleanup(func() { timeNow = saved })
 	s, ts := newTestServer(t, aggregateConfig(t.TempDir()))
-	for i := range 50 {
+	const uploads = 50 + 50/8
+	for i := range uploads {
 		if resp, body := do(t, "POST", ts.URL+"/v1/stacks", bytes.NewReader(exampleStacks(t)), nil); resp.StatusCode != http.StatusOK {
 			t.Fatalf("upload %d: %d %s", i, resp.StatusCode, body)
 		}
@@ -93,7 +95,7 @@ func TestUploadsWritePartialChunks(t *testing.T) {
 	if v := metric(t, s, "stackimage_aggregate_partial_chunks_total", "result", "ok"); v != 1 {
 		t.Errorf("partial chunks counted: %v, want 1", v)
 	}
-	if doc := groupsOf(t, ts.URL+"/v1/groups"); doc.Records != 150 {
-		t.Errorf("%d records, want 150", doc.Records)
+	if doc := groupsOf(t, ts.URL+"/v1/groups"); doc.Records != 3*uploads {
+		t.Errorf("%d records, want %d", doc.Records, 3*uploads)
 	}
 }

@@ -47,7 +47,9 @@ type Config struct {
 	CacheBytes int64
 	// PartialStep is how many uploads of an open hour a partial chunk may
 	// miss before a new one is written (at least 1/16 of those it holds
-	// besides); zero means 50, a negative value writes none.
+	// besides), at the next check, which an instance makes every eighth
+	// of the step of its uploads and after each query; zero means 50, a
+	// negative value writes none.
 	PartialStep int
 	// Now tells the time that names uploads and closes hours; nil means
 	// time.Now.
@@ -77,6 +79,9 @@ type Chunks struct {
 	// partial chunks are being written: one of each at a time.
 	compacting      atomic.Bool
 	writingPartials atomic.Bool
+	// unchecked counts the uploads since one last started the check for
+	// partial chunks (partialCheckEvery).
+	unchecked atomic.Int64
 	// background counts the work started after an upload or a query;
 	// closed stops starting more.
 	background sync.WaitGroup
@@ -136,8 +141,9 @@ var ErrEncode = errors.New("the chunk could not be encoded")
 
 // Write stores a chunk of one upload and returns its key. Once it has
 // returned without error the chunk is in the store: what was
-// acknowledged survives the instance. It starts, in the background, the
-// partial chunk of the hour when one is due.
+// acknowledged survives the instance. Every partialCheckEvery uploads it
+// starts, in the background, the partial chunk of the hour when one is
+// due.
 func (c *Chunks) Write(ctx context.Context, chunk *aggregate.Chunk) (string, error) {
 	var buf bytes.Buffer
 	if err := aggregate.EncodeChunk(&buf, chunk); err != nil {
@@ -147,7 +153,9 @@ func (c *Chunks) Write(ctx context.Context, chunk *aggregate.Chunk) (string, err
 	if err := c.store.Put(ctx, key, bytes.NewReader(buf.Bytes()), int64(buf.Len()), true); err != nil {
 		return "", err
 	}
-	c.writePartialsSoon([]string{key})
+	if n := c.unchecked.Add(1); n >= int64(partialCheckEvery(c.cfg.PartialStep)) && c.writePartialsSoon([]string{key}) {
+		c.unchecked.Add(-n)
+	}
 	return key, nil
 }
 

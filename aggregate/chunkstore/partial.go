@@ -141,17 +141,26 @@ func (c *Chunks) removeStalePartials(ctx context.Context, stale []string, best s
 	}
 }
 
+// partialCheckEvery is how many uploads an instance takes between the
+// checks for partial chunks that uploads start: each lists the hour, and
+// a listing of an hour of many uploads is many requests to an object
+// store. An eighth of the step delays a partial chunk by at most that
+// many of an instance's uploads past the step.
+func partialCheckEvery(step int) int {
+	return max(1, step/8)
+}
+
 // writePartialsSoon starts, in the background, writing the partial chunks
 // of the open hours among keys that need one; one at a time per
-// instance.
-func (c *Chunks) writePartialsSoon(keys []string) {
+// instance. It reports whether it started.
+func (c *Chunks) writePartialsSoon(keys []string) bool {
 	clock := c.startClock()
 	if c.cfg.PartialStep < 0 {
-		return
+		return false
 	}
 	prefixes := c.openBuckets(keys, clock())
 	if len(prefixes) == 0 || !c.writingPartials.CompareAndSwap(false, true) {
-		return
+		return false
 	}
 	started := c.goBackground(func() {
 		defer c.writingPartials.Store(false)
@@ -168,6 +177,7 @@ func (c *Chunks) writePartialsSoon(keys []string) {
 	if !started {
 		c.writingPartials.Store(false)
 	}
+	return started
 }
 
 // The uploads a query reads besides an hour's partial chunk are, but for

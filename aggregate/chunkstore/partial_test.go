@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -304,5 +305,45 @@ func TestReadAheadCountsEachUploadOnce(t *testing.T) {
 	}
 	if records, _ := counts(t, c, Query{}); records != 15 {
 		t.Errorf("%d records, want 15", records)
+	}
+}
+
+// listCounter counts a store's listings.
+type listCounter struct {
+	*memStore
+	lists atomic.Int64
+}
+
+func (l *listCounter) List(ctx context.Context, prefix string) ([]string, error) {
+	l.lists.Add(1)
+	return l.memStore.List(ctx, prefix)
+}
+
+// Uploads list their hour for a partial chunk once every
+// partialCheckEvery of them, not each: a listing of an hour of many
+// uploads is many requests to an object store. The partial chunks are
+// written all the same, and every upload is counted once.
+func TestUploadsListTheirHourSeldom(t *testing.T) {
+	store := &listCounter{memStore: newMemStore()}
+	c := newChunks(t, store, 0) // the default step
+	const uploads = 400
+	for range uploads {
+		if _, err := c.Write(context.Background(), exampleChunk(t)); err != nil {
+			t.Fatal(err)
+		}
+		c.Wait() // each upload's check runs: none is skipped as busy
+	}
+	every := partialCheckEvery(defaultPartialStep)
+	lists := store.lists.Load()
+	t.Logf("%d uploads listed their hour %d times (once every %d uploads)", uploads, lists, every)
+	if every < 2 || lists > uploads/int64(every)*3 {
+		t.Errorf("%d uploads listed their hour %d times; want once every %d, at most %d times and some partial chunks", uploads, lists, every, uploads/every*3)
+	}
+	partials := countSuffix(chunkKeys(t, store.memStore), partialSuffix)
+	if partials == 0 {
+		t.Errorf("%d uploads wrote no partial chunk", uploads)
+	}
+	if records, _ := counts(t, c, Query{}); records != 3*uploads {
+		t.Errorf("%d records, want %d", records, 3*uploads)
 	}
 }
