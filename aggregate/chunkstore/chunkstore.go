@@ -153,7 +153,7 @@ func (c *Chunks) Write(ctx context.Context, chunk *aggregate.Chunk) (string, err
 	if err := c.store.Put(ctx, key, bytes.NewReader(buf.Bytes()), int64(buf.Len()), true); err != nil {
 		return "", err
 	}
-	if n := c.unchecked.Add(1); n >= int64(partialCheckEvery(c.cfg.PartialStep)) && c.writePartialsSoon([]string{key}) {
+	if n := c.unchecked.Add(1); n >= int64(partialCheckEvery(c.cfg.PartialStep)) && c.writePartialsSoon([]string{key}, false) {
 		c.unchecked.Add(-n)
 	}
 	return key, nil
@@ -184,7 +184,7 @@ func (c *Chunks) merge(ctx context.Context, q *Query) (*aggregate.Aggregator, er
 	c.compactSoon(keys)
 	// Once this query has merged what it reads: the partial chunks'
 	// merging would take the cores from it.
-	defer c.writePartialsSoon(keys)
+	defer c.writePartialsSoon(keys, true)
 	// A sample merged from several uploads spans all their timestamps:
 	// a query for a time range leaves partial chunks aside and reads the
 	// open hours' uploads themselves, to answer as they would.

@@ -152,13 +152,20 @@ func partialCheckEvery(step int) int {
 
 // writePartialsSoon starts, in the background, writing the partial chunks
 // of the open hours among keys that need one; one at a time per
-// instance. It reports whether it started.
-func (c *Chunks) writePartialsSoon(keys []string) bool {
+// instance. With listed, keys are a listing of every hour they hold, and
+// only the hours partialDue says need one are listed again. It reports
+// whether it started.
+func (c *Chunks) writePartialsSoon(keys []string, listed bool) bool {
 	clock := c.startClock()
 	if c.cfg.PartialStep < 0 {
 		return false
 	}
 	prefixes := c.openBuckets(keys, clock())
+	if listed {
+		prefixes = slices.DeleteFunc(prefixes, func(prefix string) bool {
+			return !partialDue(keysUnder(keys, prefix), c.cfg.PartialStep)
+		})
+	}
 	if len(prefixes) == 0 || !c.writingPartials.CompareAndSwap(false, true) {
 		return false
 	}
@@ -178,6 +185,16 @@ func (c *Chunks) writePartialsSoon(keys []string) bool {
 		c.writingPartials.Store(false)
 	}
 	return started
+}
+
+// keysUnder returns the keys, sorted, that start with prefix.
+func keysUnder(sorted []string, prefix string) []string {
+	i, _ := slices.BinarySearch(sorted, prefix)
+	j := i
+	for j < len(sorted) && strings.HasPrefix(sorted[j], prefix) {
+		j++
+	}
+	return sorted[i:j]
 }
 
 // The uploads a query reads besides an hour's partial chunk are, but for

@@ -347,3 +347,37 @@ func TestUploadsListTheirHourSeldom(t *testing.T) {
 		t.Errorf("%d records, want %d", records, 3*uploads)
 	}
 }
+
+// A query's own listing tells whether an open hour needs a partial
+// chunk: when none is due, the hour is not listed again.
+func TestQueryListsOnceWhenNoPartialIsDue(t *testing.T) {
+	store := &listCounter{memStore: newMemStore()}
+	c := newChunks(t, store, 0)
+	// The uploads start no check, and all lie in one hour whenever the
+	// test runs.
+	c.writingPartials.Store(true)
+	at := time.Now().UTC().Truncate(time.Hour).Add(10 * time.Minute)
+	for range 10 {
+		writeAt(t, c, at)
+	}
+	c.writingPartials.Store(false)
+	store.lists.Store(0)
+	if records, _ := counts(t, c, Query{}); records != 30 {
+		t.Errorf("%d records, want 30", records)
+	}
+	c.Wait()
+	if n := store.lists.Load(); n != 1 {
+		t.Errorf("a query with no partial chunk due listed %d times, want once", n)
+	}
+	// Once one is due, the query's check writes it.
+	c.writingPartials.Store(true)
+	for range defaultPartialStep {
+		writeAt(t, c, at)
+	}
+	c.writingPartials.Store(false)
+	counts(t, c, Query{})
+	c.Wait()
+	if n := countSuffix(chunkKeys(t, store.memStore), partialSuffix); n != 1 {
+		t.Errorf("%d partial chunks after a query with one due, want 1", n)
+	}
+}
