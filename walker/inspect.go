@@ -397,18 +397,20 @@ func (w *walk) raSlot(cur *Frame, row *unwind.Row) uint64 {
 // epilogue shapes around it (compactunwind.Frame0), but a frameless
 // function that builds its frame after a branch (shrink-wrapped, as
 // clang does at -O1 for an early exit) is in none of those shapes, and
-// the body's row there puts the caller's SP a frame too high. Where the
-// code gives another row, and a caller that passes its checks, the
-// code's row is taken; elsewhere, and for DWARF CFI and Breakpad rules,
-// the table's.
+// the body's row there puts the caller's SP a frame too high, and the
+// FP-based body row of a shrink-wrapped function holds neither before
+// its frame is built nor after it is torn down (a loop after the
+// epilogue). Where the code gives another row (for DWARF CFI and
+// Breakpad rules, only an SP-based one where theirs is FP-based:
+// codeRowFirst), and a caller that passes its checks, the code's row is
+// taken; elsewhere the table's.
 func (w *walk) tryFrame0UnwindRow() outcome {
 	if w.opts.Unwinder != nil && w.ai.inspect != nil && w.opts.Instructions != nil {
 		cur := w.last()
 		q := UnwindQuery{Address: cur.LookupAddress, Frame0: true, Thumb: w.thumb}
 		row, src, err := w.opts.Unwinder.UnwindRow(q)
-		if err == nil && row != nil && (src == unwind.SourceCompactUnwind || src == unwind.SourceCode) {
-			if code := w.inspectRow(cur); code != nil && frameless(row, w.arch.DWARFSP) && frameless(code, w.arch.DWARFSP) &&
-				!sameFrame(row, code, w.arch.DWARFRA) {
+		if err == nil && row != nil && src != unwind.SourceNone {
+			if code := w.inspectRow(cur); code != nil && !sameFrame(row, code, w.arch.DWARFRA) && codeRowFirst(src, row, code, w.arch.DWARFSP) {
 				if o := w.tryInspect(); o != tryNext {
 					return o
 				}
@@ -416,6 +418,23 @@ func (w *walk) tryFrame0UnwindRow() outcome {
 		}
 	}
 	return w.tryUnwindRow()
+}
+
+// codeRowFirst reports whether frame 0 tries the code's row before the
+// table's, where the two differ. Compact unwind (and the prologue and
+// epilogue shapes decoded around it, SourceCode) describes a function's
+// body, valid at its calls only, as lldb takes it: elsewhere the code
+// knows better. DWARF CFI and Breakpad's STACK CFI may describe every
+// instruction; but CFI made for unwinding at calls only (clang's
+// -funwind-tables on arm64) leaves the body's FP-based rule in force
+// after the epilogue has restored FP, where the code finds the frame
+// gone (lldb augments such CFI from the code the same way).
+func codeRowFirst(src unwind.Source, table, code *unwind.Row, sp unwind.Reg) bool {
+	switch src {
+	case unwind.SourceCompactUnwind, unwind.SourceCode:
+		return true
+	}
+	return !frameless(table, sp) && frameless(code, sp)
 }
 
 // sameFrame reports whether two rows put the CFA and the return address

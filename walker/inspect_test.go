@@ -626,3 +626,38 @@ func TestFrame0CompactRowCheckedByCode(t *testing.T) {
 		}
 	}
 }
+
+// TestFrame0AfterEpilogueCheckedByCode: frame 0 stopped in a loop that
+// runs after a shrink-wrapped function's epilogue has restored RBP (a
+// generated program's f5, seed 926758733). The table's FP-based body row
+// reads the caller's own frame record there and skips the caller; the
+// code's row (return address at RSP) wins over compact unwind's, over
+// the decoded shapes' (SourceCode), and over DWARF CFI's made for calls
+// only, which leave the body's rule in force after the epilogue.
+func TestFrame0AfterEpilogueCheckedByCode(t *testing.T) {
+	ta := testArchs[3]
+	c := newCode(ta)
+	// f at 0x100: test edi, edi; je 0x110; push rbp; mov rbp, rsp;
+	// mov rsp, rbp; pop rbp; 0x10c: dec edi; jne 0x10c; 0x110: ret
+	c.put(0x100, []byte{0x85, 0xff, 0x74, 0x0c, 0x55, 0x48, 0x89, 0xe5, 0x48, 0x89, 0xec, 0x5d, 0xff, 0xcf, 0x75, 0xfc, 0xc3})
+	rel := func(from int32) []byte { return le32(uint32(0x100 - from)) }
+	c.put(0x210, []byte{0xe8}, rel(0x215)) // g calls f
+	c.put(0x310, []byte{0xe8}, rel(0x315)) // h, g's caller, calls f too: its return address is in g's frame record
+	raGood, raSkipping := ta.pc(0x215), ta.pc(0x315)
+	var record label
+	s := newStack(t, ta.stack, ta.ptr)
+	s.Ptr(raGood).Skip(0x18).Mark(&record).Ptr(0).Ptr(raSkipping).Skip(64)
+	// CFA = RBP + 16, return address at CFA - 8, RBP at CFA - 16.
+	rbpFrame := unwind.Row{CFA: unwind.CFA{Reg: 6, Offset: 16}, RA: 16, Regs: []unwind.RegRule{
+		{Reg: 16, Rule: unwind.Rule{Kind: unwind.Offset, Offset: -8}}, {Reg: 6, Rule: unwind.Rule{Kind: unwind.Offset, Offset: -16}}}}
+	for _, src := range []unwind.Source{unwind.SourceCompactUnwind, unwind.SourceCode, unwind.SourceEHFrame, unwind.SourceBreakpad} {
+		table := rowTable{{start: ta.pc(0x100), end: ta.pc(0x200), row: rbpFrame, src: src}}
+		opts := Options{Code: ta.codeRanges(), Instructions: c.Memory(), Functions: funcStarts{ta.pc(0x100), ta.pc(0x200), ta.pc(0x300), ta.pc(0x400)},
+			StackLow: ta.stack, StackHigh: ta.stack + 0x1000, Unwinder: table}
+		mem := s.Memory()
+		res := Walk(ta.regs(t, map[string]uint64{"pc": ta.pc(0x10c), "sp": ta.stack, "fp": record.addr}), mem, opts)
+		if len(res.Frames) < 2 || res.Frames[1].ReturnAddress != raGood {
+			t.Errorf("row from %v: frames %+v (%s), want frame 1 at %#x", src, res.Frames, res.StopDetail, raGood)
+		}
+	}
+}
