@@ -72,6 +72,10 @@ type inspectState struct {
 	// getPC says the instruction before was i386's call to the next
 	// instruction, whose pushed word a pop takes into a register.
 	getPC bool
+	// prevBuilds says the instruction before built the frame, or none
+	// has run yet: a push there continues a prologue (x86's `push rax`
+	// that allocates a word), where one elsewhere passes an argument.
+	prevBuilds bool
 	// itLeft counts the Thumb instructions an IT block still makes
 	// conditional.
 	itLeft uint8
@@ -185,7 +189,7 @@ func (w *walk) decodeFunction(start, pc uint64) (inspectState, bool) {
 		return inspectState{}, false
 	}
 	code = code[:n]
-	entry := inspectState{spKnown: true}
+	entry := inspectState{spKnown: true, prevBuilds: true}
 	if w.arch.LR == "" {
 		// The call pushed the return address: the CFA is one pointer above
 		// SP at the first instruction.
@@ -212,12 +216,15 @@ func (w *walk) decodeFunction(start, pc uint64) (inspectState, bool) {
 					break
 				}
 			}
+			// A block no instruction falls into continues no prologue.
+			st.prevBuilds = false
 		}
 		off := at - start
 		step, ok := w.ai.inspect(w, code[off:], at, st)
 		if !ok || step.size == 0 {
 			return inspectState{}, false
 		}
+		st.prevBuilds = step.builds
 		if step.builds {
 			*body = *st
 		}

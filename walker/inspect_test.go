@@ -312,6 +312,37 @@ func TestInspectX86_64(t *testing.T) {
 			{off: 0x10, cfaReg: sp, cfaOff: 8, raOff: -8},
 		})
 	})
+	t.Run("arguments pushed, then a block after a jump", func(t *testing.T) {
+		// A generated program's f2 (seed 1830791055, built without
+		// unwind tables): the arguments a call takes on the stack are
+		// pushed after the prologue; the block after the jump, reached
+		// backwards, is in the prologue's frame, not the pushes'.
+		code := byteCode(
+			[]byte{0x55},                   // 0x00 push rbp
+			[]byte{0x41, 0x57},             // 0x01 push r15
+			[]byte{0x50},                   // 0x03 push rax: a word of the frame
+			[]byte{0x89, 0xf8},             // 0x04 mov eax, edi
+			[]byte{0x41, 0x57},             // 0x06 push r15: an argument
+			[]byte{0x41, 0x53},             // 0x08 push r11
+			[]byte{0xff, 0x74, 0x24, 0x50}, // 0x0a push [rsp+0x50]
+			[]byte{0xe8, 0, 0, 0, 0},       // 0x0e call
+			[]byte{0x48, 0x83, 0xc4, 0x18}, // 0x13 add rsp, 0x18
+			[]byte{0xeb, 0x02},             // 0x17 jmp 0x1b
+			[]byte{0xeb, 0xfc},             // 0x19 jmp 0x17: reached backwards
+			[]byte{0x59},                   // 0x1b pop rcx
+			[]byte{0x41, 0x5f},             // 0x1c pop r15
+			[]byte{0x5d},                   // 0x1e pop rbp
+			[]byte{0xc3},                   // 0x1f ret
+		)
+		s := map[unwind.Reg]int64{fp: -16, 15: -24}
+		checkRows(t, archregs.X86_64, code, []rowAt{
+			{off: 0x04, cfaReg: sp, cfaOff: 32, raOff: -8, saved: s},
+			{off: 0x0e, cfaReg: sp, cfaOff: 56, raOff: -8, saved: s},
+			{off: 0x17, cfaReg: sp, cfaOff: 32, raOff: -8, saved: s},
+			{off: 0x19, cfaReg: sp, cfaOff: 32, raOff: -8, saved: s},
+			{off: 0x1b, cfaReg: sp, cfaOff: 32, raOff: -8, saved: s},
+		})
+	})
 	t.Run("Swift async frame: lea rbp, callee-popped word", func(t *testing.T) {
 		code := byteCode(
 			[]byte{0x48, 0x0f, 0xba, 0xed, 0x3c}, // 0x00 btsq $0x3c, %rbp

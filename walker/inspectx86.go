@@ -64,11 +64,20 @@ func x86Inspect(w *walk, code []byte, at uint64, st *inspectState) (inspectStep,
 		}
 		return step, true
 	case x86asm.PUSH:
+		// A push builds the frame where it saves a callee-saved register
+		// for the first time, or continues a prologue. Elsewhere it
+		// passes an argument (`push r15` of a value, `push [rsp+0x50]`)
+		// that the caller takes back after the call: the state after an
+		// unconditional jump must not keep it.
+		r, isReg := x86DWARFReg(a0, mode)
+		_, saved := st.savedAt(r)
+		firstSave := isReg && w.arch.IsCalleeSaved(r) && !saved
+		building := st.prevBuilds
 		st.moveSP(word)
-		if r, ok := x86DWARFReg(a0, mode); ok && w.arch.IsCalleeSaved(r) {
+		if firstSave {
 			st.save(r, -st.spOff)
 		}
-		step.builds = true
+		step.builds = firstSave || isReg && building
 		return step, true
 	case x86asm.POP:
 		if r, ok := x86DWARFReg(a0, mode); ok && !getPC {
