@@ -53,9 +53,12 @@ func TestCallReturnMatchesDwarfdump(t *testing.T) {
 		seeds[1] = v
 	}
 	t.Logf("seed drawn for this run: %d (repeat with %s=%d)", seeds[1], freshSeedsEnv, seeds[1])
-	for _, seed := range seeds {
+	for i, seed := range seeds {
 		t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) {
-			checkCallSitesOfSeed(t, seed, cc, ld, dsymutil, dwarfdump)
+			// A drawn program may make no direct call (every callee
+			// inlined but those called through a pointer); the pinned
+			// one makes both kinds, so the checks always meet some.
+			checkCallSitesOfSeed(t, seed, i == 0, cc, ld, dsymutil, dwarfdump)
 		})
 	}
 }
@@ -72,8 +75,9 @@ const gnuTailCallAtEndSeed = 1795961020783530513
 
 // checkCallSitesOfSeed builds the program of seed at -O1 for arm64 and
 // x86_64 in each callSiteBuild and holds CallReturn and CallReaches to
-// llvm-dwarfdump's listing.
-func checkCallSitesOfSeed(t *testing.T, seed int64, cc, ld, dsymutil, dwarfdump string) {
+// llvm-dwarfdump's listing; with mustCall, the program must list call
+// sites, and calls that reach and calls that do not.
+func checkCallSitesOfSeed(t *testing.T, seed int64, mustCall bool, cc, ld, dsymutil, dwarfdump string) {
 	prog := progen.Generate(seed)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "p.c")
@@ -101,7 +105,7 @@ func checkCallSitesOfSeed(t *testing.T, seed int64, cc, ld, dsymutil, dwarfdump 
 					file = filepath.Join(out+".dSYM", "Contents", "Resources", "DWARF", filepath.Base(out))
 				}
 				want, complete := dwarfdumpCallSites(t, runTool(t, dwarfdump, "--debug-info", file))
-				if len(want) == 0 {
+				if mustCall && len(want) == 0 {
 					t.Fatalf("llvm-dwarfdump lists no call site in %s", file)
 				}
 				ix, err := New(dwarfSections(t, file, tg.cpu))
@@ -152,7 +156,7 @@ func checkCallSitesOfSeed(t *testing.T, seed int64, cc, ld, dsymutil, dwarfdump 
 				if known, _ := ix.CallReturn(1 << 62); known {
 					t.Errorf("an address no unit covers is known")
 				}
-				checkCallReaches(t, ix, dwarfdumpCallGraph(t, runTool(t, dwarfdump, "--debug-info", file)))
+				checkCallReaches(t, ix, dwarfdumpCallGraph(t, runTool(t, dwarfdump, "--debug-info", file)), mustCall)
 			})
 		}
 	}
@@ -262,8 +266,9 @@ func (g callGraph) reaches(ret, entry uint64) (known, reaches bool) {
 
 // checkCallReaches asks CallReaches of every listed call and every
 // function, and of the calls' return addresses past the last one, and
-// wants g's answers; the program's calls must give some of each.
-func checkCallReaches(t *testing.T, ix *Index, g callGraph) {
+// wants g's answers; with mustCall, the program's calls must give some
+// of each.
+func checkCallReaches(t *testing.T, ix *Index, g callGraph, mustCall bool) {
 	t.Helper()
 	var yes, no, unknown int
 	for ret := range g.calls {
@@ -289,7 +294,7 @@ func checkCallReaches(t *testing.T, ix *Index, g callGraph) {
 		}
 	}
 	t.Logf("%d calls, %d functions: %d reach, %d refuted, %d not known", len(g.calls), len(g.entries), yes, no, unknown)
-	if yes == 0 || no == 0 {
+	if mustCall && (yes == 0 || no == 0) {
 		t.Errorf("the program's calls gave %d reaching and %d refuted answers: want some of each", yes, no)
 	}
 }
