@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stackimage/stackimage/emu/progen"
 	"github.com/stackimage/stackimage/internal/testtool"
@@ -44,15 +43,7 @@ func TestCallReturnMatchesDwarfdump(t *testing.T) {
 	ld := testtool.Path(t, "ld64.lld-16", "lld-16", "links it")
 	dsymutil := testtool.Path(t, "dsymutil-16", "llvm-16", "links its dSYM")
 	dwarfdump := testtool.Path(t, "llvm-dwarfdump-16", "llvm-16", "lists the call sites")
-	seeds := []int64{gnuTailCallAtEndSeed, time.Now().UnixNano()}
-	if env := os.Getenv(freshSeedsEnv); env != "" {
-		v, err := strconv.ParseInt(strings.TrimSpace(strings.Split(env, ",")[0]), 10, 64)
-		if err != nil {
-			t.Fatalf("%s: %v", freshSeedsEnv, err)
-		}
-		seeds[1] = v
-	}
-	t.Logf("seed drawn for this run: %d (repeat with %s=%d)", seeds[1], freshSeedsEnv, seeds[1])
+	seeds := []int64{gnuTailCallAtEndSeed, testtool.FreshSeed(t)}
 	for i, seed := range seeds {
 		t.Run(strconv.FormatInt(seed, 10), func(t *testing.T) {
 			// A drawn program may make no direct call (every callee
@@ -62,10 +53,6 @@ func TestCallReturnMatchesDwarfdump(t *testing.T) {
 		})
 	}
 }
-
-// freshSeedsEnv names the seed of the program a run draws afresh, to
-// repeat a run that failed; unset, it is drawn from the clock and logged.
-const freshSeedsEnv = "STACKIMAGE_FRESH_SEEDS"
 
 // gnuTailCallAtEndSeed gives a program whose f6 ends in a tail call: its
 // DW_TAG_GNU_call_site has DW_AT_GNU_tail_call and a DW_AT_low_pc one

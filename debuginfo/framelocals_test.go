@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stackimage/stackimage/emu/progen"
 	"github.com/stackimage/stackimage/internal/testtool"
@@ -22,8 +21,7 @@ import (
 func TestFrameLocalsMatchesDwarfdump(t *testing.T) {
 	cc := testtool.Path(t, "clang-16", "clang-16", "compiles the program")
 	dwarfdump := testtool.Path(t, "llvm-dwarfdump-16", "llvm-16", "lists the variables' locations")
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testtool.FreshSeed(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "p.c")
 	if err := os.WriteFile(src, []byte(progen.Generate(seed).Source), 0o644); err != nil {

@@ -13,10 +13,8 @@ import (
 	"github.com/stackimage/stackimage/internal/testtool"
 )
 
-// freshSeedsEnv names the seeds of the programs a run draws afresh
-// (comma-separated), to repeat a run that failed; unset, they are drawn
-// from the clock and logged.
-const freshSeedsEnv = "STACKIMAGE_FRESH_SEEDS"
+// freshSeedsEnv names the seeds of the programs a run draws afresh.
+const freshSeedsEnv = testtool.FreshSeedsEnv
 
 // heldOutSeeds were drawn once, at random, and their programs never
 // looked at while the walker's rules were written: its accuracy on them

@@ -6,9 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/stackimage/stackimage/emu/progen"
 	"github.com/stackimage/stackimage/image"
@@ -29,15 +27,7 @@ func TestEntryCallReturn(t *testing.T) {
 	ld := testtool.Path(t, "ld64.lld-16", "lld-16", "links it")
 	dsymutil := testtool.Path(t, "dsymutil-16", "llvm-16", "links its dSYM")
 	dwarfdump := testtool.Path(t, "llvm-dwarfdump-16", "llvm-16", "lists the call sites")
-	drawn := time.Now().UnixNano()
-	if env := os.Getenv(freshSeedsEnv); env != "" {
-		v, err := strconv.ParseInt(strings.TrimSpace(strings.Split(env, ",")[0]), 10, 64)
-		if err != nil {
-			t.Fatalf("%s: %v", freshSeedsEnv, err)
-		}
-		drawn = v
-	}
-	t.Logf("seed drawn for this run: %d (repeat with %s=%d)", drawn, freshSeedsEnv, drawn)
+	drawn := testtool.FreshSeed(t)
 	for _, c := range []struct {
 		seed int64
 		// mustCall: the program has calls of every kind the checks need.
@@ -48,10 +38,6 @@ func TestEntryCallReturn(t *testing.T) {
 		})
 	}
 }
-
-// freshSeedsEnv names the seed of the program a run draws afresh, to
-// repeat a run that failed; unset, it is drawn from the clock and logged.
-const freshSeedsEnv = "STACKIMAGE_FRESH_SEEDS"
 
 // directCallsSeed gives a program with direct calls, calls through a
 // pointer and functions whose calls are all listed, on both
