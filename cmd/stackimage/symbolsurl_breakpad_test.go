@@ -1,8 +1,6 @@
 package main
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,27 +16,20 @@ import (
 // MODULE line. It returns the server's URL.
 func breakpadServer(t *testing.T, syms ...string) string {
 	t.Helper()
-	dir := t.TempDir()
+	files := map[string]string{}
 	for _, sym := range syms {
-		data, err := os.ReadFile(sym)
+		f, err := os.Open(sym)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := breakpadsym.ReadModuleLine(strings.NewReader(string(data)))
+		m, err := breakpadsym.ReadModuleLine(f)
+		f.Close()
 		if err != nil {
 			t.Fatalf("%s: %v", sym, err)
 		}
-		p := filepath.Join(dir, m.Name, m.DebugID, m.Name+".sym")
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		files[m.Name+"/"+m.DebugID+"/"+m.Name+".sym"] = sym
 	}
-	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	return serveFiles(t, files)
 }
 
 // TestSymbolsURLBreakpad: symbolicate, aggregate and atos find a .sym file

@@ -20,16 +20,27 @@ func symbolServer(t *testing.T) (string, uuid.UUID) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	files := map[string]string{}
 	for kind, path := range map[remote.Kind]string{
 		remote.KindCode:  filepath.Join(symbolsDir, "chain-arm64-O1"),
 		remote.KindDebug: filepath.Join(symbolsDir, "chain-arm64-O1.dSYM/Contents/Resources/DWARF/chain-arm64-O1"),
 	} {
+		files[remote.LayoutPaths(remote.Layout{Type: "unified"}, u, kind, "")[0]] = path
+	}
+	return serveFiles(t, files), u
+}
+
+// serveFiles serves, over HTTP on loopback, a copy of each file at the
+// slash-separated path it is keyed by, and returns the server's URL.
+func serveFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for rel, path := range files {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(dir, filepath.FromSlash(remote.LayoutPaths(remote.Layout{Type: "unified"}, u, kind, "")[0]))
+		p := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +50,7 @@ func symbolServer(t *testing.T) (string, uuid.UUID) {
 	}
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	t.Cleanup(srv.Close)
-	return srv.URL, u
+	return srv.URL
 }
 
 // TestSymbolsURL: symbolicate, aggregate, atos and index fetch the
