@@ -832,16 +832,17 @@ func (e *Entry) FunctionOffset(unslid, moduleOffset uint64) (uint64, bool) {
 	return 0, false
 }
 
-// inDataSection reports whether the entry's Mach-O files, or the index
+// inDataSection reports whether the entry's symbol tables, or the index
 // made of them, place the unslid address in a section that holds no
-// instructions.
+// instructions: the same section ranges either way, so a walk with a
+// dSYM and one with its index refuse the same words.
 func (e *Entry) inDataSection(unslid uint64) bool {
 	if e.stored != nil && e.stored.InDataSection(unslid) {
 		return true
 	}
-	for _, im := range e.Images {
-		if sec, ok := im.SectionFor(unslid); ok {
-			return !sec.HoldsInstructions()
+	for _, t := range e.Tables {
+		if t.InDataSection(unslid) {
+			return true
 		}
 	}
 	return false
