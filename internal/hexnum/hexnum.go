@@ -18,26 +18,13 @@ func Parse[T ~string | ~[]byte](s T) (v uint64, ok bool) {
 	return v, true
 }
 
-// ParsePrefixed reads "0x" or "0X" and then what Parse reads.
-func ParsePrefixed[T ~string | ~[]byte](s T) (uint64, bool) {
-	if !HasPrefix(s) {
-		return 0, false
-	}
-	return Parse(s[2:])
-}
-
 // ParseOptionalPrefix reads what Parse reads, after a "0x" or "0X" if s
 // starts with one.
 func ParseOptionalPrefix[T ~string | ~[]byte](s T) (uint64, bool) {
-	if HasPrefix(s) {
+	if len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
 		s = s[2:]
 	}
 	return Parse(s)
-}
-
-// HasPrefix reports whether s starts with "0x" or "0X".
-func HasPrefix[T ~string | ~[]byte](s T) bool {
-	return len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')
 }
 
 // digitValue is each byte's value as a hex digit, 0xff for a byte that is

@@ -40,25 +40,22 @@ func TestParseMatchesStrconv(t *testing.T) {
 	}
 }
 
-func TestPrefixes(t *testing.T) {
+func TestOptionalPrefix(t *testing.T) {
 	for _, c := range []struct {
-		s                    string
-		prefixed, option     uint64
-		prefixedOK, optionOK bool
+		s    string
+		want uint64
+		ok   bool
 	}{
-		{"0x1f", 0x1f, 0x1f, true, true},
-		{"0X1F", 0x1f, 0x1f, true, true},
-		{"1f", 0, 0x1f, false, true},
-		{"0x", 0, 0, false, false},
-		{"0", 0, 0, false, true},
-		{"x1", 0, 0, false, false},
-		{"0x0x1", 0, 0, false, false},
+		{"0x1f", 0x1f, true},
+		{"0X1F", 0x1f, true},
+		{"1f", 0x1f, true},
+		{"0", 0, true},
+		{"0x", 0, false},
+		{"x1", 0, false},
+		{"0x0x1", 0, false},
 	} {
-		if v, ok := ParsePrefixed(c.s); v != c.prefixed || ok != c.prefixedOK {
-			t.Errorf("ParsePrefixed(%q) = %#x, %v; want %#x, %v", c.s, v, ok, c.prefixed, c.prefixedOK)
-		}
-		if v, ok := ParseOptionalPrefix([]byte(c.s)); v != c.option || ok != c.optionOK {
-			t.Errorf("ParseOptionalPrefix(%q) = %#x, %v; want %#x, %v", c.s, v, ok, c.option, c.optionOK)
+		if v, ok := ParseOptionalPrefix([]byte(c.s)); v != c.want || ok != c.ok {
+			t.Errorf("ParseOptionalPrefix(%q) = %#x, %v; want %#x, %v", c.s, v, ok, c.want, c.ok)
 		}
 	}
 }
