@@ -4,11 +4,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/stackimage/stackimage/internal/testcorpus"
+	"github.com/stackimage/stackimage/internal/testtool"
 )
 
 // FuzzParse checks that Parse never panics, that its allocations stay
@@ -33,11 +33,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("{\"bug_type\":\"202\"}\nData Source: Microstackshots\nEvent: cpu usage\n\nHeaviest stack for the target process:\n  2  ??? (A + 1) [0x2]\n\n" +
 		"Powerstats for:   A [1]\n  2  ??? (A + 1) [0x2]\n    1  f + 1 (A + 3) [0x4]\n    1  ??? (A + 5)\n      1  <Kernel mode>\n\n  Binary Images:\n  0x1 - ???  A  <11111111-2222-3333-4444-555555555555>  /A\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		r, _ := Parse(data)
-		runtime.ReadMemStats(&after)
-		if got, limit := after.TotalAlloc-before.TotalAlloc, 64*uint64(len(data))+1<<20; got > limit {
+		var r *Report
+		limit := 64*uint64(len(data)) + 1<<20
+		if got := testtool.HeapAllocated(func() { r, _ = Parse(data) }, limit); got > limit {
 			t.Errorf("Parse of %d bytes allocated %d bytes, more than %d", len(data), got, limit)
 		}
 		if r == nil {
@@ -92,11 +90,9 @@ func TestAllocationBudget(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data := []byte(tt.head + strings.Repeat(tt.line, size/len(tt.line)))
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			r, _ := Parse(data)
-			runtime.ReadMemStats(&after)
-			got, limit := after.TotalAlloc-before.TotalAlloc, 64*uint64(len(data))+1<<20
+			var r *Report
+			limit := 64*uint64(len(data)) + 1<<20
+			got := testtool.HeapAllocated(func() { r, _ = Parse(data) }, limit)
 			t.Logf("%.1f bytes allocated per input byte", float64(got)/float64(len(data)))
 			if got > limit {
 				t.Errorf("Parse of %d bytes allocated %d bytes (%.1f per input byte), more than %d", len(data), got, float64(got)/float64(len(data)), limit)

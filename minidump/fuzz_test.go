@@ -8,6 +8,7 @@ import (
 
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/internal/testcorpus"
+	"github.com/stackimage/stackimage/internal/testtool"
 )
 
 // FuzzParse parses arbitrary bytes as a minidump. It must never panic,
@@ -31,7 +32,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var d *Dump
-		if n := allocated(func() { d, _ = Parse(bytes.NewReader(b), int64(len(b))) }); n > allocBudget(len(b)) {
+		if n := testtool.HeapAllocated(func() { d, _ = Parse(bytes.NewReader(b), int64(len(b))) }, allocBudget(len(b))); n > allocBudget(len(b)) {
 			t.Fatalf("Parse allocated %d bytes for %d bytes of input, budget %d", n, len(b), allocBudget(len(b)))
 		}
 		if d == nil {

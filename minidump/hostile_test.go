@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"runtime/metrics"
 	"strings"
 	"testing"
 
 	"github.com/stackimage/stackimage/archregs"
+	"github.com/stackimage/stackimage/internal/testtool"
 )
 
 // Directory positions of the streams Write lays out (see Write).
@@ -45,18 +45,6 @@ func findError(errs []error, typ StreamType, msg string) *FormatError {
 		}
 	}
 	return nil
-}
-
-// allocated returns the bytes allocated on the heap while f runs. It reads
-// runtime/metrics, which, unlike runtime.ReadMemStats, does not stop the
-// world, so that the fuzz target can afford it on every input.
-func allocated(f func()) uint64 {
-	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	metrics.Read(sample)
-	before := sample[0].Value.Uint64()
-	f()
-	metrics.Read(sample)
-	return sample[0].Value.Uint64() - before
 }
 
 // allocBudget is what parsing n bytes of dump may allocate: the reader
@@ -184,7 +172,7 @@ func TestHostile(t *testing.T) {
 				b = tt.mutate(bytes.Clone(b))
 			}
 			var d *Dump
-			if n := allocated(func() { d = parseBytes(t, b) }); n > allocBudget(len(b)) {
+			if n := testtool.HeapAllocated(func() { d = parseBytes(t, b) }, allocBudget(len(b))); n > allocBudget(len(b)) {
 				t.Errorf("Parse allocated %d bytes for a %d-byte dump, budget %d", n, len(b), allocBudget(len(b)))
 			}
 			fe := findError(d.Errors, tt.stream, tt.msg)
@@ -230,7 +218,7 @@ func TestHostileReferences(t *testing.T) {
 		le.PutUint32(b[moduleEntryOff(b, i)+20:], nameRVA)
 	}
 	var d *Dump
-	if n := allocated(func() { d = parseBytes(t, b) }); n > allocBudget(len(b)) {
+	if n := testtool.HeapAllocated(func() { d = parseBytes(t, b) }, allocBudget(len(b))); n > allocBudget(len(b)) {
 		t.Errorf("Parse allocated %d bytes for a %d-byte dump, budget %d", n, len(b), allocBudget(len(b)))
 	}
 	if fe := findError(d.Errors, StreamModuleList, "more data than 4 times its size"); fe == nil {
