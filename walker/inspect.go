@@ -331,7 +331,13 @@ func (w *walk) keepsSave(st *inspectState, sv savedReg) bool {
 // tryInspect is the strategy that finds the caller from the function's
 // code (inspectRow): a caller whose return address is no code after a
 // call is not taken, and the next strategy is tried.
-func (w *walk) tryInspect() outcome {
+func (w *walk) tryInspect() outcome { return w.inspectStep(false) }
+
+// inspectStep is tryInspect. With overriding (frame 0's code row tried
+// before a table's that says otherwise, codeRowFirst), a return address
+// in no image is not taken for the thread's entry either: the table's
+// row judges it.
+func (w *walk) inspectStep(overriding bool) outcome {
 	cur := w.last()
 	row := w.inspectRow(cur)
 	if row == nil {
@@ -351,6 +357,9 @@ func (w *walk) tryInspect() outcome {
 		return tryNext
 	}
 	if !w.opts.Code.IsCode(caller.ReturnAddress) {
+		if overriding {
+			return tryNext
+		}
 		// Where the code keeps the return address there is no code of a
 		// known image: the thread's entry called from outside them (a
 		// sentinel, or an image the dump does not list), or code made
@@ -417,8 +426,8 @@ func (w *walk) tryFrame0UnwindRow() outcome {
 		q := UnwindQuery{Address: cur.LookupAddress, Frame0: true, Thumb: w.thumb}
 		row, src, err := w.opts.Unwinder.UnwindRow(q)
 		if err == nil && row != nil && src != unwind.SourceNone {
-			if code := w.inspectRow(cur); code != nil && !sameFrame(row, code, w.arch.DWARFRA) && codeRowFirst(src, row, code, w.arch.DWARFSP) {
-				if o := w.tryInspect(); o != tryNext {
+			if code := w.inspectRow(cur); code != nil && !sameFrame(row, code, w.arch.DWARFRA) && w.codeRowFirst(src, row, code) {
+				if o := w.inspectStep(true); o != tryNext {
 					return o
 				}
 			}
@@ -433,15 +442,42 @@ func (w *walk) tryFrame0UnwindRow() outcome {
 // body, valid at its calls only, as lldb takes it: elsewhere the code
 // knows better. DWARF CFI and Breakpad's STACK CFI may describe every
 // instruction; but CFI made for unwinding at calls only (clang's
-// -funwind-tables on arm64) leaves the body's FP-based rule in force
-// after the epilogue has restored FP, where the code finds the frame
-// gone (lldb augments such CFI from the code the same way).
-func codeRowFirst(src unwind.Source, table, code *unwind.Row, sp unwind.Reg) bool {
+// -funwind-tables on arm64) may leave the body's rule in force after the
+// epilogue, where the code finds the frame gone (lldb augments such CFI
+// from the code the same way): an FP-based rule after FP was restored,
+// or an SP-based one after SP was (a shrink-wrapped function's loop
+// placed after its epilogue, whose CFI restores the entry rule only at
+// the end of the loop).
+func (w *walk) codeRowFirst(src unwind.Source, table, code *unwind.Row) bool {
 	switch src {
 	case unwind.SourceCompactUnwind, unwind.SourceCode:
 		return true
 	}
-	return !frameless(table, sp) && frameless(code, sp)
+	sp := w.arch.DWARFSP
+	if !frameless(code, sp) {
+		return false
+	}
+	return !frameless(table, sp) || w.entryRow(code) && table.CFA.Offset > code.CFA.Offset
+}
+
+// entryRow reports whether row is a function's rule at its first
+// instruction: the CFA is SP as the call left it (plus the pushed
+// return address on x86) and no register but the return address is
+// saved.
+func (w *walk) entryRow(row *unwind.Row) bool {
+	entry := int64(0)
+	if w.arch.LR == "" {
+		entry = int64(w.ptrSize)
+	}
+	if row.CFA.Expr != nil || row.CFA.Reg != w.arch.DWARFSP || row.CFA.Offset != entry {
+		return false
+	}
+	for _, r := range row.Regs {
+		if r.Reg != w.arch.DWARFRA && r.Rule.Kind != unwind.SameValue && r.Rule.Kind != unwind.Unspecified {
+			return false
+		}
+	}
+	return true
 }
 
 // sameFrame reports whether two rows put the CFA and the return address

@@ -626,9 +626,10 @@ func FuzzInspect(f *testing.F) {
 
 // TestFrame0CompactRowCheckedByCode: frame 0 stopped before a
 // shrink-wrapped frameless prologue, where compact unwind's body row puts
-// the return address 0x28 bytes too high. The code's row wins over
-// compact unwind's (and over the decoded prologue's, SourceCode), not
-// over DWARF CFI's.
+// the return address 0x28 bytes too high. The code's row, which finds no
+// frame built, wins over compact unwind's, over the decoded prologue's
+// (SourceCode) and over DWARF CFI's, when its caller passes the checks;
+// where the word at SP is no return address, the table's row stands.
 func TestFrame0CompactRowCheckedByCode(t *testing.T) {
 	ta := testArchs[3]
 	c := newCode(ta)
@@ -638,22 +639,60 @@ func TestFrame0CompactRowCheckedByCode(t *testing.T) {
 	c.put(0x210, []byte{0xe8}, rel(0x215)) // g calls f
 	c.put(0x220, []byte{0xe8}, rel(0x225)) // and again: a stale return address
 	raGood, raStale := ta.pc(0x215), ta.pc(0x225)
+	atSP := newStack(t, ta.stack, ta.ptr)
+	atSP.Ptr(raGood).Skip(0x20).Ptr(raStale).Skip(64)
+	// A local at SP: the code's caller fails, and the table's row, whose
+	// slot holds a return address this time, is taken.
+	inSlot := newStack(t, ta.stack, ta.ptr)
+	inSlot.Ptr(0x1234).Skip(0x20).Ptr(raGood).Skip(64)
+	for _, src := range []unwind.Source{unwind.SourceCompactUnwind, unwind.SourceCode, unwind.SourceEHFrame, unwind.SourceBreakpad} {
+		for _, s := range []*stack{atSP, inSlot} {
+			table := rowTable{{start: ta.pc(0x100), end: ta.pc(0x200), row: x86Frameless(0x28), src: src}}
+			opts := Options{Code: ta.codeRanges(), Instructions: c.Memory(), Functions: funcStarts{ta.pc(0x100), ta.pc(0x200), ta.pc(0x300)},
+				StackLow: ta.stack, StackHigh: ta.stack + 0x1000, Unwinder: table}
+			res := Walk(ta.regs(t, map[string]uint64{"pc": ta.pc(0x102), "sp": ta.stack, "fp": 0}), s.Memory(), opts)
+			if len(res.Frames) < 2 || res.Frames[1].ReturnAddress != raGood {
+				t.Errorf("row from %v: frame 1 = %+v (%s), want return address %#x", src, res.Frames, res.StopDetail, raGood)
+			}
+		}
+	}
+}
+
+// TestFrame0AfterSPRestoredCheckedByCode: frame 0 stopped in a loop that
+// runs after an arm64 function's epilogue has popped its saved registers
+// (a generated program's f6, seed 903199904, at -O1). Its CFI, made for
+// unwinding at calls only (-funwind-tables), restores the entry rule only
+// at the end of the loop, and puts the caller's SP 16 bytes too high; the
+// code finds the frame gone. Where LR is no return address, the table's
+// row stands.
+func TestFrame0AfterSPRestoredCheckedByCode(t *testing.T) {
+	ta := testArchs[0]
+	c := newCode(ta)
+	// f at 0x100: stp x20, x19, [sp, #-16]!; ldp x20, x19, [sp], #16;
+	// 0x108: subs w0, w0, #1; b.ne 0x108; ret
+	c.put(0x100, []byte{0xf4, 0x4f, 0xbf, 0xa9}, []byte{0xf4, 0x4f, 0xc1, 0xa8},
+		[]byte{0x00, 0x04, 0x00, 0x71}, []byte{0xe1, 0xff, 0xff, 0x54}, []byte{0xc0, 0x03, 0x5f, 0xd6})
+	c.put(0x200, []byte{0xc0, 0xff, 0xff, 0x97}) // g: bl f
+	// CFA = SP + 16, x19 at CFA - 8, x20 at CFA - 16, the return address in LR.
+	body := unwind.Row{CFA: unwind.CFA{Reg: 31, Offset: 16}, RA: 30, Regs: []unwind.RegRule{
+		{Reg: 19, Rule: unwind.Rule{Kind: unwind.Offset, Offset: -8}}, {Reg: 20, Rule: unwind.Rule{Kind: unwind.Offset, Offset: -16}}}}
 	s := newStack(t, ta.stack, ta.ptr)
-	s.Ptr(raGood).Skip(0x20).Ptr(raStale).Skip(64)
+	s.Skip(64)
 	for _, tt := range []struct {
-		src  unwind.Source
-		want uint64
+		lr, wantSP uint64
 	}{
-		{unwind.SourceCompactUnwind, raGood},
-		{unwind.SourceCode, raGood},
-		{unwind.SourceEHFrame, raStale},
+		{ta.pc(0x204), ta.stack},
+		{ta.pc(0x208), ta.stack + 16}, // no call before it: the code's caller fails
 	} {
-		table := rowTable{{start: ta.pc(0x100), end: ta.pc(0x200), row: x86Frameless(0x28), src: tt.src}}
-		opts := Options{Code: ta.codeRanges(), Instructions: c.Memory(), Functions: funcStarts{ta.pc(0x100), ta.pc(0x200), ta.pc(0x300)},
-			StackLow: ta.stack, StackHigh: ta.stack + 0x1000, Unwinder: table}
-		res := Walk(ta.regs(t, map[string]uint64{"pc": ta.pc(0x102), "sp": ta.stack, "fp": 0}), s.Memory(), opts)
-		if len(res.Frames) < 2 || res.Frames[1].ReturnAddress != tt.want {
-			t.Errorf("row from %v: frame 1 = %+v (%s), want return address %#x", tt.src, res.Frames, res.StopDetail, tt.want)
+		for _, src := range []unwind.Source{unwind.SourceEHFrame, unwind.SourceBreakpad} {
+			table := rowTable{{start: ta.pc(0x100), end: ta.pc(0x200), row: body, src: src}}
+			opts := Options{Code: ta.codeRanges(), Instructions: c.Memory(), Functions: funcStarts{ta.pc(0x100), ta.pc(0x200), ta.pc(0x300)},
+				StackLow: ta.stack, StackHigh: ta.stack + 0x1000, Unwinder: table}
+			res := Walk(ta.regs(t, map[string]uint64{"pc": ta.pc(0x108), "sp": ta.stack, "fp": 0, "lr": tt.lr}), s.Memory(), opts)
+			got := summarize(res.Frames, ta.arch)
+			if len(got) < 2 || got[1].RA != tt.lr || got[1].SP != tt.wantSP {
+				t.Errorf("row from %v, LR %#x: frames %+v (%s), want frame 1 at %#x with SP %#x", src, tt.lr, got, res.StopDetail, tt.lr, tt.wantSP)
+			}
 		}
 	}
 }
