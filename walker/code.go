@@ -3,6 +3,7 @@ package walker
 import (
 	"github.com/stackimage/stackimage/archregs"
 	"github.com/stackimage/stackimage/internal/arminsn"
+	"slices"
 )
 
 // This file reads the few instruction shapes the walker needs from
@@ -566,69 +567,122 @@ func getWord(p []byte) uint64 {
 	return v
 }
 
-// jumpMatcher matches an unconditional direct jump to target at the start
-// of b (at least 8 bytes, at addr).
-type jumpMatcher func(b []byte, addr, target uint64) bool
+// jumpDecoder decodes an unconditional direct jump at the start of b (at
+// least 8 bytes, at addr) and returns its target, Thumb bit clear.
+type jumpDecoder func(b []byte, addr uint64) (uint64, bool)
 
-// tailCalls reports whether the function starting at fn holds a direct
-// jump to callee's start (a tail call: the callee then returns to fn's
-// caller, whose call names fn). It reads at most maxTailScanBytes of fn,
-// while Options.Functions still places the code in fn: arm64 `b`, ARM `b`,
-// Thumb `b.w`, x86 `jmp rel32`. Patterns are matched at every instruction
-// alignment without decoding the instructions in between: a 24-, 26- or
-// 32-bit displacement that lands exactly on callee is no accident.
+// maxTailChain is how many tail calls in a row tailCalls follows: `start`
+// calls f4, which jumps to f8, which jumps to f9, and f9 returns to
+// `start` (a generated program, seed 1531985555). maxTailFunctions bounds
+// how many functions' code one question reads.
+const (
+	maxTailChain     = 3
+	maxTailFunctions = 16
+)
+
+// tailCalls reports whether the function starting at fn reaches callee's
+// start by direct jumps (tail calls, up to maxTailChain in a row through
+// other functions' starts: the callee then returns to fn's caller, whose
+// call names fn). It reads at most maxTailScanBytes of each function,
+// while Options.Functions still places the code in it: arm64 `b`, ARM
+// `b`, Thumb `b.w`, x86 `jmp rel32`. Patterns are matched at every
+// instruction alignment without decoding the instructions in between: a
+// 24-, 26- or 32-bit displacement that lands exactly on a function's
+// start is no accident.
 func (w *walk) tailCalls(fn, callee uint64) bool {
-	match, step := w.ai.jumpsTo, w.ai.jumpAlign
-	if fn == callee || match == nil {
+	if fn == callee || w.ai.jumpTarget == nil {
 		return false
 	}
-	var buf [256]byte
-	for at := fn; at-fn < maxTailScanBytes; {
-		n, _ := w.opts.Instructions.ReadMemory(buf[:], at)
-		if n < 8 {
-			return false
+	// A jump's target has its Thumb bit clear; a function's start may not.
+	thumbless := func(a uint64) uint64 {
+		if w.ai.jumpAlign == 2 {
+			return a &^ 1
 		}
-		if start, ok := w.functionStart(at); !ok || start != fn {
-			return false // past fn's end
-		}
-		last := uint64(n) - 8
-		for off := uint64(0); off <= last; off += step {
-			if match(buf[off:off+8], at+off, callee) {
-				if start, ok := w.functionStart(at + off); ok && start == fn {
-					return true
+		return a
+	}
+	callee = thumbless(callee)
+	level, seen := []uint64{fn}, []uint64{fn}
+	for depth := 1; depth <= maxTailChain && len(level) > 0; depth++ {
+		var next []uint64
+		for _, f := range level {
+			found := false
+			w.jumpsFrom(f, func(target uint64) bool {
+				if target == callee {
+					found = true
+					return false
 				}
+				if depth < maxTailChain && len(seen) < maxTailFunctions && !slices.Contains(seen, target) {
+					if start, ok := w.functionStart(target); ok && thumbless(start) == target {
+						seen = append(seen, target)
+						next = append(next, start)
+					}
+				}
+				return true
+			})
+			if found {
+				return true
 			}
 		}
-		at += last + step
+		level = next
 	}
 	return false
 }
 
-func x86JumpsTo(b []byte, addr, target uint64) bool {
-	t, ok := x86Jump(b[:5], addr)
-	return ok && b[0] == 0xe9 && t == target // jmp rel32; a rel8 reaches no other function's start in practice
+// jumpsFrom calls visit with the target of each direct jump in the
+// function starting at fn, until visit returns false.
+func (w *walk) jumpsFrom(fn uint64, visit func(target uint64) bool) {
+	decode, step := w.ai.jumpTarget, w.ai.jumpAlign
+	var buf [256]byte
+	for at := fn; at-fn < maxTailScanBytes; {
+		n, _ := w.opts.Instructions.ReadMemory(buf[:], at)
+		if n < 8 {
+			return
+		}
+		if start, ok := w.functionStart(at); !ok || start != fn {
+			return // past fn's end
+		}
+		last := uint64(n) - 8
+		for off := uint64(0); off <= last; off += step {
+			target, ok := decode(buf[off:off+8], at+off)
+			if !ok {
+				continue
+			}
+			if start, ok := w.functionStart(at + off); !ok || start != fn {
+				continue
+			}
+			if !visit(target) {
+				return
+			}
+		}
+		at += last + step
+	}
 }
 
-func arm64JumpsTo(b []byte, addr, target uint64) bool {
-	t, ok := arm64ISA.branch(uint32(getWord(b[:4])), addr)
-	return ok && t == target
+func x86JumpTarget(b []byte, addr uint64) (uint64, bool) {
+	if b[0] != 0xe9 { // jmp rel32; a rel8 reaches no other function's start in practice
+		return 0, false
+	}
+	return x86Jump(b[:5], addr)
 }
 
-// armJumpsTo matches ARM `b` (at a word) and Thumb `b.w` (T4: hw1 11110 S
-// imm10, hw2 10 J1 1 J2 imm11, from PC + 4); a jump to Thumb code lands on
-// target with its Thumb bit clear.
-func armJumpsTo(b []byte, addr, target uint64) bool {
+func arm64JumpTarget(b []byte, addr uint64) (uint64, bool) {
+	return arm64ISA.branch(uint32(getWord(b[:4])), addr)
+}
+
+// armJumpTarget decodes ARM `b` (at a word) and Thumb `b.w` (T4: hw1
+// 11110 S imm10, hw2 10 J1 1 J2 imm11, from PC + 4).
+func armJumpTarget(b []byte, addr uint64) (uint64, bool) {
 	insn := uint32(getWord(b[:4]))
 	if addr%4 == 0 {
-		if t, ok := armARMISA.branch(insn, addr); ok && t == target {
-			return true
+		if t, ok := armARMISA.branch(insn, addr); ok {
+			return t, true
 		}
 	}
 	hw1, hw2 := insn&0xffff, insn>>16
 	if hw1&0xf800 != 0xf000 || hw2&0xd000 != 0x9000 {
-		return false
+		return 0, false
 	}
-	return addr+4+uint64(arminsn.ThumbBranchImm(hw1, hw2)) == target&^1
+	return addr + 4 + uint64(arminsn.ThumbBranchImm(hw1, hw2)), true
 }
 
 // lrSavedAt reports whether frame 0, at pc, may hold a copy of LR in its

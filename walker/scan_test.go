@@ -23,6 +23,8 @@ import (
 //	0x700 T        calls nothing; tail-calls D at 0x720 (b / jmp rel32)
 //	0x800 U        calls T at 0x820: U's return address is D's caller
 //	0x900 R        calls itself at 0x920
+//	0xa00 V        tail-calls T at 0xa20: two tail calls in a row reach D
+//	0xb00 W        calls V at 0xb20: W's return address is D's caller
 const (
 	scanOffA, scanCallB   = 0x100, 0x120
 	scanOffB, scanCallC   = 0x200, 0x220
@@ -33,9 +35,11 @@ const (
 	scanOffT, scanTailD   = 0x700, 0x720
 	scanOffU, scanCallT   = 0x800, 0x820
 	scanOffR, scanCallR   = 0x900, 0x920
+	scanOffV, scanTailT   = 0xa00, 0xa20
+	scanOffW, scanCallV   = 0xb00, 0xb20
 	scanHeaderCall        = 0x1c // bytes in the header that decode as a call
 	scanFrameBytes        = 0x40 // each function's frame
-	scanEnd               = 0xa00
+	scanEnd               = 0xc00
 	x86CallRel32, x86Jmp  = 0xe8, 0xe9
 	x86CallRAX0, x86CallR = 0xff, 0xd0 // call *%rax
 )
@@ -49,7 +53,7 @@ func scanCode(ta testArch) *code {
 	c := newCode(ta)
 	if ta.isARM64() {
 		bl := func(at, to uint64) (uint64, []byte) { return at, arm64Enc.call(ta.pc(at), ta.pc(to)) }
-		for _, p := range [][2]uint64{{scanCallB, scanOffB}, {scanCallD, scanOffD}, {scanCallX, scanOffX}, {scanCallT, scanOffT}, {scanCallR, scanOffR}} {
+		for _, p := range [][2]uint64{{scanCallB, scanOffB}, {scanCallD, scanOffD}, {scanCallX, scanOffX}, {scanCallT, scanOffT}, {scanCallR, scanOffR}, {scanCallV, scanOffV}} {
 			c.put(bl(p[0], p[1]))
 		}
 		c.put(scanCallC, arm64Enc.callReg)
@@ -61,16 +65,18 @@ func scanCode(ta testArch) *code {
 		c.put(scanBodyD, le32(0x9100013f), arm64Enc.body)
 		// b D
 		c.put(scanTailD, le32(0x14000000|uint32((ta.pc(scanOffD)-ta.pc(scanTailD))/4)&0x3ffffff))
+		c.put(scanTailT, le32(0x14000000|uint32((ta.pc(scanOffT)-ta.pc(scanTailT))/4)&0x3ffffff))
 		return c
 	}
 	rel := func(at, to uint64, op byte) (uint64, []byte) {
 		d := uint32(to - (at + 5))
 		return at, []byte{op, byte(d), byte(d >> 8), byte(d >> 16), byte(d >> 24)}
 	}
-	for _, p := range [][2]uint64{{scanCallB, scanOffB}, {scanCallD, scanOffD}, {scanCallX, scanOffX}, {scanCallT, scanOffT}, {scanCallR, scanOffR}} {
+	for _, p := range [][2]uint64{{scanCallB, scanOffB}, {scanCallD, scanOffD}, {scanCallX, scanOffX}, {scanCallT, scanOffT}, {scanCallR, scanOffR}, {scanCallV, scanOffV}} {
 		c.put(rel(p[0], p[1], x86CallRel32))
 	}
 	c.put(rel(scanTailD, scanOffD, x86Jmp))
+	c.put(rel(scanTailT, scanOffT, x86Jmp))
 	c.put(scanCallC+3, []byte{x86CallRAX0, x86CallR})
 	c.put(scanHeaderCall+3, []byte{x86CallRAX0, x86CallR})
 	// push rbx; sub rsp, 0x38; mov rsp, rax: as on arm64, D's code loses
@@ -93,7 +99,7 @@ func scanRA(ta testArch, off uint64) uint64 {
 // scanFunctions are the function starts of scanCode: none in the header.
 func scanFunctions(ta testArch) funcStarts {
 	return funcStarts{ta.pc(scanOffA), ta.pc(scanOffB), ta.pc(scanOffC), ta.pc(scanOffD), ta.pc(scanOffE),
-		ta.pc(scanOffX), ta.pc(scanOffT), ta.pc(scanOffU), ta.pc(scanOffR), ta.pc(scanEnd)}
+		ta.pc(scanOffX), ta.pc(scanOffT), ta.pc(scanOffU), ta.pc(scanOffR), ta.pc(scanOffV), ta.pc(scanOffW), ta.pc(scanEnd)}
 }
 
 // scanStack lays out, from SP up, D's frame (junk words, then the return
@@ -122,7 +128,7 @@ func scanStack(t testing.TB, ta testArch, junk []uint64, ras ...uint64) (mem *me
 func scanNames(ta testArch, frames []Frame) []string {
 	names := map[uint64]string{
 		ta.pc(scanOffA): "A", ta.pc(scanOffB): "B", ta.pc(scanOffC): "C", ta.pc(scanOffD): "D",
-		ta.pc(scanOffE): "E", ta.pc(scanOffX): "X", ta.pc(scanOffT): "T", ta.pc(scanOffU): "U",
+		ta.pc(scanOffE): "E", ta.pc(scanOffX): "X", ta.pc(scanOffT): "T", ta.pc(scanOffU): "U", ta.pc(scanOffV): "V", ta.pc(scanOffW): "W",
 		ta.pc(scanOffR): "R",
 	}
 	fs := scanFunctions(ta)
@@ -245,6 +251,17 @@ func TestCallerScan(t *testing.T) {
 			mem, sp, outer := scanStack(t, ta, nil, raU)
 			res := Walk(regs(sp, outer, 0), mem, opts())
 			if diff := cmp.Diff([]string{"D/context", "U/scan"}, scanNames(ta, res.Frames)); diff != "" {
+				t.Errorf("frames (-want +got):\n%s", diff)
+			}
+		})
+		t.Run(ta.arch.Name+"/two tail calls", func(t *testing.T) {
+			// W called V, which tail-called T, which tail-called D: D
+			// returns to W, whose call names V (a generated program's
+			// start, f4, f8 and f9, seed 1531985555).
+			raW := scanRA(ta, scanCallV)
+			mem, sp, outer := scanStack(t, ta, nil, raW)
+			res := Walk(regs(sp, outer, 0), mem, opts())
+			if diff := cmp.Diff([]string{"D/context", "W/scan"}, scanNames(ta, res.Frames)); diff != "" {
 				t.Errorf("frames (-want +got):\n%s", diff)
 			}
 		})

@@ -283,11 +283,11 @@ type archInfo struct {
 	// returnOnStack gives the offset from SP of frame 0's return address
 	// when the code at pc shows it (x86).
 	returnOnStack func(w *walk, pc uint64) (uint64, bool)
-	// jumpsTo matches a direct jump (tailCalls), tried at every multiple
-	// of jumpAlign: x86 instructions start at any byte, armv7 ones at any
-	// half-word (Thumb), arm64 ones at words.
-	jumpsTo   jumpMatcher
-	jumpAlign uint64
+	// jumpTarget decodes a direct jump (tailCalls), tried at every
+	// multiple of jumpAlign: x86 instructions start at any byte, armv7
+	// ones at any half-word (Thumb), arm64 ones at words.
+	jumpTarget jumpDecoder
+	jumpAlign  uint64
 	// wordISA and storesLR decode a prologue of fixed-width instructions
 	// that stores LR (lrSavedAt); nil where LR is not a register (x86).
 	wordISA  *armISA
@@ -303,13 +303,13 @@ type archInfo struct {
 // cannot hold; every fact about an architecture is in its archregs.Arch.
 var archInfos = map[uint32]*archInfo{ // archcheck: instruction decoders keyed by the CPU type of their instruction set
 	archregs.CPUTypeARM64: {callBefore: arm64CallBefore, frameState: arm64FrameState,
-		jumpsTo: arm64JumpsTo, jumpAlign: 4, wordISA: arm64ISA, storesLR: arm64StoresLR, inspect: arm64Inspect},
+		jumpTarget: arm64JumpTarget, jumpAlign: 4, wordISA: arm64ISA, storesLR: arm64StoresLR, inspect: arm64Inspect},
 	archregs.CPUTypeARM: {callBefore: armCallBefore, frameState: armFrameState,
-		jumpsTo: armJumpsTo, jumpAlign: 2, wordISA: armARMISA, storesLR: armStoresLR, inspect: armInspect},
+		jumpTarget: armJumpTarget, jumpAlign: 2, wordISA: armARMISA, storesLR: armStoresLR, inspect: armInspect},
 	archregs.CPUTypeX86_64: {callBefore: x86CallBefore, returnOnStack: x86ReturnOnStack,
-		jumpsTo: x86JumpsTo, jumpAlign: 1, inspect: x86Inspect},
+		jumpTarget: x86JumpTarget, jumpAlign: 1, inspect: x86Inspect},
 	archregs.CPUTypeX86: {callBefore: x86CallBefore, returnOnStack: x86ReturnOnStack,
-		jumpsTo: x86JumpsTo, jumpAlign: 1, inspect: x86Inspect},
+		jumpTarget: x86JumpTarget, jumpAlign: 1, inspect: x86Inspect},
 }
 
 // CallerLookupAddress returns the address to symbolize for a caller's
