@@ -3,6 +3,8 @@ package debuginfo
 import (
 	"debug/dwarf"
 	"slices"
+
+	"github.com/stackimage/stackimage/internal/leb128"
 )
 
 // DWARF codes debug/dwarf does not name.
@@ -38,8 +40,9 @@ type unitCallSites struct {
 }
 
 // frameLocals is a function's range, its frame base register
-// (DW_AT_frame_base DW_OP_regN) and the highest DW_OP_fbreg offset of its
-// variables, plus one: the least size of its frame above the register.
+// (DW_AT_frame_base DW_OP_regN) and how far above it its variables reach
+// (DW_OP_fbreg offset plus size): the least size of its frame above the
+// register.
 // Parameters are left out: one passed on the stack lies in the caller's
 // frame, above the return address.
 type frameLocals struct {
@@ -263,8 +266,10 @@ func (ix *Index) readCallSites(u int) (cs *unitCallSites) {
 			}
 		case dwarf.TagVariable:
 			if funcDepth >= 0 && curLocals >= 0 {
-				if off, ok := fbregLocation(e.Val(dwarf.AttrLocation)); ok && off+1 > cs.locals[curLocals].end {
-					cs.locals[curLocals].end = off + 1
+				if off, ok := fbregLocation(e.Val(dwarf.AttrLocation)); ok {
+					if top := off + ix.variableSize(e); top > cs.locals[curLocals].end {
+						cs.locals[curLocals].end = top
+					}
 				}
 			}
 		case tagCallSite, tagGNUCallSite:
@@ -398,29 +403,94 @@ func fbregLocation(v any) (int64, bool) {
 	if !ok || len(b) < 2 || b[0] != 0x91 {
 		return 0, false
 	}
-	var off int64
-	var shift uint
-	for i, c := range b[1:] {
-		if shift > 56 {
-			return 0, false
-		}
-		off |= int64(c&0x7f) << shift
-		shift += 7
-		if c&0x80 == 0 {
-			if c&0x40 != 0 && shift < 64 {
-				off |= -1 << shift
-			}
-			return off, i+2 == len(b)
-		}
+	off, next, err := leb128.Int(b, 1)
+	return off, err == nil && next == len(b)
+}
+
+// maxVariableSize bounds the size variableSize gives one variable: a
+// bound on where a frame's caller's return address may lie need not be
+// tight, and a corrupt type must not put it past the stack.
+const maxVariableSize = 64 << 10
+
+// variableSize returns how many bytes the variable e occupies, by its
+// type (DW_AT_type, through typedefs and qualifiers, arrays by their
+// element size and bounds), or 1 where the type does not say: at least
+// its first byte is the variable's. The walker takes no return address
+// of the function's caller below its variables (FrameLocals), so an
+// array a function leaves unwritten, where stale return addresses of
+// earlier calls lie, is skipped whole.
+func (ix *Index) variableSize(e *dwarf.Entry) int64 {
+	off, ok := e.Val(dwarf.AttrType).(dwarf.Offset)
+	if !ok {
+		return 1
 	}
-	return 0, false
+	if n := ix.typeSize(off, 8); n > 0 {
+		return min(n, maxVariableSize)
+	}
+	return 1
+}
+
+// typeSize returns the byte size of the type at off, or 0 where it
+// cannot be told within depth more type entries.
+func (ix *Index) typeSize(off dwarf.Offset, depth int) int64 {
+	if depth == 0 {
+		return 0
+	}
+	r := ix.d.Reader()
+	r.Seek(off)
+	t, err := r.Next()
+	if err != nil || t == nil {
+		return 0
+	}
+	if n, ok := t.Val(dwarf.AttrByteSize).(int64); ok {
+		return n
+	}
+	elem, ok := t.Val(dwarf.AttrType).(dwarf.Offset)
+	switch t.Tag {
+	case dwarf.TagTypedef, dwarf.TagConstType, dwarf.TagVolatileType, dwarf.TagRestrictType, dwarf.TagAtomicType:
+		if !ok {
+			return 0
+		}
+		return ix.typeSize(elem, depth-1)
+	case dwarf.TagArrayType:
+		if !ok || !t.Children {
+			return 0
+		}
+		size := ix.typeSize(elem, depth-1)
+		for size > 0 {
+			sub, err := r.Next()
+			if err != nil || sub == nil || sub.Tag == 0 {
+				break
+			}
+			if sub.Tag != dwarf.TagSubrangeType {
+				r.SkipChildren()
+				continue
+			}
+			count, ok := sub.Val(dwarf.AttrCount).(int64)
+			if !ok {
+				upper, ok := sub.Val(dwarf.AttrUpperBound).(int64)
+				if !ok {
+					return 0 // a bound only the run knows (a VLA)
+				}
+				lower, _ := sub.Val(dwarf.AttrLowerBound).(int64)
+				count = upper - lower + 1
+			}
+			if count <= 0 || size > maxVariableSize/count {
+				return maxVariableSize
+			}
+			size *= count
+		}
+		return size
+	}
+	return 0
 }
 
 // FrameLocals reports, for the function holding pc (unslid), the DWARF
 // register its frame base is (DW_AT_frame_base DW_OP_regN) and how many
-// bytes above that register its variables reach at least (the highest
-// DW_OP_fbreg offset, plus one). known is false where the function's
-// frame base is no register or none of its variables lies in the frame.
+// bytes above that register its variables reach (the highest DW_OP_fbreg
+// offset plus the variable's size, variableSize). known is false where
+// the function's frame base is no register or none of its variables lies
+// in the frame.
 func (ix *Index) FrameLocals(pc uint64) (reg int, end int64, known bool) {
 	u := findSeg(ix.byAddr, pc)
 	if u < 0 {

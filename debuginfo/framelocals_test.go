@@ -16,8 +16,9 @@ import (
 // TestFrameLocalsMatchesDwarfdump builds a program generated from a fresh
 // seed at -O0 without frame pointers for arm64 and x86_64, and checks that
 // FrameLocals gives, at the first and last address of every function whose
-// frame base is a register, that register and the highest DW_OP_fbreg
-// offset of its variables plus one, as llvm-dwarfdump lists them.
+// frame base is a register, that register and how far above it its
+// variables reach (the highest DW_OP_fbreg offset plus the variable's
+// size, arrays whole), as llvm-dwarfdump lists them.
 func TestFrameLocalsMatchesDwarfdump(t *testing.T) {
 	cc := testtool.Path(t, "clang-16", "clang-16", "compiles the program")
 	dwarfdump := testtool.Path(t, "llvm-dwarfdump-16", "llvm-16", "lists the variables' locations")
@@ -76,26 +77,98 @@ type dumpFrameLocals struct {
 var (
 	dumpRegister = regexp.MustCompile(`^DW_OP_reg(\d+)\b`)
 	dumpFbreg    = regexp.MustCompile(`^DW_OP_fbreg ([+-]\d+)$`)
+	dumpOffset   = regexp.MustCompile(`^(0x[0-9a-f]+):\s+(DW_TAG_\w+|NULL)`)
+	dumpTypeRef  = regexp.MustCompile(`^(0x[0-9a-f]+)\b`)
 )
 
+// dumpType is what the oracle keeps of a type entry: its size, the type
+// it refers to, and for an array the counts of its subranges.
+type dumpType struct {
+	tag    string
+	size   int64
+	ref    uint64
+	counts []int64
+}
+
+// dumpSize returns the size of the type at off as llvm-dwarfdump lists
+// it, following typedefs and qualifiers, arrays by element size times
+// their counts; 1 where it does not say.
+func dumpSize(types map[uint64]*dumpType, off uint64) int64 {
+	for range 8 {
+		ty := types[off]
+		if ty == nil {
+			return 1
+		}
+		if ty.size > 0 {
+			return ty.size
+		}
+		if ty.tag == "DW_TAG_array_type" {
+			n := dumpSize(types, ty.ref)
+			for _, c := range ty.counts {
+				n *= c
+			}
+			if n <= 0 {
+				return 1
+			}
+			return n
+		}
+		off = ty.ref
+	}
+	return 1
+}
+
 // dwarfdumpFrameLocals reads llvm-dwarfdump --debug-info's text: each
-// subprogram with a range and a frame base that is a register, and the
-// highest DW_OP_fbreg offset of the variables after it, plus one.
+// subprogram with a range and a frame base that is a register, and how
+// far above it its variables reach: the highest DW_OP_fbreg offset plus
+// the variable's size.
 func dwarfdumpFrameLocals(t *testing.T, dump string) []dumpFrameLocals {
 	var out []dumpFrameLocals
+	types := map[uint64]*dumpType{}
+	type variable struct {
+		fn      int
+		off     int64
+		placed  bool // DW_OP_fbreg alone
+		typeRef uint64
+	}
+	var vars []variable
 	tag, cur := "", -1
 	var lo, hi uint64
+	var entry *dumpType // the entry being read
+	var array *dumpType // the array whose subranges follow
 	for line := range strings.SplitSeq(dump, "\n") {
-		if m := dumpDIE.FindStringSubmatch(line); m != nil {
-			tag = m[1]
-			if tag == "DW_TAG_subprogram" {
+		if m := dumpOffset.FindStringSubmatch(line); m != nil {
+			tag = m[2]
+			if tag == "NULL" {
+				array = nil
+				continue
+			}
+			entry = &dumpType{tag: tag}
+			types[parseHex(t, m[1])] = entry
+			switch tag {
+			case "DW_TAG_subprogram":
 				cur, lo, hi = -1, 0, 0
+			case "DW_TAG_array_type":
+				array = entry
+			case "DW_TAG_variable":
+				vars = append(vars, variable{fn: cur})
 			}
 			continue
 		}
 		m := dumpAttr.FindStringSubmatch(line)
-		if m == nil {
+		if m == nil || entry == nil {
 			continue
+		}
+		switch m[1] {
+		case "DW_AT_byte_size":
+			entry.size = int64(parseHex(t, m[2]))
+		case "DW_AT_type":
+			if r := dumpTypeRef.FindStringSubmatch(m[2]); r != nil {
+				entry.ref = parseHex(t, r[1])
+			}
+		case "DW_AT_count":
+			if tag == "DW_TAG_subrange_type" && array != nil {
+				array.counts = append(array.counts, int64(parseHex(t, m[2])))
+			}
 		}
 		switch {
 		case tag == "DW_TAG_subprogram" && m[1] == "DW_AT_low_pc":
@@ -108,11 +181,19 @@ func dwarfdumpFrameLocals(t *testing.T, dump string) []dumpFrameLocals {
 				out = append(out, dumpFrameLocals{lo: lo, hi: hi, reg: reg})
 				cur = len(out) - 1
 			}
-		case tag == "DW_TAG_variable" && m[1] == "DW_AT_location" && cur >= 0:
+		case tag == "DW_TAG_variable" && m[1] == "DW_AT_location":
 			if f := dumpFbreg.FindStringSubmatch(m[2]); f != nil {
-				off, _ := strconv.ParseInt(f[1], 10, 64)
-				out[cur].end = max(out[cur].end, off+1)
+				v := &vars[len(vars)-1]
+				v.off, _ = strconv.ParseInt(f[1], 10, 64)
+				v.placed = true
 			}
+		case tag == "DW_TAG_variable" && m[1] == "DW_AT_type":
+			vars[len(vars)-1].typeRef = entry.ref
+		}
+	}
+	for _, v := range vars {
+		if v.fn >= 0 && v.placed {
+			out[v.fn].end = max(out[v.fn].end, v.off+dumpSize(types, v.typeRef))
 		}
 	}
 	return out

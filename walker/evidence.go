@@ -43,10 +43,10 @@ type CallTargets interface {
 
 // FrameLocals tells, from an image's DWARF, the register a function's
 // frame base is (DW_AT_frame_base, as a DWARF register number) and how
-// many bytes above it the function's variables reach at least (their
-// DW_OP_fbreg offsets). Where the frame base is SP, no return address of
-// the function's caller lies below SP plus that many bytes: the words
-// there are its own locals.
+// many bytes above it the function's variables reach (their DW_OP_fbreg
+// offsets plus their sizes: an array whole). Where the frame base is SP,
+// no return address of the function's caller lies below SP plus that
+// many bytes: the words there are its own locals.
 type FrameLocals interface {
 	FrameLocals(pc uint64) (reg int, end int64, known bool)
 }
