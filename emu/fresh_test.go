@@ -199,9 +199,11 @@ func TestFreshCallSites(t *testing.T) {
 	// A drawn program is held to exactness only. Its junk may follow
 	// calls through registers, which call sites cannot refute, or stale
 	// returns of earlier recursive calls, which the call sites' recursion
-	// rule takes for callers: seed 259365294 (deep recursion in f6) has
-	// 152-158 junk frames per 100 walks at x86_64 -O1/-O2 with call
-	// sites against 108-113 without (docs/accuracy.md).
+	// rule takes for callers where they lie above the frame's variables:
+	// seed 259365294 (deep recursion in f6) had 152-158 junk frames per
+	// 100 walks at x86_64 -O1/-O2 with call sites against 108-113
+	// without, until the variables' sizes bounded the scan
+	// (docs/accuracy.md).
 	sweepCallSites(t, drawn, 1, false)
 }
 
