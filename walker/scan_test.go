@@ -244,27 +244,26 @@ func TestCallerScan(t *testing.T) {
 				t.Errorf("frames (-want +got):\n%s", diff)
 			}
 		})
-		t.Run(ta.arch.Name+"/tail call", func(t *testing.T) {
-			// U called T, which tail-called D: D returns to U, whose call
-			// names T.
-			raU := scanRA(ta, scanCallT)
-			mem, sp, outer := scanStack(t, ta, nil, raU)
-			res := Walk(regs(sp, outer, 0), mem, opts())
-			if diff := cmp.Diff([]string{"D/context", "U/scan"}, scanNames(ta, res.Frames)); diff != "" {
-				t.Errorf("frames (-want +got):\n%s", diff)
-			}
-		})
-		t.Run(ta.arch.Name+"/two tail calls", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, caller string
+			call         uint64
+		}{
+			// U called T, which tail-called D: D returns to U, whose
+			// call names T.
+			{"tail call", "U", scanCallT},
 			// W called V, which tail-called T, which tail-called D: D
 			// returns to W, whose call names V (a generated program's
 			// start, f4, f8 and f9, seed 1531985555).
-			raW := scanRA(ta, scanCallV)
-			mem, sp, outer := scanStack(t, ta, nil, raW)
-			res := Walk(regs(sp, outer, 0), mem, opts())
-			if diff := cmp.Diff([]string{"D/context", "W/scan"}, scanNames(ta, res.Frames)); diff != "" {
-				t.Errorf("frames (-want +got):\n%s", diff)
-			}
-		})
+			{"two tail calls", "W", scanCallV},
+		} {
+			t.Run(ta.arch.Name+"/"+tc.name, func(t *testing.T) {
+				mem, sp, outer := scanStack(t, ta, nil, scanRA(ta, tc.call))
+				res := Walk(regs(sp, outer, 0), mem, opts())
+				if diff := cmp.Diff([]string{"D/context", tc.caller + "/scan"}, scanNames(ta, res.Frames)); diff != "" {
+					t.Errorf("frames (-want +got):\n%s", diff)
+				}
+			})
+		}
 		if !ta.hasLR() {
 			continue
 		}
