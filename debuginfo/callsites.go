@@ -196,6 +196,7 @@ func (ix *Index) readCallSites(u int) (cs *unitCallSites) {
 	// out-of-line copy of an inlined function names, the declaration a
 	// definition names): a call site names its callee by either.
 	entries := map[dwarf.Offset]uint64{}
+	sizes := map[dwarf.Offset]int64{} // variableSize's, by type: many variables share one
 	var sites []pendingSite
 	defer func() {
 		if recover() != nil {
@@ -267,7 +268,7 @@ func (ix *Index) readCallSites(u int) (cs *unitCallSites) {
 		case dwarf.TagVariable:
 			if funcDepth >= 0 && curLocals >= 0 {
 				if off, ok := fbregLocation(e.Val(dwarf.AttrLocation)); ok {
-					if top := off + ix.variableSize(e); top > cs.locals[curLocals].end {
+					if top := off + ix.variableSize(e, sizes); top > cs.locals[curLocals].end {
 						cs.locals[curLocals].end = top
 					}
 				}
@@ -419,15 +420,21 @@ const maxVariableSize = 64 << 10
 // of the function's caller below its variables (FrameLocals), so an
 // array a function leaves unwritten, where stale return addresses of
 // earlier calls lie, is skipped whole.
-func (ix *Index) variableSize(e *dwarf.Entry) int64 {
+// sizes caches the answer by type.
+func (ix *Index) variableSize(e *dwarf.Entry, sizes map[dwarf.Offset]int64) int64 {
 	off, ok := e.Val(dwarf.AttrType).(dwarf.Offset)
 	if !ok {
 		return 1
 	}
-	if n := ix.typeSize(off, 8); n > 0 {
-		return min(n, maxVariableSize)
+	if n, ok := sizes[off]; ok {
+		return n
 	}
-	return 1
+	n := int64(1)
+	if size := ix.typeSize(off, 8); size > 0 {
+		n = min(size, maxVariableSize)
+	}
+	sizes[off] = n
+	return n
 }
 
 // typeSize returns the byte size of the type at off, or 0 where it
@@ -475,7 +482,10 @@ func (ix *Index) typeSize(off dwarf.Offset, depth int) int64 {
 				lower, _ := sub.Val(dwarf.AttrLowerBound).(int64)
 				count = upper - lower + 1
 			}
-			if count <= 0 || size > maxVariableSize/count {
+			if count <= 0 {
+				return 0 // empty, or a flexible array member: its extent is not the type's
+			}
+			if size > maxVariableSize/count {
 				return maxVariableSize
 			}
 			size *= count

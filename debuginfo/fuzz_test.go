@@ -63,6 +63,9 @@ func FuzzIndex(f *testing.F) {
 				if known, reaches := ix.CallReaches(a, addr); reaches && !known {
 					t.Fatalf("CallReaches(%#x, %#x) = reaches, not known", a, addr)
 				}
+				if _, end, known := ix.FrameLocals(a); known && end <= 0 {
+					t.Fatalf("FrameLocals(%#x) = end %d, known", a, end)
+				}
 			}
 		})
 		if err != nil {
