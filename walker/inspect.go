@@ -189,12 +189,7 @@ func (w *walk) decodeFunction(start, pc uint64) (inspectState, bool) {
 		return inspectState{}, false
 	}
 	code = code[:n]
-	entry := inspectState{spKnown: true, prevBuilds: true}
-	if w.arch.LR == "" {
-		// The call pushed the return address: the CFA is one pointer above
-		// SP at the first instruction.
-		entry.spOff = int64(w.ptrSize)
-	}
+	entry := inspectState{spKnown: true, prevBuilds: true, spOff: w.entryCFAOffset()}
 	// The states live in the walk: handed to the decoder through a
 	// function value, a local would be allocated at every frame.
 	st, body := &w.inspectState, &w.inspectBody
@@ -460,16 +455,22 @@ func (w *walk) codeRowFirst(src unwind.Source, table, code *unwind.Row) bool {
 	return !frameless(table, sp) || w.entryRow(code) && table.CFA.Offset > code.CFA.Offset
 }
 
+// entryCFAOffset is the CFA's offset from SP at a function's first
+// instruction: 0 where the call left the return address in LR, one
+// pointer where it pushed it (x86).
+func (w *walk) entryCFAOffset() int64 {
+	if w.arch.LR == "" {
+		return int64(w.ptrSize)
+	}
+	return 0
+}
+
 // entryRow reports whether row is a function's rule at its first
 // instruction: the CFA is SP as the call left it (plus the pushed
 // return address on x86) and no register but the return address is
 // saved.
 func (w *walk) entryRow(row *unwind.Row) bool {
-	entry := int64(0)
-	if w.arch.LR == "" {
-		entry = int64(w.ptrSize)
-	}
-	if row.CFA.Expr != nil || row.CFA.Reg != w.arch.DWARFSP || row.CFA.Offset != entry {
+	if row.CFA.Expr != nil || row.CFA.Reg != w.arch.DWARFSP || row.CFA.Offset != w.entryCFAOffset() {
 		return false
 	}
 	for _, r := range row.Regs {
