@@ -196,7 +196,7 @@ func (ix *Index) readCallSites(u int) (cs *unitCallSites) {
 	// out-of-line copy of an inlined function names, the declaration a
 	// definition names): a call site names its callee by either.
 	entries := map[dwarf.Offset]uint64{}
-	sizes := map[dwarf.Offset]int64{} // variableSize's, by type: many variables share one
+	sizes := typeSizer{r: ix.d.Reader(), known: map[dwarf.Offset]int64{}}
 	var sites []pendingSite
 	defer func() {
 		if recover() != nil {
@@ -268,7 +268,7 @@ func (ix *Index) readCallSites(u int) (cs *unitCallSites) {
 		case dwarf.TagVariable:
 			if funcDepth >= 0 && curLocals >= 0 {
 				if off, ok := fbregLocation(e.Val(dwarf.AttrLocation)); ok {
-					if top := off + ix.variableSize(e, sizes); top > cs.locals[curLocals].end {
+					if top := off + sizes.variableSize(e); top > cs.locals[curLocals].end {
 						cs.locals[curLocals].end = top
 					}
 				}
@@ -413,39 +413,49 @@ func fbregLocation(v any) (int64, bool) {
 // tight, and a corrupt type must not put it past the stack.
 const maxVariableSize = 64 << 10
 
+// typeSizer tells the sizes of a unit's types, each read once (many
+// variables share one), with one reader.
+type typeSizer struct {
+	r     *dwarf.Reader
+	known map[dwarf.Offset]int64
+}
+
 // variableSize returns how many bytes the variable e occupies, by its
 // type (DW_AT_type, through typedefs and qualifiers, arrays by their
-// element size and bounds), or 1 where the type does not say: at least
-// its first byte is the variable's. The walker takes no return address
-// of the function's caller below its variables (FrameLocals), so an
-// array a function leaves unwritten, where stale return addresses of
-// earlier calls lie, is skipped whole.
-// sizes caches the answer by type.
-func (ix *Index) variableSize(e *dwarf.Entry, sizes map[dwarf.Offset]int64) int64 {
+// element size and bounds), at most maxVariableSize, or 1 where the type
+// does not say: at least its first byte is the variable's. The walker
+// takes no return address of the function's caller below its variables
+// (FrameLocals), so an array a function leaves unwritten, where stale
+// return addresses of earlier calls lie, is skipped whole.
+func (ts *typeSizer) variableSize(e *dwarf.Entry) int64 {
 	off, ok := e.Val(dwarf.AttrType).(dwarf.Offset)
 	if !ok {
 		return 1
 	}
-	if n, ok := sizes[off]; ok {
+	if n := ts.size(off, 8); n > 0 {
 		return n
 	}
-	n := int64(1)
-	if size := ix.typeSize(off, 8); size > 0 {
-		n = min(size, maxVariableSize)
+	return 1
+}
+
+// size returns the byte size of the type at off, at most
+// maxVariableSize, or 0 where it cannot be told within depth more type
+// entries.
+func (ts *typeSizer) size(off dwarf.Offset, depth int) int64 {
+	if n, ok := ts.known[off]; ok {
+		return n
 	}
-	sizes[off] = n
+	n := min(ts.read(off, depth), maxVariableSize)
+	ts.known[off] = n
 	return n
 }
 
-// typeSize returns the byte size of the type at off, or 0 where it
-// cannot be told within depth more type entries.
-func (ix *Index) typeSize(off dwarf.Offset, depth int) int64 {
+func (ts *typeSizer) read(off dwarf.Offset, depth int) int64 {
 	if depth == 0 {
 		return 0
 	}
-	r := ix.d.Reader()
-	r.Seek(off)
-	t, err := r.Next()
+	ts.r.Seek(off)
+	t, err := ts.r.Next()
 	if err != nil || t == nil {
 		return 0
 	}
@@ -458,39 +468,44 @@ func (ix *Index) typeSize(off dwarf.Offset, depth int) int64 {
 		if !ok {
 			return 0
 		}
-		return ix.typeSize(elem, depth-1)
+		return ts.size(elem, depth-1)
 	case dwarf.TagArrayType:
 		if !ok || !t.Children {
 			return 0
 		}
-		size := ix.typeSize(elem, depth-1)
-		for size > 0 {
-			sub, err := r.Next()
+		// The subranges first: sizing the element moves the reader.
+		count := int64(1)
+		for {
+			sub, err := ts.r.Next()
 			if err != nil || sub == nil || sub.Tag == 0 {
 				break
 			}
 			if sub.Tag != dwarf.TagSubrangeType {
-				r.SkipChildren()
+				ts.r.SkipChildren()
 				continue
 			}
-			count, ok := sub.Val(dwarf.AttrCount).(int64)
+			n, ok := sub.Val(dwarf.AttrCount).(int64)
 			if !ok {
 				upper, ok := sub.Val(dwarf.AttrUpperBound).(int64)
 				if !ok {
 					return 0 // a bound only the run knows (a VLA)
 				}
 				lower, _ := sub.Val(dwarf.AttrLowerBound).(int64)
-				count = upper - lower + 1
+				n = upper - lower + 1
 			}
-			if count <= 0 {
+			if n <= 0 {
 				return 0 // empty, or a flexible array member: its extent is not the type's
 			}
-			if size > maxVariableSize/count {
-				return maxVariableSize
-			}
-			size *= count
+			count = min(count, maxVariableSize) * min(n, maxVariableSize) // no overflow: both at most 2^16
 		}
-		return size
+		size := ts.size(elem, depth-1)
+		if size <= 0 {
+			return 0
+		}
+		if size > maxVariableSize/count {
+			return maxVariableSize
+		}
+		return size * count
 	}
 	return 0
 }
